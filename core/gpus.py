@@ -1,0 +1,192 @@
+"""The GPU catalog: what each card offers and every spelling people and providers use for it.
+
+Usable memory is what CUDA reports as the device total (PyTorch / vLLM measurements, reference §5), not the
+number on the box: a "24 GB" card gives 23.58 GiB, an "80 GB" H100 79.22 GiB. The estimator compares against it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
+
+
+class GPUClass(StrEnum):
+    """Drives the expected utilisation (MFU) in time estimates."""
+
+    CONSUMER = "consumer"
+    WORKSTATION = "workstation"
+    DATACENTER = "datacenter"
+
+
+@dataclass(frozen=True, slots=True)
+class GPU:
+    id: str  # stable catalog id, e.g. "h100-sxm"
+    name: str  # display name, e.g. "H100 SXM"
+    memory_gb: float  # the label, decimal GB
+    usable_gib: float  # what the device really reports (GiB)
+    bf16_tflops: float  # dense; FP16 tensor TFLOPS for cards without BF16
+    bandwidth_gbs: float
+    gpu_class: GPUClass
+    bf16: bool = True  # T4 / V100 have no BF16 (and no FlashAttention 2)
+    vendor: str = "nvidia"
+    aliases: tuple[str, ...] = field(default=())
+
+
+def _g(id_: str, name: str, mem: float, usable: float, tflops: float, bw: float, cls: GPUClass,
+       aliases: tuple[str, ...], *, bf16: bool = True, vendor: str = "nvidia") -> GPU:
+    return GPU(id_, name, mem, usable, tflops, bw, cls, bf16, vendor, aliases)
+
+
+C, W, D = GPUClass.CONSUMER, GPUClass.WORKSTATION, GPUClass.DATACENTER
+
+# Ordered from the smallest memory up; aliases are free text, normalised by `compact_name`.
+GPUS: tuple[GPU, ...] = (
+    _g("t4", "T4", 16, 14.58, 65, 320, D, ("t4", "tesla t4"), bf16=False),
+    _g("v100-16gb", "V100 16GB", 16, 15.78, 125, 900, D,
+       ("v100", "v100 16gb", "v100-sxm2-16gb", "v100 pcie 16gb", "tesla v100"), bf16=False),
+    _g("rtx-a4000", "RTX A4000", 16, 15.56, 77, 448, W, ("rtx a4000", "a4000")),
+    _g("rtx-4080", "RTX 4080", 16, 15.57, 97, 717, C, ("rtx 4080", "4080", "rtx 4080 super")),
+    _g("rtx-a2000", "RTX A2000", 12, 11.5, 32, 288, W, ("rtx a2000", "a2000", "rtx a2000 12gb")),
+    _g("rtx-3060", "RTX 3060", 12, 11.6, 51, 360, C, ("rtx 3060", "3060")),
+    _g("rtx-a4500", "RTX A4500", 20, 19.6, 94, 640, W, ("rtx a4500", "a4500")),
+    _g("l4", "L4", 24, 22.0, 121, 300, D, ("l4",)),
+    _g("a10", "A10", 24, 22.0, 125, 600, D, ("a10", "a10g")),
+    _g("rtx-3090", "RTX 3090", 24, 23.58, 71, 936, C, ("rtx 3090", "3090", "rtx 3090 ti", "3090 ti")),
+    _g("rtx-4090", "RTX 4090", 24, 23.58, 165, 1008, C, ("rtx 4090", "4090", "rtx 4090d", "4090d")),
+    _g("rtx-a5000", "RTX A5000", 24, 23.58, 111, 768, W, ("rtx a5000", "a5000")),
+    _g("rtx-5090", "RTX 5090", 32, 31.36, 209, 1792, C, ("rtx 5090", "5090")),
+    _g("v100-32gb", "V100 32GB", 32, 31.75, 125, 900, D,
+       ("v100", "v100 32gb", "v100-sxm2-32gb", "v100s", "v100 pcie 32gb"), bf16=False),
+    _g("a100-40gb", "A100 40GB", 40, 40.0, 312, 1555, D,
+       ("a100", "a100 40gb", "a100-sxm4-40gb", "a100 pcie 40gb", "a100 sxm4", "a100 pcie", "a100 sxm")),
+    _g("l40", "L40", 48, 44.5, 181, 864, D, ("l40",)),
+    _g("l40s", "L40S", 48, 44.5, 362, 864, D, ("l40s",)),
+    _g("a40", "A40", 48, 44.5, 150, 696, D, ("a40",)),
+    _g("rtx-a6000", "RTX A6000", 48, 47.99, 155, 768, W, ("rtx a6000", "a6000")),
+    _g("rtx-6000-ada", "RTX 6000 Ada", 48, 47.99, 364, 960, W,
+       ("rtx 6000 ada", "rtx 6000ada", "rtx 6000 ada generation", "6000 ada")),
+    _g("a100-80gb", "A100 80GB", 80, 79.15, 312, 2039, D,
+       ("a100", "a100 80gb", "a100-sxm4-80gb", "a100 80gb pcie", "a100 pcie 80gb", "a100 sxm4", "a100 sxm",
+        "a100 pcie", "a100 sxm4 80gb", "a100x")),
+    _g("h100-pcie", "H100 PCIe", 80, 79.22, 756, 2000, D, ("h100 pcie", "h100 pcie 80gb", "h100-pcie-80gb")),
+    _g("h100-sxm", "H100 SXM", 80, 79.22, 989, 3350, D,
+       ("h100", "h100 sxm", "h100 sxm5", "h100 80gb hbm3", "h100 hbm3", "h100-sxm5-80gb", "h100 sxm 80gb")),
+    _g("h100-nvl", "H100 NVL", 94, 93.1, 835, 3900, D, ("h100 nvl", "h100 nvl 94gb")),
+    _g("rtx-pro-6000", "RTX PRO 6000", 96, 94.97, 500, 1792, W,
+       ("rtx pro 6000", "rtx pro 6000 blackwell", "rtx pro 6000 blackwell server edition",
+        "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we")),
+    _g("h200", "H200", 141, 139.8, 989, 4800, D, ("h200", "h200 sxm", "h200 141gb", "h200 sxm5", "h200 hbm3e")),
+    _g("h200-nvl", "H200 NVL", 141, 139.8, 835, 4800, D, ("h200 nvl",)),
+    _g("b200", "B200", 180, 178.0, 2250, 8000, D, ("b200", "b200 sxm", "b200 180gb", "hgx b200", "dgx b200")),
+    _g("mi300x", "MI300X", 192, 191.5, 1307, 5300, D, ("mi300x", "instinct mi300x"), vendor="amd"),
+    _g("b300", "B300", 288, 267.0, 2250, 8000, D, ("b300", "b300 sxm", "hgx b300", "blackwell ultra")),
+)
+
+# Words that say nothing about which card it is.
+_NOISE = {"nvidia", "geforce", "tesla", "amd", "radeon", "instinct", "graphics", "gpu", "card", "generation",
+          "server", "edition", "x1", "1x", "gb"}
+# Form-factor words that may be dropped when the exact spelling is unknown (NVL and PCIe change the card).
+_DROPPABLE = {"sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "oam", "server", "pcie"}
+_MEM = re.compile(r"^(\d{1,3})(?:gb|g|гб)$")
+_SPLIT = re.compile(r"[\s_\-/,()\[\]+:;|]+")
+
+
+def _tokens(text: str) -> tuple[list[str], float | None]:
+    """Lower-cased tokens without noise, and a memory size (GB) when the name carries one."""
+    t = text.lower().replace("nvidia", " nvidia ")
+    # "rtx4090" -> "rtx 4090", "6000ada" -> "6000 ada", "80gb" stays one token
+    t = re.sub(r"(rtx|gtx|quadro)(?=\d)", r"\1 ", t)
+    t = re.sub(r"(\d)(ada|ti|super)\b", r"\1 \2", t)
+    tokens: list[str] = []
+    memory: float | None = None
+    raw = [x for x in _SPLIT.split(t) if x]
+    for i, tok in enumerate(raw):
+        m = _MEM.match(tok)
+        if m:
+            memory = float(m.group(1))
+            continue
+        if tok.isdigit() and i + 1 < len(raw) and raw[i + 1] in ("gb", "гб") and i > 0:
+            memory = float(tok)
+            continue
+        if tok in _NOISE:
+            continue
+        tokens.append(tok)
+    return tokens, memory
+
+
+def compact_name(text: str) -> str:
+    """The key under which a spelling is looked up: 'GeForce RTX 4090 24GB' -> 'rtx4090'."""
+    return "".join(_tokens(text)[0])
+
+
+@lru_cache(maxsize=1)
+def _index() -> tuple[dict[str, list[GPU]], dict[str, list[GPU]], dict[str, GPU]]:
+    exact: dict[str, list[GPU]] = {}
+    loose: dict[str, list[GPU]] = {}
+    by_id = {g.id: g for g in GPUS}
+    for gpu in GPUS:
+        keys = {compact_name(a) for a in (*gpu.aliases, gpu.name, gpu.id)}
+        for key in keys:
+            exact.setdefault(key, []).append(gpu)
+        for alias in (*gpu.aliases, gpu.name):
+            toks, _ = _tokens(alias)
+            lkey = "".join(t for t in toks if t not in _DROPPABLE)
+            if gpu not in loose.setdefault(lkey, []):
+                loose[lkey].append(gpu)
+    return exact, loose, by_id
+
+
+# When a spelling without memory fits several cards, the one people mean today.
+_DEFAULT_FOR_AMBIGUOUS = {"a100": "a100-80gb", "v100": "v100-32gb"}
+
+
+def _pick(candidates: list[GPU], key: str, memory_gb: float | None) -> GPU | None:
+    if memory_gb is not None:
+        # A memory that matches none of the candidates (a modded "4090 48GB") is a different card: unknown.
+        fitting = [g for g in candidates if abs(g.memory_gb - memory_gb) <= 0.15 * g.memory_gb]
+        if not fitting:
+            return None
+        candidates = fitting
+    if len(candidates) == 1:
+        return candidates[0]
+    default = _DEFAULT_FOR_AMBIGUOUS.get("".join(t for t in _tokens(key)[0] if t not in _DROPPABLE))
+    for g in candidates:
+        if g.id == default:
+            return g
+    return max(candidates, key=lambda g: g.memory_gb)
+
+
+def find_gpu(name: str, memory_gb: float | None = None) -> GPU | None:
+    """The catalog card for a free-text spelling, or None when nothing matches (never a guess).
+
+    `memory_gb` (per GPU, decimal GB or GiB: the tolerance absorbs the difference) disambiguates A100 40/80 and
+    V100 16/32; a name that carries its own memory ("A100 PCIe 40GB") uses that.
+    """
+    if not name or not name.strip():
+        return None
+    exact, loose, by_id = _index()
+    if name in by_id:
+        return by_id[name]
+    tokens, mem_in_name = _tokens(name)
+    if mem_in_name is not None and memory_gb is None:
+        memory_gb = mem_in_name
+    key = "".join(tokens)
+    if not key:
+        return None
+    if key in exact:
+        return _pick(exact[key], key, memory_gb)
+    lkey = "".join(t for t in tokens if t not in _DROPPABLE)
+    if lkey in loose:
+        return _pick(loose[lkey], lkey, memory_gb)
+    return None
+
+
+def get_gpu(gpu_id: str) -> GPU:
+    """The card with this catalog id (KeyError for an unknown id: ids come from our own data)."""
+    return _index()[2][gpu_id]
+
+
+def all_gpus() -> tuple[GPU, ...]:
+    return GPUS

@@ -1,0 +1,153 @@
+"""What the user wants to run, in two stages.
+
+`WorkloadSpec` is what was said (text or command-line options): every field optional. `Workload` is the complete,
+typed description the estimator takes, with the defaults a phrase left open filled in (`core.defaults.complete`),
+each of them reported back as an assumption.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.models import Arch
+
+
+class Method(StrEnum):
+    INFERENCE = "inference"
+    FULL = "full"
+    FREEZE = "freeze"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class Quant(StrEnum):
+    NONE = "none"  # 16-bit weights (or the precision's width)
+    NF4 = "nf4"  # bitsandbytes 4-bit (QLoRA)
+    NF4_DQ = "nf4-dq"  # NF4 with double quantisation
+    INT8 = "int8"  # bitsandbytes LLM.int8 / 8-bit base
+    FP8 = "fp8"
+    GPTQ_INT4 = "gptq-int4"
+    GPTQ_INT8 = "gptq-int8"
+    AWQ = "awq"
+    Q4_K_M = "q4_k_m"
+    Q5_K_M = "q5_k_m"
+    Q6_K = "q6_k"
+    Q8_0 = "q8_0"
+
+
+class Precision(StrEnum):
+    BF16 = "bf16"  # mixed precision: bf16 compute, fp32 master weights for trained params
+    FP16 = "fp16"
+    FP32 = "fp32"
+    BF16_TRUE = "bf16-true"  # pure bf16: no fp32 master copy, bf16 optimizer states
+
+
+class Optimizer(StrEnum):
+    ADAMW = "adamw"
+    ADAMW_8BIT = "adamw8bit"
+    PAGED_ADAMW_8BIT = "paged_adamw8bit"
+    SGD = "sgd"
+
+
+class Strategy(StrEnum):
+    SINGLE = "single"
+    DDP = "ddp"
+    ZERO2 = "zero2"
+    ZERO3 = "zero3"
+    FSDP = "fsdp"  # full shard: same memory model as ZeRO-3
+    TP = "tp"  # tensor parallel (inference)
+
+
+class Offload(StrEnum):
+    NONE = "none"
+    OPTIMIZER = "optimizer"
+    ALL = "all"
+
+
+class Attention(StrEnum):
+    FLASH = "flash"  # FlashAttention / SDPA: no s^2 score matrix kept
+    EAGER = "eager"
+
+
+TRAINING_METHODS = frozenset({Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA})
+ADAPTER_METHODS = frozenset({Method.LORA, Method.QLORA})
+
+
+class WorkloadSpec(BaseModel):
+    """What a phrase or the options said. None = not said."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    model: str | None = None  # catalog id or free name
+    arch: Arch | None = None  # resolved architecture (catalog, size or config.json)
+    params_b: float | None = None
+    experts: int | None = None  # "8x7B" -> 8
+    method: Method | None = None
+    quant: Quant | None = None
+    precision: Precision | None = None
+    seq_len: int | None = Field(default=None, ge=1)
+    batch: int | None = Field(default=None, ge=1)
+    grad_ckpt: bool | None = None
+    attention: Attention | None = None
+    lora_rank: int | None = Field(default=None, ge=1)
+    lora_targets: str | None = None  # "q,v" | "all-linear" | "q,k,v,o" ...
+    optimizer: Optimizer | None = None
+    fused_ce: bool | None = None
+    gpus: int | None = Field(default=None, ge=1)
+    strategy: Strategy | None = None
+    offload: Offload | None = None
+    gpu: str | None = None  # catalog GPU id when the user named one
+    kv_dtype: str | None = None  # "bf16" | "fp16" | "fp8" | "int8" | "int4"
+    concurrency: int | None = Field(default=None, ge=1)
+    examples: int | None = Field(default=None, ge=1)
+    tokens_per_example: int | None = Field(default=None, ge=1)
+    epochs: float | None = Field(default=None, gt=0)
+
+    def merged(self, override: WorkloadSpec) -> WorkloadSpec:
+        """This spec with every field the override states replacing ours (command-line options beat text)."""
+        data = self.model_dump(exclude_none=True)
+        data.update(override.model_dump(exclude_none=True))
+        if override.arch is not None or self.arch is not None:
+            data["arch"] = override.arch or self.arch
+        return WorkloadSpec(**data)
+
+
+class Workload(BaseModel):
+    """A complete workload: every field set. Build it with `core.defaults.complete`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    model: str
+    arch: Arch = Field(exclude=True)
+    params_b: float
+    method: Method
+    quant: Quant
+    precision: Precision
+    seq_len: int
+    batch: int
+    grad_ckpt: bool
+    attention: Attention
+    lora_rank: int | None
+    lora_targets: str | None
+    optimizer: Optimizer | None
+    fused_ce: bool
+    gpus: int
+    strategy: Strategy
+    offload: Offload
+    gpu: str | None
+    kv_dtype: str
+    concurrency: int
+    examples: int | None
+    tokens_per_example: int | None
+    epochs: float | None
+
+    @property
+    def is_training(self) -> bool:
+        return self.method in TRAINING_METHODS
+
+    def with_(self, **changes: Any) -> Workload:
+        """A copy with some fields changed (e.g. the same workload on another GPU count)."""
+        return self.model_copy(update=changes)
