@@ -1,0 +1,45 @@
+"""Engine, sessions and the declarative base. SQLite (WAL) by default; PostgreSQL through the same URL setting."""
+
+from __future__ import annotations
+
+from sqlalchemy import MetaData, event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import DeclarativeBase
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///gpuradar.sqlite3"
+
+# Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def make_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: object) -> AsyncEngine:
+    engine = create_async_engine(url, **kwargs)
+    if engine.dialect.name == "sqlite":
+        _sqlite_pragmas(engine)
+    return engine
+
+
+def _sqlite_pragmas(engine: AsyncEngine) -> None:
+    # WAL lets the bot read while a poll writes; busy_timeout turns lock contention into a short wait, not an error.
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=10000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
