@@ -1,0 +1,1 @@
+"""The command line and the wiring of the running application: the one place that joins core, scrapers, bot."""

@@ -1,0 +1,1 @@
+"""One module per `gpuradar` subcommand, each with `register(subparsers)`."""

@@ -1,0 +1,43 @@
+"""Per-provider settings: `PROVIDERS__<NAME>__ENABLED`, `__BASE_URL`, `__INTERVAL`, `__API_KEY`.
+
+The base URL is the live origin by default; each scraper appends the live API's own paths to it, so a test or a
+mirror can serve the same paths elsewhere.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, SecretStr
+
+
+class ProviderSettings(BaseModel):
+    enabled: bool = True
+    base_url: str
+    interval: int = Field(default=300, ge=1, description="seconds between polls")
+    jitter: int = Field(default=10, ge=0, description="random extra seconds per poll")
+    api_key: SecretStr | None = None
+    timeout: float = Field(default=30.0, gt=0)
+
+
+class DeclarativeProviderSettings(ProviderSettings):
+    """A provider described by data: a JSON document or an HTML page, rows and fields located by paths/selectors."""
+
+    enabled: bool = False
+    path: str = "/"
+    format: str = "html"  # "json" | "html"
+    rows: str = ""  # JSON path (dots) or CSS selector of one offer row
+    fields: dict[str, str] = Field(default_factory=dict)  # offer field -> JSON path / CSS selector within a row
+    currency: str = "RUB"
+    period: str = "hour"  # "hour" | "month"
+
+
+class ProvidersSettings(BaseModel):
+    selectel: ProviderSettings = ProviderSettings(base_url="https://api.selectel.ru", interval=600, timeout=40)
+    hostkey: ProviderSettings = ProviderSettings(base_url="https://invapi.hostkey.com", interval=600)
+    vastai: ProviderSettings = ProviderSettings(base_url="https://console.vast.ai", interval=120)
+    runpod: ProviderSettings = ProviderSettings(base_url="https://api.runpod.io", interval=120)
+    cloudrift: ProviderSettings = ProviderSettings(base_url="https://api.cloudrift.ai", interval=120)
+    vultr: ProviderSettings = ProviderSettings(base_url="https://api.vultr.com", interval=900)
+    immers: DeclarativeProviderSettings = DeclarativeProviderSettings(base_url="https://immers.cloud")
+
+    def enabled(self) -> dict[str, ProviderSettings]:
+        return {name: cfg for name, cfg in self if isinstance(cfg, ProviderSettings) and cfg.enabled}
