@@ -1,0 +1,1 @@
+"""Test helpers that run real parts on loopback (stand-in servers, fixtures)."""

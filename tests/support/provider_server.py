@@ -1,0 +1,332 @@
+"""A stand-in for the GPU providers' public APIs on 127.0.0.1, serving payloads at the LIVE paths.
+
+Scrapers append the live API's own paths to `settings.base_url`, so pointing every provider's base URL at this
+server exercises the real fetch code, the real httpx client and the real politeness layer — nothing is mocked.
+
+    async with ProviderServer() as server:
+        server.load_samples()                       # every provider's sample payload at its live path
+        server.inject(VAST_PATH, Fault.SERVER_ERROR, times=2)
+        settings = server.providers_settings()      # ProvidersSettings, all base URLs -> this server
+        ...
+        server.serve(VAST_PATH, new_payload)        # payloads are replaceable between polls
+        assert len(server.requests_to(VAST_PATH)) == 3
+
+As a pytest fixture: `provider_server` (registered in tests/conftest.py), already started and with samples loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import hashlib
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+from aiohttp import web
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "providers"
+
+# The live API paths (what each scraper appends to its base URL).
+SELECTEL_SERVERS_PATH = "/servers/v2/pub/service/server"
+SELECTEL_LOCATIONS_PATH = "/servers/v2/pub/location"
+HOSTKEY_PATH = "/presets.php"
+VAST_PATH = "/api/v0/bundles/"
+RUNPOD_PATH = "/graphql"
+CLOUDRIFT_PATH = "/api/v1/instance-types/list"
+VULTR_PLANS_PATH = "/v2/plans"
+VULTR_METAL_PATH = "/v2/plans-metal"
+
+
+def vultr_availability_path(region: str) -> str:
+    return f"/v2/regions/{region}/availability"
+
+
+CAPTCHA_HTML = (
+    "<!DOCTYPE html><html><head><title>Just a moment...</title></head>"
+    "<body><h1>Checking your browser before accessing the site.</h1>"
+    "<form id='challenge-form'><div class='captcha'></div></form></body></html>"
+)
+
+# A valid answer with nothing in it, per path (what Fault.EMPTY serves).
+EMPTY_PAYLOADS: dict[str, Any] = {
+    SELECTEL_SERVERS_PATH: {"item_count": 0, "result": [], "status": "done"},
+    HOSTKEY_PATH: {"result": "OK", "presets": []},
+    VAST_PATH: {"offers": []},
+    RUNPOD_PATH: {"data": {"gpuTypes": []}},
+    CLOUDRIFT_PATH: {"version": "2025-01-29", "data": {"instance_types": []}},
+    VULTR_PLANS_PATH: {"plans": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}},
+    VULTR_METAL_PATH: {"plans_metal": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}},
+}
+
+
+class Fault(StrEnum):
+    SERVER_ERROR = "500"  # 500 with a JSON error body
+    UNAVAILABLE = "503"  # 503 maintenance page with Retry-After
+    RATE_LIMITED = "429"  # 429 with Retry-After
+    TIMEOUT = "timeout"  # answers only after `delay` seconds (longer than the client's timeout)
+    CAPTCHA = "captcha"  # 200 text/html challenge page where JSON is expected
+    TRUNCATED = "truncated"  # 200 application/json cut in the middle
+    EMPTY = "empty"  # 200 with a valid payload that lists nothing
+    RESET = "reset"  # the connection is closed without an answer
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+    answered: int | str  # status code, or the fault that answered it
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class _Route:
+    payload: Any = None
+    body: bytes | None = None  # raw body overrides payload
+    status: int = 200
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    etag: bool = False
+    last_modified: str | None = None
+    delay: float = 0.0
+
+    def render(self) -> bytes:
+        if self.body is not None:
+            return self.body
+        return json.dumps(self.payload, ensure_ascii=False).encode()
+
+
+@dataclass
+class _FaultSpec:
+    fault: Fault
+    remaining: int | None  # None: until cleared
+    retry_after: float | str | None
+    delay: float
+    method: str | None
+
+
+class ProviderServer:
+    """aiohttp server on 127.0.0.1 (random port); payloads and faults per path; a log of every request."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self._host = host
+        self._routes: dict[tuple[str | None, str, tuple[tuple[str, str], ...]], _Route] = {}
+        self._faults: dict[str, list[_FaultSpec]] = {}
+        self.requests: list[RecordedRequest] = []
+        self._runner: web.AppRunner | None = None
+        self.port: int = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------------------------
+    async def start(self) -> ProviderServer:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        # A short shutdown timeout: a request parked in a TIMEOUT fault must not hold the test's teardown.
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, 0)
+        await site.start()
+        server = site._server  # aiohttp exposes the bound socket only here
+        assert server is not None and server.sockets
+        self.port = server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> ProviderServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    # -- configuration ---------------------------------------------------------------------------------------------
+    def serve(self, path: str, payload: Any = None, *, method: str | None = None,
+              query: Mapping[str, str] | None = None, status: int = 200, body: bytes | str | None = None,
+              content_type: str = "application/json", headers: Mapping[str, str] | None = None,
+              etag: bool = False, last_modified: str | None = None, delay: float = 0.0) -> None:
+        """Answer requests to `path` (optionally only `method`, only when the query contains `query`) with
+        `payload` as JSON (or a raw `body`). `etag` / `last_modified` make the route answer conditional requests
+        with 304 while the content is unchanged. Replacing a route's payload changes its ETag."""
+        raw = body.encode() if isinstance(body, str) else body
+        key = (method.upper() if method else None, path, tuple(sorted((query or {}).items())))
+        self._routes[key] = _Route(payload=copy.deepcopy(payload), body=raw, status=status,
+                                   content_type=content_type, headers=dict(headers or {}), etag=etag,
+                                   last_modified=last_modified, delay=delay)
+
+    def inject(self, path: str, fault: Fault, *, times: int | None = 1, retry_after: float | str | None = 1,
+               delay: float = 5.0, method: str | None = None) -> None:
+        """Make the next `times` requests to `path` fail with `fault` (None: every request until cleared).
+        Faults queue in the order injected."""
+        self._faults.setdefault(path, []).append(
+            _FaultSpec(fault, times, retry_after, delay, method.upper() if method else None))
+
+    def clear_faults(self, path: str | None = None) -> None:
+        if path is None:
+            self._faults.clear()
+        else:
+            self._faults.pop(path, None)
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == path]
+
+    def load_samples(self) -> None:
+        """Serve every provider's sample payload (tests/fixtures/providers) at its live path."""
+        for path, payload in sample_routes().items():
+            if isinstance(path, tuple):
+                real_path, query = path
+                self.serve(real_path, payload, query=dict(query))
+            else:
+                self.serve(path, payload)
+
+    def providers_settings(self, **overrides: Any) -> Any:
+        """`ProvidersSettings` with every provider's base URL pointing here (immers stays disabled).
+        `overrides`: provider name -> dict of fields to change, e.g. `vastai={"enabled": False}`."""
+        from scrapers.settings import ProvidersSettings
+
+        data: dict[str, Any] = {}
+        for name, cfg in ProvidersSettings():
+            fields = {"base_url": self.base_url, "timeout": 2.0, **overrides.get(name, {})}
+            data[name] = cfg.model_copy(update=fields)
+        return ProvidersSettings(**data)
+
+    # -- request handling ------------------------------------------------------------------------------------------
+    def _route_for(self, request: web.Request) -> _Route | None:
+        best: tuple[int, _Route] | None = None
+        for (method, path, query), route in self._routes.items():
+            if path != request.path or (method and method != request.method):
+                continue
+            if any(request.query.get(k) != v for k, v in query):
+                continue
+            score = len(query) * 2 + (1 if method else 0)  # the most specific route wins
+            if best is None or score > best[0]:
+                best = (score, route)
+        return best[1] if best else None
+
+    def _take_fault(self, request: web.Request) -> _FaultSpec | None:
+        for spec in self._faults.get(request.path, []):
+            if spec.method and spec.method != request.method:
+                continue
+            if spec.remaining is None:
+                return spec
+            if spec.remaining > 0:
+                spec.remaining -= 1
+                return spec
+        return None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        record = RecordedRequest(request.method, request.path, dict(request.query), dict(request.headers), body, 0)
+        self.requests.append(record)
+        spec = self._take_fault(request)
+        route = self._route_for(request)
+        if spec is not None:
+            record.answered = spec.fault.value
+            return await self._fault_response(request, spec, route)
+        if route is None:
+            record.answered = 404
+            return web.json_response({"error": "not_found", "path": request.path}, status=404)
+        if route.delay:
+            await asyncio.sleep(route.delay)
+        content = route.render()
+        headers = dict(route.headers)
+        if route.etag:
+            tag = '"' + hashlib.sha1(content).hexdigest()[:16] + '"'
+            headers["ETag"] = tag
+            if request.headers.get("If-None-Match") == tag:
+                record.answered = 304
+                return web.Response(status=304, headers=headers)
+        if route.last_modified:
+            headers["Last-Modified"] = route.last_modified
+            if request.headers.get("If-Modified-Since") == route.last_modified and not route.etag:
+                record.answered = 304
+                return web.Response(status=304, headers=headers)
+        record.answered = route.status
+        return web.Response(status=route.status, body=content, headers=headers, content_type=route.content_type)
+
+    async def _fault_response(self, request: web.Request, spec: _FaultSpec, route: _Route | None) -> web.StreamResponse:
+        retry = {"Retry-After": str(spec.retry_after)} if spec.retry_after is not None else {}
+        match spec.fault:
+            case Fault.SERVER_ERROR:
+                return web.json_response({"error": "internal"}, status=500)
+            case Fault.UNAVAILABLE:
+                return web.Response(status=503, text="<html><body>Maintenance</body></html>",
+                                    content_type="text/html", headers=retry)
+            case Fault.RATE_LIMITED:
+                return web.json_response({"error": "rate_limited", "msg": "Too many requests"}, status=429,
+                                         headers=retry)
+            case Fault.TIMEOUT:
+                await asyncio.sleep(spec.delay)
+                content = route.render() if route else b"{}"
+                return web.Response(body=content, content_type="application/json")
+            case Fault.CAPTCHA:
+                return web.Response(text=CAPTCHA_HTML, content_type="text/html")
+            case Fault.TRUNCATED:
+                content = route.render() if route else b'{"offers": [{"id": 1}]}'
+                return web.Response(body=content[: max(1, len(content) // 2)], content_type="application/json")
+            case Fault.EMPTY:
+                return web.json_response(EMPTY_PAYLOADS.get(request.path, []))
+            case Fault.RESET:
+                assert request.transport is not None
+                request.transport.close()
+                raise ConnectionResetError("fault: connection reset")
+        raise AssertionError(spec.fault)  # pragma: no cover
+
+
+def load_fixture(name: str) -> Any:
+    """A provider payload from tests/fixtures/providers, e.g. `load_fixture("vastai.sample.json")`."""
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def hostkey_for_location(payload: Mapping[str, Any], location: str) -> dict[str, Any]:
+    """What `presets.php?filter=yes&location=XX` answers: the presets priced in that location."""
+    presets = [p for p in payload.get("presets", []) if location in (p.get("price") or {})]
+    return {**payload, "presets": presets}
+
+
+def sample_routes() -> dict[Any, Any]:
+    """Live path (or (path, query) for per-location answers) -> sample payload."""
+    hostkey = load_fixture("hostkey.sample.json")
+    routes: dict[Any, Any] = {
+        SELECTEL_SERVERS_PATH: load_fixture("selectel.sample.json"),
+        SELECTEL_LOCATIONS_PATH: load_fixture("selectel.location.sample.json"),
+        HOSTKEY_PATH: {"result": "OK", "presets": []},  # a location the samples do not sell in
+        VAST_PATH: load_fixture("vastai.sample.json"),
+        RUNPOD_PATH: load_fixture("runpod.sample.json"),
+        CLOUDRIFT_PATH: load_fixture("cloudrift.sample.json"),
+        VULTR_PLANS_PATH: load_fixture("vultr.sample.json"),
+        VULTR_METAL_PATH: load_fixture("vultr.plans-metal.sample.json"),
+    }
+    locations = sorted({loc for p in hostkey["presets"] for loc in (p.get("price") or {})})
+    for loc in locations:
+        routes[(HOSTKEY_PATH, (("location", loc),))] = hostkey_for_location(hostkey, loc)
+    availability = load_fixture("vultr.region-availability.sample.json")
+    regions = {r for name in ("vultr.sample.json", "vultr.plans-metal.sample.json")
+               for plan in next(iter(v for k, v in load_fixture(name).items() if k != "meta"))
+               for r in plan.get("locations", [])}
+    for region in sorted(regions):
+        # The sample is ewr's answer; other regions answer with nothing deployable.
+        routes[vultr_availability_path(region)] = availability if region == "ewr" else {"available_plans": []}
+    return routes
+
+
+@pytest_asyncio.fixture
+async def provider_server() -> AsyncIterator[ProviderServer]:
+    """A started ProviderServer with every provider's sample payload loaded."""
+    async with ProviderServer() as server:
+        server.load_samples()
+        yield server
