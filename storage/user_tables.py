@@ -1,0 +1,64 @@
+"""Tables of the bot: users (language, currency, quiet hours, grouping) and their subscriptions.
+
+The alert engineer's matcher reads `subscriptions` by these column names; keep them. A workload subscription keeps
+the user's text, the completed workload (so it can be re-estimated when the estimator improves) and the derived
+requirement `{gpu_count: GiB per GPU}`, which is what matching needs without running the estimator per offer.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from storage.db import Base
+from storage.offer_tables import NAME_LEN, UTCDateTime
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # Telegram user id
+    chat_id: Mapped[int] = mapped_column(BigInteger)  # where alerts go (private chat = user id, may migrate)
+    lang: Mapped[str] = mapped_column(String(2), default="en")  # "ru" | "en"
+    lang_chosen: Mapped[bool] = mapped_column(Boolean, default=False)  # set by /lang: language_code no longer wins
+    currency: Mapped[str] = mapped_column(String(3), default="USD")  # "RUB" | "USD"
+    quiet_start: Mapped[int | None] = mapped_column(Integer)  # local hour 0-23; alerts wait, never dropped
+    quiet_end: Mapped[int | None] = mapped_column(Integer)
+    tz_offset_minutes: Mapped[int] = mapped_column(Integer, default=0)  # 180 (Moscow) for ru, 0 for en
+    grouping: Mapped[bool] = mapped_column(Boolean, default=True)  # several offers in one cycle -> one message
+    active: Mapped[bool] = mapped_column(Boolean, default=True)  # False once the chat blocked the bot
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now)
+
+    subscriptions: Mapped[list[Subscription]] = relationship(back_populates="user", cascade="all, delete-orphan",
+                                                             passive_deletes=True)
+
+
+class Subscription(Base):
+    __tablename__ = "subscriptions"
+    __table_args__ = (Index("ix_subscriptions_user_paused", "user_id", "paused"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(16))  # "workload" | "gpu"
+    query_text: Mapped[str] = mapped_column(Text)  # what the user wrote, shown back in /subs and alerts
+    gpu_ids: Mapped[list[str] | None] = mapped_column(JSON)  # catalog ids (kind gpu; optional pin for workload)
+    workload_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # completed Workload dump (kind workload)
+    min_gib_by_count: Mapped[dict[str, float] | None] = mapped_column(JSON)  # {"1": 38.2, "2": 21.0, ...}
+    max_price: Mapped[float | None] = mapped_column(Float)  # per GPU-hour, in price_currency
+    price_currency: Mapped[str] = mapped_column(String(3), default="USD")  # "RUB" | "USD"
+    providers: Mapped[list[str] | None] = mapped_column(JSON)  # provider names, None = any
+    gpu_count: Mapped[int | None] = mapped_column(Integer)
+    billing: Mapped[str | None] = mapped_column(String(NAME_LEN))  # "hourly" | "monthly" | "spot"
+    region: Mapped[str | None] = mapped_column(String(255))  # substring of the offer's location, case-insensitive
+    paused: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now)
+
+    user: Mapped[User] = relationship(back_populates="subscriptions")
