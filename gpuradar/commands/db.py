@@ -1,0 +1,70 @@
+"""`gpuradar db upgrade|downgrade|current`: the database schema, through Alembic."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpuradar.settings import Settings
+from storage import migrate
+
+TEXTS = {
+    "en": {
+        "help": "database schema (Alembic migrations)",
+        "upgraded": "Database at {rev} ({url}).",
+        "downgraded": "Database downgraded to {rev} ({url}).",
+        "current": "Database revision: {rev} (latest: {head}).",
+        "empty": "none (empty database)",
+        "failed": "Migration failed: {error}",
+    },
+    "ru": {
+        "help": "схема базы данных (миграции Alembic)",
+        "upgraded": "База данных на ревизии {rev} ({url}).",
+        "downgraded": "База данных откачена до {rev} ({url}).",
+        "current": "Ревизия базы данных: {rev} (последняя: {head}).",
+        "empty": "нет (пустая база)",
+        "failed": "Миграция не удалась: {error}",
+    },
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("db", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
+    parser.add_argument("--lang", choices=sorted(TEXTS), default="en", help="output language / язык вывода")
+    parser.add_argument("--url", help="database URL (default: DATABASE_URL / settings)")
+    actions = parser.add_subparsers(dest="db_action", metavar="ACTION", required=True)
+    up = actions.add_parser("upgrade", help="upgrade to a revision (default: head)")
+    up.add_argument("revision", nargs="?", default="head")
+    down = actions.add_parser("downgrade", help="downgrade to a revision ('base' = empty)")
+    down.add_argument("revision")
+    actions.add_parser("current", help="show the current revision")
+    parser.set_defaults(handler=run)
+
+
+def _safe_url(url: str) -> str:
+    """The URL without its password, for printing."""
+    head, sep, tail = url.rpartition("@")
+    if not sep or ":" not in head.split("//", 1)[-1]:
+        return url
+    scheme, _, creds = head.partition("//")
+    user = creds.split(":", 1)[0]
+    return f"{scheme}//{user}:***@{tail}"
+
+
+def run(args: argparse.Namespace) -> int:
+    t = TEXTS[args.lang]
+    url = args.url or Settings().database_url
+    try:
+        if args.db_action == "upgrade":
+            migrate.upgrade(url, args.revision)
+            print(t["upgraded"].format(rev=", ".join(migrate.current(url)) or t["empty"], url=_safe_url(url)))
+        elif args.db_action == "downgrade":
+            migrate.downgrade(url, args.revision)
+            print(t["downgraded"].format(rev=", ".join(migrate.current(url)) or t["empty"], url=_safe_url(url)))
+        else:
+            rev = ", ".join(migrate.current(url)) or t["empty"]
+            print(t["current"].format(rev=rev, head=", ".join(migrate.heads())))
+    except Exception as exc:  # any driver / Alembic error: one clear line, never a traceback
+        print(t["failed"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        return 1
+    return 0
