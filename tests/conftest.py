@@ -1,4 +1,190 @@
 """Shared pytest fixtures. Keep this file small: fixtures live in tests/support/ and are registered here."""
 
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+import os
+import shutil
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from sqlalchemy.engine import URL, make_url
+
 # `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (tests/support/provider_server.py).
 pytest_plugins = ["tests.support.provider_server"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Databases: `database_url` and `migrated_database_url`. Use these instead of building your own SQLite path, so
+# that `.ci/run` runs your tests on PostgreSQL too (it exports TEST_DATABASE_URL for the second run).
+# ---------------------------------------------------------------------------------------------------------------
+
+TEST_DATABASE_URL_ENV = "TEST_DATABASE_URL"
+_T = TypeVar("_T")
+
+
+class PostgresAdmin:
+    """Creates and drops throwaway databases on the server named by TEST_DATABASE_URL.
+
+    One asyncpg connection on a private event-loop thread: fixtures stay synchronous (usable by sync and async
+    tests alike, whatever loop scope a test runs in) and no test's loop owns the admin connection.
+    """
+
+    PREFIX = "gpr_"  # every database made here: gpr_<pid>_<random>, so a dead session's leftovers are recognisable
+
+    def __init__(self, url: str) -> None:
+        import asyncpg  # lazily: SQLite-only runs need no PostgreSQL driver
+
+        self.url: URL = make_url(url)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="pg-admin", daemon=True)
+        self._thread.start()
+        self._conn = self.call(asyncpg.connect(self._dsn(self.url.database or "postgres")))
+        version = self.call(self._conn.fetchval("SHOW server_version_num"))
+        # FILE_COPY (PostgreSQL 15+) copies the template's files instead of WAL-logging every block: ~4x faster here.
+        self._strategy = " STRATEGY FILE_COPY" if int(version) >= 150000 else ""
+        self._drop_orphans()
+
+    def call(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=120)
+
+    def _dsn(self, database: str) -> str:
+        return self.url.set(drivername="postgresql", database=database).render_as_string(hide_password=False)
+
+    def url_for(self, database: str) -> str:
+        return self.url.set(database=database).render_as_string(hide_password=False)
+
+    def create(self, template: str = "template0") -> str:
+        name = f"{self.PREFIX}{os.getpid()}_{uuid.uuid4().hex[:12]}"
+        self.call(self._conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"{self._strategy}'))
+        return name
+
+    def drop(self, name: str) -> None:
+        # FORCE ends connections a test forgot to close (an engine not disposed) instead of failing the drop.
+        self.call(self._conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+    def _drop_orphans(self) -> None:
+        """Drop databases left by test sessions that were killed, recognised by a pid that no longer runs here."""
+        if self.url.host not in ("127.0.0.1", "localhost", "::1"):
+            return  # pids only mean something on this machine
+        names = self.call(self._conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE 'gpr\\_%'"))
+        for (name,) in names:
+            pid = name.split("_")[1] if name.count("_") >= 2 else ""
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(Exception):
+                    self.drop(name)
+
+    def close(self) -> None:
+        self.call(self._conn.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+
+def _in_thread(fn: Callable[[], object]) -> None:
+    """Run blocking set-up code (Alembic runs its own event loop) away from any loop running in this thread."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result = fn()
+            if inspect.isawaitable(result):
+                asyncio.run(result)  # an async upgrade(url) works too
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=target)
+    worker.start()
+    worker.join()
+    if errors:
+        raise errors[0]
+
+
+@pytest.fixture(scope="session")
+def postgres_admin() -> Iterator[PostgresAdmin | None]:
+    """The admin helper when TEST_DATABASE_URL names a PostgreSQL server, else None (the SQLite run)."""
+    url = os.environ.get(TEST_DATABASE_URL_ENV)
+    if not url:
+        yield None
+        return
+    if not make_url(url).get_backend_name().startswith("postgresql"):
+        raise pytest.UsageError(f"{TEST_DATABASE_URL_ENV} must be a postgresql+asyncpg:// URL, got {url!r}")
+    admin = PostgresAdmin(url)
+    try:
+        yield admin
+    finally:
+        admin.close()
+
+
+@pytest.fixture
+def database_url(tmp_path: Path, postgres_admin: PostgresAdmin | None) -> Iterator[str]:
+    """A fresh, empty database for this test, as an async SQLAlchemy URL (use `storage.db.make_engine(url)`).
+
+    - By default: a SQLite file in the test's tmp_path (`sqlite+aiosqlite:///…/test.sqlite3`).
+    - With TEST_DATABASE_URL=postgresql+asyncpg://user:pw@127.0.0.1:5432/db (what `.ci/postgres.sh` prints):
+      a new PostgreSQL database created for this test only (the role needs CREATEDB) and dropped afterwards,
+      even if the test left connections open.
+
+    The database has no tables: call `Base.metadata.create_all` for the tables you test, or take
+    `migrated_database_url` for the full Alembic schema. Dispose your engines at the end of the test.
+    """
+    if postgres_admin is None:
+        yield f"sqlite+aiosqlite:///{tmp_path / 'test.sqlite3'}"
+        return
+    name = postgres_admin.create()
+    try:
+        yield postgres_admin.url_for(name)
+    finally:
+        postgres_admin.drop(name)
+
+
+@pytest.fixture(scope="session")
+def _migrated_template(
+    tmp_path_factory: pytest.TempPathFactory, postgres_admin: PostgresAdmin | None
+) -> Iterator[str]:
+    """Migrate once per session; each test then gets a copy (a file copy, or CREATE DATABASE … TEMPLATE)."""
+    try:
+        migrate = importlib.import_module("storage.migrate")
+    except ModuleNotFoundError:
+        pytest.skip("storage.migrate does not exist yet")
+    if postgres_admin is None:
+        path = tmp_path_factory.mktemp("migrated") / "template.sqlite3"
+        url = f"sqlite+aiosqlite:///{path}"
+        _in_thread(lambda: migrate.upgrade(url))
+        # Fold the WAL into the main file so a plain copy of it is the whole database.
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        yield str(path)
+        return
+    name = postgres_admin.create()
+    try:
+        _in_thread(lambda: migrate.upgrade(postgres_admin.url_for(name)))
+        yield name
+    finally:
+        postgres_admin.drop(name)
+
+
+@pytest.fixture
+def migrated_database_url(
+    tmp_path: Path, postgres_admin: PostgresAdmin | None, _migrated_template: str
+) -> Iterator[str]:
+    """Like `database_url`, but already at Alembic head (`storage.migrate.upgrade(url)`): every table of every
+    `storage/*_tables.py` that has a migration. Cheap per test: the migration runs once per session."""
+    if postgres_admin is None:
+        path = tmp_path / "migrated.sqlite3"
+        shutil.copyfile(_migrated_template, path)
+        yield f"sqlite+aiosqlite:///{path}"
+        return
+    name = postgres_admin.create(template=_migrated_template)
+    try:
+        yield postgres_admin.url_for(name)
+    finally:
+        postgres_admin.drop(name)
