@@ -14,6 +14,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from core.offers import Billing, Offer, Period
 from storage.db import Base
 
 KEY_LEN = 512  # provider|sku|count|location|billing
@@ -74,6 +75,24 @@ class CurrentOffer(Base):
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime())
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime())  # last trusted poll that listed it
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    def to_offer(self) -> Offer:
+        """The latest listing as the domain model (validated again: the row may predate a model change)."""
+        return Offer(
+            provider=self.provider, sku=self.sku, gpu=self.gpu, gpu_name=self.gpu_name, gpu_count=self.gpu_count,
+            gpu_memory_gb=self.gpu_memory_gb, vcpu=self.vcpu, ram_gb=self.ram_gb, disk_gb=self.disk_gb,
+            location=self.location, billing=Billing(self.billing), price=self.price, currency=self.currency,
+            period=Period(self.period), in_stock=self.listed_in_stock, available=self.available, url=self.url,
+        )
+
+    def set_offer(self, offer: Offer) -> None:
+        """Copy a listing's fields onto the row (state and normalised prices are set by the caller)."""
+        self.provider, self.sku, self.gpu, self.gpu_name = offer.provider, offer.sku, offer.gpu, offer.gpu_name
+        self.gpu_count, self.gpu_memory_gb = offer.gpu_count, offer.gpu_memory_gb
+        self.vcpu, self.ram_gb, self.disk_gb = offer.vcpu, offer.ram_gb, offer.disk_gb
+        self.location, self.billing, self.url = offer.location, offer.billing.value, offer.url
+        self.price, self.currency, self.period = offer.price, offer.currency, offer.period.value
+        self.listed_in_stock, self.available = offer.in_stock, offer.available
 
 
 class PricePoint(Base):

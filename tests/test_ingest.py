@@ -1,0 +1,220 @@
+"""record_poll on a real migrated database: runs, verdicts, state, history, events, health, hooks, restarts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from core.changes import EventKind, OfferEvent
+from core.offers import Offer, Period, Rates
+from core.polls import PollResult, PollStatus
+from storage.db import make_engine, make_sessionmaker
+from storage.ingest import record_poll
+from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
+
+
+def offer(sku: str, price: float = 2.0, *, in_stock: bool = True, available: int | None = None,
+          provider: str = "runpod", currency: str = "USD", period: Period = Period.HOUR, count: int = 1) -> Offer:
+    return Offer(provider=provider, sku=sku, gpu="h100-sxm", gpu_name="H100 SXM", gpu_count=count, price=price,
+                 currency=currency, period=period, in_stock=in_stock, available=available, location="US",
+                 url=f"https://example.test/{sku}")
+
+
+class Poller:
+    """Builds successive PollResults a minute apart, as a scheduler would."""
+
+    def __init__(self, provider: str = "runpod") -> None:
+        self.provider = provider
+        self.n = 0
+
+    def __call__(self, offers: list[Offer] | None = None, status: PollStatus = PollStatus.OK,
+                 error: str | None = None) -> PollResult:
+        self.n += 1
+        start = T0 + timedelta(minutes=self.n)
+        return PollResult(provider=self.provider, status=status, offers=offers or [], error=error,
+                          started_at=start, finished_at=start + timedelta(seconds=2))
+
+
+@pytest.fixture
+async def sm(migrated_database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = make_engine(migrated_database_url)
+    yield make_sessionmaker(engine)
+    await engine.dispose()
+
+
+def kinds(events: list[OfferEvent]) -> list[tuple[str, str]]:
+    return [(e.kind.value, e.offer.sku) for e in events]
+
+
+async def count(sm: async_sessionmaker[AsyncSession], model: type) -> int:
+    async with sm() as s:
+        return int(await s.scalar(select(func.count()).select_from(model)) or 0)
+
+
+async def test_baseline_then_events_with_prices_and_ids(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller()
+    assert await record_poll(sm, poll([offer("a", 2.0), offer("b", 3.0)]), rates=RATES) == []
+    events = await record_poll(sm, poll([offer("a", 1.5), offer("b", 3.0), offer("c", 4.0)]), rates=RATES)
+    assert kinds(events) == [("appeared", "c"), ("price_drop", "a")]
+    drop = events[1]
+    assert (drop.old_price, drop.new_price, drop.new_price_rub) == (2.0, 1.5, 120.0)
+    async with sm() as s:
+        rows = (await s.scalars(select(OfferEventRow).order_by(OfferEventRow.id))).all()
+        assert [(r.kind, r.offer["sku"]) for r in rows] == [("appeared", "c"), ("price_drop", "a")]
+        assert [e.id for e in events] == [r.id for r in rows]
+        a = await s.get(CurrentOffer, offer("a").key)
+        assert (a.price, a.ref_price, a.price_per_gpu_hour_rub, a.price_per_gpu_hour_usd) == (1.5, 1.5, 120.0, 1.5)
+        assert a.last_seen == T0 + timedelta(minutes=2, seconds=2)
+        run = (await s.scalars(select(ScrapeRun).order_by(ScrapeRun.id.desc()))).first()
+        assert (run.status, run.offer_count, run.event_count) == ("ok", 3, 2)
+
+
+async def test_monthly_rub_offer_normalised_per_gpu_hour(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller("selectel")
+    o = offer("s1", 146000, provider="selectel", currency="RUB", period=Period.MONTH, count=2)
+    await record_poll(sm, poll([o]), rates=RATES)
+    async with sm() as s:
+        row = await s.get(CurrentOffer, o.key)
+        assert row.price_per_gpu_hour_rub == pytest.approx(100.0)
+        assert row.price_per_gpu_hour_usd == pytest.approx(1.25)
+
+
+async def test_without_rates_only_the_own_currency_is_known(sm: async_sessionmaker[AsyncSession]) -> None:
+    await record_poll(sm, Poller()([offer("a", 2.0)]))
+    async with sm() as s:
+        row = await s.get(CurrentOffer, offer("a").key)
+        assert (row.price_per_gpu_hour_rub, row.price_per_gpu_hour_usd) == (None, 2.0)
+
+
+async def test_failed_and_suspect_polls_keep_state_and_degrade_health(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller()
+    await record_poll(sm, poll([offer("a"), offer("b")]), rates=RATES)
+    async with sm() as s:
+        before = {r.key: (r.in_stock, r.missing, r.price) for r in (await s.scalars(select(CurrentOffer))).all()}
+
+    assert await record_poll(sm, poll(status=PollStatus.FAILED, error="HTTP 500")) == []
+    assert await record_poll(sm, poll(status=PollStatus.SUSPECT, error="HTML where JSON was expected")) == []
+    # trusted by the scraper but empty after non-empty: the shrink verdict makes it suspect
+    assert await record_poll(sm, poll([])) == []
+    assert await record_poll(sm, poll([])) == []
+
+    async with sm() as s:
+        after = {r.key: (r.in_stock, r.missing, r.price) for r in (await s.scalars(select(CurrentOffer))).all()}
+        assert after == before
+        health = await s.get(ProviderHealth, "runpod")
+        assert health.status == "degraded"
+        assert "empty result" in health.reason
+        assert health.consecutive_failures == 4
+        assert health.last_success == T0 + timedelta(minutes=1, seconds=2)
+        assert health.since == T0 + timedelta(minutes=2, seconds=2)  # degraded since the first failure
+        runs = (await s.execute(select(ScrapeRun.reported_status, ScrapeRun.status, ScrapeRun.shrink)
+                                .order_by(ScrapeRun.id))).all()
+        assert [tuple(r) for r in runs] == [("ok", "ok", False), ("failed", "failed", False),
+                                            ("suspect", "suspect", False), ("ok", "suspect", True),
+                                            ("ok", "suspect", True)]
+    assert await count(sm, OfferEventRow) == 0
+
+    # recovery clears the mark and nothing was lost: b went missing for real now
+    events = await record_poll(sm, poll([offer("a")]))
+    assert events == []  # one miss is within hysteresis
+    events = await record_poll(sm, poll([offer("a")]))
+    assert kinds(events) == [("sold_out", "b")]
+    async with sm() as s:
+        health = await s.get(ProviderHealth, "runpod")
+        assert (health.status, health.reason, health.consecutive_failures) == ("ok", None, 0)
+        assert health.last_error == "empty result after 2 offers in the last trusted poll"
+
+
+async def test_recording_the_same_poll_twice_is_a_no_op(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller()
+    await record_poll(sm, poll([offer("a")]))
+    second = poll([offer("a"), offer("b")])
+    assert kinds(await record_poll(sm, second)) == [("appeared", "b")]
+    assert await record_poll(sm, second) == []
+    assert await count(sm, ScrapeRun) == 2
+    assert await count(sm, OfferEventRow) == 1
+
+
+async def test_restart_on_the_same_database_replays_nothing(migrated_database_url: str) -> None:
+    poll = Poller()
+    engine = make_engine(migrated_database_url)
+    sm = make_sessionmaker(engine)
+    await record_poll(sm, poll([offer("a", 2.0), offer("b")]))
+    assert kinds(await record_poll(sm, poll([offer("a", 1.0)]))) == [("price_drop", "a")]
+    await engine.dispose()
+
+    engine = make_engine(migrated_database_url)  # a new process: nothing in memory
+    sm = make_sessionmaker(engine)
+    try:
+        # same snapshot again: no price event again; b's missing counter survived the restart
+        assert kinds(await record_poll(sm, poll([offer("a", 1.0)]))) == [("sold_out", "b")]
+        assert await record_poll(sm, poll([offer("a", 1.0)])) == []
+        assert await count(sm, OfferEventRow) == 2
+    finally:
+        await engine.dispose()
+
+
+async def test_price_history_points_only_on_change(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller()
+    await record_poll(sm, poll([offer("a", 2.0)]))
+    await record_poll(sm, poll([offer("a", 2.0)]))
+    await record_poll(sm, poll([offer("a", 2.01)]))  # below threshold: no event, but a history point
+    await record_poll(sm, poll([offer("a", 2.01, available=0)]))
+    await record_poll(sm, poll([]))  # empty after non-empty: suspect, so no point either
+    async with sm() as s:
+        pts = (await s.execute(select(PricePoint.price, PricePoint.in_stock).order_by(PricePoint.id))).all()
+        assert [tuple(p) for p in pts] == [(2.0, True), (2.01, True), (2.01, False)]
+
+
+async def test_hook_runs_inside_the_transaction(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller()
+    await record_poll(sm, poll([offer("a")]))
+    seen: list[list[int | None]] = []
+
+    async def hook(session: AsyncSession, events: list[OfferEvent]) -> None:
+        seen.append([e.id for e in events])
+        # the events are visible in the same transaction
+        n = await session.scalar(select(func.count()).select_from(OfferEventRow))
+        assert n == len(events)
+
+    events = await record_poll(sm, poll([offer("a"), offer("b")]), on_events=hook)
+    assert seen == [[events[0].id]]
+
+    async def failing(session: AsyncSession, events: list[OfferEvent]) -> None:
+        await session.execute(text("SELECT 1"))
+        raise RuntimeError("outbox write failed")
+
+    with pytest.raises(RuntimeError):
+        await record_poll(sm, poll([offer("a"), offer("b"), offer("c")]), on_events=failing)
+    # rolled back together: no run, no event, no state for c; the next poll announces c again
+    assert await count(sm, ScrapeRun) == 2
+    async with sm() as s:
+        assert await s.get(CurrentOffer, offer("c").key) is None
+    assert kinds(await record_poll(sm, poll([offer("a"), offer("b"), offer("c")]))) == [("appeared", "c")]
+
+
+async def test_providers_are_independent(sm: async_sessionmaker[AsyncSession]) -> None:
+    rp, vast = Poller("runpod"), Poller("vastai")
+    await record_poll(sm, rp([offer("a")]))
+    # first poll of another provider is its own baseline even though the store is not empty
+    assert await record_poll(sm, vast([offer("v", provider="vastai")])) == []
+    assert kinds(await record_poll(sm, vast([offer("v", provider="vastai"), offer("w", provider="vastai")]))) == [
+        ("appeared", "w")]
+    async with sm() as s:
+        assert (await s.get(CurrentOffer, offer("a").key)).missing == 0
+
+
+async def test_first_trusted_poll_empty_still_sets_baseline(sm: async_sessionmaker[AsyncSession]) -> None:
+    poll = Poller()
+    await record_poll(sm, poll(status=PollStatus.FAILED, error="timeout"))
+    assert await record_poll(sm, poll([])) == []
+    assert kinds(await record_poll(sm, poll([offer("a")]))) == [("appeared", "a")]
+    assert kinds(await record_poll(sm, poll([offer("a"), offer("z", in_stock=False)]))) == []
+    assert [e.kind for e in await record_poll(sm, poll([offer("a"), offer("z")]))] == [EventKind.BACK_IN_STOCK]
