@@ -28,15 +28,40 @@ class DeclarativeProviderSettings(ProviderSettings):
     fields: dict[str, str] = Field(default_factory=dict)  # offer field -> JSON path / CSS selector within a row
     currency: str = "RUB"
     period: str = "hour"  # "hour" | "month"
+    billing: str = "hourly"  # "hourly" | "monthly" | "spot"
+    method: str = "GET"
+    order_url: str = ""  # where offers are ordered (default: the page itself)
+
+
+class SelectelSettings(ProviderSettings):
+    # The storefront counts stock only in its Russian data centres (location names start with these);
+    # Tashkent / Almaty / Nairobi also appear in `available[]` but are not sold on selectel.ru.
+    storefront_prefixes: list[str] = Field(default_factory=lambda: ["MSK", "SPB", "NSK"])
+    currency: str = "RUB"
+
+
+class HostkeySettings(ProviderSettings):
+    # `presets.php?filter=yes&location=XX` gives the stock of that location only: one request per location.
+    locations: list[str] = Field(default_factory=lambda: ["NL", "FI", "DE", "IS", "US", "UK", "TR"])
+    currency: str = "EUR"  # one of the price keys HOSTKEY returns: EUR, USD, RUR
+
+
+class VastSettings(ProviderSettings):
+    limit: int = Field(default=3000, ge=1, le=10000)  # listings per query: a small limit would miss stock
+    verified_only: bool = True
+
+
+class VultrSettings(ProviderSettings):
+    regions: list[str] = Field(default_factory=list)  # availability checked here; empty: every region a GPU plan lists
 
 
 class ProvidersSettings(BaseModel):
-    selectel: ProviderSettings = ProviderSettings(base_url="https://api.selectel.ru", interval=600, timeout=40)
-    hostkey: ProviderSettings = ProviderSettings(base_url="https://invapi.hostkey.com", interval=600)
-    vastai: ProviderSettings = ProviderSettings(base_url="https://console.vast.ai", interval=120)
+    selectel: SelectelSettings = SelectelSettings(base_url="https://api.selectel.ru", interval=600, timeout=40)
+    hostkey: HostkeySettings = HostkeySettings(base_url="https://invapi.hostkey.com", interval=600)
+    vastai: VastSettings = VastSettings(base_url="https://console.vast.ai", interval=120)
     runpod: ProviderSettings = ProviderSettings(base_url="https://api.runpod.io", interval=120)
     cloudrift: ProviderSettings = ProviderSettings(base_url="https://api.cloudrift.ai", interval=120)
-    vultr: ProviderSettings = ProviderSettings(base_url="https://api.vultr.com", interval=900)
+    vultr: VultrSettings = VultrSettings(base_url="https://api.vultr.com", interval=900)
     immers: DeclarativeProviderSettings = DeclarativeProviderSettings(base_url="https://immers.cloud")
 
     def enabled(self) -> dict[str, ProviderSettings]:

@@ -1,0 +1,168 @@
+"""A provider described by data, for those without a machine-readable API (immers.cloud's public pages are HTML).
+
+The operator writes the definition in the settings (`DeclarativeProviderSettings`): the page path, its format,
+where the rows are and where each offer field sits inside a row. Nothing here knows any provider's layout; the
+definition ships DISABLED because no live immers.cloud page has been captured yet (see shared/providers/
+immers_cloud.md) — an operator enables it after checking the selectors against the real page.
+
+Field locators:
+- JSON: dotted paths (`data.flavors`, `price.hour`, `gpus.0.name`); `rows` points at the list of offers.
+- HTML: CSS selectors (selectolax); `rows` selects one element per offer, each field selects inside it; a suffix
+  `@attr` reads an attribute instead of the text (`a.order@href`).
+Fields: `gpu` (required), `price` (required), `gpu_count`, `gpu_memory_gb`, `vcpu`, `ram_gb`, `disk_gb`,
+`location`, `sku`, `available`, `in_stock`, `url`. Without `in_stock` and `available` a listed row counts as in
+stock (the page lists what it sells). Numbers are read from text like "342,50 ₽/час" or "1 290".
+
+Example (environment variables, nested delimiter `__`; selectors are illustrative, not immers.cloud's layout):
+
+    PROVIDERS__IMMERS__ENABLED=true
+    PROVIDERS__IMMERS__PATH=/prices/
+    PROVIDERS__IMMERS__FORMAT=html
+    PROVIDERS__IMMERS__ROWS=table.prices tbody tr
+    PROVIDERS__IMMERS__FIELDS='{"sku": "td.flavor", "gpu": "td.gpu", "gpu_count": "td.count", "price": "td.price"}'
+    PROVIDERS__IMMERS__CURRENCY=RUB
+    PROVIDERS__IMMERS__PERIOD=hour
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from selectolax.parser import HTMLParser, Node
+
+from core.offers import Billing, Offer, Period
+from scrapers.errors import NotJsonError, PayloadValidationError
+from scrapers.http import PoliteClient
+from scrapers.providers._common import gpu_id, join_url
+from scrapers.settings import DeclarativeProviderSettings, ProviderSettings
+
+TAKES_NAME = True  # one module serves many providers: the poller passes the provider's name
+_CHARSET = re.compile(r"charset=([\w-]+)", re.IGNORECASE)
+_NUMBER = re.compile(r"-?\d[\d\s\u00a0\u202f]*(?:[.,]\d+)?")
+_TRUE = {"true", "yes", "1", "да", "есть", "в наличии", "available", "in stock"}
+_FALSE = {"false", "no", "0", "нет", "нет в наличии", "unavailable", "sold out", "out of stock"}
+REQUIRED = ("gpu", "price")
+
+
+def _settings(settings: ProviderSettings | None) -> DeclarativeProviderSettings:
+    if not isinstance(settings, DeclarativeProviderSettings):
+        raise PayloadValidationError("declarative provider: needs DeclarativeProviderSettings (rows, fields)")
+    missing = [f for f in REQUIRED if f not in settings.fields]
+    if not settings.rows or missing:
+        raise PayloadValidationError(f"declarative provider: definition incomplete (rows / fields {missing})")
+    return settings
+
+
+async def fetch(client: PoliteClient, settings: ProviderSettings, name: str = "declarative") -> Any:
+    cfg = _settings(settings)
+    got = await client.request(name, cfg.method, join_url(cfg.base_url, cfg.path), timeout=cfg.timeout)
+    if cfg.format == "json":
+        return got.json()
+    content_type = got.headers.get("content-type", "text/html")
+    if "html" not in content_type.lower():
+        raise NotJsonError(f"{name}: expected an HTML page, got {content_type}")
+    charset = _CHARSET.search(content_type)
+    return got.content.decode(charset.group(1) if charset else "utf-8", errors="replace")
+
+
+def number(value: Any) -> float | None:
+    """A number from JSON or from page text: '342,50 ₽/час' -> 342.5, '1 290' -> 1290."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    m = _NUMBER.search(str(value))
+    if not m:
+        return None
+    raw = re.sub(r"[\s\u00a0\u202f]", "", m.group(0)).replace(",", ".")
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return value > 0
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    n = number(text)
+    return n > 0 if n is not None else None
+
+
+def json_path(data: Any, path: str) -> Any:
+    """`a.b.0.c` into nested dicts/lists; None when any step is missing."""
+    current = data
+    for step in (s for s in path.split(".") if s):
+        if isinstance(current, dict):
+            current = current.get(step)
+        elif isinstance(current, list) and step.lstrip("-").isdigit() and -len(current) <= int(step) < len(current):
+            current = current[int(step)]
+        else:
+            return None
+    return current
+
+
+def _html_field(row: Node, locator: str) -> str | None:
+    selector, _, attr = locator.partition("@")
+    node = row.css_first(selector) if selector.strip() else row
+    if node is None:
+        return None
+    if attr:
+        return node.attributes.get(attr)
+    return node.text(separator=" ", strip=True)
+
+
+def _rows(payload: Any, cfg: DeclarativeProviderSettings, name: str) -> list[dict[str, Any]]:
+    if cfg.format == "json":
+        rows = json_path(payload, cfg.rows)
+        if not isinstance(rows, list):
+            raise PayloadValidationError(f"{name}: '{cfg.rows}' is not a list in the document")
+        return [{f: json_path(row, loc) for f, loc in cfg.fields.items()} for row in rows if isinstance(row, dict)]
+    if not isinstance(payload, str):
+        raise PayloadValidationError(f"{name}: expected HTML text")
+    nodes = HTMLParser(payload).css(cfg.rows)
+    if not nodes:
+        # A page that used to list offers and now matches nothing has changed layout or is a captcha: never
+        # read that as "everything sold out".
+        raise PayloadValidationError(f"{name}: no rows match '{cfg.rows}' (layout changed or a challenge page)")
+    return [{f: _html_field(node, loc) for f, loc in cfg.fields.items()} for node in nodes]
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None, name: str = "declarative") -> list[Offer]:
+    cfg = _settings(settings)
+    period = Period(cfg.period)
+    billing = Billing(cfg.billing)
+    page_url = cfg.order_url or join_url(cfg.base_url, cfg.path)
+    offers: list[Offer] = []
+    for row in _rows(payload, cfg, name):
+        spelling = str(row.get("gpu") or "").strip()
+        price = number(row.get("price"))
+        if not spelling or price is None:
+            continue  # a header or spacer row
+        memory = number(row.get("gpu_memory_gb"))
+        available = number(row.get("available"))
+        in_stock = _flag(row.get("in_stock")) if "in_stock" in cfg.fields else None
+        if in_stock is None:
+            in_stock = available > 0 if available is not None else True
+        link = str(row.get("url") or "")
+        if link.startswith("/"):
+            link = join_url(cfg.base_url, link)
+        count = number(row.get("gpu_count"))
+        offers.append(Offer(
+            provider=name, sku=str(row.get("sku") or spelling).strip(), gpu=gpu_id(spelling, memory, name),
+            gpu_name=spelling, gpu_count=max(1, int(count or 1)), gpu_memory_gb=memory,
+            vcpu=int(v) if (v := number(row.get("vcpu"))) else None, ram_gb=number(row.get("ram_gb")),
+            disk_gb=number(row.get("disk_gb")), location=str(row.get("location") or "").strip(), billing=billing,
+            price=price, currency=cfg.currency.upper(), period=period, in_stock=in_stock,
+            available=int(available) if available is not None else None, url=link or page_url,
+        ))
+    return offers

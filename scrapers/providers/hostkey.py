@@ -1,0 +1,96 @@
+"""HOSTKEY GPU presets: `GET /presets.php?action=list&filter=yes&location=XX`, one request per location.
+
+With `filter=yes&location=XX` the preset's `available` is that location's stock (unfiltered it is a global number
+that cannot be placed), so the payload is `{location: answer}`. Prices are per server per month in
+`price[LOC].{EUR,USD,RUR}`; a preset not priced in a location is not sold there. `active == 0`: not for sale.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field
+
+from core.offers import Billing, Offer, Period
+from scrapers.errors import PayloadValidationError
+from scrapers.http import PoliteClient
+from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.registry import get_spec
+from scrapers.settings import HostkeySettings, ProviderSettings
+
+NAME = "hostkey"
+SPEC = get_spec(NAME)
+PRESETS_PATH = SPEC.paths[0]
+GPU_PREFIXES = ("gpu.", "vgpu.")  # dedicated GPU servers and VDS with GPU (HOSTKEY's own naming)
+
+_GPU_TEXT = re.compile(r"^\s*(?:(\d+)\s*[x×]\s*)?(.+?)\s*$", re.IGNORECASE)  # "4 x RTX 4090 24GB"
+_NAME_GPU = re.compile(r"-(?:(\d+)x)?([a-z0-9]+)$")  # "gpu.v4-2xa100" -> 2, "a100"
+_CURRENCY = {"RUR": "RUB"}
+
+
+class _Preset(Lenient):
+    id: int
+    name: str
+    active: int | bool = 1
+    cpu: int | None = None
+    ram: float | None = None
+    gpu: str | None = None
+    available: int | None = None
+    price: dict[str, dict[str, float | None] | None] | None = None
+
+
+class _Answer(Lenient):
+    result: str | int | None = None
+    presets: list[_Preset] = Field(default_factory=list)
+
+
+async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
+    locations = settings.locations if isinstance(settings, HostkeySettings) else HostkeySettings(base_url="").locations
+    url = join_url(settings.base_url, PRESETS_PATH)
+    answers: dict[str, Any] = {}
+    for loc in locations:  # sequential: a handful of requests every few minutes is polite enough
+        params = {"action": "list", "filter": "yes", "location": loc}
+        answers[loc] = await client.get_json(NAME, url, params=params, timeout=settings.timeout)
+    return answers
+
+
+def _gpu(preset: _Preset) -> tuple[str, int] | None:
+    """(spelling, count) from the free-text `gpu` field, else from the preset name."""
+    if preset.gpu and preset.gpu.strip():
+        m = _GPU_TEXT.match(preset.gpu)
+        if m:
+            return m.group(2), int(m.group(1) or 1)
+    m = _NAME_GPU.search(preset.name.lower())
+    if m:
+        return m.group(2), int(m.group(1) or 1)
+    return None
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+    cfg = settings if isinstance(settings, HostkeySettings) else HostkeySettings(base_url="")
+    currency = cfg.currency.upper()
+    if not isinstance(payload, dict):
+        raise PayloadValidationError(f"{NAME}: expected {{location: answer}}, got {type(payload).__name__}")
+    offers: list[Offer] = []
+    for loc, raw in payload.items():
+        answer = validate(_Answer, raw, NAME)
+        if answer.result not in (None, "OK"):
+            raise PayloadValidationError(f"{NAME}: {loc} answered result={answer.result!r}")
+        for preset in answer.presets:
+            if not preset.name.lower().startswith(GPU_PREFIXES) and not preset.gpu:
+                continue
+            gpu = _gpu(preset)
+            price = ((preset.price or {}).get(loc) or {}).get(currency)
+            if gpu is None or not price:
+                continue  # not a GPU preset we can read, or not sold in this location
+            spelling, count = gpu
+            available = max(0, preset.available or 0) if preset.active else 0  # inactive: none rentable
+            offers.append(Offer(
+                provider=NAME, sku=preset.name, gpu=gpu_id(spelling, None, NAME), gpu_name=spelling,
+                gpu_count=max(1, count), vcpu=preset.cpu, ram_gb=preset.ram, location=loc,
+                billing=Billing.MONTHLY, price=price, currency=_CURRENCY.get(currency, currency),
+                period=Period.MONTH, in_stock=bool(preset.active) and available > 0, available=available,
+                url=SPEC.order_url,
+            ))
+    return offers

@@ -1,0 +1,107 @@
+"""RunPod GPU types: `POST /graphql`, `gpuTypes { ... lowestPrice(input) { stockStatus ... } }`.
+
+One request asks twice under GraphQL aliases — `secure` (Secure Cloud) and `community` (Community Cloud) — because
+stock and price differ per cloud type. Prices are USD per GPU per hour; one offer = one GPU of a type in one cloud
+(`location` is the cloud type). In stock when `stockStatus` is set and `maxUnreservedGpuCount > 0`. A bare
+`gpuTypes` answer (a single, un-aliased query — what the shared sample holds) is read as Secure Cloud.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.gpus import find_gpu
+from core.offers import Billing, Offer, Period
+from scrapers.errors import PayloadValidationError
+from scrapers.http import PoliteClient
+from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.registry import get_spec
+from scrapers.settings import ProviderSettings
+
+NAME = "runpod"
+SPEC = get_spec(NAME)
+GRAPHQL_PATH = SPEC.paths[0]
+CLOUDS = ("secure", "community")
+
+_FIELDS = """
+    id displayName manufacturer memoryInGb secureCloud communityCloud
+    securePrice communityPrice secureSpotPrice communitySpotPrice
+    lowestPrice(input: $%s) {
+      minimumBidPrice uninterruptablePrice minVcpu minMemory stockStatus maxUnreservedGpuCount availableGpuCounts
+    }"""
+QUERY = (
+    "query GpuTypes($secure: GpuLowestPriceInput, $community: GpuLowestPriceInput) {\n"
+    f"  secure: gpuTypes {{{_FIELDS % 'secure'}\n  }}\n"
+    f"  community: gpuTypes {{{_FIELDS % 'community'}\n  }}\n"
+    "}"
+)
+VARIABLES = {"secure": {"gpuCount": 1, "secureCloud": True}, "community": {"gpuCount": 1, "secureCloud": False}}
+
+
+class _LowestPrice(Lenient):
+    stockStatus: str | None = None
+    maxUnreservedGpuCount: int | None = None
+    uninterruptablePrice: float | None = None
+    minimumBidPrice: float | None = None
+    minVcpu: int | None = None
+    minMemory: float | None = None
+
+
+class _GpuType(Lenient):
+    id: str
+    displayName: str | None = None
+    memoryInGb: float | None = None
+    secureCloud: bool | None = None
+    communityCloud: bool | None = None
+    securePrice: float | None = None
+    communityPrice: float | None = None
+    lowestPrice: _LowestPrice | None = None
+
+
+class _Data(Lenient):
+    secure: list[_GpuType] | None = None
+    community: list[_GpuType] | None = None
+    gpuTypes: list[_GpuType] | None = None
+
+
+class _Answer(Lenient):
+    data: _Data | None = None
+    errors: list[dict[str, Any]] | None = None
+
+
+async def fetch(client: PoliteClient, settings: ProviderSettings) -> Any:
+    params = {"api_key": settings.api_key.get_secret_value()} if settings.api_key else None
+    return await client.post_json(NAME, join_url(settings.base_url, GRAPHQL_PATH),
+                                  {"query": QUERY, "variables": VARIABLES}, params=params, timeout=settings.timeout)
+
+
+def _gpu(gt: _GpuType) -> str | None:
+    # The long id ("NVIDIA H100 80GB HBM3") is the more precise spelling; the display name is the fallback.
+    found = find_gpu(gt.id, gt.memoryInGb)
+    return found.id if found else gpu_id(gt.displayName or gt.id, gt.memoryInGb, NAME)
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+    answer = validate(_Answer, payload, NAME)
+    if answer.errors or answer.data is None:
+        messages = "; ".join(str(e.get("message", e)) for e in answer.errors or [])[:200]
+        raise PayloadValidationError(f"{NAME}: GraphQL answered errors ({messages or 'no data'})")
+    data = answer.data
+    by_cloud = {"secure": data.secure if data.secure is not None else data.gpuTypes, "community": data.community}
+    offers: list[Offer] = []
+    for cloud in CLOUDS:
+        for gt in by_cloud[cloud] or []:
+            offered = gt.secureCloud if cloud == "secure" else gt.communityCloud
+            price = gt.securePrice if cloud == "secure" else gt.communityPrice
+            if offered is False or price is None or price <= 0:
+                continue  # this type is not sold in this cloud at all
+            lp = gt.lowestPrice or _LowestPrice()
+            free = max(0, lp.maxUnreservedGpuCount or 0)
+            spelling = gt.displayName or gt.id
+            offers.append(Offer(
+                provider=NAME, sku=gt.id, gpu=_gpu(gt),
+                gpu_name=spelling, gpu_count=1, gpu_memory_gb=gt.memoryInGb, vcpu=lp.minVcpu, ram_gb=lp.minMemory,
+                location=cloud, billing=Billing.HOURLY, price=price, currency="USD", period=Period.HOUR,
+                in_stock=lp.stockStatus is not None and free > 0, available=free, url=SPEC.order_url,
+            ))
+    return offers

@@ -1,0 +1,135 @@
+"""Selectel dedicated GPU servers: `GET /servers/v2/pub/service/server` (+ `/pub/location` to name locations).
+
+Stock is `available[].count` per location uuid; `quantity` is the minimum order (always 1), NOT stock. Only the
+locations the storefront sells count: visible everywhere, ordering enabled, and a Russian data centre (name prefix
+from settings) — Tashkent / Almaty also appear in `available[]`. Prices are per server per month, per location
+when `location_price_collection` overrides the base price.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from core.offers import Billing, Offer, Period
+from scrapers.http import PoliteClient
+from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.registry import get_spec
+from scrapers.settings import ProviderSettings, SelectelSettings
+
+NAME = "selectel"
+SPEC = get_spec(NAME)
+SERVERS_PATH, LOCATIONS_PATH = SPEC.paths
+
+
+class _Price(Lenient):
+    month: float | None = None
+    hour: float | None = None
+    day: float | None = None
+    year: float | None = None
+
+
+class _Gpu(Lenient):
+    name: str | None = None
+    count: int | None = None
+
+
+class _Cpu(Lenient):
+    count: int | None = None
+    cores_per_cpu: int | None = None
+
+
+class _Part(Lenient):
+    size: float | None = None
+    count: int | None = None
+
+
+class _Available(Lenient):
+    location: str
+    count: int = 0
+
+
+class _Service(Lenient):
+    uuid: str
+    name: str
+    gpu: _Gpu | None = None
+    cpu: _Cpu | None = None
+    ram: list[_Part] | None = None
+    disk: list[_Part] | None = None
+    available: list[_Available] | None = None
+    price_collection: dict[str, _Price | None] | None = None
+    location_price_collection: dict[str, dict[str, _Price | None] | None] | None = None
+    is_order: bool = True
+    is_preorder: bool = False
+
+
+class _Services(Lenient):
+    result: list[_Service]
+
+
+class _Location(Lenient):
+    uuid: str
+    name: str
+    visibility: str | None = None
+    primary_resource_ordering: str | None = None
+
+
+class _Locations(Lenient):
+    result: list[_Location] = Field(default_factory=list)
+
+
+async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
+    services = await client.get_json(NAME, join_url(settings.base_url, SERVERS_PATH), timeout=settings.timeout)
+    locations = await client.get_json(NAME, join_url(settings.base_url, LOCATIONS_PATH), timeout=settings.timeout)
+    return {"services": services, "locations": locations}
+
+
+def _total(parts: list[_Part] | None) -> float | None:
+    if not parts:
+        return None
+    return sum((p.size or 0) * (p.count or 1) for p in parts) or None
+
+
+def _month_price(service: _Service, location: str, currency: str) -> float | None:
+    override = (service.location_price_collection or {}).get(location) or {}
+    for collection in (override, service.price_collection or {}):
+        price = collection.get(currency)
+        if price is not None and price.month:
+            return price.month
+    return None
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+    cfg = settings if isinstance(settings, SelectelSettings) else SelectelSettings(base_url=SPEC.order_url)
+    if not isinstance(payload, dict) or "services" not in payload:
+        payload = {"services": payload, "locations": {"result": []}}
+    services = validate(_Services, payload["services"], NAME)
+    locations = validate(_Locations, payload.get("locations") or {"result": []}, NAME)
+    prefixes = tuple(p.upper() for p in cfg.storefront_prefixes)
+    sold = {
+        loc.uuid: loc.name for loc in locations.result
+        if loc.visibility == "everywhere" and loc.primary_resource_ordering == "enabled"
+        and loc.name.upper().startswith(prefixes)
+    }
+    currency = cfg.currency.upper()
+    offers: list[Offer] = []
+    for svc in services.result:
+        if svc.gpu is None or not svc.gpu.name or not svc.gpu.count:
+            continue  # not a GPU server (`gpu` is null or {})
+        gpu = gpu_id(svc.gpu.name, None, NAME)
+        vcpu = (svc.cpu.count or 1) * svc.cpu.cores_per_cpu if svc.cpu and svc.cpu.cores_per_cpu else None
+        for avail in svc.available or []:
+            if avail.location not in sold:
+                continue
+            price = _month_price(svc, avail.location, currency)
+            if price is None:
+                continue  # not priced in this currency: nothing we could compare
+            count = max(0, avail.count) if svc.is_order else 0  # not orderable: none rentable now
+            offers.append(Offer(
+                provider=NAME, sku=svc.name, gpu=gpu, gpu_name=svc.gpu.name, gpu_count=svc.gpu.count,
+                vcpu=vcpu, ram_gb=_total(svc.ram), disk_gb=_total(svc.disk), location=sold[avail.location],
+                billing=Billing.MONTHLY, price=price, currency=currency, period=Period.MONTH,
+                in_stock=count > 0, available=count, url=SPEC.order_url,
+            ))
+    return offers

@@ -1,0 +1,109 @@
+"""Polling schedule: APScheduler 3.x `AsyncIOScheduler`, one job per enabled provider with its own interval and
+jitter (`max_instances=1`: a slow poll is never overlapped by the next; `coalesce=True`: missed runs collapse into
+one). Each job polls and hands the result to an injected `sink` (storage's ingest). Jobs are independent
+coroutines on one event loop, so a provider that hangs or fails never delays another.
+
+`poll_once` is the same thing for `gpuradar scrape --once`: the chosen providers, concurrently, results returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from core.polls import PollResult
+from scrapers.http import PoliteClient
+from scrapers.poller import poll, provider_settings, providers_of
+
+log = logging.getLogger(__name__)
+
+Sink = Callable[[PollResult], Awaitable[Any]]
+JOB_PREFIX = "poll:"
+
+
+def enabled_providers(settings: Any, only: Iterable[str] | None = None) -> list[str]:
+    """Enabled providers, or exactly the ones asked for (an explicit request polls a disabled provider too)."""
+    if only:
+        names = list(dict.fromkeys(only))
+        for name in names:
+            provider_settings(name, settings)  # KeyError for a name that is not a provider
+        return names
+    return list(providers_of(settings).enabled())
+
+
+class _SerialSink:
+    """Calls the sink one result at a time: polls run concurrently, but storage writes in order."""
+
+    def __init__(self, sink: Sink | None) -> None:
+        self._sink = sink
+        self._lock = asyncio.Lock()
+
+    async def __call__(self, result: PollResult) -> None:
+        if self._sink is None:
+            return
+        async with self._lock:
+            try:
+                await self._sink(result)
+            except Exception:  # a storage error must not kill the job: the next poll tries again
+                log.exception("%s: sink failed for a %s poll", result.provider, result.status.value)
+
+
+async def poll_once(providers: Iterable[str] | None, settings: Any, client: PoliteClient | httpx.AsyncClient,
+                    sink: Sink | None = None) -> list[PollResult]:
+    """Poll the chosen providers (None: every enabled one) concurrently; each result goes to `sink` as soon as
+    it is ready; results come back in the order the providers were named."""
+    names = enabled_providers(settings, providers)
+    deliver = _SerialSink(sink)
+
+    async def one(name: str) -> PollResult:
+        result = await poll(name, settings, client)
+        await deliver(result)
+        return result
+
+    return list(await asyncio.gather(*(one(n) for n in names)))
+
+
+class ScrapeScheduler:
+    """Owns the AsyncIOScheduler and its provider jobs. `start()` inside a running event loop."""
+
+    def __init__(self, settings: Any, client: PoliteClient | httpx.AsyncClient, sink: Sink, *,
+                 providers: Iterable[str] | None = None, scheduler: AsyncIOScheduler | None = None,
+                 run_now: bool = True) -> None:
+        self.settings = settings
+        self.client = client
+        self.scheduler = scheduler or AsyncIOScheduler(timezone=UTC)
+        self._sink = _SerialSink(sink)
+        self.providers = enabled_providers(settings, providers)
+        self.runs: dict[str, int] = dict.fromkeys(self.providers, 0)
+        for name in self.providers:
+            cfg = provider_settings(name, settings)
+            # The first poll right away (not one interval after start-up), then every interval. (APScheduler reads
+            # an explicit next_run_time=None as "paused", so the key is passed only when wanted.)
+            first = {"next_run_time": datetime.now(UTC)} if run_now else {}
+            self.scheduler.add_job(
+                self.run_provider, "interval", args=[name], id=JOB_PREFIX + name, name=f"poll {name}",
+                seconds=cfg.interval, jitter=cfg.jitter or None, max_instances=1, coalesce=True,
+                misfire_grace_time=max(1, cfg.interval // 2), **first,
+            )
+
+    async def run_provider(self, name: str) -> PollResult:
+        result = await poll(name, self.settings, self.client)
+        self.runs[name] = self.runs.get(name, 0) + 1
+        await self._sink(result)
+        return result
+
+    def start(self) -> None:
+        self.scheduler.start()
+
+    def shutdown(self, wait: bool = False) -> None:
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=wait)
+
+    def jobs(self) -> dict[str, Any]:
+        return {job.id.removeprefix(JOB_PREFIX): job for job in self.scheduler.get_jobs()}
