@@ -1,0 +1,148 @@
+"""Read side of the offer store: in-stock offers cheapest first, provider health, price history per GPU.
+
+Filtering that is domain logic (does a configuration fit a workload?) stays in core: callers pass a predicate
+(`workload_fits(workload)` builds one from `core.fit`), the query only narrows by plain columns first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from core.gpus import get_gpu
+from core.offers import Offer
+from core.workload import Workload
+from storage.offer_tables import CurrentOffer, PricePoint, ProviderHealth, ScrapeRun
+
+OfferFilter = Callable[[Offer], bool]
+
+
+class StoredOffer(BaseModel):
+    offer: Offer
+    price_per_gpu_hour_rub: float | None
+    price_per_gpu_hour_usd: float | None
+    first_seen: datetime
+    last_seen: datetime
+
+
+class HealthView(BaseModel):
+    provider: str
+    status: str  # ok | degraded
+    reason: str | None
+    since: datetime
+    last_poll: datetime
+    last_success: datetime | None
+    last_error: str | None
+    last_error_at: datetime | None
+    consecutive_failures: int
+    last_offer_count: int | None = None  # offers in the latest poll (any status)
+
+
+class HistoryPoint(BaseModel):
+    at: datetime
+    price: float | None  # cheapest in-stock price per GPU-hour then; None when nothing was in stock
+
+
+class HistorySeries(BaseModel):
+    provider: str
+    points: list[HistoryPoint]
+
+
+def workload_fits(workload: Workload) -> OfferFilter:
+    """Keep offers whose GPU (a catalog id) and count can run the workload, per core's estimator."""
+    # the estimator is imported here, so listing offers does not load it
+    from core.fit import requirement
+
+    need = requirement(workload)
+
+    def fits(offer: Offer) -> bool:
+        if offer.gpu is None:
+            return False  # an unknown card is never guessed to fit
+        try:
+            gpu = get_gpu(offer.gpu)
+        except KeyError:
+            return False
+        return bool(need.fits(gpu, offer.gpu_count))
+
+    return fits
+
+
+async def in_stock_offers(
+    session: AsyncSession,
+    *,
+    gpu: str | list[str] | None = None,
+    provider: str | list[str] | None = None,
+    min_count: int | None = None,
+    where: OfferFilter | None = None,
+    limit: int | None = None,
+) -> list[StoredOffer]:
+    """Offers listed in stock by the latest trusted poll of their provider, cheapest per GPU-hour first."""
+    q = select(CurrentOffer).where(CurrentOffer.in_stock.is_(True), CurrentOffer.missing == 0)
+    if gpu is not None:
+        q = q.where(CurrentOffer.gpu.in_([gpu] if isinstance(gpu, str) else gpu))
+    if provider is not None:
+        q = q.where(CurrentOffer.provider.in_([provider] if isinstance(provider, str) else provider))
+    if min_count is not None:
+        q = q.where(CurrentOffer.gpu_count >= min_count)
+    # NULLs (no exchange rate) last, portable across SQLite and PostgreSQL
+    q = q.order_by(CurrentOffer.price_per_gpu_hour_rub.is_(None), CurrentOffer.price_per_gpu_hour_rub,
+                   CurrentOffer.price_per_gpu_hour_usd, CurrentOffer.key)
+    out: list[StoredOffer] = []
+    for row in (await session.scalars(q)).all():
+        offer = row.to_offer()
+        if where is not None and not where(offer):
+            continue
+        out.append(StoredOffer(offer=offer, price_per_gpu_hour_rub=row.price_per_gpu_hour_rub,
+                               price_per_gpu_hour_usd=row.price_per_gpu_hour_usd,
+                               first_seen=row.first_seen, last_seen=row.last_seen))
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+async def provider_health(session: AsyncSession) -> list[HealthView]:
+    rows = (await session.scalars(select(ProviderHealth).order_by(ProviderHealth.provider))).all()
+    counts: dict[str, int] = {}
+    for row in rows:  # a handful of providers: one indexed look-up each
+        last = await session.scalar(select(ScrapeRun.offer_count).where(ScrapeRun.provider == row.provider)
+                                    .order_by(ScrapeRun.id.desc()).limit(1))
+        if last is not None:
+            counts[row.provider] = last
+    return [HealthView(provider=r.provider, status=r.status, reason=r.reason, since=r.since, last_poll=r.last_poll,
+                       last_success=r.last_success, last_error=r.last_error, last_error_at=r.last_error_at,
+                       consecutive_failures=r.consecutive_failures, last_offer_count=counts.get(r.provider))
+            for r in rows]
+
+
+async def price_history(session: AsyncSession, gpu: str, *, since: datetime | None = None,
+                        currency: str = "RUB", min_count: int | None = None) -> list[HistorySeries]:
+    """For a chart: per provider, the cheapest in-stock price per GPU-hour of this GPU after each change.
+
+    Each configuration's history is a step function (a point whenever its price or availability changed); the
+    provider's series is the minimum over its configurations at each change. Points before `since` still set the
+    starting state; the series starts with the state at `since`.
+    """
+    column = PricePoint.price_per_gpu_hour_usd if currency.upper() == "USD" else PricePoint.price_per_gpu_hour_rub
+    q = select(PricePoint.provider, PricePoint.offer_key, PricePoint.at, PricePoint.in_stock, column).where(
+        PricePoint.gpu == gpu)
+    if min_count is not None:
+        q = q.where(PricePoint.gpu_count >= min_count)
+    rows = (await session.execute(q.order_by(PricePoint.at, PricePoint.id))).all()
+
+    current: dict[str, dict[str, float | None]] = {}
+    series: dict[str, list[HistoryPoint]] = {}
+    for prov, key, at, in_stock, price in rows:
+        per_key = current.setdefault(prov, {})
+        per_key[key] = price if in_stock else None
+        prices = [p for p in per_key.values() if p is not None]
+        point = HistoryPoint(at=max(at, since) if since else at, price=min(prices) if prices else None)
+        points = series.setdefault(prov, [])
+        if points and points[-1].at == point.at:
+            points[-1] = point  # several changes at the same poll: the state after all of them
+        elif not points or points[-1].price != point.price:
+            points.append(point)
+    return [HistorySeries(provider=p, points=pts) for p, pts in sorted(series.items())]
