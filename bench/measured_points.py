@@ -1,0 +1,117 @@
+"""The public peak-memory measurements (`shared/reference/measured_public.json`) as workloads for the estimator.
+
+Shared by the accuracy tests and `bench/accuracy_table.py`, so the README table and the tests judge the same thing.
+
+How each point is read (and why):
+- Conditions the file states are used as stated (model, method, rank, targets, batch, sequence, checkpointing,
+  quantisation, precision, optimizer, GPU count and strategy).
+- Framework facts the file leaves implicit are filled from the framework named in `source`: torchtune and litgpt
+  train in pure bf16 (`bf16-true`: no fp32 master copy, optimizer states in bf16); the torchtune README runs
+  (Llama 3.1, late 2024) use torchtune's chunked cross-entropy (`fused_ce`), the older torchtune tutorial and
+  litgpt runs compute the plain loss; torchtune's NF4 (torchao) double-quantises its scales. Inference points
+  use bf16 weights unless quantised.
+- `seq_len: null` means the sequence length is unknown: such a point gets `ASSUMED_TRAIN_SEQ` (Alpaca's longest
+  sample in the Llama-2 tokenizer, 1304 tokens, which litgpt reports for the same dataset: unpacked batches pad to
+  the longest sample, so the peak is set by it) or `ASSUMED_INFER_SEQ` (litgpt's generate: a one-line prompt and
+  50 new tokens), and is marked `assumed_seq` — it is reported but kept out of the accuracy targets.
+- The RTX A6000 LoRA run is the same configuration as the 4090 one; its reserved peak reflects the caching
+  allocator on a larger card (`allocator_artefact`), not the workload's need.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.gpus import GPU, find_gpu
+from core.models import find_model
+from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MEASURED_PATH = REPO_ROOT.parent / "shared" / "reference" / "measured_public.json"
+
+ASSUMED_TRAIN_SEQ = 1304
+ASSUMED_INFER_SEQ = 128
+GB_PER_GIB = 2**30 / 1e9
+
+_QUANTS = {"nf4": Quant.NF4, "nf4 double-quant": Quant.NF4_DQ, "bf16": Quant.NONE, "gptq-int4": Quant.GPTQ_INT4,
+           "awq": Quant.AWQ, "int8": Quant.INT8}
+_ALLOCATOR_ARTEFACTS = {"tt-8b-lora-a6000"}
+
+
+@dataclass(frozen=True)
+class Point:
+    id: str
+    workload: Workload
+    gpu: GPU | None
+    measured_gib: float | None  # None: the run ran out of memory
+    outcome: str | None
+    assumed_seq: bool
+    allocator_artefact: bool
+    raw: dict[str, Any]
+
+    @property
+    def is_oom(self) -> bool:
+        return self.measured_gib is None
+
+    @property
+    def is_training(self) -> bool:
+        return self.workload.is_training
+
+    @property
+    def known_conditions(self) -> bool:
+        return not self.assumed_seq and not self.allocator_artefact and not self.is_oom
+
+
+def load_raw(path: Path = MEASURED_PATH) -> list[dict[str, Any]]:
+    """The file's points. A missing file is an error (FileNotFoundError), never an empty list."""
+    return list(json.loads(path.read_text(encoding="utf-8"))["points"])
+
+
+def _optimizer(raw: dict[str, Any]) -> Optimizer:
+    text = str(raw.get("optimizer") or "adamw").lower()
+    if "paged" in text:
+        return Optimizer.PAGED_ADAMW_8BIT
+    if "8bit" in text or "8-bit" in text:
+        return Optimizer.ADAMW_8BIT
+    return Optimizer.SGD if "sgd" in text else Optimizer.ADAMW
+
+
+def to_point(raw: dict[str, Any]) -> Point:
+    arch = find_model(raw["model"])
+    if arch is None:
+        raise ValueError(f"measured point {raw['id']}: unknown model {raw['model']!r}")
+    method = Method(raw["method"])
+    training = method is not Method.INFERENCE
+    source = str(raw.get("source", ""))
+    assumed = raw.get("seq_len") is None
+    seq = int(raw["seq_len"]) if not assumed else (ASSUMED_TRAIN_SEQ if training else ASSUMED_INFER_SEQ)
+    quant = _QUANTS[str(raw.get("quant", "nf4" if method is Method.QLORA else "bf16"))]
+    if quant is Quant.NF4 and source.startswith("torchtune"):
+        quant = Quant.NF4_DQ  # torchao's NF4 quantises its block scales too (double quantisation)
+    # torchtune and litgpt train in pure bf16; inference in bf16.
+    precision = Precision(raw.get("precision", "bf16-true")) if training else Precision.BF16
+    gpus = int(raw.get("gpus") or 1)
+    strategy = Strategy(raw["strategy"]) if raw.get("strategy") else (Strategy.FSDP if gpus > 1 else Strategy.SINGLE)
+    gpu = find_gpu(raw["gpu"]) if raw.get("gpu") else None
+    w = Workload(
+        model=arch.id, arch=arch, params_b=arch.params_b, method=method, quant=quant, precision=precision,
+        seq_len=seq, batch=int(raw.get("micro_batch") or 1), grad_ckpt=bool(raw.get("grad_ckpt", False)),
+        attention=Attention.FLASH,
+        lora_rank=int(raw["lora_rank"]) if raw.get("lora_rank") else None,
+        lora_targets=raw.get("lora_targets"),
+        optimizer=_optimizer(raw) if training else None,
+        fused_ce=source.startswith("torchtune README"),
+        gpus=gpus, strategy=strategy, offload=Offload.NONE, gpu=gpu.id if gpu else None,
+        kv_dtype="bf16", concurrency=1, examples=None, tokens_per_example=None, epochs=None,
+    )
+    measured = raw.get("measured")
+    gib = None if measured is None else float(measured) / (GB_PER_GIB if raw.get("unit") == "GB" else 1.0)
+    return Point(id=raw["id"], workload=w, gpu=gpu, measured_gib=gib, outcome=raw.get("outcome"),
+                 assumed_seq=assumed, allocator_artefact=raw["id"] in _ALLOCATOR_ARTEFACTS, raw=raw)
+
+
+def load_points(path: Path = MEASURED_PATH) -> list[Point]:
+    return [to_point(r) for r in load_raw(path)]
