@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from selectolax.parser import HTMLParser, Node
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from core.offers import Billing, Offer, Period
 from scrapers.errors import NotJsonError, PayloadValidationError
@@ -111,7 +111,7 @@ def json_path(data: Any, path: str) -> Any:
     return current
 
 
-def _html_field(row: Node, locator: str) -> str | None:
+def _html_field(row: LexborNode, locator: str) -> str | None:
     selector, _, attr = locator.partition("@")
     node = row.css_first(selector) if selector.strip() else row
     if node is None:
@@ -129,7 +129,7 @@ def _rows(payload: Any, cfg: DeclarativeProviderSettings, name: str) -> list[dic
         return [{f: json_path(row, loc) for f, loc in cfg.fields.items()} for row in rows if isinstance(row, dict)]
     if not isinstance(payload, str):
         raise PayloadValidationError(f"{name}: expected HTML text")
-    nodes = HTMLParser(payload).css(cfg.rows)
+    nodes = LexborHTMLParser(payload).css(cfg.rows)
     if not nodes:
         # A page that used to list offers and now matches nothing has changed layout or is a captcha: never
         # read that as "everything sold out".
