@@ -374,6 +374,9 @@ def _inference(w: Workload) -> MemoryEstimate:
         else:
             gather = 2 * d.layer_params * _base_bytes(w)
     acts = prefill_i + prefill_h
+    if w.attention is Attention.EAGER:
+        # Without FlashAttention the prefill builds one layer's score matrix and softmax (16-bit) at a time.
+        acts += 4.0 * a.heads * float(w.seq_len) ** 2 / (n if strategy is Strategy.TP else 1)
     overhead = INFER_WORKSPACE_FRACTION * weights + INFER_WORKSPACE_GIB * GIB + gather
     if _effective_quant(w) in BNB:
         overhead += DEQUANT_BYTES_PER_PARAM * d.largest_matrix
