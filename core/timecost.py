@@ -108,13 +108,13 @@ def estimate_time(w: Workload, fits: list[Fit]) -> TimeEstimate | None:
     if not w.is_training or not w.examples:
         return None
     assumed: list[str] = []
-    tpe = w.tokens_per_example
-    if not tpe:
-        tpe, _ = DEFAULT_TOKENS_PER_EXAMPLE, assumed.append("tokens_per_example")
-    epochs = w.epochs
-    if not epochs:
-        epochs, _ = DEFAULT_EPOCHS, assumed.append("epochs")
-    tokens = int(round(w.examples * tpe * epochs))
+    if not w.tokens_per_example:
+        assumed.append("tokens_per_example")
+    if not w.epochs:
+        assumed.append("epochs")
+    tpe = w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE
+    epochs = w.epochs or DEFAULT_EPOCHS
+    tokens = round(w.examples * tpe * epochs)
     per_config = []
     for f in fits:
         tps = tokens_per_second(w, f.gpu, f.count, f.strategy)
