@@ -1,0 +1,339 @@
+"""`WorkloadSpec` (what was said) -> `Workload` (everything the estimator needs) + the assumptions made.
+
+Every field a phrase leaves open gets a default that is sensible for the method, and each one is reported back
+in both languages, so the user sees exactly what the estimate assumed. Fields that mean nothing for the method
+(a LoRA rank for a full fine-tune, an optimizer for inference) are refused when stated and set to a neutral value
+silently when not: saying them back would only be noise. For inference the batch *is* the number of concurrent
+sequences: `Workload.batch` stays 1 and `concurrency` carries it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from core.gpus import GPU, find_gpu
+from core.models import Arch, find_model, model_for_size
+from core.parser import ParseError, Text, check_range, describe, normalise_targets
+from core.workload import (
+    ADAPTER_METHODS,
+    TRAINING_METHODS,
+    Attention,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Strategy,
+    Workload,
+    WorkloadSpec,
+)
+
+
+class Assumption(BaseModel):
+    """One default the phrase left open, said in both languages. `key` is the Workload field it fills."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    en: str
+    ru: str
+
+    def text(self, lang: str) -> str:
+        return self.ru if lang == "ru" else self.en
+
+
+SEQ_TRAINING = 2048
+SEQ_INFERENCE = 4096
+LORA_RANK = 16
+LORA_TARGETS = "all-linear"
+TOKENS_PER_EXAMPLE = 512
+EPOCHS = 1.0
+
+# Bytes per cached value; the estimator's KV-cache term multiplies by these.
+KV_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+# The KV cache of an unquantised model is kept in the compute type.
+_KV_FOR_PRECISION = {Precision.BF16: "bf16", Precision.BF16_TRUE: "bf16", Precision.FP16: "fp16",
+                     Precision.FP32: "fp32"}
+
+# Which base weights each method can train on (reference §2): a full or freeze run updates the weights
+# themselves, so they must be unquantised; adapters train on top of bitsandbytes, GPTQ or AWQ bases; QLoRA is
+# by definition a bitsandbytes (4-bit, or the 8-bit variant) base; a GGUF file is for llama.cpp inference only.
+_QUANTS_FOR: dict[Method, frozenset[Quant]] = {
+    Method.INFERENCE: frozenset(Quant),
+    Method.FULL: frozenset({Quant.NONE}),
+    Method.FREEZE: frozenset({Quant.NONE}),
+    Method.LORA: frozenset({Quant.NONE, Quant.NF4, Quant.NF4_DQ, Quant.INT8, Quant.FP8, Quant.GPTQ_INT4,
+                            Quant.GPTQ_INT8, Quant.AWQ}),
+    Method.QLORA: frozenset({Quant.NF4, Quant.NF4_DQ, Quant.INT8}),
+}
+# Quantisations only an inference checkpoint comes in: naming one with no method means inference.
+_INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.Q4_K_M, Quant.Q5_K_M, Quant.Q6_K,
+                               Quant.Q8_0})
+
+_METHODS_HELP: Text = (
+    "Which method? inference («70B inference 8k»), full fine-tune («7B full fine-tune»), freeze («7B freeze»), "
+    "LoRA («13B LoRA»), QLoRA («70B QLoRA»).",
+    "Какой метод? инференс («инференс 70B 8k»), полное дообучение («полное дообучение 7B»), заморозка "
+    "(«7B freeze»), LoRA («13B LoRA»), QLoRA («70B QLoRA»).",
+)
+
+
+def _error(spec: WorkloadSpec, en: str, ru: str) -> ParseError:
+    """A ParseError about the combination: what was said is listed as understood."""
+    said = {k: v for k, v in spec.model_dump(exclude_none=True).items() if k != "arch"}
+    items = [f"{k}={getattr(v, 'value', v)}" for k, v in said.items()]
+    return ParseError(items, problem=(en, ru), meanings=[describe(k, v) for k, v in said.items()])
+
+
+class _Filler:
+    """Collects the workload's fields and the assumptions behind the ones that were not said."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.notes: list[Assumption] = []
+
+    def assume(self, key: str, value: Any, why: Text | None = None) -> Any:
+        en, ru = describe(key, value)
+        if why:
+            en, ru = f"{en} ({why[0]})", f"{ru} ({why[1]})"
+        self.notes.append(Assumption(key=key, en=en, ru=ru))
+        self.values[key] = value
+        return value
+
+    def take(self, key: str, said: Any, default: Any, why: Text | None = None) -> Any:
+        """The value said, else the default reported as an assumption."""
+        if said is not None:
+            self.values[key] = said
+            return said
+        return self.assume(key, default, why)
+
+
+def complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
+    """Fill every open field with a default sensible for the method. Raises ParseError (only) when incoherent."""
+    try:
+        return _complete(spec)
+    except ParseError:
+        raise
+    except ValidationError as exc:  # a combination our checks missed: still a polite error, never a traceback
+        raise _error(spec, "These settings do not make a valid workload.",
+                     "Эти параметры не складываются в корректную задачу.") from exc
+
+
+def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> Arch:
+    if spec.arch is not None:
+        return spec.arch
+    if spec.model:
+        arch = find_model(spec.model)
+        if arch is None:
+            raise _error(spec, f"The model «{spec.model}» is not in the catalog: give its size (e.g. 13B) or its "
+                               "config.json.",
+                         f"Модели «{spec.model}» нет в каталоге: укажите её размер (например, 13B) или config.json.")
+        if spec.experts and spec.experts != arch.experts:
+            raise _error(spec, f"{arch.name} has {arch.experts} experts, not {spec.experts}.",
+                         f"У {arch.name} экспертов {arch.experts}, а не {spec.experts}.")
+        if spec.params_b and not spec.experts and abs(spec.params_b - arch.params_b) > 0.25 * arch.params_b:
+            raise _error(spec, f"{arch.name} has {arch.params_b:g}B parameters, not {spec.params_b:g}B: "
+                               "give either the model or the size.",
+                         f"У {arch.name} {arch.params_b:g}B параметров, а не {spec.params_b:g}B: "
+                         "укажите либо модель, либо размер.")
+        return arch
+    if spec.params_b is not None:
+        for field, value in (("params_b", spec.params_b), ("experts", spec.experts)):
+            reason = check_range(field, value) if value is not None else None
+            if reason:
+                raise _error(spec, reason[0] + ".", reason[1] + ".")
+        arch = model_for_size(spec.params_b, spec.experts)
+        size = f"{spec.experts}x{spec.params_b:g}B" if spec.experts else f"{spec.params_b:g}B"
+        shape_en = (f"{arch.layers} layers, hidden {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV heads, "
+                    f"vocabulary {arch.vocab}")
+        shape_ru = (f"{arch.layers} слоёв, hidden {arch.hidden}, {arch.heads} голов / {arch.kv_heads} KV-голов, "
+                    f"словарь {arch.vocab}")
+        f.notes.append(Assumption(
+            key="arch",
+            en=f"architecture: {size} read as a typical {arch.name} ({shape_en}); name the model or give its "
+               "config.json for another one",
+            ru=f"архитектура: {size} — типичная {arch.name} ({shape_ru}); для другой модели укажите её название "
+               "или config.json"))
+        return arch
+    raise _error(spec, "Which model? Give its size (13B, 8x7B) or its name (llama-3.1-8b, Qwen2.5-72B).",
+                 "Какая модель? Укажите размер (13B, 8x7B) или название (llama-3.1-8b, Qwen2.5-72B).")
+
+
+def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
+    if spec.method is not None:
+        return spec.method
+    hint: Text | None = None
+    if spec.concurrency is not None:
+        hint = ("you gave concurrent users", "указаны одновременные пользователи")
+    elif spec.kv_dtype is not None:
+        hint = ("you gave a KV-cache type", "указан тип KV-кэша")
+    elif spec.quant in _INFERENCE_QUANTS:
+        hint = ("a GPTQ/AWQ/GGUF checkpoint is for inference", "чекпойнт GPTQ/AWQ/GGUF — для инференса")
+    elif spec.strategy == Strategy.TP:
+        hint = ("tensor parallel is for inference", "тензорный параллелизм — для инференса")
+    if hint is None:
+        raise _error(spec, *_METHODS_HELP)
+    return f.assume("method", Method.INFERENCE, hint)
+
+
+def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
+    """Refuse fields that mean nothing for the method instead of silently ignoring them."""
+    name = describe("method", method)
+    if method == Method.INFERENCE:
+        stray = {"grad_ckpt": spec.grad_ckpt, "optimizer": spec.optimizer, "fused_ce": spec.fused_ce,
+                 "offload": spec.offload if spec.offload != Offload.NONE else None, "lora_rank": spec.lora_rank,
+                 "lora_targets": spec.lora_targets, "examples": spec.examples,
+                 "tokens_per_example": spec.tokens_per_example, "epochs": spec.epochs}
+    else:
+        stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype}
+        if method not in ADAPTER_METHODS:
+            stray |= {"lora_rank": spec.lora_rank, "lora_targets": spec.lora_targets}
+    said = [k for k, v in stray.items() if v is not None]
+    if said:
+        labels_en = ", ".join(describe(k, getattr(spec, k))[0] for k in said)
+        labels_ru = ", ".join(describe(k, getattr(spec, k))[1] for k in said)
+        raise _error(spec, f"That does not apply to {name[0].split(': ', 1)[1]}: {labels_en}.",
+                     f"Это не относится к методу «{name[1].split(': ', 1)[1]}»: {labels_ru}.")
+
+
+def _resolve_gpu(spec: WorkloadSpec) -> GPU | None:
+    if spec.gpu is None:
+        return None
+    gpu = find_gpu(spec.gpu)
+    if gpu is None:
+        raise _error(spec, f"The GPU «{spec.gpu}» is not in the catalog.", f"GPU «{spec.gpu}» нет в каталоге.")
+    return gpu
+
+
+def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
+    # vLLM / TGI split attention heads across GPUs; KV heads are split or replicated (reference §3)
+    kv = arch.kv_heads
+    if gpus > 1 and (arch.heads % gpus or (kv % gpus and gpus % kv)):
+        raise _error(spec, f"Tensor parallel over {gpus} GPUs does not divide {arch.name}'s {arch.heads} attention "
+                           f"heads / {kv} KV heads: use 2, 4 or 8 GPUs.",
+                     f"Тензорный параллелизм на {gpus} GPU не делит {arch.heads} голов внимания / {kv} KV-голов "
+                     f"{arch.name}: возьмите 2, 4 или 8 GPU.")
+
+
+def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
+    f = _Filler()
+    arch = _resolve_arch(spec, f)
+    method = _resolve_method(spec, f)
+    training = method in TRAINING_METHODS
+    _check_method_fields(spec, method)
+    gpu = _resolve_gpu(spec)
+
+    # precision: bf16 unless the named card has none (T4, V100), then fp16
+    if gpu is not None and not gpu.bf16:
+        if spec.precision in (Precision.BF16, Precision.BF16_TRUE):
+            raise _error(spec, f"{gpu.name} has no bf16: use fp16.", f"У {gpu.name} нет bf16: используйте fp16.")
+        precision = f.take("precision", spec.precision, Precision.FP16,
+                           (f"{gpu.name} has no bf16", f"у {gpu.name} нет bf16"))
+    else:
+        precision = f.take("precision", spec.precision, Precision.BF16)
+
+    # quantisation: NF4 is what QLoRA means; everything else starts from 16-bit weights
+    quant = f.take("quant", spec.quant, Quant.NF4 if method == Method.QLORA else Quant.NONE)
+    if quant not in _QUANTS_FOR[method]:
+        allowed = ", ".join(q.value for q in Quant if q in _QUANTS_FOR[method])
+        raise _error(spec, f"{describe('method', method)[0].split(': ')[1]} cannot use a {quant.value} base "
+                           f"(possible: {allowed}).",
+                     f"{describe('method', method)[1].split(': ')[1]} не работает с базой {quant.value} "
+                     f"(возможно: {allowed}).")
+
+    # GPUs and how they share the work
+    gpus = f.take("gpus", spec.gpus, 1)
+    offload = spec.offload or Offload.NONE
+    if spec.strategy is not None:
+        strategy = spec.strategy
+        if strategy == Strategy.TP and training:
+            raise _error(spec, "Tensor parallel is modelled for inference; for training use zero3, fsdp or ddp.",
+                         "Тензорный параллелизм — для инференса; для обучения укажите zero3, fsdp или ddp.")
+        if not training and strategy not in (Strategy.TP, Strategy.SINGLE):
+            raise _error(spec, "For inference several GPUs split the model with tensor parallel (tp).",
+                         "Для инференса несколько GPU делят модель тензорным параллелизмом (tp).")
+        if strategy == Strategy.SINGLE and gpus > 1:
+            raise _error(spec, f"«single» means one GPU, but {gpus} GPUs were given.",
+                         f"«single» означает одну GPU, а указано {gpus}.")
+        if offload != Offload.NONE and strategy in (Strategy.SINGLE, Strategy.DDP, Strategy.TP):
+            raise _error(spec, "CPU offload needs DeepSpeed ZeRO (zero2/zero3) or FSDP.",
+                         "Выгрузка в CPU требует DeepSpeed ZeRO (zero2/zero3) или FSDP.")
+        if offload == Offload.ALL and strategy == Strategy.ZERO2:
+            raise _error(spec, "Offloading the parameters needs ZeRO-3 (or FSDP); ZeRO-2 offloads the optimizer only.",
+                         "Выгрузка параметров требует ZeRO-3 (или FSDP); ZeRO-2 выгружает только оптимизатор.")
+        f.values["strategy"] = strategy
+    elif offload != Offload.NONE:
+        strategy = f.assume("strategy", Strategy.ZERO3, ("CPU offload runs under DeepSpeed ZeRO-3",
+                                                         "выгрузка в CPU работает через DeepSpeed ZeRO-3"))
+    elif gpus == 1:
+        strategy = f.assume("strategy", Strategy.SINGLE)
+    elif not training:
+        strategy = f.assume("strategy", Strategy.TP, ("the usual way to serve on several GPUs",
+                                                      "обычный способ инференса на нескольких GPU"))
+    elif method in ADAPTER_METHODS:
+        strategy = f.assume("strategy", Strategy.FSDP, ("shards the frozen base across the GPUs",
+                                                        "делит замороженную базу между GPU"))
+    else:
+        strategy = f.assume("strategy", Strategy.ZERO3, ("shards weights, gradients and optimizer states",
+                                                         "делит веса, градиенты и состояния оптимизатора"))
+    if strategy == Strategy.TP:
+        _check_tp(spec, arch, gpus)
+
+    attention = f.take("attention", spec.attention, Attention.FLASH)
+    kv_default = _KV_FOR_PRECISION[precision]
+    if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:
+        raise _error(spec, f"Unknown KV-cache type «{spec.kv_dtype}» (possible: {', '.join(KV_BYTES)}).",
+                     f"Неизвестный тип KV-кэша «{spec.kv_dtype}» (возможно: {', '.join(KV_BYTES)}).")
+
+    if training:
+        tpe_said = spec.tokens_per_example
+        seq_why: Text | None = None
+        seq_default = SEQ_TRAINING
+        if tpe_said and tpe_said > SEQ_TRAINING and spec.seq_len is None:
+            seq_default = tpe_said
+            seq_why = ("long enough for one example", "чтобы вместился один пример")
+        seq_len = f.take("seq_len", spec.seq_len, seq_default, seq_why)
+        f.take("batch", spec.batch, 1)
+        f.take("grad_ckpt", spec.grad_ckpt, True)
+        f.take("optimizer", spec.optimizer, Optimizer.ADAMW)
+        f.take("fused_ce", spec.fused_ce, False)
+        f.take("offload", spec.offload, Offload.NONE)
+        f.values |= {"kv_dtype": kv_default, "concurrency": 1}
+        if method in ADAPTER_METHODS:
+            f.take("lora_rank", spec.lora_rank, LORA_RANK)
+            targets = normalise_targets(spec.lora_targets) if spec.lora_targets else None
+            f.take("lora_targets", targets, LORA_TARGETS)
+        else:
+            f.values |= {"lora_rank": None, "lora_targets": None}
+        if spec.examples is not None or spec.tokens_per_example is not None or spec.epochs is not None:
+            f.values["examples"] = spec.examples
+            f.take("tokens_per_example", tpe_said, min(TOKENS_PER_EXAMPLE, seq_len))
+            f.take("epochs", spec.epochs, EPOCHS)
+        else:
+            f.values |= {"examples": None, "tokens_per_example": None, "epochs": None}
+    else:
+        f.take("seq_len", spec.seq_len, SEQ_INFERENCE)
+        concurrency = spec.concurrency
+        if spec.batch is not None:
+            if concurrency is not None and concurrency != spec.batch:
+                raise _error(spec, "For inference the batch is the number of concurrent sequences: give one of them.",
+                             "Для инференса батч — это число одновременных последовательностей: укажите что-то одно.")
+            concurrency = spec.batch
+        f.take("concurrency", concurrency, 1)
+        f.take("kv_dtype", spec.kv_dtype, kv_default)
+        f.values |= {"batch": 1, "grad_ckpt": False, "optimizer": None, "fused_ce": False, "offload": Offload.NONE,
+                     "lora_rank": None, "lora_targets": None, "examples": None, "tokens_per_example": None,
+                     "epochs": None}
+
+    workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
+                        params_b=arch.params_b, method=method, quant=quant, precision=precision, attention=attention,
+                        gpus=gpus, strategy=strategy, gpu=gpu.id if gpu else None,
+                        **{k: v for k, v in f.values.items()
+                           if k not in ("precision", "quant", "gpus", "strategy", "attention", "method")})
+    return workload, f.notes
+
+
+__all__ = ["EPOCHS", "KV_BYTES", "LORA_RANK", "LORA_TARGETS", "SEQ_INFERENCE", "SEQ_TRAINING",
+           "TOKENS_PER_EXAMPLE", "Assumption", "complete"]

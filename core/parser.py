@@ -1,0 +1,647 @@
+"""Free text in Russian or English -> `WorkloadSpec`.
+
+The phrase is read by one precompiled regular expression: an ordered alternation of rules ("13B", "ctx 8k",
+"8 пользователей", "on 8 H100"...), scanned left to right. At each word start the first rule that matches wins, so
+specific rules ("10k примеров", "8-bit adam", "kv fp8") sit before general ones ("10k" as a context, "8-bit"
+as a quantisation). What no rule consumed and is not a filler word ("on", "для"...) is reported back: a phrase
+is either understood completely or a `ParseError` says what was and what was not understood, with examples.
+One compiled scan keeps parse + defaults in the tens of microseconds (the bot answers inline queries per keystroke).
+
+Only what was said is set; the defaults a phrase leaves open are `core.defaults.complete`'s business.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from core.gpus import GPUS, find_gpu
+from core.models import TYPICAL_FOR_SIZE, find_model, get_model
+from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+
+Text = tuple[str, str]  # (English, Russian)
+
+MAX_CHARS = 500  # a workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256)
+
+EXAMPLES_EN = ("13B LoRA", "70B QLoRA ctx 8k bs 4", "llama-3.1-8b lora r16 seq 4096",
+               "Qwen2.5-72B inference 32k, 8 users")
+EXAMPLES_RU = ("13B LoRA", "полное дообучение 7B", "70B QLoRA контекст 8k на 2x A100 80GB",
+               "инференс 70B int4, контекст 32k, 8 пользователей")
+
+
+# --- the error -------------------------------------------------------------------------------------------------
+
+class ParseError(ValueError):
+    """A phrase (or a combination of fields) that cannot be read as a workload.
+
+    `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
+    error comes from `complete`); `message(lang)` explains them in Russian or English with example phrases.
+    """
+
+    def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
+                 problem: Text | None = None, meanings: Sequence[Text | None] = (),
+                 reasons: Mapping[str, Text] | None = None) -> None:
+        self.understood: list[str] = list(understood)
+        self.not_understood: list[str] = list(not_understood)
+        self.problem = problem
+        self._meanings = list(meanings)
+        self._reasons = dict(reasons or {})
+        super().__init__(self.message("en"))
+
+    def message(self, lang: str) -> str:
+        ru = 1 if lang == "ru" else 0
+        lines: list[str] = []
+        if self.problem:
+            lines.append(self.problem[ru])
+        elif self.not_understood:
+            lines.append(("Sorry, I could not read all of that.", "Извините, я понял не всё.")[ru])
+        else:
+            lines.append(("Sorry, I could not read that workload.", "Извините, не получилось разобрать задачу.")[ru])
+        if self.understood:
+            items = []
+            for i, frag in enumerate(self.understood):
+                meaning = self._meanings[i] if i < len(self._meanings) else None
+                items.append(f"«{frag}» — {meaning[ru]}" if meaning else f"«{frag}»")
+            lines.append(("Understood: ", "Понял: ")[ru] + "; ".join(items) + ".")
+        elif self.not_understood:
+            lines.append(("Understood: nothing yet.", "Понял: пока ничего.")[ru])
+        if self.not_understood:
+            items = []
+            for frag in self.not_understood:
+                reason = self._reasons.get(frag)
+                items.append(f"«{frag}» ({reason[ru]})" if reason else f"«{frag}»")
+            lines.append(("Not understood: ", "Не понял: ")[ru] + "; ".join(items) + ".")
+        examples = (EXAMPLES_EN, EXAMPLES_RU)[ru]
+        lines.append(("Try for example: ", "Попробуйте, например: ")[ru] + ", ".join(f"«{e}»" for e in examples))
+        return "\n".join(lines)
+
+
+# --- how fields read back to the user (shared with core.defaults) ------------------------------------------------
+
+FIELD_LABELS: dict[str, Text] = {
+    "model": ("model", "модель"), "arch": ("architecture", "архитектура"), "params_b": ("model size", "размер модели"),
+    "experts": ("experts", "эксперты"), "method": ("method", "метод"), "quant": ("quantization", "квантизация"),
+    "precision": ("precision", "точность"), "seq_len": ("sequence length", "длина последовательности"),
+    "batch": ("micro-batch", "микро-батч"), "grad_ckpt": ("gradient checkpointing", "gradient checkpointing"),
+    "attention": ("attention", "attention"), "lora_rank": ("LoRA rank", "ранг LoRA"),
+    "lora_targets": ("LoRA targets", "слои LoRA"), "optimizer": ("optimizer", "оптимизатор"),
+    "fused_ce": ("fused cross-entropy", "fused cross-entropy"), "gpus": ("GPUs", "GPU"),
+    "strategy": ("multi-GPU strategy", "стратегия на нескольких GPU"), "offload": ("CPU offload", "выгрузка в CPU"),
+    "gpu": ("GPU", "GPU"), "kv_dtype": ("KV-cache type", "тип KV-кэша"),
+    "concurrency": ("concurrent sequences", "одновременных последовательностей"),
+    "examples": ("examples", "примеров"), "tokens_per_example": ("tokens per example", "токенов на пример"),
+    "epochs": ("epochs", "эпох"),
+}
+
+# Keyed by (enum type, member): StrEnum members of different enums compare equal ("none" == "none").
+_VALUE_TEXT: dict[tuple[type, Any], Text] = {(type(k), k): v for k, v in (
+    (Method.INFERENCE, ("inference", "инференс")), (Method.FULL, ("full fine-tune", "полное дообучение")),
+    (Method.FREEZE, ("freeze (only the last layers train)", "заморозка (обучаются только последние слои)")),
+    (Method.LORA, ("LoRA", "LoRA")), (Method.QLORA, ("QLoRA", "QLoRA")),
+    (Quant.NONE, ("none, 16-bit weights", "нет, 16-битные веса")),
+    (Offload.NONE, ("none", "нет")), (Offload.OPTIMIZER, ("optimizer states", "состояния оптимизатора")),
+    (Offload.ALL, ("parameters and optimizer", "параметры и оптимизатор")),
+    (Strategy.SINGLE, ("single GPU", "одна GPU")), (Strategy.TP, ("tensor parallel", "тензорный параллелизм")),
+    (Strategy.ZERO3, ("ZeRO-3", "ZeRO-3")), (Strategy.ZERO2, ("ZeRO-2", "ZeRO-2")), (Strategy.FSDP, ("FSDP", "FSDP")),
+    (Strategy.DDP, ("DDP", "DDP")),
+)}
+
+
+def render_value(field: str, value: Any) -> Text:
+    """A field's value as the user reads it, in both languages."""
+    if isinstance(value, Enum) and (type(value), value) in _VALUE_TEXT:
+        return _VALUE_TEXT[(type(value), value)]
+    if isinstance(value, bool):
+        return ("on", "вкл.") if value else ("off", "выкл.")
+    if field == "params_b":
+        return f"{value:g}B", f"{value:g}B"
+    if field == "seq_len":
+        return f"{value} tokens", f"{value} токенов"
+    if field == "model":
+        arch = find_model(str(value))
+        return (arch.name, arch.name) if arch else (str(value), str(value))
+    if field == "gpu":
+        gpu = find_gpu(str(value))
+        return (gpu.name, gpu.name) if gpu else (str(value), str(value))
+    if isinstance(value, Enum):
+        return str(value.value), str(value.value)
+    if isinstance(value, float):
+        return f"{value:g}", f"{value:g}"
+    return str(value), str(value)
+
+
+def describe(field: str, value: Any) -> Text:
+    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токенов'."""
+    en_label, ru_label = FIELD_LABELS.get(field, (field, field))
+    en, ru = render_value(field, value)
+    return f"{en_label}: {en}", f"{ru_label}: {ru}"
+
+
+# --- numbers ---------------------------------------------------------------------------------------------------
+
+# Inclusive sanity ranges: a value outside is reported, never passed on (no 10^30-token contexts).
+LIMITS: dict[str, tuple[float, float]] = {
+    "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
+    "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, 100_000), "examples": (1, 10**10),
+    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
+}
+_INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
+                         "tokens_per_example"})
+
+_UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ".").replace(" ", ""))
+
+
+def _amount(text: str, kilo: int = 1000) -> float:
+    """'10k' -> 10000; with kilo=1024 (contexts) '8k' -> 8192. 'тыс' is always 1000, 'млн' a million."""
+    text = text.strip()
+    unit = _UNIT.search(text)
+    if not unit:
+        return _number(text)
+    value = _number(text[: unit.start()])
+    u = unit.group(1)
+    if u in ("k", "к"):
+        return value * kilo
+    if u.startswith(("тыс", "thousand")):
+        return value * 1000
+    return value * (kilo * kilo if u == "m" else 1_000_000)
+
+
+def check_range(field: str, value: float) -> Text | None:
+    """None when the value is sane for the field, else why not (both languages)."""
+    lo, hi = LIMITS[field]
+    if not lo <= value <= hi:
+        label_en, label_ru = FIELD_LABELS[field]
+        return (f"{label_en} must be between {lo:g} and {hi:g}", f"{label_ru}: допустимо от {lo:g} до {hi:g}")
+    if field in _INT_FIELDS and abs(value - round(value)) > 1e-6:
+        label_en, label_ru = FIELD_LABELS[field]
+        return f"{label_en} must be a whole number", f"{label_ru}: нужно целое число"
+    return None
+
+
+# --- the rules -------------------------------------------------------------------------------------------------
+
+N = r"[0-9]{1,9}(?:[.,][0-9]{1,4})?"  # a number; Russian decimal comma allowed
+INT = r"[0-9]{1,9}"
+AMT = r"[0-9]{1,9}(?:[.,][0-9]{1,4})?\s?(?:k|к|m|тыс\.?|млн\.?|thousand|million)?"
+SEP = r"[\s_\-]*"
+MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
+TOKW = r"(?:tokens?|tok|токен\w*)"
+EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
+       r"пример\w*|сэмпл\w*|диалог\w*|строк\w*|запис\w*|инструкц\w*|пар\b)")
+EPW = r"(?:epochs?|эпох\w*|ep)"
+KVT = r"(?:fp8|int8|int4|bf16|fp16|8[\s\-_]*bit|4[\s\-_]*bit)"
+GC = (r"(?:grad(?:ient)?s?[\s_\-]*(?:ckpt|checkpoint(?:ing|s)?)|activation[\s_\-]*(?:ckpt|checkpoint(?:ing)?|"
+      r"recomput\w*)|checkpointing|recompute|чекпоинт\w*|gc)")
+FA = r"(?:flash[\s_\-]*(?:attn|attention)(?:[\s_\-]*[0-9])?|flash|fa[23]|sdpa)"
+FCE = (r"(?:(?:fused|chunked)[\s_\-]*(?:ce|cross[\s_\-]*entropy|loss)|cut[\s_\-]*cross[\s_\-]*entropy|cce|"
+       r"liger(?:[\s_\-]*kernels?)?|unsloth)")
+OFF = r"(?:offload\w*|оффлоад\w*|выгрузк\w*)"
+TI = r"(?:[qkvo]|gate|up|down)(?:_proj)?"
+NO = r"(?:no|without|disable|без)[\s_\-]+"
+
+
+def _gpu_pattern() -> str:
+    """Every catalog spelling of a card (memory left to an optional suffix), longest first."""
+    names: set[str] = set()
+    for gpu in GPUS:
+        for alias in (*gpu.aliases, gpu.name):
+            toks = [t for t in re.split(r"[\s_\-/]+", alias.lower()) if t and not re.fullmatch(r"[0-9]+gb", t)]
+            if toks:
+                names.add(SEP.join(re.escape(t) for t in toks))
+    alts = "|".join(sorted(names, key=len, reverse=True))
+    return (rf"(?:(?:nvidia|geforce|tesla|amd|instinct|quadro)[\s_\-]*)*(?:{alts})"
+            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{2,3}}[\s_\-]*(?:gb|гб|g)))*")
+
+
+GPU = _gpu_pattern()
+
+Handler = Callable[[re.Match[str]], dict[str, Any]]
+
+
+class Bad(Exception):
+    """Raised by a rule handler: the fragment was recognised as something but its value is wrong."""
+
+    def __init__(self, reason: Text) -> None:
+        super().__init__(reason[0])
+        self.reason = reason
+
+
+def _const(**fields: Any) -> Handler:
+    return lambda m: dict(fields)
+
+
+def _field(field: str, *groups: str, kilo: int = 1000, **extra: Any) -> Handler:
+    """A handler that reads a number from the first present group into `field` (range-checked)."""
+    def handle(m: re.Match[str]) -> dict[str, Any]:
+        raw = next(m.group(g) for g in groups if m.group(g) is not None)
+        value = _amount(raw, kilo)
+        reason = check_range(field, value)
+        if reason:
+            raise Bad(reason)
+        return {field: round(value) if field in _INT_FIELDS else value, **extra}
+    return handle
+
+
+def _size(m: re.Match[str]) -> dict[str, Any]:
+    out = _field("params_b", "sz_n")(m)
+    return {"params_b": out["params_b"]}
+
+
+def _moe(m: re.Match[str]) -> dict[str, Any]:
+    experts = int(m.group("moe_e"))
+    params = _number(m.group("moe_p"))
+    for field, value in (("experts", experts), ("params_b", params)):
+        reason = check_range(field, value)
+        if reason:
+            raise Bad(reason)
+    return {"experts": experts, "params_b": params}
+
+
+def _gpu_named(name_group: str, count_group: str | None) -> Handler:
+    def handle(m: re.Match[str]) -> dict[str, Any]:
+        gpu = find_gpu(m.group(name_group))
+        if gpu is None:
+            raise Bad(("this GPU is not in the catalog (a different memory size?)",
+                       "такой GPU нет в каталоге (другой объём памяти?)"))
+        out: dict[str, Any] = {"gpu": gpu.id}
+        if count_group:
+            out.update(_field("gpus", count_group)(m))
+        return out
+    return handle
+
+
+# Russian spellings in any case ("ламы", "квена") -> the Latin family name
+_FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"))
+
+
+def _model(m: re.Match[str]) -> dict[str, Any]:
+    family = re.sub(r"^meta[\s\-_]?", "", m.group("md_f"))
+    family = next((latin for prefix, latin in _FAMILIES if family.startswith(prefix)), family)
+    version = m.group("md_v") or m.group("md_v2") or ""
+    size = m.group("md_sz")
+    composite = " ".join(p for p in (family, version, m.group("md_var") or "", f"{size}b" if size else "") if p)
+    arch = find_model(m.group(0)) or find_model(composite)
+    if arch is None and size and not version and "x" not in size:
+        # "llama 70b": the typical architecture for the size, when it is of the family named
+        typical = TYPICAL_FOR_SIZE.get(f"{_number(size):g}")
+        if typical and typical.startswith(family):
+            arch = get_model(typical)
+    if arch is None:
+        raise Bad(("this model is not in the catalog: give its size (e.g. 13B) or a config.json",
+                   "этой модели нет в каталоге: укажите размер (например, 13B) или config.json"))
+    return {"model": arch.id}
+
+
+_KV = {"8bit": "int8", "4bit": "int4"}
+
+
+def _kv(m: re.Match[str]) -> dict[str, Any]:
+    raw = next(m.group(g) for g in ("kv_t", "kv_t2", "kv_t3") if m.group(g) is not None)
+    raw = re.sub(r"[\s\-_]", "", raw)
+    return {"kv_dtype": _KV.get(raw, raw)}
+
+
+_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0}
+
+
+def _gguf(m: re.Match[str]) -> dict[str, Any]:
+    kind = m.group("gg_t")
+    return {"quant": _GGUF[re.sub(r"[\s_\-]", "", kind)] if kind else Quant.Q4_K_M}
+
+
+def _targets(m: re.Match[str]) -> dict[str, Any]:
+    raw = next(m.group(g) for g in ("tg_l", "tg_l2") if m.group(g) is not None)
+    return {"lora_targets": normalise_targets(raw)}
+
+
+def _tp(m: re.Match[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"strategy": Strategy.TP}
+    if m.group("tp_n"):
+        out.update(_field("gpus", "tp_n")(m))
+    return out
+
+
+def _noop(m: re.Match[str]) -> dict[str, Any]:
+    return {"_note": ("does not change memory, ignored", "на память не влияет, не учитываю")}
+
+
+# (name, pattern, handler). Order matters only between rules that can start at the same place: specific first.
+_RULES: list[tuple[str, str, Handler]] = [
+    ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
+     lambda m: {**_field("examples", "dx_n")(m), **_field("epochs", "dx_e")(m)}),
+    ("examples", rf"(?P<ex_n>{AMT})\s*{EXW}", _field("examples", "ex_n")),
+    ("examples2", rf"(?:dataset|датасет\w*|num[\s_]*examples)\s*(?:of\s+|из\s+|на\s+)?[=:]?\s*(?P<ex_n2>{AMT})"
+                  rf"(?:\s*{EXW})?", _field("examples", "ex_n2")),
+    ("tpe", rf"(?:по\s+)?(?P<tp_a>{AMT})\s*{TOKW}\s*(?:per|each|/|на|в|за)?\s*(?:an?\s+|каждый\s+|один\s+)?"
+            rf"(?:examples?|samples?|пример\w*|сэмпл\w*|dialog\w*|диалог\w*|records?|rows?)",
+     _field("tokens_per_example", "tp_a")),
+    ("tpe2", rf"(?:по|of|each)\s+(?P<tp_b>{AMT})\s*{TOKW}(?:\s+(?:each|каждый))?",
+     _field("tokens_per_example", "tp_b")),
+    ("tpe3", rf"(?P<tp_c>{AMT})\s*{TOKW}\s+(?:each|каждый)", _field("tokens_per_example", "tp_c")),
+    ("tpe4", rf"(?:tokens?[\s_]*per[\s_]*(?:example|sample)|tokens_per_example|tpe|длин\w*\s+пример\w*)"
+             rf"\s*[=:]?\s*(?P<tp_d>{AMT})(?:\s*{TOKW})?", _field("tokens_per_example", "tp_d")),
+    ("epochs", rf"(?P<ep_n>{N})\s*{EPW}", _field("epochs", "ep_n")),
+    ("epochs2", rf"(?:epochs?|эпох\w*|num[\s_]*train[\s_]*epochs)\s*[=:]?\s*(?P<ep_n2>{N})",
+     _field("epochs", "ep_n2")),
+    ("moe", rf"(?P<moe_e>[0-9]{{1,3}})\s*{MUL}\s*(?P<moe_p>{N})\s*(?:b|bn|б|млрд\.?)"
+            r"(?:\s*(?:params?|parameters?|параметр\w*))?", _moe),
+    ("gpu_count", rf"(?P<gc_n>{INT})(?:\s*{MUL}\s*|\s+)(?P<gc_g>{GPU})", _gpu_named("gc_g", "gc_n")),
+    ("gpu_times", rf"(?P<gx_g>{GPU})\s*{MUL}\s*(?P<gx_n>{INT})", _gpu_named("gx_g", "gx_n")),
+    ("gpus", rf"(?P<gn_n>{INT})\s*(?:{MUL}\s*)?(?:gpus?|gpu's|гпу|карт\w*|видеокарт\w*|cards?|ускорител\w*|"
+             r"devices?)", _field("gpus", "gn_n")),
+    ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
+    ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
+    ("one_gpu", r"(?:one|a\s+single|single)[\s_\-]+(?:gpu|card|device)|одн(?:ой|у|а)\s+(?:карт\w*|gpu|видеокарт\w*|"
+                r"гпу)", _const(gpus=1)),
+    ("users", rf"(?P<cc_n>{INT})\s*(?:concurrent(?:ly)?(?:\s+(?:users?|requests?|sequences?|sessions?|streams?|"
+              r"chats?))?|simultaneous(?:\s+(?:users?|requests?|sequences?|sessions?))?|parallel\s+(?:users?|"
+              r"requests?|sequences?|sessions?|streams?)|users?|requests?(?:\s+in\s+parallel)?|sequences?|"
+              r"sessions?|streams?|пользовател\w*|юзер\w*|клиент\w*|одновременн\w*(?:\s+(?:запрос\w*|"
+              r"пользовател\w*|сесси\w*|диалог\w*|чат\w*))?|параллельн\w*(?:\s+(?:запрос\w*|сесси\w*|поток\w*))?|"
+              r"запрос\w*|сесси\w*|поток\w*|чат\w*)", _field("concurrency", "cc_n")),
+    ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|параллельно|одновременно)\s*[=:]?\s*(?P<cc_m>{INT})",
+     _field("concurrency", "cc_m")),
+    ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
+     _size),
+    ("model", r"(?:[a-z0-9][\w.\-]*/)?(?P<md_f>meta[\s\-_]?llama|llama|лл?ам\w*|qwen|квен\w*|qwq|mistral|"
+              r"мистрал\w*|mixtral|микстрал\w*|gemma|phi|yi|nemo)"
+              r"(?:[\-_]?(?P<md_v>[0-9]{1,2}(?:\.[0-9])?)(?![0-9x]|\s*b(?!\w))|"
+              r"\s+(?P<md_v2>[0-9]{1,2}(?:\.[0-9])?)(?=[\s\-_]+[0-9.]+(?:x[0-9.]+)?\s*b(?!\w)))?"
+              r"(?:[\s\-_]*(?P<md_var>coder|nemo|mini|math))?"
+              r"(?:[\s\-_]*(?P<md_sz>(?:[0-9]{1,2}x)?[0-9]{1,3}(?:\.[0-9])?)\s*b)?"
+              r"(?:(?:[\-_]|\s+)(?:instruct|chat)|[\-_](?:it|hf|base|v[0-9]+(?:\.[0-9]+)?|[0-9]+k))*", _model),
+    ("kv", rf"(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?(?:[\s_\-]*(?:dtype|type|in|в))?\s*[=:]?\s*"
+           rf"(?P<kv_t>{KVT})", _kv),
+    ("kv2", rf"(?P<kv_t2>{KVT})\s*(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?", _kv),
+    ("kv3", rf"(?:кэш\w*|кеш\w*|cache)\s*(?:в\s+|in\s+)?(?P<kv_t3>{KVT})", _kv),
+    ("opt_paged", r"paged[\s_\-]*adam\w*(?:[\s_\-]*8[\s_\-]*bit)?|paged(?:[\s_\-]*optim\w*)?",
+     _const(optimizer=Optimizer.PAGED_ADAMW_8BIT)),
+    ("opt_8bit", r"adam\w*?[\s_\-]*8[\s_\-]*bit|8[\s_\-]*(?:bit|бит\w*)[\s_\-]*(?:adam\w*|адам\w*|optim\w*|"
+                 r"оптимизатор\w*)|bnb[\s_\-]*adam\w*|adamw?[\s_\-]*bnb[\s_\-]*8[\s_\-]*bit",
+     _const(optimizer=Optimizer.ADAMW_8BIT)),
+    ("opt_adam", r"adam\w*|адам\w*", _const(optimizer=Optimizer.ADAMW)),
+    ("opt_sgd", r"sgd(?:[\s_\-]*(?:with[\s_\-]*)?momentum)?", _const(optimizer=Optimizer.SGD)),
+    ("gc_off", rf"{NO}{GC}|{GC}[\s_\-]*(?:=\s*)?(?:off|false|no|0|выкл\w*|нет)", _const(grad_ckpt=False)),
+    ("gc_on", rf"{GC}(?:[\s_\-]*(?:=\s*)?(?:on|true|yes|1|вкл\w*|да))?", _const(grad_ckpt=True)),
+    ("eager", rf"{NO}{FA}|eager(?:[\s_\-]*(?:attn|attention))?|(?:standard|vanilla|naive)[\s_\-]*attention",
+     _const(attention=Attention.EAGER)),
+    ("flash", FA, _const(attention=Attention.FLASH)),
+    ("ce_off", rf"{NO}{FCE}", _const(fused_ce=False)),
+    ("ce_on", FCE, _const(fused_ce=True)),
+    ("off_none", rf"{NO}(?:cpu[\s_\-]*)?{OFF}", _const(offload=Offload.NONE)),
+    ("off_all", rf"(?:cpu[\s_\-]*)?{OFF}\s+(?:of\s+)?(?:all|everything|params?|parameters|weights|model|всего|все|"
+                r"всё|весов|параметров)(?:\s+(?:to|на|в)\s+(?:cpu|ram|озу|цпу))?|(?:full|param(?:eter)?s?|weights?)"
+                rf"[\s_\-]+{OFF}|zero[\s_\-]*infinity|nvme[\s_\-]*{OFF}|offload[\s_\-]*param\w*",
+     _const(offload=Offload.ALL)),
+    ("off_opt", rf"(?:cpu[\s_\-]*)?{OFF}(?:\s+(?:of\s+)?(?:the\s+)?(?:optimizer|optim|оптимизатор\w*))?"
+                r"(?:\s+(?:to|на|в)\s+(?:cpu|ram|озу|цпу))?|(?:optimizer|optim)[\s_\-]+" + OFF,
+     _const(offload=Offload.OPTIMIZER)),
+    ("zero3", r"(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?3", _const(strategy=Strategy.ZERO3)),
+    ("zero2", r"(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?2", _const(strategy=Strategy.ZERO2)),
+    ("fsdp", r"fsdp[0-9]?(?:[\s_\-]*full[\s_\-]*shard\w*)?", _const(strategy=Strategy.FSDP)),
+    ("ddp", r"ddp|(?:distributed[\s_\-]*)?data[\s_\-]*parallel\w*", _const(strategy=Strategy.DDP)),
+    ("tp", r"(?:tp|tensor[\s_\-]*parallel\w*|тензорн\w*\s+параллел\w*)(?:\s*[=:]?\s*(?P<tp_n>[0-9]{1,3}))?", _tp),
+    ("q_dq", r"nf4[\s_\-+]*(?:dq|double[\s_\-]*quant\w*)|double[\s_\-]*quant\w*|двойн\w*\s+квантизац\w*",
+     _const(quant=Quant.NF4_DQ)),
+    ("q_nf4", r"nf4|(?:bnb|bitsandbytes)[\s_\-]*(?:nf)?4[\s_\-]*bit|(?:bnb|bitsandbytes)[\s_\-]*nf4",
+     _const(quant=Quant.NF4)),
+    ("q_gptq8", r"gptq[\s_\-]*(?:int8|8[\s_\-]*bit|w8\w*)", _const(quant=Quant.GPTQ_INT8)),
+    ("q_gptq", r"gptq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.GPTQ_INT4)),
+    ("q_awq", r"awq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.AWQ)),
+    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q4[\s_\-]?k[\s_\-]?m|q5[\s_\-]?k[\s_\-]?m|q6[\s_\-]?k|q8[\s_\-]?0|q8)|gguf",
+     _gguf),
+    ("q_fp8", r"fp8|float8|e4m3", _const(quant=Quant.FP8)),
+    ("q_int8", r"(?:(?:bnb|bitsandbytes)[\s_\-]*)?(?:int8|8[\s_\-]*bit|8[\s\-]*бит\w*)|llm\.int8|w8a16",
+     _const(quant=Quant.INT8)),
+    ("q_4bit", r"int4|4[\s_\-]*bit|4[\s\-]*бит\w*|w4a16", _const(_four_bit=True)),
+    ("q_none", rf"{NO}(?:quant\w*|квантизац\w*|квантован\w*)|unquantized|неквантован\w*", _const(quant=Quant.NONE)),
+    ("p_true", r"(?:pure|true)[\s_\-]*bf16|bf16[\s_\-]*(?:true|pure|only)|чист\w*\s+bf16",
+     _const(precision=Precision.BF16_TRUE)),
+    ("p_bf16", r"bf16(?:[\s_\-]*mixed)?|bfloat16|mixed[\s_\-]*precision|amp", _const(precision=Precision.BF16)),
+    ("p_fp16", r"fp16|float16|half(?:[\s_\-]*precision)?", _const(precision=Precision.FP16)),
+    ("p_fp32", r"fp32|float32|(?:full|single)[\s_\-]*precision|полн\w*\s+точност\w*", _const(precision=Precision.FP32)),
+    ("single", r"single", _const(strategy=Strategy.SINGLE)),
+    ("seq", r"(?:ctx|context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
+            r"seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|max[\s_\-]*(?:seq(?:uence)?[\s_\-]*)?len(?:gth)?|"
+            r"max[\s_\-]*model[\s_\-]*len|cutoff[\s_\-]*len|max[\s_\-]*tokens|длин\w*(?:\s+(?:контекста|"
+            rf"последовательност\w*))?|последовательност\w*)\s*(?:of\s+|в\s+|до\s+)?[=:]?\s*(?P<sq_a>{AMT})"
+            rf"(?:\s*{TOKW})?", _field("seq_len", "sq_a", kilo=1024)),
+    ("seq2", rf"(?P<sq_b>{AMT})\s*(?:{TOKW}\s*)?(?:of\s+)?(?:ctx|context|контекст\w*|seq(?:uence)?"
+             r"(?:[\s_\-]*len(?:gth)?)?|окн\w*)", _field("seq_len", "sq_b", kilo=1024)),
+    ("seq3", rf"(?P<sq_c>{AMT})\s*{TOKW}", _field("seq_len", "sq_c", kilo=1024)),
+    ("seq_k", r"(?P<sq_k>[0-9]{1,4}(?:[.,][0-9])?\s?(?:k|к))", _field("seq_len", "sq_k", kilo=1024)),
+    ("batch", r"(?:bs|mbs|batch(?:[\s_\-]*size)?|micro[\s_\-]*batch(?:[\s_\-]*size)?|per[\s_\-]*device[\s_\-]*"
+              r"(?:train[\s_\-]*)?batch[\s_\-]*size|батч\w*|размер\w*\s+батча|пакет\w*)\s*(?:of\s+|=|:)?\s*"
+              rf"(?P<bs_n>{INT})", _field("batch", "bs_n")),
+    ("rank", rf"(?:r|rank|lora_r|lora_rank|ранг\w*)\s*[=:]?\s*(?P<rk_n>{INT})", _field("lora_rank", "rk_n")),
+    ("targets", rf"(?:targets?|target[\s_\-]*modules|модул\w*)\s*[=:]?\s*(?P<tg_l>{TI}(?:\s*[,+/]\s*{TI})*|"
+                r"all[\s_\-]*linear|all|qkvo|qkv|qv)", _targets),
+    ("targets2", rf"(?P<tg_l2>{TI}(?:\s*[,+/]\s*{TI})+)", _targets),
+    ("t_all", r"all[\s_\-]*(?:linear|layers|modules|linears)|все\s+(?:линейные\s+)?(?:сло\w*|модул\w*|матриц\w*)",
+     _const(lora_targets="all-linear")),
+    ("t_attn", r"(?:attention|attn)(?:[\s_\-]*(?:layers|modules|projections))?[\s_\-]+only|only[\s_\-]+"
+               r"(?:attention|attn)|только\s+(?:внимани\w*|attention|attn)", _const(lora_targets="q,k,v,o")),
+    ("t_mlp", r"(?:mlp|ffn)[\s_\-]+only|only[\s_\-]+(?:mlp|ffn)|только\s+(?:mlp|ffn)",
+     _const(lora_targets="gate,up,down")),
+    ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
+             r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
+             r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+", _noop),
+    ("qlora", r"q[\s_\-]?lora|к?улора|qлора", _const(method=Method.QLORA)),
+    ("lora", r"(?:lora|лора)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|дообучени\w*|tuning|"
+             r"training))?", _const(method=Method.LORA)),
+    ("full", r"full(?:[\s_\-]*param(?:eter)?s?)?(?:[\s_\-]*(?:fine[\s_\-]*tun\w*|finetun\w*|ft|sft|training|train|"
+             r"tun\w*))?|fft|полн\w*(?:\s+(?:дообучени\w*|дообучить|дообучать|обучени\w*|обучить|"
+             r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
+    ("freeze", r"freeze(?:[\s_\-]*(?:tun\w*|training|fine[\s_\-]*tun\w*))?|frozen[\s_\-]*layers|заморозк\w*|"
+               r"замораживан\w*", _const(method=Method.FREEZE)),
+    ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|generation|generate|vllm|tgi|sglang|инференс\w*|"
+                  r"инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*", _const(method=Method.INFERENCE)),
+    ("training", r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
+                 r"тюнинг\w*|дотрен\w*", _const(_training=True)),
+]
+
+_MASTER = re.compile(
+    r"(?<![\w.])(?:" + "|".join(f"(?P<{name}>{pattern})" for name, pattern, _ in _RULES) + r")(?!\w)"
+)
+_HANDLERS: dict[str, Handler] = {name: handler for name, _, handler in _RULES}
+
+# Words that carry no meaning for the estimate.
+_FILLER_WORDS = """
+on with for the a an and using use via in of at to model models llm i we want need needs please x per gpu gpus
+run running how much what do vram memory weights instruct base method mode by tokens token setup config is it
+на с со для и в во по модель модели моделью мне нам нужно нужна нужен хочу надо сколько памяти видеопамяти х
+через при под карта карте карту gpu токенов токена токены метод режим это как типа примерно около хватит
+"""
+_FILLER = frozenset(_FILLER_WORDS.split())
+_GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
+_HAS_ALNUM = re.compile(r"\w")
+_NUMBER_ONLY = re.compile(r"[0-9]+(?:[.,][0-9]+)?")
+
+_NUMBER_REASON: Text = ("a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»",
+                        "число без единицы: напишите, например, «контекст 4096», «bs 4», «8 GPU», «13B»")
+_PSEUDO_MEANING: dict[str, Text] = {
+    "_four_bit": ("4-bit weights", "4-битные веса"),
+    "_training": ("training (the method is still to choose)", "обучение (метод ещё не выбран)"),
+}
+
+
+_FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quant.Q4_K_M})
+
+
+def _normalise(text: str) -> str:
+    return (text.lower().replace("ё", "е").replace("\u00a0", " ")
+            .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
+
+
+def parse_workload(text: str) -> WorkloadSpec:
+    """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
+    if not isinstance(text, str):
+        raise ParseError(problem=("A workload must be text.", "Задача должна быть текстом."))
+    if len(text) > MAX_CHARS:
+        raise ParseError(problem=(f"That is too long for a workload ({len(text)} characters, at most {MAX_CHARS}): "
+                                  "describe it in one short phrase.",
+                                  f"Слишком длинно для описания задачи ({len(text)} символов, максимум {MAX_CHARS}): "
+                                  "опишите её одной короткой фразой."))
+    low = _normalise(text)
+    # Show the user's own spelling when lower-casing kept positions (it does, except for rare letters like "İ").
+    shown = text if len(low) == len(text) else low
+    fields: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    understood: list[str] = []
+    meanings: list[Text | None] = []
+    bad: list[str] = []
+    reasons: dict[str, Text] = {}
+
+    def reject(fragment: str, reason: Text | None) -> None:
+        if fragment not in bad:
+            bad.append(fragment)
+        if reason:
+            reasons.setdefault(fragment, reason)
+
+    def leftovers(start: int, end: int) -> None:
+        for word in _GAP_SPLIT.split(shown[start:end]):
+            key = word.lower().strip(".-")
+            if not key or not _HAS_ALNUM.search(key) or key in _FILLER:
+                continue
+            reject(word, _NUMBER_REASON if _NUMBER_ONLY.fullmatch(key) else None)
+
+    pos = 0
+    for m in _MASTER.finditer(low):
+        leftovers(pos, m.start())
+        pos = m.end()
+        fragment = shown[m.start():m.end()].strip()
+        rule = m.lastgroup or ""
+        try:
+            found = _HANDLERS[rule](m)
+        except Bad as exc:
+            reject(fragment, exc.reason)
+            continue
+        except (ValueError, OverflowError):  # a number Python cannot read: say so, never crash
+            reject(fragment, None)
+            continue
+        texts: list[Text] = []
+        conflict = False
+        for field, value in found.items():
+            if field == "_note":
+                texts.append(value)
+                continue
+            if field in _PSEUDO_MEANING:
+                fields[field] = True
+                texts.append(_PSEUDO_MEANING[field])
+                continue
+            if field in fields and fields[field] != value:
+                reject(fragment, (f"contradicts «{origin[field]}»", f"противоречит «{origin[field]}»"))
+                conflict = True
+                break
+            fields[field] = value
+            origin[field] = fragment
+            texts.append(describe(field, value))
+        if not conflict:
+            understood.append(fragment)
+            meanings.append((", ".join(t[0] for t in texts), ", ".join(t[1] for t in texts)))
+    leftovers(pos, len(low))
+
+    if fields.pop("_four_bit", False):
+        # "int4"/"4bit": NF4 when training (LoRA on a 4-bit base is QLoRA), a GPTQ 4-bit checkpoint for inference
+        method = fields.get("method")
+        quant = Quant.GPTQ_INT4 if method in (None, Method.INFERENCE) else Quant.NF4
+        said = fields.get("quant")
+        if said is None:
+            fields["quant"] = quant
+        elif said not in _FOUR_BIT:
+            reject("4-bit", (f"contradicts «{origin['quant']}»", f"противоречит «{origin['quant']}»"))
+        if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
+            fields["method"] = Method.QLORA
+    fields.pop("_training", None)
+
+    if bad:
+        raise ParseError(understood, bad, meanings=meanings, reasons=reasons)
+    if not understood:
+        raise ParseError(problem=("Please describe the workload: the model (or its size) and what to do with it.",
+                                  "Опишите задачу: модель (или её размер) и что с ней делать."))
+    try:
+        return WorkloadSpec(**fields)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
+        raise ParseError(understood, problem=("Some values are out of range.", "Некоторые значения вне диапазона."),
+                         meanings=meanings) from exc
+
+
+# --- helpers for command-line options (the same vocabulary as the phrases) --------------------------------------
+
+_TARGET_ORDER = ("q", "k", "v", "o", "gate", "up", "down")
+_TARGET_SPLIT = re.compile(r"[\s,+/;]+")
+_TARGET_WORDS = {"all": "all-linear", "all-linear": "all-linear", "all_linear": "all-linear",
+                 "alllinear": "all-linear", "qv": "q,v", "qkv": "q,k,v", "qkvo": "q,k,v,o",
+                 "attention": "q,k,v,o", "attn": "q,k,v,o", "mlp": "gate,up,down"}
+
+
+def normalise_targets(text: str) -> str:
+    """'q_proj, v_proj' -> 'q,v'; 'all linear' -> 'all-linear'. Raises ParseError for an unknown module."""
+    raw = text.strip().lower()
+    if raw.replace(" ", "-") in _TARGET_WORDS:
+        return _TARGET_WORDS[raw.replace(" ", "-")]
+    chosen: set[str] = set()
+    for part in (p for p in _TARGET_SPLIT.split(raw) if p):
+        name = part.removesuffix("_proj")
+        if name in _TARGET_WORDS and name != "all":
+            chosen.update(_TARGET_WORDS[name].split(","))
+        elif name in _TARGET_ORDER:
+            chosen.add(name)
+        else:
+            raise ParseError([], [part], reasons={part: (
+                "LoRA targets are q, k, v, o, gate, up, down or all-linear",
+                "слои LoRA: q, k, v, o, gate, up, down или all-linear")})
+    if not chosen:
+        raise ParseError(problem=("Which layers should LoRA adapt? e.g. «q,v» or «all-linear».",
+                                  "Какие слои адаптировать LoRA? Например, «q,v» или «all-linear»."))
+    if chosen == set(_TARGET_ORDER):
+        return "all-linear"
+    return ",".join(t for t in _TARGET_ORDER if t in chosen)
+
+
+_SIZE_ONLY = re.compile(rf"\s*(?:(?P<e>[0-9]{{1,3}})\s*{MUL}\s*)?(?P<p>{N})\s*(?:b|bn|б|млрд\.?)?\s*", re.IGNORECASE)
+
+
+def parse_size(text: str) -> tuple[float, int | None]:
+    """'13B' -> (13.0, None); '8x7B' -> (7.0, 8). For `--params`. Raises ParseError."""
+    m = _SIZE_ONLY.fullmatch(text or "")
+    if not m:
+        raise ParseError([], [text], reasons={text: ("a size looks like 13B, 0.5B or 8x7B",
+                                                     "размер пишется как 13B, 0.5B или 8x7B")})
+    params = _number(m.group("p"))
+    experts = int(m.group("e")) if m.group("e") else None
+    for field, value in (("params_b", params), ("experts", experts)):
+        reason = check_range(field, value) if value is not None else None
+        if reason:
+            raise ParseError([], [text], reasons={text: reason})
+    return params, experts
+
+
+__all__ = ["EXAMPLES_EN", "EXAMPLES_RU", "FIELD_LABELS", "LIMITS", "MAX_CHARS", "ParseError", "Text", "check_range",
+           "describe", "normalise_targets", "parse_size", "parse_workload", "render_value"]
