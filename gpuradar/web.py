@@ -1,0 +1,164 @@
+"""The HTTP side of a replica: `/healthz`, `/metrics`, and (in webhook mode) the Telegram webhook route.
+
+One aiohttp application per process. `create_app(...)` builds it; `add_webhook_route(...)` mounts the webhook
+handler behind the secret-token check before the server starts; `start_server(...)` binds it.
+Load balancers and Docker's HEALTHCHECK poll `/healthz`; Prometheus scrapes `/metrics`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from aiohttp import web
+from pydantic import BaseModel, Field
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from gpuradar.metrics import METRICS, Metrics
+
+log = logging.getLogger(__name__)
+
+HealthCheck = Callable[[], Awaitable[object]]
+StatusExtras = Callable[[], Mapping[str, object]]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+# Telegram accepts 1-256 characters from this set for setWebhook's secret_token.
+_SECRET_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
+
+METRICS_KEY = web.AppKey("metrics", Metrics)
+CHECKS_KEY = web.AppKey("health_checks", dict)
+EXTRAS_KEY = web.AppKey("status_extras", list)
+TIMEOUT_KEY = web.AppKey("health_timeout", float)
+
+
+class WebSettings(BaseModel):
+    """Where the HTTP server listens (all interfaces by default: inside a container that is the container's own)."""
+
+    host: str = "0.0.0.0"
+    port: int = Field(default=8080, ge=0, le=65535)
+    health_timeout: float = Field(default=3.0, gt=0)
+
+
+def database_check(engine: AsyncEngine) -> HealthCheck:
+    """Healthy means the database answers a trivial query: without it a replica can neither alert nor scrape."""
+
+    async def database() -> None:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+
+    return database
+
+
+def create_app(
+    *,
+    engine: AsyncEngine | None = None,
+    metrics: Metrics = METRICS,
+    checks: Mapping[str, HealthCheck] | None = None,
+    status: StatusExtras | None = None,
+    health_timeout: float = 3.0,
+) -> web.Application:
+    """The replica's web application.
+
+    `engine` adds the "database" health check; `checks` adds more (name -> async callable that raises when
+    unhealthy); `status` adds informational fields to the health answer (e.g. whether this replica leads).
+    """
+    app = web.Application()
+    all_checks: dict[str, HealthCheck] = {}
+    if engine is not None:
+        all_checks["database"] = database_check(engine)
+    all_checks.update(checks or {})
+    app[METRICS_KEY] = metrics
+    app[CHECKS_KEY] = all_checks
+    app[EXTRAS_KEY] = [status] if status else []
+    app[TIMEOUT_KEY] = health_timeout
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/metrics", _metrics)
+    return app
+
+
+async def _run_check(check: HealthCheck, timeout: float) -> str:
+    try:
+        await asyncio.wait_for(check(), timeout)
+    except Exception as exc:
+        # The class name only: messages can carry hosts, DSNs or SQL that do not belong on an open endpoint.
+        log.warning("health check failed", exc_info=True)
+        return f"error: {type(exc).__name__}"
+    return "ok"
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    app = request.app
+    checks: dict[str, HealthCheck] = app[CHECKS_KEY]
+    names = list(checks)
+    results = await asyncio.gather(*(_run_check(checks[n], app[TIMEOUT_KEY]) for n in names))
+    report = dict(zip(names, results, strict=True))
+    healthy = all(r == "ok" for r in results)
+    body: dict[str, object] = {"status": "ok" if healthy else "unavailable", "checks": report}
+    for extras in app[EXTRAS_KEY]:
+        try:
+            body.update(extras())
+        except Exception:  # informational only: never turns a healthy replica unhealthy
+            log.warning("health status extras failed", exc_info=True)
+    return web.json_response(body, status=200 if healthy else 503)
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    metrics = request.app[METRICS_KEY]
+    await metrics.refresh()
+    # The content type carries a version and charset that aiohttp's content_type= argument would reject.
+    return web.Response(body=metrics.render(), headers={"Content-Type": metrics.content_type})
+
+
+def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_token: str) -> None:
+    """Mount Telegram's webhook at `path` (POST), answering 401 unless the request carries our secret token.
+
+    Telegram sends the `secret_token` given to setWebhook in the X-Telegram-Bot-Api-Secret-Token header of every
+    update; anyone else who finds the URL can post forged updates, so the check guards the handler. The comparison
+    is constant-time so that response timing does not reveal how much of a guess was right.
+    """
+    if not _SECRET_RE.fullmatch(secret_token):
+        raise ValueError("secret_token must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+    expected = secret_token.encode()
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        provided = request.headers.get(SECRET_HEADER, "").encode()
+        if not hmac.compare_digest(provided, expected):
+            log.warning("webhook request with a missing or wrong secret token from %s", request.remote)
+            return web.json_response({"error": "unauthorized"}, status=401)
+        return await handler(request)
+
+    app.router.add_post(path, guarded)
+
+
+@dataclass
+class WebServer:
+    """A started server; `port` is the bound one (ask for port 0 in tests)."""
+
+    runner: web.AppRunner
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    async def close(self) -> None:
+        await self.runner.cleanup()
+
+
+async def start_server(app: web.Application, host: str = "0.0.0.0", port: int = 8080) -> WebServer:
+    """Bind and start serving. No access log: health probes every few seconds would drown the useful lines."""
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound_host, bound_port = runner.addresses[0][:2]
+    log.info("web server listening on %s:%d", bound_host, bound_port)
+    return WebServer(runner=runner, host=bound_host, port=bound_port)
