@@ -1,0 +1,66 @@
+"""Small text helpers shared by the handlers: money, GiB, escaping, cutting input and splitting long answers."""
+
+from __future__ import annotations
+
+import html
+
+TELEGRAM_LIMIT = 4096  # characters per message
+MAX_INPUT = 500  # characters of user input we read; a workload never needs more
+
+CURRENCY_SIGN = {"RUB": "₽", "USD": "$"}
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=False)
+
+
+def money(amount: float | None, currency: str) -> str:
+    """'$1.89', '12 345 ₽', '0.35 ₽' — cents for small amounts, whole units for large ones."""
+    if amount is None:
+        return "—"
+    sign = CURRENCY_SIGN.get(currency, currency)
+    if amount >= 1000:
+        number = f"{amount:,.0f}".replace(",", "\u202f")  # narrow no-break space as thousands separator
+    elif amount >= 100:
+        number = f"{amount:.0f}"
+    else:
+        number = f"{amount:.2f}"
+    return f"${number}" if currency == "USD" else f"{number} {sign}"
+
+
+def gib(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def cut_input(text: str, limit: int = MAX_INPUT) -> tuple[str, bool]:
+    """The first `limit` characters (at a word boundary when there is one) and whether anything was cut."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text, False
+    head = text[:limit]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(), True
+
+
+def split_message(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
+    """Pieces under Telegram's limit, cut at line breaks (a single over-long line is cut hard)."""
+    if len(text) <= limit:
+        return [text]
+    parts: list[str] = []
+    current = ""
+    for line in text.split("\n"):
+        while len(line) > limit:
+            if current:
+                parts.append(current)
+                current = ""
+            parts.append(line[:limit])
+            line = line[limit:]
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            parts.append(current)
+            current = line
+        else:
+            current = candidate
+    if current:
+        parts.append(current)
+    return parts

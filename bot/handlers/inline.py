@@ -1,0 +1,94 @@
+"""Inline mode: `@bot 70B QLoRA` -> the estimate and the best fitting offers as results.
+
+Served from memory only (the estimate LRU, the offer cache, the prefs cache): no database round trip per
+keystroke. At most 50 results per answer with unique ids; `next_offset` pages through the rest. Every result
+carries a "Subscribe" deep link (`/start sub_<token>`) that subscribes in one tap.
+"""
+
+from __future__ import annotations
+
+from aiogram import Router
+from aiogram.types import (
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InlineQuery,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+)
+
+from bot.estimates import Estimate, Estimator, Failure
+from bot.formatting import cut_input, esc, gib, money
+from bot.handlers.start import DEEP_LINK_PREFIX
+from bot.offer_cache import CachedOffer, OfferCache
+from bot.prefs import PrefsCache
+from bot.texts import examples, t
+from bot.tokens import QueryTokens
+from bot.views import gpu_label, offer_line, render_estimate, workload_label
+from core.offers import HOURS_PER_MONTH
+
+router = Router(name="inline")
+
+PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
+CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
+
+
+def _subscribe_kb(bot_username: str, token: str, lang: str) -> InlineKeyboardMarkup:
+    url = f"https://t.me/{bot_username}?start={DEEP_LINK_PREFIX}{token}"
+    return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=t(lang, "btn_subscribe"), url=url)]])
+
+
+def _article(id_: str, title: str, description: str, text: str,
+             kb: InlineKeyboardMarkup | None) -> InlineQueryResultArticle:
+    return InlineQueryResultArticle(id=id_, title=title[:200], description=description[:500], reply_markup=kb,
+                                    input_message_content=InputTextMessageContent(
+                                        message_text=text[:4096], parse_mode="HTML",
+                                        link_preview_options={"is_disabled": True}))
+
+
+def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultArticle]:
+    return [_article(f"x{i}", t(lang, "inline_example_title", example=ex), t(lang, "inline_example_desc"),
+                     f"<code>@{bot_username} {esc(ex)}</code>", _subscribe_kb(bot_username, tokens.encode(ex), lang))
+            for i, ex in enumerate(examples(lang))]
+
+
+def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lang: str, currency: str,
+                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultArticle], str]:
+    kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
+    label = workload_label(est)
+    results: list[InlineQueryResultArticle] = []
+    if offset == 0:
+        fits = ", ".join(f"{f.gpu_name}×{f.count}" for f in list(est.report.fits)[:4]) or t(lang, "est_no_fit")
+        results.append(_article("e", t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib)),
+                                t(lang, "inline_est_desc", fits=fits), render_estimate(est, fitting, lang, currency),
+                                kb))
+    for i, offer in enumerate(fitting[offset:offset + PAGE], start=offset):
+        per_hour = offer.per_hour(currency)
+        location = f" · {offer.location}" if offer.location else ""
+        title = t(lang, "inline_offer_title", gpu=gpu_label(offer.gpu, offer.gpu_name), count=offer.gpu_count,
+                  per_hour=money(per_hour, currency), provider=offer.provider)
+        desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
+                 per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
+        text = f"{t(lang, 'est_header', workload=esc(label))}\n{offer_line(offer, lang, currency)}"
+        results.append(_article(f"o{i}", title, desc, text, kb))
+    next_offset = str(offset + PAGE) if offset + PAGE < len(fitting) else ""
+    return results, next_offset
+
+
+@router.inline_query()
+async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, prefs: PrefsCache,
+                 tokens: QueryTokens, bot_username: str) -> None:
+    p = prefs.get(query.from_user.id, query.from_user.language_code)
+    text, _ = cut_input(query.query)
+    if not text:
+        await query.answer(example_results(p.lang, bot_username, tokens), cache_time=CACHE_TIME, is_personal=True)
+        return
+    result = estimator.get(text)
+    if isinstance(result, Failure):
+        syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
+                          esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
+        await query.answer([syntax], cache_time=CACHE_TIME, is_personal=True)
+        return
+    offset = int(query.offset) if query.offset.isdigit() else 0
+    fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
+    results, next_offset = estimate_results(result, fitting, offset, p.lang, p.currency, bot_username, tokens)
+    await query.answer(results, cache_time=CACHE_TIME, is_personal=True, next_offset=next_offset)

@@ -1,0 +1,161 @@
+"""/subscribe: at once with text (`/subscribe 13B LoRA до 300 ₽/ч`), or, bare, a short wizard with inline
+keyboards: what (workload or GPU) -> which -> price cap -> providers -> stored."""
+
+from __future__ import annotations
+
+from aiogram import F, Router
+from aiogram.filters import Command, CommandObject
+from aiogram.fsm.context import FSMContext
+from aiogram.fsm.state import State, StatesGroup
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.callbacks import WizardCb
+from bot.estimates import Estimator
+from bot.formatting import money
+from bot.handlers.common import argument
+from bot.offer_cache import OfferCache
+from bot.subscribe_query import PROVIDER_ALIASES, parse_subscribe
+from bot.subscribing import subscribe_request, subscribe_text
+from bot.texts import examples_block, t
+from storage.user_tables import User
+
+router = Router(name="subscribe")
+
+POPULAR_GPUS = ("H100", "H200", "B200", "A100 80GB", "L40S", "RTX 4090", "RTX 3090", "A6000")
+PRICE_PRESETS = {"RUB": (100, 200, 300, 500), "USD": (1, 2, 3, 5)}
+PROVIDERS = tuple(sorted(set(PROVIDER_ALIASES.values())))
+
+
+class Wizard(StatesGroup):
+    kind = State()
+    target = State()
+    price = State()
+    provider = State()
+
+
+def _kb(rows: list[list[tuple[str, WizardCb]]], lang: str) -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    for row in rows:
+        kb.row(*(InlineKeyboardButton(text=label, callback_data=cb.pack()) for label, cb in row))
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_cancel"), callback_data=WizardCb(step="cancel", value="").pack()))
+    return kb.as_markup()
+
+
+@router.message(Command("subscribe"))
+async def subscribe(message: Message, command: CommandObject, state: FSMContext, session: AsyncSession, user: User,
+                    lang: str, estimator: Estimator, offers: OfferCache) -> None:
+    text = await argument(message, command, lang)
+    if text:
+        await state.clear()
+        await message.answer(await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers),
+                             disable_web_page_preview=True)
+        return
+    await state.set_state(Wizard.kind)
+    await message.answer(t(lang, "sub_ask_kind"), reply_markup=_kb([
+        [(t(lang, "btn_kind_workload"), WizardCb(step="kind", value="workload"))],
+        [(t(lang, "btn_kind_gpu"), WizardCb(step="kind", value="gpu"))]], lang))
+
+
+@router.callback_query(WizardCb.filter(F.step == "cancel"))
+async def cancel(query: CallbackQuery, state: FSMContext, lang: str) -> None:
+    await state.clear()
+    await query.answer()
+    if query.message is not None:
+        await query.message.edit_text(t(lang, "sub_cancelled"))
+
+
+@router.callback_query(Wizard.kind, WizardCb.filter(F.step == "kind"))
+async def chose_kind(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, lang: str) -> None:
+    await state.update_data(kind=callback_data.value)
+    await state.set_state(Wizard.target)
+    await query.answer()
+    if query.message is None:
+        return
+    if callback_data.value == "gpu":
+        rows = [[(name, WizardCb(step="gpu", value=name)) for name in POPULAR_GPUS[i:i + 4]]
+                for i in range(0, len(POPULAR_GPUS), 4)]
+        await query.message.edit_text(t(lang, "sub_ask_gpu"), reply_markup=_kb(rows, lang))
+    else:
+        await query.message.edit_text(t(lang, "sub_ask_workload", examples=examples_block(lang)))
+
+
+async def _ask_price(target_message: Message, state: FSMContext, target: str, lang: str, currency: str,
+                     edit: bool) -> None:
+    await state.update_data(target=target)
+    await state.set_state(Wizard.price)
+    rows = [[(money(p, currency), WizardCb(step="price", value=str(p))) for p in PRICE_PRESETS[currency]],
+            [(t(lang, "btn_any_price"), WizardCb(step="price", value="any"))]]
+    text = t(lang, "sub_ask_price", currency=currency)
+    if edit:
+        await target_message.edit_text(text, reply_markup=_kb(rows, lang))
+    else:
+        await target_message.answer(text, reply_markup=_kb(rows, lang))
+
+
+@router.callback_query(Wizard.target, WizardCb.filter(F.step == "gpu"))
+async def chose_gpu(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, lang: str,
+                    currency: str) -> None:
+    await query.answer()
+    if query.message is not None:
+        await _ask_price(query.message, state, callback_data.value, lang, currency, edit=True)
+
+
+@router.message(Wizard.target, F.text)
+async def typed_target(message: Message, state: FSMContext, lang: str, currency: str) -> None:
+    text = await argument(message, None, lang)
+    if text.startswith("/"):
+        await state.clear()
+        await message.answer(t(lang, "sub_cancelled"))
+        return
+    await _ask_price(message, state, text, lang, currency, edit=False)
+
+
+async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool) -> None:
+    await state.set_state(Wizard.provider)
+    rows = [[(name, WizardCb(step="provider", value=name)) for name in PROVIDERS[i:i + 3]]
+            for i in range(0, len(PROVIDERS), 3)]
+    rows.append([(t(lang, "btn_any_provider"), WizardCb(step="provider", value="any"))])
+    if edit:
+        await target_message.edit_text(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
+    else:
+        await target_message.answer(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
+
+
+@router.callback_query(Wizard.price, WizardCb.filter(F.step == "price"))
+async def chose_price(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, lang: str) -> None:
+    await state.update_data(price=None if callback_data.value == "any" else float(callback_data.value))
+    await query.answer()
+    if query.message is not None:
+        await _ask_provider(query.message, state, lang, edit=True)
+
+
+@router.message(Wizard.price, F.text)
+async def typed_price(message: Message, state: FSMContext, lang: str) -> None:
+    raw = (message.text or "").strip().replace(",", ".").lstrip("$").rstrip("₽ ").strip()
+    try:
+        price = float(raw)
+        if not 0 < price < 1e7:
+            raise ValueError(raw)
+    except ValueError:
+        await message.answer(t(lang, "sub_bad_price"))
+        return
+    await state.update_data(price=price)
+    await _ask_provider(message, state, lang, edit=False)
+
+
+@router.callback_query(Wizard.provider, WizardCb.filter(F.step == "provider"))
+async def chose_provider(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, session: AsyncSession,
+                         user: User, lang: str, estimator: Estimator, offers: OfferCache) -> None:
+    data = await state.get_data()
+    await state.clear()
+    await query.answer()
+    req = parse_subscribe(str(data.get("target", "")))
+    if data.get("price") is not None:
+        req.max_price, req.price_currency = float(data["price"]), user.currency
+    if callback_data.value != "any":
+        req.providers = [callback_data.value]
+    reply = await subscribe_request(session, user, req, lang=lang, estimator=estimator, cache=offers)
+    if query.message is not None:
+        await query.message.edit_text(reply, disable_web_page_preview=True)

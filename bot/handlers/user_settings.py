@@ -1,0 +1,99 @@
+"""/settings (currency, quiet hours, alert grouping) and /lang. Changes are stored per user at once."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from aiogram import Router
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.filters import Command, CommandObject
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.utils.keyboard import InlineKeyboardBuilder
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.callbacks import SettingsCb
+from bot.prefs import PrefsCache
+from bot.texts import t
+from storage.subscriptions import set_currency, set_grouping, set_language, set_quiet_hours
+from storage.user_tables import User
+
+router = Router(name="settings")
+
+QUIET_RE = re.compile(r"^(?:quiet|тихие|тишина)?\s*(\d{1,2})(?::00)?\s*[-–—]\s*(\d{1,2})(?::00)?$", re.IGNORECASE)
+QUIET_OFF_RE = re.compile(r"^(?:quiet|тихие|тишина)?\s*(?:off|выкл\w*|нет|none)$", re.IGNORECASE)
+
+
+def settings_view(user: User) -> tuple[str, InlineKeyboardMarkup]:
+    lang = user.lang
+    quiet = t(lang, "quiet_off") if user.quiet_start is None else \
+        t(lang, "quiet_range", start=user.quiet_start, end=user.quiet_end)
+    hours, minutes = divmod(abs(user.tz_offset_minutes), 60)
+    tz = ("+" if user.tz_offset_minutes >= 0 else "-") + (f"{hours}" if not minutes else f"{hours}:{minutes:02d}")
+    text = t(lang, "settings_title", currency=user.currency, quiet=quiet,
+             grouping=t(lang, "on" if user.grouping else "off"), tz=tz)
+    other = "USD" if user.currency == "RUB" else "RUB"
+    kb = InlineKeyboardBuilder()
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_currency", currency=other),
+                                callback_data=SettingsCb(what="currency", value=other).pack()))
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_grouping", state=t(lang, "off" if user.grouping else "on")),
+                                callback_data=SettingsCb(what="grouping", value="0" if user.grouping else "1").pack()))
+    return text, kb.as_markup()
+
+
+@router.message(Command("settings"))
+async def settings(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str) -> None:
+    arg = (command.args or "").strip()
+    if arg:
+        if QUIET_OFF_RE.match(arg):
+            await set_quiet_hours(session, user, None, None)
+        elif (m := QUIET_RE.match(arg)) and int(m.group(1)) <= 23 and int(m.group(2)) <= 23:
+            await set_quiet_hours(session, user, int(m.group(1)), int(m.group(2)))
+        else:
+            await message.answer(t(lang, "quiet_bad"))
+            return
+    text, kb = settings_view(user)
+    await message.answer((t(lang, "settings_saved") + "\n\n" if arg else "") + text, reply_markup=kb)
+
+
+@router.message(Command("lang"))
+async def lang_command(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str,
+                       prefs: PrefsCache) -> None:
+    arg = (command.args or "").strip().lower()
+    if arg in ("ru", "en"):
+        await set_language(session, user, arg)
+        prefs.remember(user.id, user.lang, user.currency)
+        await message.answer(t(arg, "lang_set"))
+        return
+    kb = InlineKeyboardBuilder()
+    kb.row(InlineKeyboardButton(text="Русский", callback_data=SettingsCb(what="lang", value="ru").pack()),
+           InlineKeyboardButton(text="English", callback_data=SettingsCb(what="lang", value="en").pack()))
+    await message.answer(t(lang, "lang_choose"), reply_markup=kb.as_markup())
+
+
+@router.callback_query(SettingsCb.filter())
+async def change(query: CallbackQuery, callback_data: SettingsCb, session: AsyncSession, user: User,
+                 prefs: PrefsCache) -> None:
+    what, value = callback_data.what, callback_data.value
+    try:
+        if what == "currency":
+            await set_currency(session, user, value)
+        elif what == "grouping":
+            await set_grouping(session, user, value == "1")
+        elif what == "lang":
+            await set_language(session, user, value)
+        else:
+            raise ValueError(what)
+    except ValueError:
+        await query.answer(t(user.lang, "error"), show_alert=True)
+        return
+    prefs.remember(user.id, user.lang, user.currency)
+    await query.answer(t(user.lang, "lang_set" if what == "lang" else "settings_saved"))
+    if query.message is None:
+        return
+    with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
+        if what == "lang":
+            await query.message.edit_text(t(user.lang, "lang_set"))
+        else:
+            text, kb = settings_view(user)
+            await query.message.edit_text(text, reply_markup=kb)

@@ -1,0 +1,107 @@
+"""In-memory view of the offers in stock, so inline queries (one per keystroke) never wait on the database.
+
+The whole in-stock set is small (thousands of configurations at most) and changes only when a poll is ingested,
+so it is reloaded after each ingest (and on start); between reloads every read is a list scan in memory.
+Offers are grouped by (GPU, count) because fitting depends only on that pair: a workload is checked once per
+distinct pair, not once per offer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from core.matching import Target
+
+
+@dataclass(frozen=True, slots=True)
+class CachedOffer:
+    key: str
+    provider: str
+    gpu: str | None  # catalog id
+    gpu_name: str
+    gpu_count: int
+    location: str
+    billing: str
+    price_per_gpu_hour_rub: float | None
+    price_per_gpu_hour_usd: float | None
+    url: str
+    available: int | None = None
+
+    def per_gpu_hour(self, currency: str) -> float | None:
+        return self.price_per_gpu_hour_usd if currency == "USD" else self.price_per_gpu_hour_rub
+
+    def per_hour(self, currency: str) -> float | None:
+        price = self.per_gpu_hour(currency)
+        return None if price is None else price * self.gpu_count
+
+    def target(self) -> Target:
+        """The matchable form core's matcher uses, so "what matches now" agrees with what alerts will say."""
+        return Target(self.key, self.provider, self.gpu, self.gpu_count, self.billing, self.location,
+                      self.price_per_gpu_hour_rub, self.price_per_gpu_hour_usd)
+
+    @classmethod
+    def from_stored(cls, stored: Any) -> CachedOffer:
+        """From a `storage.queries.StoredOffer` (the offer as listed plus its normalised prices)."""
+        o = stored.offer
+        return cls(key=o.key, provider=o.provider, gpu=o.gpu, gpu_name=o.gpu_name, gpu_count=o.gpu_count,
+                   location=o.location or "", billing=o.billing.value, url=o.url or "", available=o.available,
+                   price_per_gpu_hour_rub=stored.price_per_gpu_hour_rub,
+                   price_per_gpu_hour_usd=stored.price_per_gpu_hour_usd)
+
+
+Loader = Callable[[], Awaitable[Iterable[CachedOffer]]]
+
+
+class OfferCache:
+    """The current in-stock offers, cheapest per GPU-hour first, reloaded by `refresh()`."""
+
+    def __init__(self, loader: Loader) -> None:
+        self._loader = loader
+        self._offers: tuple[CachedOffer, ...] = ()
+        self._by_config: dict[tuple[str | None, int], tuple[CachedOffer, ...]] = {}
+        self._lock = asyncio.Lock()
+        self.loaded_at: float | None = None  # monotonic time of the last refresh
+        self.version = 0  # bumps on every refresh: estimate caches keyed on it stay coherent
+
+    async def refresh(self) -> int:
+        async with self._lock:  # two ingests finishing together reload once each, never interleaved
+            offers = sorted(await self._loader(), key=_price_key)
+            by_config: dict[tuple[str | None, int], list[CachedOffer]] = {}
+            for offer in offers:
+                by_config.setdefault((offer.gpu, offer.gpu_count), []).append(offer)
+            self._offers = tuple(offers)
+            self._by_config = {k: tuple(v) for k, v in by_config.items()}
+            self.loaded_at = time.monotonic()
+            self.version += 1
+            return len(offers)
+
+    def __len__(self) -> int:
+        return len(self._offers)
+
+    def all(self) -> tuple[CachedOffer, ...]:
+        return self._offers
+
+    def filter(self, *, gpu_ids: Iterable[str] | None = None,
+               fits: Callable[[str, int], bool] | None = None) -> list[CachedOffer]:
+        """In-stock offers, cheapest per GPU-hour first, of the given GPUs and/or whose (GPU, count) `fits`."""
+        wanted = set(gpu_ids) if gpu_ids else None
+        keep: list[CachedOffer] = []
+        for (gpu, count), offers in self._by_config.items():
+            if gpu is None:
+                continue  # an unknown card can be neither named nor fitted
+            if wanted is not None and gpu not in wanted:
+                continue
+            if fits is not None and not fits(gpu, count):
+                continue
+            keep.extend(offers)
+        keep.sort(key=_price_key)
+        return keep
+
+
+def _price_key(offer: CachedOffer) -> tuple[float, str]:
+    price = offer.price_per_gpu_hour_rub
+    return (price if price is not None else float("inf"), offer.key)

@@ -1,0 +1,120 @@
+"""`/subscribe <text>` -> what to watch and with which filters.
+
+Filters come out of the text first (a price cap in roubles or dollars, providers, GPU count, billing, region),
+then the rest is either a list of GPU names (`B200`, `H100, A100 80GB`) or a workload (`13B LoRA`) for core's
+parser. Examples: `13B LoRA до 300 ₽/ч`, `70B QLoRA under $2/h on runpod`, `H100 x8 monthly region msk`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.gpus import find_gpu
+
+PROVIDER_ALIASES = {
+    "selectel": "selectel", "селектел": "selectel",
+    "hostkey": "hostkey", "хосткей": "hostkey",
+    "vast": "vastai", "vastai": "vastai", "vast.ai": "vastai",
+    "runpod": "runpod",
+    "cloudrift": "cloudrift",
+    "vultr": "vultr",
+    "immers": "immers", "immers.cloud": "immers",
+}
+_PROVIDER_NAMES = "|".join(sorted((re.escape(a) for a in PROVIDER_ALIASES), key=len, reverse=True))
+
+_NUMBER = r"(\d+(?:[.,]\d+)?)"
+_RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
+_USD = r"(?:\$|usd\b|долл\w*|dollars?\b)"
+_PER_HOUR = r"(?:\s*(?:/|в|per|an|a)\s*(?:gpu[- ]?)?(?:ч\b|час\w*|h\b|hr\b|hour\b|gpu-?h\w*)\.?)?"
+PRICE_RE = re.compile(
+    r"(?:до|не\s+дороже|дешевле|под|under|below|up\s+to|max|at\s+most|<=?|≤)\s*"
+    rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_HOUR}",
+    re.IGNORECASE,
+)
+PROVIDERS_RE = re.compile(
+    rf"(?:\b(?:on|at|via|from|на|у|в|providers?|провайдер\w*)\s+)?"
+    rf"(?P<list>(?:{_PROVIDER_NAMES})(?:\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*(?:{_PROVIDER_NAMES}))*)(?![\w.])",
+    re.IGNORECASE,
+)
+COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,2})(?!\w)", re.IGNORECASE)
+BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
+REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w-]{2,40})", re.IGNORECASE)
+_SPLIT_GPUS = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b|\bили\b|\bи\b)\s*", re.IGNORECASE)
+
+
+@dataclass
+class SubscribeRequest:
+    target: str  # the text left once filters were taken out: GPU names or a workload
+    gpu_ids: list[str] | None = None  # set when the target is a list of GPUs
+    max_price: float | None = None
+    price_currency: str | None = None  # None: the price had no currency sign (the user's currency applies)
+    providers: list[str] | None = None
+    gpu_count: int | None = None
+    billing: str | None = None
+    region: str | None = None
+
+
+def _billing(word: str) -> str:
+    w = word.lower()
+    if w.startswith(("hour", "почас")):
+        return "hourly"
+    if w.startswith(("month", "помес")):
+        return "monthly"
+    return "spot"
+
+
+def parse_subscribe(text: str) -> SubscribeRequest:
+    """Split the filters from the target. Never raises; the target may be empty."""
+    rest = text
+    req = SubscribeRequest(target="")
+
+    m = PRICE_RE.search(rest)
+    if m:
+        sign = (m.group("pre") or m.group("post") or "").lower()
+        req.max_price = float(m.group(2).replace(",", "."))
+        if sign:
+            req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
+        rest = rest[:m.start()] + " " + rest[m.end():]
+
+    providers: list[str] = []
+    for m in list(PROVIDERS_RE.finditer(rest))[::-1]:
+        names = re.split(r"\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*", m.group("list"), flags=re.IGNORECASE)
+        providers[:0] = [PROVIDER_ALIASES[n.lower()] for n in names if n.lower() in PROVIDER_ALIASES]
+        rest = rest[:m.start()] + " " + rest[m.end():]
+    if providers:
+        req.providers = sorted(set(providers))
+
+    m = COUNT_RE.search(rest)
+    if m and int(m.group(1)) >= 1:
+        req.gpu_count = int(m.group(1))
+        rest = rest[:m.start()] + " " + rest[m.end():]
+
+    m = BILLING_RE.search(rest)
+    if m:
+        req.billing = _billing(m.group(1))
+        rest = rest[:m.start()] + " " + rest[m.end():]
+
+    m = REGION_RE.search(rest)
+    if m:
+        req.region = m.group(1)
+        rest = rest[:m.start()] + " " + rest[m.end():]
+
+    req.target = " ".join(rest.replace(",", " , ").split()).strip(" ,;").replace(" , ", ", ")
+    req.gpu_ids = gpu_list(req.target)
+    return req
+
+
+def gpu_list(text: str) -> list[str] | None:
+    """Catalog ids when every comma/or-separated part of `text` names a known GPU, else None."""
+    if not text:
+        return None
+    parts = [p for p in _SPLIT_GPUS.split(text) if p.strip()]
+    ids: list[str] = []
+    for part in parts:
+        gpu = find_gpu(part.strip())
+        if gpu is None:
+            return None
+        if gpu.id not in ids:
+            ids.append(gpu.id)
+    return ids or None

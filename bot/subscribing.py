@@ -1,0 +1,101 @@
+"""Creating a subscription from text (the command, a deep link, the "Notify me" button and the wizard all end here)
+and saying what it now watches and what already matches."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.estimates import Estimate, Estimator, Failure
+from bot.formatting import esc
+from bot.offer_cache import CachedOffer, OfferCache
+from bot.subscribe_query import SubscribeRequest, parse_subscribe
+from bot.texts import t
+from bot.views import offer_line, subscription_filters, subscription_what
+from core.matching import watch_from_columns
+from storage.subscriptions import (
+    MAX_SUBSCRIPTIONS_PER_USER,
+    SubscriptionDraft,
+    SubscriptionLimitError,
+    add_subscription,
+    count_subscriptions,
+)
+from storage.user_tables import Subscription, User
+
+MATCHES_SHOWN = 5
+_SIZE = re.compile(r"\d+(?:[.,]\d+)?\s*[bбm]\b|\d+x\d+", re.IGNORECASE)
+
+
+def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user_currency: str) -> SubscriptionDraft:
+    common = dict(query_text=query_text[:500], max_price=req.max_price,
+                  price_currency=req.price_currency or user_currency, providers=req.providers,
+                  gpu_count=req.gpu_count, billing=req.billing, region=req.region)
+    if est is None:
+        return SubscriptionDraft(kind="gpu", gpu_ids=req.gpu_ids, **common)
+    pinned = [est.workload.gpu] if est.workload.gpu else None  # "70B full on 8 H100": watch that GPU only
+    count = req.gpu_count or (est.workload.gpus if est.workload.gpus > 1 else None)
+    common["gpu_count"] = count
+    return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
+                             min_gib_by_count=est.min_gib_by_count(), **common)
+
+
+def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
+    """A parse error's own explanation, or "unknown GPU" when the text looked like a card name rather than a job."""
+    message = failure.message(lang)
+    if len(req.target.split()) <= 2 and not _SIZE.search(req.target):
+        return t(lang, "unknown_gpu", name=esc(req.target))
+    return esc(message) if message else t(lang, "unknown", examples=", ".join(EXAMPLES_SHORT))
+
+
+EXAMPLES_SHORT = ("13B LoRA", "B200", "70B QLoRA under $2/h")
+
+
+def matching_now(sub: Subscription, cache: OfferCache) -> list[CachedOffer]:
+    watch = watch_from_columns(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
+                               max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+                               gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
+    return [o for o in cache.all() if watch.matches(o.target())]
+
+
+async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
+                         cache: OfferCache) -> str:
+    """Parse, store and describe. Returns the reply (HTML): what is watched and what matches now, or why not."""
+    return await subscribe_request(session, user, parse_subscribe(text), lang=lang, estimator=estimator, cache=cache)
+
+
+async def subscribe_request(session: AsyncSession, user: User, req: SubscribeRequest, *, lang: str,
+                            estimator: Estimator, cache: OfferCache) -> str:
+    if not req.target:
+        return t(lang, "sub_ask_workload", examples=", ".join(EXAMPLES_SHORT))
+    est: Estimate | None = None
+    if req.gpu_ids is None:
+        result = estimator.get(req.target)
+        if isinstance(result, Failure):
+            return explain_failure(req, result, lang)
+        est = result
+    draft = draft_for(req, est, req.target, user.currency)
+    return await store_and_describe(session, user, draft, lang=lang, cache=cache)
+
+
+async def store_and_describe(session: AsyncSession, user: User, draft: SubscriptionDraft, *, lang: str,
+                             cache: OfferCache) -> str:
+    before = await count_subscriptions(session, user.id)
+    try:
+        sub = await add_subscription(session, user, draft)
+    except SubscriptionLimitError as e:
+        return t(lang, "sub_limit", limit=e.limit)
+    after = await count_subscriptions(session, user.id)
+    what, filters = subscription_what(sub, lang), subscription_filters(sub, lang)
+    if after == before:
+        head = t(lang, "sub_exists", what=what, filters=filters)
+    else:
+        head = t(lang, "sub_saved", what=what, filters=filters, n=after, limit=MAX_SUBSCRIPTIONS_PER_USER)
+    matches = matching_now(sub, cache)
+    if not matches:
+        return f"{head}\n\n{t(lang, 'sub_no_matches_now')}"
+    lines = [head, "", t(lang, "sub_matches_now")]
+    lines.extend(offer_line(o, lang, user.currency) for o in matches[:MATCHES_SHOWN])
+    return "\n".join(lines)
+
+
