@@ -119,6 +119,6 @@ def estimate_time(w: Workload, fits: list[Fit]) -> TimeEstimate | None:
     for f in fits:
         tps = tokens_per_second(w, f.gpu, f.count, f.strategy)
         per_config.append(ConfigTime(gpu=f.gpu, gpu_name=f.gpu_name, count=f.count,
-                                     tokens_per_second=round(tps, 1), hours=round(tokens / tps / 3600, 3)))
+                                     tokens_per_second=tps, hours=tokens / tps / 3600))
     return TimeEstimate(tokens=tokens, examples=w.examples, tokens_per_example=tpe, epochs=epochs,
                         flops_per_token=flops_per_token(w), per_config=per_config, assumed=assumed)
