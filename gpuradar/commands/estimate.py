@@ -1,0 +1,166 @@
+"""`gpuradar estimate TEXT [options] [--json] [--lang ru|en]`: the VRAM a workload needs and the GPUs that fit.
+
+Options override or complete the text: they become a `WorkloadSpec` merged over the parsed phrase, then
+`core.defaults.complete` fills what is still open. Bad input of any kind exits with status 2 and a polite message
+in the chosen language on stderr (never a traceback). Enum options are read here rather than with argparse
+`choices`, whose error would be English only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from core.defaults import complete
+from core.gpus import find_gpu
+from core.models import from_hf_config
+from core.parser import ParseError, normalise_targets, parse_size, parse_workload
+from core.workload import Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+from gpuradar.estimate_view import answer, render_text, to_json
+
+E = TypeVar("E", bound=StrEnum)
+
+_KV_DTYPES = ("bf16", "fp16", "fp32", "fp8", "int8", "int4")
+# Spellings people use for the same choice.
+_ALIASES: dict[str, str] = {"fsdp_full_shard": "fsdp", "zero-3": "zero3", "zero-2": "zero2", "deepspeed": "zero3",
+                            "adamw_8bit": "adamw8bit", "adamw-8bit": "adamw8bit", "paged_adamw_8bit": "paged_adamw8bit",
+                            "paged-adamw8bit": "paged_adamw8bit", "gptq": "gptq-int4", "bnb4": "nf4",
+                            "nf4dq": "nf4-dq", "bf16_true": "bf16-true", "full-ft": "full", "infer": "inference"}
+
+
+def _problem(en: str, ru: str) -> ParseError:
+    return ParseError(problem=(en, ru))
+
+
+def _enum(kind: type[E], option: str, value: str | None) -> E | None:
+    if value is None:
+        return None
+    key = value.strip().lower()
+    key = _ALIASES.get(key, key)
+    try:
+        return kind(key)
+    except ValueError:
+        choices = ", ".join(m.value for m in kind)
+        raise _problem(f"{option} {value!r} is not known; choose one of: {choices}.",
+                       f"{option} {value!r} — неизвестное значение; возможны: {choices}.") from None
+
+
+def _positive(option: str, value: int | float | None) -> None:
+    if value is not None and value <= 0:
+        raise _problem(f"{option} must be a positive number.", f"{option} должно быть положительным числом.")
+
+
+def _config_arch(path: str) -> Any:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError:
+        raise _problem(f"Cannot read the config file {path}.",
+                       f"Не удаётся прочитать файл конфигурации {path}.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise _problem(f"{path} is not a JSON config.json.", f"{path} — не JSON-файл config.json.") from None
+    try:
+        return from_hf_config(data, name=Path(path).parent.name or "custom")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise _problem(f"{path} lacks the fields of a Hugging Face config.json (hidden_size, num_hidden_layers, "
+                       "num_attention_heads, vocab_size).",
+                       f"В {path} нет полей config.json Hugging Face (hidden_size, num_hidden_layers, "
+                       "num_attention_heads, vocab_size).") from None
+
+
+def options_spec(args: argparse.Namespace) -> WorkloadSpec:
+    """What the command-line options say, as a WorkloadSpec (None where an option was not given)."""
+    for option, value in (("--seq", args.seq), ("--batch", args.batch), ("--lora-rank", args.lora_rank),
+                          ("--gpus", args.gpus), ("--concurrency", args.concurrency), ("--examples", args.examples),
+                          ("--tokens-per-example", args.tokens_per_example), ("--epochs", args.epochs)):
+        _positive(option, value)
+    fields: dict[str, Any] = {}
+    if args.model:
+        fields["model"] = args.model
+    if args.config:
+        arch = _config_arch(args.config)
+        fields["arch"], fields["model"] = arch, arch.id
+    if args.params:
+        fields["params_b"], experts = parse_size(args.params)
+        if experts:
+            fields["experts"] = experts
+    if args.gpu:
+        gpu = find_gpu(args.gpu)
+        if gpu is None:
+            raise _problem(f"The GPU {args.gpu!r} is not in the catalog (try e.g. H100, A100 80GB, RTX 4090).",
+                           f"GPU {args.gpu!r} нет в каталоге (например: H100, A100 80GB, RTX 4090).")
+        fields["gpu"] = gpu.id
+    if args.kv_dtype:
+        kv = args.kv_dtype.strip().lower()
+        if kv not in _KV_DTYPES:
+            raise _problem(f"--kv-dtype must be one of {', '.join(_KV_DTYPES)}.",
+                           f"--kv-dtype может быть: {', '.join(_KV_DTYPES)}.")
+        fields["kv_dtype"] = kv
+    if args.lora_targets:
+        fields["lora_targets"] = normalise_targets(args.lora_targets)
+    enums = {"method": _enum(Method, "--method", args.method), "quant": _enum(Quant, "--quant", args.quant),
+             "precision": _enum(Precision, "--precision", args.precision),
+             "optimizer": _enum(Optimizer, "--optimizer", args.optimizer),
+             "strategy": _enum(Strategy, "--strategy", args.strategy),
+             "offload": _enum(Offload, "--offload", args.offload)}
+    plain = {"seq_len": args.seq, "batch": args.batch, "grad_ckpt": args.grad_ckpt, "lora_rank": args.lora_rank,
+             "fused_ce": args.fused_ce, "gpus": args.gpus, "concurrency": args.concurrency,
+             "examples": args.examples, "tokens_per_example": args.tokens_per_example, "epochs": args.epochs}
+    fields.update({k: v for k, v in {**enums, **plain}.items() if v is not None})
+    return WorkloadSpec(**fields)
+
+
+def run(args: argparse.Namespace) -> int:
+    lang = args.lang
+    try:
+        text = " ".join(args.text).strip()
+        spec = parse_workload(text) if text else WorkloadSpec()
+        spec = spec.merged(options_spec(args))
+        w, assumptions = complete(spec)
+    except ParseError as exc:
+        print(exc.message(lang), file=sys.stderr)
+        return 2
+    result = answer(w, assumptions)
+    if args.json:
+        print(json.dumps(to_json(result, lang), ensure_ascii=False))
+    else:
+        print(render_text(result, lang))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "estimate", help="VRAM a workload needs and the GPU configurations that fit",
+        description="Estimate per-GPU memory, fitting GPU configurations and training time for an LLM workload, "
+                    "e.g. gpuradar estimate \"70B QLoRA ctx 8k\".")
+    p.add_argument("text", nargs="*", help="the workload in words (Russian or English)")
+    p.add_argument("--model", help="model name, e.g. llama-3.1-8b")
+    p.add_argument("--config", metavar="PATH", help="a Hugging Face config.json describing the model")
+    p.add_argument("--params", help="bare size: 13B, 0.5B, 8x7B")
+    p.add_argument("--method", help="inference|full|freeze|lora|qlora")
+    p.add_argument("--quant", help="none|nf4|nf4-dq|int8|fp8|gptq-int4|gptq-int8|awq|q4_k_m|q5_k_m|q6_k|q8_0")
+    p.add_argument("--precision", help="bf16|fp16|fp32|bf16-true")
+    p.add_argument("--seq", type=int, help="sequence length (context for inference)")
+    p.add_argument("--batch", type=int, help="micro-batch per GPU")
+    p.add_argument("--grad-ckpt", dest="grad_ckpt", action=argparse.BooleanOptionalAction, default=None,
+                   help="gradient checkpointing on/off")
+    p.add_argument("--lora-rank", type=int)
+    p.add_argument("--lora-targets", help="q,v | all-linear | q,k,v,o | …")
+    p.add_argument("--optimizer", help="adamw|adamw8bit|paged_adamw8bit|sgd")
+    p.add_argument("--fused-ce", dest="fused_ce", action=argparse.BooleanOptionalAction, default=None,
+                   help="fused / chunked cross-entropy (Liger, Unsloth, torchtune)")
+    p.add_argument("--gpus", type=int, help="number of GPUs")
+    p.add_argument("--strategy", help="single|ddp|zero2|zero3|fsdp|tp")
+    p.add_argument("--offload", help="none|optimizer|all")
+    p.add_argument("--gpu", help="a GPU to check, e.g. H100 or 'RTX 4090'")
+    p.add_argument("--kv-dtype", dest="kv_dtype", help="bf16|fp16|fp8|int8|int4")
+    p.add_argument("--concurrency", type=int, help="concurrent sequences (inference)")
+    p.add_argument("--examples", type=int, help="training examples")
+    p.add_argument("--tokens-per-example", dest="tokens_per_example", type=int)
+    p.add_argument("--epochs", type=float)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--lang", choices=("ru", "en"), default="en")
+    p.set_defaults(handler=run)
