@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gpuradar.logs import LogSettings
+from gpuradar.web import WebSettings
 from scrapers.settings import ProvidersSettings
 from storage.db import DEFAULT_DATABASE_URL
 
@@ -21,3 +23,5 @@ class Settings(BaseSettings):
     # CBR daily rates fallback when the rates file cannot be fetched (roubles per unit)
     fx_fallback_rub_per: dict[str, float] = Field(default_factory=lambda: {"USD": 80.0, "EUR": 93.0})
     fx_url: str = "https://www.cbr.ru/scripts/XML_daily.asp"
+    web: WebSettings = WebSettings()  # WEB__HOST / WEB__PORT: /healthz, /metrics (and the webhook in webhook mode)
+    log: LogSettings = LogSettings()  # LOG__LEVEL / LOG__JSON_LINES

@@ -136,3 +136,17 @@ def test_webhook_secret_must_be_one_telegram_accepts(secret: str) -> None:
 
     with pytest.raises(ValueError):
         add_webhook_route(web.Application(), "/hook", handler, secret)
+
+
+def test_web_and_log_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuradar.settings import Settings
+
+    monkeypatch.setenv("WEB__PORT", "9191")
+    monkeypatch.setenv("WEB__HOST", "127.0.0.1")
+    monkeypatch.setenv("LOG__JSON_LINES", "false")
+    settings = Settings(_env_file=None)
+    assert (settings.web.host, settings.web.port) == ("127.0.0.1", 9191)
+    assert settings.log.json_lines is False
+    monkeypatch.setenv("WEB__PORT", "70000")
+    with pytest.raises(ValueError):
+        Settings(_env_file=None)
