@@ -1,0 +1,203 @@
+"""The subscription index returns exactly what a naive every-watch loop returns, on random data (hypothesis)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.changes import EventKind, OfferEvent
+from core.gpus import GPUS, get_gpu
+from core.matching import (
+    LEVELS,
+    Target,
+    Watch,
+    WatchIndex,
+    alerting_events,
+    region_matches,
+    watch_from_row,
+)
+from core.offers import Offer
+
+GPU_IDS = [g.id for g in GPUS]
+PROVIDERS = ["selectel", "hostkey", "vastai", "runpod"]
+BILLINGS = ["hourly", "monthly", "spot"]
+LOCATIONS = ["ru-1", "us-east-1", "eu-west", "MSK", ""]
+COUNTS = [1, 2, 3, 4, 8, 16]
+
+
+def reference(watches: list[Watch], t: Target) -> list[int]:
+    """Written apart from Watch.matches on purpose: the index is checked against an independent reading."""
+    out = []
+    have = next((g.usable_gib for g in GPUS if g.id == t.gpu), None)
+    for w in watches:
+        if w.providers is not None and t.provider not in w.providers:
+            continue
+        if w.billing is not None and w.billing != t.billing:
+            continue
+        if w.gpu_count is not None and w.gpu_count != t.gpu_count:
+            continue
+        if w.region is not None and not region_matches(w.region, t.location):
+            continue
+        if w.gpu_ids is not None and t.gpu not in w.gpu_ids:
+            continue
+        if w.min_gib_by_count is not None:
+            usable_counts = [c for c in w.min_gib_by_count if c <= t.gpu_count]
+            if not usable_counts or have is None or have < w.min_gib_by_count[max(usable_counts)]:
+                continue
+        if w.max_price is not None:
+            price = t.price_rub if w.currency == "RUB" else t.price_usd
+            if price is None or price > w.max_price:
+                continue
+        out.append(w.id)
+    return out
+
+
+# Needs close to the catalog's levels exercise the bisect boundaries (exactly equal must fit).
+needs = st.one_of(st.sampled_from(LEVELS), st.floats(min_value=1, max_value=400, allow_nan=False))
+prices = st.one_of(st.none(), st.sampled_from([50.0, 100.0, 250.0]), st.floats(min_value=0, max_value=1000))
+
+
+@st.composite
+def watches(draw: st.DrawFn, wid: int) -> Watch:
+    kind = draw(st.sampled_from(["gpu", "workload", "any", "both"]))
+    gpu_ids = frozenset(draw(st.lists(st.sampled_from(GPU_IDS), min_size=1, max_size=3))) \
+        if kind in ("gpu", "both") else None
+    mins = draw(st.dictionaries(st.sampled_from([1, 2, 4, 8]), needs, min_size=1, max_size=4)) \
+        if kind in ("workload", "both") else None
+    return Watch(
+        id=wid,
+        gpu_ids=gpu_ids,
+        min_gib_by_count=mins,
+        max_price=draw(st.one_of(st.none(), st.sampled_from([50.0, 100.0, 250.0]),
+                                 st.floats(min_value=0, max_value=1000))),
+        currency=draw(st.sampled_from(["RUB", "USD"])),
+        providers=draw(st.one_of(st.none(), st.frozensets(st.sampled_from(PROVIDERS), min_size=1, max_size=2))),
+        gpu_count=draw(st.one_of(st.none(), st.sampled_from(COUNTS))),
+        billing=draw(st.one_of(st.none(), st.sampled_from(BILLINGS))),
+        region=draw(st.one_of(st.none(), st.none(), st.sampled_from(["ru", "us", "msk", "eu-west"]))),
+    )
+
+
+@st.composite
+def targets(draw: st.DrawFn, n: int) -> Target:
+    return Target(
+        key=f"o{n}",
+        provider=draw(st.sampled_from(PROVIDERS)),
+        gpu=draw(st.one_of(st.sampled_from(GPU_IDS), st.none(), st.just("mystery-card"))),
+        gpu_count=draw(st.sampled_from(COUNTS)),
+        billing=draw(st.sampled_from(BILLINGS)),
+        location=draw(st.sampled_from(LOCATIONS)),
+        price_rub=draw(prices),
+        price_usd=draw(prices),
+    )
+
+
+@st.composite
+def scenario(draw: st.DrawFn) -> tuple[list[Watch], list[Target]]:
+    n_w = draw(st.integers(min_value=0, max_value=60))
+    n_t = draw(st.integers(min_value=1, max_value=25))
+    ws = [draw(watches(i)) for i in range(n_w)]
+    ts = [draw(targets(i)) for i in range(n_t)]
+    return ws, ts
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario())
+def test_index_equals_naive_reference(data: tuple[list[Watch], list[Target]]) -> None:
+    ws, ts = data
+    index = WatchIndex.build(ws)
+    for t in ts:
+        got = index.match(t)
+        assert len(got) == len(set(got)), "a watch was returned twice for one offer"
+        assert sorted(got) == sorted(reference(ws, t))
+        assert sorted(got) == sorted(w.id for w in ws if w.matches(t))
+
+
+def test_workload_fits_by_usable_memory_not_label() -> None:
+    # 13B LoRA needing 38 GiB per GPU: an A100 40GB (40.0 usable) fits, an L40S (44.5) fits, a 4090 (23.58) not.
+    w = Watch(id=1, min_gib_by_count={1: 38.0, 2: 22.0})
+    index = WatchIndex.build([w])
+
+    def t(gpu: str, n: int = 1) -> Target:
+        return Target("k", "runpod", gpu, n, "hourly", "", 100.0, 1.0)
+
+    assert index.match(t("a100-80gb")) == [1]
+    assert index.match(t("a100-40gb")) == [1]
+    assert index.match(t("rtx-4090")) == []
+    assert index.match(t("rtx-4090", 2)) == [1]  # 23.58 >= 22: two cards fit
+    # Three cards use the two-card need (never more per GPU with more GPUs).
+    assert index.match(t("rtx-4090", 3)) == [1]
+    assert w.need_for(3) == 22.0
+    assert w.need_for(16) == 22.0
+    assert index.match(t("rtx-3060", 8)) == []  # 11.6 < 22
+    assert get_gpu("rtx-4090").usable_gib < 38.0
+
+
+def test_first_index_lookup_agrees_with_fresh_build() -> None:
+    # The index caches which count ranges contain a count; a second call must not change the answer.
+    w = Watch(id=3, min_gib_by_count={1: 20.0}, gpu_count=2)
+    index = WatchIndex.build([w])
+    t = Target("k", "vastai", "rtx-4090", 2, "hourly", "", None, None)
+    assert index.match(t) == [3]
+    assert index.match(t) == [3]
+    assert index.match(Target("k", "vastai", "rtx-4090", 1, "hourly", "", None, None)) == []
+
+
+def test_price_cap_compares_in_the_watch_currency() -> None:
+    rub = Watch(id=1, gpu_ids=frozenset({"h100-sxm"}), max_price=300.0, currency="RUB")
+    usd = Watch(id=2, gpu_ids=frozenset({"h100-sxm"}), max_price=2.5, currency="USD")
+    index = WatchIndex.build([rub, usd])
+    assert sorted(index.match(Target("k", "runpod", "h100-sxm", 1, "hourly", "", 299.0, 3.0))) == [1]
+    assert sorted(index.match(Target("k", "runpod", "h100-sxm", 1, "hourly", "", 300.0, 2.5))) == [1, 2]
+    # Without a RUB price (no rate) a RUB cap cannot be proven: silence, not a false alert.
+    assert index.match(Target("k", "runpod", "h100-sxm", 1, "hourly", "", None, 2.0)) == [2]
+
+
+def test_target_from_offer_without_rates_uses_own_currency() -> None:
+    offer = Offer(provider="selectel", sku="gl1", gpu="a100-80gb", gpu_name="A100", gpu_count=2, price=146000,
+                  currency="RUB", period="month", in_stock=True)
+    t = Target.from_offer(offer, None, None)
+    assert t.price_rub == pytest.approx(100.0)
+    assert t.price_usd is None
+
+
+def test_watch_from_row_normalises_stored_columns() -> None:
+    w = watch_from_row(id=7, gpu_ids=[], min_gib_by_count={"1": 38, "2": 21.5}, max_price=3, price_currency="usd",
+                       providers=["RunPod"], gpu_count=None, billing="", region=None)
+    assert w.gpu_ids is None and w.billing is None
+    assert w.min_gib_by_count == {1: 38.0, 2: 21.5}
+    assert w.currency == "USD" and w.providers == frozenset({"runpod"})
+    with pytest.raises(ValueError):
+        Watch(id=1, currency="EUR", max_price=1.0)
+
+
+def test_region_matches_whole_tokens() -> None:
+    assert region_matches("us", "us-east-1")
+    assert region_matches("MSK", "msk")
+    assert not region_matches("ru", "europe")
+    assert not region_matches("us", "")
+
+
+def _event(kind: EventKind, old: float | None, new: float | None) -> OfferEvent:
+    offer = Offer(provider="runpod", sku="x", gpu="h100-sxm", gpu_name="H100", gpu_count=1, price=new or 1.0,
+                  currency="USD", in_stock=True)
+    return OfferEvent(kind=kind, key=offer.key, offer=offer, old_price=old, new_price=new, currency="USD",
+                      at=datetime.now(UTC))
+
+
+def test_only_appeared_back_in_stock_and_big_enough_drops_alert() -> None:
+    events = [
+        _event(EventKind.APPEARED, None, 2.0),
+        _event(EventKind.BACK_IN_STOCK, 2.0, 2.0),
+        _event(EventKind.SOLD_OUT, 2.0, None),
+        _event(EventKind.PRICE_RISE, 2.0, 2.5),
+        _event(EventKind.PRICE_DROP, 2.0, 1.9),  # -5 %
+        _event(EventKind.PRICE_DROP, 2.0, 1.0),  # -50 %
+    ]
+    kinds = [e.kind for e in alerting_events(events)]
+    assert kinds == [EventKind.APPEARED, EventKind.BACK_IN_STOCK, EventKind.PRICE_DROP, EventKind.PRICE_DROP]
+    big = alerting_events(events, min_drop=0.10)
+    assert [e.new_price for e in big if e.kind is EventKind.PRICE_DROP] == [1.0]
