@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from core.fit import requirement
 from core.gpus import get_gpu
 from core.offers import Offer
 from core.workload import Workload
@@ -54,9 +55,6 @@ class HistorySeries(BaseModel):
 
 def workload_fits(workload: Workload) -> OfferFilter:
     """Keep offers whose GPU (a catalog id) and count can run the workload, per core's estimator."""
-    # the estimator is imported here, so listing offers does not load it
-    from core.fit import requirement
-
     need = requirement(workload)
 
     def fits(offer: Offer) -> bool:
@@ -146,3 +144,21 @@ async def price_history(session: AsyncSession, gpu: str, *, since: datetime | No
         elif not points or points[-1].price != point.price:
             points.append(point)
     return [HistorySeries(provider=p, points=pts) for p, pts in sorted(series.items())]
+
+
+class RunView(BaseModel):
+    provider: str
+    status: str  # as recorded, after the shrink verdict: ok | suspect | failed
+    error: str | None
+    offer_count: int
+    event_count: int
+
+
+async def recorded_run(session: AsyncSession, provider: str, started_at: datetime) -> RunView | None:
+    """How a poll was recorded (its verdict may differ from the scraper's: an abnormal shrink is suspect)."""
+    row = await session.scalar(select(ScrapeRun).where(ScrapeRun.provider == provider,
+                                                       ScrapeRun.started_at == started_at))
+    if row is None:
+        return None
+    return RunView(provider=row.provider, status=row.status, error=row.error, offer_count=row.offer_count,
+                   event_count=row.event_count)

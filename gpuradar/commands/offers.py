@@ -1,0 +1,170 @@
+"""`gpuradar offers [--gpu NAME] [--fits WORKLOAD] [--provider NAME] [--min-count N] [--json] [--lang ru|en]`:
+stored in-stock offers, cheapest per GPU-hour first. Also the offer table / JSON rendering that `scrape` shares."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from core.defaults import complete
+from core.gpus import GPUS, compact_name, find_gpu, get_gpu
+from core.offers import Offer
+from core.parser import ParseError, parse_workload
+from gpuradar.settings import Settings
+from storage import migrate
+from storage.db import make_engine, make_sessionmaker
+from storage.queries import OfferFilter, StoredOffer, in_stock_offers, workload_fits
+
+LANGS = ("en", "ru")
+
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "help": "stored in-stock offers, cheapest per GPU-hour first",
+        "headers": "Provider|GPU|×|Location|Billing|₽/GPU-h|$/GPU-h|Available",
+        "none": "No offers in stock match. Run `gpuradar scrape --once` to refresh the store.",
+        "unknown_gpu": "Unknown GPU “{name}”. Try e.g. H100, A100 80GB, RTX 4090, L40S.",
+        "db_error": "Cannot read the offer store: {error}",
+        "fits": "Fits {workload}",
+        "count": "{n} offer(s).",
+        "hourly": "hourly", "monthly": "monthly", "spot": "spot",
+    },
+    "ru": {
+        "help": "предложения в наличии из базы, сначала самые дешёвые за GPU-час",
+        "headers": "Провайдер|GPU|×|Локация|Оплата|₽/GPU-ч|$/GPU-ч|Доступно",
+        "none": "Подходящих предложений в наличии нет. Обновите базу: `gpuradar scrape --once`.",
+        "unknown_gpu": "Неизвестная видеокарта «{name}». Например: H100, A100 80GB, RTX 4090, L40S.",
+        "db_error": "Не удалось прочитать базу предложений: {error}",
+        "fits": "Подходит для: {workload}",
+        "count": "Предложений: {n}.",
+        "hourly": "почасовая", "monthly": "помесячная", "spot": "спот",
+    },
+}
+
+
+# -- shared rendering ------------------------------------------------------------------------------------------------
+def offer_json(offer: Offer, rub: float | None, usd: float | None) -> dict[str, Any]:
+    """One offer exactly as `scrape --json` and `offers --json` print it."""
+    return {
+        "provider": offer.provider, "gpu": offer.gpu, "gpu_count": offer.gpu_count,
+        "gpu_memory_gb": offer.gpu_memory_gb, "location": offer.location, "billing": offer.billing.value,
+        "price": offer.price, "currency": offer.currency, "period": offer.period.value,
+        "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd, "in_stock": offer.in_stock,
+        "available": offer.available, "url": offer.url,
+    }
+
+
+def _money(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}"
+
+
+def gpu_label(offer: Offer) -> str:
+    if offer.gpu is None:
+        return f"? {offer.gpu_name}"  # an unknown spelling is shown as received, never guessed
+    try:
+        return get_gpu(offer.gpu).name
+    except KeyError:
+        return offer.gpu
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> str:
+    t = TEXTS[lang]
+    rows = [[o.provider, gpu_label(o), str(o.gpu_count), o.location or "—", t.get(o.billing.value, o.billing.value),
+             _money(rub), _money(usd), "—" if o.available is None else str(o.available)] for o, rub, usd in items]
+    return table(t["headers"].split("|"), rows)
+
+
+def add_lang(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lang", choices=LANGS, default="en", help="output language / язык вывода (en)")
+
+
+def gpu_ids(name: str) -> list[str]:
+    """Catalog ids a user's GPU name means: every card that spelling names ('A100' -> 40 GB and 80 GB)."""
+    key = compact_name(name)
+    ids = [g.id for g in GPUS if key and (key in {compact_name(a) for a in g.aliases} or key == compact_name(g.id)
+                                          or key == compact_name(g.name))]
+    if ids:
+        return ids
+    gpu = find_gpu(name)
+    return [gpu.id] if gpu else []
+
+
+# -- the command -----------------------------------------------------------------------------------------------------
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("offers", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
+    parser.add_argument("--gpu", help="GPU name, e.g. 'H100' or 'RTX 4090'")
+    parser.add_argument("--fits", metavar="WORKLOAD", help="keep configurations that fit, e.g. '70B QLoRA'")
+    parser.add_argument("--provider", action="append", help="only this provider (repeatable)")
+    parser.add_argument("--min-count", type=int, help="at least this many GPUs")
+    parser.add_argument("--limit", type=int, default=50, help="at most this many rows (default 50)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_lang(parser)
+    parser.set_defaults(handler=run)
+
+
+def _workload_filter(text: str, lang: str) -> tuple[OfferFilter | None, str | None]:
+    """(filter, error message). Parse errors come back as the parser's own bilingual message."""
+    try:
+        workload, _assumptions = complete(parse_workload(text))
+    except ParseError as exc:
+        return None, exc.message(lang)
+    return workload_fits(workload), None
+
+
+def run(args: argparse.Namespace) -> int:
+    t = TEXTS[args.lang]
+    gpus: list[str] | None = None
+    if args.gpu:
+        gpus = gpu_ids(args.gpu)
+        if not gpus:
+            print(t["unknown_gpu"].format(name=args.gpu), file=sys.stderr)
+            return 2
+    where = None
+    if args.fits:
+        where, error = _workload_filter(args.fits, args.lang)
+        if error:
+            print(error, file=sys.stderr)
+            return 2
+    url = Settings().database_url
+    try:
+        migrate.upgrade(url)
+        rows = asyncio.run(_load(url, gpus, args.provider, args.min_count, where, args.limit))
+    except Exception as exc:  # a broken DATABASE_URL or file: one clear line
+        print(t["db_error"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"offers": [offer_json(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
+                                     for r in rows]}, ensure_ascii=False, indent=2))
+        return 0
+    if args.fits:
+        print(t["fits"].format(workload=args.fits))
+    if not rows:
+        print(t["none"])
+        return 0
+    print(offers_table([(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd) for r in rows], args.lang))
+    print(t["count"].format(n=len(rows)))
+    return 0
+
+
+async def _load(url: str, gpus: list[str] | None, providers: list[str] | None, min_count: int | None,
+                where: OfferFilter | None, limit: int) -> list[StoredOffer]:
+    engine = make_engine(url)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            return await in_stock_offers(session, gpu=gpus, provider=providers, min_count=min_count, where=where,
+                                         limit=limit)
+    finally:
+        await engine.dispose()

@@ -1,0 +1,164 @@
+"""`gpuradar scrape --once [--provider NAME ...] [--json] [--lang ru|en]`: poll, store, print.
+
+Without `--once` it keeps polling on the providers' schedules (APScheduler) until interrupted — the same jobs the
+bot runs, for a machine that only collects. Every poll goes through storage's `record_poll`, so a command-line
+scrape produces the same events, history and health as the service.
+
+Exit status of `--once`: 0 when every polled provider's answer was trusted, 1 when any was suspect or failed,
+2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import sys
+from typing import Any
+
+from core.polls import PollResult, PollStatus
+from gpuradar.commands.offers import add_lang, offer_json, offers_table, table
+from gpuradar.settings import Settings
+from scrapers.fx import RatesProvider
+from scrapers.http import make_client
+from scrapers.scheduler import ScrapeScheduler, poll_once
+from scrapers.settings import ProviderSettings
+from storage import migrate
+from storage.db import make_engine, make_sessionmaker
+from storage.ingest import normalised, record_poll
+from storage.queries import RunView, recorded_run
+
+log = logging.getLogger(__name__)
+
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "help": "poll providers, store the offers, print them",
+        "unknown": "Unknown provider “{name}”. Known providers: {known}.",
+        "none_enabled": "No provider is enabled (PROVIDERS__<NAME>__ENABLED).",
+        "db_error": "Cannot prepare the offer store: {error}",
+        "headers": "Provider|Status|Offers|Events|Error",
+        "ok": "ok", "suspect": "suspect", "failed": "failed",
+        "rates": "Exchange rates: {source}, {as_of}.",
+        "no_offers": "No trusted offers in this scrape.",
+        "running": "Polling {names} on schedule; Ctrl+C stops.",
+        "stopped": "Stopped.",
+    },
+    "ru": {
+        "help": "опросить провайдеров, сохранить и показать предложения",
+        "unknown": "Неизвестный провайдер «{name}». Известные: {known}.",
+        "none_enabled": "Ни один провайдер не включён (PROVIDERS__<ИМЯ>__ENABLED).",
+        "db_error": "Не удалось подготовить базу предложений: {error}",
+        "headers": "Провайдер|Статус|Предложений|Событий|Ошибка",
+        "ok": "в порядке", "suspect": "сомнительно", "failed": "сбой",
+        "rates": "Курсы валют: {source}, {as_of}.",
+        "no_offers": "В этом опросе нет надёжных предложений.",
+        "running": "Опрашиваю {names} по расписанию; Ctrl+C — остановка.",
+        "stopped": "Остановлено.",
+    },
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("scrape", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
+    parser.add_argument("--once", action="store_true", help="poll once and exit (default: poll on schedule)")
+    parser.add_argument("--provider", action="append", metavar="NAME",
+                        help="poll only this provider (repeatable; also polls a disabled one)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (with --once)")
+    add_lang(parser)
+    parser.set_defaults(handler=run)
+
+
+def _status(result: PollResult, run: RunView | None) -> tuple[str, str | None]:
+    if run is None:  # the store refused the poll (it logged why): report what the scraper saw
+        return result.status.value, result.error
+    return run.status, run.error
+
+
+def run(args: argparse.Namespace) -> int:
+    t = TEXTS[args.lang]
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    settings = Settings()
+    configured = {name: cfg for name, cfg in settings.providers if isinstance(cfg, ProviderSettings)}
+    for name in args.provider or ():
+        if name not in configured:
+            print(t["unknown"].format(name=name, known=", ".join(configured)), file=sys.stderr)
+            return 2
+    if not args.provider and not settings.providers.enabled():
+        print(t["none_enabled"], file=sys.stderr)
+        return 2
+    try:
+        migrate.upgrade(settings.database_url)
+    except Exception as exc:
+        print(t["db_error"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        return 1
+    if not args.once:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_forever(settings, args.provider, t))
+        print(t["stopped"])
+        return 0
+    return asyncio.run(_once(settings, args.provider, args.json, args.lang))
+
+
+async def _once(settings: Settings, providers: list[str] | None, as_json: bool, lang: str) -> int:
+    t = TEXTS[lang]
+    engine = make_engine(settings.database_url)
+    sm = make_sessionmaker(engine)
+    client = make_client(settings)
+    try:
+        rates = await RatesProvider.from_settings(settings).get(client)
+
+        async def sink(result: PollResult) -> None:
+            await record_poll(sm, result, rates=rates)
+
+        results = await poll_once(providers, settings, client, sink=sink)
+        async with sm() as session:
+            runs = [await recorded_run(session, r.provider, r.started_at) for r in results]
+    finally:
+        await client.aclose()
+        await engine.dispose()
+
+    statuses = [_status(r, run) for r, run in zip(results, runs, strict=True)]
+    offers = []
+    for result, (status, _) in zip(results, statuses, strict=True):
+        if status == PollStatus.OK.value:  # offers of a suspect poll are not believed, so not shown as current
+            offers += [(o, *normalised(o, rates)) for o in result.offers]
+    offers.sort(key=lambda x: (x[1] is None, x[1] or 0.0, x[2] or 0.0, x[0].key))
+
+    if as_json:
+        out: dict[str, Any] = {
+            "providers": [{"name": r.provider, "status": status, "error": error, "offers": len(r.offers)}
+                          for r, (status, error) in zip(results, statuses, strict=True)],
+            "offers": [offer_json(o, rub, usd) for o, rub, usd in offers],
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        rows = [[r.provider, t.get(status, status), str(len(r.offers)), str(run.event_count if run else 0),
+                 error or "—"] for r, run, (status, error) in zip(results, runs, statuses, strict=True)]
+        print(table(t["headers"].split("|"), rows))
+        print(t["rates"].format(source=rates.source, as_of=rates.as_of or "—"))
+        print()
+        print(offers_table(offers, lang) if offers else t["no_offers"])
+    return 0 if all(s == PollStatus.OK.value for s, _ in statuses) else 1
+
+
+async def _forever(settings: Settings, providers: list[str] | None, t: dict[str, str]) -> None:
+    engine = make_engine(settings.database_url)
+    sm = make_sessionmaker(engine)
+    client = make_client(settings)
+    rates_provider = RatesProvider.from_settings(settings)
+
+    async def sink(result: PollResult) -> None:
+        await record_poll(sm, result, rates=await rates_provider.get(client))
+
+    scheduler = ScrapeScheduler(settings, client, sink, providers=providers)
+    print(t["running"].format(names=", ".join(scheduler.providers)), flush=True)
+    scheduler.start()
+    try:
+        await asyncio.Event().wait()  # until Ctrl+C cancels the loop
+    finally:
+        scheduler.shutdown()
+        await client.aclose()
+        await engine.dispose()
