@@ -9,6 +9,7 @@ sequences: `Workload.batch` stays 1 and `concurrency` carries it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -87,6 +88,15 @@ def _error(spec: WorkloadSpec, en: str, ru: str) -> ParseError:
     return ParseError(items, problem=(en, ru), meanings=[describe(k, v) for k, v in said.items()])
 
 
+@lru_cache(maxsize=1024, typed=True)
+def _assumption(key: str, value: Any, why: Text | None) -> Assumption:
+    """Assumptions are frozen and few: build each once (the bot completes a workload per keystroke)."""
+    en, ru = describe(key, value)
+    if why:
+        en, ru = f"{en} ({why[0]})", f"{ru} ({why[1]})"
+    return Assumption(key=key, en=en, ru=ru)
+
+
 class _Filler:
     """Collects the workload's fields and the assumptions behind the ones that were not said."""
 
@@ -95,10 +105,7 @@ class _Filler:
         self.notes: list[Assumption] = []
 
     def assume(self, key: str, value: Any, why: Text | None = None) -> Any:
-        en, ru = describe(key, value)
-        if why:
-            en, ru = f"{en} ({why[0]})", f"{ru} ({why[1]})"
-        self.notes.append(Assumption(key=key, en=en, ru=ru))
+        self.notes.append(_assumption(key, value, why))
         self.values[key] = value
         return value
 
@@ -119,6 +126,23 @@ def complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     except ValidationError as exc:  # a combination our checks missed: still a polite error, never a traceback
         raise _error(spec, "These settings do not make a valid workload.",
                      "Эти параметры не складываются в корректную задачу.") from exc
+
+
+@lru_cache(maxsize=256)
+def _typical(params_b: float, experts: int | None) -> tuple[Arch, Assumption]:
+    """The typical architecture for a bare size, and the assumption that says so (cached: sizes repeat)."""
+    arch = model_for_size(params_b, experts)
+    size = f"{experts}x{params_b:g}B" if experts else f"{params_b:g}B"
+    shape_en = (f"{arch.layers} layers, hidden {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV heads, "
+                f"vocabulary {arch.vocab}")
+    shape_ru = (f"{arch.layers} слоёв, hidden {arch.hidden}, {arch.heads} голов / {arch.kv_heads} KV-голов, "
+                f"словарь {arch.vocab}")
+    return arch, Assumption(
+        key="arch",
+        en=f"architecture: {size} read as a typical {arch.name} ({shape_en}); name the model or give its "
+           "config.json for another one",
+        ru=f"архитектура: {size} — типичная {arch.name} ({shape_ru}); для другой модели укажите её название "
+           "или config.json")
 
 
 def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> Arch:
@@ -144,18 +168,8 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> Arch:
             reason = check_range(field, value) if value is not None else None
             if reason:
                 raise _error(spec, reason[0] + ".", reason[1] + ".")
-        arch = model_for_size(spec.params_b, spec.experts)
-        size = f"{spec.experts}x{spec.params_b:g}B" if spec.experts else f"{spec.params_b:g}B"
-        shape_en = (f"{arch.layers} layers, hidden {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV heads, "
-                    f"vocabulary {arch.vocab}")
-        shape_ru = (f"{arch.layers} слоёв, hidden {arch.hidden}, {arch.heads} голов / {arch.kv_heads} KV-голов, "
-                    f"словарь {arch.vocab}")
-        f.notes.append(Assumption(
-            key="arch",
-            en=f"architecture: {size} read as a typical {arch.name} ({shape_en}); name the model or give its "
-               "config.json for another one",
-            ru=f"архитектура: {size} — типичная {arch.name} ({shape_ru}); для другой модели укажите её название "
-               "или config.json"))
+        arch, note = _typical(spec.params_b, spec.experts)
+        f.notes.append(note)
         return arch
     raise _error(spec, "Which model? Give its size (13B, 8x7B) or its name (llama-3.1-8b, Qwen2.5-72B).",
                  "Какая модель? Укажите размер (13B, 8x7B) или название (llama-3.1-8b, Qwen2.5-72B).")

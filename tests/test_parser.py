@@ -1,0 +1,339 @@
+"""The workload parser: every phrase of issue 2 means what a person means, the vocabulary around it, and the
+promise that nothing but a polite bilingual ParseError ever comes out of it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.gpus import GPUS, find_gpu
+from core.models import MODELS, find_model
+from core.parser import MAX_CHARS, ParseError, normalise_targets, parse_size, parse_workload
+from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+
+CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
+def said(text: str) -> dict:
+    """Only the fields the phrase set."""
+    return parse_workload(text).model_dump(exclude_none=True)
+
+
+# The phrases of issue 2, each with exactly the fields it must set (and no others).
+ISSUE_PHRASES = [
+    ("13B LoRA", {"params_b": 13.0, "method": Method.LORA}),
+    ("70b qlora", {"params_b": 70.0, "method": Method.QLORA}),
+    ("7B full fine-tune", {"params_b": 7.0, "method": Method.FULL}),
+    ("полное дообучение 7B", {"params_b": 7.0, "method": Method.FULL}),
+    ("70B QLoRA ctx 8k bs 4", {"params_b": 70.0, "method": Method.QLORA, "seq_len": 8192, "batch": 4}),
+    ("llama-3.1-8b lora r16 seq 4096",
+     {"model": "llama-3.1-8b", "method": Method.LORA, "lora_rank": 16, "seq_len": 4096}),
+    ("Qwen2.5-72B inference 32k", {"model": "qwen2.5-72b", "method": Method.INFERENCE, "seq_len": 32768}),
+    ("инференс 70B int4, контекст 32k, 8 пользователей",
+     {"params_b": 70.0, "method": Method.INFERENCE, "quant": Quant.GPTQ_INT4, "seq_len": 32768, "concurrency": 8}),
+    ("mixtral qlora", {"model": "mixtral-8x7b", "method": Method.QLORA}),
+    ("405B QLoRA на 8 GPU", {"params_b": 405.0, "method": Method.QLORA, "gpus": 8}),
+    ("13B LoRA 10k примеров 3 эпохи", {"params_b": 13.0, "method": Method.LORA, "examples": 10_000, "epochs": 3.0}),
+    ("7B LoRA, 5k examples x 3 epochs", {"params_b": 7.0, "method": Method.LORA, "examples": 5_000, "epochs": 3.0}),
+    ("70B full fine-tune zero3 on 8 H100",
+     {"params_b": 70.0, "method": Method.FULL, "strategy": Strategy.ZERO3, "gpus": 8, "gpu": "h100-sxm"}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ISSUE_PHRASES, ids=[p for p, _ in ISSUE_PHRASES])
+def test_issue_phrases_mean_what_a_person_means(text: str, expected: dict) -> None:
+    assert said(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # GPUs: count and card, in any of the spellings people and providers use
+    ("13B LoRA на 2x A100 80GB", {"gpus": 2, "gpu": "a100-80gb"}),
+    ("13B LoRA 4090", {"gpu": "rtx-4090"}),
+    ("13B LoRA on 2 x A100 PCIe 40GB", {"gpus": 2, "gpu": "a100-40gb"}),
+    ("7B LoRA GeForce RTX 4090 24GB", {"gpu": "rtx-4090"}),
+    ("7B LoRA Tesla V100-SXM2-32GB", {"gpu": "v100-32gb"}),
+    ("70B inference H100 80GB HBM3 x4", {"gpus": 4, "gpu": "h100-sxm"}),
+    ("70B inference 8xH200 NVL", {"gpus": 8, "gpu": "h200-nvl"}),
+    ("7B qlora на одной карте", {"gpus": 1}),
+    ("7B qlora single gpu", {"gpus": 1}),
+    ("7B full 4 карты", {"gpus": 4}),
+    # quantisation words
+    ("7B lora nf4", {"quant": Quant.NF4}),
+    ("7B lora nf4 double quant", {"quant": Quant.NF4_DQ}),
+    ("7B lora int8", {"quant": Quant.INT8}),
+    ("7B inference 8-bit", {"quant": Quant.INT8}),
+    ("7B inference awq", {"quant": Quant.AWQ}),
+    ("7B inference gptq", {"quant": Quant.GPTQ_INT4}),
+    ("7B inference gptq int8", {"quant": Quant.GPTQ_INT8}),
+    ("7B inference fp8", {"quant": Quant.FP8}),
+    ("7B inference 4bit", {"quant": Quant.GPTQ_INT4}),
+    ("7B inference gguf q4_k_m", {"quant": Quant.Q4_K_M}),
+    ("7B inference Q8_0", {"quant": Quant.Q8_0}),
+    ("7B inference q5_k_m", {"quant": Quant.Q5_K_M}),
+    # precision
+    ("7B full bf16", {"precision": Precision.BF16}),
+    ("7B full fp16", {"precision": Precision.FP16}),
+    ("7B full fp32", {"precision": Precision.FP32}),
+    ("7B full pure bf16", {"precision": Precision.BF16_TRUE}),
+    # optimizers
+    ("7B full adamw", {"optimizer": Optimizer.ADAMW}),
+    ("7B full 8-bit adam", {"optimizer": Optimizer.ADAMW_8BIT}),
+    ("7B full adamw8bit", {"optimizer": Optimizer.ADAMW_8BIT}),
+    ("7B full paged adamw", {"optimizer": Optimizer.PAGED_ADAMW_8BIT}),
+    ("7B full sgd", {"optimizer": Optimizer.SGD}),
+    # checkpointing, attention, fused CE
+    ("7B lora grad ckpt off", {"grad_ckpt": False}),
+    ("7B lora no gradient checkpointing", {"grad_ckpt": False}),
+    ("7B lora gradient checkpointing", {"grad_ckpt": True}),
+    ("7B lora eager", {"attention": Attention.EAGER}),
+    ("7B lora flash attention", {"attention": Attention.FLASH}),
+    ("7B lora fused ce", {"fused_ce": True}),
+    ("7B lora liger", {"fused_ce": True}),
+    # LoRA rank and targets
+    ("7B lora rank 64", {"lora_rank": 64}),
+    ("7B lora r=8", {"lora_rank": 8}),
+    ("7B lora q,v", {"lora_targets": "q,v"}),
+    ("7B lora q_proj, k_proj, v_proj, o_proj", {"lora_targets": "q,k,v,o"}),
+    ("7B lora all-linear", {"lora_targets": "all-linear"}),
+    ("7B lora attention only", {"lora_targets": "q,k,v,o"}),
+    # offload, strategies
+    ("7B full zero3 offload", {"strategy": Strategy.ZERO3, "offload": Offload.OPTIMIZER}),
+    ("7B full zero3 cpu offload", {"strategy": Strategy.ZERO3, "offload": Offload.OPTIMIZER}),
+    ("7B full zero3 offload all", {"strategy": Strategy.ZERO3, "offload": Offload.ALL}),
+    ("7B full zero2", {"strategy": Strategy.ZERO2}),
+    ("7B full fsdp", {"strategy": Strategy.FSDP}),
+    ("7B full ddp", {"strategy": Strategy.DDP}),
+    ("70B inference tp 4", {"strategy": Strategy.TP, "gpus": 4}),
+    # inference: KV cache and concurrency
+    ("7B inference kv fp8", {"kv_dtype": "fp8"}),
+    ("7B inference fp8 kv cache", {"kv_dtype": "fp8"}),
+    ("7B inference 8 users", {"concurrency": 8}),
+    ("7B inference 8 concurrent", {"concurrency": 8}),
+    ("7B inference 16 одновременных запросов", {"concurrency": 16}),
+    ("7B inference 128k context", {"seq_len": 131072}),
+    # dataset
+    ("7B lora 512 tokens per example", {"tokens_per_example": 512}),
+    ("7B lora по 1000 токенов", {"tokens_per_example": 1000}),
+    ("7B lora 20 тыс примеров", {"examples": 20_000}),
+    ("7B lora 1.5 эпохи", {"epochs": 1.5}),
+    ("7B LoRA 5k × 3 эпохи", {"examples": 5_000, "epochs": 3.0}),
+])
+def test_vocabulary(text: str, expected: dict) -> None:
+    fields = said(text)
+    assert {k: fields.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("Llama 3 70B lora", "llama-3.1-70b"),
+    ("meta-llama/Llama-3.1-8B qlora", "llama-3.1-8b"),
+    ("Qwen/Qwen2.5-72B-Instruct inference", "qwen2.5-72b"),
+    ("mistral 7b lora", "mistral-7b"),
+    ("mixtral 8x7b inference", "mixtral-8x7b"),
+    ("gemma 2 9b lora", "gemma-2-9b"),
+    ("llama 70b qlora", "llama-3.1-70b"),
+    ("llama-2-7b-chat lora", "llama-2-7b"),
+    ("инференс ламы 70b", "llama-3.1-70b"),
+])
+def test_model_names(text: str, model: str) -> None:
+    assert parse_workload(text).model == model
+
+
+@pytest.mark.parametrize(("text", "params", "experts"), [
+    ("0.5B lora", 0.5, None), ("0,5B lora", 0.5, None), ("405B qlora", 405.0, None), ("8x7B inference", 7.0, 8),
+    ("8x22B qlora", 22.0, 8), ("13b lora", 13.0, None), ("7 млрд lora", 7.0, None),
+    ("7 billion parameters lora", 7.0, None),
+])
+def test_bare_sizes(text: str, params: float, experts: int | None) -> None:
+    spec = parse_workload(text)
+    assert (spec.params_b, spec.experts, spec.model) == (params, experts, None)
+
+
+@pytest.mark.parametrize(("text", "method"), [
+    ("7B дообучение LoRA", Method.LORA), ("дообучить 7B полностью", Method.FULL),
+    ("файнтюн 7B полный", Method.FULL), ("полное обучение 7B", Method.FULL), ("инференс 7B", Method.INFERENCE),
+    ("вывод 7B", Method.INFERENCE), ("генерация 7B", Method.INFERENCE), ("7B заморозка", Method.FREEZE),
+    ("7B freeze", Method.FREEZE), ("7B serving", Method.INFERENCE), ("7B lora 4bit", Method.QLORA),
+])
+def test_methods_in_both_languages(text: str, method: Method) -> None:
+    assert parse_workload(text).method == method
+
+
+def test_every_catalog_model_alias_is_read() -> None:
+    for arch in MODELS:
+        for alias in (arch.id, arch.name, *arch.aliases):
+            assert parse_workload(f"{alias} lora").model == find_model(alias).id, alias
+
+
+def test_every_catalog_gpu_alias_is_read() -> None:
+    for gpu in GPUS:
+        for alias in (gpu.name, *gpu.aliases):
+            assert parse_workload(f"13B LoRA on {alias}").gpu == find_gpu(alias).id, alias
+
+
+def test_training_word_alone_leaves_the_method_open() -> None:
+    # "fine-tune" is understood, but full vs LoRA is the user's choice: complete() asks for it
+    assert said("7B fine-tune") == {"params_b": 7.0}
+
+
+def test_unknown_words_are_reported_with_what_was_understood() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("13B LoRA frobnicate")
+    err = info.value
+    assert err.understood == ["13B", "LoRA"]
+    assert err.not_understood == ["frobnicate"]
+    en, ru = err.message("en"), err.message("ru")
+    assert "Understood" in en and "«13B»" in en and "«frobnicate»" in en and "Try for example" in en
+    assert "Понял" in ru and "«frobnicate»" in ru and "Не понял" in ru and "например" in ru
+    assert str(err) == en
+    assert err.message("de") == en  # any other language -> English
+
+
+def test_error_message_gives_three_or_four_examples_in_each_language() -> None:
+    err = ParseError(["13B"], ["zzz"])
+    for lang in ("en", "ru"):
+        last = err.message(lang).splitlines()[-1]
+        assert 3 <= last.count("«") <= 4
+    assert CYRILLIC.search(err.message("ru").splitlines()[-1])
+
+
+def test_a_bare_number_gets_a_hint() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("7B lora 4096")
+    assert info.value.not_understood == ["4096"]
+    assert "ctx 4096" in info.value.message("en") and "контекст 4096" in info.value.message("ru")
+
+
+def test_contradictions_are_reported_not_guessed() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("13B 70B lora")
+    assert info.value.not_understood == ["70B"]
+    assert "contradicts «13B»" in info.value.message("en")
+    assert "противоречит «13B»" in info.value.message("ru")
+
+
+@pytest.mark.parametrize("text", ["13B lora bs 0", "999999999B lora", "13B lora ctx 99999999k", "7B inference 0 users",
+                                  "7B lora r0"])
+def test_out_of_range_values_are_refused(text: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(text)
+    assert info.value.not_understood
+    assert re.search(r"between|whole", info.value.message("en"))
+
+
+def test_unknown_model_and_gpu_are_not_guessed() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("llama 3 13b lora")
+    assert info.value.not_understood == ["llama 3 13b"]
+    assert "not in the catalog" in info.value.message("en") and "нет в каталоге" in info.value.message("ru")
+    with pytest.raises(ParseError) as info:
+        parse_workload("7B lora 4090 48GB")  # a modded card is a different card
+    assert info.value.not_understood == ["4090 48GB"]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "please", "на", "!!!"])
+def test_nothing_to_read(text: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(text)
+    assert "model" in info.value.message("en") and "модель" in info.value.message("ru")
+
+
+def test_too_long_input_is_refused_politely() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("13B LoRA " * 2000)
+    assert "too long" in info.value.message("en")
+    assert "длинно" in info.value.message("ru")
+    assert parse_workload("13B LoRA".ljust(MAX_CHARS)).method == Method.LORA  # the limit itself is fine
+
+
+def test_non_text_is_a_parse_error() -> None:
+    with pytest.raises(ParseError):
+        parse_workload(None)  # type: ignore[arg-type]
+
+
+# --- properties ------------------------------------------------------------------------------------------------
+
+VOCAB = ["13B", "70b", "8x7B", "0.5B", "7 млрд", "llama-3.1-8b", "Qwen2.5-72B", "mixtral", "LoRA", "qlora", "full",
+         "freeze", "inference", "инференс", "дообучение", "ctx 8k", "seq 4096", "32k", "bs 4", "r16", "rank 64",
+         "q,v", "all-linear", "nf4", "int4", "int8", "awq", "gptq", "q4_k_m", "fp8", "bf16", "fp16", "adamw",
+         "8-bit adam", "paged", "sgd", "grad ckpt", "no grad ckpt", "eager", "flash", "fused ce", "offload",
+         "offload all", "zero3", "zero2", "fsdp", "ddp", "tp", "tp 4", "kv fp8", "8 users", "8 пользователей",
+         "on 8 H100", "2x A100 80GB", "4090", "V100", "10k примеров", "3 эпохи", "512 tokens per example",
+         "на 8 GPU", "x", ",", "и", "blah", "0", "99999999999999999999"]
+
+
+def _outcome(text: str) -> WorkloadSpec | ParseError:
+    try:
+        return parse_workload(text)
+    except ParseError as err:
+        assert err.message("ru") and err.message("en") == str(err)
+        return err
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_arbitrary_text_only_ever_raises_parse_error(text: str) -> None:
+    _outcome(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VOCAB), max_size=8).map(" ".join))
+def test_vocabulary_soup_only_ever_raises_parse_error(text: str) -> None:
+    _outcome(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=10**40),
+       st.sampled_from(["{}B lora", "7B lora ctx {}", "7B lora bs {}", "7B inference {} users", "{}x7B qlora",
+                        "7B lora {} examples", "7B lora {} epochs", "7B full on {} H100", "7B lora r{}", "{}k ctx",
+                        "7B lora {}.{} эпохи", "7B lora по {} токенов"]))
+def test_huge_numbers_only_ever_raise_parse_error(number: int, template: str) -> None:
+    result = _outcome(template.replace("{}", str(number)))
+    if isinstance(result, WorkloadSpec):  # whatever was accepted is within the sane ranges
+        for field in ("seq_len", "batch", "gpus", "concurrency", "lora_rank"):
+            value = getattr(result, field)
+            assert value is None or 1 <= value <= 4_194_304
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(min_size=MAX_CHARS + 1, max_size=10_000))
+def test_long_text_is_too_long(text: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(text)
+    assert "too long" in str(info.value)
+
+
+def test_ten_thousand_characters() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("9" * 10_000)
+    assert "10000 characters" in str(info.value)
+
+
+# --- helpers for command-line options --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("q,v", "q,v"), ("v_proj, q_proj", "q,v"), ("all-linear", "all-linear"), ("all linear", "all-linear"),
+    ("q,k,v,o,gate,up,down", "all-linear"), ("attention", "q,k,v,o"), ("mlp", "gate,up,down"), ("qkvo", "q,k,v,o"),
+])
+def test_normalise_targets(text: str, expected: str) -> None:
+    assert normalise_targets(text) == expected
+
+
+@pytest.mark.parametrize("text", ["lm_head", "", "q,zz"])
+def test_normalise_targets_refuses_unknown_modules(text: str) -> None:
+    with pytest.raises(ParseError):
+        normalise_targets(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [("13B", (13.0, None)), ("8x7B", (7.0, 8)), ("0.5", (0.5, None)),
+                                                ("70 млрд", (70.0, None))])
+def test_parse_size(text: str, expected: tuple) -> None:
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["thirteen", "0B", "1x7B", "99999999B"])
+def test_parse_size_refuses(text: str) -> None:
+    with pytest.raises(ParseError):
+        parse_size(text)
