@@ -87,12 +87,13 @@ FIELD_LABELS: dict[str, Text] = {
     "model": ("model", "модель"), "arch": ("architecture", "архитектура"), "params_b": ("model size", "размер модели"),
     "experts": ("experts", "эксперты"), "method": ("method", "метод"), "quant": ("quantization", "квантизация"),
     "precision": ("precision", "точность"), "seq_len": ("sequence length", "длина последовательности"),
-    "batch": ("micro-batch", "микро-батч"), "grad_ckpt": ("gradient checkpointing", "gradient checkpointing"),
-    "attention": ("attention", "attention"), "lora_rank": ("LoRA rank", "ранг LoRA"),
+    "batch": ("micro-batch", "микро-батч"),
+    "grad_ckpt": ("gradient checkpointing", "пересчёт активаций (gradient checkpointing)"),
+    "attention": ("attention", "реализация внимания"), "lora_rank": ("LoRA rank", "ранг LoRA"),
     "lora_targets": ("LoRA targets", "слои LoRA"), "optimizer": ("optimizer", "оптимизатор"),
-    "fused_ce": ("fused cross-entropy", "fused cross-entropy"), "gpus": ("GPUs", "GPU"),
+    "fused_ce": ("fused cross-entropy", "слитая cross-entropy (fused CE)"), "gpus": ("GPUs", "число GPU"),
     "strategy": ("multi-GPU strategy", "стратегия на нескольких GPU"), "offload": ("CPU offload", "выгрузка в CPU"),
-    "gpu": ("GPU", "GPU"), "kv_dtype": ("KV-cache type", "тип KV-кэша"),
+    "gpu": ("GPU", "видеокарта"), "kv_dtype": ("KV-cache type", "тип KV-кэша"),
     "concurrency": ("concurrent sequences", "одновременных последовательностей"),
     "examples": ("examples", "примеров"), "tokens_per_example": ("tokens per example", "токенов на пример"),
     "epochs": ("epochs", "эпох"),
@@ -407,7 +408,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("ce_on", FCE, _const(fused_ce=True)),
     ("off_none", rf"{NO}(?:cpu[\s_\-]*)?{OFF}", _const(offload=Offload.NONE)),
     ("off_all", rf"(?:cpu[\s_\-]*)?{OFF}\s+(?:of\s+)?(?:all|everything|params?|parameters|weights|model|всего|все|"
-                r"всё|весов|параметров)(?:\s+(?:to|на|в)\s+(?:cpu|ram|озу|цпу))?|(?:full|param(?:eter)?s?|weights?)"
+                r"всё|весов|параметров)(?:\s+(?:to|на|в)\s+(?:cpu|ram|озу|цпу))?|(?:param(?:eter)?s?|weights?)"
                 rf"[\s_\-]+{OFF}|zero[\s_\-]*infinity|nvme[\s_\-]*{OFF}|offload[\s_\-]*param\w*",
      _const(offload=Offload.ALL)),
     ("off_opt", rf"(?:cpu[\s_\-]*)?{OFF}(?:\s+(?:of\s+)?(?:the\s+)?(?:optimizer|optim|оптимизатор\w*))?"

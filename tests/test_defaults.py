@@ -1,0 +1,287 @@
+"""Defaults that a phrase leaves open: sensible for the method, every one reported back in both languages, and
+incoherent combinations refused with a polite bilingual ParseError (never another exception)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.defaults import KV_BYTES, Assumption, complete
+from core.models import from_hf_config, get_model
+from core.parser import ParseError, parse_workload
+from core.workload import (
+    Attention,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Strategy,
+    Workload,
+    WorkloadSpec,
+)
+
+CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
+def done(text: str) -> tuple[Workload, dict[str, Assumption]]:
+    workload, notes = complete(parse_workload(text))
+    return workload, {a.key: a for a in notes}
+
+
+def test_lora_defaults_and_what_is_reported() -> None:
+    w, notes = done("13B LoRA")
+    assert w.model == "llama-2-13b" and w.params_b == pytest.approx(13.02)
+    assert (w.method, w.quant, w.precision, w.seq_len, w.batch, w.grad_ckpt, w.attention) == (
+        Method.LORA, Quant.NONE, Precision.BF16, 2048, 1, True, Attention.FLASH)
+    assert (w.lora_rank, w.lora_targets, w.optimizer, w.fused_ce, w.gpus, w.strategy, w.offload) == (
+        16, "all-linear", Optimizer.ADAMW, False, 1, Strategy.SINGLE, Offload.NONE)
+    assert (w.kv_dtype, w.concurrency, w.examples, w.tokens_per_example, w.epochs, w.gpu) == (
+        "bf16", 1, None, None, None, None)
+    # every open field that matters for LoRA is an assumption; what was said (size, method) is not
+    assert set(notes) == {"arch", "quant", "precision", "seq_len", "batch", "grad_ckpt", "attention", "lora_rank",
+                          "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload"}
+    assert "Llama-2-13B" in notes["arch"].en and "Llama-2-13B" in notes["arch"].ru
+
+
+def test_qlora_defaults_to_nf4() -> None:
+    w, notes = done("llama-3.1-8b qlora")
+    assert (w.quant, w.lora_rank, w.lora_targets) == (Quant.NF4, 16, "all-linear")
+    assert "nf4" in notes["quant"].en and "arch" not in notes  # a named model needs no architecture assumption
+
+
+def test_the_issue_json_sample_workload() -> None:
+    w, _ = done("llama-3.1-8b qlora")
+    dumped = w.model_dump(mode="json")
+    assert "arch" not in dumped
+    assert {k: dumped[k] for k in ("model", "params_b", "method", "seq_len", "batch", "grad_ckpt", "lora_rank",
+                                   "lora_targets", "quant", "optimizer", "gpus", "strategy", "concurrency",
+                                   "examples", "tokens_per_example", "epochs")} == {
+        "model": "llama-3.1-8b", "params_b": 8.03, "method": "qlora", "seq_len": 2048, "batch": 1,
+        "grad_ckpt": True, "lora_rank": 16, "lora_targets": "all-linear", "quant": "nf4", "optimizer": "adamw",
+        "gpus": 1, "strategy": "single", "concurrency": 1, "examples": None, "tokens_per_example": None,
+        "epochs": None}
+
+
+@pytest.mark.parametrize("text", ["7B full fine-tune", "7B freeze"])
+def test_full_and_freeze_have_no_adapter(text: str) -> None:
+    w, notes = done(text)
+    assert (w.lora_rank, w.lora_targets, w.quant, w.optimizer, w.grad_ckpt) == (
+        None, None, Quant.NONE, Optimizer.ADAMW, True)
+    assert "lora_rank" not in notes and "lora_targets" not in notes
+
+
+def test_inference_defaults() -> None:
+    w, notes = done("Qwen2.5-72B inference")
+    assert (w.seq_len, w.batch, w.optimizer, w.grad_ckpt, w.lora_rank, w.kv_dtype, w.concurrency) == (
+        4096, 1, None, False, None, "bf16", 1)
+    assert {"seq_len", "kv_dtype", "concurrency"} <= set(notes)
+    # what means nothing for inference is not said back as an assumption
+    assert not {"optimizer", "grad_ckpt", "batch", "lora_rank", "fused_ce", "offload"} & set(notes)
+
+
+def test_inference_int4_is_a_gptq_checkpoint() -> None:
+    w, notes = done("инференс 70B int4, контекст 32k, 8 пользователей")
+    assert (w.method, w.quant, w.seq_len, w.concurrency) == (Method.INFERENCE, Quant.GPTQ_INT4, 32768, 8)
+    assert "quant" not in notes and "concurrency" not in notes
+
+
+def test_the_said_values_win_over_defaults() -> None:
+    w, notes = done("70B QLoRA ctx 8k bs 4 r64 q,v adamw8bit fused ce no grad ckpt eager fp16")
+    assert (w.seq_len, w.batch, w.lora_rank, w.lora_targets, w.optimizer, w.fused_ce, w.grad_ckpt, w.attention,
+            w.precision) == (8192, 4, 64, "q,v", Optimizer.ADAMW_8BIT, True, False, Attention.EAGER, Precision.FP16)
+    assert not {"seq_len", "batch", "lora_rank", "lora_targets", "optimizer", "fused_ce", "grad_ckpt",
+                "attention", "precision"} & set(notes)
+
+
+def test_every_assumption_speaks_both_languages() -> None:
+    for text in ("13B LoRA", "70b qlora 4 gpus", "8x7B inference 2 gpus", "7B full 10k примеров", "7B lora V100",
+                 "7B full offload"):
+        _, notes = done(text)
+        for note in notes.values():
+            assert note.en and note.ru and note.en != note.ru, note
+            assert CYRILLIC.search(note.ru) and not CYRILLIC.search(note.en), note
+            assert note.text("ru") == note.ru and note.text("en") == note.en and note.text("fr") == note.en
+
+
+@pytest.mark.parametrize(("text", "strategy"), [
+    ("70B inference 8 GPU", Strategy.TP), ("70B full 8 GPU", Strategy.ZERO3), ("70B freeze 8 GPU", Strategy.ZERO3),
+    ("70B lora 8 GPU", Strategy.FSDP), ("70B qlora 8 GPU", Strategy.FSDP), ("70B qlora", Strategy.SINGLE),
+    ("7B full offload", Strategy.ZERO3),
+])
+def test_strategy_follows_the_method_and_gpu_count(text: str, strategy: Strategy) -> None:
+    w, notes = done(text)
+    assert w.strategy == strategy
+    assert notes["strategy"].key == "strategy"
+
+
+def test_gpu_without_bf16_gets_fp16() -> None:
+    w, notes = done("7B LoRA on V100")
+    assert (w.precision, w.kv_dtype, w.gpu) == (Precision.FP16, "fp16", "v100-32gb")
+    assert "V100" in notes["precision"].en and "bf16" in notes["precision"].ru
+
+
+def test_dataset_fields_are_filled_only_when_one_was_given() -> None:
+    w, notes = done("13B LoRA 10k примеров")
+    assert (w.examples, w.tokens_per_example, w.epochs) == (10_000, 512, 1.0)
+    assert {"tokens_per_example", "epochs"} <= set(notes)
+    w, notes = done("13B LoRA 3 epochs")
+    assert (w.examples, w.tokens_per_example, w.epochs) == (None, 512, 3.0)
+    w, _ = done("13B LoRA")
+    assert (w.examples, w.tokens_per_example, w.epochs) == (None, None, None)
+
+
+def test_long_examples_stretch_the_default_sequence() -> None:
+    w, notes = done("7B LoRA 1k examples по 3000 токенов")
+    assert (w.seq_len, w.tokens_per_example) == (3000, 3000)
+    assert "example" in notes["seq_len"].en
+    w, _ = done("7B LoRA 1k examples по 3000 токенов ctx 1024")  # a stated length is kept (truncation)
+    assert w.seq_len == 1024
+
+
+def test_no_method_with_inference_hints_means_inference() -> None:
+    w, notes = done("70B 8 users")
+    assert w.method == Method.INFERENCE
+    assert "users" in notes["method"].en and "пользовател" in notes["method"].ru
+    w, _ = done("70B awq")
+    assert w.method == Method.INFERENCE
+
+
+def test_no_method_asks_for_one_listing_them() -> None:
+    with pytest.raises(ParseError) as info:
+        done("7B fine-tune ctx 4k")
+    en, ru = info.value.message("en"), info.value.message("ru")
+    for word in ("inference", "full fine-tune", "freeze", "LoRA", "QLoRA"):
+        assert word in en
+    for word in ("инференс", "полное дообучение", "LoRA", "QLoRA"):
+        assert word in ru
+    assert "params_b=7.0" in info.value.understood
+
+
+def test_architecture_resolution_order() -> None:
+    custom = from_hf_config({"hidden_size": 2048, "num_hidden_layers": 20, "num_attention_heads": 16,
+                             "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 32000}, "my-2b")
+    def arch_note(spec: WorkloadSpec) -> tuple[Workload, str | None]:
+        workload, notes = complete(spec)
+        return workload, next((n.en for n in notes if n.key == "arch"), None)
+
+    w, note = arch_note(WorkloadSpec(arch=custom, model="my-2b", method=Method.LORA))
+    assert w.arch is custom and w.model == "my-2b" and w.params_b == custom.params_b and note is None
+    w, note = arch_note(WorkloadSpec(model="Llama 3 70B", method=Method.LORA))
+    assert w.arch is get_model("llama-3.1-70b") and note is None
+    w, note = arch_note(WorkloadSpec(params_b=22, experts=8, method=Method.QLORA))
+    assert w.model == "mixtral-8x22b" and "8x22B" in note
+    w, note = arch_note(WorkloadSpec(params_b=20, method=Method.QLORA))  # no typical 20B: scaled, and said so
+    assert w.params_b == 20 and "20B" in note and "scaled" in w.arch.name
+
+
+def test_command_line_options_complete_the_text() -> None:
+    spec = parse_workload("13B").merged(WorkloadSpec(method=Method.LORA, lora_rank=8))
+    w, _ = complete(spec)
+    assert (w.method, w.lora_rank) == (Method.LORA, 8)
+
+
+def test_kv_bytes_cover_every_default_kv_type() -> None:
+    for text in ("7B inference", "7B inference fp16", "7B inference fp32", "7B inference kv int4"):
+        assert done(text)[0].kv_dtype in KV_BYTES
+
+
+INCOHERENT = [
+    ("7B full tp 2", "Tensor parallel"),
+    ("7B qlora gptq", "gptq"),
+    ("7B full nf4", "nf4"),
+    ("7B lora gguf", "q4_k_m"),
+    ("7B full r16", "LoRA rank"),
+    ("7B inference adamw", "optimizer"),
+    ("7B inference grad ckpt", "gradient checkpointing"),
+    ("7B inference 3 epochs", "epochs"),
+    ("7B lora 8 users", "concurrent"),
+    ("7B full 8 gpus single", "single"),
+    ("7B full ddp offload", "offload"),
+    ("7B full zero2 offload all", "ZeRO-3"),
+    ("7B inference zero3", "tensor parallel"),
+    ("70B inference on 3 H100", "heads"),
+    ("7B lora bf16 on V100", "bf16"),
+    ("llama-3.1-8b 70B lora", "parameters"),
+    ("7B inference bs 4 8 users", "batch"),
+    ("lora ctx 8k", "Which model"),
+]
+
+
+@pytest.mark.parametrize(("text", "needle"), INCOHERENT, ids=[t for t, _ in INCOHERENT])
+def test_incoherent_combinations_are_refused_politely(text: str, needle: str) -> None:
+    with pytest.raises(ParseError) as info:
+        done(text)
+    err = info.value
+    assert needle in err.message("en")
+    assert CYRILLIC.search(err.message("ru").splitlines()[0])
+    assert str(err) == err.message("en")
+
+
+def test_unknown_model_or_gpu_from_options() -> None:
+    with pytest.raises(ParseError, match="not in the catalog"):
+        complete(WorkloadSpec(model="gpt-5", method=Method.LORA))
+    with pytest.raises(ParseError, match="not in the catalog"):
+        complete(WorkloadSpec(params_b=7, method=Method.LORA, gpu="GTX 480"))
+    with pytest.raises(ParseError, match="KV-cache"):
+        complete(WorkloadSpec(params_b=7, method=Method.INFERENCE, kv_dtype="fp3"))
+    with pytest.raises(ParseError, match="LoRA targets"):
+        complete(WorkloadSpec(params_b=7, method=Method.LORA, lora_targets="lm_head"))
+
+
+# --- properties: complete(parse_workload(x)) gives a Workload or a ParseError, nothing else -----------------------
+
+PHRASE_PARTS = ["13B", "70b", "8x7B", "8x22B", "0.5B", "405B", "llama-3.1-8b", "mixtral", "Qwen2.5-72B", "LoRA",
+                "qlora", "full", "freeze", "inference", "fine-tune", "ctx 8k", "32k", "bs 4", "r16", "q,v", "nf4",
+                "int4", "int8", "awq", "gptq", "q4_k_m", "fp8", "bf16", "fp16", "fp32", "adamw", "8-bit adam",
+                "paged", "sgd", "no grad ckpt", "eager", "fused ce", "offload", "offload all", "zero3", "zero2",
+                "fsdp", "ddp", "tp", "single", "kv fp8", "kv int4", "8 users", "on 8 H100", "2x A100 80GB",
+                "on 3 GPU", "V100", "T4", "10k примеров", "3 эпохи", "по 4000 токенов", "attention only"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PHRASE_PARTS), min_size=1, max_size=7).map(" ".join))
+def test_complete_after_parse_only_ever_raises_parse_error(text: str) -> None:
+    try:
+        workload, notes = complete(parse_workload(text))
+    except ParseError as err:
+        assert err.message("ru") and err.message("en")
+        return
+    assert workload.gpus >= 1 and workload.seq_len >= 1
+    assert workload.is_training == (workload.optimizer is not None)
+    assert (workload.lora_rank is not None) == (workload.method in (Method.LORA, Method.QLORA))
+    assert len({n.key for n in notes}) == len(notes)  # each field is assumed at most once
+
+
+specs = st.builds(
+    WorkloadSpec,
+    model=st.sampled_from([None, "llama-3.1-8b", "mixtral", "nope"]),
+    params_b=st.one_of(st.none(), st.floats(min_value=0.001, max_value=1e6)),
+    experts=st.one_of(st.none(), st.integers(min_value=1, max_value=1000)),
+    method=st.one_of(st.none(), st.sampled_from(Method)),
+    quant=st.one_of(st.none(), st.sampled_from(Quant)),
+    precision=st.one_of(st.none(), st.sampled_from(Precision)),
+    seq_len=st.one_of(st.none(), st.integers(min_value=1, max_value=10**7)),
+    gpus=st.one_of(st.none(), st.integers(min_value=1, max_value=64)),
+    strategy=st.one_of(st.none(), st.sampled_from(Strategy)),
+    offload=st.one_of(st.none(), st.sampled_from(Offload)),
+    gpu=st.sampled_from([None, "h100-sxm", "T4", "4090", "unknown"]),
+    kv_dtype=st.sampled_from([None, "fp8", "int4", "bogus"]),
+    concurrency=st.one_of(st.none(), st.integers(min_value=1, max_value=10**6)),
+    lora_targets=st.sampled_from([None, "q,v", "all-linear", "lm_head"]),
+    tokens_per_example=st.one_of(st.none(), st.integers(min_value=1, max_value=10**7)),
+    epochs=st.one_of(st.none(), st.floats(min_value=0.01, max_value=100)),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(specs)
+def test_complete_any_spec_only_ever_raises_parse_error(spec: WorkloadSpec) -> None:
+    try:
+        workload, _ = complete(spec)
+    except ParseError:
+        return
+    assert isinstance(workload, Workload)
