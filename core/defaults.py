@@ -53,7 +53,8 @@ TOKENS_PER_EXAMPLE = 512
 EPOCHS = 1.0
 
 # Bytes per cached value; the estimator's KV-cache term multiplies by these.
-KV_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+KV_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5,
+                              "q8_0": 1.0625, "q4_0": 0.5625}  # llama.cpp cache types carry block scales
 # The KV cache of an unquantised model is kept in the compute type.
 _KV_FOR_PRECISION = {Precision.BF16: "bf16", Precision.BF16_TRUE: "bf16", Precision.FP16: "fp16",
                      Precision.FP32: "fp32"}

@@ -159,7 +159,7 @@ _UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
 
 
 def _number(text: str) -> float:
-    return float(text.replace(",", ".").replace(" ", ""))
+    return float(re.sub(r"[\s\u202f]", "", text).replace(",", "."))
 
 
 def _amount(text: str, kilo: int = 1000) -> float:
@@ -197,14 +197,15 @@ def check_range(field: str, value: float) -> Text | None:
 # rule fails, which keeps every numeric rule a single attempt.
 N = r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+"  # a number; Russian decimal comma allowed
 INT = r"[0-9]{1,9}+"
-AMT = r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+\s?+(?:k|к|m|тыс\.?|млн\.?|thousand|million)?+"
+AMT = r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс\.?|млн\.?|thousand|million)(?!\w))?"
+THOUSANDS = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"  # "50 000" as Russians write it (dataset sizes)
 SEP = r"[\s_\-]*"
 MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
 TOKW = r"(?:tokens?|tok|токен\w*)"
 EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
        r"пример\w*|сэмпл\w*|диалог\w*|строк\w*|запис\w*|инструкц\w*|пар\b)")
 EPW = r"(?:epochs?|эпох\w*|ep)"
-KVT = r"(?:fp8|int8|int4|bf16|fp16|8[\s\-_]*bit|4[\s\-_]*bit)"
+KVT = r"(?:fp8|int8|int4|bf16|fp16|q8_0|q4_0|8[\s\-_]*bit|4[\s\-_]*bit)"
 GC = (r"(?:grad(?:ient)?s?[\s_\-]*(?:ckpt|checkpoint(?:ing|s)?)|activation[\s_\-]*(?:ckpt|checkpoint(?:ing)?|"
       r"recomput\w*)|checkpointing|recompute|чекпоинт\w*|gc)")
 FA = r"(?:flash[\s_\-]*(?:attn|attention)(?:[\s_\-]*[0-9])?|flash|fa[23]|sdpa)"
@@ -309,7 +310,7 @@ def _model(m: re.Match[str]) -> dict[str, Any]:
     return {"model": arch.id}
 
 
-_KV = {"8bit": "int8", "4bit": "int4"}
+_KV = {"8bit": "int8", "4bit": "int4", "q80": "q8_0", "q40": "q4_0"}
 
 
 def _kv(group: str) -> Handler:
@@ -347,7 +348,7 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
 _RULES: list[tuple[str, str, Handler]] = [
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_field("examples", "dx_n")(m), **_field("epochs", "dx_e")(m)}),
-    ("examples", rf"(?P<ex_n>{AMT})\s*{EXW}", _field("examples", "ex_n")),
+    ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
     ("examples2", rf"(?:dataset|датасет\w*|num[\s_]*examples)\s*(?:of\s+|из\s+|на\s+)?[=:]?\s*(?P<ex_n2>{AMT})"
                   rf"(?:\s*{EXW})?", _field("examples", "ex_n2")),
     ("tpe", rf"(?:по\s+)?(?P<tp_a>{AMT})\s*{TOKW}\s*(?:per|each|/|на|в|за)?\s*(?:an?\s+|каждый\s+|один\s+)?"
@@ -369,6 +370,8 @@ _RULES: list[tuple[str, str, Handler]] = [
              r"devices?)", _field("gpus", "gn_n")),
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
     ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
+    ("one_named", rf"(?:одн(?:ой|у|а|ого)|one|a\s+single|single)\s+(?P<g1_g>{GPU})",
+     lambda m: {**_gpu_named("g1_g", None)(m), "gpus": 1}),
     ("one_gpu", r"(?:one|a\s+single|single)[\s_\-]+(?:gpu|card|device)|одн(?:ой|у|а)\s+(?:карт\w*|gpu|видеокарт\w*|"
                 r"гпу)", _const(gpus=1)),
     ("users", rf"(?P<cc_n>{INT})\s*(?:concurrent(?:ly)?(?:\s+(?:users?|requests?|sequences?|sessions?|streams?|"
@@ -594,7 +597,7 @@ def _meaning(found: dict[str, Any]) -> Text:
 
 
 def _normalise(text: str) -> str:
-    return (text.lower().replace("ё", "е").replace("\u00a0", " ")
+    return (text.lower().replace("ё", "е").replace("\u00a0", " ").replace("\u202f", " ")
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
 
 
