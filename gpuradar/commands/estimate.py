@@ -118,7 +118,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         text = " ".join(args.text).strip()
         spec = parse_workload(text) if text else WorkloadSpec()
-        spec = spec.merged(options_spec(args))
+        options = options_spec(args)
+        # Naming the model one way replaces what the text said the other way (--model beats "13B" and vice versa).
+        if options.model or options.arch:
+            spec = spec.model_copy(update={"params_b": None, "experts": None})
+        if options.params_b:
+            spec = spec.model_copy(update={"model": None, "arch": None})
+        spec = spec.merged(options)
         w, assumptions = complete(spec)
     except ParseError as exc:
         print(exc.message(lang), file=sys.stderr)
