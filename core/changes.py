@@ -13,9 +13,9 @@ Pure: no I/O, no clock unless the caller passes one. 50,000 configurations take 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,8 +34,7 @@ class EventKind(StrEnum):
     PRICE_RISE = "price_rise"
 
 
-@dataclass(frozen=True, slots=True)
-class OfferState:
+class OfferState(NamedTuple):
     """What is remembered about one configuration between polls (a row of the current-offers table).
 
     `in_stock` is the CONFIRMED state: it turns False only after a confirmed sell-out (or when the configuration
@@ -158,9 +157,16 @@ def detect_changes(
     out: list[OfferEvent] | None = None if baseline else events
 
     for key, offer in current.items():
-        price = offer.price_per_gpu_hour
-        available = is_available(offer)
         old = previous_states.get(key)
+        available = offer.in_stock and (offer.available is None or offer.available > 0)
+        if old is not None and available and old.in_stock and not old.missing:
+            seen = old.offer
+            if (offer.price == seen.price and offer.currency == seen.currency and offer.period is seen.period
+                    and offer.gpu_count == seen.gpu_count):
+                # The common case: listed as before at the same price; last poll's comparison stands.
+                states[key] = OfferState(key, offer, old.price, True)
+                continue
+        price = offer.price_per_gpu_hour
         if old is None:
             # New configuration. Listed but unavailable counts as already sold out, so it "comes back" later.
             states[key] = OfferState(key, offer, price, in_stock=available)
@@ -203,10 +209,10 @@ def _missing(old: OfferState, seen: Offer | None, hysteresis: int, events: list[
     if not old.in_stock:
         # Already sold out: keep following the listing (its price re-anchors silently), nothing to say.
         price = seen.price_per_gpu_hour if seen is not None else old.price
-        return replace(old, offer=offer, price=price, missing=0)
+        return old._replace(offer=offer, price=price, missing=0)
     missing = old.missing + 1
     if missing >= hysteresis:
         if events is not None:
             events.append(_event(EventKind.SOLD_OUT, old.key, offer, old.price, None, rates, now))
         return OfferState(old.key, offer, old.price, in_stock=False, missing=0)
-    return replace(old, offer=offer, missing=missing)
+    return old._replace(offer=offer, missing=missing)
