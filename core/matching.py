@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from core.changes import EventKind, OfferEvent
@@ -144,13 +146,45 @@ class Watch:
         return True
 
 
+# A run of matching watch ids: ids[start:] of one sorted list, kept as a view so a lookup costs bisects, not copies.
+_Segment = tuple[list[int], int]
+
+
+class Matches:
+    """The watches one offer reaches: runs of indexed lists plus a few re-checked ids; iterate or len() it."""
+
+    __slots__ = ("extra", "segments")
+
+    def __init__(self, segments: list[_Segment], extra: list[int]) -> None:
+        self.segments = segments
+        self.extra = extra
+
+    def __len__(self) -> int:
+        return sum(len(ids) - start for ids, start in self.segments) + len(self.extra)
+
+    def __bool__(self) -> bool:
+        return bool(self.segments or self.extra)
+
+    def __iter__(self) -> Iterator[int]:
+        for ids, start in self.segments:
+            yield from islice(ids, start, None) if start else ids
+        yield from self.extra
+
+    def ids(self) -> list[int]:
+        out: list[int] = []
+        for ids, start in self.segments:
+            out.extend(ids[start:] if start else ids)
+        out.extend(self.extra)
+        return out
+
+
 class _CapList:
     """Watch ids by price cap: ascending caps per currency (bisect) plus the uncapped ones."""
 
     __slots__ = ("caps", "ids", "uncapped")
 
     def __init__(self) -> None:
-        self.caps: dict[str, list[float]] = {c: [] for c in CURRENCIES}
+        self.caps: dict[str, list[float] | array[float]] = {c: [] for c in CURRENCIES}
         self.ids: dict[str, list[int]] = {c: [] for c in CURRENCIES}
         self.uncapped: list[int] = []
 
@@ -164,16 +198,23 @@ class _CapList:
     def freeze(self) -> None:
         for cur in CURRENCIES:
             pairs = sorted(zip(self.caps[cur], self.ids[cur], strict=True))
-            self.caps[cur] = [p[0] for p in pairs]
+            # A packed array keeps the bisect's probes in a few cache lines instead of chasing float objects.
+            self.caps[cur] = array("d", [p[0] for p in pairs])
             self.ids[cur] = [p[1] for p in pairs]
 
-    def collect(self, t: Target, out: list[int]) -> None:
-        out.extend(self.uncapped)
+    def collect(self, t: Target, out: list[_Segment]) -> None:
+        if self.uncapped:
+            out.append((self.uncapped, 0))
         for cur in CURRENCIES:
-            price = t.price_in(cur)
-            if price is None or not self.ids[cur]:
+            ids = self.ids[cur]
+            if not ids:
                 continue
-            out.extend(self.ids[cur][bisect_left(self.caps[cur], price):])
+            price = t.price_in(cur)
+            if price is None:
+                continue
+            start = bisect_left(self.caps[cur], price)
+            if start < len(ids):
+                out.append((ids, start))
 
 
 class _Bucket:
@@ -192,7 +233,7 @@ class _Bucket:
         if self.any_gpu is not None:
             yield self.any_gpu
 
-    def collect(self, t: Target, out: list[int]) -> None:
+    def collect(self, t: Target, out: list[_Segment]) -> None:
         if self.any_gpu is not None:
             self.any_gpu.collect(t, out)
         if t.gpu is None:
@@ -210,14 +251,19 @@ class _Bucket:
 
 
 _INF = math.inf
+_BucketKey = tuple[str | None, str | None, int, float]
 
 
 @dataclass
 class WatchIndex:
-    """Subscriptions indexed by what they need; `match(target)` returns exactly the ids whose watch matches."""
+    """Subscriptions indexed by what they need; `match(target)` returns exactly the ids whose watch matches.
 
-    _buckets: dict[tuple[str | None, str | None, int, float], _Bucket] = field(default_factory=dict)
-    _recheck: set[int] = field(default_factory=set)
+    Watches the buckets cannot fully decide (a region filter; a GPU list plus a memory need) live in their own
+    buckets and are re-checked with `Watch.matches` on the way out, so the main buckets return runs as they are.
+    """
+
+    _exact: dict[_BucketKey, _Bucket] = field(default_factory=dict)
+    _recheck: dict[_BucketKey, _Bucket] = field(default_factory=dict)
     _watches: dict[int, Watch] = field(default_factory=dict)
     _ranges_for: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
     _ranges: set[tuple[int, float]] = field(default_factory=set)
@@ -227,9 +273,10 @@ class WatchIndex:
         index = cls()
         for w in watches:
             index._add(w)
-        for bucket in index._buckets.values():
-            for caps in bucket.lists():
-                caps.freeze()
+        for buckets in (index._exact, index._recheck):
+            for bucket in buckets.values():
+                for caps in bucket.lists():
+                    caps.freeze()
         return index
 
     def __len__(self) -> int:
@@ -237,14 +284,6 @@ class WatchIndex:
 
     def watch(self, watch_id: int) -> Watch:
         return self._watches[watch_id]
-
-    def _bucket(self, provider: str | None, billing: str | None, lo: int, hi: float) -> _Bucket:
-        key = (provider, billing, lo, hi)
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = _Bucket()
-            self._ranges.add((lo, hi))
-        return bucket
 
     @staticmethod
     def _count_ranges(w: Watch) -> list[tuple[int, float, float | None]]:
@@ -256,7 +295,7 @@ class WatchIndex:
         if w.gpu_count is not None:
             need = w.need_for(w.gpu_count)
             return [] if need is None else [(w.gpu_count, w.gpu_count + 1, need)]
-        counts = sorted(w.min_gib_by_count)
+        counts = w._counts
         bounds: list[float] = [*counts[1:], _INF]
         return [(c, hi, w.min_gib_by_count[c]) for c, hi in zip(counts, bounds, strict=True)]
 
@@ -264,21 +303,27 @@ class WatchIndex:
         if w.id in self._watches:
             raise ValueError(f"watch {w.id} indexed twice")
         self._watches[w.id] = w
-        if w.region is not None:
-            self._recheck.add(w.id)
-        if w.gpu_ids is not None and w.min_gib_by_count is not None:
-            self._recheck.add(w.id)  # filed by GPU; the memory need is checked on the way out
-        providers: Iterable[str | None] = sorted(w.providers) if w.providers is not None else (None,)
-        for provider in providers:
-            for lo, hi, need in self._count_ranges(w):
-                bucket = self._bucket(provider, w.billing, lo, hi)
+        recheck = w.region is not None or (w.gpu_ids is not None and w.min_gib_by_count is not None)
+        buckets = self._recheck if recheck else self._exact
+        providers: Iterable[str | None] = w.providers if w.providers is not None else (None,)
+        for lo, hi, need in self._count_ranges(w):
+            if w.gpu_ids is None and need is not None:
+                level = bisect_left(LEVELS, need)
+                if level == len(LEVELS):
+                    continue  # no card in the catalog is big enough at this count
+            self._ranges.add((lo, hi))
+            for provider in providers:
+                key = (provider, w.billing, lo, hi)
+                bucket = buckets.get(key)
+                if bucket is None:
+                    bucket = buckets[key] = _Bucket()
                 if w.gpu_ids is not None:
                     for gpu in w.gpu_ids:
-                        bucket.by_gpu.setdefault(gpu, _CapList()).add(w)
+                        caps = bucket.by_gpu.get(gpu)
+                        if caps is None:
+                            caps = bucket.by_gpu[gpu] = _CapList()
+                        caps.add(w)
                 elif need is not None:
-                    level = bisect_left(LEVELS, need)
-                    if level == len(LEVELS):
-                        continue  # no card in the catalog is big enough at this count
                     caps = bucket.by_level[level]
                     if caps is None:
                         caps = bucket.by_level[level] = _CapList()
@@ -294,26 +339,39 @@ class WatchIndex:
             found = self._ranges_for[n] = [r for r in self._ranges if r[0] <= n < r[1]]
         return found
 
-    def match(self, t: Target) -> list[int]:
-        out: list[int] = []
-        ranges = self._ranges_containing(t.gpu_count)
+    def _collect(self, buckets: dict[_BucketKey, _Bucket], t: Target, ranges: list[tuple[int, float]],
+                 out: list[_Segment]) -> None:
+        if not buckets:
+            return
         for provider in (t.provider, None):
             for billing in (t.billing, None):
                 for lo, hi in ranges:
-                    bucket = self._buckets.get((provider, billing, lo, hi))
+                    bucket = buckets.get((provider, billing, lo, hi))
                     if bucket is not None:
                         bucket.collect(t, out)
-        if self._recheck:
-            out = [i for i in out if i not in self._recheck or self._watches[i].matches(t)]
-        return out
 
-    def match_many(self, targets: Iterable[Target]) -> dict[str, list[int]]:
-        """Offer key -> ids of the watches it reaches (offers nobody watches are left out)."""
-        result: dict[str, list[int]] = {}
+    def find(self, t: Target) -> Matches:
+        """The watches this offer reaches, as runs of the index (no per-subscription work for the exact ones)."""
+        ranges = self._ranges_containing(t.gpu_count)
+        segments: list[_Segment] = []
+        self._collect(self._exact, t, ranges, segments)
+        extra: list[int] = []
+        if self._recheck:
+            maybe: list[_Segment] = []
+            self._collect(self._recheck, t, ranges, maybe)
+            extra = [i for i in Matches(maybe, []) if self._watches[i].matches(t)]
+        return Matches(segments, extra)
+
+    def match(self, t: Target) -> list[int]:
+        return self.find(t).ids()
+
+    def match_many(self, targets: Iterable[Target]) -> dict[str, Matches]:
+        """Offer key -> the watches it reaches (offers nobody watches are left out)."""
+        result: dict[str, Matches] = {}
         for t in targets:
-            ids = self.match(t)
-            if ids:
-                result[t.key] = ids
+            found = self.find(t)
+            if found:
+                result[t.key] = found
         return result
 
 
