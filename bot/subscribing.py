@@ -13,7 +13,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import t
 from bot.views import offer_line, subscription_filters, subscription_what
-from core.matching import watch_from_columns
+from core.matching import watch_from_row
 from storage.subscriptions import (
     MAX_SUBSCRIPTIONS_PER_USER,
     SubscriptionDraft,
@@ -52,7 +52,7 @@ EXAMPLES_SHORT = ("13B LoRA", "B200", "70B QLoRA under $2/h")
 
 
 def matching_now(sub: Subscription, cache: OfferCache) -> list[CachedOffer]:
-    watch = watch_from_columns(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
+    watch = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
                                max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
                                gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
     return [o for o in cache.all() if watch.matches(o.target())]
@@ -86,6 +86,7 @@ async def store_and_describe(session: AsyncSession, user: User, draft: Subscript
     except SubscriptionLimitError as e:
         return t(lang, "sub_limit", limit=e.limit)
     after = await count_subscriptions(session, user.id)
+    await session.commit()  # stored before the user is told so
     what, filters = subscription_what(sub, lang), subscription_filters(sub, lang)
     if after == before:
         head = t(lang, "sub_exists", what=what, filters=filters)

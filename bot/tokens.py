@@ -35,7 +35,8 @@ class QueryTokens:
         if token.startswith("b"):
             raw = token[1:]
             try:
-                return base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
+                # validate: a tampered payload is rejected, not silently stripped of odd characters
+                return base64.b64decode(raw + "=" * (-len(raw) % 4), altchars=b"-_", validate=True).decode() or None
             except (binascii.Error, ValueError, UnicodeDecodeError):
                 return None
         if token.startswith("h"):

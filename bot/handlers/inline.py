@@ -7,6 +7,8 @@ carries a "Subscribe" deep link (`/start sub_<token>`) that subscribes in one ta
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from aiogram import Router
 from aiogram.types import (
     InlineKeyboardButton,
@@ -27,6 +29,9 @@ from bot.views import gpu_label, offer_line, render_estimate, workload_label
 from core.offers import HOURS_PER_MONTH
 
 router = Router(name="inline")
+
+ANSWERS_KEPT = 2048
+_ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultArticle], str]] = OrderedDict()
 
 PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
 CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
@@ -89,6 +94,14 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         await query.answer([syntax], cache_time=CACHE_TIME, is_personal=True)
         return
     offset = int(query.offset) if query.offset.isdigit() else 0
-    fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
-    results, next_offset = estimate_results(result, fitting, offset, p.lang, p.currency, bot_username, tokens)
+    # Keystrokes repeat the same few phrases: the built answer is kept until the next ingest changes the offers.
+    key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
+    answer = _ANSWERS.get(key)
+    if answer is None:
+        fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
+        answer = estimate_results(result, fitting, offset, p.lang, p.currency, bot_username, tokens)
+        _ANSWERS[key] = answer
+        while len(_ANSWERS) > ANSWERS_KEPT:
+            _ANSWERS.popitem(last=False)
+    results, next_offset = answer
     await query.answer(results, cache_time=CACHE_TIME, is_personal=True, next_offset=next_offset)

@@ -59,7 +59,7 @@ async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSessi
         note = "sub_paused" if callback_data.action == "pause" else "sub_resumed"
     else:
         done, note = False, "sub_not_found"
-    await session.flush()
+    await session.commit()
     await query.answer(t(lang, note if done else "sub_not_found"))
     if query.message is not None:
         text, kb = await render_subs(session, user, lang)
@@ -73,6 +73,7 @@ async def unsubscribe(message: Message, command: CommandObject, session: AsyncSe
     arg = (command.args or "").strip().lower()
     if arg in ("all", "все", "всё"):
         n = await delete_all_subscriptions(session, user.id)
+        await session.commit()
         await message.answer(t(lang, "unsub_all_done", n=n))
         return
     subs = await list_subscriptions(session, user.id)
@@ -81,4 +82,5 @@ async def unsubscribe(message: Message, command: CommandObject, session: AsyncSe
         await message.answer(t(lang, "unsub_usage") + ("\n\n" + text if subs else ""), reply_markup=kb)
         return
     await delete_subscription(session, user.id, subs[int(arg) - 1].id)
+    await session.commit()
     await message.answer(t(lang, "unsub_done", n=int(arg)))

@@ -52,6 +52,7 @@ async def settings(message: Message, command: CommandObject, session: AsyncSessi
         else:
             await message.answer(t(lang, "quiet_bad"))
             return
+    await session.commit()
     text, kb = settings_view(user)
     await message.answer((t(lang, "settings_saved") + "\n\n" if arg else "") + text, reply_markup=kb)
 
@@ -62,6 +63,7 @@ async def lang_command(message: Message, command: CommandObject, session: AsyncS
     arg = (command.args or "").strip().lower()
     if arg in ("ru", "en"):
         await set_language(session, user, arg)
+        await session.commit()  # saved before the user reads "done" and sends the next message
         prefs.remember(user.id, user.lang, user.currency)
         await message.answer(t(arg, "lang_set"))
         return
@@ -87,6 +89,7 @@ async def change(query: CallbackQuery, callback_data: SettingsCb, session: Async
     except ValueError:
         await query.answer(t(user.lang, "error"), show_alert=True)
         return
+    await session.commit()
     prefs.remember(user.id, user.lang, user.currency)
     await query.answer(t(user.lang, "lang_set" if what == "lang" else "settings_saved"))
     if query.message is None:

@@ -1,0 +1,86 @@
+"""Inline-query latency: from the update arriving at the stand-in Bot API server to `answerInlineQuery` leaving
+the bot for it, through the real stack (App, aiogram long polling, offer cache on a migrated SQLite file with
+offers recorded by storage's ingest). Target: p99 under 50 ms. Prints the figures; asserts nothing.
+
+    python3 bench/inline.py [--queries 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.gpus import all_gpus
+from core.offers import Billing, Offer, Rates
+from core.polls import PollResult, PollStatus
+from gpuradar.app import App
+from gpuradar.settings import Settings
+from tests.support.fake_telegram import FakeTelegram
+
+PHRASES = ["13B LoRA", "70B QLoRA ctx 8k", "7B full fine-tune", "Qwen2.5-72B inference 32k", "mixtral qlora",
+           "llama-3.1-8b lora r16 seq 4096", "инференс 70B int4, контекст 32k, 8 пользователей", "405B QLoRA на 8 GPU",
+           "70", "70B", "70B Q", "70B QLo", "", "gibberish words"]
+
+
+def offers(n_per_provider: int) -> dict[str, list[Offer]]:
+    rng = random.Random(7)
+    gpus = [g for g in all_gpus() if g.memory_gb >= 16]
+    out: dict[str, list[Offer]] = {}
+    for provider in ("runpod", "vastai", "cloudrift", "vultr"):
+        rows = []
+        for i in range(n_per_provider):
+            g = rng.choice(gpus)
+            count = rng.choice((1, 1, 2, 4, 8))
+            rows.append(Offer(provider=provider, sku=f"{g.id}-{i}", gpu=g.id, gpu_name=g.name, gpu_count=count,
+                              location=f"r{i % 7}", billing=Billing.HOURLY, price=round(rng.uniform(0.2, 4) * count, 2),
+                              currency="USD", in_stock=True, url=f"https://{provider}.example/{i}"))
+        out[provider] = rows
+    return out
+
+
+async def main(n_queries: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
+        async with FakeTelegram() as tg:
+            settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
+            app = App(settings, scrape=False, polling_timeout=1)
+            await app.start()
+            at = datetime(2025, 1, 1, tzinfo=UTC)
+            for provider, rows in offers(250).items():
+                await app.ingest(PollResult(provider=provider, status=PollStatus.OK, offers=rows, started_at=at,
+                                            finished_at=at + timedelta(seconds=1)), Rates(rub_per={"USD": 80.0}))
+            assert app.offers is not None
+            print(f"offers in cache: {len(app.offers)}")
+            latencies: list[float] = []
+            cold: list[float] = []
+            try:
+                for i in range(n_queries):
+                    phrase = PHRASES[i % len(PHRASES)]
+                    uid = tg.inline_query(phrase, user_id=1000 + i % 50)
+                    call = await tg.wait_for("answerInlineQuery", inline_query_id=str(uid), timeout=10)
+                    ms = (call.at - tg.update_times[uid]) * 1000
+                    (cold if i < len(PHRASES) else latencies).append(ms)
+            finally:
+                await app.stop()
+    q = statistics.quantiles(latencies, n=100)
+    print(f"inline queries: {len(latencies)} warm (+{len(cold)} first-time phrases)")
+    print(f"first-time phrases (estimate computed): p50 {statistics.median(cold):.1f} ms, max {max(cold):.1f} ms")
+    print(f"warm: p50 {statistics.median(latencies):.1f} ms, p99 {q[98]:.1f} ms, max {max(latencies):.1f} ms "
+          f"(target p99 < 50 ms)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=400)
+    started = time.perf_counter()
+    asyncio.run(main(parser.parse_args().queries))
+    print(f"bench wall time {time.perf_counter() - started:.1f} s")

@@ -1,0 +1,302 @@
+"""End to end through the real stack: the App (migrations, offer cache, aiogram dispatcher polling) against the
+stand-in Bot API server on 127.0.0.1, a migrated SQLite file, offers recorded by storage's real ingest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.offers import Billing, Offer, Period, Rates
+from core.polls import PollResult, PollStatus
+from gpuradar.app import App
+from gpuradar.settings import Settings
+from storage.subscriptions import list_subscriptions
+from tests.support.fake_telegram import FakeTelegram
+
+ADMIN = 999
+RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def offer(provider: str, sku: str, gpu: str, name: str, count: int, price: float, currency: str = "USD",
+          period: Period = Period.HOUR, location: str = "us") -> Offer:
+    return Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=name, gpu_count=count, location=location,
+                 billing=Billing.MONTHLY if period is Period.MONTH else Billing.HOURLY, price=price,
+                 currency=currency, period=period, in_stock=True, url=f"https://{provider}.example/{sku}")
+
+
+def poll(provider: str, offers: list[Offer], at: datetime) -> PollResult:
+    return PollResult(provider=provider, status=PollStatus.OK, offers=offers, started_at=at,
+                      finished_at=at + timedelta(seconds=1))
+
+
+RUNPOD = [offer("runpod", "h100", "h100-sxm", "H100 80GB HBM3", 1, 2.49),
+          offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.64),
+          offer("runpod", "4090", "rtx-4090", "RTX 4090", 1, 0.34),
+          offer("runpod", "h100x8", "h100-sxm", "H100 80GB HBM3", 8, 19.9)]
+SELECTEL = [offer("selectel", "a100-srv", "a100-80gb", "A100 80GB", 1, 150_000, "RUB", Period.MONTH, "ru-1"),
+            offer("selectel", "4090-srv", "rtx-4090", "RTX 4090", 2, 60_000, "RUB", Period.MONTH, "ru-2")]
+VAST = [offer("vastai", f"3090-{i}", "rtx-3090", "RTX 3090", 1, 0.15 + i * 0.01, location=f"eu-{i}")
+        for i in range(20)]
+
+
+@pytest.fixture
+async def tg():
+    async with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def app(tg, migrated_database_url):
+    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
+                        telegram_api_url=tg.base_url, admin_ids=[ADMIN])
+    application = App(settings, scrape=False, polling_timeout=1)
+    await application.start()
+    for provider, offers in (("runpod", RUNPOD), ("selectel", SELECTEL), ("vastai", VAST)):
+        await application.ingest(poll(provider, offers, T0), RATES)
+    yield application
+    await application.stop()
+
+
+async def say(tg: FakeTelegram, text: str, user_id: int = 7, lang: str = "en") -> str:
+    tg.message(text, user_id=user_id, lang=lang)
+    return (await tg.wait_for("sendMessage", chat_id=user_id)).text
+
+
+async def test_menu_registered_in_both_languages(tg, app):
+    calls = tg.calls_of("setMyCommands")
+    assert {c.params.get("language_code") for c in calls} == {None, "ru"}
+    ru = next(c for c in calls if c.params.get("language_code") == "ru")
+    assert any(cmd["command"] == "estimate" and "GPU" in cmd["description"] for cmd in ru.params["commands"])
+
+
+async def test_onboarding_in_both_languages(tg, app):
+    assert "GPU Radar" in await say(tg, "/start", user_id=1, lang="en")
+    assert "/estimate" in tg.calls_of("sendMessage")[-1].text
+    ru = await say(tg, "/start", user_id=2, lang="ru")
+    assert "видеопамяти" in ru
+    # /lang pins a language over the client's
+    await say(tg, "/lang ru", user_id=1, lang="en")
+    assert "видеопамяти" in await say(tg, "/start", user_id=1, lang="en")
+
+
+async def test_estimate_good_lists_fitting_offers_cheapest_first(tg, app):
+    text = await say(tg, "/estimate 70B QLoRA ctx 8k")
+    assert "VRAM per GPU" in text and "Breakdown" in text
+    assert "A100 80GB × 1" in text  # a configuration that fits
+    # fitting offers in stock, cheapest first: the 1x A100 at runpod ($1.64) before the 1x H100 ($2.49)
+    assert text.index("$1.64") < text.index("$2.49")
+    assert "RTX 3090" not in text.split("Cheapest in stock")[1]  # 24 GB cards cannot hold it
+    assert "per month" in text or "/mo" in text
+    call = tg.calls_of("sendMessage")[-1]
+    assert call.button("Notify") and call.button("More offers")
+
+
+async def test_estimate_partial_states_assumptions_and_time(tg, app):
+    text = await say(tg, "/estimate 13B LoRA 10k примеров 3 эпохи", lang="ru")
+    assert "Допущения" in text
+    assert "Время" in text and " ч" in text
+
+
+async def test_estimate_nonsense_and_empty_answer_politely(tg, app):
+    text = await say(tg, "/estimate hello there")
+    assert "hello" in text and "13B LoRA" in text  # says what it did not understand and gives examples
+    assert "Traceback" not in text
+    assert "13B LoRA" in await say(tg, "/estimate")
+    assert "/help" in await say(tg, "what is this?")
+
+
+async def test_plain_workload_text_is_estimated(tg, app):
+    assert "VRAM per GPU" in await say(tg, "7B LoRA")
+
+
+async def test_long_input_is_cut_politely(tg, app):
+    tg.message("/estimate 13B LoRA " + "x" * 3000, user_id=7)
+    first = await tg.wait_for("sendMessage", chat_id=7)
+    assert "first 500 characters" in first.text
+
+
+async def test_subscribe_by_text_says_what_and_what_matches(tg, app):
+    text = await say(tg, "/subscribe 13B LoRA под 300 ₽/ч", user_id=6, lang="ru")
+    assert "Слежу" in text and "13B LoRA" in text and "300 ₽" in text
+    text = await say(tg, "/subscribe B200")
+    assert "Now watching" in text and "B200" in text and "Nothing matches right now" in text
+    text = await say(tg, "/subscribe A100 80GB under $2/h on runpod")
+    assert "Already matching now" in text and "$1.64" in text
+    assert "150" not in text  # selectel's A100 is filtered out by the provider filter
+    async with app.sessionmaker() as session:
+        (lora,) = await list_subscriptions(session, 6)
+        subs = await list_subscriptions(session, 7)
+    assert [s.kind for s in subs] == ["gpu", "gpu"]
+    assert lora.max_price == 300 and lora.price_currency == "RUB"
+    assert lora.workload_json["method"] == "lora" and float(lora.min_gib_by_count["1"]) > 20
+    assert subs[1].providers == ["runpod"] and subs[1].gpu_ids == ["a100-80gb"]
+    # the same again is not a duplicate
+    assert "already watch" in await say(tg, "/subscribe B200")
+
+
+async def test_subscribe_unknown_gpu(tg, app):
+    assert "do not know a GPU" in await say(tg, "/subscribe Z9000")
+
+
+async def test_subscribe_through_the_wizard(tg, app):
+    tg.message("/subscribe", user_id=8)
+    ask = await tg.wait_for("sendMessage", chat_id=8)
+    tg.press(ask, "GPU model", user_id=8)
+    gpus = await tg.wait_for("editMessageText", chat_id=8)
+    tg.press(gpus, "A100 80GB", user_id=8)
+    price = await tg.wait_for("editMessageText", chat_id=8)
+    tg.press(price, "$2", user_id=8)
+    providers = await tg.wait_for("editMessageText", chat_id=8)
+    tg.press(providers, "All providers", user_id=8)
+    done = await tg.wait_for("editMessageText", chat_id=8)
+    assert "Now watching" in done.text and "A100 80GB" in done.text and "$2" in done.text
+    assert "$1.64" in done.text  # runpod's A100 already matches
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 8)
+    assert sub.gpu_ids == ["a100-80gb"] and sub.max_price == 2 and sub.price_currency == "USD"
+
+
+async def test_notify_button_under_estimate_subscribes(tg, app):
+    tg.message("/estimate 70B QLoRA", user_id=9)
+    est = await tg.wait_for("sendMessage", chat_id=9)
+    tg.press(est, "Notify", user_id=9)
+    await tg.wait_for("answerCallbackQuery")
+    reply = await tg.wait_for("sendMessage", chat_id=9)
+    assert "Now watching" in reply.text and "70B QLoRA" in reply.text
+
+
+async def test_subs_pause_resume_delete_and_unsubscribe(tg, app):
+    await say(tg, "/subscribe H100", user_id=10)
+    await say(tg, "/subscribe 13B LoRA", user_id=10)
+    tg.message("/subs", user_id=10)
+    listing = await tg.wait_for("sendMessage", chat_id=10)
+    assert "1. H100" in listing.text and "2. 13B LoRA" in listing.text
+    tg.press(listing, "⏸ 1", user_id=10)
+    paused = await tg.wait_for("editMessageText", chat_id=10)
+    assert "paused" in paused.text.split("\n")[1]
+    tg.press(paused, "▶️ 1", user_id=10)
+    resumed = await tg.wait_for("editMessageText", chat_id=10)
+    assert "paused" not in resumed.text
+    tg.press(resumed, "🗑 2", user_id=10)
+    after = await tg.wait_for("editMessageText", chat_id=10)
+    assert "13B LoRA" not in after.text
+    assert "deleted" in await say(tg, "/unsubscribe 1", user_id=10)
+    assert "no subscriptions" in await say(tg, "/subs", user_id=10)
+
+
+async def test_someone_elses_subscription_is_untouchable(tg, app):
+    await say(tg, "/subscribe H100", user_id=11)
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 11)
+    await say(tg, "/start", user_id=12)  # user 12 exists and has a message to press on
+    tg.callback(f"s:delete:{sub.id}", user_id=12)
+    answer = await tg.wait_for("answerCallbackQuery")
+    assert "no longer exists" in answer.params["text"]
+    async with app.sessionmaker() as session:
+        assert len(await list_subscriptions(session, 11)) == 1
+
+
+async def test_subscription_limit(tg, app):
+    gpus = ["T4", "L4", "A10", "RTX 3090", "RTX 4090", "RTX A5000", "RTX 5090", "V100 32GB", "A100 40GB", "L40S",
+            "RTX A6000", "A100 80GB", "H100 SXM", "H100 PCIe", "H100 NVL", "H200", "B200", "RTX 3060", "RTX 4080",
+            "RTX A4000"]
+    for name in gpus:
+        await say(tg, f"/subscribe {name}", user_id=13)
+    assert "maximum" in await say(tg, "/subscribe MI300X", user_id=13) or "know" in tg.calls_of("sendMessage")[-1].text
+    assert "maximum" in await say(tg, "/subscribe 7B LoRA", user_id=13)
+
+
+async def test_offers_paging(tg, app):
+    tg.message("/offers RTX 3090", user_id=14)
+    page1 = await tg.wait_for("sendMessage", chat_id=14)
+    assert "page 1/3" in page1.text and page1.text.count("• vastai") == 8
+    tg.press(page1, "Next", user_id=14)
+    page2 = await tg.wait_for("editMessageText", chat_id=14)
+    assert "page 2/3" in page2.text
+    assert page2.button("Back") and page2.button("Next")
+    tg.press(page2, "Back", user_id=14)
+    again = await tg.wait_for("editMessageText", chat_id=14)
+    assert "page 1/3" in again.text
+    all_offers = await say(tg, "/offers", user_id=14)
+    assert "page 1/" in all_offers and "$0.15" in all_offers  # cheapest overall first
+    assert "page 1/1" in await say(tg, "/offers 70B QLoRA", user_id=14)
+
+
+async def test_history_sends_a_real_png(tg, app):
+    later = [offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.39)]
+    await app.ingest(poll("runpod", RUNPOD[:1] + later + RUNPOD[2:], T0 + timedelta(hours=6)), RATES)
+    tg.message("/history A100 80GB", user_id=15)
+    photo = await tg.wait_for("sendPhoto", chat_id=15)
+    assert photo.photo is not None and photo.photo.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(photo.photo) > 10_000
+    assert "A100 80GB" in photo.text
+    assert "No price history" in await say(tg, "/history B200", user_id=15)
+    assert "do not know" in await say(tg, "/history Voodoo 5", user_id=15)
+
+
+async def test_providers_and_settings(tg, app):
+    text = await say(tg, "/providers", user_id=16)
+    assert "runpod" in text and "selectel" in text and "✅" in text
+    tg.message("/settings", user_id=16)
+    s = await tg.wait_for("sendMessage", chat_id=16)
+    assert "Currency: USD" in s.text
+    tg.press(s, "Currency: RUB", user_id=16)
+    changed = await tg.wait_for("editMessageText", chat_id=16)
+    assert "Currency: RUB" in changed.text
+    assert "23:00–8:00" in await say(tg, "/settings quiet 23-8", user_id=16)
+    assert "quiet 23-8" in await say(tg, "/settings quiet banana", user_id=16)
+    assert "₽" in await say(tg, "/offers A100 80GB", user_id=16)  # prices follow the chosen currency
+
+
+async def test_admin_commands_refused_to_others(tg, app):
+    for command in ("/stats", "/health", "/testalert"):
+        assert "do not know that command" in await say(tg, command, user_id=17)
+    stats = await say(tg, "/stats", user_id=ADMIN)
+    assert "Users:" in stats and "In-stock offers cached: 26" in stats
+    assert "Test alert" in await say(tg, "/testalert", user_id=ADMIN)
+    assert "runpod" in await say(tg, "/health", user_id=ADMIN)
+
+
+async def test_inline_empty_good_unparseable(tg, app):
+    qid = tg.inline_query("", user_id=18)
+    empty = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    titles = [r["title"] for r in empty.params["results"]]
+    assert "13B LoRA" in titles
+
+    qid = tg.inline_query("24B LoRA", user_id=18)
+    good = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    results = good.params["results"]
+    ids = [r["id"] for r in results]
+    assert len(ids) == len(set(ids)) <= 50
+    assert "GiB per GPU" in results[0]["title"]
+    assert any("RTX 3090" in r["title"] for r in results[1:]) is False  # 24B LoRA needs more than 24 GB
+    url = results[0]["reply_markup"]["inline_keyboard"][0][0]["url"]
+    assert url.startswith("https://t.me/gpuradar_test_bot?start=sub_")
+
+    qid = tg.inline_query("gibberish words", user_id=18)
+    bad = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    (only,) = bad.params["results"]
+    assert only["id"] == "syntax" and "gibberish" in only["title"]
+
+
+async def test_inline_paging_and_deep_link_subscribes(tg, app):
+    qid = tg.inline_query("1B inference", user_id=19)
+    first = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    assert first.params["next_offset"] == "20" and len(first.params["results"]) == 21
+    qid = tg.inline_query("1B inference", user_id=19, offset="20")
+    second = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    assert not second.params.get("next_offset")
+    ids = {r["id"] for r in first.params["results"]} | {r["id"] for r in second.params["results"]}
+    assert len(ids) == len(first.params["results"]) + len(second.params["results"])
+    url = first.params["results"][0]["reply_markup"]["inline_keyboard"][0][0]["url"]
+    payload = url.split("start=")[1]
+    text = await say(tg, f"/start {payload}", user_id=20)
+    assert "Now watching" in text and "1B inference" in text
+
+
+async def test_broken_deep_link(tg, app):
+    tg.message("/start sub_hdeadbeef", user_id=21)
+    await tg.wait_for("sendMessage", chat_id=21)
+    assert "broken or has expired" in (await tg.wait_for("sendMessage", chat_id=21)).text

@@ -1,0 +1,86 @@
+"""Pure parts of the bot: texts in both languages, formatting, subscription text, tokens, the offer cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.formatting import cut_input, money, split_message
+from bot.offer_cache import CachedOffer, OfferCache
+from bot.subscribe_query import parse_subscribe
+from bot.texts import TEXTS, placeholders, t
+from bot.tokens import QueryTokens
+
+
+def test_both_languages_have_the_same_keys_and_placeholders():
+    assert TEXTS["ru"].keys() == TEXTS["en"].keys()
+    for key in TEXTS["en"]:
+        assert placeholders(TEXTS["ru"][key]) == placeholders(TEXTS["en"][key]), key
+        values = {name: "x" for name in placeholders(TEXTS["en"][key])}
+        assert t("ru", key, **values) != t("en", key, **values) or key in {"est_header", "subs_line", "btn_pause",
+                                                                          "btn_resume", "btn_delete", "quiet_range",
+                                                                          "inline_example_title", "f_billing",
+                                                                          "billing_spot"}
+
+
+@pytest.mark.parametrize(("text", "target", "fields"), [
+    ("B200", "B200", {"gpu_ids": ["b200"]}),
+    ("13B LoRA до 300 ₽/ч", "13B LoRA", {"max_price": 300.0, "price_currency": "RUB", "gpu_ids": None}),
+    ("70B QLoRA under $2/h on runpod", "70B QLoRA", {"max_price": 2.0, "price_currency": "USD",
+                                                     "providers": ["runpod"]}),
+    ("H100, A100 80GB x8 monthly region msk", "H100, A100 80GB",
+     {"gpu_ids": ["h100-sxm", "a100-80gb"], "gpu_count": 8, "billing": "monthly", "region": "msk"}),
+    ("mixtral 8x7B qlora на vast или runpod", "mixtral 8x7B qlora", {"providers": ["runpod", "vastai"],
+                                                                     "gpu_count": None}),
+    ("13B LoRA до 300", "13B LoRA", {"max_price": 300.0, "price_currency": None}),
+])
+def test_subscribe_text_filters(text, target, fields):
+    req = parse_subscribe(text)
+    assert req.target == target
+    for name, value in fields.items():
+        assert getattr(req, name) == value, name
+
+
+def test_money_and_cutting_and_splitting():
+    assert money(1.5, "USD") == "$1.50"
+    assert money(150_000, "RUB") == "150\u202f000 ₽"
+    text, cut = cut_input("word " * 200, 50)
+    assert cut and len(text) <= 50 and not text.endswith(" ")
+    assert cut_input("short", 50) == ("short", False)
+    long = "\n".join(f"line {i} " + "x" * 90 for i in range(200))
+    parts = split_message(long)
+    assert len(parts) > 1 and all(len(p) <= 4096 for p in parts)
+    assert "\n".join(parts) == long
+    assert all(len(p) <= 4096 for p in split_message("y" * 9000))
+
+
+def test_tokens_round_trip_short_and_long():
+    tokens = QueryTokens(capacity=2)
+    short = tokens.encode("70B QLoRA")
+    assert len(short) <= 40 and QueryTokens().decode(short) == "70B QLoRA"  # survives a restart
+    long_text = "инференс 70B int4, контекст 32k, 8 пользователей"
+    long = tokens.encode(long_text)
+    assert len(long) <= 40 and tokens.decode(long) == long_text
+    assert QueryTokens().decode(long) is None  # another process does not know it: decoded as "expired"
+    assert tokens.decode("zzz") is None and tokens.decode("b%%%") is None
+
+
+async def test_offer_cache_sorts_filters_and_refreshes():
+    rows: list[CachedOffer] = []
+
+    async def load():
+        return rows
+
+    def o(key, gpu, count, rub):
+        return CachedOffer(key=key, provider="p", gpu=gpu, gpu_name=gpu or "?", gpu_count=count, location="",
+                           billing="hourly", price_per_gpu_hour_rub=rub, price_per_gpu_hour_usd=rub / 80, url="")
+
+    cache = OfferCache(load)
+    rows[:] = [o("a", "h100-sxm", 1, 200), o("b", "rtx-4090", 1, 30), o("c", None, 1, 1), o("d", "h100-sxm", 8, 150)]
+    assert await cache.refresh() == 4
+    assert [x.key for x in cache.all()] == ["c", "b", "d", "a"]
+    assert [x.key for x in cache.filter(gpu_ids=["h100-sxm"])] == ["d", "a"]
+    assert [x.key for x in cache.filter(fits=lambda gpu, count: count == 8)] == ["d"]
+    assert "c" not in {x.key for x in cache.filter()}  # unknown cards are never offered as a fit
+    rows[:] = rows[:1]
+    await cache.refresh()
+    assert len(cache) == 1 and cache.version == 2
