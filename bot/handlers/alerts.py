@@ -1,0 +1,45 @@
+"""The "stop these alerts" button under an alert: pauses that subscription (resumable from /subs)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from aiogram import Router
+from aiogram.exceptions import TelegramBadRequest
+from aiogram.filters.callback_data import CallbackData
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.alert_texts import at
+from storage.subscriptions import get_subscription
+from storage.user_tables import User
+
+router = Router(name="alerts")
+
+
+class AlertCb(CallbackData, prefix="al"):
+    action: str  # "stop"
+    sub: int  # subscription id
+
+
+@router.callback_query(AlertCb.filter())
+async def stop_alerts(query: CallbackQuery, callback_data: AlertCb, session: AsyncSession, user: User,
+                      lang: str) -> None:
+    # Ownership is checked by the repository: a forged button cannot pause someone else's subscription.
+    sub = await get_subscription(session, user.id, callback_data.sub)
+    if sub is None:
+        await query.answer(at(lang, "stop_gone"), show_alert=True)
+        return
+    if sub.paused:
+        await query.answer(at(lang, "stop_already"))
+        return
+    sub.paused = True
+    await session.flush()
+    await query.answer(at(lang, "stopped", query=sub.query_text[:100]), show_alert=True)
+    # Take the pressed button off the message, so the same alert does not keep offering it.
+    if query.message is not None and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
+        pressed = query.data
+        rows = [[b for b in row if b.callback_data != pressed] for row in query.message.reply_markup.inline_keyboard]
+        markup = InlineKeyboardMarkup(inline_keyboard=[r for r in rows if r])
+        with contextlib.suppress(TelegramBadRequest):  # an old message may no longer be editable
+            await query.message.edit_reply_markup(reply_markup=markup if markup.inline_keyboard else None)

@@ -1,0 +1,432 @@
+"""The alert sender: drains the outbox into Telegram, keeping Telegram's limits by itself.
+
+Flow per cycle: claim the due outbox rows (holding those in their user's quiet hours, dropping those of blocked
+chats) -> render one message per user (or per offer when the user turned grouping off), each written to
+`alert_deliveries` with its final text in the same transaction that claims the rows -> send through a pacing
+limiter (about 30 messages a second overall, one a second per chat) -> record Telegram's message id.
+
+Crash safety (SIGKILL at any moment), per delivery:
+  1. claimed: rows and delivery committed together, state "queued"   (crash here: re-sent after restart, safe)
+  2. "sending" committed, then the HTTP request goes out              (crash here: see below)
+  3. Telegram's answer, then "sent" + message id committed at once    (crash after this: nothing to redo)
+On start every queued or sending delivery is sent again with the same text, so no alert is ever lost. The one
+window where a restart can duplicate is a crash after Telegram accepted the message but before step 3 committed:
+the time of the answer's trip back plus one small UPDATE (milliseconds). Exactly-once delivery to Telegram is
+impossible in general (sendMessage has no idempotency key), so we choose at-least-once inside that window — a lost
+alert costs the user the GPU, a duplicate costs a glance — and keep it as short as we can: the "sent" commit is
+the first thing done with the answer, before any other work. Deliveries that restarted from "sending" are logged
+as possible duplicates. A request that dies before Telegram processed it (connection dropped, 5xx, 429) is not
+delivered, and is simply sent again.
+
+SIGTERM (`stop()`): no new message starts; the ones already in flight finish and are recorded; then `run()`
+returns. What was claimed but not started stays queued and goes out after the restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from aiogram import Bot
+from aiogram.exceptions import (
+    TelegramAPIError,
+    TelegramBadRequest,
+    TelegramForbiddenError,
+    TelegramMigrateToChat,
+    TelegramNetworkError,
+    TelegramNotFound,
+    TelegramRetryAfter,
+    TelegramServerError,
+)
+from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.alert_texts import pack_messages, render_block, stop_buttons
+from bot.handlers.alerts import AlertCb
+from storage.alert_tables import AlertDelivery, DeliveryState, OutboxState
+from storage.outbox import (
+    DueRow,
+    create_delivery,
+    deactivate_user,
+    due_rows,
+    finish_rows,
+    hold_rows,
+    mark_failed,
+    mark_sending,
+    mark_sent,
+    migrate_chat,
+    requeue_delivery,
+    unfinished_deliveries,
+)
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def quiet_until(now: datetime, start: int | None, end: int | None, tz_offset_minutes: int) -> datetime | None:
+    """The UTC moment the user's quiet hours end, when `now` falls inside them; None otherwise.
+    Hours are local (the user's offset); a window may wrap midnight (23 -> 7)."""
+    if start is None or end is None or start == end:
+        return None
+    local = now + timedelta(minutes=tz_offset_minutes)
+    h = local.hour
+    inside = start <= h < end if start < end else (h >= start or h < end)
+    if not inside:
+        return None
+    end_local = local.replace(hour=end, minute=0, second=0, microsecond=0)
+    if end_local <= local:
+        end_local += timedelta(days=1)
+    return end_local - timedelta(minutes=tz_offset_minutes)
+
+
+class Pacer:
+    """Schedules sends so Telegram's flood limits are never hit: slots at least 1/global_rate apart overall and
+    `chat_interval` apart per chat. Slots are reserved, so concurrent workers never crowd the same instant.
+    A 429 pauses everything for its retry_after (Telegram says how long; guessing only earns more 429s)."""
+
+    def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic):
+        self.spacing = 1.0 / global_rate
+        self.chat_interval = chat_interval
+        self.clock = clock
+        self._next = 0.0
+        self._chat_next: dict[int, float] = {}
+        self._paused_until = 0.0
+
+    def reserve(self, chat_id: int) -> float:
+        """Seconds to wait before this chat's next message may go (the slot is taken now)."""
+        now = self.clock()
+        slot = max(now, self._next, self._chat_next.get(chat_id, 0.0), self._paused_until)
+        self._next = slot + self.spacing
+        self._chat_next[chat_id] = slot + self.chat_interval
+        if len(self._chat_next) > 50_000:  # forget chats whose slot is long past
+            self._chat_next = {c: t for c, t in self._chat_next.items() if t > now}
+        return slot - now
+
+    def pause(self, seconds: float, chat_id: int | None = None) -> None:
+        until = self.clock() + seconds
+        self._paused_until = max(self._paused_until, until)
+        if chat_id is not None:
+            self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
+
+
+@dataclass
+class SenderStats:
+    sent: int = 0
+    retry_after: int = 0  # 429s received
+    network_errors: int = 0
+    blocked: int = 0
+    migrated: int = 0
+    failed: int = 0
+    resumed_sending: int = 0  # deliveries found "sending" at start: possible duplicates
+    per_chat_sent: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+
+
+@dataclass
+class _Job:
+    id: int
+    user_id: int
+    chat_id: int
+    text: str
+    reply_markup: dict[str, Any] | None
+    attempts: int = 0
+
+
+class AlertSender:
+    """Drain the outbox until stopped. `time_scale` shrinks every limit and wait (benches against a stand-in
+    server whose limit window is scaled the same way); 1.0 is Telegram's real time."""
+
+    def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, global_rate: float = 28.5,
+                 chat_interval: float = 1.05, time_scale: float = 1.0, workers: int = 8, poll_interval: float = 1.0,
+                 batch: int = 1000, max_attempts: int = 8, request_timeout: float = 15.0,
+                 clock: Clock = utcnow) -> None:
+        self.bot = bot
+        self.sessionmaker = sessionmaker
+        self.time_scale = time_scale
+        self.pacer = Pacer(global_rate / time_scale, chat_interval * time_scale)
+        self.workers = workers
+        self.poll_interval = poll_interval
+        self.batch = batch
+        self.max_attempts = max_attempts
+        self.request_timeout = request_timeout
+        self.clock = clock
+        self.stats = SenderStats()
+        self._queue: asyncio.Queue[_Job] = asyncio.Queue()
+        self._known: set[int] = set()  # delivery ids queued in memory or in flight
+        self._blocked_users: set[int] = set()
+        self._stop = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._in_flight = 0
+        self._done = asyncio.Event()
+
+    # ------------------------------------------------------------------ control
+    def wake(self) -> None:
+        """New outbox rows were committed: look now instead of at the next poll."""
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Finish the messages in flight, start no new one; `run()` then returns."""
+        self._stop.set()
+        self._wake.set()
+        await self._done.wait()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    async def run(self) -> None:
+        self._done.clear()
+        workers = [asyncio.create_task(self._worker(i), name=f"alert-worker-{i}") for i in range(self.workers)]
+        try:
+            await self._resume_unfinished(first=True)
+            while not self._stop.is_set():
+                try:
+                    await self._claim()
+                    await self._resume_unfinished()
+                except Exception:  # a database hiccup must not end alerting; the next cycle tries again
+                    log.exception("alert claim cycle failed")
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_interval)
+        finally:
+            self._stop.set()
+            await asyncio.gather(*workers, return_exceptions=True)
+            self._done.set()
+
+    async def idle(self) -> bool:
+        """True when nothing is queued in memory, in flight, or due in the outbox (for tests and benches)."""
+        if self._known:
+            return False
+        async with self.sessionmaker() as session:
+            return not await due_rows(session, self.clock(), limit=1)
+
+    # ------------------------------------------------------------------ claiming
+    async def _resume_unfinished(self, *, first: bool = False) -> None:
+        """Deliveries already written (a previous process's, or requeued after a network error) whose time came."""
+        now = self.clock()
+        async with self.sessionmaker() as session:
+            rows = await unfinished_deliveries(session)
+        for d in rows:
+            if d.id in self._known or d.not_before > now:
+                continue
+            if first and d.state == DeliveryState.SENDING:
+                self.stats.resumed_sending += 1
+                log.warning("delivery %s was in flight when the last process died: sending again "
+                            "(a duplicate is possible if Telegram had already accepted it)", d.id)
+            self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts))
+
+    async def _claim(self) -> None:
+        now = self.clock()
+        jobs: list[_Job] = []
+        async with self.sessionmaker() as session, session.begin():
+            rows = await due_rows(session, now, self.batch)
+            if not rows:
+                return
+            by_user: dict[int, list[DueRow]] = defaultdict(list)
+            for r in rows:
+                by_user[r.user_id].append(r)
+            for user_id, user_rows in by_user.items():
+                first = user_rows[0]
+                ids = [r.id for r in user_rows]
+                if not first.active or user_id in self._blocked_users:
+                    await finish_rows(session, ids, OutboxState.DROPPED, "chat inactive (blocked the bot)", now)
+                    continue
+                until = quiet_until(now, first.quiet_start, first.quiet_end, first.tz_offset_minutes)
+                if until is not None:
+                    await hold_rows(session, ids, until)  # delayed, never dropped
+                    continue
+                jobs.extend(await self._plan(session, user_rows, now))
+        for job in jobs:
+            self._push(job)
+
+    async def _plan(self, session: AsyncSession, rows: list[DueRow], now: datetime) -> list[_Job]:
+        first = rows[0]
+        items: list[tuple[int, int, str, str]] = []
+        for r in rows:
+            try:
+                block = render_block(r.payload, first.lang, first.currency)
+            except (KeyError, TypeError, ValueError) as e:  # a malformed payload fails alone
+                log.warning("outbox row %s cannot be rendered: %s", r.id, e)
+                await finish_rows(session, [r.id], OutboxState.FAILED, f"render: {e}", now)
+                continue
+            items.append((r.id, r.subscription_id, str(r.payload.get("query_text") or ""), block))
+        jobs = []
+        for message in pack_messages(items, first.lang, grouping=first.grouping):
+            markup = _markup(message.subscriptions, first.lang)
+            delivery_id = await create_delivery(session, user_id=first.user_id, chat_id=first.chat_id,
+                                                text=message.text, reply_markup=markup, row_ids=message.row_ids,
+                                                now=now)
+            jobs.append(_Job(delivery_id, first.user_id, first.chat_id, message.text, markup))
+        return jobs
+
+    def _push(self, job: _Job) -> None:
+        self._known.add(job.id)
+        self._queue.put_nowait(job)
+
+    # ------------------------------------------------------------------ sending
+    async def _worker(self, n: int) -> None:
+        while True:
+            job = await self._next_job()
+            if job is None:
+                return
+            try:
+                await self._deliver(job)
+            except Exception:
+                log.exception("delivery %s failed unexpectedly; it will be retried", job.id)
+                await self._requeue(job, "unexpected error", backoff=self._backoff(job.attempts))
+            finally:
+                self._known.discard(job.id)
+
+    async def _next_job(self) -> _Job | None:
+        while not self._stop.is_set():
+            getter = asyncio.ensure_future(self._queue.get())
+            stopper = asyncio.ensure_future(self._stop.wait())
+            done, _ = await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if getter in done:
+                return getter.result()
+            getter.cancel()
+        return None
+
+    async def _sleep_unless_stopped(self, seconds: float) -> bool:
+        """Sleep; False when stop() came first (the caller must not start a send then)."""
+        if seconds > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), seconds)
+        return not self._stop.is_set()
+
+    async def _deliver(self, job: _Job) -> None:
+        while True:
+            if job.user_id in self._blocked_users:
+                return
+            if not await self._sleep_unless_stopped(self.pacer.reserve(job.chat_id)):
+                return  # stopping: still queued in the database, sent after the restart
+            async with self.sessionmaker() as session, session.begin():
+                await mark_sending(session, job.id, self.clock())
+            job.attempts += 1
+            try:
+                message = await self.bot.send_message(
+                    chat_id=job.chat_id, text=job.text, parse_mode="HTML",
+                    reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup) if job.reply_markup else None,
+                    request_timeout=int(self.request_timeout))
+            except TelegramRetryAfter as e:
+                # Not delivered: wait as long as Telegram says (everyone waits: a global flood is the usual cause).
+                self.stats.retry_after += 1
+                self.pacer.pause(e.retry_after * self.time_scale, job.chat_id)
+                continue
+            except TelegramMigrateToChat as e:
+                self.stats.migrated += 1
+                async with self.sessionmaker() as session, session.begin():
+                    await migrate_chat(session, job.user_id, job.chat_id, e.migrate_to_chat_id)
+                job.chat_id = e.migrate_to_chat_id
+                continue
+            except TelegramForbiddenError as e:
+                await self._blocked(job, f"blocked: {e.message}")
+                return
+            except (TelegramBadRequest, TelegramNotFound) as e:
+                if "chat not found" in e.message.lower():
+                    await self._blocked(job, f"chat gone: {e.message}")
+                    return
+                self.stats.failed += 1
+                log.warning("delivery %s refused by Telegram: %s", job.id, e.message)
+                async with self.sessionmaker() as session, session.begin():
+                    await mark_failed(session, job.id, e.message, self.clock())
+                return
+            except (TelegramNetworkError, TelegramServerError, TimeoutError, OSError) as e:
+                self.stats.network_errors += 1
+                if job.attempts >= self.max_attempts:
+                    self.stats.failed += 1
+                    async with self.sessionmaker() as session, session.begin():
+                        await mark_failed(session, job.id, f"gave up: {e}", self.clock())
+                    return
+                delay = self._backoff(job.attempts)
+                if job.attempts < 4 and not self._stop.is_set() and await self._sleep_unless_stopped(delay):
+                    continue  # short outage: retry in place, keeping the chat's order
+                await self._requeue(job, str(e) or type(e).__name__, backoff=delay)
+                return
+            except TelegramAPIError as e:  # unknown Telegram refusal: not worth retrying for ever
+                self.stats.failed += 1
+                async with self.sessionmaker() as session, session.begin():
+                    await mark_failed(session, job.id, e.message, self.clock())
+                return
+            # The answer is in: record it before anything else (this is the duplicate window's end).
+            async with self.sessionmaker() as session, session.begin():
+                await mark_sent(session, job.id, message.message_id, self.clock())
+            self.stats.sent += 1
+            self.stats.per_chat_sent[job.chat_id] += 1
+            return
+
+    def _backoff(self, attempts: int) -> float:
+        return min(30.0, 0.5 * 2 ** max(0, attempts - 1)) * self.time_scale
+
+    async def _requeue(self, job: _Job, error: str, *, backoff: float) -> None:
+        async with self.sessionmaker() as session, session.begin():
+            await requeue_delivery(session, job.id, self.clock() + timedelta(seconds=backoff), error)
+        if not self._stop.is_set():
+            # Look again once the backoff is over (the poll would find it too, this is only quicker).
+            asyncio.get_running_loop().call_later(backoff, self._wake.set)
+
+    async def _blocked(self, job: _Job, reason: str) -> None:
+        self.stats.blocked += 1
+        self._blocked_users.add(job.user_id)
+        async with self.sessionmaker() as session, session.begin():
+            await deactivate_user(session, job.user_id, reason, self.clock())
+
+
+def _markup(subscriptions: tuple[tuple[int, str], ...], lang: str) -> dict[str, Any] | None:
+    buttons = stop_buttons(subscriptions, lang)
+    if not buttons:
+        return None
+    rows = [[InlineKeyboardButton(text=label, callback_data=AlertCb(action="stop", sub=sid).pack())]
+            for label, sid in buttons]
+    return InlineKeyboardMarkup(inline_keyboard=rows).model_dump(exclude_none=True)
+
+
+async def delivery_states(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+    """Deliveries by state (for tests, benches and the admin)."""
+    from sqlalchemy import func, select
+
+    async with sessionmaker() as session:
+        rows = (await session.execute(select(AlertDelivery.state, func.count()).group_by(AlertDelivery.state))).all()
+    return {state: n for state, n in rows}
+
+
+# ---------------------------------------------------------------------- a sender of its own
+async def _main() -> int:
+    """`python -m bot.sender`: only the sender, from the same settings as `gpuradar run` (BOT_TOKEN,
+    TELEGRAM_API_URL, DATABASE_URL). Used by the crash tests; SIGTERM / SIGINT stop it cleanly."""
+    from gpuradar.app import make_bot
+    from gpuradar.settings import Settings
+    from storage.db import make_engine, make_sessionmaker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = Settings()
+    engine = make_engine(settings.database_url)
+    bot = make_bot(settings)
+    sender = AlertSender(bot, make_sessionmaker(engine), poll_interval=0.2)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: asyncio.ensure_future(sender.stop()))
+    try:
+        await sender.run()
+    finally:
+        await bot.session.close()
+        await engine.dispose()
+    log.info("sender stopped cleanly: %s sent", sender.stats.sent)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(_main()))
