@@ -55,10 +55,25 @@ class AlertHook:
     make_sender: Callable[[Bot, async_sessionmaker[AsyncSession]], Sender] | None = None
 
 
-def alert_hook() -> AlertHook:
-    """The alert pipeline's ends for `gpuradar run`. INTEGRATION POINT for issue 5: set `on_events` (matching ->
-    outbox rows) and `make_sender` (bot.sender) here once they exist; until then polls are recorded without alerts."""
-    return AlertHook()
+def alert_hook(**sender_options: Any) -> AlertHook:
+    """The alert pipeline's ends for `gpuradar run` (issue 5): `on_events` matches events against subscriptions
+    and writes outbox rows in the ingest transaction; `make_sender` builds `bot.sender.AlertSender`, which the
+    writer wakes right after the commit so an alert does not wait for the sender's next poll."""
+    from bot.sender import AlertSender
+    from storage.outbox import OutboxWriter
+
+    senders: list[AlertSender] = []
+
+    def wake() -> None:
+        for sender in senders:
+            sender.wake()
+
+    def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession]) -> AlertSender:
+        sender = AlertSender(bot, sessionmaker, **sender_options)
+        senders.append(sender)
+        return sender
+
+    return AlertHook(on_events=OutboxWriter(wakeup=wake), make_sender=make_sender)
 
 
 def make_bot(settings: Settings) -> Bot:

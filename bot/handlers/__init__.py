@@ -20,6 +20,7 @@ def _fresh(router: Router) -> Router:
 def routers(admin_ids: frozenset[int]) -> list[Router]:
     from bot.handlers import (
         admin,
+        alerts,
         estimate,
         fallback,
         history,
@@ -33,6 +34,6 @@ def routers(admin_ids: frozenset[int]) -> list[Router]:
     )
 
     features = [start.router, subscribe.router, estimate.router, offers.router, subs.router, history.router,
-                providers.router, user_settings.router, inline.router]
+                providers.router, user_settings.router, inline.router, alerts.router]
     return [_fresh(features[0]), admin.make_router(admin_ids), *(_fresh(r) for r in features[1:]),
             _fresh(fallback.router)]
