@@ -147,6 +147,7 @@ class MemoryEstimate(BaseModel):
         return self.per_gpu_gib + self.runtime_gib
 
 
+@lru_cache(maxsize=256)
 def parse_targets(targets: str | None) -> tuple[str, ...]:
     """LoRA target modules as canonical names ('q,v' -> ('q', 'v'); 'all-linear' -> all seven)."""
     if not targets:
@@ -226,17 +227,26 @@ def _effective_quant(w: Workload) -> Quant:
     return Quant.NONE if w.method in (Method.FULL, Method.FREEZE) else w.quant
 
 
-def _margin(w: Workload) -> float:
+@dataclass(frozen=True, slots=True)
+class _Cfg:
+    """Where the workload runs: GPU count, strategy and attention kernel (what `core.fit` varies per card)."""
+
+    gpus: int
+    strategy: Strategy
+    attention: Attention
+
+
+def _margin(w: Workload, cfg: _Cfg) -> float:
     m = MARGIN_TRAINING if w.is_training else MARGIN_INFERENCE
-    if w.gpus > 1:
+    if cfg.gpus > 1:
         m += MARGIN_MULTI_GPU
     if w.arch.id.startswith(("generic-", "moe-")):
         m += MARGIN_GENERIC_ARCH
     return round(m, 4)
 
 
-def _effective_strategy(w: Workload) -> Strategy:
-    return Strategy.SINGLE if w.gpus <= 1 else w.strategy
+def _effective_strategy(cfg: _Cfg) -> Strategy:
+    return Strategy.SINGLE if cfg.gpus <= 1 else cfg.strategy
 
 
 def _weights_bytes(w: Workload, d: _Dims) -> float:
@@ -271,10 +281,10 @@ def _layer_act_elems(w: Workload, d: _Dims, targets: tuple[str, ...]) -> float:
     return float(elems)
 
 
-def _training(w: Workload) -> MemoryEstimate:
+def _training(w: Workload, cfg: _Cfg) -> MemoryEstimate:
     a, d = w.arch, _dims(w.arch)
-    n = max(1, w.gpus)
-    strategy = _effective_strategy(w)
+    n = max(1, cfg.gpus)
+    strategy = _effective_strategy(cfg)
     act_b = _w16(w.precision)
     mixed = w.precision in (Precision.BF16, Precision.FP16)
     fp32_states = w.precision is not Precision.BF16_TRUE
@@ -331,7 +341,7 @@ def _training(w: Workload) -> MemoryEstimate:
     tokens = float(w.seq_len * w.batch)
     layers_kept = min(FREEZE_TRAINABLE_LAYERS, a.layers) if w.method is Method.FREEZE else a.layers
     per_layer = _layer_act_elems(w, d, targets) * act_b * tokens
-    if w.attention is Attention.EAGER:
+    if cfg.attention is Attention.EAGER:
         # The a*s^2*b score matrix FlashAttention never materialises (Korthikanti et al.: 5 bytes per element).
         per_layer += 5.0 * a.heads * w.seq_len * tokens
     # Checkpointing keeps only each layer's input; one layer's working set is rebuilt during backward.
@@ -349,13 +359,13 @@ def _training(w: Workload) -> MemoryEstimate:
 
     bd = Breakdown(weights=weights / GIB, trainable_states=states / GIB, activations=acts / GIB,
                    logits=logits / GIB, kv_cache=0.0, overhead=overhead / GIB)
-    return _finish(w, bd, cpu, trainable)
+    return _finish(w, cfg, bd, cpu, trainable)
 
 
-def _inference(w: Workload) -> MemoryEstimate:
+def _inference(w: Workload, cfg: _Cfg) -> MemoryEstimate:
     a, d = w.arch, _dims(w.arch)
-    n = max(1, w.gpus)
-    strategy = _effective_strategy(w)
+    n = max(1, cfg.gpus)
+    strategy = _effective_strategy(cfg)
     act_b = _w16(w.precision)
     weights = _weights_bytes(w, d)
     kv = kv_bytes_per_token(a, w.kv_dtype) * w.seq_len * w.concurrency
@@ -374,7 +384,7 @@ def _inference(w: Workload) -> MemoryEstimate:
         else:
             gather = 2 * d.layer_params * _base_bytes(w)
     acts = prefill_i + prefill_h
-    if w.attention is Attention.EAGER:
+    if cfg.attention is Attention.EAGER:
         # Without FlashAttention the prefill builds one layer's score matrix and softmax (16-bit) at a time.
         acts += 4.0 * a.heads * float(w.seq_len) ** 2 / (n if strategy is Strategy.TP else 1)
     overhead = INFER_WORKSPACE_FRACTION * weights + INFER_WORKSPACE_GIB * GIB + gather
@@ -385,21 +395,28 @@ def _inference(w: Workload) -> MemoryEstimate:
         # Offloaded inference (accelerate device_map / ZeRO-Inference): weights stream from CPU, two blocks resident.
         cpu = weights * n * CPU_OFFLOAD_BUFFER
         weights = 2 * d.layer_params * _base_bytes(w) + d.embed * 2.0 / (1 if a.tied_embeddings else 2)
-    bd = Breakdown(weights=weights / GIB, trainable_states=0.0, activations=acts / GIB, logits=logits / GIB,
-                   kv_cache=kv / GIB, overhead=overhead / GIB)
-    return _finish(w, bd, cpu, 0.0)
+    bd = Breakdown(weights=weights / GIB, trainable_states=0.0, activations=acts / GIB,
+                   logits=logits / GIB, kv_cache=kv / GIB, overhead=overhead / GIB)
+    return _finish(w, cfg, bd, cpu, 0.0)
 
 
-def _finish(w: Workload, bd: Breakdown, cpu_bytes: float, trainable: float) -> MemoryEstimate:
+def _finish(w: Workload, cfg: _Cfg, bd: Breakdown, cpu_bytes: float, trainable: float) -> MemoryEstimate:
     peak = bd.total
-    margin = _margin(w)
-    runtime = CUDA_CONTEXT_GIB + (NCCL_GIB if w.gpus > 1 else 0.0)
-    return MemoryEstimate(per_gpu_gib=peak, recommended_per_gpu_gib=peak * (1 + margin), safety_margin=margin,
-                          runtime_gib=runtime, cpu_ram_gib=cpu_bytes / GIB, breakdown=bd,
-                          trainable_params_b=trainable / 1e9, gpus=w.gpus, strategy=_effective_strategy(w))
+    margin = _margin(w, cfg)
+    runtime = CUDA_CONTEXT_GIB + (NCCL_GIB if cfg.gpus > 1 else 0.0)
+    return MemoryEstimate(
+        per_gpu_gib=peak, recommended_per_gpu_gib=peak * (1 + margin), safety_margin=margin, runtime_gib=runtime,
+        cpu_ram_gib=cpu_bytes / GIB, breakdown=bd, trainable_params_b=trainable / 1e9, gpus=cfg.gpus,
+        strategy=_effective_strategy(cfg))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
+def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention) -> MemoryEstimate:
+    """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
+    cfg = _Cfg(gpus, strategy, attention)
+    return _training(w, cfg) if w.is_training else _inference(w, cfg)
+
+
 def estimate_memory(w: Workload) -> MemoryEstimate:
     """Predicted peak memory per GPU of `w` on `w.gpus` GPUs with `w.strategy` (cached: Workload is frozen)."""
-    return _training(w) if w.is_training else _inference(w)
+    return estimate_on(w, w.gpus, w.strategy, w.attention)

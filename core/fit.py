@@ -10,15 +10,17 @@ Cards without BF16 (T4, V100) cannot run FlashAttention 2: on them the workload 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from core.estimator import MemoryEstimate, estimate_memory
+from core.estimator import MemoryEstimate, estimate_memory, estimate_on
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Quant, Strategy, Workload
 
 DEFAULT_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
+_MAX_NO_BF16_GIB = max((g.usable_gib for g in GPUS if not g.bf16), default=0.0)
 NODE_SIZE = 8
 MAX_NODES = 64
 
@@ -30,22 +32,29 @@ def default_strategy(method: Method) -> Strategy:
     return Strategy.FSDP if method in ADAPTER_METHODS else Strategy.ZERO3
 
 
-def config_for(w: Workload, count: int, *, eager: bool = False) -> Workload:
-    """`w` on `count` GPUs: its own strategy when it names a multi-GPU one, else the method's default."""
+def _placement(w: Workload, count: int, eager: bool) -> tuple[int, Strategy, Attention]:
+    """GPU count, strategy and attention of `w` on `count` GPUs: its own strategy when it names a multi-GPU one,
+    else the method's default; eager attention on cards without BF16."""
     if count <= 1:
         strategy = Strategy.SINGLE
     elif w.strategy is not Strategy.SINGLE:
         strategy = w.strategy
     else:
         strategy = default_strategy(w.method)
-    attention = Attention.EAGER if eager else w.attention
-    if count == w.gpus and strategy is w.strategy and attention is w.attention:
+    return count, strategy, Attention.EAGER if eager else w.attention
+
+
+def config_for(w: Workload, count: int, *, eager: bool = False) -> Workload:
+    """`w` as it runs on `count` GPUs (see `_placement`), as a Workload."""
+    gpus, strategy, attention = _placement(w, count, eager)
+    if gpus == w.gpus and strategy is w.strategy and attention is w.attention:
         return w
-    return w.with_(gpus=count, strategy=strategy, attention=attention)
+    return w.with_(gpus=gpus, strategy=strategy, attention=attention)
 
 
-class Fit(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """One configuration that holds the workload. A plain dataclass: a fit answer builds dozens per keystroke."""
 
     gpu: str  # catalog id
     gpu_name: str
@@ -76,9 +85,8 @@ class Advice(BaseModel):
         return self.ru if lang == "ru" else self.en
 
 
-class FitReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True)
+class FitReport:
     fits: list[Fit]  # cheapest memory first
     advice: list[Advice]  # empty when something fits
     counts: tuple[int, ...]  # the GPU counts that were tried
@@ -88,17 +96,19 @@ class FitReport(BaseModel):
 class Requirement:
     """The per-GPU memory a workload needs at each GPU count; cheap to query many times (memoised per count)."""
 
-    __slots__ = ("_cache", "workload")
+    __slots__ = ("_cache", "_need", "_runnable", "workload")
 
     def __init__(self, w: Workload) -> None:
         self.workload = w
         self._cache: dict[tuple[int, bool], MemoryEstimate] = {}
+        self._need: dict[tuple[int, bool], float] = {}
+        self._runnable: dict[int, bool] = {}
 
     def estimate(self, count: int, *, eager: bool = False) -> MemoryEstimate:
         key = (count, eager)
         est = self._cache.get(key)
         if est is None:
-            est = estimate_memory(config_for(self.workload, count, eager=eager))
+            est = estimate_on(self.workload, *_placement(self.workload, count, eager))
             self._cache[key] = est
         return est
 
@@ -108,20 +118,24 @@ class Requirement:
 
     def need_gib(self, count: int, *, eager: bool = False) -> float:
         """Usable memory each of `count` GPUs must have: peak + CUDA context (+ NCCL when several)."""
-        return self.estimate(count, eager=eager).need_gib
+        key = (count, eager)
+        need = self._need.get(key)
+        if need is None:
+            need = self._need[key] = self.estimate(count, eager=eager).need_gib
+        return need
 
     def runnable(self, count: int) -> bool:
         """Tensor parallelism must divide the attention heads (vLLM's rule); other strategies run on any count."""
-        w = self.workload
-        if count > 1 and config_for(w, count).strategy is Strategy.TP:
-            return w.arch.heads % count == 0
-        return True
+        ok = self._runnable.get(count)
+        if ok is None:
+            w = self.workload
+            ok = not (count > 1 and _placement(w, count, False)[1] is Strategy.TP and w.arch.heads % count)
+            self._runnable[count] = ok
+        return ok
 
     def fits(self, gpu: GPU, count: int) -> bool:
         """Does the workload run on `count` x `gpu`? Compares with the card's usable memory, never its label."""
-        if not self.runnable(count):
-            return False
-        return self.need_gib(count, eager=not gpu.bf16) <= gpu.usable_gib
+        return self.runnable(count) and self.need_gib(count, eager=not gpu.bf16) <= gpu.usable_gib
 
     @property
     def min_gib_by_count(self) -> dict[int, float]:
@@ -139,9 +153,33 @@ def _fit(req: Requirement, gpu: GPU, count: int) -> Fit:
     est = req.estimate(count, eager=not gpu.bf16)
     need = est.need_gib
     recommended = est.recommended_per_gpu_gib + est.runtime_gib
-    return Fit(gpu=gpu.id, gpu_name=gpu.name, count=count, per_gpu_gib=round(est.per_gpu_gib, 3),
-               usable_gib=gpu.usable_gib, utilization=round(need / gpu.usable_gib, 4), strategy=est.strategy,
-               need_gib=round(need, 3), recommended_gib=round(recommended, 3), tight=recommended > gpu.usable_gib)
+    return Fit(gpu.id, gpu.name, count, est.per_gpu_gib, gpu.usable_gib, need / gpu.usable_gib, est.strategy,
+               need, recommended, recommended > gpu.usable_gib)
+
+
+def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> list[Fit]:
+    """One estimate per (count, attention kind), then a float comparison per card (the inline-query hot path)."""
+    out: list[Fit] = []
+    for c in counts:
+        if not req.runnable(c):
+            continue
+        per_kind: dict[bool, tuple[float, float, float, Strategy]] = {}
+        for eager in (False, True):
+            est = req.estimate(c, eager=eager)
+            per_kind[eager] = (est.per_gpu_gib, est.need_gib, est.recommended_per_gpu_gib + est.runtime_gib,
+                               est.strategy)
+            # Eager attention never needs less than flash: skip it when no card without BF16 could hold even that.
+            if est.need_gib > _MAX_NO_BF16_GIB or all(g.bf16 for g in gpus):
+                break
+        for g in gpus:
+            kind = per_kind.get(not g.bf16)
+            if kind is None:
+                continue
+            peak, need, rec, strategy = kind
+            usable = g.usable_gib
+            if need <= usable:
+                out.append(Fit(g.id, g.name, c, peak, usable, need / usable, strategy, need, rec, rec > usable))
+    return out
 
 
 def _named_gpu(w: Workload) -> GPU | None:
@@ -153,18 +191,20 @@ def _named_gpu(w: Workload) -> GPU | None:
         return find_gpu(w.gpu)
 
 
+@lru_cache(maxsize=1024)
 def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitReport:
     """Every catalog GPU x count that fits, smallest total memory first; advice when nothing up to 8 GPUs does.
 
     With `w.gpu` set the answer is about that card (at `w.gpus` when more than one was asked for); with only
-    `w.gpus > 1` it is about every card at that count.
+    `w.gpus > 1` it is about every card at that count. Memoised per workload (the bot re-asks the same phrase
+    keystroke after keystroke): treat the report as read-only.
     """
     req = requirement(w)
     named = _named_gpu(w)
     if w.gpus > 1:
         counts = (w.gpus,)
     gpus = (named,) if named else GPUS
-    fits = [_fit(req, g, c) for c in counts for g in gpus if req.fits(g, c)]
+    fits = _fits_at(req, gpus, tuple(counts))
     fits.sort(key=lambda f: (f.usable_gib * f.count, f.count, f.utilization))
     advice = [] if fits else _advice(w, req, named)
     return FitReport(fits=fits, advice=advice, counts=tuple(counts), gpu=named.id if named else None)
@@ -176,8 +216,7 @@ _BIGGEST = max((g for g in GPUS if g.vendor == "nvidia"), key=lambda g: g.usable
 
 
 def _smallest_fit(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> Fit | None:
-    req = requirement(w)
-    best = [_fit(req, g, c) for c in counts for g in GPUS if req.fits(g, c)]
+    best = _fits_at(requirement(w), GPUS, counts)
     return min(best, key=lambda f: (f.usable_gib * f.count, f.count)) if best else None
 
 
