@@ -1,0 +1,167 @@
+"""Print the README's "Estimator accuracy" section: our prediction vs every public measurement, beside what the
+LLaMA-Factory and Unsloth per-size tables (reference §9) would have said for the same point.
+
+Run: python bench/accuracy_table.py   (the README section is this script's output, pasted as is)
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.measured_points import ASSUMED_INFER_SEQ, ASSUMED_TRAIN_SEQ, GB_PER_GIB, Point, load_points
+from core.estimator import estimate_memory
+from core.workload import Method, Precision, Quant
+
+# Reference §9, GB for the whole job (all GPUs), by model size bucket.
+LLAMA_FACTORY: dict[str, dict[int, float]] = {
+    "full-amp": {7: 120, 13: 240, 30: 600, 70: 1200}, "full-bf16": {7: 60, 13: 120, 30: 300, 70: 600},
+    "freeze": {7: 20, 13: 40, 30: 80, 70: 200}, "lora": {7: 16, 13: 32, 30: 64, 70: 160},
+    "qlora-8bit": {7: 10, 13: 20, 30: 40, 70: 80}, "qlora-4bit": {7: 6, 13: 12, 30: 24, 70: 48},
+}
+UNSLOTH: dict[str, dict[int, float]] = {"qlora": {7: 5, 8: 6, 14: 8.5, 32: 26, 70: 41},
+                                        "lora": {7: 19, 8: 22, 14: 33, 32: 76, 70: 164}}
+
+
+def _bucket(table: dict[int, float], params_b: float) -> float | None:
+    """The table's figure for the nearest size (None when the nearest bucket is more than 50 % away)."""
+    size = min(table, key=lambda s: abs(s - params_b) / s)
+    return table[size] if abs(size - params_b) / size <= 0.5 else None
+
+
+def llama_factory_gib(p: Point) -> float | None:
+    w = p.workload
+    if w.method is Method.FULL:
+        key = "full-bf16" if w.precision is Precision.BF16_TRUE else "full-amp"
+    elif w.method is Method.QLORA:
+        key = "qlora-8bit" if w.quant is Quant.INT8 else "qlora-4bit"
+    elif w.method in (Method.LORA, Method.FREEZE):
+        key = w.method.value
+    else:
+        return None
+    gb = _bucket(LLAMA_FACTORY[key], w.params_b)
+    return None if gb is None else gb / GB_PER_GIB / w.gpus  # per GPU, as measured
+
+
+def unsloth_gib(p: Point) -> float | None:
+    w = p.workload
+    if w.method not in (Method.LORA, Method.QLORA):
+        return None
+    gb = _bucket(UNSLOTH[w.method.value], w.params_b)
+    return None if gb is None else gb / GB_PER_GIB / w.gpus
+
+
+def _pct(pred: float | None, meas: float | None) -> str:
+    if pred is None or meas is None:
+        return "—"
+    return f"{pred:.1f} ({(pred / meas - 1) * 100:+.0f} %)"
+
+
+def _conditions(p: Point) -> str:
+    w = p.workload
+    parts = [w.method.value]
+    if w.quant is not Quant.NONE:
+        parts.append(w.quant.value)
+    if w.is_training:
+        if w.lora_rank:
+            parts.append(f"r{w.lora_rank} {w.lora_targets}")
+        parts.append(f"s{w.seq_len}{'?' if p.assumed_seq else ''} x b{w.batch}")
+        parts.append("ckpt" if w.grad_ckpt else "no ckpt")
+        if w.fused_ce:
+            parts.append("chunked CE")
+        if w.optimizer and w.optimizer.value != "adamw":
+            parts.append(w.optimizer.value)
+    else:
+        parts.append(f"ctx {w.seq_len}{'?' if p.assumed_seq else ''}")
+    if w.gpus > 1:
+        parts.append(f"{w.gpus} GPU {w.strategy.value}")
+    return ", ".join(parts)
+
+
+def _kind(p: Point) -> str:
+    if p.is_oom:
+        return f"OOM: {p.outcome}"
+    if p.allocator_artefact:
+        return "allocator artefact"
+    if p.assumed_seq:
+        return "length unknown"
+    if p.unmodelled:
+        return f"not modelled: {p.unmodelled}"
+    return "known"
+
+
+def main() -> None:
+    points = load_points()
+    rows = []
+    ours_train, ours_infer, lf_err, un_err = [], [], [], []
+    for p in points:
+        pred = estimate_memory(p.workload).per_gpu_gib
+        lf, un = llama_factory_gib(p), unsloth_gib(p)
+        meas = p.measured_gib
+        gpu = f"{p.workload.gpus}x {p.gpu.name}" if p.gpu else "—"
+        if p.is_oom:
+            ours = f"{pred:.1f} (> {p.gpu.usable_gib:.1f} usable: {'OOM ✓' if pred > p.gpu.usable_gib else 'miss'})"
+        else:
+            ours = _pct(pred, meas)
+        rows.append(f"| {p.id} | {p.workload.arch.name} | {_conditions(p)} | {gpu} | "
+                    f"{'OOM' if meas is None else f'{meas:.2f}'} | {ours} | {_pct(lf, meas)} | {_pct(un, meas)} | "
+                    f"{_kind(p)} |")
+        if p.known_conditions:
+            (ours_train if p.is_training else ours_infer).append(abs(pred / meas - 1))
+            if p.is_training:
+                if lf is not None:
+                    lf_err.append(abs(lf / meas - 1))
+                if un is not None:
+                    un_err.append(abs(un / meas - 1))
+    known_train = [p for p in points if p.known_conditions and p.is_training]
+    worst_under = min(estimate_memory(p.workload).per_gpu_gib / p.measured_gib - 1 for p in known_train)
+
+    def med(xs: list[float]) -> str:
+        return f"{statistics.median(xs) * 100:.1f} %" if xs else "—"
+
+    print("## Estimator accuracy")
+    print()
+    print("Generated by `python bench/accuracy_table.py` from `../shared/reference/measured_public.json`; the same "
+          "judgement runs in `tests/test_estimator_accuracy.py`. GiB per GPU; the prediction is the peak PyTorch "
+          "reports (no safety margin, no CUDA context), the figure the measurements give. LLaMA-Factory and Unsloth "
+          "columns: their per-size tables (reference §9) at the nearest size, divided by the GPU count; "
+          "error in brackets is against the measurement.")
+    print()
+    print(f"- Training points with known conditions ({len(known_train)}): median |error| **{med(ours_train)}** "
+          f"(LLaMA-Factory {med(lf_err)}, Unsloth {med(un_err)} where they give a figure); lowest signed error "
+          f"{worst_under * 100:+.1f} % (target: nothing under -15 %, an under-estimate is an OOM for the user).")
+    print(f"- Inference points with known conditions ({len(ours_infer)}): max |error| "
+          f"**{max(ours_infer) * 100:.1f} %** (target 5 %).")
+    print("- Out-of-memory runs are predicted above the card's usable memory.")
+    print()
+    print("How the special points are treated:")
+    print(f"- *length unknown* (`seq_len: null`): torchtune's Llama-2-7B tutorial runs (Alpaca, unpacked) are "
+          f"evaluated at {ASSUMED_TRAIN_SEQ} tokens, Alpaca's longest sample (reported by litgpt for the same "
+          "dataset; padded batches peak at the longest one); litgpt's inference runs at "
+          f"{ASSUMED_INFER_SEQ} tokens (a one-line prompt + 50 new tokens). They are shown but kept out of the "
+          "targets; the tests check that their order comes out right, that LoRA runs land within 10 %, and that the "
+          "inference ones stay within 5 % for any short prompt. The early torchtune QLoRA run is 28 % under at the "
+          "assumed length and we do not know why (a longer padded batch than its LoRA twins', or the NF4 code of "
+          "the time); the test only checks that a plausible length (4096) reaches it. Do not read the 1304-token "
+          "figure as a bound.")
+    print("- *allocator artefact*: the RTX A6000 LoRA run is the 4090 configuration; PyTorch's caching allocator "
+          "reserved 30.3 GiB on the 48 GB card vs 16.2 on the 24 GB one. We predict the need (the same for both) "
+          "and test that it equals the twin's, stays below the A6000's reserve, and is within 15 % of the 4090's.")
+    print("- *not modelled*: torchtune's low-memory full fine-tune fuses the optimizer step into backward (gradients "
+          "freed layer by layer) and pages 8-bit states to CPU; the workload has no field for the first, so the "
+          "estimate stays above the measurement (safe) and still counts in the median.")
+    print("- Framework facts the file leaves implicit (pure bf16 for torchtune/litgpt, chunked CE for the torchtune "
+          "README runs, torchao's double-quantised NF4) are read from each point's source "
+          "(`bench/measured_points.py`).")
+    print()
+    print("| point | model | conditions | GPU | measured | ours | LLaMA-Factory | Unsloth | kind |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(r)
+
+
+if __name__ == "__main__":
+    main()
