@@ -275,9 +275,15 @@ def _moe(m: re.Match[str]) -> dict[str, Any]:
     return {"experts": experts, "params_b": params}
 
 
+# The catalogs' lookups normalise their input with several regex passes; a phrase names the same few cards and
+# models again and again (keystroke by keystroke), so the answers are remembered.
+_gpu_named_as = lru_cache(maxsize=1024)(find_gpu)
+_model_named_as = lru_cache(maxsize=1024)(find_model)
+
+
 def _gpu_named(name_group: str, count_group: str | None) -> Handler:
     def handle(m: re.Match[str]) -> dict[str, Any]:
-        gpu = find_gpu(m.group(name_group))
+        gpu = _gpu_named_as(m.group(name_group))
         if gpu is None:
             raise Bad(("this GPU is not in the catalog (a different memory size?)",
                        "такой GPU нет в каталоге (другой объём памяти?)"))
@@ -298,7 +304,7 @@ def _model(m: re.Match[str]) -> dict[str, Any]:
     version = m.group("md_v") or m.group("md_v2") or ""
     size = m.group("md_sz")
     composite = " ".join(p for p in (family, version, m.group("md_var") or "", f"{size}b" if size else "") if p)
-    arch = find_model(m.group(0)) or find_model(composite)
+    arch = _model_named_as(m.group(0)) or _model_named_as(composite)
     if arch is None and size and not version and "x" not in size:
         # "llama 70b": the typical architecture for the size, when it is of the family named
         typical = TYPICAL_FOR_SIZE.get(f"{_number(size):g}")
@@ -674,7 +680,11 @@ def parse_workload(text: str) -> WorkloadSpec:
         if said is None:
             fields["quant"] = quant
         elif said not in _FOUR_BIT:
-            reject("4-bit", (f"contradicts «{origin['quant']}»", f"противоречит «{origin['quant']}»"))
+            fragment = origin["_four_bit"]
+            if fragment in understood:  # it was taken as understood before the clash could be seen
+                readings.pop(understood.index(fragment))
+                understood.remove(fragment)
+            reject(fragment, (f"contradicts «{origin['quant']}»", f"противоречит «{origin['quant']}»"))
         if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
             fields["method"] = Method.QLORA
     fields.pop("_training", None)

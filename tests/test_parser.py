@@ -234,6 +234,9 @@ def test_contradictions_are_reported_not_guessed() -> None:
     assert info.value.not_understood == ["70B"]
     assert "contradicts «13B»" in info.value.message("en")
     assert "противоречит «13B»" in info.value.message("ru")
+    with pytest.raises(ParseError) as info:
+        parse_workload("7B inference int8 4bit")
+    assert (info.value.understood, info.value.not_understood) == (["7B", "inference", "int8"], ["4bit"])
 
 
 @pytest.mark.parametrize("text", ["13B lora bs 0", "999999999B lora", "13B lora ctx 99999999k", "7B inference 0 users",
@@ -371,3 +374,29 @@ def test_parse_size(text: str, expected: tuple) -> None:
 def test_parse_size_refuses(text: str) -> None:
     with pytest.raises(ParseError):
         parse_size(text)
+
+
+# --- the first-character dispatch is an optimisation only: it must agree with trying every rule everywhere --------
+
+def test_first_characters_of_patterns() -> None:
+    from core.parser import _first_chars
+
+    assert _first_chars(r"(?:ab|c)d") == {"a", "c"}
+    assert _first_chars(r"x?y") == {"x", "y"}
+    assert _first_chars(r"(?<!\w)[0-9]{1,3}+k") == set("0123456789")
+    assert _first_chars(r"x?") is None  # can match empty: must be tried everywhere
+    assert _first_chars(r".x") is None and _first_chars(r"\wx") is None  # any character
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*VOCAB, "Qwen/Qwen2.5-72B-Instruct", "по 800 токенов", "все слои"]), max_size=6)
+       .map(" ".join).map(str.lower))
+def test_dispatch_agrees_with_the_full_alternation(text: str) -> None:
+    from core.parser import _RULES, _WORD_START, _scanner_for
+
+    full = re.compile("(?:" + "|".join(f"(?P<{n}>{p})" for n, p, _ in _RULES) + r")(?!\w)")
+    for start in _WORD_START.finditer(text):
+        scanner = _scanner_for(start.group())
+        fast = scanner.match(text, start.start()) if scanner else None
+        slow = full.match(text, start.start())
+        assert (fast and (fast.lastgroup, fast.span())) == (slow and (slow.lastgroup, slow.span()))
