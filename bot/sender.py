@@ -115,6 +115,9 @@ class Pacer:
             self._chat_next = {c: t for c, t in self._chat_next.items() if t > now}
         return slot - now
 
+    def paused_for(self) -> float:
+        return self._paused_until - self.clock()
+
     def pause(self, seconds: float, chat_id: int | None = None) -> None:
         until = self.clock() + seconds
         self._paused_until = max(self._paused_until, until)
@@ -165,6 +168,7 @@ class AlertSender:
         self.stats = SenderStats()
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._known: set[int] = set()  # delivery ids queued in memory or in flight
+        self._known_lock = asyncio.Lock()
         self._blocked_users: set[int] = set()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
@@ -216,16 +220,19 @@ class AlertSender:
     async def _resume_unfinished(self, *, first: bool = False) -> None:
         """Deliveries already written (a previous process's, or requeued after a network error) whose time came."""
         now = self.clock()
-        async with self.sessionmaker() as session:
-            rows = await unfinished_deliveries(session)
-        for d in rows:
-            if d.id in self._known or d.not_before > now:
-                continue
-            if first and d.state == DeliveryState.SENDING:
-                self.stats.resumed_sending += 1
-                log.warning("delivery %s was in flight when the last process died: sending again "
-                            "(a duplicate is possible if Telegram had already accepted it)", d.id)
-            self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts))
+        # The lock makes the snapshot and `_known` agree: a worker forgets a job only after its final state is
+        # committed, so a delivery read here as "sending" just before it was sent is still known, never re-sent.
+        async with self._known_lock:
+            async with self.sessionmaker() as session:
+                rows = await unfinished_deliveries(session)
+            for d in rows:
+                if d.id in self._known or d.not_before > now:
+                    continue
+                if first and d.state == DeliveryState.SENDING:
+                    self.stats.resumed_sending += 1
+                    log.warning("delivery %s was in flight when the last process died: sending again "
+                                "(a duplicate is possible if Telegram had already accepted it)", d.id)
+                self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts))
 
     async def _claim(self) -> None:
         now = self.clock()
@@ -287,7 +294,8 @@ class AlertSender:
                 log.exception("delivery %s failed unexpectedly; it will be retried", job.id)
                 await self._requeue(job, "unexpected error", backoff=self._backoff(job.attempts))
             finally:
-                self._known.discard(job.id)
+                async with self._known_lock:
+                    self._known.discard(job.id)
 
     async def _next_job(self) -> _Job | None:
         while not self._stop.is_set():
@@ -309,10 +317,10 @@ class AlertSender:
 
     async def _deliver(self, job: _Job) -> None:
         while True:
-            if job.user_id in self._blocked_users:
-                return
-            if not await self._sleep_unless_stopped(self.pacer.reserve(job.chat_id)):
+            if not await self._wait_for_slot(job.chat_id):
                 return  # stopping: still queued in the database, sent after the restart
+            if job.user_id in self._blocked_users:
+                return  # blocked while this one waited for its slot (the database already dropped it)
             async with self.sessionmaker() as session, session.begin():
                 await mark_sending(session, job.id, self.clock())
             job.attempts += 1
@@ -367,6 +375,15 @@ class AlertSender:
             self.stats.sent += 1
             self.stats.per_chat_sent[job.chat_id] += 1
             return
+
+    async def _wait_for_slot(self, chat_id: int) -> bool:
+        """Wait for this chat's next slot; a 429 that arrived meanwhile pushes it back (slots were reserved before
+        Telegram said to wait). False when stop() came first."""
+        while True:
+            if not await self._sleep_unless_stopped(self.pacer.reserve(chat_id)):
+                return False
+            if self.pacer.paused_for() <= 0:
+                return True
 
     def _backoff(self, attempts: int) -> float:
         return min(30.0, 0.5 * 2 ** max(0, attempts - 1)) * self.time_scale
