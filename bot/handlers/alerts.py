@@ -34,7 +34,7 @@ async def stop_alerts(query: CallbackQuery, callback_data: AlertCb, session: Asy
         await query.answer(at(lang, "stop_already"))
         return
     sub.paused = True
-    await session.flush()
+    await session.commit()  # paused before the user is told so
     await query.answer(at(lang, "stopped", query=sub.query_text[:100]), show_alert=True)
     # Take the pressed button off the message, so the same alert does not keep offering it.
     if query.message is not None and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
