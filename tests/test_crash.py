@@ -1,0 +1,162 @@
+"""A REAL sender process (`python -m bot.sender`) killed in the middle of a fan-out and started again: no alert is
+lost and none is sent twice. SIGTERM lets the message in flight finish and exits cleanly.
+
+The stand-in Bot API server runs in this test's event loop; the sender talks to it over loopback like to Telegram.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from storage.alert_tables import AlertDelivery, AlertOutbox
+from storage.db import make_engine, make_sessionmaker
+from storage.outbox import OutboxWriter
+from tests.support.fake_telegram import FakeTelegram
+from tests.test_outbox_helpers import add_sub, add_user, enqueue, event, offer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class KillingTelegram(FakeTelegram):
+    """Kills the sender with SIGKILL when its `kill_at`-th sendMessage arrives, before processing it: the process
+    dies with a request in flight that Telegram never accepted."""
+
+    kill_at: int | None = None
+    pid: int | None = None
+    _seen = 0
+
+    async def _answer(self, request: Any, method: str, params: dict[str, Any], chat_id: Any, call: Any) -> Any:
+        if method == "sendMessage" and self.kill_at is not None and self.pid is not None:
+            self._seen += 1
+            if self._seen == self.kill_at:
+                os.kill(self.pid, signal.SIGKILL)
+                if request.transport is not None:
+                    request.transport.abort()
+                return None
+        return await super()._answer(request, method, params, chat_id, call)
+
+
+@pytest.fixture
+async def tg():
+    async with KillingTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def sm(migrated_database_url):
+    engine = make_engine(migrated_database_url)
+    yield make_sessionmaker(engine)
+    await engine.dispose()
+
+
+async def start_sender(url: str, tg: FakeTelegram, tmp_path: Path) -> asyncio.subprocess.Process:
+    env = {**os.environ, "DATABASE_URL": url, "BOT_TOKEN": tg.token, "TELEGRAM_API_URL": tg.base_url,
+           "PYTHONPATH": str(ROOT)}
+    log = open(tmp_path / "sender.log", "ab")  # noqa: SIM115 - the child writes to it until it dies
+    return await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.sender", cwd=tmp_path, env=env,
+                                                stdout=log, stderr=log)
+
+
+async def until(predicate, limit: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        result = predicate()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.01)
+
+
+def accepted(tg: FakeTelegram) -> Counter[Any]:
+    """Messages Telegram accepted, per chat (a killed or dropped request is not one)."""
+    return Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
+
+
+async def states(sm) -> tuple[Counter[str], Counter[str]]:
+    async with sm() as s:
+        rows = (await s.scalars(select(AlertOutbox.state))).all()
+        dels = (await s.scalars(select(AlertDelivery.state))).all()
+    return Counter(rows), Counter(dels)
+
+
+async def sent_rows(sm) -> int:
+    return (await states(sm))[0]["sent"]
+
+
+async def setup_fanout(sm, users: int, *, grouping: bool = True, offers: int = 1) -> None:
+    for uid in range(1, users + 1):
+        await add_user(sm, uid, grouping=grouping)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h100-{i}")) for i in range(offers)])
+
+
+async def test_sigkill_in_flight_restart_sigterm_in_flight_restart(tg: KillingTelegram, sm, migrated_database_url,
+                                                                   tmp_path) -> None:
+    await setup_fanout(sm, 12)
+    # 1. SIGKILL with the 5th message in flight (Telegram never processed it).
+    tg.kill_at = 5
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    tg.pid = proc.pid
+    assert await asyncio.wait_for(proc.wait(), 60) == -signal.SIGKILL
+    assert sum(accepted(tg).values()) == 4  # died mid-fan-out: 4 accepted, the 5th in flight, 7 never started
+    tg.kill_at = None
+
+    # 2. Restart; SIGTERM while its first message is slow to be answered: that one finishes, the process exits 0.
+    tg.fail("sendMessage", "delay", times=1, delay=0.8)
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    await until(lambda: len(tg.calls_of("sendMessage")) >= 6)  # in flight now
+    proc.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(proc.wait(), 60) == 0  # clean exit
+    rows, dels = await states(sm)
+    done = sum(accepted(tg).values())
+    assert done >= 5 and rows["sent"] == done  # the message in flight was finished and recorded
+    assert dels["sending"] == 0  # nothing left half-done
+    assert rows["sent"] + rows["claimed"] + rows["pending"] == 12
+
+    # 3. Restart: the rest goes out.
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    try:
+        await until(lambda: _all_sent(sm, 12))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+    assert accepted(tg) == {uid: 1 for uid in range(1, 13)}  # nobody lost, nobody twice
+    rows, dels = await states(sm)
+    assert rows == {"sent": 12} and dels == {"sent": 12}
+
+
+async def _all_sent(sm, n: int) -> bool:
+    return await sent_rows(sm) == n
+
+
+async def test_sigkill_between_messages_then_restart(tg: KillingTelegram, sm, migrated_database_url,
+                                                    tmp_path) -> None:
+    # One chat, grouping off: four messages at Telegram's one-a-second pace for a chat.
+    await setup_fanout(sm, 1, grouping=False, offers=4)
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    await until(lambda: _all_sent(sm, 2))  # the second is recorded; the third waits for its slot
+    proc.kill()
+    assert await asyncio.wait_for(proc.wait(), 60) == -signal.SIGKILL
+    before = sum(accepted(tg).values())
+    assert before == 2
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    try:
+        await until(lambda: _all_sent(sm, 4))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 60)
+    texts = [c.text for c in tg.calls_of("sendMessage") if c.status == 200]
+    assert len(texts) == 4 and len(set(texts)) == 4  # four different alerts, each once
