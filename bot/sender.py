@@ -7,7 +7,7 @@ limiter (about 30 messages a second overall, one a second per chat) -> record Te
 
 Crash safety (SIGKILL at any moment), per delivery:
   1. claimed: rows and delivery committed together, state "queued"   (crash here: re-sent after restart, safe)
-  2. "sending" committed, then the HTTP request goes out              (crash here: see below)
+  2. the HTTP request goes out (a retry first commits "sending")      (crash here: see below)
   3. Telegram's answer, then "sent" + message id committed at once    (crash after this: nothing to redo)
 On start every queued or sending delivery is sent again with the same text, so no alert is ever lost. The one
 window where a restart can duplicate is a crash after Telegram accepted the message but before step 3 committed:
@@ -30,7 +30,7 @@ import logging
 import signal
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -54,7 +54,8 @@ from bot.handlers.alerts import AlertCb
 from storage.alert_tables import AlertDelivery, DeliveryState, OutboxState
 from storage.outbox import (
     DueRow,
-    create_delivery,
+    PlannedDelivery,
+    create_deliveries,
     deactivate_user,
     due_rows,
     finish_rows,
@@ -169,6 +170,9 @@ class AlertSender:
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._known: set[int] = set()  # delivery ids queued in memory or in flight
         self._known_lock = asyncio.Lock()
+        self._write_lock = asyncio.Lock()
+        self._sent_batch: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._requeued = False  # a delivery was put back after a failed attempt: look for it when due
         self._blocked_users: set[int] = set()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
@@ -198,7 +202,9 @@ class AlertSender:
             while not self._stop.is_set():
                 try:
                     await self._claim()
-                    await self._resume_unfinished()
+                    if self._requeued:
+                        self._requeued = False
+                        await self._resume_unfinished()
                 except Exception:  # a database hiccup must not end alerting; the next cycle tries again
                     log.exception("alert claim cycle failed")
                 self._wake.clear()
@@ -224,7 +230,8 @@ class AlertSender:
         # committed, so a delivery read here as "sending" just before it was sent is still known, never re-sent.
         async with self._known_lock:
             async with self.sessionmaker() as session:
-                rows = await unfinished_deliveries(session)
+                # After start-up only deliveries put back after a failed attempt can be missing from memory.
+                rows = await unfinished_deliveries(session, retried_only=not first)
             for d in rows:
                 if d.id in self._known or d.not_before > now:
                     continue
@@ -237,13 +244,14 @@ class AlertSender:
     async def _claim(self) -> None:
         now = self.clock()
         jobs: list[_Job] = []
-        async with self.sessionmaker() as session, session.begin():
+        async with self._write() as session:
             rows = await due_rows(session, now, self.batch)
             if not rows:
                 return
             by_user: dict[int, list[DueRow]] = defaultdict(list)
             for r in rows:
                 by_user[r.user_id].append(r)
+            planned: list[PlannedDelivery] = []
             for user_id, user_rows in by_user.items():
                 first = user_rows[0]
                 ids = [r.id for r in user_rows]
@@ -254,11 +262,14 @@ class AlertSender:
                 if until is not None:
                     await hold_rows(session, ids, until)  # delayed, never dropped
                     continue
-                jobs.extend(await self._plan(session, user_rows, now))
+                planned.extend(await self._plan(session, user_rows, now))
+            delivery_ids = await create_deliveries(session, planned, now)
+            jobs = [_Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
+                    for p, did in zip(planned, delivery_ids, strict=True)]
         for job in jobs:
             self._push(job)
 
-    async def _plan(self, session: AsyncSession, rows: list[DueRow], now: datetime) -> list[_Job]:
+    async def _plan(self, session: AsyncSession, rows: list[DueRow], now: datetime) -> list[PlannedDelivery]:
         first = rows[0]
         items: list[tuple[int, int, str, str]] = []
         for r in rows:
@@ -269,14 +280,9 @@ class AlertSender:
                 await finish_rows(session, [r.id], OutboxState.FAILED, f"render: {e}", now)
                 continue
             items.append((r.id, r.subscription_id, str(r.payload.get("query_text") or ""), block))
-        jobs = []
-        for message in pack_messages(items, first.lang, grouping=first.grouping):
-            markup = _markup(message.subscriptions, first.lang)
-            delivery_id = await create_delivery(session, user_id=first.user_id, chat_id=first.chat_id,
-                                                text=message.text, reply_markup=markup, row_ids=message.row_ids,
-                                                now=now)
-            jobs.append(_Job(delivery_id, first.user_id, first.chat_id, message.text, markup))
-        return jobs
+        return [PlannedDelivery(first.user_id, first.chat_id, m.text, _markup(m.subscriptions, first.lang),
+                                m.row_ids)
+                for m in pack_messages(items, first.lang, grouping=first.grouping)]
 
     def _push(self, job: _Job) -> None:
         self._known.add(job.id)
@@ -321,8 +327,11 @@ class AlertSender:
                 return  # stopping: still queued in the database, sent after the restart
             if job.user_id in self._blocked_users:
                 return  # blocked while this one waited for its slot (the database already dropped it)
-            async with self.sessionmaker() as session, session.begin():
-                await mark_sending(session, job.id, self.clock())
+            if job.attempts:
+                # A retry: the earlier attempt may have reached Telegram (a lost answer), so say so durably.
+                # First attempts skip this commit: a restart re-sends queued and sending deliveries alike.
+                async with self._write() as session:
+                    await mark_sending(session, job.id, self.clock())
             job.attempts += 1
             try:
                 message = await self.bot.send_message(
@@ -336,7 +345,7 @@ class AlertSender:
                 continue
             except TelegramMigrateToChat as e:
                 self.stats.migrated += 1
-                async with self.sessionmaker() as session, session.begin():
+                async with self._write() as session:
                     await migrate_chat(session, job.user_id, job.chat_id, e.migrate_to_chat_id)
                 job.chat_id = e.migrate_to_chat_id
                 continue
@@ -349,14 +358,14 @@ class AlertSender:
                     return
                 self.stats.failed += 1
                 log.warning("delivery %s refused by Telegram: %s", job.id, e.message)
-                async with self.sessionmaker() as session, session.begin():
+                async with self._write() as session:
                     await mark_failed(session, job.id, e.message, self.clock())
                 return
             except (TelegramNetworkError, TelegramServerError, TimeoutError, OSError) as e:
                 self.stats.network_errors += 1
                 if job.attempts >= self.max_attempts:
                     self.stats.failed += 1
-                    async with self.sessionmaker() as session, session.begin():
+                    async with self._write() as session:
                         await mark_failed(session, job.id, f"gave up: {e}", self.clock())
                     return
                 delay = self._backoff(job.attempts)
@@ -366,12 +375,11 @@ class AlertSender:
                 return
             except TelegramAPIError as e:  # unknown Telegram refusal: not worth retrying for ever
                 self.stats.failed += 1
-                async with self.sessionmaker() as session, session.begin():
+                async with self._write() as session:
                     await mark_failed(session, job.id, e.message, self.clock())
                 return
             # The answer is in: record it before anything else (this is the duplicate window's end).
-            async with self.sessionmaker() as session, session.begin():
-                await mark_sent(session, job.id, message.message_id, self.clock())
+            await self._record_sent(job.id, message.message_id)
             self.stats.sent += 1
             self.stats.per_chat_sent[job.chat_id] += 1
             return
@@ -389,16 +397,47 @@ class AlertSender:
         return min(30.0, 0.5 * 2 ** max(0, attempts - 1)) * self.time_scale
 
     async def _requeue(self, job: _Job, error: str, *, backoff: float) -> None:
-        async with self.sessionmaker() as session, session.begin():
-            await requeue_delivery(session, job.id, self.clock() + timedelta(seconds=backoff), error)
+        async with self._write() as session:
+            await requeue_delivery(session, job.id, self.clock() + timedelta(seconds=backoff), error, job.attempts)
         if not self._stop.is_set():
-            # Look again once the backoff is over (the poll would find it too, this is only quicker).
-            asyncio.get_running_loop().call_later(backoff, self._wake.set)
+            # Look for it again once the backoff is over.
+            asyncio.get_running_loop().call_later(backoff, self._retry_due)
+
+    async def _record_sent(self, delivery_id: int, message_id: int) -> None:
+        """Commit "sent" as soon as possible: the first answer in starts a commit at once; answers arriving while it
+        runs are committed together in the next one (group commit). Returns once this one is durable."""
+        done = asyncio.get_running_loop().create_future()
+        self._sent_batch.append((delivery_id, message_id, done))
+        if len(self._sent_batch) == 1:
+            async with self._write_lock:  # waits for a commit in progress; the batch grows meanwhile
+                batch, self._sent_batch = self._sent_batch, []
+                try:
+                    async with self.sessionmaker() as session, session.begin():
+                        await mark_sent(session, [(d, m) for d, m, _ in batch], self.clock())
+                except Exception as e:
+                    for *_, fut in batch:
+                        fut.set_exception(e)
+                else:
+                    for *_, fut in batch:
+                        fut.set_result(None)
+        await done
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncSession]:
+        """One write transaction at a time from this sender. Its workers would otherwise contend for SQLite's
+        single write lock from several pooled connections, and SQLite's busy handler backs off in sleeps of up
+        to 100 ms: serialising here turns that into a queue of ~1 ms commits."""
+        async with self._write_lock, self.sessionmaker() as session, session.begin():
+            yield session
+
+    def _retry_due(self) -> None:
+        self._requeued = True
+        self._wake.set()
 
     async def _blocked(self, job: _Job, reason: str) -> None:
         self.stats.blocked += 1
         self._blocked_users.add(job.user_id)
-        async with self.sessionmaker() as session, session.begin():
+        async with self._write() as session:
             await deactivate_user(session, job.user_id, reason, self.clock())
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql import Insert
@@ -272,25 +272,43 @@ async def finish_rows(session: AsyncSession, ids: Sequence[int], state: str, rea
                               .values(state=state, reason=reason, done_at=now))
 
 
-async def create_delivery(session: AsyncSession, *, user_id: int, chat_id: int, text: str,
-                          reply_markup: dict[str, Any] | None, row_ids: Sequence[int], now: datetime) -> int:
-    """One Telegram message for these rows, with its final text: claimed together, in the caller's transaction."""
-    delivery = AlertDelivery(user_id=user_id, chat_id=chat_id, text=text, reply_markup=reply_markup,
-                             state=DeliveryState.QUEUED, attempts=0, not_before=now, created_at=now)
-    session.add(delivery)
-    await session.flush()
-    for chunk in _chunks(list(row_ids)):
-        await session.execute(update(AlertOutbox).where(AlertOutbox.id.in_(chunk),
-                                                        AlertOutbox.state == OutboxState.PENDING)
-                              .values(state=OutboxState.CLAIMED, delivery_id=delivery.id))
-    return delivery.id
+@dataclass(frozen=True)
+class PlannedDelivery:
+    """One Telegram message to be: who gets it, its final text and buttons, and the outbox rows it carries."""
+
+    user_id: int
+    chat_id: int
+    text: str
+    reply_markup: dict[str, Any] | None
+    row_ids: tuple[int, ...]
 
 
-async def unfinished_deliveries(session: AsyncSession, limit: int = 1000) -> list[AlertDelivery]:
-    """Queued or sending deliveries (after a restart: the ones a killed process had claimed), oldest first."""
-    return list((await session.scalars(
-        select(AlertDelivery).where(AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING)))
-        .order_by(AlertDelivery.id).limit(limit))).all())
+async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDelivery], now: datetime) -> list[int]:
+    """Write the deliveries with their final text and claim their outbox rows, in the caller's transaction
+    (a few statements for the whole batch). Returns the new delivery ids, in the order given."""
+    if not planned:
+        return []
+    ids = list((await session.scalars(
+        insert(AlertDelivery).returning(AlertDelivery.id, sort_by_parameter_order=True),
+        [{"user_id": p.user_id, "chat_id": p.chat_id, "text": p.text, "reply_markup": p.reply_markup,
+          "state": DeliveryState.QUEUED, "attempts": 0, "not_before": now, "created_at": now} for p in planned],
+    )).all())
+    table = AlertOutbox.__table__
+    claims = [{"rid": rid, "did": did} for p, did in zip(planned, ids, strict=True) for rid in p.row_ids]
+    await session.execute(
+        update(table).where(table.c.id == bindparam("rid"), table.c.state == OutboxState.PENDING)
+        .values(state=OutboxState.CLAIMED, delivery_id=bindparam("did")), claims)
+    return ids
+
+
+async def unfinished_deliveries(session: AsyncSession, limit: int = 10_000, *,
+                                retried_only: bool = False) -> list[AlertDelivery]:
+    """Queued or sending deliveries (after a restart: the ones a killed process had claimed), oldest first.
+    `retried_only`: just those already attempted (put back after a network error)."""
+    stmt = select(AlertDelivery).where(AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING)))
+    if retried_only:
+        stmt = stmt.where(AlertDelivery.attempts > 0)
+    return list((await session.scalars(stmt.order_by(AlertDelivery.id).limit(limit))).all())
 
 
 async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -> None:
@@ -298,11 +316,16 @@ async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -
         state=DeliveryState.SENDING, sending_at=now, attempts=AlertDelivery.attempts + 1))
 
 
-async def mark_sent(session: AsyncSession, delivery_id: int, message_id: int, now: datetime) -> None:
-    await session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(
-        state=DeliveryState.SENT, telegram_message_id=message_id, sent_at=now, error=None))
-    await session.execute(update(AlertOutbox).where(AlertOutbox.delivery_id == delivery_id).values(
-        state=OutboxState.SENT, done_at=now))
+async def mark_sent(session: AsyncSession, sent: Sequence[tuple[int, int]], now: datetime) -> None:
+    """(delivery id, Telegram message id) pairs: the deliveries and their outbox rows are done."""
+    table = AlertDelivery.__table__
+    await session.execute(
+        update(table).where(table.c.id == bindparam("did")).values(
+            state=DeliveryState.SENT, telegram_message_id=bindparam("mid"), sent_at=now, error=None),
+        [{"did": d, "mid": m} for d, m in sent])
+    for chunk in _chunks([d for d, _ in sent]):
+        await session.execute(update(AlertOutbox).where(AlertOutbox.delivery_id.in_(chunk)).values(
+            state=OutboxState.SENT, done_at=now))
 
 
 async def mark_failed(session: AsyncSession, delivery_id: int, error: str, now: datetime, *,
@@ -313,10 +336,11 @@ async def mark_failed(session: AsyncSession, delivery_id: int, error: str, now: 
         state=row_state, reason=error[:255], done_at=now))
 
 
-async def requeue_delivery(session: AsyncSession, delivery_id: int, not_before: datetime, error: str) -> None:
+async def requeue_delivery(session: AsyncSession, delivery_id: int, not_before: datetime, error: str,
+                           attempts: int) -> None:
     """Back off after a network error: the same message, later (kept across restarts)."""
     await session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(
-        state=DeliveryState.QUEUED, not_before=not_before, error=error[:255]))
+        state=DeliveryState.QUEUED, not_before=not_before, error=error[:255], attempts=max(1, attempts)))
 
 
 async def deactivate_user(session: AsyncSession, user_id: int, reason: str, now: datetime) -> None:
