@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing as mp
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support without installing it
 
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
@@ -84,8 +87,7 @@ async def run(url: str, port: int, args: argparse.Namespace) -> tuple[float, dic
     sm = make_sessionmaker(engine)
     bot = Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(f"http://127.0.0.1:{port}")),
               default=DefaultBotProperties(parse_mode="HTML"))
-    sender = AlertSender(bot, sm, time_scale=args.window, workers=args.workers, poll_interval=0.05,
-                         batch=args.alerts)
+    sender = AlertSender(bot, sm, time_scale=args.window, workers=args.workers, poll_interval=0.05)
     t0 = time.perf_counter()
     task = asyncio.create_task(sender.run())
     while True:

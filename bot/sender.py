@@ -29,7 +29,7 @@ import contextlib
 import logging
 import signal
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -98,13 +98,28 @@ class Pacer:
     `chat_interval` apart per chat. Slots are reserved, so concurrent workers never crowd the same instant.
     A 429 pauses everything for its retry_after (Telegram says how long; guessing only earns more 429s)."""
 
-    def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic, *,
+                 window: float = 1.0, per_window: int = 29):
         self.spacing = 1.0 / global_rate
         self.chat_interval = chat_interval
         self.clock = clock
+        self.window = window
+        self.per_window = per_window
         self._next = 0.0
         self._chat_next: dict[int, float] = {}
         self._paused_until = 0.0
+        self._started: deque[float] = deque()  # when the sends of the last window really started
+
+    def window_full(self) -> bool:
+        """A stalled event loop wakes several reserved slots at once; counting real send starts in a sliding
+        window (as Telegram does) keeps such a burst from ever exceeding the limit."""
+        now = self.clock()
+        while self._started and now - self._started[0] >= self.window:
+            self._started.popleft()
+        return len(self._started) >= self.per_window
+
+    def started(self) -> None:
+        self._started.append(self.clock())
 
     def reserve(self, chat_id: int) -> float:
         """Seconds to wait before this chat's next message may go (the slot is taken now)."""
@@ -152,14 +167,16 @@ class AlertSender:
     """Drain the outbox until stopped. `time_scale` shrinks every limit and wait (benches against a stand-in
     server whose limit window is scaled the same way); 1.0 is Telegram's real time."""
 
-    def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, global_rate: float = 28.5,
+    def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, global_rate: float = 29.5,
                  chat_interval: float = 1.05, time_scale: float = 1.0, workers: int = 8, poll_interval: float = 1.0,
-                 batch: int = 1000, max_attempts: int = 8, request_timeout: float = 15.0,
+                 batch: int = 500, max_attempts: int = 8, request_timeout: float = 15.0,
                  clock: Clock = utcnow) -> None:
         self.bot = bot
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
-        self.pacer = Pacer(global_rate / time_scale, chat_interval * time_scale)
+        # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window.
+        self.pacer = Pacer(global_rate / time_scale, chat_interval * time_scale, window=time_scale,
+                           per_window=max(1, int(global_rate)))
         self.workers = workers
         self.poll_interval = poll_interval
         self.batch = batch
@@ -201,7 +218,8 @@ class AlertSender:
             await self._resume_unfinished(first=True)
             while not self._stop.is_set():
                 try:
-                    await self._claim()
+                    if await self._claim() >= self.batch:
+                        continue  # more is due: claim the next batch now, sending has already started
                     if self._requeued:
                         self._requeued = False
                         await self._resume_unfinished()
@@ -241,13 +259,14 @@ class AlertSender:
                                 "(a duplicate is possible if Telegram had already accepted it)", d.id)
                 self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts))
 
-    async def _claim(self) -> None:
+    async def _claim(self) -> int:
+        """Claim what is due; returns how many outbox rows were looked at."""
         now = self.clock()
         jobs: list[_Job] = []
         async with self._write() as session:
             rows = await due_rows(session, now, self.batch)
             if not rows:
-                return
+                return 0
             by_user: dict[int, list[DueRow]] = defaultdict(list)
             for r in rows:
                 by_user[r.user_id].append(r)
@@ -268,6 +287,7 @@ class AlertSender:
                     for p, did in zip(planned, delivery_ids, strict=True)]
         for job in jobs:
             self._push(job)
+        return len(rows)
 
     async def _plan(self, session: AsyncSession, rows: list[DueRow], now: datetime) -> list[PlannedDelivery]:
         first = rows[0]
@@ -390,7 +410,8 @@ class AlertSender:
         while True:
             if not await self._sleep_unless_stopped(self.pacer.reserve(chat_id)):
                 return False
-            if self.pacer.paused_for() <= 0:
+            if self.pacer.paused_for() <= 0 and not self.pacer.window_full():
+                self.pacer.started()
                 return True
 
     def _backoff(self, attempts: int) -> float:

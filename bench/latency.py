@@ -1,0 +1,99 @@
+"""Latency: a provider's payload changes on the local provider server -> the alert reaches the stand-in Telegram
+server. The real application (`gpuradar.app.App` with the alert hook) polls RunPod every 5 s through the real
+scraper, records the change, queues the alert in the same transaction and the sender delivers it.
+
+Each sample waits a random part of the poll interval, lowers the H100's price by 10 % (a price-drop alert) and
+times until the alert's sendMessage arrives. Prints p50 / p99 (target: p99 under the interval plus 5 s).
+
+    python3 bench/latency.py [--samples 12] [--interval 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support without installing it
+
+from gpuradar.app import App, alert_hook
+from gpuradar.settings import Settings
+from storage.user_tables import Subscription, User
+from tests.support.fake_telegram import FakeTelegram
+from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def runpod(price: float) -> dict[str, Any]:
+    t = {"id": H100, "displayName": "H100 SXM", "memoryInGb": 80, "secureCloud": True, "communityCloud": False,
+         "securePrice": price, "communityPrice": None,
+         "lowestPrice": {"stockStatus": "High", "maxUnreservedGpuCount": 8, "uninterruptablePrice": price,
+                         "minVcpu": 16, "minMemory": 64}}
+    return {"data": {"secure": [t], "community": []}}
+
+
+async def main(args: argparse.Namespace) -> list[float]:
+    rng = random.Random(args.seed)
+    async with FakeTelegram() as tg, ProviderServer() as server:
+        price = 3.0
+        server.serve(RUNPOD_PATH, runpod(price))
+        overrides: dict[str, Any] = {name: {"enabled": False} for name in
+                                     ("selectel", "hostkey", "vastai", "cloudrift", "vultr")}
+        overrides["runpod"] = {"interval": args.interval, "jitter": 0}
+        settings = Settings(database_url=f"sqlite+aiosqlite:///{Path.cwd() / 'latency.sqlite3'}",
+                            bot_token=tg.token, telegram_api_url=tg.base_url,
+                            providers=server.providers_settings(**overrides),
+                            fx_url=f"{server.base_url}/no-rates-here")  # never the internet: fallback rates
+        app = App(settings, alerts=alert_hook(), scrape=True, polling_timeout=1)
+        await app.start()
+        assert app.sessionmaker is not None
+        async with app.sessionmaker() as s, s.begin():
+            s.add(User(id=7, chat_id=7, lang="en", lang_chosen=True, currency="USD", tz_offset_minutes=0,
+                       grouping=True, active=True))
+            await s.flush()
+            s.add(Subscription(user_id=7, chat_id=7, kind="gpu", query_text="H100", gpu_ids=["h100-sxm"],
+                               price_currency="USD", paused=False))
+        await asyncio.sleep(args.interval + 1)  # the baseline poll has happened
+        latencies: list[float] = []
+        try:
+            for i in range(args.samples):
+                await asyncio.sleep(rng.uniform(0, args.interval))
+                price = round(price * 0.9, 4)
+                server.serve(RUNPOD_PATH, runpod(price))
+                changed = time.perf_counter()
+                call = await tg.wait_for("sendMessage", chat_id=7, timeout=args.interval * 4,
+                                         predicate=lambda c: "Cheaper" in c.text)
+                latencies.append(call.at - changed)
+                print(f"  sample {i + 1:2d}: {latencies[-1]:.2f} s")
+        finally:
+            await app.stop()
+        return latencies
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * p
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=12)
+    ap.add_argument("--interval", type=int, default=5, help="RunPod poll interval, seconds")
+    ap.add_argument("--seed", type=int, default=5)
+    arguments = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)  # the database and any rates cache live and die here
+        lat = asyncio.run(main(arguments))
+    print(f"payload change -> alert at Telegram, poll interval {arguments.interval} s, {len(lat)} samples: "
+          f"p50 {statistics.median(lat):.2f} s, p99 {percentile(lat, 0.99):.2f} s, max {max(lat):.2f} s "
+          f"(target p99 < {arguments.interval + 5} s)")
