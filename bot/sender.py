@@ -110,13 +110,19 @@ class Pacer:
         self._paused_until = 0.0
         self._started: deque[float] = deque()  # when the sends of the last window really started
 
-    def window_full(self) -> bool:
-        """A stalled event loop wakes several reserved slots at once; counting real send starts in a sliding
-        window (as Telegram does) keeps such a burst from ever exceeding the limit."""
+    def window_wait(self) -> float:
+        """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
+        reserved slots at once; counting real send starts in a window, as Telegram does, keeps such a burst from
+        ever exceeding the limit."""
         now = self.clock()
         while self._started and now - self._started[0] >= self.window:
             self._started.popleft()
-        return len(self._started) >= self.per_window
+        # Never back to back either: at least half a slot between real starts, so a window never fills in a burst
+        # whose arrival jitter could spill over Telegram's own count.
+        gap = self._started[-1] + self.spacing / 2 - now if self._started else 0.0
+        if len(self._started) < self.per_window:
+            return max(0.0, gap)
+        return max(gap, self._started[-self.per_window] + self.window - now)
 
     def started(self) -> None:
         self._started.append(self.clock())
@@ -405,14 +411,17 @@ class AlertSender:
             return
 
     async def _wait_for_slot(self, chat_id: int) -> bool:
-        """Wait for this chat's next slot; a 429 that arrived meanwhile pushes it back (slots were reserved before
-        Telegram said to wait). False when stop() came first."""
+        """Wait for this chat's reserved slot, then for any 429 pause that came meanwhile and for room in the
+        sliding window (without taking a new slot: that would waste one). False when stop() came first."""
+        if not await self._sleep_unless_stopped(self.pacer.reserve(chat_id)):
+            return False
         while True:
-            if not await self._sleep_unless_stopped(self.pacer.reserve(chat_id)):
-                return False
-            if self.pacer.paused_for() <= 0 and not self.pacer.window_full():
+            wait = max(self.pacer.paused_for(), self.pacer.window_wait())
+            if wait <= 0:
                 self.pacer.started()
                 return True
+            if not await self._sleep_unless_stopped(wait):
+                return False
 
     def _backoff(self, attempts: int) -> float:
         return min(30.0, 0.5 * 2 ** max(0, attempts - 1)) * self.time_scale
