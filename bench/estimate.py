@@ -1,15 +1,26 @@
 """Time parse + complete + estimate + fit per answer, the work behind one inline-query keystroke.
 
-Run: python bench/estimate.py [--rounds N]. Prints microseconds per answer: cold (first time each phrase is seen:
-nothing memoised) and warm (the bot re-asks the same phrase as the user types; estimates are memoised per workload).
+Run: python bench/estimate.py [--rounds N]. Prints microseconds per answer, in one run:
+
+- first time: each phrase answered with nothing memoised for it (the per-workload memos of `core.estimator` and
+  `core.fit` cleared before every pass). This is the honest figure: every keystroke makes a new phrase. Catalog-level
+  caches (a GPU's or a model's spelling, an architecture's constants, the catalog's fit order) stay warm, as they
+  are in a running bot after its first few queries.
+- memoised repeat: the same phrase again (parse + complete again, the estimate and fit answered from the memo).
+- the ratio of the first-time figure to the 200 us target of issue 2.
+
+Each figure is the median and the best of N passes over the phrase list, by wall clock and by CPU time of this
+process: on a shared machine the wall clock includes other processes' time slices, the CPU time much less so.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -18,6 +29,8 @@ from core import estimator, fit
 from core.defaults import complete
 from core.fit import fit_configs
 from core.parser import parse_workload
+
+TARGET_US = 200.0
 
 PHRASES = [
     "13B LoRA", "70b qlora", "7B full fine-tune", "полное дообучение 7B", "70B QLoRA ctx 8k bs 4",
@@ -33,47 +46,78 @@ def one(text: str) -> int:
 
 
 def clear() -> None:
+    """Forget every per-workload memo: the next answer for any phrase is a first-time one."""
     estimator.estimate_on.cache_clear()
     fit.requirement.cache_clear()
     fit.fit_configs.cache_clear()
+
+
+class Timing:
+    """Per-answer microseconds of each pass, by wall clock and by CPU time."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def run(self, fn: Callable[[], object], answers: int, before: Callable[[], None] | None = None) -> None:
+        if before is not None:
+            before()
+        c0, t0 = time.process_time(), time.perf_counter()
+        fn()
+        t1, c1 = time.perf_counter(), time.process_time()
+        self.wall.append((t1 - t0) / answers * 1e6)
+        self.cpu.append((c1 - c0) / answers * 1e6)
+
+    def median(self) -> tuple[float, float]:
+        return statistics.median(self.wall), statistics.median(self.cpu)
+
+    def best(self) -> tuple[float, float]:
+        return min(self.wall), min(self.cpu)
+
+    def line(self, label: str) -> str:
+        (mw, mc), (bw, bc) = self.median(), self.best()
+        return f"{label}: median {mw:.0f} us/answer (CPU {mc:.0f}), best {bw:.0f} (CPU {bc:.0f})"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=200)
     rounds = ap.parse_args().rounds
-    for p in PHRASES:  # warm imports and compiled regexes
+    for p in PHRASES:  # warm imports, compiled regexes and catalog-level caches
         one(p)
-    cold: list[float] = []
-    warm: list[float] = []
-    for _ in range(rounds):
-        clear()
-        t0 = time.perf_counter()
-        for p in PHRASES:
-            one(p)
-        cold.append((time.perf_counter() - t0) / len(PHRASES) * 1e6)
-        t0 = time.perf_counter()
-        for p in PHRASES:
-            one(p)
-        warm.append((time.perf_counter() - t0) / len(PHRASES) * 1e6)
+    n = len(PHRASES)
     workloads = [complete(parse_workload(p))[0] for p in PHRASES]
-    parse_only: list[float] = []
-    fit_cold: list[float] = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
+
+    def answer_all() -> None:
+        for p in PHRASES:
+            one(p)
+
+    def parse_all() -> None:
         for p in PHRASES:
             complete(parse_workload(p))
-        parse_only.append((time.perf_counter() - t0) / len(PHRASES) * 1e6)
-        clear()
-        t0 = time.perf_counter()
+
+    def fit_all() -> None:
         for w in workloads:
             fit_configs(w)
-        fit_cold.append((time.perf_counter() - t0) / len(PHRASES) * 1e6)
-    print(f"{len(PHRASES)} phrases x {rounds} rounds")
-    print(f"parse + complete only: median {statistics.median(parse_only):.0f} us/answer, best {min(parse_only):.0f}")
-    print(f"estimate + fit only, cold: median {statistics.median(fit_cold):.0f} us/answer, best {min(fit_cold):.0f}")
-    print(f"cold (nothing memoised): median {statistics.median(cold):.0f} us/answer, best {min(cold):.0f}")
-    print(f"warm (memoised estimates): median {statistics.median(warm):.0f} us/answer, best {min(warm):.0f}")
+
+    first, repeat, parse_only, fit_first = Timing(), Timing(), Timing(), Timing()
+    for _ in range(rounds):
+        first.run(answer_all, n, before=clear)
+        repeat.run(answer_all, n)  # everything just memoised by the pass above
+        parse_only.run(parse_all, n)
+        fit_first.run(fit_all, n, before=clear)
+
+    cpus = os.cpu_count() or 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{n} phrases x {rounds} rounds ({cpus} CPUs, load average {load:.2f}); wall clock and CPU time")
+    print(first.line("first time (nothing memoised)"))
+    print("  " + parse_only.line("parse + complete"))
+    print("  " + fit_first.line("estimate + fit, first time"))
+    print(repeat.line("memoised repeat (same phrase again)"))
+    (mw, mc), (bw, bc) = first.median(), first.best()
+    verdict = "meets" if mw <= TARGET_US else "misses"
+    print(f"target {TARGET_US:.0f} us: first-time median is {mw / TARGET_US:.2f}x it (CPU {mc / TARGET_US:.2f}x), "
+          f"best {bw / TARGET_US:.2f}x (CPU {bc / TARGET_US:.2f}x): {verdict} it")
 
 
 if __name__ == "__main__":

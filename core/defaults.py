@@ -195,7 +195,6 @@ def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
 
 def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
     """Refuse fields that mean nothing for the method instead of silently ignoring them."""
-    name = describe("method", method)
     if method == Method.INFERENCE:
         stray = {"grad_ckpt": spec.grad_ckpt, "optimizer": spec.optimizer, "fused_ce": spec.fused_ce,
                  "offload": spec.offload if spec.offload != Offload.NONE else None, "lora_rank": spec.lora_rank,
@@ -207,6 +206,7 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
             stray |= {"lora_rank": spec.lora_rank, "lora_targets": spec.lora_targets}
     said = [k for k, v in stray.items() if v is not None]
     if said:
+        name = describe("method", method)
         labels_en = ", ".join(describe(k, getattr(spec, k))[0] for k in said)
         labels_ru = ", ".join(describe(k, getattr(spec, k))[1] for k in said)
         raise _error(spec, f"That does not apply to {name[0].split(': ', 1)[1]}: {labels_en}.",

@@ -164,24 +164,63 @@ def parse_targets(targets: str | None) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class _Dims:
-    """Numbers of an architecture the formulas use, computed once."""
+    """Numbers of an architecture the formulas use, computed once per architecture (see `_dims`)."""
 
     params: float  # total parameters
     embed: float  # embed_tokens + lm_head parameters (one matrix when tied)
     layer_params: float  # parameters of one transformer block (all experts)
     largest_matrix: float  # the largest single linear weight (parameters)
     active_i: int  # MLP width a token passes through (x active experts for MoE)
+    act_elems: int  # `_layer_act_elems` of a Llama-style block before any adapter term
+    bnb_elems: int  # what bitsandbytes' matmuls add to it (see `_layer_act_elems`)
+    generic: bool  # scaled from a bare size rather than read from a config (`MARGIN_GENERIC_ARCH`)
+    shapes: dict[str, tuple[int, int, int]]  # `Arch.linear_shapes()`: read-only
+    # LoRA targets string -> (adapter parameters per layer, adapter dropout elements per token-layer)
+    adapters: dict[str | None, tuple[int, int]]
+
+    def adapter(self, targets: str | None, experts_active: int) -> tuple[int, int]:
+        """Per layer: adapter parameters (`adapter_params` / rank / layers) and the dropout copies' elements."""
+        hit = self.adapters.get(targets)
+        if hit is None:
+            shapes = self.shapes
+            names = parse_targets(targets)
+            params = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in names)
+            # Adapter dropout keeps its own copy of each adapted layer's input (PEFT/litgpt default dropout 0.05).
+            drop = 0
+            for t in names:
+                d_in, _, copies = shapes[t]
+                drop += d_in * (min(copies, experts_active) if copies > 1 else 1)
+            if len(self.adapters) < 256:
+                self.adapters[targets] = (params, drop)
+            hit = (params, drop)
+        return hit
 
 
-@lru_cache(maxsize=256)
+# Architectures are frozen dataclasses whose hash walks every field (aliases included): a keystroke would pay it
+# several times. The catalog hands out the same objects, so they are remembered by identity; the entry keeps its
+# Arch alive, so an id is never reused while it is here.
+_DIMS: dict[int, tuple[Arch, _Dims]] = {}
+
+
 def _dims(arch: Arch) -> _Dims:
+    hit = _DIMS.get(id(arch))
+    if hit is not None and hit[0] is arch:
+        return hit[1]
     embed = arch.embedding_params_b * 1e9
     params = arch.params_b * 1e9
     shapes = arch.linear_shapes()
     layer = sum(d_in * d_out * n for d_in, d_out, n in shapes.values())
     largest = max(d_in * d_out for d_in, d_out, _ in shapes.values())
-    return _Dims(params=params, embed=embed, layer_params=max(layer, (params - embed) / arch.layers),
-                 largest_matrix=float(largest), active_i=arch.intermediate * max(1, arch.experts_active))
+    active_i = arch.intermediate * max(1, arch.experts_active)
+    d = _Dims(params=params, embed=embed, layer_params=max(layer, (params - embed) / arch.layers),
+              largest_matrix=float(largest), active_i=active_i,
+              act_elems=4 * arch.hidden + 2 * arch.q_dim + 2 * arch.kv_dim + 4 * active_i,
+              bnb_elems=3 * arch.hidden + arch.q_dim + 2 * arch.hidden * arch.experts_active,
+              generic=arch.id.startswith(("generic-", "moe-")), shapes=shapes, adapters={})
+    if len(_DIMS) >= 1024:  # configs read from config.json are new objects each time: keep this bounded
+        _DIMS.clear()
+    _DIMS[id(arch)] = (arch, d)
+    return d
 
 
 @lru_cache(maxsize=1024)
@@ -197,34 +236,48 @@ def kv_bytes_per_token(arch: Arch, kv_dtype: str = "bf16") -> float:
     return 2.0 * arch.layers * arch.kv_heads * arch.head_dim * KV_BYTES.get(kv_dtype.lower(), 2.0)
 
 
+# Enum members as module constants: `Precision.FP32` is a metaclass attribute lookup (~0.1 us) and `x in (A, B)`
+# compares strings; the per-keystroke path below tests dozens of them.
+_INFERENCE, _FULL, _FREEZE, _QLORA = Method.INFERENCE, Method.FULL, Method.FREEZE, Method.QLORA
+_QNONE, _NF4 = Quant.NONE, Quant.NF4
+_FP32, _BF16_TRUE = Precision.FP32, Precision.BF16_TRUE
+_MIXED = frozenset({Precision.BF16, Precision.FP16})
+_ADAMW_8BIT, _PAGED_8BIT, _SGD = Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT, Optimizer.SGD
+_OFF_NONE, _OFF_OPT, _OFF_ALL = Offload.NONE, Offload.OPTIMIZER, Offload.ALL
+_SINGLE, _ZERO2, _TP = Strategy.SINGLE, Strategy.ZERO2, Strategy.TP
+_SHARDED = frozenset({Strategy.ZERO3, Strategy.FSDP})
+_BUCKETED = frozenset({Strategy.DDP, Strategy.ZERO2})
+_EAGER = Attention.EAGER
+_FULL_OR_FREEZE = frozenset({Method.FULL, Method.FREEZE})
+
+
 def _w16(precision: Precision) -> float:
     """Bytes of one weight/gradient/activation element in this precision."""
-    return 4.0 if precision is Precision.FP32 else 2.0
+    return 4.0 if precision is _FP32 else 2.0
 
 
 def _optimizer_bytes(opt: Optimizer | None, fp32_states: bool) -> float:
     """Optimizer state bytes per trained parameter (reference §2)."""
-    if opt in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
+    if opt is _ADAMW_8BIT or opt is _PAGED_8BIT:
         return 2.0
-    if opt is Optimizer.SGD:
+    if opt is _SGD:
         return 4.0 if fp32_states else 2.0  # momentum
     return 8.0 if fp32_states else 4.0  # AdamW m and v
 
 
+def _effective_quant(w: Workload) -> Quant:
+    """The base's quantisation as held in memory: QLoRA means a quantised base (NF4 when unsaid); a full or freeze
+    run trains the 16-bit weights themselves."""
+    method = w.method
+    if method is _QLORA and w.quant is _QNONE:
+        return _NF4
+    return _QNONE if method in _FULL_OR_FREEZE else w.quant
+
+
 def _base_bytes(w: Workload) -> float:
     """Bytes per frozen base parameter: the quantisation of a LoRA/QLoRA/inference base, else 16-bit."""
-    quant = w.quant
-    if w.method is Method.QLORA and quant is Quant.NONE:
-        quant = Quant.NF4  # QLoRA means a quantised base
-    if w.method in (Method.FULL, Method.FREEZE) or quant is Quant.NONE:
-        return _w16(w.precision)
-    return QUANT_BYTES[quant]
-
-
-def _effective_quant(w: Workload) -> Quant:
-    if w.method is Method.QLORA and w.quant is Quant.NONE:
-        return Quant.NF4
-    return Quant.NONE if w.method in (Method.FULL, Method.FREEZE) else w.quant
+    quant = _effective_quant(w)
+    return _w16(w.precision) if quant is _QNONE else QUANT_BYTES[quant]
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,23 +289,37 @@ class _Cfg:
     attention: Attention
 
 
+def _margin_pair(training: bool, generic: bool) -> tuple[float, float]:
+    m1 = mn = MARGIN_TRAINING if training else MARGIN_INFERENCE
+    mn += MARGIN_MULTI_GPU
+    if generic:
+        m1 += MARGIN_GENERIC_ARCH
+        mn += MARGIN_GENERIC_ARCH
+    return round(m1, 4), round(mn, 4)
+
+
+# (training, generic architecture) -> safety margin on one GPU, on several
+_MARGINS = {(t, g): _margin_pair(t, g) for t in (False, True) for g in (False, True)}
+
+
+def _margins(w: Workload) -> tuple[float, float]:
+    """The stated safety margin on one GPU and on several."""
+    return _MARGINS[w.method is not _INFERENCE, _dims(w.arch).generic]
+
+
 def _margin(w: Workload, cfg: _Cfg) -> float:
-    m = MARGIN_TRAINING if w.is_training else MARGIN_INFERENCE
-    if cfg.gpus > 1:
-        m += MARGIN_MULTI_GPU
-    if w.arch.id.startswith(("generic-", "moe-")):
-        m += MARGIN_GENERIC_ARCH
-    return round(m, 4)
+    return _margins(w)[cfg.gpus > 1]
 
 
 def _effective_strategy(cfg: _Cfg) -> Strategy:
-    return Strategy.SINGLE if cfg.gpus <= 1 else cfg.strategy
+    return _SINGLE if cfg.gpus <= 1 else cfg.strategy
 
 
-def _weights_bytes(w: Workload, d: _Dims) -> float:
+def _weights_bytes(w: Workload, d: _Dims, quant: Quant | None = None) -> float:
     """The whole model's weights in the bytes they are held in (before any sharding)."""
-    quant = _effective_quant(w)
-    if quant is Quant.NONE:
+    if quant is None:
+        quant = _effective_quant(w)
+    if quant is _QNONE:
         return d.params * _w16(w.precision)
     if quant in GGUF:
         return d.params * QUANT_BYTES[quant]
@@ -260,153 +327,241 @@ def _weights_bytes(w: Workload, d: _Dims) -> float:
     return (d.params - d.embed) * QUANT_BYTES[quant] + d.embed * 2.0
 
 
-def _layer_act_elems(w: Workload, d: _Dims, targets: tuple[str, ...]) -> float:
+def _layer_act_elems(w: Workload, d: _Dims, quant: Quant) -> float:
     """16-bit elements one transformer block keeps per token for its backward pass (FlashAttention).
 
     Saved tensors of a Llama-style block: both norm inputs and outputs (4h), Q and the attention output (2 q_dim),
-    K and V (2 kv_dim), gate, up, SiLU(gate) and their product (4 i, x active experts for MoE).
+    K and V (2 kv_dim), gate, up, SiLU(gate) and their product (4 i, x active experts for MoE) (`_Dims.act_elems`).
+    Adapters add the dropout copy of each adapted layer's input (`_Dims.adapter`); bitsandbytes' 4/8-bit matmul
+    keeps a private copy of its input for every projection fed by the hidden state (q, k, v, o, gate, up): fitted
+    on litgpt's QLoRA vs LoRA runs, +6h per token-layer (`_Dims.bnb_elems`).
     """
-    a = w.arch
-    elems = 4 * a.hidden + 2 * a.q_dim + 2 * a.kv_dim + 4 * d.active_i
+    elems = d.act_elems
     if w.method in ADAPTER_METHODS:
-        shapes = a.linear_shapes()
-        # Adapter dropout keeps its own copy of each adapted layer's input (PEFT/litgpt default dropout 0.05).
-        for t in targets:
-            d_in, _, copies = shapes[t]
-            elems += d_in * (min(copies, a.experts_active) if copies > 1 else 1)
-        if _effective_quant(w) in BNB:
-            # bitsandbytes' 4/8-bit matmul keeps a private copy of its input for every projection fed by the
-            # hidden state (q, k, v, o, gate, up). Fitted on litgpt's QLoRA vs LoRA runs: +6h per token-layer.
-            elems += 3 * a.hidden + a.q_dim + 2 * a.hidden * a.experts_active
+        elems += d.adapter(w.lora_targets, w.arch.experts_active)[1]
+        if quant in BNB:
+            elems += d.bnb_elems
     return float(elems)
 
 
-def _training(w: Workload, cfg: _Cfg) -> MemoryEstimate:
-    a, d = w.arch, _dims(w.arch)
-    n = max(1, cfg.gpus)
-    strategy = _effective_strategy(cfg)
-    act_b = _w16(w.precision)
-    mixed = w.precision in (Precision.BF16, Precision.FP16)
-    fp32_states = w.precision is not Precision.BF16_TRUE
-    targets = parse_targets(w.lora_targets) if w.method in ADAPTER_METHODS else ()
+# What a configuration's memory comes to: the six Breakdown terms in GiB (weights, trainable_states, activations,
+# logits, kv_cache, overhead), then the CPU RAM in bytes and the trained parameters. Plain floats: `core.fit`
+# compares several configurations per keystroke and only the ones asked for become pydantic models.
+_Terms = tuple[float, float, float, float, float, float, float, float]
 
-    # --- model states (whole model, before sharding) ---
-    weights = _weights_bytes(w, d)
-    if w.method in ADAPTER_METHODS:
-        trainable = adapter_params(a, w.lora_rank or 16, w.lora_targets)
-        # PEFT keeps adapters in fp32 under mixed precision: weight 4 + grad 4 (+ optimizer); pure bf16: 2 + 2.
-        aw = 4.0 if fp32_states else 2.0
-        grads, master = trainable * aw, 0.0
-        states_w = trainable * aw  # the adapter weights themselves
-    else:
-        if w.method is Method.FREEZE:
-            trainable = (d.params - d.embed) * min(FREEZE_TRAINABLE_LAYERS, a.layers) / a.layers
+_BUCKETS_BYTES = 2 * 25e6 * 4  # two fp32 gradient buckets of 25 M elements (DDP / DeepSpeed defaults)
+_TRAIN_FIXED = TRAIN_WORKSPACE_GIB * GIB
+_INFER_FIXED = INFER_WORKSPACE_GIB * GIB
+
+
+class _Training:
+    """Everything of a training workload's memory that does not depend on where it runs, computed once.
+
+    `terms` then applies a configuration (GPU count, strategy, attention): sharding, tensor-parallel splits and the
+    overhead that depends on them. The arithmetic is the term-by-term model of the module docstring, each value
+    computed by the same operations in the same order as a straight top-to-bottom evaluation would (floating
+    point: `tests/test_estimate_equivalence.py` pins the results).
+    """
+
+    __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "cpu", "dequant", "logits", "margin_1",
+                 "margin_n", "states", "trainable", "weights", "weights_gather")
+
+    def __init__(self, w: Workload) -> None:
+        a = w.arch
+        d = _dims(a)
+        method, precision, offload = w.method, w.precision, w.offload
+        act_b = _w16(precision)
+        mixed = precision in _MIXED
+        fp32_states = precision is not _BF16_TRUE
+        quant = _effective_quant(w)
+        base_bytes = act_b if quant is _QNONE else QUANT_BYTES[quant]
+        layers = a.layers
+
+        # --- model states (whole model, before sharding) ---
+        weights = _weights_bytes(w, d, quant)
+        if method in ADAPTER_METHODS:
+            trainable = float((w.lora_rank or 16) * d.adapter(w.lora_targets, a.experts_active)[0] * layers)
+            # PEFT keeps adapters in fp32 under mixed precision: weight 4 + grad 4 (+ optimizer); pure bf16: 2 + 2.
+            aw = 4.0 if fp32_states else 2.0
+            grads, master = trainable * aw, 0.0
+            states_w = trainable * aw  # the adapter weights themselves
         else:
-            trainable = d.params
-        grads = trainable * _w16(w.precision)
-        master = trainable * 4.0 if mixed else 0.0  # fp32 master copy of what is trained
-        states_w = 0.0
-    opt = trainable * _optimizer_bytes(w.optimizer, fp32_states)
+            if method is _FREEZE:
+                trainable = (d.params - d.embed) * min(FREEZE_TRAINABLE_LAYERS, layers) / layers
+            else:
+                trainable = d.params
+            grads = trainable * act_b
+            master = trainable * 4.0 if mixed else 0.0  # fp32 master copy of what is trained
+            states_w = 0.0
+        opt = trainable * _optimizer_bytes(w.optimizer, fp32_states)
 
-    cpu = 0.0
-    if w.optimizer is Optimizer.PAGED_ADAMW_8BIT:
-        # Paged states live in unified memory and are evicted to CPU RAM under pressure: the GPU need excludes them.
-        cpu += opt
-        opt = 0.0
-    gather = 0.0
-    if w.offload is Offload.OPTIMIZER:
-        # ZeRO-Offload: gradients, master copies and optimizer states go to the CPU (reference §3: "2P" on GPU).
-        cpu += (grads + master + opt) * CPU_OFFLOAD_BUFFER
-        grads = master = opt = 0.0
-    elif w.offload is Offload.ALL:
-        # ZeRO-Infinity: parameters too; only the layers being computed are on the GPU.
-        cpu += (weights + grads + master + opt + states_w) * CPU_OFFLOAD_BUFFER
-        gather = 2 * d.layer_params * _base_bytes(w) + d.embed / (1 if a.tied_embeddings else 2) * 2.0
-        weights = grads = master = opt = states_w = 0.0
+        cpu = 0.0
+        if w.optimizer is _PAGED_8BIT:
+            # Paged states live in unified memory and are evicted to CPU RAM under pressure: the GPU need excludes
+            # them.
+            cpu += opt
+            opt = 0.0
+        gather = 0.0
+        if offload is _OFF_OPT:
+            # ZeRO-Offload: gradients, master copies and optimizer states go to the CPU (reference §3: "2P" on GPU).
+            cpu += (grads + master + opt) * CPU_OFFLOAD_BUFFER
+            grads = master = opt = 0.0
+        elif offload is _OFF_ALL:
+            # ZeRO-Infinity: parameters too; only the layers being computed are on the GPU.
+            cpu += (weights + grads + master + opt + states_w) * CPU_OFFLOAD_BUFFER
+            gather = 2 * d.layer_params * base_bytes + d.embed / (1 if a.tied_embeddings else 2) * 2.0
+            weights = grads = master = opt = states_w = 0.0
+        self.weights, self.trainable, self.cpu = weights, trainable, cpu
+        self.states = states_w + grads + master + opt
+        self.base_gather = gather  # before any sharding
+        # Two blocks gathered at once under ZeRO-3/FSDP (current + prefetch): reference §3's "4 x largest layer".
+        self.weights_gather = 2 * d.layer_params * base_bytes
+        self.buckets = bool(grads)
 
-    states = states_w + grads + master + opt
-    if strategy in (Strategy.ZERO2,):
-        states /= n
-    elif strategy in (Strategy.ZERO3, Strategy.FSDP):
-        states /= n
-        if weights:
-            weights /= n
-            # Two blocks gathered at once (current + prefetch): reference §3's "4 x largest layer" bytes.
-            gather = 2 * d.layer_params * _base_bytes(w)
-    elif strategy is Strategy.TP:
-        states /= n
-        weights /= n
-
-    # --- activations (per GPU: each data-parallel rank runs its own micro-batch) ---
-    tokens = float(w.seq_len * w.batch)
-    layers_kept = min(FREEZE_TRAINABLE_LAYERS, a.layers) if w.method is Method.FREEZE else a.layers
-    per_layer = _layer_act_elems(w, d, targets) * act_b * tokens
-    if cfg.attention is Attention.EAGER:
+        # --- activations (per GPU: each data-parallel rank runs its own micro-batch) ---
+        seq_len = w.seq_len
+        tokens = float(seq_len * w.batch)
+        layers_kept = min(FREEZE_TRAINABLE_LAYERS, layers) if method is _FREEZE else layers
+        flash = _layer_act_elems(w, d, quant) * act_b * tokens
         # The a*s^2*b score matrix FlashAttention never materialises (Korthikanti et al.: 5 bytes per element).
-        per_layer += 5.0 * a.heads * w.seq_len * tokens
-    # Checkpointing keeps only each layer's input; one layer's working set is rebuilt during backward.
-    acts = act_b * a.hidden * tokens * layers_kept + per_layer if w.grad_ckpt else per_layer * layers_kept
-    logits = tokens * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else LOGIT_BYTES_PLAIN)
-    if strategy is Strategy.TP:
-        acts /= n
-        logits /= n
-
-    overhead = TRAIN_FRAGMENTATION * (acts + logits) + TRAIN_WORKSPACE_GIB * GIB + gather
-    if _effective_quant(w) in BNB:
-        overhead += DEQUANT_BYTES_PER_PARAM * d.largest_matrix
-    if n > 1 and strategy in (Strategy.DDP, Strategy.ZERO2) and grads:
-        overhead += 2 * 25e6 * 4  # two fp32 gradient buckets of 25 M elements (DDP / DeepSpeed defaults)
-
-    bd = Breakdown(weights=weights / GIB, trainable_states=states / GIB, activations=acts / GIB,
-                   logits=logits / GIB, kv_cache=0.0, overhead=overhead / GIB)
-    return _finish(w, cfg, bd, cpu, trainable)
-
-
-def _inference(w: Workload, cfg: _Cfg) -> MemoryEstimate:
-    a, d = w.arch, _dims(w.arch)
-    n = max(1, cfg.gpus)
-    strategy = _effective_strategy(cfg)
-    act_b = _w16(w.precision)
-    weights = _weights_bytes(w, d)
-    kv = kv_bytes_per_token(a, w.kv_dtype) * w.seq_len * w.concurrency
-    # Prefill of one prompt of the full context (engines prefill sequences one chunk at a time, HF all at once).
-    prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * w.seq_len
-    prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * w.seq_len
-    logits = w.concurrency * a.vocab * 4.0 * 2  # last-position logits in fp32 and their softmax
-    gather = 0.0
-    if strategy is Strategy.TP or (n > 1 and strategy in (Strategy.ZERO3, Strategy.FSDP)):
-        weights /= n
-        # TP splits KV heads; when there are fewer KV heads than GPUs each GPU keeps (replicates) one.
-        kv *= max(1, math.ceil(a.kv_heads / n)) / a.kv_heads if strategy is Strategy.TP else 1.0 / n
-        if strategy is Strategy.TP:
-            prefill_i /= n
-            logits /= n
+        eager = flash + 5.0 * a.heads * seq_len * tokens
+        if w.grad_ckpt:
+            # Checkpointing keeps only each layer's input; one layer's working set is rebuilt during backward.
+            kept = act_b * a.hidden * tokens * layers_kept
+            self.acts_flash, self.acts_eager = kept + flash, kept + eager
         else:
-            gather = 2 * d.layer_params * _base_bytes(w)
-    acts = prefill_i + prefill_h
-    if cfg.attention is Attention.EAGER:
+            self.acts_flash, self.acts_eager = flash * layers_kept, eager * layers_kept
+        self.logits = tokens * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else LOGIT_BYTES_PLAIN)
+        # bitsandbytes dequantises a weight through a 16-bit copy and an fp32 intermediate.
+        self.dequant = DEQUANT_BYTES_PER_PARAM * d.largest_matrix if quant in BNB else None
+        self.margin_1, self.margin_n = _MARGINS[True, d.generic]
+
+    def terms(self, gpus: int, strategy: Strategy, attention: Attention) -> _Terms:
+        n = max(1, gpus)
+        if gpus <= 1:
+            strategy = _SINGLE
+        weights, states, gather = self.weights, self.states, self.base_gather
+        acts = self.acts_eager if attention is _EAGER else self.acts_flash
+        logits = self.logits
+        if strategy is _ZERO2:
+            states /= n
+        elif strategy in _SHARDED:
+            states /= n
+            if weights:
+                weights /= n
+                gather = self.weights_gather
+        elif strategy is _TP:
+            states /= n
+            weights /= n
+            acts /= n
+            logits /= n
+        overhead = TRAIN_FRAGMENTATION * (acts + logits) + _TRAIN_FIXED + gather
+        if self.dequant is not None:
+            overhead += self.dequant
+        if n > 1 and self.buckets and strategy in _BUCKETED:
+            overhead += _BUCKETS_BYTES
+        return (weights / GIB, states / GIB, acts / GIB, logits / GIB, 0.0, overhead / GIB, self.cpu, self.trainable)
+
+
+class _Inference:
+    """The configuration-independent part of an inference workload's memory (see `_Training`)."""
+
+    __slots__ = ("dequant", "eager_scores", "gather", "kv", "kv_heads", "logits", "margin_1", "margin_n",
+                 "offload", "offload_weights", "prefill_h", "prefill_i", "weights")
+
+    def __init__(self, w: Workload) -> None:
+        a = w.arch
+        d = _dims(a)
+        act_b = _w16(w.precision)
+        quant = _effective_quant(w)
+        base_bytes = act_b if quant is _QNONE else QUANT_BYTES[quant]
+        seq_len = w.seq_len
+        self.weights = _weights_bytes(w, d, quant)
+        self.kv = kv_bytes_per_token(a, w.kv_dtype) * seq_len * w.concurrency
+        self.kv_heads = a.kv_heads
+        # Prefill of one prompt of the full context (engines prefill sequences one chunk at a time, HF all at once).
+        self.prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * seq_len
+        self.prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * seq_len
+        self.logits = w.concurrency * a.vocab * 4.0 * 2  # last-position logits in fp32 and their softmax
+        self.gather = 2 * d.layer_params * base_bytes
         # Without FlashAttention the prefill builds one layer's score matrix and softmax (16-bit) at a time.
-        acts += 4.0 * a.heads * float(w.seq_len) ** 2 / (n if strategy is Strategy.TP else 1)
-    overhead = INFER_WORKSPACE_FRACTION * weights + INFER_WORKSPACE_GIB * GIB + gather
-    if _effective_quant(w) in BNB:
-        overhead += DEQUANT_BYTES_PER_PARAM * d.largest_matrix
-    cpu = 0.0
-    if w.offload is not Offload.NONE:
+        self.eager_scores = 4.0 * a.heads * float(seq_len) ** 2
+        self.dequant = DEQUANT_BYTES_PER_PARAM * d.largest_matrix if quant in BNB else None
         # Offloaded inference (accelerate device_map / ZeRO-Inference): weights stream from CPU, two blocks resident.
-        cpu = weights * n * CPU_OFFLOAD_BUFFER
-        weights = 2 * d.layer_params * _base_bytes(w) + d.embed * 2.0 / (1 if a.tied_embeddings else 2)
-    bd = Breakdown(weights=weights / GIB, trainable_states=0.0, activations=acts / GIB,
-                   logits=logits / GIB, kv_cache=kv / GIB, overhead=overhead / GIB)
-    return _finish(w, cfg, bd, cpu, 0.0)
+        self.offload = w.offload is not _OFF_NONE
+        self.offload_weights = self.gather + d.embed * 2.0 / (1 if a.tied_embeddings else 2)
+        self.margin_1, self.margin_n = _MARGINS[False, d.generic]
+
+    def terms(self, gpus: int, strategy: Strategy, attention: Attention) -> _Terms:
+        n = max(1, gpus)
+        if gpus <= 1:
+            strategy = _SINGLE
+        weights, kv, prefill_i, logits = self.weights, self.kv, self.prefill_i, self.logits
+        gather = 0.0
+        tp = strategy is _TP
+        if tp or (n > 1 and strategy in _SHARDED):
+            weights /= n
+            # TP splits KV heads; when there are fewer KV heads than GPUs each GPU keeps (replicates) one.
+            kv *= max(1, math.ceil(self.kv_heads / n)) / self.kv_heads if tp else 1.0 / n
+            if tp:
+                prefill_i /= n
+                logits /= n
+            else:
+                gather = self.gather
+        acts = prefill_i + self.prefill_h
+        if attention is _EAGER:
+            acts += self.eager_scores / (n if tp else 1)
+        overhead = INFER_WORKSPACE_FRACTION * weights + _INFER_FIXED + gather
+        if self.dequant is not None:
+            overhead += self.dequant
+        cpu = 0.0
+        if self.offload:
+            cpu = weights * n * CPU_OFFLOAD_BUFFER
+            weights = self.offload_weights
+        return (weights / GIB, 0.0, acts / GIB, logits / GIB, kv / GIB, overhead / GIB, cpu, 0.0)
 
 
-def _finish(w: Workload, cfg: _Cfg, bd: Breakdown, cpu_bytes: float, trainable: float) -> MemoryEstimate:
-    peak = bd.total
+def prepare(w: Workload) -> _Training | _Inference:
+    """The configuration-independent part of `w`'s memory, for asking about many configurations (`core.fit` keeps
+    one per workload): `.terms(gpus, strategy, attention)` and `need(prepared, gpus, strategy, attention)`."""
+    return _Inference(w) if w.method is _INFERENCE else _Training(w)
+
+
+def _terms(w: Workload, cfg: _Cfg) -> _Terms:
+    return prepare(w).terms(cfg.gpus, cfg.strategy, cfg.attention)
+
+
+_RUNTIME_1 = CUDA_CONTEXT_GIB + 0.0
+_RUNTIME_N = CUDA_CONTEXT_GIB + NCCL_GIB
+
+
+def need(p: _Training | _Inference, gpus: int, strategy: Strategy, attention: Attention
+         ) -> tuple[float, float, float, Strategy]:
+    """What `core.fit` compares, without building a MemoryEstimate: (per_gpu_gib, need_gib, recommended_per_gpu_gib
+    + runtime_gib, strategy) of `estimate_on(w, gpus, strategy, attention)`, bit for bit, for `p = prepare(w)`."""
+    t = p.terms(gpus, strategy, attention)
+    peak = t[0] + t[1] + t[2] + t[3] + t[4] + t[5]  # `Breakdown.total`'s sum, in its order
+    if gpus > 1:
+        return peak, peak + _RUNTIME_N, peak * (1 + p.margin_n) + _RUNTIME_N, strategy
+    return peak, peak + _RUNTIME_1, peak * (1 + p.margin_1) + _RUNTIME_1, _SINGLE
+
+
+def _peak(t: _Terms) -> float:
+    # The same sum, in the same order, as `Breakdown.total` (floating point: the order is part of the result).
+    return t[0] + t[1] + t[2] + t[3] + t[4] + t[5]
+
+
+def _runtime(cfg: _Cfg) -> float:
+    return _RUNTIME_N if cfg.gpus > 1 else _RUNTIME_1
+
+
+def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
+    peak = _peak(t)
     margin = _margin(w, cfg)
-    runtime = CUDA_CONTEXT_GIB + (NCCL_GIB if cfg.gpus > 1 else 0.0)
+    bd = Breakdown(weights=t[0], trainable_states=t[1], activations=t[2], logits=t[3], kv_cache=t[4], overhead=t[5])
     return MemoryEstimate(
-        per_gpu_gib=peak, recommended_per_gpu_gib=peak * (1 + margin), safety_margin=margin, runtime_gib=runtime,
-        cpu_ram_gib=cpu_bytes / GIB, breakdown=bd, trainable_params_b=trainable / 1e9, gpus=cfg.gpus,
+        per_gpu_gib=peak, recommended_per_gpu_gib=peak * (1 + margin), safety_margin=margin, runtime_gib=_runtime(cfg),
+        cpu_ram_gib=t[6] / GIB, breakdown=bd, trainable_params_b=t[7] / 1e9, gpus=cfg.gpus,
         strategy=_effective_strategy(cfg))
 
 
@@ -414,7 +569,7 @@ def _finish(w: Workload, cfg: _Cfg, bd: Breakdown, cpu_bytes: float, trainable: 
 def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention) -> MemoryEstimate:
     """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
     cfg = _Cfg(gpus, strategy, attention)
-    return _training(w, cfg) if w.is_training else _inference(w, cfg)
+    return _finish(w, cfg, _terms(w, cfg))
 
 
 def estimate_memory(w: Workload) -> MemoryEstimate:

@@ -161,8 +161,11 @@ _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "co
 _UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
 
 
+_SPACES = re.compile(r"[\s\u202f]")
+
+
 def _number(text: str) -> float:
-    return float(re.sub(r"[\s\u202f]", "", text).replace(",", "."))
+    return float(_SPACES.sub("", text).replace(",", "."))
 
 
 def _amount(text: str, kilo: int = 1000) -> float:
@@ -263,8 +266,11 @@ def _field(field: str, *groups: str, kilo: int = 1000, **extra: Any) -> Handler:
     return handle
 
 
+_SIZE_FIELD = _field("params_b", "sz_n")
+
+
 def _size(m: re.Match[str]) -> dict[str, Any]:
-    out = _field("params_b", "sz_n")(m)
+    out = _SIZE_FIELD(m)
     return {"params_b": out["params_b"]}
 
 
@@ -285,14 +291,16 @@ _model_named_as = lru_cache(maxsize=1024)(find_model)
 
 
 def _gpu_named(name_group: str, count_group: str | None) -> Handler:
+    count = _field("gpus", count_group) if count_group else None
+
     def handle(m: re.Match[str]) -> dict[str, Any]:
         gpu = _gpu_named_as(m.group(name_group))
         if gpu is None:
             raise Bad(("this GPU is not in the catalog (a different memory size?)",
                        "такой GPU нет в каталоге (другой объём памяти?)"))
         out: dict[str, Any] = {"gpu": gpu.id}
-        if count_group:
-            out.update(_field("gpus", count_group)(m))
+        if count is not None:
+            out.update(count(m))
         return out
     return handle
 
@@ -301,8 +309,11 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
 _FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"))
 
 
+_META = re.compile(r"^meta[\s\-_]?")
+
+
 def _model(m: re.Match[str]) -> dict[str, Any]:
-    family = re.sub(r"^meta[\s\-_]?", "", m.group("md_f"))
+    family = _META.sub("", m.group("md_f"))
     family = next((latin for prefix, latin in _FAMILIES if family.startswith(prefix)), family)
     version = m.group("md_v") or m.group("md_v2") or ""
     size = m.group("md_sz")
@@ -322,10 +333,13 @@ def _model(m: re.Match[str]) -> dict[str, Any]:
 _KV = {"8bit": "int8", "4bit": "int4", "q80": "q8_0", "q40": "q4_0"}
 
 
+_SEPARATOR_CHARS = re.compile(r"[\s\-_]")
+
+
 def _kv(group: str) -> Handler:
     # Each handler reads only its own rule's groups: the scanner that matched may not hold the other rules.
     def handle(m: re.Match[str]) -> dict[str, Any]:
-        raw = re.sub(r"[\s\-_]", "", m.group(group))
+        raw = _SEPARATOR_CHARS.sub("", m.group(group))
         return {"kv_dtype": _KV.get(raw, raw)}
     return handle
 
@@ -335,17 +349,20 @@ _GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Q
 
 def _gguf(m: re.Match[str]) -> dict[str, Any]:
     kind = m.group("gg_t")
-    return {"quant": _GGUF[re.sub(r"[\s_\-]", "", kind)] if kind else Quant.Q4_K_M}
+    return {"quant": _GGUF[_SEPARATOR_CHARS.sub("", kind)] if kind else Quant.Q4_K_M}
 
 
 def _targets(group: str) -> Handler:
     return lambda m: {"lora_targets": normalise_targets(m.group(group))}
 
 
+_TP_COUNT = _field("gpus", "tp_n")
+
+
 def _tp(m: re.Match[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"strategy": Strategy.TP}
     if m.group("tp_n"):
-        out.update(_field("gpus", "tp_n")(m))
+        out.update(_TP_COUNT(m))
     return out
 
 
@@ -353,10 +370,13 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
     return {"_note": ("does not change memory, ignored", "на память не влияет, не учитываю")}
 
 
+_DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
+_ONE_NAMED = _gpu_named("g1_g", None)
+
 # (name, pattern, handler). Order matters only between rules that can start at the same place: specific first.
 _RULES: list[tuple[str, str, Handler]] = [
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
-     lambda m: {**_field("examples", "dx_n")(m), **_field("epochs", "dx_e")(m)}),
+     lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
     ("examples2", rf"(?:dataset|датасет\w*|num[\s_]*examples)\s*(?:of\s+|из\s+|на\s+)?[=:]?\s*(?P<ex_n2>{AMT})"
                   rf"(?:\s*{EXW})?", _field("examples", "ex_n2")),
@@ -380,7 +400,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
     ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
     ("one_named", rf"(?:одн(?:ой|у|а|ого)|one|a\s+single|single)\s+(?P<g1_g>{GPU})",
-     lambda m: {**_gpu_named("g1_g", None)(m), "gpus": 1}),
+     lambda m: {**_ONE_NAMED(m), "gpus": 1}),
     ("one_gpu", r"(?:one|a\s+single|single)[\s_\-]+(?:gpu|card|device)|одн(?:ой|у|а)\s+(?:карт\w*|gpu|видеокарт\w*|"
                 r"гпу)", _const(gpus=1)),
     ("users", rf"(?P<cc_n>{INT})\s*(?:concurrent(?:ly)?(?:\s+(?:users?|requests?|sequences?|sessions?|streams?|"
@@ -664,7 +684,11 @@ def parse_workload(text: str) -> WorkloadSpec:
         except (ValueError, OverflowError):  # a number Python cannot read: say so, never crash
             reject(fragment, None)
             continue
-        clash = next((f for f, v in found.items() if f in fields and fields[f] != v and f[0] != "_"), None)
+        clash = None
+        for f, v in found.items():
+            if f in fields and fields[f] != v and f[0] != "_":
+                clash = f
+                break
         if clash is not None:
             reject(fragment, (f"contradicts «{origin[clash]}»", f"противоречит «{origin[clash]}»"))
             continue
