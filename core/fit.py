@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -58,9 +58,9 @@ def config_for(w: Workload, count: int, *, eager: bool = False) -> Workload:
     return w.with_(gpus=gpus, strategy=strategy, attention=attention)
 
 
-@dataclass(frozen=True, slots=True)
-class Fit:
-    """One configuration that holds the workload. A plain dataclass: a fit answer builds dozens per keystroke."""
+class Fit(NamedTuple):
+    """One configuration that holds the workload. A NamedTuple: immutable and cheap to build, and a fit answer
+    builds dozens per keystroke."""
 
     gpu: str  # catalog id
     gpu_name: str
@@ -163,47 +163,6 @@ def requirement(w: Workload) -> Requirement:
     return Requirement(w)
 
 
-class _FitSlots:
-    """Fit's exact slot layout without the frozen `__setattr__`: filled by plain attribute stores, then made a Fit.
-
-    A frozen dataclass sets each field through `object.__setattr__` (about 2 us per Fit here) and an answer builds
-    up to 120 of them. Assigning `__class__` between two classes with identical slots is plain Python and yields a
-    genuine `Fit`: frozen, and equal, hashing and printing like one built by `Fit(...)` (checked once at import by
-    `_fast_fits_work`; `_fits_at` inlines `_fast_fit`).
-    """
-
-    __slots__ = Fit.__slots__
-
-
-def _fast_fit(gpu: str, gpu_name: str, count: int, per_gpu_gib: float, usable_gib: float, utilization: float,
-              strategy: Strategy, need_gib: float, recommended_gib: float, tight: bool) -> Fit:
-    f: Any = object.__new__(_FitSlots)
-    f.gpu = gpu
-    f.gpu_name = gpu_name
-    f.count = count
-    f.per_gpu_gib = per_gpu_gib
-    f.usable_gib = usable_gib
-    f.utilization = utilization
-    f.strategy = strategy
-    f.need_gib = need_gib
-    f.recommended_gib = recommended_gib
-    f.tight = tight
-    f.__class__ = Fit
-    return f  # type: ignore[no-any-return]
-
-
-def _fast_fits_work() -> bool:
-    args = ("a", "A", 1, 1.0, 2.0, 0.5, Strategy.SINGLE, 1.0, 1.1, False)
-    try:
-        fast, slow = _fast_fit(*args), Fit(*args)
-        return type(fast) is Fit and fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
-    except TypeError:  # an interpreter refusing the layout swap: the ordinary constructor
-        return False
-
-
-_FAST_FITS = _fast_fits_work()
-
-
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """Every (card, count) pair in the order `fit_configs` sorts fits in, as far as the catalog alone decides it."""
@@ -260,31 +219,11 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *
         slots += (flash, None if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16 else req._numbers(c, True))
     out: list[Fit] = []
     append = out.append
-    if _FAST_FITS:
-        new, fit_slots, fit_cls = object.__new__, _FitSlots, Fit
-        for gpu_id, name, c, usable, slot in plan.entries:
-            nums = slots[slot]
-            if nums is not None and nums[1] <= usable:
-                # `_fast_fit` inlined: ~0.3 us a fit instead of ~2 us through the frozen dataclass's __init__.
-                f: Any = new(fit_slots)
-                f.gpu = gpu_id
-                f.gpu_name = name
-                f.count = c
-                f.per_gpu_gib = nums[0]
-                f.usable_gib = usable
-                f.utilization = nums[1] / usable
-                f.strategy = nums[3]
-                f.need_gib = nums[1]
-                f.recommended_gib = nums[2]
-                f.tight = nums[2] > usable
-                f.__class__ = fit_cls
-                append(f)
-    else:
-        for gpu_id, name, c, usable, slot in plan.entries:
-            nums = slots[slot]
-            if nums is not None and nums[1] <= usable:
-                need, rec = nums[1], nums[2]
-                append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
+    for gpu_id, name, c, usable, slot in plan.entries:
+        nums = slots[slot]
+        if nums is not None and nums[1] <= usable:
+            need, rec = nums[1], nums[2]
+            append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
     if by_utilization and plan.needs_sort:
         out.sort(key=_fit_key)
     return out
