@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from aiogram import Dispatcher
+from aiogram.fsm.storage.base import BaseStorage
 from aiogram.fsm.storage.memory import MemoryStorage
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -22,8 +23,10 @@ from bot.tokens import QueryTokens
 
 def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: OfferCache, bot_username: str,
                      admin_ids: Iterable[int] = (), provider_names: Iterable[str] = (),
-                     estimator: Estimator | None = None) -> Dispatcher:
-    dp = Dispatcher(storage=MemoryStorage())  # wizard state is short-lived: losing it on restart costs one tap
+                     estimator: Estimator | None = None, storage: BaseStorage | None = None) -> Dispatcher:
+    # `storage`: where wizard state lives. The application passes the database-backed one (bot.fsm_storage) so a
+    # conversation survives a switch between replicas; memory is enough for a dispatcher used alone (tests).
+    dp = Dispatcher(storage=storage or MemoryStorage())
     prefs = PrefsCache()
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers

@@ -1,9 +1,13 @@
 """The running application, wired in this one place: migrations, the offer cache, the Telegram bot (long polling,
-against TELEGRAM_API_URL when set), the scraper scheduler feeding storage's ingest, the admin watch, and the alert
-hook where the alert pipeline (issue 5) plugs in. SIGTERM / SIGINT stop it cleanly.
+or a webhook on the replica's web server), wizard state in the shared database, the scraper scheduler feeding
+storage's ingest (only on the replica holding the scrapers' leader lease), the alert sender (on every replica),
+the admin watch, and `/healthz` + `/metrics`. SIGTERM / SIGINT stop it cleanly.
 
-    app = App(settings)              # or App(settings, alerts=AlertHook(on_events=..., make_sender=...))
-    await app.run()                  # until stop() or a signal
+    app = App(settings, alerts=alert_hook(), serve_web=True)   # what `gpuradar run` builds
+    await app.run()                                            # until stop() or a signal
+
+Several replicas need no other code, only settings (README, "Scaling out"): the lease picks one scraper, the
+outbox claims keep each alert to one sender, and webhook mode lets the load balancer spread the updates.
 """
 
 from __future__ import annotations
@@ -22,13 +26,17 @@ from aiogram.client.default import DefaultBotProperties
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from aiogram.enums import ParseMode
+from aiogram.fsm.storage.base import BaseStorage
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.admin_watch import DegradedWatch
 from bot.commands import register_menu
 from bot.dispatcher import build_dispatcher
+from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache
 from core.polls import PollResult
+from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
+from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.settings import Settings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
@@ -76,6 +84,58 @@ def alert_hook(**sender_options: Any) -> AlertHook:
     return AlertHook(on_events=OutboxWriter(wakeup=wake), make_sender=make_sender)
 
 
+class WebhookSettingsError(ValueError):
+    """Webhook mode asked for without what it needs; the message says what to set, in Russian and English."""
+
+
+WEBHOOK_MESSAGES = {
+    "en": {
+        "no_url": "Webhook mode needs WEBHOOK__URL: the public https:// address Telegram will post updates to "
+                  "(your load balancer), e.g. WEBHOOK__URL=https://bot.example.com/telegram/webhook.",
+        "not_https": "WEBHOOK__URL must start with https:// (Telegram posts updates only over HTTPS).",
+        "no_secret": "Webhook mode needs WEBHOOK__SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -, the same "
+                     "on every replica. Telegram sends it with every update so forged requests can be refused. "
+                     "For example: WEBHOOK__SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+    },
+    "ru": {
+        "no_url": "Для режима вебхука нужен WEBHOOK__URL: публичный адрес https://, на который Telegram будет "
+                  "присылать обновления (ваш балансировщик), например WEBHOOK__URL=https://bot.example.com/"
+                  "telegram/webhook.",
+        "not_https": "WEBHOOK__URL должен начинаться с https:// (Telegram присылает обновления только по HTTPS).",
+        "no_secret": "Для режима вебхука нужен WEBHOOK__SECRET: от 1 до 256 символов A-Z, a-z, 0-9, _ и -, один и "
+                     "тот же на всех репликах. Telegram присылает его с каждым обновлением, чтобы поддельные "
+                     "запросы можно было отклонить. Например: "
+                     "WEBHOOK__SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
+    },
+}
+
+
+def check_webhook_settings(settings: Settings) -> None:
+    """Raise WebhookSettingsError (both languages) unless webhook mode has a URL and a valid secret.
+
+    The secret is required, not generated: every replica must share it, and one generated per process would make
+    each replica's setWebhook lock the others out."""
+    from gpuradar.web import valid_secret
+
+    hook = settings.webhook
+    problem = None
+    if not hook.url:
+        problem = "no_url"
+    elif not hook.url.startswith("https://") and not _loopback(hook.url):
+        problem = "not_https"
+    elif hook.secret is None or not valid_secret(hook.secret.get_secret_value()):
+        problem = "no_secret"
+    if problem:
+        raise WebhookSettingsError("\n".join(WEBHOOK_MESSAGES[lang][problem] for lang in ("ru", "en")))
+
+
+def _loopback(url: str) -> bool:
+    """A plain-HTTP loopback URL is accepted for a local Bot API server (and the tests' stand-in)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+
+
 def make_bot(settings: Settings) -> Bot:
     if settings.bot_token is None:
         raise ValueError("BOT_TOKEN is not set")
@@ -88,13 +148,28 @@ def make_bot(settings: Settings) -> Bot:
 class App:
     def __init__(self, settings: Settings, *, alerts: AlertHook | None = None, scrape: bool = True,
                  migrate: bool = True, polling_timeout: int = 10,
-                 degraded_after: timedelta = timedelta(minutes=30)) -> None:
+                 degraded_after: timedelta = timedelta(minutes=30), serve_web: bool = False,
+                 webhook: bool | None = None, metrics: Metrics = METRICS,
+                 fsm_storage: BaseStorage | None = None) -> None:
+        """`serve_web`: bind WEB__HOST:WEB__PORT for /healthz and /metrics (`gpuradar run` does; embedding code
+        and tests usually do not, so they never contend for the port). `webhook`: receive updates by webhook
+        (None: when WEBHOOK__URL is set); it implies the web server. `fsm_storage`: wizard state (default: the
+        shared database, so a conversation survives a switch between replicas)."""
         self.settings = settings
         self.alerts = alerts or AlertHook()
         self.scrape = scrape
         self.migrate = migrate
         self.polling_timeout = polling_timeout
         self.degraded_after = degraded_after
+        self.webhook = bool(settings.webhook.url) if webhook is None else webhook
+        if self.webhook:
+            check_webhook_settings(settings)
+        self.serve_web = serve_web or self.webhook
+        self.metrics = metrics
+        self.fsm_storage = fsm_storage
+        self.leadership: ScrapeLeadership | None = None
+        self.web: Any = None  # gpuradar.web.WebServer once started
+        self._refreshers: list[Refresher] = []
         self.engine: AsyncEngine | None = None
         self.sessionmaker: async_sessionmaker[AsyncSession] | None = None
         self.offers: OfferCache | None = None
@@ -113,26 +188,76 @@ class App:
         async with self.sessionmaker() as session:
             return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
 
-    async def ingest(self, result: PollResult, rates: Any = None) -> None:
+    async def ingest(self, result: PollResult, rates: Any = None, *, on_events: Any = None) -> None:
         """The scheduler's sink: record the poll (and the alert outbox, same transaction), then refresh the cache
-        inline mode answers from."""
+        inline mode answers from. `on_events` replaces the alert hook (the leader passes a fenced one)."""
         assert self.sessionmaker is not None and self.offers is not None
-        await record_poll(self.sessionmaker, result, rates=rates, on_events=self.alerts.on_events)
+        await record_poll(self.sessionmaker, result, rates=rates, on_events=on_events or self.alerts.on_events)
         await self.offers.refresh()
 
-    def _start_scraping(self) -> None:
+    def _observe(self, result: PollResult) -> None:
+        seconds = (result.finished_at - result.started_at).total_seconds()
+        self.metrics.observe_scrape(result.provider, seconds, result.status.value,
+                                    len(result.offers) if result.trusted else None)
+
+    async def _start_scraping(self, term: int) -> Callable[[], Any]:
+        """Start the scheduler for leadership `term`; returns the coroutine function that stops it."""
         from scrapers.fx import RatesProvider
         from scrapers.http import make_client
         from scrapers.scheduler import ScrapeScheduler
 
-        self._client = make_client(self.settings)
+        assert self.leadership is not None
+        client = make_client(self.settings)
         rates = RatesProvider.from_settings(self.settings)
+        hook = fenced(self.alerts.on_events, self.leadership.lease, term)
 
         async def sink(result: PollResult) -> None:
-            await self.ingest(result, await rates.get(self._client))
+            self._observe(result)
+            try:
+                await self.ingest(result, await rates.get(client), on_events=hook)
+            except LeadershipLost:
+                # Another replica leads now and polls the same providers: this poll's changes are its to record.
+                log.warning("poll of %s discarded: leadership (term %d) was lost meanwhile", result.provider, term)
 
-        self._scheduler = ScrapeScheduler(self.settings, self._client, sink)
-        self._scheduler.start()
+        scheduler = ScrapeScheduler(self.settings, client, sink)
+        scheduler.start()
+        self._scheduler, self._client = scheduler, client
+
+        async def close() -> None:
+            scheduler.shutdown()
+            await client.aclose()
+            if self._scheduler is scheduler:
+                self._scheduler = self._client = None
+
+        return close
+
+    def _leader_changed(self, leading: bool) -> None:
+        self.metrics.set_leader(SCRAPERS_LEASE, leading)
+
+    def _status(self) -> dict[str, object]:
+        """Informational fields of /healthz: which replica leads is the first question when scraping stalls."""
+        lease = self.leadership.lease if self.leadership else None
+        return {"scraper_leader": bool(self.leadership and self.leadership.leading),
+                "holder": lease.holder if lease else None,
+                "updates": "webhook" if self.webhook else "polling"}
+
+    async def _start_web(self) -> None:
+        from gpuradar import webhook
+        from gpuradar.db_metrics import outbox_refresher
+        from gpuradar.web import create_app, start_server
+
+        assert self.engine is not None and self.sessionmaker is not None
+        s = self.settings
+        app = create_app(engine=self.engine, metrics=self.metrics, status=self._status,
+                         health_timeout=s.web.health_timeout)
+        self._refreshers = [offers_refresher(self.sessionmaker, self.metrics),
+                            outbox_refresher(self.sessionmaker, self.metrics)]
+        for refresher in self._refreshers:
+            self.metrics.add_refresher(refresher)
+        if self.webhook:
+            assert s.webhook.secret is not None
+            webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
+        self.web = await start_server(app, s.web.host, s.web.port)
 
     async def _watch_degraded(self, watch: DegradedWatch, every: float = 60.0) -> None:
         while not self._stop.is_set():
@@ -156,13 +281,28 @@ class App:
         me = await self.bot.get_me()
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
-                                           provider_names=list(s.providers.enabled()))
+                                           provider_names=list(s.providers.enabled()),
+                                           storage=self.fsm_storage or SqlStorage(self.sessionmaker))
         await register_menu(self.bot)
-        self._tasks.append(asyncio.create_task(self.dispatcher.start_polling(
-            self.bot, handle_signals=False, close_bot_session=False, polling_timeout=self.polling_timeout),
-            name="polling"))
+        if self.serve_web:
+            await self._start_web()  # before setWebhook: Telegram may post the first update at once
+        if self.webhook:
+            from gpuradar import webhook
+
+            assert s.webhook.url is not None and s.webhook.secret is not None
+            await webhook.register(self.bot, self.dispatcher, s.webhook.url, s.webhook.secret.get_secret_value(),
+                                   drop_pending_updates=s.webhook.drop_pending_updates)
+        else:
+            # Only polling removes a webhook: getUpdates is refused while one is set. A webhook replica must never
+            # call this, or it would switch every other replica's updates off.
+            await self.bot.delete_webhook()
+            self._tasks.append(asyncio.create_task(self.dispatcher.start_polling(
+                self.bot, handle_signals=False, close_bot_session=False, polling_timeout=self.polling_timeout),
+                name="polling"))
         if self.scrape:
-            self._start_scraping()
+            self.leadership = ScrapeLeadership(self.sessionmaker, self._start_scraping, ttl=s.lease.ttl,
+                                               on_change=self._leader_changed)
+            self._tasks.append(asyncio.create_task(self.leadership.run(self._stop), name="scrapers-leadership"))
         if self.alerts.make_sender is not None:
             self._sender = self.alerts.make_sender(self.bot, self.sessionmaker)
             self._tasks.append(asyncio.create_task(self._sender.run(), name="sender"))
@@ -176,10 +316,8 @@ class App:
         self._stop.set()
 
     async def stop(self) -> None:
-        self._stop.set()
-        if self._scheduler is not None:
-            self._scheduler.shutdown()
-        if self.dispatcher is not None:
+        self._stop.set()  # also ends the leadership campaign: the scheduler stops and the lease is released
+        if self.dispatcher is not None and not self.webhook:
             with contextlib.suppress(RuntimeError):  # polling had already ended
                 await self.dispatcher.stop_polling()
         if self._sender is not None:
@@ -187,8 +325,16 @@ class App:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, 15)
+        if self._scheduler is not None:  # the leadership task did not get to close it (timed out)
+            self._scheduler.shutdown()
         if self._client is not None:
             await self._client.aclose()
+        if self.web is not None:
+            await self.web.close()  # after the tasks: an update being handled still had its answer to send
+        for refresher in self._refreshers:
+            self.metrics.remove_refresher(refresher)
+        if self.dispatcher is not None:
+            await self.dispatcher.storage.close()
         if self.bot is not None:
             await self.bot.session.close()
         if self.engine is not None:

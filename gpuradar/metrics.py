@@ -125,6 +125,11 @@ class Metrics:
         """Register an async callback that updates gauges from the database before each exposition."""
         self._refreshers.append(refresher)
 
+    def remove_refresher(self, refresher: Refresher) -> None:
+        """Forget a refresher (an application stopping in a process that outlives it, e.g. tests)."""
+        if refresher in self._refreshers:
+            self._refreshers.remove(refresher)
+
     async def refresh(self, timeout: float = 5.0) -> None:
         """Run every refresher; one that fails or hangs is logged and counted, and the others still count."""
         for refresher in self._refreshers:

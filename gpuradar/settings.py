@@ -1,14 +1,53 @@
-"""Application settings from the environment (and an optional `.env`), validated by pydantic-settings."""
+"""Application settings from the environment (and an optional `.env`), validated by pydantic-settings.
+
+Kept light on purpose: every CLI command imports this module, so it must not pull in aiohttp, aiogram or the web
+server (`gpuradar/web.py` imports `WebSettings` from here, not the other way round).
+"""
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gpuradar.logs import LogSettings
-from gpuradar.web import WebSettings
 from scrapers.settings import ProvidersSettings
 from storage.db import DEFAULT_DATABASE_URL
+
+
+class WebSettings(BaseModel):
+    """Where the HTTP server listens (all interfaces by default: inside a container that is the container's own)."""
+
+    host: str = "0.0.0.0"
+    port: int = Field(default=8080, ge=0, le=65535)
+    health_timeout: float = Field(default=3.0, gt=0)
+
+
+class WebhookSettings(BaseModel):
+    """`WEBHOOK__URL` / `__SECRET` / `__PATH`: receive updates by webhook instead of long polling.
+
+    `url` is the public HTTPS address Telegram posts to (the load balancer in front of the replicas); `path` is
+    where this process serves it (usually the URL's own path). `secret` is sent by Telegram in every request's
+    X-Telegram-Bot-Api-Secret-Token header and checked before anything is handled.
+    """
+
+    url: str | None = None
+    secret: SecretStr | None = None  # never logged; required in webhook mode (see gpuradar.commands.run)
+    path: str = "/telegram/webhook"
+    drop_pending_updates: bool = False
+
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("WEBHOOK__PATH must start with '/'")
+        return value
+
+
+class LeaseSettings(BaseModel):
+    """`LEASE__TTL`: how long the scraper leader's lease lasts without renewal (another replica takes over
+    within about this long after the leader dies)."""
+
+    ttl: float = Field(default=30.0, gt=0)
 
 
 class Settings(BaseSettings):
@@ -25,3 +64,5 @@ class Settings(BaseSettings):
     fx_url: str = "https://www.cbr.ru/scripts/XML_daily.asp"
     web: WebSettings = WebSettings()  # WEB__HOST / WEB__PORT: /healthz, /metrics (and the webhook in webhook mode)
     log: LogSettings = LogSettings()  # LOG__LEVEL / LOG__JSON_LINES
+    webhook: WebhookSettings = WebhookSettings()  # WEBHOOK__URL / __SECRET / __PATH
+    lease: LeaseSettings = LeaseSettings()  # LEASE__TTL

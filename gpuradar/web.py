@@ -15,11 +15,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from aiohttp import web
-from pydantic import BaseModel, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gpuradar.metrics import METRICS, Metrics
+from gpuradar.settings import WebSettings  # re-exported: it used to live here
+
+__all__ = ["SECRET_HEADER", "WebServer", "WebSettings", "add_webhook_route", "create_app", "start_server"]
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +37,6 @@ METRICS_KEY = web.AppKey("metrics", Metrics)
 CHECKS_KEY = web.AppKey("health_checks", dict)
 EXTRAS_KEY = web.AppKey("status_extras", list)
 TIMEOUT_KEY = web.AppKey("health_timeout", float)
-
-
-class WebSettings(BaseModel):
-    """Where the HTTP server listens (all interfaces by default: inside a container that is the container's own)."""
-
-    host: str = "0.0.0.0"
-    port: int = Field(default=8080, ge=0, le=65535)
-    health_timeout: float = Field(default=3.0, gt=0)
 
 
 def database_check(engine: AsyncEngine) -> HealthCheck:
@@ -115,6 +109,11 @@ async def _metrics(request: web.Request) -> web.Response:
     return web.Response(body=metrics.render(), headers={"Content-Type": metrics.content_type})
 
 
+def valid_secret(secret_token: str) -> bool:
+    """Whether Telegram accepts this as setWebhook's secret_token."""
+    return _SECRET_RE.fullmatch(secret_token) is not None
+
+
 def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_token: str) -> None:
     """Mount Telegram's webhook at `path` (POST), answering 401 unless the request carries our secret token.
 
@@ -122,7 +121,7 @@ def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_
     update; anyone else who finds the URL can post forged updates, so the check guards the handler. The comparison
     is constant-time so that response timing does not reveal how much of a guess was right.
     """
-    if not _SECRET_RE.fullmatch(secret_token):
+    if not valid_secret(secret_token):
         raise ValueError("secret_token must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
     expected = secret_token.encode()
 

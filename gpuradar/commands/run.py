@@ -1,10 +1,11 @@
-"""`gpuradar run`: the bot, the scrapers and the alert sender in one process (migrations first)."""
+"""`gpuradar run`: the bot, the scrapers (on the lease holder) and the alert sender in one process (migrations
+first), with /healthz and /metrics on WEB__HOST:WEB__PORT. `--webhook` (or WEBHOOK__URL) takes updates by webhook.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 
 from pydantic import ValidationError
@@ -12,22 +13,26 @@ from pydantic import ValidationError
 from gpuradar.settings import Settings
 
 MESSAGES = {
-    "no_token": "BOT_TOKEN is not set: get one from @BotFather and run `BOT_TOKEN=... gpuradar run`.",
-    "bad_settings": "The settings are not valid: {error}",
+    "no_token": "BOT_TOKEN не задан: получите токен у @BotFather и запустите `BOT_TOKEN=... gpuradar run`.\n"
+                "BOT_TOKEN is not set: get one from @BotFather and run `BOT_TOKEN=... gpuradar run`.",
+    "bad_settings": "Настройки неверны / The settings are not valid: {error}",
 }
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("run", help="run the Telegram bot, the scrapers and the alert sender")
     p.add_argument("--no-scrape", action="store_true", help="do not poll providers (bot only)")
-    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument("--webhook", action="store_true",
+                   help="receive updates by webhook (needs WEBHOOK__URL and WEBHOOK__SECRET) instead of polling")
+    p.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="overrides LOG__LEVEL")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    from gpuradar.app import App, alert_hook
+    from gpuradar.app import App, WebhookSettingsError, alert_hook
+    from gpuradar.logs import configure_logging
 
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()
     except ValidationError as e:
@@ -36,5 +41,15 @@ def handle(args: argparse.Namespace) -> int:
     if settings.bot_token is None:
         print(MESSAGES["no_token"], file=sys.stderr)
         return 2
-    asyncio.run(App(settings, alerts=alert_hook(), scrape=not args.no_scrape).run())
+    # First thing once the settings are known: from here on no log line can carry the token or the webhook secret.
+    secrets = [settings.bot_token.get_secret_value(),
+               settings.webhook.secret.get_secret_value() if settings.webhook.secret else None]
+    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines, secrets=secrets)
+    try:
+        app = App(settings, alerts=alert_hook(), scrape=not args.no_scrape, serve_web=True,
+                  webhook=True if args.webhook else None)
+    except WebhookSettingsError as e:
+        print(e, file=sys.stderr)
+        return 2
+    asyncio.run(app.run())
     return 0

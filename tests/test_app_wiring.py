@@ -1,0 +1,122 @@
+"""What `gpuradar run` wires together, checked in-process on a real database (SQLite file, or PostgreSQL with
+TEST_DATABASE_URL) against the provider stand-in: the scrapers run only on the replica holding the lease and move
+to another when it stops; /metrics reports real scrapes, the lease and the outbox read from the database; /healthz
+says who leads. The settings module stays light for the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from gpuradar.app import App
+from gpuradar.metrics import Metrics
+from gpuradar.settings import Settings
+from storage.lease import LeaderLease
+from tests.support.fake_telegram import FakeTelegram
+from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+from tests.test_outbox_helpers import add_sub, add_user, enqueue, event, offer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def until(predicate, limit: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        result = predicate()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.05)
+
+
+def replica(tg: FakeTelegram, server: ProviderServer, url: str) -> App:
+    others = {name: {"enabled": False} for name in ("selectel", "hostkey", "vastai", "cloudrift", "vultr")}
+    providers = server.providers_settings(runpod={"interval": 1, "jitter": 0}, **others)
+    settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url, providers=providers,
+                        fx_url=f"{server.base_url}/no-rates-here", web={"host": "127.0.0.1", "port": 0},
+                        lease={"ttl": 1.5})
+    return App(settings, serve_web=True, polling_timeout=1, metrics=Metrics(process=False))
+
+
+async def metrics_of(app: App) -> dict[tuple[str, tuple], float]:
+    assert app.web is not None
+    async with httpx.AsyncClient() as client:
+        text = (await client.get(f"{app.web.url}/metrics")).text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+async def healthz(app: App) -> dict:
+    assert app.web is not None
+    async with httpx.AsyncClient() as client:
+        response = await client.get(f"{app.web.url}/healthz")
+    assert response.status_code == 200
+    return response.json()
+
+
+def polls(server: ProviderServer) -> int:
+    return len(server.requests_to(RUNPOD_PATH))
+
+
+async def test_one_replica_scrapes_and_the_other_takes_over_when_it_stops(
+        provider_server: ProviderServer, migrated_database_url: str) -> None:
+    leader_key = ("gpuradar_leader", (("lease", "scrapers"),))
+    async with FakeTelegram() as tg:
+        first = replica(tg, provider_server, migrated_database_url)
+        await first.start()
+        second = replica(tg, provider_server, migrated_database_url)
+        await second.start()
+        try:
+            assert first.leadership is not None and second.leadership is not None
+            await until(lambda: first.leadership.leading)  # the first to campaign wins
+            await until(lambda: polls(provider_server) >= 2)
+            assert second.leadership.leading is False and second.leadership.elections == 0
+            m1, m2 = await metrics_of(first), await metrics_of(second)
+            assert m1[leader_key] == 1 and m2.get(leader_key, 0) == 0
+            assert m1[("gpuradar_scrapes_total", (("provider", "runpod"), ("status", "ok")))] >= 1
+            assert m1[("gpuradar_scrape_offers", (("provider", "runpod"),))] > 0
+            assert m1[("gpuradar_offers_in_stock", (("provider", "runpod"),))] > 0  # read from the database
+            assert not any(name == "gpuradar_scrapes_total" for name, _ in m2)  # the follower never polled
+            assert (await healthz(first))["scraper_leader"] is True
+            assert (await healthz(second))["scraper_leader"] is False
+
+            # the outbox gauges come from the shared database, so the follower reports them too
+            assert first.sessionmaker is not None
+            await add_user(first.sessionmaker, 77)
+            await add_sub(first.sessionmaker, 77)
+            from storage.outbox import OutboxWriter
+
+            await enqueue(first.sessionmaker, OutboxWriter(), [event(offer(sku="h100-gauge"))])
+            m2 = await metrics_of(second)
+            assert m2[("gpuradar_alerts_pending", ())] == 1
+            assert m2[("gpuradar_outbox_oldest_pending_age_seconds", ())] > 0
+
+            # the leader stops (releasing the lease): the follower takes over and polls
+            term = first.leadership.lease.term
+            await first.stop()
+            before = polls(provider_server)
+            await until(lambda: second.leadership.leading)
+            await until(lambda: polls(provider_server) > before)
+            assert second.leadership.lease.term == term + 1
+            assert (await metrics_of(second))[leader_key] == 1
+            state = await LeaderLease(second.sessionmaker, "scrapers").state()
+            assert state is not None and state.holder == second.leadership.lease.holder
+        finally:
+            await first.stop()
+            await second.stop()
+
+
+def test_settings_import_stays_light() -> None:
+    """Every CLI command imports the settings; the web server and the bot framework must not come with them."""
+    code = "import sys, gpuradar.settings; print(sorted(m for m in ('aiohttp', 'aiogram') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]"
