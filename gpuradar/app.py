@@ -37,6 +37,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from core.polls import PollResult
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
+from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
@@ -272,7 +273,8 @@ class App:
     async def start(self, bot: Bot | None = None) -> None:
         s = self.settings
         if self.migrate:
-            await upgrade_async(s.database_url)
+            async with migration_lock(s.database_url):  # replicas starting together migrate one after another
+                await upgrade_async(s.database_url)
         self.engine = make_engine(s.database_url)
         self.sessionmaker = make_sessionmaker(self.engine)
         self.offers = OfferCache(self._load_offers)

@@ -50,6 +50,18 @@ class LeaseSettings(BaseModel):
     ttl: float = Field(default=30.0, gt=0)
 
 
+class SenderSettings(BaseModel):
+    """`SENDER__*`: the alert sender every replica runs (see `bot.sender`).
+
+    `claim_ttl`: how long a replica's claim on the alerts it is sending lasts without renewal; a replica that dies
+    on another host leaves its unsent alerts to the others after at most this long (on the same host at once).
+    """
+
+    batch: int = Field(default=500, ge=1)  # outbox rows claimed per cycle
+    poll_interval: float = Field(default=1.0, gt=0)  # how often to look for alerts another replica queued
+    claim_ttl: float = Field(default=30.0, ge=1)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_nested_delimiter="__", extra="ignore")
 
@@ -66,3 +78,4 @@ class Settings(BaseSettings):
     log: LogSettings = LogSettings()  # LOG__LEVEL / LOG__JSON_LINES
     webhook: WebhookSettings = WebhookSettings()  # WEBHOOK__URL / __SECRET / __PATH
     lease: LeaseSettings = LeaseSettings()  # LEASE__TTL
+    sender: SenderSettings = SenderSettings()  # SENDER__BATCH / __POLL_INTERVAL / __CLAIM_TTL

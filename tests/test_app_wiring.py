@@ -8,18 +8,29 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import select, update
 
+from core.polls import PollResult, PollStatus
 from gpuradar.app import App
+from gpuradar.leadership import LeadershipLost, fenced
 from gpuradar.metrics import Metrics
 from gpuradar.settings import Settings
+from storage.alert_tables import AlertOutbox
+from storage.db import make_engine, make_sessionmaker
+from storage.ingest import record_poll
 from storage.lease import LeaderLease
+from storage.lease_tables import LeaseRow
+from storage.offer_tables import ScrapeRun
+from storage.outbox import OutboxWriter
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.provider_server import RUNPOD_PATH, ProviderServer
-from tests.test_outbox_helpers import add_sub, add_user, enqueue, event, offer
+from tests.test_outbox_helpers import RATES, T0, add_sub, add_user, enqueue, event, offer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,8 +104,6 @@ async def test_one_replica_scrapes_and_the_other_takes_over_when_it_stops(
             assert first.sessionmaker is not None
             await add_user(first.sessionmaker, 77)
             await add_sub(first.sessionmaker, 77)
-            from storage.outbox import OutboxWriter
-
             await enqueue(first.sessionmaker, OutboxWriter(), [event(offer(sku="h100-gauge"))])
             m2 = await metrics_of(second)
             assert m2[("gpuradar_alerts_pending", ())] == 1
@@ -120,3 +129,41 @@ def test_settings_import_stays_light() -> None:
     code = "import sys, gpuradar.settings; print(sorted(m for m in ('aiohttp', 'aiogram') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]"
+
+
+def poll_of(offers: list, minute: int) -> PollResult:
+    at = T0 + timedelta(minutes=minute)
+    return PollResult(provider="runpod", status=PollStatus.OK, offers=offers, started_at=at,
+                      finished_at=at + timedelta(seconds=1))
+
+
+async def test_an_ex_leaders_poll_queues_no_alert(migrated_database_url: str) -> None:
+    """Fencing: a poll finishing after its replica lost the lease is rolled back whole (events and outbox), so
+    the same change recorded by the new leader cannot alert twice."""
+    engine = make_engine(migrated_database_url)
+    sm = make_sessionmaker(engine)
+    try:
+        await add_user(sm, 5)
+        await add_sub(sm, 5)  # H100
+        old, new = LeaderLease(sm, "scrapers", holder="old"), LeaderLease(sm, "scrapers", holder="new")
+        assert await old.try_acquire()
+        term = old.term
+        assert term is not None
+        hook = fenced(OutboxWriter(), old, term)
+        await record_poll(sm, poll_of([offer(sku="a100", gpu="a100-80gb")], 0), rates=RATES, on_events=hook)
+        # the old leader stalls; its lease lapses and the new one takes over
+        async with sm() as s, s.begin():
+            await s.execute(update(LeaseRow).values(expires_at=0.0))
+        assert await new.try_acquire()
+        change = poll_of([offer(sku="a100", gpu="a100-80gb"), offer(sku="h100")], 1)
+        with pytest.raises(LeadershipLost):
+            await record_poll(sm, change, rates=RATES, on_events=hook)
+        async with sm() as s:
+            assert (await s.scalars(select(AlertOutbox.id))).all() == []
+            assert len((await s.scalars(select(ScrapeRun.id))).all()) == 1  # the late poll left nothing
+        # the same poll under the current leader's term does queue the alert
+        await record_poll(sm, change, rates=RATES, on_events=fenced(OutboxWriter(), new, new.term or 0))
+        async with sm() as s:
+            assert (await s.scalars(select(AlertOutbox.user_id))).all() == [5]
+    finally:
+        await engine.dispose()
