@@ -1,5 +1,6 @@
 """End to end through the real stack: the App (migrations, offer cache, aiogram dispatcher polling) against the
-stand-in Bot API server on 127.0.0.1, a migrated SQLite file, offers recorded by storage's real ingest."""
+stand-in Bot API server on 127.0.0.1, a migrated database (a SQLite file, or PostgreSQL with TEST_DATABASE_URL), offers
+recorded by storage's real ingest."""
 
 from __future__ import annotations
 

@@ -1,11 +1,16 @@
-"""`gpuradar estimate` end to end, as a user runs it: a subprocess, its stdout/stderr and exit status."""
+"""`gpuradar estimate` end to end, as a user runs it: the command line's `main` with its stdout/stderr and exit status
+(in this process, through capsys), plus a few real subprocesses for what only a subprocess shows (the exit status
+the shell sees, no traceback on bad input)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,23 +18,52 @@ from core.estimator import estimate_memory
 from core.fit import config_for
 from core.models import get_model
 from core.workload import Optimizer
+from gpuradar.cli import main
 from tests.test_estimator import wl
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def subprocess_run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "gpuradar.cli", "estimate", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=60, check=False)
 
 
-def as_json(*args: str) -> dict:
-    proc = run(*args, "--json")
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)  # exactly one JSON object: json.loads fails on anything extra
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
+    """`gpuradar estimate ARGS` in this process: the same parser and handler as the console script, without an
+    interpreter start-up per call. An exception escaping `main` fails the test (a user would see a traceback)."""
+
+    def call(*args: str) -> Done:
+        capsys.readouterr()
+        try:
+            rc = main(["estimate", *args])
+        except SystemExit as exc:  # argparse's own errors exit 2, as they do in the console script
+            rc = exc.code if isinstance(exc.code, int) else 1
+        out, err = capsys.readouterr()
+        return Done(rc, out, err)
+
+    return call
 
 
-def test_json_has_the_issue_keys() -> None:
+@pytest.fixture
+def as_json(run: Callable[..., Done]) -> Callable[..., dict[str, Any]]:
+    def call(*args: str) -> dict[str, Any]:
+        done = run(*args, "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)  # exactly one JSON object: json.loads fails on anything extra
+
+    return call
+
+
+def test_json_has_the_issue_keys(as_json: Callable[..., dict[str, Any]]) -> None:
     out = as_json("llama-3.1-8b qlora")
     w = out["workload"]
     for key in ("model", "params_b", "method", "seq_len", "batch", "grad_ckpt", "lora_rank", "lora_targets", "quant",
@@ -46,7 +80,7 @@ def test_json_has_the_issue_keys() -> None:
     assert out["time"] is None and isinstance(out["assumptions"], list) and out["assumptions"]
 
 
-def test_options_override_the_text() -> None:
+def test_options_override_the_text(as_json: Callable[..., dict[str, Any]]) -> None:
     out = as_json("13B LoRA", "--model", "llama-3.1-8b", "--seq", "4096", "--batch", "2", "--lora-rank", "64",
                   "--lora-targets", "q_proj,v_proj", "--optimizer", "adamw8bit", "--no-grad-ckpt", "--fused-ce")
     w = out["workload"]
@@ -59,7 +93,7 @@ def test_options_override_the_text() -> None:
     assert out["memory"]["per_gpu_gib"] == pytest.approx(expected.per_gpu_gib, abs=0.01)
 
 
-def test_named_gpu_and_count() -> None:
+def test_named_gpu_and_count(as_json: Callable[..., dict[str, Any]]) -> None:
     out = as_json("70B full fine-tune zero3 on 8 H100")
     assert out["workload"]["gpus"] == 8 and out["workload"]["strategy"] == "zero3"
     assert out["memory"]["gpus"] == 8
@@ -68,7 +102,7 @@ def test_named_gpu_and_count() -> None:
     assert [f["gpu_id"] for f in ok["fits"]] and {f["gpu_id"] for f in ok["fits"]} == {"rtx-4090"}
 
 
-def test_time_with_a_dataset() -> None:
+def test_time_with_a_dataset(as_json: Callable[..., dict[str, Any]]) -> None:
     out = as_json("7B LoRA, 5k examples x 3 epochs", "--tokens-per-example", "400")
     assert out["time"]["tokens"] == 5000 * 400 * 3
     per = out["time"]["per_config"]
@@ -76,7 +110,7 @@ def test_time_with_a_dataset() -> None:
     assert len(per) == len(out["fits"])
 
 
-def test_config_json(tmp_path: Path) -> None:
+def test_config_json(tmp_path: Path, as_json: Callable[..., dict[str, Any]]) -> None:
     cfg = {"hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 4,
            "intermediate_size": 5632, "vocab_size": 32000, "tie_word_embeddings": False}
     path = tmp_path / "tiny" / "config.json"
@@ -87,16 +121,16 @@ def test_config_json(tmp_path: Path) -> None:
     assert 1.0 < out["workload"]["params_b"] < 2.0
 
 
-def test_human_table_in_both_languages() -> None:
+def test_human_table_in_both_languages(run: Callable[..., Done]) -> None:
     en = run("70b qlora", "--examples", "1000")
     ru = run("70b qlora", "--examples", "1000", "--lang", "ru")
     assert en.returncode == ru.returncode == 0
     assert "Memory per GPU" in en.stdout and "Fits on" in en.stdout and "Time" in en.stdout
     assert "Память на один GPU" in ru.stdout and "Помещается на" in ru.stdout and "Время" in ru.stdout
-    assert "Traceback" not in en.stderr + ru.stderr
+    assert en.stderr == ru.stderr == ""
 
 
-def test_nothing_fits_says_so() -> None:
+def test_nothing_fits_says_so(run: Callable[..., Done]) -> None:
     en = run("405B full fine-tune")
     assert en.returncode == 0 and "Nothing up to one 8-GPU node fits" in en.stdout and "QLoRA" in en.stdout
     ru = run("405B full fine-tune", "--lang", "ru")
@@ -113,24 +147,60 @@ def test_nothing_fits_says_so() -> None:
     (["--params", "13Q"], "13Q", "13Q"),
     ([], "model", "модел"),
 ])
-def test_bad_input_exits_2_with_a_polite_message(args: list[str], en_bit: str, ru_bit: str) -> None:
+def test_bad_input_exits_2_with_a_polite_message(run: Callable[..., Done], args: list[str], en_bit: str,
+                                                 ru_bit: str) -> None:
     en, ru = run(*args), run(*args, "--lang", "ru")
     for proc, bit in ((en, en_bit), (ru, ru_bit)):
         assert proc.returncode == 2, proc.stderr
-        assert bit in proc.stderr and "Traceback" not in proc.stderr and proc.stdout == ""
+        assert bit in proc.stderr and proc.stdout == ""
+    assert en.stderr != ru.stderr  # each in its own language
 
 
-def test_bad_json_config(tmp_path: Path) -> None:
+def test_bad_json_config(tmp_path: Path, run: Callable[..., Done]) -> None:
     bad = tmp_path / "config.json"
     bad.write_text("{not json")
     proc = run("lora", "--config", str(bad), "--lang", "ru")
-    assert proc.returncode == 2 and "JSON" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "JSON" in proc.stderr and proc.stdout == ""
     bad.write_text(json.dumps({"hidden_size": 10}))
     proc = run("lora", "--config", str(bad))
     assert proc.returncode == 2 and "hidden_size" in proc.stderr
 
 
-def test_mixtral_uses_total_params_for_memory() -> None:
+# -- real subprocesses: what the shell sees --------------------------------------------------------------------------
+def test_subprocess_prints_the_table_and_exits_0() -> None:
+    proc = subprocess_run("70b qlora", "--examples", "1000", "--lang", "ru")
+    assert proc.returncode == 0, proc.stderr
+    assert "Память на один GPU" in proc.stdout and "Помещается на" in proc.stdout and "Время" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(("args", "bit"), [
+    (["blah blah", "--lang", "ru"], "понял не всё"),  # the parser's own message
+    (["--params", "13Q"], "13Q"),
+    (["13B LoRA", "--config", "{config}"], "JSON"),  # a broken file
+    (["13B LoRA", "--seq", "lots"], "--seq"),  # argparse's error: also 2, also no traceback
+])
+def test_subprocess_bad_input_exits_2_without_a_traceback(tmp_path: Path, args: list[str], bit: str) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json")
+    proc = subprocess_run(*(a.format(config=bad) for a in args))
+    assert proc.returncode == 2, proc.stderr
+    assert bit in proc.stderr and "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def test_mixtral_uses_total_params_for_memory(as_json: Callable[..., dict[str, Any]]) -> None:
     out = as_json("mixtral inference")
     assert out["memory"]["breakdown_gib"]["weights"] == pytest.approx(
         get_model("mixtral-8x7b").params_b * 1e9 * 2 / 2**30, rel=0.01)
+
+
+def test_building_the_command_line_imports_no_heavy_module() -> None:
+    """Every `gpuradar` command registers every subcommand first; what a handler needs is imported in the handler,
+    so that `gpuradar estimate` (or `--help`) does not wait for Alembic, the offer store or the scrapers."""
+    probe = ("import sys; from gpuradar.cli import build_parser; build_parser(); "
+             "print(' '.join(m for m in ('alembic', 'storage.queries', 'storage.ingest', 'scrapers.scheduler', "
+             "'scrapers.fx', 'httpx', 'aiogram', 'core.parser', 'gpuradar.estimate_view') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []

@@ -1,5 +1,6 @@
 """`gpuradar scrape/offers/providers/db` as a user runs them: subprocesses against the provider stand-in on
-127.0.0.1 (PROVIDERS__<NAME>__BASE_URL) and a SQLite file (DATABASE_URL). Nothing reaches the internet."""
+127.0.0.1 (PROVIDERS__<NAME>__BASE_URL) and the test's fresh database (DATABASE_URL: a SQLite file, or PostgreSQL with
+TEST_DATABASE_URL). Nothing reaches the internet."""
 
 from __future__ import annotations
 
@@ -28,9 +29,10 @@ OFFER_FIELDS = {"provider", "gpu", "gpu_count", "gpu_memory_gb", "location", "bi
                 "price_per_gpu_hour_rub", "price_per_gpu_hour_usd", "in_stock", "available", "url"}
 
 
-def env_for(server: ProviderServer, db: Path, enabled: tuple[str, ...] = ("runpod", "cloudrift")) -> dict[str, str]:
+def env_for(server: ProviderServer, database_url: str,
+            enabled: tuple[str, ...] = ("runpod", "cloudrift")) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROVIDERS__", "DATABASE_URL", "FX_"))}
-    env.update({"DATABASE_URL": f"sqlite+aiosqlite:///{db}", "FX_URL": server.base_url + CBR_PATH})
+    env.update({"DATABASE_URL": database_url, "FX_URL": server.base_url + CBR_PATH})
     for name, _ in ProvidersSettings():
         env[f"PROVIDERS__{name.upper()}__BASE_URL"] = server.base_url
         env[f"PROVIDERS__{name.upper()}__ENABLED"] = "true" if name in enabled else "false"
@@ -60,10 +62,11 @@ async def in_thread(env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys
 
 
 @pytest.fixture
-def cli_env(provider_server: ProviderServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def cli_env(provider_server: ProviderServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+            database_url: str) -> dict[str, str]:
     provider_server.serve(CBR_PATH, body=CBR_XML, content_type="application/xml")
     monkeypatch.chdir(tmp_path)  # the rates cache file and any .env are looked up here
-    return env_for(provider_server, tmp_path / "cli.sqlite3")
+    return env_for(provider_server, database_url)
 
 
 async def test_scrape_once_json_then_offers_and_providers(

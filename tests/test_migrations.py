@@ -1,98 +1,127 @@
-"""Alembic: a stairway over every revision on a real SQLite file, models == migrations, async-safe calls."""
+"""Alembic on a real database (a SQLite file, or PostgreSQL with TEST_DATABASE_URL): a stairway over every revision,
+models == migrations, async-safe calls."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+import asyncio
+import importlib
+import pkgutil
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Table, create_engine
+from sqlalchemy import Table, inspect, text
 
+import storage
 from storage import migrate, offer_tables
-from storage.db import Base
+from storage.db import Base, make_engine
 
 MY_TABLES = {"offers", "price_history", "scrape_runs", "provider_health", "offer_events"}
 
 
-def _url(path: Path) -> str:
-    return f"sqlite+aiosqlite:///{path}"
+async def _tables_async(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return set(await conn.run_sync(lambda sync: inspect(sync).get_table_names()))
+    finally:
+        await engine.dispose()
 
 
-def _tables(path: Path) -> set[str]:
-    with sqlite3.connect(path) as conn:
-        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+def _tables(url: str) -> set[str]:
+    return asyncio.run(_tables_async(url))
 
 
-def test_first_revision_is_0001_offers_and_creates_every_table(tmp_path: Path) -> None:
+async def _execute(url: str, *statements: str) -> None:
+    engine = make_engine(url)
+    try:
+        async with engine.begin() as conn:
+            for statement in statements:
+                await conn.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+def _all_models() -> None:
+    """Every `storage/*_tables.py`, as the Alembic environment loads them: the whole of `Base.metadata`."""
+    for info in pkgutil.iter_modules(storage.__path__):
+        if info.name.endswith("_tables"):
+            importlib.import_module(f"storage.{info.name}")
+
+
+def _table_of(d: object) -> str | None:
+    d = d[0] if isinstance(d, list) else d
+    for item in d[1:]:  # type: ignore[index]
+        if isinstance(item, Table):
+            return item.name
+        if isinstance(getattr(item, "table", None), Table):
+            return item.table.name
+        if isinstance(item, str):
+            return item
+    return None
+
+
+async def _diff(url: str, tables: set[str] | None = None) -> list[object]:
+    """Differences between the models and the migrated schema (only `tables`' when given)."""
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            diff = await conn.run_sync(lambda sync: compare_metadata(
+                MigrationContext.configure(sync, opts={"compare_type": True}), Base.metadata))
+    finally:
+        await engine.dispose()
+    return [d for d in diff if tables is None or _table_of(d) in tables]
+
+
+def test_first_revision_is_0001_offers_and_creates_every_table(database_url: str) -> None:
     revs = migrate.revisions()
     assert revs[0] == "0001_offers"
-    db = tmp_path / "one.sqlite3"
-    migrate.upgrade(_url(db), "0001_offers")
-    assert _tables(db) >= MY_TABLES
-    assert migrate.current(_url(db)) == ["0001_offers"]
+    migrate.upgrade(database_url, "0001_offers")
+    assert _tables(database_url) >= MY_TABLES
+    assert migrate.current(database_url) == ["0001_offers"]
 
 
-def test_stairway_up_down_up_each_revision(tmp_path: Path) -> None:
-    db = tmp_path / "stairs.sqlite3"
-    url = _url(db)
+def test_stairway_up_down_up_each_revision(database_url: str) -> None:
+    url = database_url
     previous = "base"
     for rev in migrate.revisions():
         migrate.upgrade(url, rev)
-        after_up = _tables(db)
+        after_up = _tables(url)
         migrate.downgrade(url, previous)
         assert migrate.current(url) == ([] if previous == "base" else [previous])
         migrate.upgrade(url, rev)
-        assert _tables(db) == after_up
+        assert _tables(url) == after_up
         assert migrate.current(url) == [rev]
         previous = rev
     assert migrate.current(url) == migrate.heads()
     migrate.downgrade(url, "base")
-    assert _tables(db) == {"alembic_version"}
+    assert _tables(url) == {"alembic_version"}
 
 
-def _my_diff(db: Path) -> list[object]:
-    """Differences between the models and the migrated schema, limited to this module's tables (other features'
-    tables arrive with their own revisions)."""
-    engine = create_engine(f"sqlite:///{db}")
-    try:
-        with engine.connect() as conn:
-            diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
-    finally:
-        engine.dispose()
-
-    def table_of(d: object) -> str | None:
-        d = d[0] if isinstance(d, list) else d
-        for item in d[1:]:
-            if isinstance(item, Table):
-                return item.name
-            if isinstance(getattr(item, "table", None), Table):
-                return item.table.name
-            if isinstance(item, str):
-                return item
-        return None
-
-    return [d for d in diff if table_of(d) in MY_TABLES]
-
-
-def test_models_match_migration_0001(tmp_path: Path) -> None:
-    db = tmp_path / "cmp.sqlite3"
-    migrate.upgrade(_url(db))
+async def test_models_match_migration_0001(migrated_database_url: str) -> None:
+    url = migrated_database_url
     assert {t.name for t in offer_tables.Base.metadata.sorted_tables} >= MY_TABLES
-    assert _my_diff(db) == []
+    assert await _diff(url, MY_TABLES) == []
     # the comparison itself can fail: a dropped index and a stray column are both seen
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP INDEX ix_offers_gpu")
-        conn.execute("ALTER TABLE offers ADD COLUMN stray INTEGER")
-    assert sorted(d[0] for d in _my_diff(db)) == ["add_index", "remove_column"]
+    await _execute(url, "DROP INDEX ix_offers_gpu", "ALTER TABLE offers ADD COLUMN stray INTEGER")
+    assert sorted(d[0] for d in await _diff(url, MY_TABLES)) == ["add_index", "remove_column"]
 
 
-async def test_async_variants_work_inside_a_running_loop(tmp_path: Path) -> None:
-    url = _url(tmp_path / "async.sqlite3")
+async def test_every_model_matches_the_migrations_at_head(migrated_database_url: str) -> None:
+    """The same models and the same migrations on both databases: at head, nothing differs, whatever the dialect
+    (types, nullability, indexes, constraints)."""
+    _all_models()
+    assert {t.name for t in Base.metadata.sorted_tables} | {"alembic_version"} == \
+        await _tables_async(migrated_database_url)
+    assert await _diff(migrated_database_url) == []
+
+
+async def test_async_variants_work_inside_a_running_loop(database_url: str) -> None:
+    url = database_url
     await migrate.upgrade_async(url)
     assert await migrate.current_async(url) == migrate.heads()
     await migrate.downgrade_async(url, "base")
     assert await migrate.current_async(url) == []
+    assert await _tables_async(url) == {"alembic_version"}
 
 
 def test_ini_ships_inside_the_package() -> None:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gpuradar.settings import Settings
-from storage import migrate
-
 TEXTS = {
     "en": {
         "help": "database schema (Alembic migrations)",
@@ -52,6 +49,11 @@ def _safe_url(url: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top: every `gpuradar` command registers every subcommand, and start-up time is
+    # what a user waits for (SQLAlchemy and Alembic are most of it).
+    from gpuradar.settings import Settings
+    from storage import migrate
+
     t = TEXTS[args.lang]
     url = args.url or Settings().database_url
     try:

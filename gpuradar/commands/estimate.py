@@ -13,14 +13,11 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from core.defaults import complete
-from core.gpus import find_gpu
-from core.models import from_hf_config
-from core.parser import ParseError, normalise_targets, parse_size, parse_workload
-from core.workload import Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
-from gpuradar.estimate_view import answer, render_text, to_json
+if TYPE_CHECKING:  # the estimator is imported where used: every `gpuradar` command imports this module at start-up
+    from core.parser import ParseError
+    from core.workload import WorkloadSpec
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -33,6 +30,8 @@ _ALIASES: dict[str, str] = {"fsdp_full_shard": "fsdp", "zero-3": "zero3", "zero-
 
 
 def _problem(en: str, ru: str) -> ParseError:
+    from core.parser import ParseError
+
     return ParseError(problem=(en, ru))
 
 
@@ -55,6 +54,8 @@ def _positive(option: str, value: int | float | None) -> None:
 
 
 def _config_arch(path: str) -> Any:
+    from core.models import from_hf_config
+
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError:
@@ -73,6 +74,10 @@ def _config_arch(path: str) -> Any:
 
 def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     """What the command-line options say, as a WorkloadSpec (None where an option was not given)."""
+    from core.gpus import find_gpu
+    from core.parser import normalise_targets, parse_size
+    from core.workload import Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+
     for option, value in (("--seq", args.seq), ("--batch", args.batch), ("--lora-rank", args.lora_rank),
                           ("--gpus", args.gpus), ("--concurrency", args.concurrency), ("--examples", args.examples),
                           ("--tokens-per-example", args.tokens_per_example), ("--epochs", args.epochs)):
@@ -114,6 +119,11 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.defaults import complete
+    from core.parser import ParseError, parse_workload
+    from core.workload import WorkloadSpec
+    from gpuradar.estimate_view import answer, render_text, to_json
+
     lang = args.lang
     try:
         text = " ".join(args.text).strip()

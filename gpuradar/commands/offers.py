@@ -8,16 +8,13 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.defaults import complete
 from core.gpus import GPUS, compact_name, find_gpu, get_gpu
-from core.offers import Offer
-from core.parser import ParseError, parse_workload
-from gpuradar.settings import Settings
-from storage import migrate
-from storage.db import make_engine, make_sessionmaker
-from storage.queries import OfferFilter, StoredOffer, in_stock_offers, workload_fits
+
+if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
+    from core.offers import Offer
+    from storage.queries import OfferFilter, StoredOffer
 
 LANGS = ("en", "ru")
 
@@ -117,6 +114,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _workload_filter(text: str, lang: str) -> tuple[OfferFilter | None, str | None]:
     """(filter, error message). Parse errors come back as the parser's own bilingual message."""
+    from core.defaults import complete
+    from core.parser import ParseError, parse_workload
+    from storage.queries import workload_fits
+
     try:
         workload, _assumptions = complete(parse_workload(text))
     except ParseError as exc:
@@ -125,6 +126,9 @@ def _workload_filter(text: str, lang: str) -> tuple[OfferFilter | None, str | No
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpuradar.settings import Settings
+    from storage import migrate
+
     t = TEXTS[args.lang]
     gpus: list[str] | None = None
     if args.gpu:
@@ -161,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
 
 async def _load(url: str, gpus: list[str] | None, providers: list[str] | None, min_count: int | None,
                 where: OfferFilter | None, limit: int) -> list[StoredOffer]:
+    from storage.db import make_engine, make_sessionmaker
+    from storage.queries import in_stock_offers
+
     engine = make_engine(url)
     try:
         async with make_sessionmaker(engine)() as session:

@@ -7,13 +7,12 @@ import asyncio
 import json
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gpuradar.commands.offers import add_lang, table
-from gpuradar.settings import Settings
-from scrapers.settings import ProviderSettings
-from storage import migrate
-from storage.db import make_engine, make_sessionmaker
-from storage.queries import HealthView, provider_health
+
+if TYPE_CHECKING:
+    from storage.queries import HealthView
 
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
@@ -45,6 +44,9 @@ def _when(value: datetime | None) -> str:
 
 
 async def _load(url: str) -> list[HealthView]:
+    from storage.db import make_engine, make_sessionmaker
+    from storage.queries import provider_health
+
     engine = make_engine(url)
     try:
         async with make_sessionmaker(engine)() as session:
@@ -54,6 +56,11 @@ async def _load(url: str) -> list[HealthView]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Heavy imports (settings, SQLAlchemy, Alembic) here rather than at the top: see gpuradar.commands.db.run.
+    from gpuradar.settings import Settings
+    from scrapers.settings import ProviderSettings
+    from storage import migrate
+
     t = TEXTS[args.lang]
     settings = Settings()
     try:

@@ -16,19 +16,14 @@ import contextlib
 import json
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.polls import PollResult, PollStatus
 from gpuradar.commands.offers import add_lang, offer_json, offers_table, table
-from gpuradar.settings import Settings
-from scrapers.fx import RatesProvider
-from scrapers.http import make_client
-from scrapers.scheduler import ScrapeScheduler, poll_once
-from scrapers.settings import ProviderSettings
-from storage import migrate
-from storage.db import make_engine, make_sessionmaker
-from storage.ingest import normalised, record_poll
-from storage.queries import RunView, recorded_run
+
+if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
+    from core.polls import PollResult
+    from gpuradar.settings import Settings
+    from storage.queries import RunView
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +72,10 @@ def _status(result: PollResult, run: RunView | None) -> tuple[str, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpuradar.settings import Settings
+    from scrapers.settings import ProviderSettings
+    from storage import migrate
+
     t = TEXTS[args.lang]
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
@@ -103,6 +102,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _once(settings: Settings, providers: list[str] | None, as_json: bool, lang: str) -> int:
+    from core.polls import PollStatus
+    from scrapers.fx import RatesProvider
+    from scrapers.http import make_client
+    from scrapers.scheduler import poll_once
+    from storage.db import make_engine, make_sessionmaker
+    from storage.ingest import normalised, record_poll
+    from storage.queries import recorded_run
+
     t = TEXTS[lang]
     engine = make_engine(settings.database_url)
     sm = make_sessionmaker(engine)
@@ -145,6 +152,12 @@ async def _once(settings: Settings, providers: list[str] | None, as_json: bool, 
 
 
 async def _forever(settings: Settings, providers: list[str] | None, t: dict[str, str]) -> None:
+    from scrapers.fx import RatesProvider
+    from scrapers.http import make_client
+    from scrapers.scheduler import ScrapeScheduler
+    from storage.db import make_engine, make_sessionmaker
+    from storage.ingest import record_poll
+
     engine = make_engine(settings.database_url)
     sm = make_sessionmaker(engine)
     client = make_client(settings)
