@@ -20,6 +20,17 @@ delivered, and is simply sent again.
 
 SIGTERM (`stop()`): no new message starts; the ones already in flight finish and are recorded; then `run()`
 returns. What was claimed but not started stays queued and goes out after the restart.
+
+Several senders (one per replica) on one outbox: outbox rows are claimed with FOR UPDATE SKIP LOCKED on PostgreSQL
+and a pending-check that rolls the claim back on conflict (SQLite), so each row joins exactly one delivery. Each
+delivery carries its sender's claim (`owner`, unique per process) with an expiry by the database's clock, renewed
+every `claim_ttl / 3`. Another sender takes a delivery over when its claim has lapsed, or at once when its owner
+was a process on this host that no longer runs (after a SIGKILL and restart nothing waits). A sender whose renewal
+is late starts no new message until one succeeds: a message starts only while at least its whole request timeout
+(capped at `claim_ttl / 2`) is left on the claim, so a stalled sender's request has ended before anyone may take
+its deliveries over; deliveries taken over meanwhile are dropped from its memory, not sent. What remains is the
+crash window above: a sender killed after Telegram accepted a message and before "sent" was committed; the taker
+sends that message again (logged as a possible duplicate). A clean stop releases the claims at once.
 """
 
 from __future__ import annotations
@@ -27,7 +38,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+import socket
 import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable
@@ -51,10 +64,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.alert_texts import pack_messages, render_block, stop_buttons
 from bot.handlers.alerts import AlertCb
+from gpuradar import metrics
 from storage.alert_tables import AlertDelivery, DeliveryState, OutboxState
+from storage.lease import default_holder_id
 from storage.outbox import (
+    ClaimConflict,
     DueRow,
     PlannedDelivery,
+    claim_owners,
     create_deliveries,
     deactivate_user,
     due_rows,
@@ -64,7 +81,10 @@ from storage.outbox import (
     mark_sending,
     mark_sent,
     migrate_chat,
+    release_claims,
+    renew_claims,
     requeue_delivery,
+    take_over_deliveries,
     unfinished_deliveries,
 )
 
@@ -91,6 +111,32 @@ def quiet_until(now: datetime, start: int | None, end: int | None, tz_offset_min
     if end_local <= local:
         end_local += timedelta(days=1)
     return end_local - timedelta(minutes=tz_offset_minutes)
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def dead_local_owners(owners: list[str], me: str) -> list[str]:
+    """The owners (`host:pid:nonce`, see storage.lease.default_holder_id) that were processes on this host and no
+    longer run: their pid is gone, or it is our own pid with another nonce (a restarted container's pid 1).
+    Owners on other hosts are never judged here: only their claim's expiry frees their deliveries."""
+    host = socket.gethostname()
+    dead = []
+    for owner in owners:
+        parts = owner.rsplit(":", 2)
+        if owner == me or len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        pid = int(parts[1])
+        if (pid == os.getpid()) or not _pid_running(pid):
+            dead.append(owner)
+    return dead
 
 
 class Pacer:
@@ -176,7 +222,7 @@ class AlertSender:
     def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, global_rate: float = 29.5,
                  chat_interval: float = 1.05, time_scale: float = 1.0, workers: int = 8, poll_interval: float = 1.0,
                  batch: int = 500, max_attempts: int = 8, request_timeout: float = 15.0,
-                 clock: Clock = utcnow) -> None:
+                 clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0) -> None:
         self.bot = bot
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
@@ -187,8 +233,13 @@ class AlertSender:
         self.poll_interval = poll_interval
         self.batch = batch
         self.max_attempts = max_attempts
-        self.request_timeout = request_timeout
+        # A send must end before our claim can lapse (see the module docstring), so it may not outlast half of it.
+        self.request_timeout = min(request_timeout, claim_ttl / 2)
         self.clock = clock
+        self.owner = owner or default_holder_id()
+        self.claim_ttl = claim_ttl
+        self._claims_until = 0.0  # time.monotonic() until which our claims are known to hold
+        self._lost: set[int] = set()  # deliveries in memory that another sender has taken over
         self.stats = SenderStats()
         self._queue: asyncio.Queue[_Job] = asyncio.Queue()
         self._known: set[int] = set()  # delivery ids queued in memory or in flight
@@ -220,12 +271,18 @@ class AlertSender:
     async def run(self) -> None:
         self._done.clear()
         workers = [asyncio.create_task(self._worker(i), name=f"alert-worker-{i}") for i in range(self.workers)]
+        heartbeat: asyncio.Task[None] | None = None
         try:
+            await self._renew()
             await self._resume_unfinished(first=True)
+            heartbeat = asyncio.create_task(self._heartbeat(), name="alert-claims")
             while not self._stop.is_set():
                 try:
                     if await self._claim() >= self.batch:
                         continue  # more is due: claim the next batch now, sending has already started
+                except ClaimConflict as e:  # another sender took some of these rows first: look again at once
+                    log.info("alert claim cycle lost a race: %s", e)
+                    continue
                     if self._requeued:
                         self._requeued = False
                         await self._resume_unfinished()
@@ -236,7 +293,12 @@ class AlertSender:
                     await asyncio.wait_for(self._wake.wait(), self.poll_interval)
         finally:
             self._stop.set()
-            await asyncio.gather(*workers, return_exceptions=True)
+            if heartbeat is not None:
+                heartbeat.cancel()
+            await asyncio.gather(*workers, *([heartbeat] if heartbeat else []), return_exceptions=True)
+            with contextlib.suppress(Exception):  # what stays queued may go out from another replica right away
+                async with self._write() as session:
+                    await release_claims(session, self.owner)
             self._done.set()
 
     async def idle(self) -> bool:
@@ -246,20 +308,65 @@ class AlertSender:
         async with self.sessionmaker() as session:
             return not await due_rows(session, self.clock(), limit=1)
 
+    # ------------------------------------------------------------------ claims across replicas
+    async def _renew(self) -> None:
+        """Extend our claims; deliveries in memory that are no longer ours (taken over while we stalled) are lost."""
+        started = time.monotonic()
+        async with self._write() as session:
+            known = set(self._known)  # under the write lock: no claim of ours is between commit and memory now
+            mine = await renew_claims(session, self.owner, self.claim_ttl)
+        self._claims_until = started + self.claim_ttl
+        lost = known - mine
+        self._lost = (self._lost & self._known) | lost
+        if lost:
+            log.warning("%d deliveries were taken over by another sender; not sending them here", len(lost))
+
+    async def _take_over(self) -> int:
+        """Claim the deliveries of senders that died (claim lapsed, or a gone process on this host)."""
+        async with self.sessionmaker() as session:
+            dead = dead_local_owners(await claim_owners(session, self.owner), self.owner)
+        async with self._write() as session:
+            taken = await take_over_deliveries(session, self.owner, self.claim_ttl, dead)
+        if taken:
+            log.warning("took over %d deliveries from senders that stopped renewing their claims", len(taken))
+        return len(taken)
+
+    async def _heartbeat(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self.claim_ttl / 3)
+            if self._stop.is_set():
+                return
+            try:
+                await self._renew()
+                await self._resume_unfinished()
+            except Exception:  # the database is away: sends pause once the claim margin runs out (_claim_holds)
+                log.warning("renewing alert claims failed", exc_info=True)
+
+    async def _claim_holds(self, job: _Job) -> bool:
+        """Before a send: the delivery is still ours and our claim outlasts the request. Waits (for the heartbeat)
+        while the claim is short; False when the delivery was taken over or stop() came first."""
+        while time.monotonic() + self.request_timeout > self._claims_until:
+            if not await self._sleep_unless_stopped(0.05):
+                return False
+        return job.id not in self._lost
+
     # ------------------------------------------------------------------ claiming
     async def _resume_unfinished(self, *, first: bool = False) -> None:
-        """Deliveries already written (a previous process's, or requeued after a network error) whose time came."""
+        """Deliveries already written (ours, a dead sender's, or requeued after a network error) whose time came."""
+        taken = await self._take_over()
         now = self.clock()
         # The lock makes the snapshot and `_known` agree: a worker forgets a job only after its final state is
         # committed, so a delivery read here as "sending" just before it was sent is still known, never re-sent.
         async with self._known_lock:
             async with self.sessionmaker() as session:
-                # After start-up only deliveries put back after a failed attempt can be missing from memory.
-                rows = await unfinished_deliveries(session, retried_only=not first)
+                # After start-up only deliveries put back after a failed attempt (or just taken over) can be
+                # missing from memory.
+                rows = await unfinished_deliveries(session, retried_only=not (first or taken), owner=self.owner)
             for d in rows:
                 if d.id in self._known or d.not_before > now:
                     continue
-                if first and d.state == DeliveryState.SENDING:
+                if (first or taken) and d.state == DeliveryState.SENDING:
                     self.stats.resumed_sending += 1
                     log.warning("delivery %s was in flight when the last process died: sending again "
                                 "(a duplicate is possible if Telegram had already accepted it)", d.id)
@@ -270,7 +377,7 @@ class AlertSender:
         now = self.clock()
         jobs: list[_Job] = []
         async with self._write() as session:
-            rows = await due_rows(session, now, self.batch)
+            rows = await due_rows(session, now, self.batch, lock=True)
             if not rows:
                 return 0
             by_user: dict[int, list[DueRow]] = defaultdict(list)
@@ -288,7 +395,7 @@ class AlertSender:
                     await hold_rows(session, ids, until)  # delayed, never dropped
                     continue
                 planned.extend(await self._plan(session, user_rows, now))
-            delivery_ids = await create_deliveries(session, planned, now)
+            delivery_ids = await create_deliveries(session, planned, now, owner=self.owner, claim_ttl=self.claim_ttl)
             jobs = [_Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
                     for p, did in zip(planned, delivery_ids, strict=True)]
         for job in jobs:
@@ -328,6 +435,7 @@ class AlertSender:
             finally:
                 async with self._known_lock:
                     self._known.discard(job.id)
+                    self._lost.discard(job.id)
 
     async def _next_job(self) -> _Job | None:
         while not self._stop.is_set():
@@ -353,6 +461,8 @@ class AlertSender:
                 return  # stopping: still queued in the database, sent after the restart
             if job.user_id in self._blocked_users:
                 return  # blocked while this one waited for its slot (the database already dropped it)
+            if not await self._claim_holds(job):
+                return  # taken over by another sender (it sends it), or stopping (still queued)
             if job.attempts:
                 # A retry: the earlier attempt may have reached Telegram (a lost answer), so say so durably.
                 # First attempts skip this commit: a restart re-sends queued and sending deliveries alike.
@@ -367,6 +477,7 @@ class AlertSender:
             except TelegramRetryAfter as e:
                 # Not delivered: wait as long as Telegram says (everyone waits: a global flood is the usual cause).
                 self.stats.retry_after += 1
+                metrics.telegram_429("sendMessage")
                 self.pacer.pause(e.retry_after * self.time_scale, job.chat_id)
                 continue
             except TelegramMigrateToChat as e:
@@ -383,6 +494,7 @@ class AlertSender:
                     await self._blocked(job, f"chat gone: {e.message}")
                     return
                 self.stats.failed += 1
+                metrics.alert_failed("bad_request")
                 log.warning("delivery %s refused by Telegram: %s", job.id, e.message)
                 async with self._write() as session:
                     await mark_failed(session, job.id, e.message, self.clock())
@@ -391,6 +503,7 @@ class AlertSender:
                 self.stats.network_errors += 1
                 if job.attempts >= self.max_attempts:
                     self.stats.failed += 1
+                    metrics.alert_failed("retries_exhausted")
                     async with self._write() as session:
                         await mark_failed(session, job.id, f"gave up: {e}", self.clock())
                     return
@@ -401,12 +514,14 @@ class AlertSender:
                 return
             except TelegramAPIError as e:  # unknown Telegram refusal: not worth retrying for ever
                 self.stats.failed += 1
+                metrics.alert_failed("telegram_error")
                 async with self._write() as session:
                     await mark_failed(session, job.id, e.message, self.clock())
                 return
             # The answer is in: record it before anything else (this is the duplicate window's end).
             await self._record_sent(job.id, message.message_id)
             self.stats.sent += 1
+            metrics.alert_sent()
             self.stats.per_chat_sent[job.chat_id] += 1
             return
 
@@ -466,6 +581,7 @@ class AlertSender:
 
     async def _blocked(self, job: _Job, reason: str) -> None:
         self.stats.blocked += 1
+        metrics.alert_failed("blocked")
         self._blocked_users.add(job.user_id)
         async with self._write() as session:
             await deactivate_user(session, job.user_id, reason, self.clock())
@@ -501,7 +617,7 @@ async def _main() -> int:
     settings = Settings()
     engine = make_engine(settings.database_url)
     bot = make_bot(settings)
-    sender = AlertSender(bot, make_sessionmaker(engine), poll_interval=0.2)
+    sender = AlertSender(bot, make_sessionmaker(engine), poll_interval=0.2, claim_ttl=settings.sender.claim_ttl)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: asyncio.ensure_future(sender.stop()))

@@ -82,6 +82,10 @@ class AlertDelivery(Base):
     sending_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     error: Mapped[str | None] = mapped_column(String(255))
+    # The sender (replica) holding this message, and until when in seconds by the database's clock (as in the
+    # `leases` table): renewed while it lives; once lapsed, another sender takes the message over (bot/sender.py).
+    claimed_by: Mapped[str | None] = mapped_column(String(255), index=True)
+    claim_expires_at: Mapped[float | None] = mapped_column(Float)
 
 
 class AlertCooldown(Base):

@@ -7,6 +7,12 @@ the events, so an event and its alerts are committed together or not at all.
 
 Delivery (see `bot.sender`) moves rows pending -> claimed -> sent through `alert_deliveries`, one row per Telegram
 message, written with its final text before the message is sent.
+
+Several senders (one per replica) share the outbox: `due_rows(lock=True)` skips rows another sender is claiming
+(PostgreSQL's FOR UPDATE SKIP LOCKED), `create_deliveries` verifies every row it claims was still pending (the
+guard on SQLite, where the read is not locked) and each delivery carries its sender's claim (`claimed_by`,
+`claim_expires_at` by the database's clock), renewed by `renew_claims` and taken over by `take_over_deliveries`
+once it lapses.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql import Insert
@@ -26,6 +32,7 @@ from sqlalchemy.sql import Insert
 from core.changes import EventKind, OfferEvent
 from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, watch_from_row
 from storage.alert_tables import AlertCooldown, AlertDelivery, AlertOutbox, DeliveryState, OutboxState
+from storage.lease import db_now
 from storage.user_tables import Subscription, User
 
 log = logging.getLogger(__name__)
@@ -248,15 +255,18 @@ class DueRow:
     tz_offset_minutes: int
 
 
-async def due_rows(session: AsyncSession, now: datetime, limit: int = 1000) -> list[DueRow]:
-    rows = (await session.execute(
-        select(AlertOutbox.id, AlertOutbox.user_id, AlertOutbox.subscription_id, AlertOutbox.payload,
-               AlertOutbox.created_at, User.chat_id, User.lang, User.currency, User.grouping, User.active,
-               User.quiet_start, User.quiet_end, User.tz_offset_minutes)
-        .join(User, User.id == AlertOutbox.user_id)
-        .where(AlertOutbox.state == OutboxState.PENDING, AlertOutbox.not_before <= now)
-        .order_by(AlertOutbox.id).limit(limit))).all()
-    return [DueRow(*r) for r in rows]
+async def due_rows(session: AsyncSession, now: datetime, limit: int = 1000, *, lock: bool = False) -> list[DueRow]:
+    """Pending rows whose time has come. `lock` (a claim): on PostgreSQL the rows are locked until the caller's
+    transaction ends and rows another sender is claiming are skipped, so concurrent senders split the outbox."""
+    stmt = (select(AlertOutbox.id, AlertOutbox.user_id, AlertOutbox.subscription_id, AlertOutbox.payload,
+                   AlertOutbox.created_at, User.chat_id, User.lang, User.currency, User.grouping, User.active,
+                   User.quiet_start, User.quiet_end, User.tz_offset_minutes)
+            .join(User, User.id == AlertOutbox.user_id)
+            .where(AlertOutbox.state == OutboxState.PENDING, AlertOutbox.not_before <= now)
+            .order_by(AlertOutbox.id).limit(limit))
+    if lock and session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update(skip_locked=True, of=AlertOutbox)  # the user rows stay unlocked
+    return [DueRow(*r) for r in (await session.execute(stmt)).all()]
 
 
 async def hold_rows(session: AsyncSession, ids: Sequence[int], until: datetime) -> None:
@@ -283,9 +293,15 @@ class PlannedDelivery:
     row_ids: tuple[int, ...]
 
 
-async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDelivery], now: datetime) -> list[int]:
+class ClaimConflict(RuntimeError):
+    """Another sender claimed some of these rows first: roll the transaction back and look again."""
+
+
+async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDelivery], now: datetime, *,
+                            owner: str | None = None, claim_ttl: float = 30.0) -> list[int]:
     """Write the deliveries with their final text and claim their outbox rows, in the caller's transaction
-    (a few statements for the whole batch). Returns the new delivery ids, in the order given."""
+    (a few statements for the whole batch). Returns the new delivery ids, in the order given. `owner` claims the
+    deliveries for that sender for `claim_ttl` seconds. Raises ClaimConflict when a row was no longer pending."""
     if not planned:
         return []
     ids = list((await session.scalars(
@@ -298,16 +314,75 @@ async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDeli
     await session.execute(
         update(table).where(table.c.id == bindparam("rid"), table.c.state == OutboxState.PENDING)
         .values(state=OutboxState.CLAIMED, delivery_id=bindparam("did")), claims)
+    # Did every row get claimed? (executemany row counts are not reliable on every driver, so count.) A row another
+    # sender claimed since we read it would otherwise go out twice, once in its delivery and once in ours.
+    claimed = 0
+    for chunk in _chunks(ids):
+        claimed += int((await session.execute(
+            select(func.count()).select_from(AlertOutbox).where(AlertOutbox.delivery_id.in_(chunk)))).scalar_one())
+    if claimed != len(claims):
+        raise ClaimConflict(f"{len(claims) - claimed} of {len(claims)} outbox rows were claimed by another sender")
+    if owner is not None:
+        expires = db_now(session.get_bind().dialect.name) + claim_ttl
+        for chunk in _chunks(ids):
+            await session.execute(update(AlertDelivery).where(AlertDelivery.id.in_(chunk))
+                                  .values(claimed_by=owner, claim_expires_at=expires))
     return ids
 
 
-async def unfinished_deliveries(session: AsyncSession, limit: int = 10_000, *,
-                                retried_only: bool = False) -> list[AlertDelivery]:
+UNFINISHED = (DeliveryState.QUEUED, DeliveryState.SENDING)
+
+
+async def renew_claims(session: AsyncSession, owner: str, claim_ttl: float) -> set[int]:
+    """Extend `owner`'s claims on its unfinished deliveries; returns the ids still claimed by it (one taken over by
+    another sender meanwhile is missing: its holder must not send it)."""
+    expires = db_now(session.get_bind().dialect.name) + claim_ttl
+    result = await session.execute(
+        update(AlertDelivery).where(AlertDelivery.claimed_by == owner, AlertDelivery.state.in_(UNFINISHED))
+        .values(claim_expires_at=expires).returning(AlertDelivery.id))
+    return set(result.scalars().all())
+
+
+async def claim_owners(session: AsyncSession, exclude: str) -> list[str]:
+    """The other senders holding unfinished deliveries (to recognise the dead among them)."""
+    return list((await session.scalars(
+        select(AlertDelivery.claimed_by).distinct()
+        .where(AlertDelivery.state.in_(UNFINISHED), AlertDelivery.claimed_by.is_not(None),
+               AlertDelivery.claimed_by != exclude))).all())
+
+
+async def take_over_deliveries(session: AsyncSession, owner: str, claim_ttl: float,
+                               dead_owners: Sequence[str] = ()) -> list[int]:
+    """Claim for `owner` the unfinished deliveries nobody holds: unclaimed, claim expired, or held by a sender known
+    to be dead. One UPDATE: on PostgreSQL a concurrent taker waits for the row and then sees it is taken."""
+    dialect = session.get_bind().dialect.name
+    now = db_now(dialect)
+    free = or_(AlertDelivery.claimed_by.is_(None), AlertDelivery.claim_expires_at < now)
+    if dead_owners:
+        free = or_(free, AlertDelivery.claimed_by.in_(list(dead_owners)))
+    result = await session.execute(
+        update(AlertDelivery).where(AlertDelivery.state.in_(UNFINISHED), free)
+        .values(claimed_by=owner, claim_expires_at=now + claim_ttl).returning(AlertDelivery.id))
+    return sorted(result.scalars().all())
+
+
+async def release_claims(session: AsyncSession, owner: str) -> None:
+    """A sender stopping cleanly: its unsent deliveries may be taken by another sender at once."""
+    await session.execute(
+        update(AlertDelivery).where(AlertDelivery.claimed_by == owner, AlertDelivery.state.in_(UNFINISHED))
+        .values(claim_expires_at=0.0))
+
+
+async def unfinished_deliveries(session: AsyncSession, limit: int = 10_000, *, retried_only: bool = False,
+                                owner: str | None = None) -> list[AlertDelivery]:
     """Queued or sending deliveries (after a restart: the ones a killed process had claimed), oldest first.
-    `retried_only`: just those already attempted (put back after a network error)."""
-    stmt = select(AlertDelivery).where(AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING)))
+    `retried_only`: just those already attempted (put back after a network error). `owner`: only those claimed by
+    that sender (with several senders, another's unfinished deliveries may be in flight right now)."""
+    stmt = select(AlertDelivery).where(AlertDelivery.state.in_(UNFINISHED))
     if retried_only:
         stmt = stmt.where(AlertDelivery.attempts > 0)
+    if owner is not None:
+        stmt = stmt.where(AlertDelivery.claimed_by == owner)
     return list((await session.scalars(stmt.order_by(AlertDelivery.id).limit(limit))).all())
 
 

@@ -46,7 +46,9 @@ def handle(args: argparse.Namespace) -> int:
                settings.webhook.secret.get_secret_value() if settings.webhook.secret else None]
     configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines, secrets=secrets)
     try:
-        app = App(settings, alerts=alert_hook(), scrape=not args.no_scrape, serve_web=True,
+        sender = settings.sender
+        alerts = alert_hook(batch=sender.batch, poll_interval=sender.poll_interval, claim_ttl=sender.claim_ttl)
+        app = App(settings, alerts=alerts, scrape=not args.no_scrape, serve_web=True,
                   webhook=True if args.webhook else None)
     except WebhookSettingsError as e:
         print(e, file=sys.stderr)
