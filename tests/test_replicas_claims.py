@@ -16,7 +16,8 @@ from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
 from sqlalchemy import select, update
 
-from bot.sender import AlertSender, dead_local_owners
+from bot.sender import AlertSender, _Job, dead_local_owners
+from gpuradar.metrics import METRICS
 from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.db import make_engine, make_sessionmaker
 from storage.outbox import OutboxWriter, take_over_deliveries
@@ -74,6 +75,7 @@ async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeT
     # Small batches, so that all three claim while the others are claiming too.
     senders = [AlertSender(b, sm, poll_interval=0.02, batch=5, claim_ttl=5.0, owner=f"test:{n}") for n, b in
                enumerate(bots)]
+    sent_before = METRICS.registry.get_sample_value("gpuradar_alerts_sent_total") or 0.0
     tasks = [asyncio.create_task(s.run()) for s in senders]
     try:
         await until(lambda: _eq(sent_outbox_rows(sm), users))
@@ -86,6 +88,7 @@ async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeT
     per_chat = Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
     assert per_chat == dict.fromkeys(range(1, users + 1), 1)
     assert sum(s.stats.sent for s in senders) == users
+    assert METRICS.registry.get_sample_value("gpuradar_alerts_sent_total") == sent_before + users  # /metrics
     assert sum(1 for s in senders if s.stats.sent) >= 2  # the work really was shared
     async with sm() as s:
         owners = Counter((await s.scalars(select(AlertDelivery.claimed_by))).all())
@@ -135,3 +138,25 @@ async def test_a_dead_process_on_this_host_is_taken_over_at_once(sm) -> None:
     async with sm() as s, s.begin():
         await s.execute(update(AlertDelivery).where(AlertDelivery.id == ids_dead[1]).values(claimed_by=alive))
     assert await _take(sm, me, (dead,)) == [ids_dead[0]]
+
+
+async def test_a_stalled_sender_does_not_send_what_was_taken_over(tg: FakeTelegram, sm) -> None:
+    """A sender that could not renew (a long stall) finds on its next renewal that its deliveries went to another
+    sender: it drops them instead of sending them a second time."""
+    bot = bot_for(tg)
+    try:
+        stalled = AlertSender(bot, sm, owner="stalled:1:aaaa", claim_ttl=30.0)
+        ids = await _deliveries_of(sm, stalled.owner, 2)
+        stalled._known.update(ids)  # as if claimed and queued in its memory
+        await stalled._renew()
+        job = _Job(ids[0], 1, 1, "alert 1", None)
+        assert stalled._lost == set() and await stalled._claim_holds(job)  # still ours: may be sent
+        async with sm() as s, s.begin():  # it stalls past its claim; another sender takes the first one over
+            await s.execute(update(AlertDelivery).where(AlertDelivery.id == ids[0]).values(claim_expires_at=0.0))
+        assert await _take(sm, "other:2:bbbb") == [ids[0]]
+        await stalled._renew()
+        assert stalled._lost == {ids[0]}
+        assert not await stalled._claim_holds(job)
+        assert await stalled._claim_holds(_Job(ids[1], 2, 2, "alert 2", None))
+    finally:
+        await bot.session.close()
