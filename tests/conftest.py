@@ -188,3 +188,13 @@ def migrated_database_url(
         yield postgres_admin.url_for(name)
     finally:
         postgres_admin.drop(name)
+
+
+@pytest.fixture
+async def sm(migrated_database_url: str):
+    """A session factory on a fresh migrated database (SQLite file or PostgreSQL, as `database_url` decides)."""
+    from storage.db import make_engine, make_sessionmaker
+
+    engine = make_engine(migrated_database_url)
+    yield make_sessionmaker(engine)
+    await engine.dispose()

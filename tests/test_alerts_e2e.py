@@ -39,18 +39,6 @@ def runpod(stock: dict[str, tuple[float, int]]) -> dict[str, Any]:
     return {"data": {"secure": types, "community": []}}
 
 
-async def until(predicate, limit: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        result = predicate()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

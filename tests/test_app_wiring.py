@@ -5,7 +5,6 @@ says who leads. The settings module stays light for the CLI."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from datetime import timedelta
@@ -30,23 +29,12 @@ from storage.offer_tables import ScrapeRun
 from storage.outbox import OutboxWriter
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+from tests.support.waiting import until
 from tests.test_outbox_helpers import RATES, T0, add_sub, add_user, enqueue, event, offer
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-async def until(predicate, limit: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        result = predicate()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.05)
 
 
 def replica(tg: FakeTelegram, server: ProviderServer, url: str) -> App:

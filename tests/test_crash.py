@@ -18,9 +18,9 @@ import pytest
 from sqlalchemy import select
 
 from storage.alert_tables import AlertDelivery, AlertOutbox
-from storage.db import make_engine, make_sessionmaker
 from storage.outbox import OutboxWriter
 from tests.support.fake_telegram import FakeTelegram
+from tests.support.waiting import until
 from tests.test_outbox_helpers import add_sub, add_user, enqueue, event, offer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,13 +51,6 @@ async def tg():
         yield server
 
 
-@pytest.fixture
-async def sm(migrated_database_url):
-    engine = make_engine(migrated_database_url)
-    yield make_sessionmaker(engine)
-    await engine.dispose()
-
-
 async def start_sender(url: str, tg: FakeTelegram, tmp_path: Path) -> asyncio.subprocess.Process:
     env = {**os.environ, "DATABASE_URL": url, "BOT_TOKEN": tg.token, "TELEGRAM_API_URL": tg.base_url,
            "PYTHONPATH": str(ROOT)}
@@ -66,18 +59,6 @@ async def start_sender(url: str, tg: FakeTelegram, tmp_path: Path) -> asyncio.su
                                                 stdout=log, stderr=log)
 
 
-async def until(predicate, limit: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        result = predicate()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.01)
 
 
 def accepted(tg: FakeTelegram) -> Counter[Any]:

@@ -11,7 +11,6 @@ from sqlalchemy import select, update
 from core.changes import EventKind
 from core.offers import Period
 from core.polls import PollResult, PollStatus
-from storage.db import make_engine, make_sessionmaker
 from storage.ingest import record_poll
 from storage.offer_tables import OfferEventRow
 from storage.outbox import AlertPolicy, OutboxWriter
@@ -28,13 +27,6 @@ from tests.test_outbox_helpers import (
     outbox,
     pairs,
 )
-
-
-@pytest.fixture
-async def sm(migrated_database_url):
-    engine = make_engine(migrated_database_url)
-    yield make_sessionmaker(engine)
-    await engine.dispose()
 
 
 async def test_events_reach_exactly_the_matching_active_subscriptions(sm) -> None:

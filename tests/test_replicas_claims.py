@@ -19,9 +19,9 @@ from sqlalchemy import select, update
 from bot.sender import AlertSender, _Job, dead_local_owners
 from gpuradar.metrics import METRICS
 from storage.alert_tables import AlertDelivery, DeliveryState
-from storage.db import make_engine, make_sessionmaker
 from storage.outbox import OutboxWriter, take_over_deliveries
 from tests.support.fake_telegram import FakeTelegram
+from tests.support.waiting import until
 from tests.test_outbox_helpers import T0, add_sub, add_user, enqueue, event, offer
 
 HOST = socket.gethostname()
@@ -33,29 +33,10 @@ async def tg():
         yield server
 
 
-@pytest.fixture
-async def sm(migrated_database_url):
-    engine = make_engine(migrated_database_url)
-    yield make_sessionmaker(engine)
-    await engine.dispose()
-
-
 def bot_for(tg: FakeTelegram) -> Bot:
     return Bot(tg.token, session=tg.session(), default=DefaultBotProperties(parse_mode="HTML"))
 
 
-async def until(predicate, limit: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        result = predicate()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.02)
 
 
 async def sent_outbox_rows(sm) -> int:

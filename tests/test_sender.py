@@ -4,9 +4,7 @@ quiet hours, 429 storms, blocked chats, network errors, migrated chats, stopping
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,9 +13,9 @@ from aiogram.client.default import DefaultBotProperties
 
 from bot.sender import AlertSender, quiet_until
 from core.changes import EventKind
-from storage.db import make_engine, make_sessionmaker
 from storage.outbox import OutboxWriter
 from tests.support.fake_telegram import FakeTelegram
+from tests.support.waiting import until
 from tests.test_outbox_helpers import (
     NEEDS_13B_LORA,
     T0,
@@ -39,32 +37,12 @@ async def tg():
 
 
 @pytest.fixture
-async def sm(migrated_database_url):
-    engine = make_engine(migrated_database_url)
-    yield make_sessionmaker(engine)
-    await engine.dispose()
-
-
-@pytest.fixture
 async def bot(tg):
     b = Bot(tg.token, session=tg.session(), default=DefaultBotProperties(parse_mode="HTML"))
     yield b
     await b.session.close()
 
 
-async def until(predicate: Callable[[], object], limit: float = 20.0) -> None:
-    """Wait for a condition (a guard against hanging, not a timing assertion)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while True:
-        result = predicate()
-        if inspect.isawaitable(result):
-            result = await result
-        if result:
-            return
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.02)
 
 
 class Running:
