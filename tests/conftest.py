@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import os
 import shutil
@@ -151,10 +150,7 @@ def _migrated_template(
     tmp_path_factory: pytest.TempPathFactory, postgres_admin: PostgresAdmin | None
 ) -> Iterator[str]:
     """Migrate once per session; each test then gets a copy (a file copy, or CREATE DATABASE … TEMPLATE)."""
-    try:
-        migrate = importlib.import_module("storage.migrate")
-    except ModuleNotFoundError:
-        pytest.skip("storage.migrate does not exist yet")
+    from storage import migrate
     if postgres_admin is None:
         path = tmp_path_factory.mktemp("migrated") / "template.sqlite3"
         url = f"sqlite+aiosqlite:///{path}"
