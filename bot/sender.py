@@ -280,12 +280,12 @@ class AlertSender:
                 try:
                     if await self._claim() >= self.batch:
                         continue  # more is due: claim the next batch now, sending has already started
-                except ClaimConflict as e:  # another sender took some of these rows first: look again at once
-                    log.info("alert claim cycle lost a race: %s", e)
-                    continue
                     if self._requeued:
                         self._requeued = False
                         await self._resume_unfinished()
+                except ClaimConflict as e:  # another sender took some of these rows first: look again at once
+                    log.info("alert claim cycle lost a race: %s", e)
+                    continue
                 except Exception:  # a database hiccup must not end alerting; the next cycle tries again
                     log.exception("alert claim cycle failed")
                 self._wake.clear()

@@ -70,7 +70,8 @@ async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeT
     assert per_chat == dict.fromkeys(range(1, users + 1), 1)
     assert sum(s.stats.sent for s in senders) == users
     assert METRICS.registry.get_sample_value("gpuradar_alerts_sent_total") == sent_before + users  # /metrics
-    assert sum(1 for s in senders if s.stats.sent) >= 2  # the work really was shared
+    # Which sender wins each claim race is up to the scheduler (on SQLite one may win them all): the properties are
+    # exactly-once delivery and that every claim belongs to one of the three, not an even split.
     async with sm() as s:
         owners = Counter((await s.scalars(select(AlertDelivery.claimed_by))).all())
     assert set(owners) <= {"test:0", "test:1", "test:2"} and sum(owners.values()) == users
