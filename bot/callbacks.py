@@ -28,3 +28,10 @@ class WizardCb(CallbackData, prefix="w"):
 class SettingsCb(CallbackData, prefix="set"):
     what: str  # "currency" | "grouping" | "lang"
     value: str
+
+
+class AlertCb(CallbackData, prefix="al"):
+    """The "stop these alerts" button under an alert (bot/handlers/alerts.py; built by bot/sender.py)."""
+
+    action: str  # "stop"
+    sub: int  # subscription id

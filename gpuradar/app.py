@@ -77,6 +77,8 @@ def alert_hook(**sender_options: Any) -> AlertHook:
         for sender in senders:
             sender.wake()
 
+    sender_options.setdefault("metrics", METRICS)
+
     def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession]) -> AlertSender:
         sender = AlertSender(bot, sessionmaker, **sender_options)
         senders.append(sender)

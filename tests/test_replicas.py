@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import func, select
 
-from storage.alert_tables import AlertDelivery, AlertOutbox, DeliveryState
+from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.db import make_engine, make_sessionmaker
 from storage.lease import LeaderLease
 from storage.migrate import upgrade_async
@@ -223,8 +223,8 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
         # Every H100 alert arrives, each chat exactly once, sent by whoever is left.
         async def all_sent() -> bool:
             async with sm() as s:
-                return await s.scalar(select(func.count()).select_from(AlertOutbox)
-                                      .where(AlertOutbox.state == "sent")) == SUBSCRIBERS
+                return await s.scalar(select(func.count()).select_from(AlertDelivery)
+                                      .where(AlertDelivery.state == "sent")) == SUBSCRIBERS
 
         await until(all_sent, 40, "every alert sent")
         h100 = Counter(chat for _, chat, text in tg.accepted if "H100" in text)

@@ -6,20 +6,15 @@ import contextlib
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
-from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.alert_texts import at
+from bot.callbacks import AlertCb
 from storage.subscriptions import get_subscription
 from storage.user_tables import User
 
 router = Router(name="alerts")
-
-
-class AlertCb(CallbackData, prefix="al"):
-    action: str  # "stop"
-    sub: int  # subscription id
 
 
 @router.callback_query(AlertCb.filter())
