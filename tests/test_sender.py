@@ -238,3 +238,26 @@ async def test_stop_finishes_the_message_in_flight_and_leaves_the_rest_queued(tg
     async with Running(sender(bot, sm, time_scale=0.1)):
         await until(lambda: all_done(sm))
     assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 1 for uid in range(1, 6)}
+
+
+async def test_a_grouped_alert_names_each_offer_once_with_every_subscription_it_matches(tg, bot, sm) -> None:
+    await add_user(sm, 1)
+    h100 = await add_sub(sm, 1, "H100")
+    cheap = await add_sub(sm, 1, "H100 under $3", max_price=3.0)
+    lora = await add_sub(sm, 1, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    offers = [offer(sku="h200", gpu="h200", price=3.49, name="H200"), offer(sku="h100")]
+    await enqueue(sm, OutboxWriter(), [event(o) for o in offers])
+    async with Running(sender(bot, sm)):
+        await until(lambda: all_done(sm))
+    (message,) = ok_sends(tg)
+    assert "2 offers match your subscriptions" in message.text
+    assert message.text.count('href="https://runpod.example/h100"') == 1  # named once...
+    assert message.text.count('href="https://runpod.example/h200"') == 1
+    h100_block = message.text.split("\n\n")[2]
+    assert "runpod.example/h100" in h100_block
+    # ...with every subscription it matches, each saying why
+    assert "✅ You watch: H100\n" in h100_block and "✅ You watch: H100 under $3 (under your $3" in h100_block
+    assert "13B LoRA: needs 38 GiB per GPU; H100 SXM gives 79 GiB — fits" in h100_block
+    h200_block = message.text.split("\n\n")[1]
+    assert "13B LoRA" in h200_block and "H100" not in h200_block.split("fits")[-1]  # the H200 reaches only LoRA
+    assert sorted(b["callback_data"] for b in message.buttons()) == sorted(f"al:stop:{s}" for s in (h100, cheap, lora))
