@@ -42,7 +42,7 @@ import os
 import signal
 import socket
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -64,6 +64,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.alert_texts import pack_messages, render_block, stop_buttons
 from bot.callbacks import AlertCb
+from bot.pacing import Pacer, paced
 from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.lease import default_holder_id
 from storage.outbox import (
@@ -158,60 +159,6 @@ def dead_local_owners(owners: list[str], me: str) -> list[str]:
     return dead
 
 
-class Pacer:
-    """Schedules sends so Telegram's flood limits are never hit: slots at least 1/global_rate apart overall and
-    `chat_interval` apart per chat. Slots are reserved, so concurrent workers never crowd the same instant.
-    A 429 pauses everything for its retry_after (Telegram says how long; guessing only earns more 429s)."""
-
-    def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic, *,
-                 window: float = 1.0, per_window: int = 29):
-        self.spacing = 1.0 / global_rate
-        self.chat_interval = chat_interval
-        self.clock = clock
-        self.window = window
-        self.per_window = per_window
-        self._next = 0.0
-        self._chat_next: dict[int, float] = {}
-        self._paused_until = 0.0
-        self._started: deque[float] = deque()  # when the sends of the last window really started
-
-    def window_wait(self) -> float:
-        """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
-        reserved slots at once; counting real send starts in a window, as Telegram does, keeps such a burst from
-        ever exceeding the limit."""
-        now = self.clock()
-        while self._started and now - self._started[0] >= self.window:
-            self._started.popleft()
-        # Never back to back either: at least half a slot between real starts, so a window never fills in a burst
-        # whose arrival jitter could spill over Telegram's own count.
-        gap = self._started[-1] + self.spacing / 2 - now if self._started else 0.0
-        if len(self._started) < self.per_window:
-            return max(0.0, gap)
-        return max(gap, self._started[-self.per_window] + self.window - now)
-
-    def started(self) -> None:
-        self._started.append(self.clock())
-
-    def reserve(self, chat_id: int) -> float:
-        """Seconds to wait before this chat's next message may go (the slot is taken now)."""
-        now = self.clock()
-        slot = max(now, self._next, self._chat_next.get(chat_id, 0.0), self._paused_until)
-        self._next = slot + self.spacing
-        self._chat_next[chat_id] = slot + self.chat_interval
-        if len(self._chat_next) > 50_000:  # forget chats whose slot is long past
-            self._chat_next = {c: t for c, t in self._chat_next.items() if t > now}
-        return slot - now
-
-    def paused_for(self) -> float:
-        return self._paused_until - self.clock()
-
-    def pause(self, seconds: float, chat_id: int | None = None) -> None:
-        until = self.clock() + seconds
-        self._paused_until = max(self._paused_until, until)
-        if chat_id is not None:
-            self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
-
-
 @dataclass
 class SenderStats:
     sent: int = 0
@@ -242,16 +189,18 @@ class AlertSender:
                  chat_interval: float = 1.05, time_scale: float = 1.0, workers: int = 8, poll_interval: float = 1.0,
                  batch: int = 500, max_attempts: int = 8, request_timeout: float = 15.0,
                  clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0,
-                 metrics: SenderMetrics | None = None, fanout: FanOut | None = None) -> None:
+                 metrics: SenderMetrics | None = None, fanout: FanOut | None = None,
+                 pacer: Pacer | None = None) -> None:
         self.bot = bot
         self.metrics: SenderMetrics = metrics or NoMetrics()
         self.fanout = fanout or FanOut()
         self._held: dict[int, datetime] = {}  # user id -> end of their quiet hours (their events wait, in memory)
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
-        # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window.
-        self.pacer = Pacer(global_rate / time_scale, chat_interval * time_scale, window=time_scale,
-                           per_window=max(1, int(global_rate)))
+        # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window. The bot's
+        # replies share the same limiter (bot.pacing, when `pacer` is given) and go first.
+        self.pacer = pacer or Pacer(global_rate / time_scale, chat_interval * time_scale, window=time_scale,
+                                    per_window=max(1, int(global_rate)))
         self.workers = workers
         self.poll_interval = poll_interval
         self.batch = batch  # messages kept ready in memory; users are planned lazily so backlogs merge into digests
@@ -506,10 +455,12 @@ class AlertSender:
                     await mark_sending(session, job.id, self.clock())
             job.attempts += 1
             try:
-                message = await self.bot.send_message(
-                    chat_id=job.chat_id, text=job.text, parse_mode="HTML",
-                    reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup) if job.reply_markup else None,
-                    request_timeout=int(self.request_timeout))
+                with paced():  # this slot was taken above: the session's limiter must not take another
+                    message = await self.bot.send_message(
+                        chat_id=job.chat_id, text=job.text, parse_mode="HTML",
+                        reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup)
+                        if job.reply_markup else None,
+                        request_timeout=int(self.request_timeout))
             except TelegramRetryAfter as e:
                 # Not delivered: wait as long as Telegram says (everyone waits: a global flood is the usual cause).
                 self.stats.retry_after += 1
@@ -643,9 +594,9 @@ async def delivery_states(sessionmaker: async_sessionmaker[AsyncSession]) -> dic
 
 # ---------------------------------------------------------------------- a sender of its own
 async def run_standalone(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, claim_ttl: float,
-                         metrics: SenderMetrics | None = None) -> int:
+                         metrics: SenderMetrics | None = None, pacer: Pacer | None = None) -> int:
     """Only the sender, until SIGTERM / SIGINT (`gpuradar sender`; the crash tests run it as a process)."""
-    sender = AlertSender(bot, sessionmaker, poll_interval=0.2, claim_ttl=claim_ttl, metrics=metrics)
+    sender = AlertSender(bot, sessionmaker, poll_interval=0.2, claim_ttl=claim_ttl, metrics=metrics, pacer=pacer)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: asyncio.ensure_future(sender.stop()))

@@ -34,6 +34,7 @@ from bot.commands import register_menu
 from bot.dispatcher import build_dispatcher
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache
+from bot.pacing import Pacer, RateLimitedSession
 from core.polls import PollResult
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
@@ -41,6 +42,7 @@ from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
+from storage.ingest_worker import IngestWorker
 from storage.migrate import upgrade_async
 from storage.queries import in_stock_offers
 
@@ -61,7 +63,7 @@ class AlertHook:
     builds the sender that drains them (given the bot and the sessionmaker)."""
 
     on_events: OnEvents | None = None
-    make_sender: Callable[[Bot, async_sessionmaker[AsyncSession]], Sender] | None = None
+    make_sender: Callable[..., Sender] | None = None  # (bot, sessionmaker, *, pacer) -> Sender
 
 
 def alert_hook(**sender_options: Any) -> AlertHook:
@@ -71,17 +73,20 @@ def alert_hook(**sender_options: Any) -> AlertHook:
     from bot.sender import AlertSender
     from storage.outbox import OutboxWriter
 
-    senders: list[AlertSender] = []
+    senders: list[tuple[AlertSender, asyncio.AbstractEventLoop]] = []
 
     def wake() -> None:
-        for sender in senders:
-            sender.wake()
+        # Called after the ingest commit, from the ingest worker's thread: hand the wake-up to each sender's loop.
+        for sender, loop in senders:
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(sender.wake)
 
     sender_options.setdefault("metrics", METRICS)
 
-    def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession]) -> AlertSender:
-        sender = AlertSender(bot, sessionmaker, **sender_options)
-        senders.append(sender)
+    def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *,
+                    pacer: Pacer | None = None) -> AlertSender:
+        sender = AlertSender(bot, sessionmaker, pacer=pacer, **sender_options)
+        senders.append((sender, asyncio.get_running_loop()))
         return sender
 
     return AlertHook(on_events=OutboxWriter(wakeup=wake), make_sender=make_sender)
@@ -139,13 +144,27 @@ def _loopback(url: str) -> bool:
     return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
-def make_bot(settings: Settings) -> Bot:
+def make_pacer(settings: Settings) -> Pacer:
+    """The replica's one Telegram rate limiter, shared by replies and alerts (bot.pacing)."""
+    s = settings.sender
+    return Pacer(s.global_rate, s.chat_interval, per_window=max(1, int(s.global_rate)))
+
+
+def install_pacing(bot: Bot, pacer: Pacer, metrics: Metrics = METRICS) -> None:
+    """Every call this bot makes goes through the limiter (replies first) and survives a 429."""
+    bot.session.middleware(RateLimitedSession(pacer, on_retry_after=metrics.telegram_rate_limited))
+
+
+def make_bot(settings: Settings, pacer: Pacer | None = None) -> Bot:
     if settings.bot_token is None:
         raise ValueError("BOT_TOKEN is not set")
     session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url)) \
         if settings.telegram_api_url else AiohttpSession()
-    return Bot(settings.bot_token.get_secret_value(), session=session,
-               default=DefaultBotProperties(parse_mode=ParseMode.HTML))
+    bot = Bot(settings.bot_token.get_secret_value(), session=session,
+              default=DefaultBotProperties(parse_mode=ParseMode.HTML))
+    if pacer is not None:
+        install_pacing(bot, pacer)
+    return bot
 
 
 class App:
@@ -184,6 +203,7 @@ class App:
         self._scheduler: Any = None
         self._client: Any = None
         self._sender: Sender | None = None
+        self.ingest_worker: IngestWorker | None = None
 
     # ------------------------------------------------------------------ pieces
     async def _load_offers(self) -> list[CachedOffer]:
@@ -192,10 +212,15 @@ class App:
             return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
 
     async def ingest(self, result: PollResult, rates: Any = None, *, on_events: Any = None) -> None:
-        """The scheduler's sink: record the poll (and the alert outbox, same transaction), then refresh the cache
-        inline mode answers from. `on_events` replaces the alert hook (the leader passes a fenced one)."""
+        """The scheduler's sink: record the poll (and the alert queue, same transaction) in the ingest worker's
+        thread, off this loop, then refresh the cache inline mode answers from. `on_events` replaces the alert hook
+        (the leader passes a fenced one)."""
         assert self.sessionmaker is not None and self.offers is not None
-        await record_poll(self.sessionmaker, result, rates=rates, on_events=on_events or self.alerts.on_events)
+        hook = on_events or self.alerts.on_events
+        if self.ingest_worker is not None:
+            await self.ingest_worker.record(result, rates=rates, on_events=hook)
+        else:
+            await record_poll(self.sessionmaker, result, rates=rates, on_events=hook)
         await self.offers.refresh()
 
     def _observe(self, result: PollResult) -> None:
@@ -281,7 +306,9 @@ class App:
         self.sessionmaker = make_sessionmaker(self.engine)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
+        self.pacer = make_pacer(s)
         self.bot = bot or make_bot(s)
+        install_pacing(self.bot, self.pacer, self.metrics)
         me = await self.bot.get_me()
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
@@ -304,11 +331,13 @@ class App:
                 self.bot, handle_signals=False, close_bot_session=False, polling_timeout=self.polling_timeout),
                 name="polling"))
         if self.scrape:
+            self.ingest_worker = IngestWorker(s.database_url)
+            self.ingest_worker.start()
             self.leadership = ScrapeLeadership(self.sessionmaker, self._start_scraping, ttl=s.lease.ttl,
                                                on_change=self._leader_changed)
             self._tasks.append(asyncio.create_task(self.leadership.run(self._stop), name="scrapers-leadership"))
         if self.alerts.make_sender is not None:
-            self._sender = self.alerts.make_sender(self.bot, self.sessionmaker)
+            self._sender = self.alerts.make_sender(self.bot, self.sessionmaker, pacer=self.pacer)
             self._tasks.append(asyncio.create_task(self._sender.run(), name="sender"))
         if s.admin_ids:
             watch = DegradedWatch(self.bot, self.sessionmaker, s.admin_ids, after=self.degraded_after)
@@ -333,6 +362,8 @@ class App:
             self._scheduler.shutdown()
         if self._client is not None:
             await self._client.aclose()
+        if self.ingest_worker is not None:
+            await self.ingest_worker.stop()
         if self.web is not None:
             await self.web.close()  # after the tasks: an update being handled still had its answer to send
         for refresher in self._refreshers:

@@ -57,9 +57,13 @@ class SenderSettings(BaseModel):
     on another host leaves its unsent alerts to the others after at most this long (on the same host at once).
     """
 
-    batch: int = Field(default=500, ge=1)  # outbox rows claimed per cycle
+    batch: int = Field(default=500, ge=1)  # alert messages kept written and ready in memory
     poll_interval: float = Field(default=1.0, gt=0)  # how often to look for alerts another replica queued
     claim_ttl: float = Field(default=30.0, ge=1)
+    # Telegram's limits, shared by this replica's replies and alerts (bot.pacing): messages per second overall,
+    # and seconds between two messages to one chat.
+    global_rate: float = Field(default=29.5, gt=0)
+    chat_interval: float = Field(default=1.05, ge=0)
 
 
 class Settings(BaseSettings):

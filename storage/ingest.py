@@ -12,9 +12,11 @@ the same PollResult twice a no-op.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -251,6 +253,27 @@ async def _apply_snapshot(session: AsyncSession, run: ScrapeRun, offers: list[Of
                           stored: dict[str, Stored]) -> tuple[list[OfferEvent], dict[str, Stored]]:
     """Diff the poll against the stored state and write only what changed (a few executemany statements).
     Returns the events (with their stored ids) and the provider's state after the poll."""
+    with _gc_paused():
+        return await _apply(session, run, offers, rates=rates, now=now, baseline=baseline, hysteresis=hysteresis,
+                            price_threshold=price_threshold, stored=stored)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """A poll allocates tens of thousands of small objects that all live until it ends: the cyclic collector would
+    re-scan the whole heap many times over meanwhile (measured: a third of a 50,000-configuration ingest)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
+                 now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
+                 stored: dict[str, Stored]) -> tuple[list[OfferEvent], dict[str, Stored]]:
     states = {key: s.state for key, s in stored.items()}
     factors: dict[str, tuple[float | None, float | None]] = {}
     new_states, events = detect_changes(states, offers, hysteresis=hysteresis, price_threshold=price_threshold,

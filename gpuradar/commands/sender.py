@@ -20,17 +20,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 async def _run(settings: object) -> int:
     from bot.sender import run_standalone
-    from gpuradar.app import make_bot
+    from gpuradar.app import make_bot, make_pacer
     from gpuradar.metrics import METRICS
     from gpuradar.settings import Settings
     from storage.db import make_engine, make_sessionmaker
 
     assert isinstance(settings, Settings)
     engine = make_engine(settings.database_url)
-    bot = make_bot(settings)
+    pacer = make_pacer(settings)
+    bot = make_bot(settings, pacer)
     try:
         return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=settings.sender.claim_ttl,
-                                    metrics=METRICS)
+                                    metrics=METRICS, pacer=pacer)
     finally:
         await bot.session.close()
         await engine.dispose()
