@@ -55,7 +55,7 @@ def offer_what(offer: CachedOffer, lang: str) -> str:
     gpu = esc(gpu_label(offer.gpu, offer.gpu_name))
     if offer.fraction is not None:
         return t(lang, "offer_what_slice", gpu=gpu, share=max(1, round(offer.fraction * 100)))
-    return t(lang, "offer_what", gpu=gpu, count=offer.gpu_count)
+    return f"{gpu} × {offer.gpu_count}"
 
 
 def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None) -> str:

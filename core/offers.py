@@ -89,7 +89,10 @@ class Offer(BaseModel):
 
     @property
     def fraction(self) -> float | None:
-        """Share of one card when this offer is a slice of it (vGPU / MIG), else None (whole cards)."""
+        """Share of one card when this offer is a slice of it (vGPU / MIG), else None (whole cards): as the provider
+        said it (`gpu_fraction`), or read from a per-GPU memory well below the catalog card's."""
+        if self.gpu_fraction is not None:
+            return self.gpu_fraction
         return gpu_fraction(self.gpu, self.gpu_count, self.gpu_memory_gb)
 
 

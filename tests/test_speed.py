@@ -12,7 +12,6 @@ from core.speed import inference_speed, training_speed
 from core.workload import Method, Precision, Quant, Strategy
 from tests.test_estimator import wl
 
-
 # --- hand calculations, one card of each class -------------------------------------------------------------------
 
 @pytest.mark.parametrize("gpu_id", ["a100-80gb", "rtx-4090", "rtx-a6000", "h100-sxm"])
