@@ -11,6 +11,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from bot.i18n import render
 from core.answer import Answer, answer
 from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
@@ -71,7 +72,7 @@ class Failure:
 
     def message(self, lang: str) -> str:
         if isinstance(self.error, ParseError):
-            return self.error.message(lang)
+            return render(lang, self.error.explain())
         return ""
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, money
+from bot.i18n import render
 from bot.offer_cache import CachedOffer
 from bot.texts import t
 from core.estimator import Breakdown
@@ -108,7 +109,7 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
     if mem.cpu_ram_gib:
         lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib)))
     if est.assumptions:
-        lines.append(t(lang, "est_assumptions", items=esc("; ".join(a.text(lang) for a in est.assumptions))))
+        lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
     lines.append("")
     fits = est.report.fits
     if fits:
@@ -121,7 +122,7 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
             lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
     else:
         lines.append(t(lang, "est_no_fit"))
-        lines.extend(f"• {esc(a.text(lang))}" for a in est.report.advice)
+        lines.extend(f"• {esc(render(lang, a.msg))}" for a in est.report.advice)
     lines.append("")
     if ranked is None:
         ranked = rank_for(est, offers, currency)
