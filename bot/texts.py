@@ -21,8 +21,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "start": (
             "👋 <b>GPU Radar</b> tells you how much VRAM an LLM job needs, which GPUs fit it, and where they can be "
             "rented right now.\n"
-            "It watches Selectel, HOSTKEY, Vast.ai, RunPod, CloudRift and Vultr, and alerts you when a fitting GPU "
-            "appears or gets cheaper.\n"
+            "It watches {providers}, and alerts you when a fitting GPU appears or gets cheaper.\n"
             "Try: <code>/estimate 70B QLoRA ctx 8k</code>, then <code>/subscribe 13B LoRA under $2/h</code>.\n\n"
             "More: /help"
         ),
@@ -134,6 +133,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "provider_ok": "✅ {name} — last success {when}",
         "provider_degraded": "⚠️ {name} — degraded since {since}: {reason}; last success {when}",
         "provider_unknown": "⏳ {name} — not polled yet",
+        "provider_needs_key": "🔑 {name} — needs an API key: set {settings}",
+        "provider_off": "⏸ {name} — switched off",
         "never": "never",
         # settings and language
         "settings_title": (
@@ -187,8 +188,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "start": (
             "👋 <b>GPU Radar</b> считает, сколько видеопамяти нужно под задачу с LLM, какие GPU подходят и где их "
             "можно арендовать прямо сейчас.\n"
-            "Я слежу за Selectel, HOSTKEY, Vast.ai, RunPod, CloudRift и Vultr и пишу, когда подходящая GPU "
-            "появляется или дешевеет.\n"
+            "Я слежу за {providers} и пишу, когда подходящая GPU появляется или дешевеет.\n"
             "Попробуйте: <code>/estimate 70B QLoRA ctx 8k</code>, затем <code>/subscribe 13B LoRA до 300 ₽/ч</code>."
             "\n\nПодробнее: /help"
         ),
@@ -293,6 +293,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "provider_ok": "✅ {name} — последний успешный опрос {when}",
         "provider_degraded": "⚠️ {name} — сбоит с {since}: {reason}; последний успех {when}",
         "provider_unknown": "⏳ {name} — ещё не опрашивался",
+        "provider_needs_key": "🔑 {name} — нужен ключ API: задайте {settings}",
+        "provider_off": "⏸ {name} — выключен",
         "never": "никогда",
         "settings_title": (
             "<b>Настройки</b>\nВалюта: {currency}\nТихие часы: {quiet}\nГруппировка уведомлений: {grouping}\n\n"

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.estimates import Estimate
-from bot.formatting import esc, gib, money
+from bot.formatting import esc, gib, href, money
 from bot.offer_cache import CachedOffer
 from bot.texts import t
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
+from core.providers import provider_title
 from core.workload import Method, Quant
 
 FITS_SHOWN = 6
@@ -50,10 +51,12 @@ def workload_label(est: Estimate) -> str:
 
 def offer_line(offer: CachedOffer, lang: str, currency: str) -> str:
     per_hour = offer.per_hour(currency)
-    link = t(lang, "offer_link", url=esc(offer.url)) if offer.url else t(lang, "offer_nolink")
+    url = href(offer.url)
+    link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
     location = f" ({esc(offer.location)})" if offer.location else ""
-    return t(lang, "offer_line", provider=esc(offer.provider), gpu=esc(gpu_label(offer.gpu, offer.gpu_name)),
-             count=offer.gpu_count, location=location, per_hour=money(per_hour, currency),
+    return t(lang, "offer_line", provider=esc(provider_title(offer.provider)),
+             gpu=esc(gpu_label(offer.gpu, offer.gpu_name)), count=offer.gpu_count, location=location,
+             per_hour=money(per_hour, currency),
              per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), link=link)
 
 

@@ -134,6 +134,22 @@ class ProvidersSettings(BaseModel):
         cfg = getattr(self, "lambda_" if name == "lambda" else name, None)
         return cfg if isinstance(cfg, ProviderSettings) else None
 
+    def setup(self) -> dict[str, str]:
+        """Every configured provider -> "enabled", "disabled" or "needs:PROVIDERS__X__API_KEY,..." (credentials
+        missing), for `/providers` and `gpuradar providers`."""
+        out: dict[str, str] = {}
+        for name, cfg in self:
+            if not isinstance(cfg, ProviderSettings):
+                continue
+            missing = cfg.credentials_missing()
+            if not cfg.enabled:
+                out[name] = "disabled"
+            elif missing:
+                out[name] = "needs:" + ",".join(f"PROVIDERS__{name.upper()}__{m}" for m in missing)
+            else:
+                out[name] = "enabled"
+        return out
+
     def enabled(self) -> dict[str, ProviderSettings]:
         """Providers to poll: enabled and with the credentials they need."""
         return {name: cfg for name, cfg in self

@@ -27,6 +27,7 @@ from bot.texts import examples, t
 from bot.tokens import QueryTokens
 from bot.views import gpu_label, offer_line, render_estimate, workload_label
 from core.offers import HOURS_PER_MONTH
+from core.providers import provider_title
 
 router = Router(name="inline")
 
@@ -70,7 +71,7 @@ def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lan
         per_hour = offer.per_hour(currency)
         location = f" · {offer.location}" if offer.location else ""
         title = t(lang, "inline_offer_title", gpu=gpu_label(offer.gpu, offer.gpu_name), count=offer.gpu_count,
-                  per_hour=money(per_hour, currency), provider=offer.provider)
+                  per_hour=money(per_hour, currency), provider=provider_title(offer.provider))
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{offer_line(offer, lang, currency)}"
