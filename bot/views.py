@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.estimates import Estimate
-from bot.formatting import esc, gib, money
+from bot.formatting import esc, gib, href, money
 from bot.i18n import render
 from bot.offer_cache import CachedOffer
 from bot.texts import t
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
+from core.providers import provider_title
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
@@ -62,13 +63,14 @@ def offer_what(offer: CachedOffer, lang: str) -> str:
 def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None) -> str:
     """One offer: the whole configuration's price per hour and per month, spot marked, the job's cost if known."""
     per_hour = offer.per_hour(currency)
-    link = t(lang, "offer_link", url=esc(offer.url)) if offer.url else t(lang, "offer_nolink")
+    url = href(offer.url)
+    link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
     location = f" ({esc(offer.location)})" if offer.location else ""
     extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
-    return t(lang, "offer_line", provider=esc(offer.provider), what=offer_what(offer, lang), location=location,
-             per_hour=money(per_hour, currency),
+    return t(lang, "offer_line", provider=esc(provider_title(offer.provider)), what=offer_what(offer, lang),
+             location=location, per_hour=money(per_hour, currency),
              per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), extra=extra,
              link=link)
 

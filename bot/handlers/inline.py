@@ -27,6 +27,7 @@ from bot.texts import examples, t
 from bot.tokens import QueryTokens
 from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.offers import HOURS_PER_MONTH
+from core.providers import provider_title
 
 router = Router(name="inline")
 
@@ -73,9 +74,8 @@ def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lan
         assert isinstance(offer, CachedOffer)
         per_hour = r.price_per_hour
         location = f" · {offer.location}" if offer.location else ""
-        title = t(lang, "inline_offer_title", what=offer_what(offer, lang).replace("<", "").replace(">", ""),
-                  per_hour=money(per_hour, currency), provider=offer.provider,
-                  spot=t(lang, "inline_spot") if r.spot else "")
+        title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency),
+                  provider=provider_title(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency)}"
