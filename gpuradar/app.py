@@ -230,14 +230,33 @@ class App:
         scheduler = ScrapeScheduler(self.settings, client, sink)
         scheduler.start()
         self._scheduler, self._client = scheduler, client
+        upkeep = asyncio.create_task(self._retention_loop(), name="retention")
 
         async def close() -> None:
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await upkeep
             scheduler.shutdown()
             await client.aclose()
             if self._scheduler is scheduler:
                 self._scheduler = self._client = None
 
         return close
+
+    async def _retention_loop(self, first_after: float = 60.0) -> None:
+        """The leader keeps storage bounded (storage/retention.py), in the ingest worker, every RETENTION__EVERY s."""
+        from storage.retention import run_retention
+
+        assert self.ingest_worker is not None
+        settings = self.settings.retention
+        delay = first_after
+        while True:
+            await asyncio.sleep(delay)
+            delay = settings.every
+            try:
+                await self.ingest_worker.run(lambda sm: run_retention(sm, settings))
+            except Exception:  # upkeep must never take the leader down; the next run tries again
+                log.warning("retention run failed", exc_info=True)
 
     def _leader_changed(self, leading: bool) -> None:
         self.metrics.set_leader(SCRAPERS_LEASE, leading)

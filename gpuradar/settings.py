@@ -11,7 +11,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gpuradar.logs import LogSettings
 from scrapers.settings import ProvidersSettings
-from storage.db import DEFAULT_DATABASE_URL
+from storage.retention_settings import RetentionSettings
+from storage.urls import DEFAULT_DATABASE_URL
 
 
 class WebSettings(BaseModel):
@@ -74,6 +75,7 @@ class Settings(BaseSettings):
     telegram_api_url: str | None = None  # a self-hosted or stand-in Bot API server
     admin_ids: list[int] = Field(default_factory=list)
     providers: ProvidersSettings = ProvidersSettings()
+    retention: RetentionSettings = RetentionSettings()  # storage/retention.py: what is kept how long
     user_agent: str = "GPURadarBot/0.1 (+https://t.me/gpuradar_bot; GPU stock alerts)"
     # CBR daily rates fallback when the rates file cannot be fetched (roubles per unit)
     fx_fallback_rub_per: dict[str, float] = Field(default_factory=lambda: {"USD": 80.0, "EUR": 93.0})

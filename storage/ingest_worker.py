@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.changes import OfferEvent
 from core.polls import PollResult
@@ -71,6 +73,16 @@ class IngestWorker:
             assert self._lock is not None
             async with self._lock:
                 return await record_poll(self.sessionmaker, result, cache=self.cache, **options)
+
+        return await self._call(job())
+
+    async def run(self, fn: Callable[[async_sessionmaker[AsyncSession]], Coroutine[Any, Any, T]]) -> T:
+        """Other leader-side upkeep (retention) in the worker: off the bot's loop, never alongside an ingest."""
+
+        async def job() -> T:
+            assert self._lock is not None
+            async with self._lock:
+                return await fn(self.sessionmaker)
 
         return await self._call(job())
 

@@ -1,5 +1,5 @@
 """Alert fan-out proportional to events: one queued row per alerting event (not per subscription reached), a cursor
-per user, and the cooldown kept per offer.
+per user, and the cooldown kept per offer; retention's marks and indexes.
 
 `alert_outbox` (one row per subscription x event) and `alert_cooldowns` (one per subscription x offer) made a
 poll's alert work grow with every subscriber it reached. They are replaced by `alert_events`, `users.alert_cursor`
@@ -88,8 +88,25 @@ def upgrade() -> None:
     op.drop_table("alert_outbox")
     op.drop_table("alert_cooldowns")
 
+    # Retention (storage/retention.py): its marks, and the indexes its range deletes use.
+    op.create_table(
+        "retention_marks",
+        sa.Column("name", sa.String(64), nullable=False),
+        _ts("upto"),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_retention_marks")),
+    )
+    with op.batch_alter_table("price_history") as batch:
+        batch.create_index("ix_price_history_at", ["at"])
+    with op.batch_alter_table("offer_events") as batch:
+        batch.create_index("ix_offer_events_at", ["at"])
+
 
 def downgrade() -> None:
+    with op.batch_alter_table("offer_events") as batch:
+        batch.drop_index("ix_offer_events_at")
+    with op.batch_alter_table("price_history") as batch:
+        batch.drop_index("ix_price_history_at")
+    op.drop_table("retention_marks")
     op.create_table(
         "alert_outbox",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
