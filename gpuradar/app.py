@@ -35,6 +35,7 @@ from bot.dispatcher import build_dispatcher
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.pacing import Pacer, RateLimitedSession
+from core.alerts import AlertPolicy
 from core.polls import PollResult
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
@@ -66,7 +67,7 @@ class AlertHook:
     make_sender: Callable[..., Sender] | None = None  # (bot, sessionmaker, *, pacer) -> Sender
 
 
-def alert_hook(**sender_options: Any) -> AlertHook:
+def alert_hook(policy: AlertPolicy | None = None, **sender_options: Any) -> AlertHook:
     """The alert pipeline's ends for `gpuradar run` (issue 5): `on_events` matches events against subscriptions
     and writes outbox rows in the ingest transaction; `make_sender` builds `bot.sender.AlertSender`, which the
     writer wakes right after the commit so an alert does not wait for the sender's next poll."""
@@ -89,7 +90,7 @@ def alert_hook(**sender_options: Any) -> AlertHook:
         senders.append((sender, asyncio.get_running_loop()))
         return sender
 
-    return AlertHook(on_events=OutboxWriter(wakeup=wake), make_sender=make_sender)
+    return AlertHook(on_events=OutboxWriter(policy, wakeup=wake), make_sender=make_sender)
 
 
 class WebhookSettingsError(ValueError):
@@ -127,12 +128,13 @@ def _loopback(url: str) -> bool:
 def make_pacer(settings: Settings) -> Pacer:
     """The replica's one Telegram rate limiter, shared by replies and alerts (bot.pacing)."""
     s = settings.sender
-    return Pacer(s.global_rate, s.chat_interval, per_window=max(1, int(s.global_rate)))
+    return Pacer(s.global_rate, s.chat_interval, window=s.window, per_window=max(1, int(s.global_rate * s.window)))
 
 
 def install_pacing(bot: Bot, pacer: Pacer, metrics: Metrics = METRICS) -> None:
     """Every call this bot makes goes through the limiter (replies first) and survives a 429."""
-    bot.session.middleware(RateLimitedSession(pacer, on_retry_after=metrics.telegram_rate_limited))
+    bot.session.middleware(RateLimitedSession(pacer, on_retry_after=metrics.telegram_rate_limited,
+                                              time_scale=pacer.window))
 
 
 def make_bot(settings: Settings, pacer: Pacer | None = None) -> Bot:
@@ -330,9 +332,10 @@ class App:
             self._tasks.append(asyncio.create_task(self.dispatcher.start_polling(
                 self.bot, handle_signals=False, close_bot_session=False, polling_timeout=self.polling_timeout),
                 name="polling"))
+        # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`).
+        self.ingest_worker = IngestWorker(s.database_url)
+        self.ingest_worker.start()
         if self.scrape:
-            self.ingest_worker = IngestWorker(s.database_url)
-            self.ingest_worker.start()
             self.leadership = ScrapeLeadership(self.sessionmaker, self._start_scraping, ttl=s.lease.ttl,
                                                on_change=self._leader_changed)
             self._tasks.append(asyncio.create_task(self.leadership.run(self._stop), name="scrapers-leadership"))

@@ -65,6 +65,8 @@ class SenderSettings(BaseModel):
     # and seconds between two messages to one chat.
     global_rate: float = Field(default=29.5, gt=0)
     chat_interval: float = Field(default=1.05, ge=0)
+    # The span Telegram counts its per-second limits over; only a stand-in server with scaled time changes it.
+    window: float = Field(default=1.0, gt=0)
 
 
 class Settings(BaseSettings):

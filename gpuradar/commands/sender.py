@@ -8,7 +8,7 @@ import argparse
 import asyncio
 import sys
 
-from gpuradar.commands.run import MESSAGES
+from gpuradar.commands.run import both
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,10 +46,10 @@ def handle(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
     except ValidationError as e:
-        print(MESSAGES["bad_settings"].format(error=e), file=sys.stderr)
+        print(both("run_bad_settings", error=e), file=sys.stderr)
         return 2
     if settings.bot_token is None:
-        print(MESSAGES["no_token"], file=sys.stderr)
+        print(both("run_no_token"), file=sys.stderr)
         return 2
     configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
                       secrets=[settings.bot_token.get_secret_value()])
