@@ -53,8 +53,18 @@ def _positive(option: str, value: int | float | None) -> None:
         raise _problem(f"{option} must be a positive number.", f"{option} должно быть положительным числом.")
 
 
+def config_name(path: str, data: dict[str, Any]) -> str:
+    """What a config.json file calls its model: its `_name_or_path`, else the file's name (the folder's for a
+    plain `config.json`)."""
+    named = data.get("_name_or_path") if isinstance(data, dict) else None
+    if isinstance(named, str) and named.strip():
+        return named.strip().rstrip("/")
+    p = Path(path)
+    return p.stem if p.stem.lower() != "config" else (p.resolve().parent.name or "custom")
+
+
 def _config_arch(path: str) -> Any:
-    from core.models import from_hf_config
+    from core.models import ConfigError, arch_from_config
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -64,8 +74,8 @@ def _config_arch(path: str) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise _problem(f"{path} is not a JSON config.json.", f"{path} — не JSON-файл config.json.") from None
     try:
-        return from_hf_config(data, name=Path(path).parent.name or "custom")
-    except (KeyError, TypeError, ValueError, AttributeError):
+        return arch_from_config(data, name=config_name(path, data), source=str(path))
+    except (ConfigError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
         raise _problem(f"{path} lacks the fields of a Hugging Face config.json (hidden_size, num_hidden_layers, "
                        "num_attention_heads, vocab_size).",
                        f"В {path} нет полей config.json Hugging Face (hidden_size, num_hidden_layers, "
@@ -87,7 +97,7 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         fields["model"] = args.model
     if args.config:
         arch = _config_arch(args.config)
-        fields["arch"], fields["model"] = arch, arch.id
+        fields["arch"], fields["model"], fields["model_source"] = arch, arch.id, "config"
     if args.params:
         fields["params_b"], experts = parse_size(args.params)
         if experts:
