@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.i18n import render
 from core.defaults import complete
 from core.estimator import estimate_memory
 from core.fit import fit_configs, requirement
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 class Estimate:
     query: str
     workload: Workload
-    assumptions: list[Any]  # core.defaults.Assumption: .text(lang)
+    assumptions: list[Any]  # core.defaults.Assumption: render(lang, a.msg)
     memory: Any  # core.estimator.MemoryEstimate
     report: Any  # core.fit.FitReport
     requirement: Any  # core.fit.Requirement
@@ -58,7 +59,7 @@ class Failure:
 
     def message(self, lang: str) -> str:
         if isinstance(self.error, ParseError):
-            return self.error.message(lang)
+            return render(lang, self.error.explain())
         return ""
 
 

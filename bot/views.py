@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, money
+from bot.i18n import render
 from bot.offer_cache import CachedOffer
 from bot.texts import t
 from core.gpus import get_gpu
@@ -81,7 +82,7 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
     if getattr(mem, "cpu_ram_gib", 0):
         lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib)))
     if est.assumptions:
-        lines.append(t(lang, "est_assumptions", items=esc("; ".join(a.text(lang) for a in est.assumptions))))
+        lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
     lines.append("")
     fits = list(est.report.fits)
     if fits:
@@ -93,7 +94,7 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
             lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
     else:
         lines.append(t(lang, "est_no_fit"))
-        lines.extend(f"• {esc(a.text(lang))}" for a in getattr(est.report, "advice", []))
+        lines.extend(f"• {esc(render(lang, a.msg))}" for a in getattr(est.report, "advice", []))
     lines.append("")
     if offers:
         lines.append(t(lang, "est_offers_title"))

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.estimator import MemoryEstimate, estimate_memory, estimate_on, need, prepare
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
+from core.msg import Msg, msg
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Quant, Strategy, Workload
 
 DEFAULT_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
@@ -79,16 +80,13 @@ class Fit(NamedTuple):
 
 
 class Advice(BaseModel):
-    """What would make an impossible workload possible. `code` for machines, `en` / `ru` for people."""
+    """What would make an impossible workload possible. `code` for machines, `msg` for people (the text catalog
+    renders it in the user's language)."""
 
     model_config = ConfigDict(frozen=True)
 
-    code: str  # "offload" | "qlora" | "more_nodes" | "more_gpus" | "bigger_gpu"
-    en: str
-    ru: str
-
-    def text(self, lang: str) -> str:
-        return self.ru if lang == "ru" else self.en
+    code: str  # "offload" | "qlora" | "more_nodes" | "more_gpus" | "bigger_gpu" | "none"
+    msg: Msg
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,8 +264,8 @@ def _smallest_fit(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> Fit 
     return min(best, key=lambda f: (f.usable_gib * f.count, f.count)) if best else None
 
 
-def _where(f: Fit) -> tuple[str, str]:
-    return f"{f.count}x {f.gpu_name}", f"{f.count}x {f.gpu_name}"
+def _where(f: Fit) -> str:
+    return f"{f.count}x {f.gpu_name}"
 
 
 def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
@@ -276,16 +274,12 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
         # More of the same card, then any card at all.
         for count in (2, 4, 8, 16, 32, 64):
             if count > max(w.gpus, 1) and req.fits(named, count):
-                out.append(Advice(
-                    code="more_gpus",
-                    en=f"It does not fit on {max(w.gpus, 1)}x {named.name}; {count}x {named.name} would hold it.",
-                    ru=f"На {max(w.gpus, 1)}x {named.name} не помещается; поместится на {count}x {named.name}."))
+                out.append(Advice(code="more_gpus", msg=msg("advice_more_gpus", have=str(max(w.gpus, 1)),
+                                                            gpu=named.name, count=str(count))))
                 break
         other = _smallest_fit(w.with_(gpu=None))
         if other is not None:
-            en, ru = _where(other)
-            out.append(Advice(code="bigger_gpu", en=f"The smallest configuration that fits: {en}.",
-                              ru=f"Самая скромная подходящая конфигурация: {ru}."))
+            out.append(Advice(code="bigger_gpu", msg=msg("advice_bigger_gpu", where=_where(other))))
             return out
     if w.is_training and w.offload is not Offload.ALL:
         for offload in (Offload.OPTIMIZER, Offload.ALL):
@@ -295,15 +289,8 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
             f = _smallest_fit(alt)
             if f is not None:
                 cpu = estimate_memory(config_for(alt, f.count)).cpu_ram_gib
-                en, ru = _where(f)
-                what_en = "the optimizer states" if offload is Offload.OPTIMIZER else "parameters and optimizer states"
-                what_ru = "состояния оптимизатора" if offload is Offload.OPTIMIZER else "веса и состояния оптимизатора"
-                out.append(Advice(
-                    code="offload",
-                    en=f"Offload {what_en} to CPU (DeepSpeed ZeRO-3 offload): fits on {en} with about "
-                       f"{cpu:.0f} GiB of host RAM, at a large speed cost.",
-                    ru=f"Выгрузите {what_ru} в оперативную память (DeepSpeed ZeRO-3 offload): поместится на {ru}, "
-                       f"нужно около {cpu:.0f} ГиБ ОЗУ, обучение будет заметно медленнее."))
+                out.append(Advice(code="offload", msg=msg(f"advice_offload_{offload.value}", where=_where(f),
+                                                          cpu=f"{cpu:.0f}")))
                 break
     if w.method in (Method.FULL, Method.FREEZE, Method.LORA):
         alt = w.with_(method=Method.QLORA, quant=Quant.NF4, lora_rank=w.lora_rank or 16,
@@ -311,22 +298,16 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
                       offload=Offload.NONE, gpu=None, gpus=1)
         f = _smallest_fit(alt)
         if f is not None:
-            en, ru = _where(f)
-            out.append(Advice(code="qlora", en=f"QLoRA (4-bit base, LoRA adapters) fits on {en}.",
-                              ru=f"QLoRA (4-битная база и LoRA-адаптеры) поместится на {ru}."))
+            out.append(Advice(code="qlora", msg=msg("advice_qlora", where=_where(f))))
     base = w.with_(gpu=None, gpus=1)
     breq = requirement(base)
     for nodes in range(2, MAX_NODES + 1):
         count = nodes * NODE_SIZE
         if breq.runnable(count) and breq.fits(_BIGGEST, count):
-            out.append(Advice(
-                code="more_nodes",
-                en=f"Several nodes: {nodes} nodes of 8x {_BIGGEST.name} ({count} GPUs, "
-                   f"{config_for(base, count).strategy.value}).",
-                ru=f"Несколько узлов: {nodes} узла(ов) по 8x {_BIGGEST.name} ({count} GPU, "
-                   f"{config_for(base, count).strategy.value})."))
+            out.append(Advice(code="more_nodes", msg=msg("advice_more_nodes", nodes=nodes, gpu=_BIGGEST.name,
+                                                         count=str(count),
+                                                         strategy=config_for(base, count).strategy.value)))
             break
     if not out:
-        out.append(Advice(code="none", en="Nothing in the catalog holds this workload, even across 64 nodes.",
-                          ru="Ни одна конфигурация из каталога не вмещает эту задачу, даже на 64 узлах."))
+        out.append(Advice(code="none", msg=msg("advice_none", nodes=str(MAX_NODES))))
     return out

@@ -23,17 +23,10 @@ from typing import Any
 
 from core.gpus import GPUS, find_gpu
 from core.models import find_model
+from core.msg import Joined, Msg, msg
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
-Text = tuple[str, str]  # (English, Russian)
-
 MAX_CHARS = 500  # a workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256)
-
-EXAMPLES_EN = ("13B LoRA", "70B QLoRA ctx 8k bs 4", "llama-3.1-8b lora r16 seq 4096",
-               "Qwen2.5-72B inference 32k, 8 users")
-EXAMPLES_RU = ("13B LoRA", "полное дообучение 7B", "70B QLoRA контекст 8k на 2x A100 80GB",
-               "инференс 70B int4, контекст 32k, 8 пользователей")
-
 
 # --- the error -------------------------------------------------------------------------------------------------
 
@@ -41,110 +34,91 @@ class ParseError(ValueError):
     """A phrase (or a combination of fields) that cannot be read as a workload.
 
     `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
-    error comes from `complete`); `message(lang)` explains them in Russian or English with example phrases.
+    error comes from `complete`); `explain()` says what was and was not understood, with example phrases, as a
+    message for the text catalog (`bot.i18n.render(lang, err.explain())`).
     """
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
-                 problem: Text | None = None, meanings: Sequence[Text | None] = (),
-                 reasons: Mapping[str, Text] | None = None) -> None:
+                 problem: Msg | None = None, meanings: Sequence[Msg | Joined | None] = (),
+                 reasons: Mapping[str, Msg] | None = None) -> None:
         self.understood: list[str] = list(understood)
         self.not_understood: list[str] = list(not_understood)
         self.problem = problem
         self._meanings = list(meanings)
         self._reasons = dict(reasons or {})
-        super().__init__(self.message("en"))
+        super().__init__(problem.key if problem else f"not understood: {self.not_understood}")
 
-    def message(self, lang: str) -> str:
-        ru = 1 if lang == "ru" else 0
-        lines: list[str] = []
+    def explain(self) -> Joined:
+        """The whole answer, one message per line."""
+        lines: list[Msg] = []
         if self.problem:
-            lines.append(self.problem[ru])
-        elif self.not_understood:
-            lines.append(("Sorry, I could not read all of that.", "Извините, я понял не всё.")[ru])
+            lines.append(self.problem)
         else:
-            lines.append(("Sorry, I could not read that workload.", "Извините, не получилось разобрать задачу.")[ru])
+            lines.append(msg("parse_not_all" if self.not_understood else "parse_cannot"))
         if self.understood:
-            items: list[str] = []
+            items: list[Msg] = []
             for i, frag in enumerate(self.understood):
                 meaning = self._meanings[i] if i < len(self._meanings) else None
-                item = f"«{frag}» — {meaning[ru]}" if meaning else f"«{frag}»"
+                item = msg("parse_item_meaning", fragment=frag, meaning=meaning) if meaning else \
+                    msg("parse_item", fragment=frag)
                 if item not in items:  # "13B LoRA 13B LoRA ..." says each thing once
                     items.append(item)
-            lines.append(("Understood: ", "Понял: ")[ru] + "; ".join(items) + ".")
+            lines.append(msg("parse_understood", items=Joined(tuple(items), "; ")))
         elif self.not_understood:
-            lines.append(("Understood: nothing yet.", "Понял: пока ничего.")[ru])
+            lines.append(msg("parse_understood_nothing"))
         if self.not_understood:
             items = []
             for frag in self.not_understood:
                 reason = self._reasons.get(frag)
-                items.append(f"«{frag}» ({reason[ru]})" if reason else f"«{frag}»")
-            lines.append(("Not understood: ", "Не понял: ")[ru] + "; ".join(items) + ".")
-        examples = (EXAMPLES_EN, EXAMPLES_RU)[ru]
-        lines.append(("Try for example: ", "Попробуйте, например: ")[ru] + ", ".join(f"«{e}»" for e in examples))
-        return "\n".join(lines)
+                items.append(msg("parse_item_reason", fragment=frag, reason=reason) if reason else
+                             msg("parse_item", fragment=frag))
+            lines.append(msg("parse_not_understood", items=Joined(tuple(items), "; ")))
+        lines.append(msg("parse_try"))
+        return Joined(tuple(lines), "\n")
 
 
 # --- how fields read back to the user (shared with core.defaults) ------------------------------------------------
 
-FIELD_LABELS: dict[str, Text] = {
-    "model": ("model", "модель"), "arch": ("architecture", "архитектура"), "params_b": ("model size", "размер модели"),
-    "experts": ("experts", "эксперты"), "method": ("method", "метод"), "quant": ("quantization", "квантизация"),
-    "precision": ("precision", "точность"), "seq_len": ("sequence length", "длина последовательности"),
-    "batch": ("micro-batch", "микро-батч"),
-    "grad_ckpt": ("gradient checkpointing", "пересчёт активаций (gradient checkpointing)"),
-    "attention": ("attention", "реализация внимания"), "lora_rank": ("LoRA rank", "ранг LoRA"),
-    "lora_targets": ("LoRA targets", "слои LoRA"), "optimizer": ("optimizer", "оптимизатор"),
-    "fused_ce": ("fused cross-entropy", "слитая cross-entropy (fused CE)"), "gpus": ("GPUs", "число GPU"),
-    "strategy": ("multi-GPU strategy", "стратегия на нескольких GPU"), "offload": ("CPU offload", "выгрузка в CPU"),
-    "gpu": ("GPU", "видеокарта"), "kv_dtype": ("KV-cache type", "тип KV-кэша"),
-    "concurrency": ("concurrent sequences", "одновременных последовательностей"),
-    "examples": ("examples", "примеров"), "tokens_per_example": ("tokens per example", "токенов на пример"),
-    "epochs": ("epochs", "эпох"),
-}
-
-# Keyed by (enum type, member): StrEnum members of different enums compare equal ("none" == "none").
-_VALUE_TEXT: dict[tuple[type, Any], Text] = {(type(k), k): v for k, v in (
-    (Method.INFERENCE, ("inference", "инференс")), (Method.FULL, ("full fine-tune", "полное дообучение")),
-    (Method.FREEZE, ("freeze (only the last layers train)", "заморозка (обучаются только последние слои)")),
-    (Method.LORA, ("LoRA", "LoRA")), (Method.QLORA, ("QLoRA", "QLoRA")),
-    (Quant.NONE, ("none, 16-bit weights", "нет, 16-битные веса")),
-    (Offload.NONE, ("none", "нет")), (Offload.OPTIMIZER, ("optimizer states", "состояния оптимизатора")),
-    (Offload.ALL, ("parameters and optimizer", "параметры и оптимизатор")),
-    (Strategy.SINGLE, ("single GPU", "одна GPU")), (Strategy.TP, ("tensor parallel", "тензорный параллелизм")),
-    (Strategy.ZERO3, ("ZeRO-3", "ZeRO-3")), (Strategy.ZERO2, ("ZeRO-2", "ZeRO-2")), (Strategy.FSDP, ("FSDP", "FSDP")),
-    (Strategy.DDP, ("DDP", "DDP")),
-)}
+# How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
+FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
+          "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs")
+_NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
-def render_value(field: str, value: Any) -> Text:
-    """A field's value as the user reads it, in both languages."""
-    if isinstance(value, Enum) and (type(value), value) in _VALUE_TEXT:
-        return _VALUE_TEXT[(type(value), value)]
+def field_label(field: str) -> Msg:
+    return msg(f"field_{field}")
+
+
+def render_value(field: str, value: Any) -> Msg | str:
+    """A field's value as the user reads it: a catalog message, or a name that reads the same in any language."""
+    if isinstance(value, _NAMED_VALUES):
+        return msg(f"val_{type(value).__name__.lower()}_{value.value}")
+    if field == "quant" and value == Quant.NONE:
+        return msg("val_quant_none")
     if isinstance(value, bool):
-        return ("on", "вкл.") if value else ("off", "выкл.")
+        return msg("val_on" if value else "val_off")
     if field == "params_b":
-        return f"{value:g}B", f"{value:g}B"
-    if field == "seq_len":
-        return f"{value} tokens", f"{value} токенов"
+        return f"{value:g}B"
+    if field in ("seq_len", "tokens_per_example"):
+        return msg("val_tokens", n=int(value))
     if field == "model":
         arch = find_model(str(value))
-        return (arch.name, arch.name) if arch else (str(value), str(value))
+        return arch.name if arch else str(value)
     if field == "gpu":
         gpu = find_gpu(str(value))
-        return (gpu.name, gpu.name) if gpu else (str(value), str(value))
+        return gpu.name if gpu else str(value)
     if isinstance(value, Enum):
-        return str(value.value), str(value.value)
+        return str(value.value)
     if isinstance(value, float):
-        return f"{value:g}", f"{value:g}"
-    return str(value), str(value)
+        return f"{value:g}"
+    return str(value)
 
 
 @lru_cache(maxsize=2048, typed=True)
-def describe(field: str, value: Any) -> Text:
-    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токенов'."""
-    en_label, ru_label = FIELD_LABELS.get(field, (field, field))
-    en, ru = render_value(field, value)
-    return f"{en_label}: {en}", f"{ru_label}: {ru}"
+def describe(field: str, value: Any) -> Msg:
+    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токена'."""
+    return msg("field_is", label=field_label(field), value=render_value(field, value))
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------
@@ -185,15 +159,13 @@ def _amount(text: str, kilo: int = 1000) -> float:
     return value * (kilo * kilo if u == "m" else 1_000_000)
 
 
-def check_range(field: str, value: float) -> Text | None:
-    """None when the value is sane for the field, else why not (both languages)."""
+def check_range(field: str, value: float) -> Msg | None:
+    """None when the value is sane for the field, else why not."""
     lo, hi = LIMITS[field]
     if not lo <= value <= hi:
-        label_en, label_ru = FIELD_LABELS[field]
-        return (f"{label_en} must be between {lo:g} and {hi:g}", f"{label_ru}: допустимо от {lo:g} до {hi:g}")
+        return msg("parse_range", label=field_label(field), lo=f"{lo:g}", hi=f"{hi:g}")
     if field in _INT_FIELDS and abs(value - round(value)) > 1e-6:
-        label_en, label_ru = FIELD_LABELS[field]
-        return f"{label_en} must be a whole number", f"{label_ru}: нужно целое число"
+        return msg("parse_whole", label=field_label(field))
     return None
 
 
@@ -243,8 +215,8 @@ Handler = Callable[[re.Match[str]], dict[str, Any]]
 class Bad(Exception):
     """Raised by a rule handler: the fragment was recognised as something but its value is wrong."""
 
-    def __init__(self, reason: Text) -> None:
-        super().__init__(reason[0])
+    def __init__(self, reason: Msg) -> None:
+        super().__init__(reason.key)
         self.reason = reason
 
 
@@ -296,8 +268,7 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
     def handle(m: re.Match[str]) -> dict[str, Any]:
         gpu = _gpu_named_as(m.group(name_group))
         if gpu is None:
-            raise Bad(("this GPU is not in the catalog (a different memory size?)",
-                       "такой GPU нет в каталоге (другой объём памяти?)"))
+            raise Bad(msg("parse_gpu_unknown"))
         out: dict[str, Any] = {"gpu": gpu.id}
         if count is not None:
             out.update(count(m))
@@ -370,12 +341,8 @@ _HUB_RX = r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*"
 def _unknown_model(name: str) -> Bad:
     from core.models import did_you_mean
 
-    close = ", ".join(did_you_mean(name))
-    hint_en, hint_ru = (f"; did you mean {close}?", f"; может быть, {close}?") if close else ("", "")
-    return Bad((f"this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or "
-                f"a config.json{hint_en}",
-                f"этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или "
-                f"config.json{hint_ru}"))
+    close = did_you_mean(name)
+    return Bad(msg("parse_model_unknown_close", close=", ".join(close)) if close else msg("parse_model_unknown"))
 
 
 # A repository named after its quantisation ("…-GPTQ-Int4", "…-AWQ", "…-FP8", "…-bnb-4bit", "…-GGUF").
@@ -478,7 +445,7 @@ def _tp(m: re.Match[str]) -> dict[str, Any]:
 
 
 def _noop(m: re.Match[str]) -> dict[str, Any]:
-    return {"_note": ("does not change memory, ignored", "на память не влияет, не учитываю")}
+    return {"_note": msg("parse_noop")}
 
 
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
@@ -716,23 +683,18 @@ _SEPARATORS = re.compile(r"[\s,;:()\[\]{}!?\"'«»|.+&/-]*")
 _HAS_ALNUM = re.compile(r"\w")
 _NUMBER_ONLY = re.compile(r"[0-9]+(?:[.,][0-9]+)?")
 
-_NUMBER_REASON: Text = ("a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»",
-                        "число без единицы: напишите, например, «контекст 4096», «bs 4», «8 GPU», «13B»")
-_PSEUDO_MEANING: dict[str, Text] = {
-    "_four_bit": ("4-bit weights", "4-битные веса"),
-    "_training": ("training (the method is still to choose)", "обучение (метод ещё не выбран)"),
-    "_run": ("run (inference unless a training method is named)", "запуск (инференс, если не указано обучение)"),
-}
+_NUMBER_REASON = msg("parse_number_no_unit")
+_PSEUDO_MEANING: dict[str, Msg] = {"_four_bit": msg("parse_four_bit"), "_training": msg("parse_training"),
+                                   "_run": msg("parse_run")}
 
 
 _FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quant.Q4_K_M})
 
 
-def _meaning(found: dict[str, Any]) -> Text:
+def _meaning(found: dict[str, Any]) -> Joined:
     """What one understood fragment set, in words (only needed for an error message)."""
-    texts = [value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value)
-             for field, value in found.items()]
-    return ", ".join(t[0] for t in texts), ", ".join(t[1] for t in texts)
+    return Joined(tuple(value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value)
+                        for field, value in found.items()))
 
 
 def _normalise(text: str) -> str:
@@ -743,12 +705,9 @@ def _normalise(text: str) -> str:
 def parse_workload(text: str) -> WorkloadSpec:
     """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
     if not isinstance(text, str):
-        raise ParseError(problem=("A workload must be text.", "Задача должна быть текстом."))
+        raise ParseError(problem=msg("parse_not_text"))
     if len(text) > MAX_CHARS:
-        raise ParseError(problem=(f"That is too long for a workload ({len(text)} characters, at most {MAX_CHARS}): "
-                                  "describe it in one short phrase.",
-                                  f"Слишком длинно для описания задачи ({len(text)} символов, максимум {MAX_CHARS}): "
-                                  "опишите её одной короткой фразой."))
+        raise ParseError(problem=msg("parse_too_long", n=len(text), limit=MAX_CHARS))
     low = _normalise(text)
     # Show the user's own spelling when lower-casing kept positions (it does, except for rare letters like "İ").
     shown = text if len(low) == len(text) else low
@@ -757,9 +716,9 @@ def parse_workload(text: str) -> WorkloadSpec:
     understood: list[str] = []
     readings: list[dict[str, Any]] = []  # what each understood fragment set: worded only if an error is raised
     bad: list[str] = []
-    reasons: dict[str, Text] = {}
+    reasons: dict[str, Msg] = {}
 
-    def reject(fragment: str, reason: Text | None) -> None:
+    def reject(fragment: str, reason: Msg | None) -> None:
         if fragment not in bad:
             bad.append(fragment)
         if reason:
@@ -803,7 +762,7 @@ def parse_workload(text: str) -> WorkloadSpec:
                 clash = f
                 break
         if clash is not None:
-            reject(fragment, (f"contradicts «{origin[clash]}»", f"противоречит «{origin[clash]}»"))
+            reject(fragment, msg("parse_contradicts", fragment=origin[clash]))
             continue
         if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
             found["model"] = shown[m.start():m.end()].strip()
@@ -826,7 +785,7 @@ def parse_workload(text: str) -> WorkloadSpec:
             if fragment in understood:  # it was taken as understood before the clash could be seen
                 readings.pop(understood.index(fragment))
                 understood.remove(fragment)
-            reject(fragment, (f"contradicts «{origin['quant']}»", f"противоречит «{origin['quant']}»"))
+            reject(fragment, msg("parse_contradicts", fragment=origin["quant"]))
         if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
             fields["method"] = Method.QLORA
     fields.pop("_training", None)
@@ -837,12 +796,11 @@ def parse_workload(text: str) -> WorkloadSpec:
     if bad:
         raise ParseError(understood, bad, meanings=[_meaning(r) for r in readings], reasons=reasons)
     if not understood:
-        raise ParseError(problem=("Please describe the workload: the model (or its size) and what to do with it.",
-                                  "Опишите задачу: модель (или её размер) и что с ней делать."))
+        raise ParseError(problem=msg("parse_describe"))
     try:
         return WorkloadSpec(**fields)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
-        raise ParseError(understood, problem=("Some values are out of range.", "Некоторые значения вне диапазона."),
+        raise ParseError(understood, problem=msg("parse_out_of_range"),
                          meanings=[_meaning(r) for r in readings]) from exc
 
 
@@ -868,12 +826,9 @@ def normalise_targets(text: str) -> str:
         elif name in _TARGET_ORDER:
             chosen.add(name)
         else:
-            raise ParseError([], [part], reasons={part: (
-                "LoRA targets are q, k, v, o, gate, up, down or all-linear",
-                "слои LoRA: q, k, v, o, gate, up, down или all-linear")})
+            raise ParseError([], [part], reasons={part: msg("parse_lora_targets")})
     if not chosen:
-        raise ParseError(problem=("Which layers should LoRA adapt? e.g. «q,v» or «all-linear».",
-                                  "Какие слои адаптировать LoRA? Например, «q,v» или «all-linear»."))
+        raise ParseError(problem=msg("parse_lora_which"))
     if chosen == set(_TARGET_ORDER):
         return "all-linear"
     return ",".join(t for t in _TARGET_ORDER if t in chosen)
@@ -886,8 +841,7 @@ def parse_size(text: str) -> tuple[float, int | None]:
     """'13B' -> (13.0, None); '8x7B' -> (7.0, 8). For `--params`. Raises ParseError."""
     m = _SIZE_ONLY.fullmatch(text or "")
     if not m:
-        raise ParseError([], [text], reasons={text: ("a size looks like 13B, 0.5B or 8x7B",
-                                                     "размер пишется как 13B, 0.5B или 8x7B")})
+        raise ParseError([], [text], reasons={text: msg("parse_size_format")})
     params = _number(m.group("p"))
     experts = int(m.group("e")) if m.group("e") else None
     for field, value in (("params_b", params), ("experts", experts)):
@@ -897,5 +851,5 @@ def parse_size(text: str) -> tuple[float, int | None]:
     return params, experts
 
 
-__all__ = ["EXAMPLES_EN", "EXAMPLES_RU", "FIELD_LABELS", "LIMITS", "MAX_CHARS", "ParseError", "Text", "check_range",
-           "describe", "normalise_targets", "parse_size", "parse_workload", "render_value"]
+__all__ = ["FIELDS", "LIMITS", "MAX_CHARS", "ParseError", "check_range", "describe", "field_label",
+           "normalise_targets", "parse_size", "parse_workload", "render_value"]

@@ -89,28 +89,6 @@ class WebhookSettingsError(ValueError):
     """Webhook mode asked for without what it needs; the message says what to set, in Russian and English."""
 
 
-WEBHOOK_MESSAGES = {
-    "en": {
-        "no_url": "Webhook mode needs WEBHOOK__URL: the public https:// address Telegram will post updates to "
-                  "(your load balancer), e.g. WEBHOOK__URL=https://bot.example.com/telegram/webhook.",
-        "not_https": "WEBHOOK__URL must start with https:// (Telegram posts updates only over HTTPS).",
-        "no_secret": "Webhook mode needs WEBHOOK__SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -, the same "
-                     "on every replica. Telegram sends it with every update so forged requests can be refused. "
-                     "For example: WEBHOOK__SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
-    },
-    "ru": {
-        "no_url": "Для режима вебхука нужен WEBHOOK__URL: публичный адрес https://, на который Telegram будет "
-                  "присылать обновления (ваш балансировщик), например WEBHOOK__URL=https://bot.example.com/"
-                  "telegram/webhook.",
-        "not_https": "WEBHOOK__URL должен начинаться с https:// (Telegram присылает обновления только по HTTPS).",
-        "no_secret": "Для режима вебхука нужен WEBHOOK__SECRET: от 1 до 256 символов A-Z, a-z, 0-9, _ и -, один и "
-                     "тот же на всех репликах. Telegram присылает его с каждым обновлением, чтобы поддельные "
-                     "запросы можно было отклонить. Например: "
-                     "WEBHOOK__SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
-    },
-}
-
-
 def check_webhook_settings(settings: Settings) -> None:
     """Raise WebhookSettingsError (both languages) unless webhook mode has a URL and a valid secret.
 
@@ -127,7 +105,9 @@ def check_webhook_settings(settings: Settings) -> None:
     elif hook.secret is None or not valid_secret(hook.secret.get_secret_value()):
         problem = "no_secret"
     if problem:
-        raise WebhookSettingsError("\n".join(WEBHOOK_MESSAGES[lang][problem] for lang in ("ru", "en")))
+        from bot.i18n import t
+
+        raise WebhookSettingsError("\n".join(t(lang, f"webhook_{problem}") for lang in ("ru", "en")))
 
 
 def _loopback(url: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bot.i18n import render, t
 from core.defaults import Assumption
 from core.estimator import MemoryEstimate, estimate_memory
 from core.fit import FitReport, config_for, fit_configs
@@ -65,7 +66,7 @@ def to_json(a: EstimateAnswer, lang: str) -> dict[str, Any]:
                                for c in a.time.per_config]}
     return {
         "workload": workload,
-        "assumptions": [x.text(lang) for x in a.assumptions],
+        "assumptions": [render(lang, x.msg) for x in a.assumptions],
         "memory": {"per_gpu_gib": _r(m.per_gpu_gib), "recommended_per_gpu_gib": _r(m.recommended_per_gpu_gib),
                    "safety_margin": m.safety_margin, "runtime_gib": _r(m.runtime_gib),
                    "cpu_ram_gib": _r(m.cpu_ram_gib), "gpus": m.gpus, "strategy": m.strategy.value,
@@ -75,49 +76,15 @@ def to_json(a: EstimateAnswer, lang: str) -> dict[str, Any]:
         "fits": [{"gpu": f.gpu_name, "gpu_id": f.gpu, "count": f.count, "per_gpu_gib": _r(f.per_gpu_gib),
                   "usable_gib": f.usable_gib, "utilization": _r(f.utilization, 3), "strategy": f.strategy.value,
                   "tight": f.tight} for f in a.report.fits],
-        "advice": [{"code": x.code, "text": x.text(lang)} for x in a.report.advice],
+        "advice": [{"code": x.code, "text": render(lang, x.msg)} for x in a.report.advice],
         "time": time,
     }
 
 
 # --- the human table ---------------------------------------------------------------------------------------------
 
-_L: dict[str, tuple[str, str]] = {
-    "workload": ("Workload", "Задача"),
-    "assumed": ("Assumed", "Предположения"),
-    "memory": ("Memory per GPU", "Память на один GPU"),
-    "on": ("on", "на"),
-    "weights": ("weights", "веса"),
-    "trainable_states": ("gradients + optimizer", "градиенты + оптимизатор"),
-    "activations": ("activations", "активации"),
-    "logits": ("logits / loss", "логиты / loss"),
-    "kv_cache": ("KV cache", "KV-кэш"),
-    "overhead": ("overhead", "накладные"),
-    "peak": ("predicted peak", "прогноз пика"),
-    "recommended": ("recommended (+{m:.0%} margin)", "рекомендуется (+{m:.0%} запас)"),
-    "runtime": ("+ CUDA context / NCCL", "+ контекст CUDA / NCCL"),
-    "cpu": ("CPU RAM needed", "нужно ОЗУ"),
-    "fits": ("Fits on", "Помещается на"),
-    "gpu": ("GPU", "GPU"),
-    "count": ("count", "шт."),
-    "need": ("need/GPU", "нужно/GPU"),
-    "usable": ("usable", "доступно"),
-    "load": ("load", "загрузка"),
-    "more": ("… and {n} more", "… и ещё {n}"),
-    "none": ("Nothing up to one 8-GPU node fits.", "Ни одна конфигурация до 8 GPU в одном узле не подходит."),
-    "no_fit": ("Does not fit on {where}.", "Не помещается на {where}."),
-    "advice": ("What would work", "Что поможет"),
-    "time": ("Time ({tokens:,} tokens)", "Время ({tokens:,} токенов)"),
-    "tps": ("tokens/s", "токенов/с"),
-    "hours": ("hours", "часов"),
-    "tight": ("tight", "впритык"),
-    "gib": ("GiB", "ГиБ"),
-}
-
-
 def _t(key: str, lang: str, **kw: Any) -> str:
-    text = _L[key][1 if lang == "ru" else 0]
-    return text.format(**kw) if kw else text
+    return t(lang, f"cli_est_{key}", **kw)
 
 
 def _table(rows: list[list[str]], right: set[int]) -> list[str]:
@@ -161,7 +128,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
     lines = [f"{_t('workload', lang)}: {_describe(a.workload)}"]
     if a.assumptions:
         lines.append(f"{_t('assumed', lang)}:")
-        lines += [f"  - {x.text(lang)}" for x in a.assumptions]
+        lines += [f"  - {render(lang, x.msg)}" for x in a.assumptions]
     lines.append("")
     where = f" ({_t('on', lang)} {m.gpus} GPU, {m.strategy.value})" if m.gpus > 1 else ""
     lines.append(f"{_t('memory', lang)}{where}:")
@@ -169,7 +136,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
             for k in ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
             if getattr(b, k) > 0.005]
     rows.append([_t("peak", lang), f"{m.per_gpu_gib:.2f} {gib}"])
-    rows.append([_t("recommended", lang, m=m.safety_margin), f"{m.recommended_per_gpu_gib:.2f} {gib}"])
+    rows.append([_t("recommended", lang, m=f"{m.safety_margin:.0%}"), f"{m.recommended_per_gpu_gib:.2f} {gib}"])
     rows.append([_t("runtime", lang), f"{m.runtime_gib:.2f} {gib}"])
     if m.cpu_ram_gib > 0:
         rows.append([_t("cpu", lang), f"{m.cpu_ram_gib:.0f} {gib}"])
@@ -192,7 +159,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines.append(_t("none", lang))
     if a.report.advice:
         lines.append(f"{_t('advice', lang)}:")
-        lines += [f"  - {x.text(lang)}" for x in a.report.advice]
+        lines += [f"  - {render(lang, x.msg)}" for x in a.report.advice]
     if a.time is not None and a.time.per_config:
         lines.append("")
         lines.append(f"{_t('time', lang, tokens=a.time.tokens)}:")

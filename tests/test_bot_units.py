@@ -7,19 +7,7 @@ import pytest
 from bot.formatting import cut_input, money, split_message
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import parse_subscribe
-from bot.texts import TEXTS, placeholders, t
 from bot.tokens import QueryTokens
-
-
-def test_both_languages_have_the_same_keys_and_placeholders():
-    assert TEXTS["ru"].keys() == TEXTS["en"].keys()
-    for key in TEXTS["en"]:
-        assert placeholders(TEXTS["ru"][key]) == placeholders(TEXTS["en"][key]), key
-        values = {name: "x" for name in placeholders(TEXTS["en"][key])}
-        assert t("ru", key, **values) != t("en", key, **values) or key in {"est_header", "subs_line", "btn_pause",
-                                                                          "btn_resume", "btn_delete", "quiet_range",
-                                                                          "inline_example_title", "f_billing",
-                                                                          "billing_spot"}
 
 
 @pytest.mark.parametrize(("text", "target", "fields"), [

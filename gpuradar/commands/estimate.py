@@ -29,10 +29,11 @@ _ALIASES: dict[str, str] = {"fsdp_full_shard": "fsdp", "zero-3": "zero3", "zero-
                             "nf4dq": "nf4-dq", "bf16_true": "bf16-true", "full-ft": "full", "infer": "inference"}
 
 
-def _problem(en: str, ru: str) -> ParseError:
+def _problem(key: str, **values: object) -> ParseError:
+    from core.msg import msg
     from core.parser import ParseError
 
-    return ParseError(problem=(en, ru))
+    return ParseError(problem=msg(key, **values))
 
 
 def _enum(kind: type[E], option: str, value: str | None) -> E | None:
@@ -44,13 +45,12 @@ def _enum(kind: type[E], option: str, value: str | None) -> E | None:
         return kind(key)
     except ValueError:
         choices = ", ".join(m.value for m in kind)
-        raise _problem(f"{option} {value!r} is not known; choose one of: {choices}.",
-                       f"{option} {value!r} — неизвестное значение; возможны: {choices}.") from None
+        raise _problem("cli_opt_unknown", option=option, value=repr(value), choices=choices) from None
 
 
 def _positive(option: str, value: int | float | None) -> None:
     if value is not None and value <= 0:
-        raise _problem(f"{option} must be a positive number.", f"{option} должно быть положительным числом.")
+        raise _problem("cli_opt_positive", option=option)
 
 
 def config_name(path: str, data: dict[str, Any]) -> str:
@@ -69,17 +69,13 @@ def _config_arch(path: str) -> Any:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError:
-        raise _problem(f"Cannot read the config file {path}.",
-                       f"Не удаётся прочитать файл конфигурации {path}.") from None
+        raise _problem("cli_config_unreadable", path=path) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise _problem(f"{path} is not a JSON config.json.", f"{path} — не JSON-файл config.json.") from None
+        raise _problem("cli_config_not_json", path=path) from None
     try:
         return arch_from_config(data, name=config_name(path, data), source=str(path))
     except (ConfigError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
-        raise _problem(f"{path} lacks the fields of a Hugging Face config.json (hidden_size, num_hidden_layers, "
-                       "num_attention_heads, vocab_size).",
-                       f"В {path} нет полей config.json Hugging Face (hidden_size, num_hidden_layers, "
-                       "num_attention_heads, vocab_size).") from None
+        raise _problem("cli_config_fields", path=path) from None
 
 
 def options_spec(args: argparse.Namespace) -> WorkloadSpec:
@@ -105,14 +101,12 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     if args.gpu:
         gpu = find_gpu(args.gpu)
         if gpu is None:
-            raise _problem(f"The GPU {args.gpu!r} is not in the catalog (try e.g. H100, A100 80GB, RTX 4090).",
-                           f"GPU {args.gpu!r} нет в каталоге (например: H100, A100 80GB, RTX 4090).")
+            raise _problem("cli_gpu_unknown", gpu=repr(args.gpu))
         fields["gpu"] = gpu.id
     if args.kv_dtype:
         kv = args.kv_dtype.strip().lower()
         if kv not in _KV_DTYPES:
-            raise _problem(f"--kv-dtype must be one of {', '.join(_KV_DTYPES)}.",
-                           f"--kv-dtype может быть: {', '.join(_KV_DTYPES)}.")
+            raise _problem("cli_kv_dtype", choices=", ".join(_KV_DTYPES))
         fields["kv_dtype"] = kv
     if args.lora_targets:
         fields["lora_targets"] = normalise_targets(args.lora_targets)
@@ -129,6 +123,7 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.i18n import render
     from core.defaults import complete
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
@@ -147,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         spec = spec.merged(options)
         w, assumptions = complete(spec)
     except ParseError as exc:
-        print(exc.message(lang), file=sys.stderr)
+        print(render(lang, exc.explain()), file=sys.stderr)
         return 2
     result = answer(w, assumptions)
     if args.json:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from bot.i18n import has, render, t
 from core.gpus import GPUS, compact_name, find_gpu, get_gpu
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
@@ -18,28 +19,14 @@ if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command i
 
 LANGS = ("en", "ru")
 
-TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "help": "stored in-stock offers, cheapest per GPU-hour first",
-        "headers": "Provider|GPU|×|Location|Billing|₽/GPU-h|$/GPU-h|Available",
-        "none": "No offers in stock match. Run `gpuradar scrape --once` to refresh the store.",
-        "unknown_gpu": "Unknown GPU “{name}”. Try e.g. H100, A100 80GB, RTX 4090, L40S.",
-        "db_error": "Cannot read the offer store: {error}",
-        "fits": "Fits {workload}",
-        "count": "{n} offer(s).",
-        "hourly": "hourly", "monthly": "monthly", "spot": "spot",
-    },
-    "ru": {
-        "help": "предложения в наличии из базы, сначала самые дешёвые за GPU-час",
-        "headers": "Провайдер|GPU|×|Локация|Оплата|₽/GPU-ч|$/GPU-ч|Доступно",
-        "none": "Подходящих предложений в наличии нет. Обновите базу: `gpuradar scrape --once`.",
-        "unknown_gpu": "Неизвестная видеокарта «{name}». Например: H100, A100 80GB, RTX 4090, L40S.",
-        "db_error": "Не удалось прочитать базу предложений: {error}",
-        "fits": "Подходит для: {workload}",
-        "count": "Предложений: {n}.",
-        "hourly": "почасовая", "monthly": "помесячная", "spot": "спот",
-    },
-}
+
+def _t(lang: str, key: str, **values: object) -> str:
+    return t(lang, f"cli_offers_{key}", **values)
+
+
+def _word(lang: str, value: str) -> str:
+    """A status or billing word in the language, or the value itself when the catalog has no word for it."""
+    return t(lang, f"cli_offers_{value}") if has(lang, f"cli_offers_{value}") else value
 
 
 # -- shared rendering ------------------------------------------------------------------------------------------------
@@ -78,10 +65,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> str:
-    t = TEXTS[lang]
-    rows = [[o.provider, gpu_label(o), str(o.gpu_count), o.location or "—", t.get(o.billing.value, o.billing.value),
+    rows = [[o.provider, gpu_label(o), str(o.gpu_count), o.location or "—", _word(lang, o.billing.value),
              _money(rub), _money(usd), "—" if o.available is None else str(o.available)] for o, rub, usd in items]
-    return table(t["headers"].split("|"), rows)
+    return table(_t(lang, "headers").split("|"), rows)
 
 
 def add_lang(parser: argparse.ArgumentParser) -> None:
@@ -101,7 +87,7 @@ def gpu_ids(name: str) -> list[str]:
 
 # -- the command -----------------------------------------------------------------------------------------------------
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("offers", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
+    parser = subparsers.add_parser("offers", help=_t("en", "help"), description=_t("en", "help"))
     parser.add_argument("--gpu", help="GPU name, e.g. 'H100' or 'RTX 4090'")
     parser.add_argument("--fits", metavar="WORKLOAD", help="keep configurations that fit, e.g. '70B QLoRA'")
     parser.add_argument("--provider", action="append", help="only this provider (repeatable)")
@@ -121,7 +107,7 @@ def _workload_filter(text: str, lang: str) -> tuple[OfferFilter | None, str | No
     try:
         workload, _assumptions = complete(parse_workload(text))
     except ParseError as exc:
-        return None, exc.message(lang)
+        return None, render(lang, exc.explain())
     return workload_fits(workload), None
 
 
@@ -129,12 +115,12 @@ def run(args: argparse.Namespace) -> int:
     from gpuradar.settings import Settings
     from storage import migrate
 
-    t = TEXTS[args.lang]
+    lang = args.lang
     gpus: list[str] | None = None
     if args.gpu:
         gpus = gpu_ids(args.gpu)
         if not gpus:
-            print(t["unknown_gpu"].format(name=args.gpu), file=sys.stderr)
+            print(_t(lang, "unknown_gpu", name=args.gpu), file=sys.stderr)
             return 2
     where = None
     if args.fits:
@@ -147,19 +133,19 @@ def run(args: argparse.Namespace) -> int:
         migrate.upgrade(url)
         rows = asyncio.run(_load(url, gpus, args.provider, args.min_count, where, args.limit))
     except Exception as exc:  # a broken DATABASE_URL or file: one clear line
-        print(t["db_error"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps({"offers": [offer_json(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
                                      for r in rows]}, ensure_ascii=False, indent=2))
         return 0
     if args.fits:
-        print(t["fits"].format(workload=args.fits))
+        print(_t(lang, "fits", workload=args.fits))
     if not rows:
-        print(t["none"])
+        print(_t(lang, "none"))
         return 0
     print(offers_table([(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd) for r in rows], args.lang))
-    print(t["count"].format(n=len(rows)))
+    print(_t(lang, "count", n=len(rows)))
     return 0
 
 

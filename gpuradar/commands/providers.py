@@ -9,31 +9,24 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from bot.i18n import has, t
 from gpuradar.commands.offers import add_lang, table
 
 if TYPE_CHECKING:
     from storage.queries import HealthView
 
-TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "help": "provider health: status, last success, last error",
-        "headers": "Provider|Enabled|Status|Since|Last success|Last error",
-        "yes": "yes", "no": "no",
-        "ok": "ok", "degraded": "degraded", "never": "not polled yet",
-        "db_error": "Cannot read the offer store: {error}",
-    },
-    "ru": {
-        "help": "состояние провайдеров: статус, последний успех, последняя ошибка",
-        "headers": "Провайдер|Включён|Статус|С|Последний успех|Последняя ошибка",
-        "yes": "да", "no": "нет",
-        "ok": "в порядке", "degraded": "сбои", "never": "ещё не опрашивался",
-        "db_error": "Не удалось прочитать базу предложений: {error}",
-    },
-}
+
+def _t(lang: str, key: str, **values: object) -> str:
+    return t(lang, f"cli_providers_{key}", **values)
+
+
+def _word(lang: str, value: str) -> str:
+    """A status or billing word in the language, or the value itself when the catalog has no word for it."""
+    return t(lang, f"cli_providers_{value}") if has(lang, f"cli_providers_{value}") else value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("providers", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
+    parser = subparsers.add_parser("providers", help=_t("en", "help"), description=_t("en", "help"))
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_lang(parser)
     parser.set_defaults(handler=run)
@@ -61,13 +54,13 @@ def run(args: argparse.Namespace) -> int:
     from scrapers.settings import ProviderSettings
     from storage import migrate
 
-    t = TEXTS[args.lang]
+    lang = args.lang
     settings = Settings()
     try:
         migrate.upgrade(settings.database_url)
         health = {h.provider: h for h in asyncio.run(_load(settings.database_url))}
     except Exception as exc:
-        print(t["db_error"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     configured = {name: cfg for name, cfg in settings.providers if isinstance(cfg, ProviderSettings)}
     names = list(configured) + sorted(set(health) - set(configured))  # a provider since removed still shows
@@ -93,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
     for name in names:
         h = health.get(name)
         cfg = configured.get(name)
-        enabled = t["yes"] if cfg and cfg.enabled else t["no"]
+        enabled = _t(lang, "yes") if cfg and cfg.enabled else _t(lang, "no")
         if h is None:
-            rows.append([name, enabled, t["never"], "—", "—", "—"])
+            rows.append([name, enabled, _t(lang, "never"), "—", "—", "—"])
             continue
-        status = t.get(h.status, h.status)
+        status = _word(lang, h.status)
         error = f"{_when(h.last_error_at)}: {h.last_error}" if h.last_error else "—"
         rows.append([name, enabled, status, _when(h.since), _when(h.last_success), error])
-    print(table(t["headers"].split("|"), rows))
+    print(table(_t(lang, "headers").split("|"), rows))
     return 0
