@@ -122,12 +122,32 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     return WorkloadSpec(**fields)
 
 
+def _lookup(repo: str) -> Any:
+    """A model the catalog lacks, from the Hugging Face Hub, through the shared database cache when there is one."""
+    import asyncio
+
+    from gpuradar.settings import Settings
+    from scrapers.hub import HubResolver, HubSettings
+    from storage.db import make_engine, make_sessionmaker
+
+    async def go() -> Any:
+        engine = make_engine(Settings().database_url)
+        try:
+            return await HubResolver(HubSettings.from_env(), make_sessionmaker(engine)).resolve(repo)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(go())
+
+
 def run(args: argparse.Namespace) -> int:
     from bot.i18n import render
     from core.defaults import complete
+    from core.hub import HubError
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
     from gpuradar.estimate_view import answer, render_text, to_json
+    from scrapers.hub import hub_error_msg, hub_name_to_resolve, with_hub_arch
 
     lang = args.lang
     try:
@@ -140,9 +160,15 @@ def run(args: argparse.Namespace) -> int:
         if options.params_b:
             spec = spec.model_copy(update={"model": None, "arch": None})
         spec = spec.merged(options)
+        repo = hub_name_to_resolve(spec)
+        if repo is not None:
+            spec = with_hub_arch(spec, repo, _lookup(repo))
         w, assumptions = complete(spec)
     except ParseError as exc:
         print(render(lang, exc.explain()), file=sys.stderr)
+        return 2
+    except HubError as exc:
+        print(render(lang, hub_error_msg(exc)), file=sys.stderr)
         return 2
     result = answer(w, assumptions)
     if args.json:

@@ -133,3 +133,11 @@ advice_more_nodes = Several nodes: { $nodes } { $nodes ->
        *[other] nodes
     } of 8x { $gpu } ({ $count } GPUs, { $strategy }).
 advice_none = Nothing in the catalog holds this workload, even across { $nodes } nodes.
+
+## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
+hub_looking = Looking up { $repo } on Hugging Face…
+hub_error_not_found = There is no model «{ $repo }» on Hugging Face (or it has no config.json). Check the name, or give the model's size (e.g. 13B) or its config.json.
+hub_error_gated = «{ $repo }» on Hugging Face is gated: accept its licence on the model page and set HF_TOKEN, or give the model's size (e.g. 13B) or its config.json.
+hub_error_forbidden = The Hugging Face token does not open «{ $repo }»: accept the model's licence with that account, or give the model's size (e.g. 13B) or its config.json.
+hub_error_offline = Hugging Face did not answer in time, so «{ $repo }» could not be looked up. Try again in a minute, or give the model's size (e.g. 13B) or its config.json.
+hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (not a text transformer, or fields missing). Give the model's size (e.g. 13B) or a config.json with hidden_size, num_hidden_layers, num_attention_heads and vocab_size.
