@@ -180,6 +180,7 @@ class _Dims:
     layer_params: float  # parameters of one transformer block (all experts)
     largest_matrix: float  # the largest single linear weight (parameters)
     experts: float  # parameters of the routed experts (what MXFP4 quantises)
+    tied_embed: float  # vocab x hidden when the embedding doubles as lm_head, else 0
     active_i: int  # MLP width a token passes through (x active experts for MoE)
     act_elems: int  # `_layer_act_elems` of a Llama-style block before any adapter term
     bnb_elems: int  # what bitsandbytes' matmuls add to it (see `_layer_act_elems`)
@@ -224,6 +225,7 @@ def _dims(arch: Arch) -> _Dims:
     active_i = arch.intermediate * max(1, arch.experts_active) + arch.shared_intermediate
     d = _Dims(params=params, embed=embed, layer_params=max(layer, (params - embed) / arch.layers),
               largest_matrix=float(largest), experts=min(arch.expert_params_b * 1e9, params - embed),
+              tied_embed=float(arch.vocab * arch.hidden) if arch.tied_embeddings else 0.0,
               active_i=active_i,
               act_elems=4 * arch.hidden + 2 * arch.q_dim + 2 * arch.kv_dim + (arch.mlp_matrices + 1) * active_i,
               bnb_elems=3 * arch.hidden + arch.q_dim + 2 * arch.hidden * arch.experts_active,
@@ -269,7 +271,7 @@ def kv_bytes_per_token(arch: Arch, kv_dtype: str = "bf16", context: int | None =
 # Enum members as module constants: `Precision.FP32` is a metaclass attribute lookup (~0.1 us) and `x in (A, B)`
 # compares strings; the per-keystroke path below tests dozens of them.
 _INFERENCE, _FULL, _FREEZE, _QLORA = Method.INFERENCE, Method.FULL, Method.FREEZE, Method.QLORA
-_QNONE, _NF4, _MXFP4 = Quant.NONE, Quant.NF4, Quant.MXFP4
+_QNONE, _NF4, _MXFP4, _FP8 = Quant.NONE, Quant.NF4, Quant.MXFP4, Quant.FP8
 _FP32, _BF16_TRUE = Precision.FP32, Precision.BF16_TRUE
 _MIXED = frozenset({Precision.BF16, Precision.FP16})
 _ADAMW_8BIT, _PAGED_8BIT, _SGD = Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT, Optimizer.SGD
@@ -357,8 +359,11 @@ def _weights_bytes(w: Workload, d: _Dims, quant: Quant | None = None) -> float:
         # MXFP4 covers the routed experts only; attention, shared parts and embeddings stay 16-bit.
         experts = d.experts
         return experts * QUANT_BYTES[quant] + (d.params - experts) * 2.0
-    # Embeddings and lm_head stay 16-bit when a base is quantised (reference §2).
-    return (d.params - d.embed) * QUANT_BYTES[quant] + d.embed * 2.0
+    # Embeddings and lm_head stay 16-bit when a base is quantised (reference §2). FP8 checkpoints of tied-embedding
+    # models store the lm_head as its own 16-bit matrix (Qwen3-0.6B/1.7B/4B-FP8: measured +0.3-0.6 GiB over the tied
+    # count, bench/data/measured_architectures.json).
+    untied = d.tied_embed if quant is _FP8 else 0.0
+    return (d.params - d.embed) * QUANT_BYTES[quant] + (d.embed + untied) * 2.0
 
 
 def _layer_act_elems(w: Workload, d: _Dims, quant: Quant) -> float:
