@@ -287,7 +287,7 @@ _NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", 
 # Words of catalog names that the phrase grammar reads itself when they stand alone (a quantisation, a method).
 _NOT_NAME_WORDS = frozenset({"lora", "qlora", "inference", "full", "gptq", "awq", "int4", "int8", "fp8", "fp16",
                              "bf16", "gguf", "bnb", "4bit", "8bit", "nf4", "mlx", "exl2", "w4a16", "w8a8", "ctx",
-                             "chat", "dpo", "sft", "hf"})
+                             "sft"})
 
 
 def _model_vocabulary() -> tuple[str, str]:
@@ -367,12 +367,12 @@ def _with_name_quant(name: str, out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _named(text: str) -> Any:
-    arch = _model_named_as(text)
+def _named(text: str, loose: bool = True) -> Any:
+    arch = _model_named_as(text, loose)
     if arch is None:
         family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
         if family is not None:
-            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text))
+            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text), loose)
     return arch
 
 
@@ -381,17 +381,22 @@ _SPACE_RUN = re.compile(r"\s+")
 
 def _model(m: re.Match[str]) -> dict[str, Any]:
     """A model name. When the words after a space do not belong to it ("llama-3.1-8b 70B"), the longest leading
-    part that names a model is taken and the scan resumes after it (`_end`)."""
+    part that names a model is taken and the scan resumes after it (`_end`). The name exactly as a catalog entry
+    spells it wins ("kimi k2 0905"); a shorter name beats one found only by dropping dates or release words
+    ("llama-3.1-8b 4096 tokens" is a model and a length)."""
     text = m.group(0).rstrip()
-    arch = _named(text)
     end = len(text)
-    if arch is None:
+    arch = _named(text, loose=False)
+    if arch is None and " " in text:
         cuts = [g.start() for g in _SPACE_RUN.finditer(text)]
         for cut in reversed(cuts):
-            arch = _named(text[:cut])
+            arch = _named(text[:cut], loose=False) or _named(text[:cut])
             if arch is not None:
                 end = cut
                 break
+    if arch is None:
+        arch = _named(text)
+        end = len(text)
     if arch is None:
         raise _unknown_model(text)
     out = _with_name_quant(text[:end], {"model": arch.id})
@@ -422,12 +427,18 @@ def _kv(group: str) -> Handler:
     return handle
 
 
-_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0}
+_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0,
+         "q2k": Quant.Q2_K, "q3km": Quant.Q3_K_M, "q40": Quant.Q4_0, "q4ks": Quant.Q4_K_S, "q5ks": Quant.Q5_K_S}
 
 
 def _gguf(m: re.Match[str]) -> dict[str, Any]:
     kind = m.group("gg_t")
-    return {"quant": _GGUF[_SEPARATOR_CHARS.sub("", kind)] if kind else Quant.Q4_K_M}
+    if not kind:
+        return {"quant": Quant.Q4_K_M}
+    quant = _GGUF.get(_SEPARATOR_CHARS.sub("", kind))
+    if quant is None:
+        raise Bad(msg("parse_gguf_type", known="Q2_K, Q3_K_M, Q4_0, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0"))
+    return {"quant": quant}
 
 
 def _targets(group: str) -> Handler:
@@ -531,7 +542,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("q_gptq8", r"gptq[\s_\-]*(?:int8|8[\s_\-]*bit|w8\w*)", _const(quant=Quant.GPTQ_INT8)),
     ("q_gptq", r"gptq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.GPTQ_INT4)),
     ("q_awq", r"awq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.AWQ)),
-    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q4[\s_\-]?k[\s_\-]?m|q5[\s_\-]?k[\s_\-]?m|q6[\s_\-]?k|q8[\s_\-]?0|q8)|gguf",
+    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q[2-6][\s_\-]?k(?:[\s_\-]?[msl])?|q[48][\s_\-]?0|q8)|gguf",
      _gguf),
     ("q_fp8", r"fp8|float8|e4m3", _const(quant=Quant.FP8)),
     ("q_int8", r"(?:(?:bnb|bitsandbytes)[\s_\-]*)?(?:int8|8[\s_\-]*bit|8[\s\-]*бит\w*)|llm\.int8|w8a16",

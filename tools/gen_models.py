@@ -44,7 +44,7 @@ OUT = ROOT / "core" / "data" / "models.json"
 SKIP_ORGS = {"garage-bAInd", "stabilityai", "Trelis", "keeeeenw", "togethercomputer", "openlm-research", "BSC-LT"}
 # litgpt does not record tied embeddings; these Hugging Face configs set tie_word_embeddings.
 TIED = re.compile(r"^(gemma|codegemma|llama-3\.2-[13]b|qwen2\.5-(coder-)?(0\.5|1\.5|3)b|qwen3-(0\.6|1\.7|4)b|"
-                  r"smollm2|falcon-|phi-4-mini|olmo-1b|tinyllama|qwen2\.5-math-1\.5b)", re.I)
+                  r"smollm2|phi-4-mini|olmo-1b|tinyllama|qwen2\.5-math-1\.5b)", re.I)
 # Catalog ids the first, hand-typed catalog used (kept so stored subscriptions and tests keep resolving).
 ID_OVERRIDES = {"mistral-7b-v0.1": "mistral-7b", "phi-3-mini-4k": "phi-3-mini", "mixtral-8x7b-v0.1": "mixtral-8x7b",
                 "mixtral-8x22b-v0.1": "mixtral-8x22b"}

@@ -15,6 +15,7 @@ parse_whole = { $label } must be a whole number
 parse_gpu_unknown = this GPU is not in the catalog (a different memory size?)
 parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
 parse_model_unknown_close = this model is not in the catalog; did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
+parse_gguf_type = a GGUF type this estimator knows: { $known }
 parse_run = run (inference unless a training method is named)
 parse_noop = does not change memory, ignored
 parse_number_no_unit = a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»

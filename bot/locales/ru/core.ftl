@@ -14,6 +14,7 @@ parse_whole = { $label }: нужно целое число
 parse_gpu_unknown = такой GPU нет в каталоге (другой объём памяти?)
 parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
 parse_model_unknown_close = этой модели нет в каталоге; может быть, { $close }? Или укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_gguf_type = известные типы GGUF: { $known }
 parse_run = запуск (инференс, если не указано обучение)
 parse_noop = на память не влияет, не учитываю
 parse_number_no_unit = число без единицы: напишите, например, «контекст 4096», «bs 4», «8 GPU», «13B»
