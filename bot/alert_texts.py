@@ -11,18 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.formatting import esc, money
+from bot.formatting import esc, href, money
 from bot.i18n import t
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
+from core.providers import provider_title
 
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
 MAX_STOP_BUTTONS = 8  # a keyboard, not a wall: the rest can be paused from /subs
 
-# How providers are called in messages (names in the settings are lower-case ids).
-PROVIDER_NAMES = {"selectel": "Selectel", "hostkey": "HOSTKEY", "vastai": "Vast.ai", "runpod": "RunPod",
-                  "cloudrift": "CloudRift", "vultr": "Vultr", "immers": "immers.cloud"}
 
 
 def at(lang: str, key: str, **values: Any) -> str:
@@ -31,7 +29,8 @@ def at(lang: str, key: str, **values: Any) -> str:
 
 
 def provider_name(provider: str) -> str:
-    return PROVIDER_NAMES.get(provider, provider)
+    """How a provider is called in messages: its display name from the one catalog (core.providers)."""
+    return provider_title(provider)
 
 
 def _gpu_name(offer: dict[str, Any]) -> str:
@@ -92,9 +91,9 @@ def render_block(payload: dict[str, Any], lang: str, currency: str) -> str:
     if cap is not None:
         reason += at(lang, "under_cap", cap=money(float(cap), cap_cur))
     lines.append(reason)
-    url = offer.get("url") or ""
-    if url.startswith(("https://", "http://")):
-        lines.append(at(lang, "order", url=esc(url).replace('"', "&quot;"), provider=provider))
+    url = href(offer.get("url"))
+    if url:
+        lines.append(at(lang, "order", url=url, provider=provider))
     return "\n".join(lines)
 
 
