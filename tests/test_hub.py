@@ -77,8 +77,9 @@ async def test_lookup_failures_are_codes(hub_server: HubServer, setup: str, toke
     elif setup == "not_lm":
         hub_server.add("acme/model", {"model_type": "vit", "image_size": 224})
     elif setup == "slow":
-        hub_server.add("acme/model", LLAMA_LIKE, delay=1.0)
-    resolver = HubResolver(hub_server.settings(token=token, timeout=0.3))
+        hub_server.add("acme/model", LLAMA_LIKE, delay=2.0)
+    # generous timeouts where an answer is expected: a loaded machine must not read as "offline"
+    resolver = HubResolver(hub_server.settings(token=token, timeout=0.5 if setup == "slow" else 5.0))
     with pytest.raises(HubError) as info:
         await resolver.resolve("acme/model")
     assert info.value.code == code and info.value.repo == "acme/model"

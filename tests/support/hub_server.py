@@ -54,7 +54,7 @@ class HubServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def settings(self, token: str | None = None, timeout: float = 2.0) -> HubSettings:
+    def settings(self, token: str | None = None, timeout: float = 5.0) -> HubSettings:
         return HubSettings(endpoint=self.url, token=token, timeout=timeout)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
