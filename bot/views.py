@@ -16,7 +16,7 @@ from bot.offer_cache import CachedOffer
 from bot.texts import t
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
-from core.providers import provider_title
+from core.providers import provider_info, provider_title
 from core.workload import Method, Quant
 
 FITS_SHOWN = 6
@@ -48,6 +48,14 @@ def workload_label(est: Estimate) -> str:
     if w.gpus > 1:
         parts.append(f"{w.gpus} GPU")
     return " · ".join(parts)
+
+
+def vat_note(offers: Sequence[CachedOffer], lang: str) -> str | None:
+    """One line, once per message, when a listed price carries Russian VAT: prices are compared with it."""
+    rates = {vat.rate for o in offers if (vat := provider_info(o.provider).vat) is not None}
+    if not rates:
+        return None
+    return t(lang, "vat_note", rate="/".join(f"{r * 100:g}" for r in sorted(rates)))
 
 
 def offer_line(offer: CachedOffer, lang: str, currency: str) -> str:
@@ -102,6 +110,8 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
     if offers:
         lines.append(t(lang, "est_offers_title"))
         lines.extend(offer_line(o, lang, currency) for o in offers[:OFFERS_SHOWN])
+        if note := vat_note(offers[:OFFERS_SHOWN], lang):
+            lines.append(note)
     else:
         lines.append(t(lang, "est_no_offers"))
     time_lines = render_time(est, offers, lang, currency)

@@ -19,7 +19,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import offer_line
+from bot.views import offer_line, vat_note
 
 router = Router(name="offers")
 
@@ -49,6 +49,8 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
     chunk = items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
     lines.extend(offer_line(o, lang, currency) for o in chunk)
+    if note := vat_note(chunk, lang):
+        lines.append(note)
     kb = InlineKeyboardBuilder()
     buttons = []
     if page > 1:
