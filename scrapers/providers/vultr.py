@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 from core.gpus import find_gpu
 from core.offers import Billing, Period
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings, VultrSettings
 
@@ -104,16 +104,16 @@ async def _paged(client: PoliteClient, url: str, key: str, params: dict[str, Any
 
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
     base, timeout = settings.base_url, settings.timeout
-    plans = await _paged(client, join_url(base, PLANS_PATH), "plans", {"type": "all", "per_page": 500}, timeout)
-    metal = await _paged(client, join_url(base, METAL_PATH), "plans_metal", {"per_page": 500}, timeout)
+    plans, metal = await gather_limited([
+        _paged(client, join_url(base, PLANS_PATH), "plans", {"type": "all", "per_page": 500}, timeout),
+        _paged(client, join_url(base, METAL_PATH), "plans_metal", {"per_page": 500}, timeout)])
     regions = settings.regions if isinstance(settings, VultrSettings) and settings.regions else None
     if regions is None:  # every region where a GPU plan is offered
         regions = sorted({r for p in [*_list(plans), *_list(metal)] if _safe_gpu_of(p) for r in _regions(p)})
-    availability: dict[str, Any] = {}
-    for region in regions:
-        answer = await client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
-                                       params={"type": "all"}, timeout=timeout)
-        availability[region] = answer.get("available_plans") if isinstance(answer, dict) else answer
+    answers = await gather_limited(client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
+                                                   params={"type": "all"}, timeout=timeout) for region in regions)
+    availability = {region: answer.get("available_plans") if isinstance(answer, dict) else answer
+                    for region, answer in zip(regions, answers, strict=True)}
     return {"plans": plans, "plans_metal": metal, "availability": availability}
 
 
