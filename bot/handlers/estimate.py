@@ -19,7 +19,7 @@ from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import render_estimate
+from bot.views import rank_for, render_estimate
 from storage.user_tables import User
 
 router = Router(name="estimate")
@@ -46,7 +46,7 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
     fitting = offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
-    body = render_estimate(est, fitting, lang, currency)
+    body = render_estimate(est, fitting, lang, currency, rank_for(est, fitting, currency))
     await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query)))
 
 
