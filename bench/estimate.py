@@ -1,4 +1,5 @@
-"""Time parse + complete + estimate + fit per answer, the work behind one inline-query keystroke.
+"""Time parse + complete + estimate + fit (+ time or speed of the shown configurations) per answer, the work behind
+one inline-query keystroke: `core.answer`, the pipeline the bot and the CLI share.
 
 Run: python bench/estimate.py [--rounds N]. Prints microseconds per answer, in one run:
 
@@ -26,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import estimator, fit
+from core.answer import answer
 from core.defaults import complete
 from core.fit import fit_configs
 from core.parser import parse_workload
@@ -40,9 +42,15 @@ PHRASES = [
 ]
 
 
+SHOWN = 6  # configurations an answer shows (bot.views.FITS_SHOWN): their time (training) or speed (inference)
+
+
 def one(text: str) -> int:
-    w, _ = complete(parse_workload(text))
-    return len(fit_configs(w).fits)
+    w, assumptions = complete(parse_workload(text))
+    a = answer(w, assumptions)
+    a.time(SHOWN)
+    a.speed(SHOWN)
+    return len(a.report.fits)
 
 
 def clear() -> None:
