@@ -41,8 +41,8 @@ class Fake:
 # --- core.ranking ------------------------------------------------------------------------------------------------
 
 def test_whole_configuration_price_not_per_gpu_hour() -> None:
-    offers = [Fake("h100x8", "h100-sxm", 8, 896.0), Fake("a100", "a100-80gb", 1, 119.0), Fake("l40sx4", "l40s", 4, 152.0),
-              Fake("h100pcie", "h100-pcie", 1, 76.0)]
+    offers = [Fake("h100x8", "h100-sxm", 8, 896.0), Fake("a100", "a100-80gb", 1, 119.0),
+              Fake("l40sx4", "l40s", 4, 152.0), Fake("h100pcie", "h100-pcie", 1, 76.0)]
     assert [r.offer.key for r in rank(offers, "RUB")] == ["h100pcie", "a100", "l40sx4", "h100x8"]
 
 
