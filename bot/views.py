@@ -16,7 +16,7 @@ from bot.texts import t
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
-from core.providers import provider_title
+from core.providers import provider_info, provider_title
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
@@ -50,6 +50,14 @@ def workload_label(est: Estimate) -> str:
     if w.gpus > 1:
         parts.append(f"{w.gpus} GPU")
     return " · ".join(parts)
+
+
+def vat_note(offers: Sequence[CachedOffer], lang: str) -> str | None:
+    """One line, once per message, when a listed price carries Russian VAT: prices are compared with it."""
+    rates = {vat.rate for o in offers if (vat := provider_info(o.provider).vat) is not None}
+    if not rates:
+        return None
+    return t(lang, "vat_note", rate="/".join(f"{r * 100:g}" for r in sorted(rates)))
 
 
 def offer_what(offer: CachedOffer, lang: str) -> str:
@@ -130,6 +138,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     if ranked:
         lines.append(t(lang, "est_offers_title"))
         lines.extend(ranked_line(r, lang, currency) for r in ranked[:OFFERS_SHOWN])
+        if note := vat_note([r.offer for r in ranked[:OFFERS_SHOWN] if isinstance(r.offer, CachedOffer)], lang):
+            lines.append(note)
     else:
         lines.append(t(lang, "est_no_offers"))
     for block in (render_time(est, ranked, lang, currency), render_speed(est, lang)):

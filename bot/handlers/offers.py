@@ -19,11 +19,11 @@ from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc
 from bot.handlers.common import argument
-from bot.offer_cache import OfferCache
+from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import rank_for, ranked_line
+from bot.views import rank_for, ranked_line, vat_note
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
@@ -55,6 +55,8 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
     chunk = items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
     lines.extend(ranked_line(r, lang, currency) for r in chunk)
+    if note := vat_note([r.offer for r in chunk if isinstance(r.offer, CachedOffer)], lang):
+        lines.append(note)
     kb = InlineKeyboardBuilder()
     buttons = []
     if page > 1:
