@@ -1,4 +1,5 @@
-"""Time parse + complete + estimate + fit per answer, the work behind one inline-query keystroke.
+"""Time parse + complete + estimate + fit (+ time or speed of the shown configurations) per answer, the work behind
+one inline-query keystroke: `core.answer`, the pipeline the bot and the CLI share.
 
 Run: python bench/estimate.py [--rounds N]. Prints microseconds per answer, in one run:
 
@@ -31,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import estimator, fit
+from core.answer import answer
 from core.defaults import complete
 from core.fit import fit_configs
 from core.hub import arch_from_hub
@@ -55,6 +57,9 @@ RESOLVER = HubResolver(HubSettings(endpoint="http://127.0.0.1:9"))
 RESOLVER._remember("acme/llama-ft", arch_from_hub("acme/llama-ft", HUB_CONFIG), RESOLVER.settings.ttl_found)
 
 
+SHOWN = 6  # configurations an answer shows (bot.views.FITS_SHOWN): their time (training) or speed (inference)
+
+
 def one(text: str) -> int:
     spec = parse_workload(text)
     repo = hub_name_to_resolve(spec)
@@ -62,8 +67,11 @@ def one(text: str) -> int:
         arch = RESOLVER.cached(repo)
         assert arch is not None and not isinstance(arch, Exception)
         spec = with_hub_arch(spec, repo, arch)
-    w, _ = complete(spec)
-    return len(fit_configs(w).fits)
+    w, assumptions = complete(spec)
+    a = answer(w, assumptions)
+    a.time(SHOWN)
+    a.speed(SHOWN)
+    return len(a.report.fits)
 
 
 def clear() -> None:

@@ -45,8 +45,7 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    fitting = offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
-    body = render_estimate(est, fitting, lang, currency, rank_for(est, fitting, currency))
+    body = render_estimate(est, rank_for(est, offers, currency), lang, currency)
     await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query)))
 
 
