@@ -255,7 +255,7 @@ def _decode_weight_bytes(w: Workload, batch: int) -> float:
 def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int) -> tuple[float, str]:
     a = w.arch
     bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
-    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype)
+    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype, context)  # sliding windows cap local layers
     memory = (_decode_weight_bytes(w, batch) + kv) / group / bw
     flops = batch * (2.0 * a.active_params_b * 1e9 + 4.0 * a.layers * a.q_dim * context)
     compute = flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)

@@ -19,7 +19,7 @@ from aiogram.types import (
     InputTextMessageContent,
 )
 
-from bot.estimates import Estimate, Estimator, Failure
+from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
 from bot.offer_cache import CachedOffer, OfferCache
@@ -94,6 +94,8 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         await query.answer(example_results(p.lang, bot_username, tokens), cache_time=CACHE_TIME, is_personal=True)
         return
     result = estimator.get(text)
+    if isinstance(result, HubPending):  # the answer comes with a later keystroke (or the same text again)
+        estimator.lookup_soon(result.repo)
     if isinstance(result, Failure):
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
