@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
 from bot.i18n import render
-from bot.offer_cache import CachedOffer
+from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
 from core.providers import provider_info, provider_title
-from core.ranking import Ranked, cheapest_per_config, rank
+from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
 
@@ -89,9 +89,11 @@ def ranked_line(r: Ranked, lang: str, currency: str) -> str:
     return offer_line(offer, lang, currency, job_cost=r.job_cost)
 
 
-def rank_for(est: Estimate, offers: Sequence[CachedOffer], currency: str) -> list[Ranked]:
-    """Offers for a workload, best first: what the configuration costs per hour, or the job when it is known."""
-    return rank(offers, currency, est.hours)
+def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
+    """The offers in stock that run a workload, best first: what the configuration costs per hour, or the job when
+    the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
+    groups = offers.groups(currency, gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
+    return rank_groups(groups, currency, est.hours)
 
 
 def _breakdown(bd: Breakdown, lang: str) -> str:
@@ -108,8 +110,7 @@ def _count(n: float) -> str:
     return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
 
 
-def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, currency: str,
-                    ranked: list[Ranked] | None = None) -> str:
+def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
     mem = est.memory
     lines = [t(lang, "est_header", workload=esc(workload_label(est))),
              t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
@@ -134,8 +135,6 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
         lines.append(t(lang, "est_no_fit"))
         lines.extend(f"• {esc(render(lang, a.msg))}" for a in est.report.advice)
     lines.append("")
-    if ranked is None:
-        ranked = rank_for(est, offers, currency)
     if ranked:
         lines.append(t(lang, "est_offers_title"))
         lines.extend(ranked_line(r, lang, currency) for r in ranked[:OFFERS_SHOWN])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Sequence
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
@@ -23,7 +24,7 @@ from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import rank_for, ranked_line, vat_note
-from core.ranking import Ranked, rank
+from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
 
@@ -31,21 +32,20 @@ PAGE_SIZE = 8
 
 
 def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
-                  currency: str = "RUB") -> list[Ranked] | str:
+                  currency: str = "RUB") -> Sequence[Ranked] | str:
     """The offers `text` asks for (all, a GPU list, or those fitting a workload), ranked, or the error to show."""
     if not text:
-        return rank(offers.all(), currency)
+        return rank_groups(offers.groups(currency, unknown=True), currency)
     ids = gpu_list(text)
     if ids is not None:
-        return rank(offers.filter(gpu_ids=ids), currency)
+        return rank_groups(offers.groups(currency, gpu_ids=ids), currency)
     result = estimator.get(text)
     if isinstance(result, Failure):
         return esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
-    fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
-    return rank_for(result, fitting, currency)
+    return rank_for(result, offers, currency)
 
 
-def render_page(items: list[Ranked], text: str, page: int, token: str, lang: str,
+def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,
                 currency: str) -> tuple[str, InlineKeyboardMarkup | None]:
     what = t(lang, "offers_filter", what=esc(text)) if text else ""
     if not items:
