@@ -82,7 +82,7 @@ class ParseError(ValueError):
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
-          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs")
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -127,10 +127,10 @@ def describe(field: str, value: Any) -> Msg:
 LIMITS: dict[str, tuple[float, float]] = {
     "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
     "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, 100_000), "examples": (1, 10**10),
-    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
+    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000), "images": (1, 10_000),
 }
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
-                         "tokens_per_example"})
+                         "tokens_per_example", "images"})
 
 _UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
 
@@ -372,7 +372,7 @@ def _named(text: str, loose: bool = True) -> Any:
     if arch is None:
         family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
         if family is not None:
-            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text), loose)
+            arch = _model_named_as(family + " " + re.sub(r"^[а-яё]+", "", text), loose)  # "квен3" -> "qwen 3"
     return arch
 
 
@@ -498,6 +498,9 @@ _RULES: list[tuple[str, str, Handler]] = [
               r"sessions?|streams?|пользовател\w*|юзер\w*|клиент\w*|одновременн\w*(?:\s+(?:запрос\w*|"
               r"пользовател\w*|сесси\w*|диалог\w*|чат\w*))?|параллельн\w*(?:\s+(?:запрос\w*|сесси\w*|поток\w*))?|"
               r"запрос\w*|сесси\w*|поток\w*|чат\w*)", _field("concurrency", "cc_n")),
+    ("images", rf"(?P<im_n>{INT})\s*(?:images?|pictures?|photos?|screenshots?|изображени\w*|картин\w*|фото\w*|"
+               r"скриншот\w*)(?:\s+(?:per|each|на|в)\s+(?:request|prompt|sequence|example|запрос\w*|пример\w*))?",
+     _field("images", "im_n")),
     ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|параллельно|одновременно)\s*[=:]?\s*(?P<cc_m>{INT})",
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
@@ -580,9 +583,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
              r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+", _noop),
-    ("qlora", r"q[\s_\-]?lora|к?улора|qлора", _const(method=Method.QLORA)),
-    ("lora", r"(?:lora|лора)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|дообучени\w*|tuning|"
-             r"training))?", _const(method=Method.LORA)),
+    ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*", _const(method=Method.QLORA)),
+    ("lora", r"(?:lora|лор[аоуеыи]\w*)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|"
+             r"дообучени\w*|tuning|training))?", _const(method=Method.LORA)),
     ("full", r"full(?:[\s_\-]*param(?:eter)?s?)?(?:[\s_\-]*(?:fine[\s_\-]*tun\w*|finetun\w*|ft|sft|training|train|"
              r"tun\w*))?|fft|полн\w*(?:\s+(?:дообучени\w*|дообучить|дообучать|обучени\w*|обучить|"
              r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
