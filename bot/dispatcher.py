@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.estimates import Estimator
 from bot.handlers import routers
-from bot.middlewares import UserMiddleware
+from bot.middlewares import UserMiddleware, apologise_on_error
 from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
 from bot.tokens import QueryTokens
@@ -38,5 +38,6 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     middleware = UserMiddleware(sessionmaker, prefs)
     dp.message.outer_middleware(middleware)
     dp.callback_query.outer_middleware(middleware)
+    dp.errors.register(apologise_on_error(prefs))
     dp.include_routers(*routers(frozenset(admin_ids)))
     return dp

@@ -123,6 +123,17 @@ TEXTS: dict[str, dict[str, str]] = {
         "unsub_usage": "Send <code>/unsubscribe N</code> (the number from /subs) or <code>/unsubscribe all</code>.",
         "unsub_done": "Subscription {n} deleted.",
         "unsub_all_done": "All {n} subscriptions deleted.",
+        # bounds, abuse and privacy (issue 13)
+        "subs_page": "— page {page}/{pages}",
+        "subs_in_group": " 👥 alerts to a group",
+        "sub_group_note": "🔒 Alerts for this subscription will come to your private chat with me (open it and "
+                          "press Start if you have not yet). To get them in this group instead, tap the button.",
+        "btn_alerts_here": "🔔 Send its alerts to this group",
+        "alerts_here_done": "Done: alerts for this subscription will be posted in this group.",
+        "button_stale": "This button is out of date. Send the command again.",
+        "sub_bad_count": "The number of GPUs must be between {low} and {high}.",
+        "sub_bad_price_cap": "The price cap must be above 0 and at most {high} per GPU-hour.",
+        "rate_limited": "⏳ Too many requests in a row. Please try again in {seconds} s.",
         # history
         "history_usage": "Name a GPU, for example <code>/history H100</code>.",
         "history_empty": "No price history for {gpu} yet.",
@@ -284,6 +295,17 @@ TEXTS: dict[str, dict[str, str]] = {
         "unsub_usage": "Пришлите <code>/unsubscribe N</code> (номер из /subs) или <code>/unsubscribe all</code>.",
         "unsub_done": "Подписка {n} удалена.",
         "unsub_all_done": "Удалены все подписки: {n}.",
+        # bounds, abuse and privacy (issue 13)
+        "subs_page": "— страница {page}/{pages}",
+        "subs_in_group": " 👥 оповещения в группу",
+        "sub_group_note": "🔒 Оповещения по этой подписке придут вам в личный чат со мной (откройте его и нажмите "
+                          "«Старт», если ещё не сделали этого). Чтобы получать их в этой группе, нажмите кнопку.",
+        "btn_alerts_here": "🔔 Присылать оповещения в эту группу",
+        "alerts_here_done": "Готово: оповещения по этой подписке будут приходить в эту группу.",
+        "button_stale": "Эта кнопка устарела. Отправьте команду ещё раз.",
+        "sub_bad_count": "Число GPU должно быть от {low} до {high}.",
+        "sub_bad_price_cap": "Ограничение цены должно быть больше 0 и не больше {high} за GPU-час.",
+        "rate_limited": "⏳ Слишком много запросов подряд. Попробуйте через {seconds} с.",
         "history_usage": "Укажите GPU, например <code>/history H100</code>.",
         "history_empty": "Истории цен для {gpu} пока нет.",
         "history_caption": "{gpu}: самая низкая цена в наличии за GPU-час по провайдерам, {currency}",

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from core.gpus import GPUS, find_gpu
+from core.limits import WORKLOAD_LIMITS
 from core.models import TYPICAL_FOR_SIZE, find_model, get_model
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
@@ -149,12 +150,9 @@ def describe(field: str, value: Any) -> Text:
 
 # --- numbers ---------------------------------------------------------------------------------------------------
 
-# Inclusive sanity ranges: a value outside is reported, never passed on (no 10^30-token contexts).
-LIMITS: dict[str, tuple[float, float]] = {
-    "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
-    "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, 100_000), "examples": (1, 10**10),
-    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
-}
+# Inclusive sanity ranges (core.limits, shared with every other reader of input): a value outside is reported,
+# never passed on (no 10^30-token contexts).
+LIMITS: dict[str, tuple[float, float]] = WORKLOAD_LIMITS
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
                          "tokens_per_example"})
 

@@ -24,11 +24,10 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
 from sqlalchemy import ColumnElement, Float, case, cast, extract, func, literal, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.lease_tables import LeaseRow
+from storage.upsert import upsert_insert
 
 log = logging.getLogger(__name__)
 
@@ -145,17 +144,8 @@ class LeaderLease:
             "renewed_at": now,
             "expires_at": now + self.ttl,
         }
-        dialect = session.bind.dialect.name
-        if dialect in ("postgresql", "sqlite"):
-            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-            stmt = insert(LeaseRow).values(values).on_conflict_do_nothing(index_elements=["name"])
-            return (await session.execute(stmt.returning(LeaseRow.term))).scalar_one_or_none()
-        try:  # other backends: the primary key settles the race
-            async with session.begin_nested():
-                await session.execute(LeaseRow.__table__.insert().values(values))
-        except IntegrityError:
-            return None
-        return 1
+        stmt = upsert_insert(session, LeaseRow).values(values).on_conflict_do_nothing(index_elements=["name"])
+        return (await session.execute(stmt.returning(LeaseRow.term))).scalar_one_or_none()
 
     async def renew(self) -> bool:
         """Extend our lease. False (and we stop leading) when it has meanwhile passed to another replica."""

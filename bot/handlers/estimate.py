@@ -71,6 +71,7 @@ async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: As
     if not text or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers)
+    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                 chat=query.message.chat)
     await query.answer()
-    await query.message.answer(reply, disable_web_page_preview=True)
+    await query.message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)

@@ -39,4 +39,4 @@ async def anything_else(message: Message, lang: str) -> None:
 
 @router.callback_query()
 async def stale_button(query: CallbackQuery, lang: str) -> None:
-    await query.answer(t(lang, "sub_not_found"))
+    await query.answer(t(lang, "button_stale"))

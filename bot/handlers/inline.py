@@ -26,6 +26,7 @@ from bot.prefs import PrefsCache
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
 from bot.views import gpu_label, offer_line, render_estimate, workload_label
+from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
 
 router = Router(name="inline")
@@ -79,6 +80,14 @@ def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lan
     return results, next_offset
 
 
+def parse_offset(raw: str) -> int:
+    """The `next_offset` we gave Telegram, coming back; anything else (Unicode digits such as '²', which pass
+    str.isdigit() but not int(), huge numbers, text) starts from the top."""
+    if raw.isascii() and raw.isdigit() and len(raw) <= 5:
+        return min(int(raw), MAX_PAGE * PAGE)
+    return 0
+
+
 @router.inline_query()
 async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, prefs: PrefsCache,
                  tokens: QueryTokens, bot_username: str) -> None:
@@ -93,7 +102,7 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
         await query.answer([syntax], cache_time=CACHE_TIME, is_personal=True)
         return
-    offset = int(query.offset) if query.offset.isdigit() else 0
+    offset = parse_offset(query.offset)
     # Keystrokes repeat the same few phrases: the built answer is kept until the next ingest changes the offers.
     key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
     answer = _ANSWERS.get(key)

@@ -29,8 +29,9 @@ async def start_deep_link(message: Message, command: CommandObject, session: Asy
         if payload.startswith(DEEP_LINK_PREFIX):
             await message.answer(t(lang, "deep_link_bad"))
         return
-    reply = await subscribe_text(session, user, query, lang=lang, estimator=estimator, cache=offers)
-    await message.answer(reply, disable_web_page_preview=True)
+    reply = await subscribe_text(session, user, query, lang=lang, estimator=estimator, cache=offers,
+                                 chat=message.chat)
+    await message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)
 
 
 @router.message(CommandStart())
