@@ -18,6 +18,7 @@ from bot.handlers import routers
 from bot.middlewares import UserMiddleware, apologise_on_error
 from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
+from bot.ratelimit import RateLimiter, RateLimitMiddleware
 from bot.tokens import QueryTokens
 
 
@@ -39,5 +40,8 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp.message.outer_middleware(middleware)
     dp.callback_query.outer_middleware(middleware)
     dp.errors.register(apologise_on_error(prefs))
+    limits = RateLimitMiddleware(RateLimiter())  # handlers opt in with flags={"rate": kind}
+    dp.message.middleware(limits)
+    dp.callback_query.middleware(limits)
     dp.include_routers(*routers(frozenset(admin_ids)))
     return dp

@@ -32,7 +32,8 @@ def make_handler(dp: Dispatcher, bot: Bot) -> Handler:
     async def handle(request: web.Request) -> web.Response:
         try:
             update = Update.model_validate(await request.json(), context={"bot": bot})
-        except (ValueError, ValidationError):
+        except (ValueError, ValidationError, RecursionError):
+            # RecursionError: JSON nested thousands deep (a real update is a few levels) is no update either.
             return web.json_response({"error": "not a Telegram update"}, status=400)
         try:
             result = await dp.feed_webhook_update(bot, update)

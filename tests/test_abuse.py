@@ -16,6 +16,7 @@ from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
 from storage.user_tables import Subscription, User
 from tests.support.fake_telegram import FakeTelegram
+from tests.support.waiting import until
 from tests.test_bot_e2e import RATES, RUNPOD, T0, offer, poll
 
 ERROR = "Something went wrong"
@@ -253,3 +254,47 @@ async def test_a_database_that_refuses_writes_still_gets_every_user_an_answer(tg
         assert ERROR in pressed.params["text"]
         await app.engine.dispose()
     assert [s.query_text for s in await subs_of(app, 7)] == ["H100"]
+
+
+# ------------------------------------------------------------------------------------------------ rate limits
+def test_rate_limiter_refills_at_its_rate_and_tells_once_per_streak() -> None:
+    from bot.ratelimit import Rate, RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter({"x": Rate(burst=3, per=10.0)}, clock=lambda: now[0], capacity=2)
+    assert [limiter.take(1, "x") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.take(1, "x") == pytest.approx(10.0)
+    assert limiter.first_refusal(1, "x") and not limiter.first_refusal(1, "x")
+    assert limiter.take(2, "x") == 0.0  # another user has their own allowance
+    now[0] = 10.0
+    assert limiter.take(1, "x") == 0.0 and limiter.take(1, "x") > 0
+    assert limiter.first_refusal(1, "x")  # a new streak after an allowed request
+    limiter.take(3, "x")  # capacity 2: the least recently seen user is forgotten, memory stays bounded
+    assert len(limiter._buckets) == 2
+
+
+@pytest.mark.parametrize(("command", "kind", "answered"), [
+    ("/estimate 70B QLoRA", "estimate", "VRAM per GPU"),
+    ("13B LoRA", "estimate", "VRAM per GPU"),
+    ("/history H100", "history", "H100"),
+    ("/subscribe", "wizard", "What should I watch"),
+    ("/start sub_bMTNCIExvUkE", "deep_link", "Now watching"),
+])
+async def test_expensive_commands_are_rate_limited_per_user(tg: FakeTelegram, app: App, command: str, kind: str,
+                                                            answered: str) -> None:
+    from bot.ratelimit import RATES
+
+    burst = RATES[kind].burst
+    for _ in range(burst + 10):
+        tg.message(command, user_id=7)
+    tg.message(command, user_id=8)  # someone else is not held up by user 7
+    await until(lambda: any(c.chat_id == 8 and c.method in ("sendMessage", "sendPhoto") for c in tg.calls))
+    await until(lambda: len([c for c in tg.calls if c.chat_id == 7 and c.method in ("sendMessage", "sendPhoto")])
+                >= burst + 1, limit=30)
+    await asyncio.sleep(0.3)  # room for any reply that should not come
+    to_7 = [c for c in tg.calls if c.chat_id == 7 and c.method in ("sendMessage", "sendPhoto")]
+    limited = [c for c in to_7 if "Too many requests" in c.text]
+    assert len(limited) == 1  # told once, not once per refused message
+    assert len(to_7) - 1 <= burst * 2  # at most `burst` answers (some commands answer with two messages)
+    assert sum(answered in (c.text or c.params.get("caption", "")) for c in to_7) <= burst
+    no_errors(tg)

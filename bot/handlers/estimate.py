@@ -50,7 +50,7 @@ async def send_estimate(message: Message, est: Estimate, *, lang: str, currency:
     await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query)))
 
 
-@router.message(Command("estimate"))
+@router.message(Command("estimate"), flags={"rate": "estimate"})
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
                    offers: OfferCache, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
@@ -64,7 +64,7 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
-@router.callback_query(EstimateCb.filter())
+@router.callback_query(EstimateCb.filter(), flags={"rate": "deep_link"})
 async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: AsyncSession, user: User, lang: str,
                     estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
     text = tokens.decode(callback_data.q)

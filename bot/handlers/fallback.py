@@ -22,7 +22,7 @@ async def unknown_command(message: Message, lang: str) -> None:
     await message.answer(t(lang, "unknown_command"))
 
 
-@router.message(F.text)
+@router.message(F.text, flags={"rate": "estimate"})
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
                     tokens: QueryTokens) -> None:
     text = await argument(message, None, lang)

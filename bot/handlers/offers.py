@@ -62,7 +62,7 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
     return "\n".join(lines), kb.as_markup() if buttons else None
 
 
-@router.message(Command("offers"))
+@router.message(Command("offers"), flags={"rate": "estimate"})
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)

@@ -19,7 +19,7 @@ router = Router(name="start")
 DEEP_LINK_PREFIX = "sub_"
 
 
-@router.message(CommandStart(deep_link=True))
+@router.message(CommandStart(deep_link=True), flags={"rate": "deep_link"})
 async def start_deep_link(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str,
                           estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
     payload = command.args or ""

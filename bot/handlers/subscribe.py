@@ -47,16 +47,19 @@ def _kb(rows: list[list[tuple[str, WizardButton]]], lang: str) -> InlineKeyboard
     return kb.as_markup()
 
 
-@router.message(Command("subscribe"))
+@router.message(Command("subscribe", magic=F.args.strip()))
 async def subscribe(message: Message, command: CommandObject, state: FSMContext, session: AsyncSession, user: User,
                     lang: str, estimator: Estimator, offers: OfferCache) -> None:
     text = await argument(message, command, lang)
-    if text:
-        await state.clear()
-        reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
-                                     chat=message.chat)
-        await message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)
-        return
+    await state.clear()
+    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                 chat=message.chat)
+    await message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)
+
+
+@router.message(Command("subscribe"), flags={"rate": "wizard"})
+async def start_wizard(message: Message, state: FSMContext, lang: str) -> None:
+    """A bare /subscribe: the wizard (rate-limited: each start writes the conversation state)."""
     await state.set_state(Wizard.kind)
     await message.answer(t(lang, "sub_ask_kind"), reply_markup=_kb([
         [(t(lang, "btn_kind_workload"), WizardKindCb(kind="workload"))],
