@@ -1,7 +1,11 @@
 """Offers: one rentable configuration (provider, GPU, count, location, billing) with its price and availability.
 
 Providers' parsers build `Offer`s; prices are normalised to per-GPU-hour in RUB and USD by `normalise_price`
-with the exchange rates the caller supplies (a month counts as 730 hours).
+with the exchange rates the caller supplies (a month counts as 730 hours). Every comparison uses the price the
+buyer pays: VAT added where the seller publishes prices without it (`core.providers` holds each seller's terms).
+
+Values are bounded (`allow_inf_nan=False`, counts and prices within sane limits): a provider record claiming 10^9
+GPUs or a price of 10^30 fails validation, and the scraper skips and counts it like any other invalid record.
 """
 
 from __future__ import annotations
@@ -10,7 +14,12 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.providers import vat_terms
+
 HOURS_PER_MONTH = 730
+MAX_GPUS = 128  # the largest single configuration rented as one (16-GPU servers exist; 10^9 does not)
+MAX_PRICE = 1e8  # per configuration per period, any currency: ~100 M is beyond any GPU server for a month
+MAX_AVAILABLE = 1_000_000
 
 
 class Billing(StrEnum):
@@ -27,25 +36,28 @@ class Period(StrEnum):
 class Offer(BaseModel):
     """One configuration a user could rent, as one provider lists it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     provider: str  # provider name as in the settings ("selectel", "vastai", ...)
     sku: str  # the provider's own id for this configuration (plan id, gpu type, ...); unique with the key fields
     gpu: str | None  # catalog GPU id (core.gpus), None when the spelling is unknown (kept, never guessed)
     gpu_name: str  # the provider's spelling, as received
-    gpu_count: int = Field(ge=1)
-    gpu_memory_gb: float | None = None  # per GPU
-    vcpu: int | None = None
-    ram_gb: float | None = None
-    disk_gb: float | None = None
+    gpu_count: int = Field(ge=1, le=MAX_GPUS)
+    gpu_memory_gb: float | None = Field(default=None, gt=0, le=4096)  # per GPU
+    gpu_fraction: float | None = Field(default=None, gt=0, lt=1)  # a vGPU slice: this share of one card
+    vcpu: int | None = Field(default=None, ge=0, le=100_000)
+    ram_gb: float | None = Field(default=None, ge=0, le=1e7)
+    disk_gb: float | None = Field(default=None, ge=0, le=1e9)
     location: str = ""  # region / data centre code; "" when the provider does not say
     billing: Billing = Billing.HOURLY
-    price: float = Field(ge=0)  # for the whole configuration, per `period`
+    price: float = Field(ge=0, le=MAX_PRICE)  # for the whole configuration, per `period`, as published
     currency: str  # ISO 4217: "RUB", "USD", "EUR"
     period: Period = Period.HOUR
     in_stock: bool
-    available: int | None = None  # how many the provider says can be rented now, when it says
+    available: int | None = Field(default=None, ge=0, le=MAX_AVAILABLE)  # rentable now, when the provider says
     url: str = ""  # where it is ordered
+    vat_rate: float | None = Field(default=None, ge=0, le=1)  # None: the provider's terms in core.providers
+    vat_included: bool | None = None  # whether `price` already includes VAT (None: the provider's terms)
 
     @property
     def key(self) -> str:
@@ -53,9 +65,23 @@ class Offer(BaseModel):
         return "|".join((self.provider, self.sku, str(self.gpu_count), self.location, self.billing.value))
 
     @property
+    def vat(self) -> tuple[float, bool]:
+        """(rate, included) for this price: explicit on the offer, else the provider's catalog terms."""
+        rate, included = vat_terms(self.provider, self.currency)
+        return (self.vat_rate if self.vat_rate is not None else rate,
+                self.vat_included if self.vat_included is not None else included)
+
+    @property
+    def gross_price(self) -> float:
+        """`price` with VAT, what the buyer pays (equal to `price` where VAT is included or does not apply)."""
+        rate, included = self.vat
+        return self.price if included or not rate else self.price * (1 + rate)
+
+    @property
     def price_per_hour(self) -> float:
-        """Whole configuration, per hour, in the offer's currency."""
-        return self.price / HOURS_PER_MONTH if self.period is Period.MONTH else self.price
+        """Whole configuration, per hour, in the offer's currency, VAT included where it applies."""
+        price = self.gross_price
+        return price / HOURS_PER_MONTH if self.period is Period.MONTH else price
 
     @property
     def price_per_gpu_hour(self) -> float:

@@ -24,6 +24,9 @@ class PollResult(BaseModel):
     started_at: datetime
     finished_at: datetime
     unknown_gpus: list[str] = Field(default_factory=list)  # provider spellings not in the catalog (logged)
+    records: int = 0  # provider records looked at (listings, plans, presets ...)
+    skipped: int = 0  # of those, invalid or out of bounds: skipped and counted, not offered
+    retry_after: float | None = None  # seconds the provider asked us to stay away (a 429 with a long Retry-After)
 
     @property
     def trusted(self) -> bool:

@@ -41,3 +41,11 @@ class TruncatedPayload(ScrapeError):
 
 class PayloadValidationError(ScrapeError):
     """The payload parsed but does not have the shape the provider's API documents."""
+
+
+class PayloadTooLarge(ScrapeError):
+    """The body is larger than the provider's limit: not read any further, not believed."""
+
+
+class RedirectRefused(ScrapeError):
+    """The provider redirected to another host (not on the allow-list), or redirected too often."""

@@ -2,8 +2,14 @@
 `Retry-After` honoured, a rate limiter per provider, conditional GETs, and JSON that is checked before it is
 believed (an HTML captcha page or a cut-off body raises, it never parses into "no offers").
 
+Bounded input: a body is read up to the provider's limit (`ProviderSpec.max_body_bytes`, or the settings'
+`MAX_BODY_MB`) and no further; a large JSON body is decoded in a worker thread so the event loop keeps serving the
+bot. Redirects are followed by hand: only to the provider's own host (or its configured `REDIRECT_HOSTS`), never
+from https to http, at most `MAX_REDIRECTS` hops, and a request body is never re-sent to another host.
+
 Every wait goes through one injectable `sleep` and is multiplied by `RetryPolicy.scale`, so tests run the real
-retry logic in milliseconds and can read back the waits that were asked for (`PoliteClient.waits`).
+retry logic in milliseconds and can read back the most recent waits that were asked for (`PoliteClient.waits`,
+a bounded window, not a process-lifetime list).
 """
 
 from __future__ import annotations
@@ -15,14 +21,22 @@ import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
-from scrapers.errors import HttpStatusError, NotJsonError, TransportFailed, TruncatedPayload
+from scrapers.errors import (
+    HttpStatusError,
+    NotJsonError,
+    PayloadTooLarge,
+    RedirectRefused,
+    TransportFailed,
+    TruncatedPayload,
+)
 from scrapers.registry import get_spec
 
 log = logging.getLogger(__name__)
@@ -31,6 +45,11 @@ Sleep = Callable[[float], Awaitable[Any]]
 Clock = Callable[[], float]
 
 DEFAULT_USER_AGENT = "GPURadarBot/0.1 (+https://t.me/gpuradar_bot; GPU stock alerts)"
+RECENT = 256  # waits remembered for tests and the bench: a window, never a list that grows for the process' life
+MAX_REDIRECTS = 5
+OFFLOAD_BYTES = 256 * 1024  # JSON bodies larger than this are decoded in a worker thread
+_REDIRECTS = {301, 302, 303, 307, 308}
+_CREDENTIAL_HEADERS = {"authorization", "x-api-key", "api_key", "apikey", "cookie"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +77,7 @@ class RateLimiter:
         self._sleep, self._clock, self._scale = sleep, clock, scale
         self._updated = clock()
         self._lock = asyncio.Lock()
-        self.waited: list[float] = []  # seconds each acquire had to wait (unscaled), for tests and the bench
+        self.waited: deque[float] = deque(maxlen=RECENT)  # recent waits (unscaled), for tests and the bench
 
     def _refill(self) -> None:
         now = self._clock()
@@ -94,6 +113,12 @@ class Fetched:
     def json(self) -> Any:
         return decode_json(self.content, self.headers.get("content-type", ""), self.url)
 
+    async def json_off_loop(self) -> Any:
+        """`json()`, in a worker thread when the body is large, so decoding never stalls the event loop."""
+        if len(self.content) <= OFFLOAD_BYTES:
+            return self.json()
+        return await asyncio.to_thread(self.json)
+
 
 @dataclass(slots=True)
 class _Validators:
@@ -111,18 +136,32 @@ class Wait:
 
 
 def decode_json(content: bytes, content_type: str, url: str) -> Any:
-    """JSON or a precise reason why not: HTML/captcha pages and truncated bodies must not pass as payloads."""
-    head = content.lstrip()[:1]
-    if "html" in content_type.lower() or head == b"<":
+    """JSON or a precise reason why not: HTML/captcha pages and truncated bodies must not pass as payloads.
+
+    The body decides, not the label: a PHP endpoint may send JSON as `text/html` (HOSTKEY), so a body that starts
+    like JSON and parses is JSON whatever the Content-Type says; a body that starts with `<` is a page."""
+    stripped = content.lstrip()
+    if stripped.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark some servers prepend
+        stripped = stripped[3:].lstrip()
+    head = stripped[:1]
+    if head == b"<" or (not head and "html" in content_type.lower()):
         raise NotJsonError(f"HTML where JSON was expected from {url} (captcha or maintenance page?)")
     if not head:
         raise TruncatedPayload(f"empty body from {url}")
     try:
-        return json.loads(content)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        text = stripped.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotJsonError(f"not UTF-8 from {url}: invalid byte at {exc.start}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
         if head in (b"{", b"["):
-            raise TruncatedPayload(f"truncated JSON from {url}: {exc.msg} at byte {exc.pos}") from exc
+            if "html" in content_type.lower():
+                raise NotJsonError(f"HTML where JSON was expected from {url} ({exc.msg})") from exc
+            raise TruncatedPayload(f"truncated JSON from {url}: {exc.msg} at char {exc.pos}") from exc
         raise NotJsonError(f"not JSON from {url}: starts with {content[:20]!r}") from exc
+    except RecursionError as exc:
+        raise NotJsonError(f"JSON from {url} is nested too deeply to be a provider's catalogue") from exc
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
@@ -153,7 +192,9 @@ class PoliteClient:
     clock: Clock = time.monotonic
     rng: random.Random = field(default_factory=random.Random)
     rate_limits: dict[str, float | None] = field(default_factory=dict)  # overrides the registry's, per provider
-    waits: list[Wait] = field(default_factory=list)
+    body_limits: dict[str, int] = field(default_factory=dict)  # bytes; overrides the registry's, per provider
+    redirect_hosts: dict[str, Set[str]] = field(default_factory=dict)  # extra hosts a provider may redirect to
+    waits: deque[Wait] = field(default_factory=lambda: deque(maxlen=RECENT))
     _limiters: dict[str, RateLimiter | None] = field(default_factory=dict)
     _validators: dict[str, _Validators] = field(default_factory=dict)
 
@@ -191,26 +232,27 @@ class PoliteClient:
                     req_headers["If-Modified-Since"] = cached.last_modified
             delay: float | None = None
             try:
-                resp = await self.http.request(method, url, params=params, json=json_body, data=data,
-                                               headers=req_headers, timeout=timeout)
+                status, resp_headers, content, final_url = await self._send(
+                    provider, method, url, params=params, json_body=json_body, data=data, headers=req_headers,
+                    timeout=timeout)
             except httpx.TimeoutException as exc:
                 last = TransportFailed(f"timeout after {timeout or 'default'} s from {url} ({type(exc).__name__})")
             except httpx.TransportError as exc:
                 last = TransportFailed(f"connection error to {url}: {type(exc).__name__}: {exc}")
             else:
-                if resp.status_code == 304 and cached is not None:
+                if status == 304 and cached is not None:
                     return Fetched(200, cached.content, cached.headers, url, attempt + 1, from_cache=True)
-                if 200 <= resp.status_code < 300:
-                    if use_validators and (resp.headers.get("etag") or resp.headers.get("last-modified")):
-                        self._validators[cache_key] = _Validators(resp.headers.get("etag"),
-                                                                  resp.headers.get("last-modified"),
-                                                                  resp.content, resp.headers)
-                    return Fetched(resp.status_code, resp.content, resp.headers, url, attempt + 1)
-                retry_after = parse_retry_after(resp.headers.get("retry-after"))
-                last = HttpStatusError(resp.status_code, url, retry_after)
-                if resp.status_code < 500 and resp.status_code != 429:
+                if 200 <= status < 300:
+                    if use_validators and (resp_headers.get("etag") or resp_headers.get("last-modified")):
+                        self._validators[cache_key] = _Validators(resp_headers.get("etag"),
+                                                                  resp_headers.get("last-modified"),
+                                                                  content, resp_headers)
+                    return Fetched(status, content, resp_headers, final_url, attempt + 1)
+                retry_after = parse_retry_after(resp_headers.get("retry-after"))
+                last = HttpStatusError(status, url, retry_after)
+                if status < 500 and status != 429:
                     raise last  # a 4xx answer will not improve by asking again
-                if resp.status_code in (429, 503) and retry_after is not None:
+                if status in (429, 503) and retry_after is not None:
                     if retry_after > self.retry.max_retry_after:
                         raise last  # the provider asks for longer than a poll may take: fail now, poll later
                     delay = retry_after
@@ -224,11 +266,68 @@ class PoliteClient:
         assert last is not None
         raise last
 
+    def body_limit(self, provider: str) -> int:
+        return self.body_limits.get(provider) or get_spec(provider).max_body_bytes
+
+    def _may_redirect(self, provider: str, origin: httpx.URL, target: httpx.URL) -> bool:
+        if target.scheme not in ("http", "https") or (origin.scheme == "https" and target.scheme == "http"):
+            return False
+        if target.host == origin.host and target.port == origin.port:
+            return True
+        return target.host in self.redirect_hosts.get(provider, ())
+
+    async def _send(self, provider: str, method: str, url: str, *, params: Mapping[str, Any] | None,
+                    json_body: Any, data: Mapping[str, Any] | None, headers: dict[str, str],
+                    timeout: float | None) -> tuple[int, httpx.Headers, bytes, str]:
+        """One request with redirects followed by hand, the body read up to the provider's limit."""
+        limit = self.body_limit(provider)
+        request = self.http.build_request(method, url, params=params, json=json_body, data=data, headers=headers,
+                                          timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
+        origin = request.url
+        for _ in range(MAX_REDIRECTS + 1):
+            resp = await self.http.send(request, stream=True, follow_redirects=False)
+            try:
+                location = resp.headers.get("location")
+                if resp.status_code in _REDIRECTS and location:
+                    target = request.url.join(location)
+                    if not self._may_redirect(provider, origin, target):
+                        raise RedirectRefused(f"{provider}: redirect from {origin.host} to {target.host or target} "
+                                              "refused (not the provider's host)")
+                    keep_body = resp.status_code in (307, 308)
+                    if keep_body and request.content and target.host != request.url.host:
+                        raise RedirectRefused(f"{provider}: a {resp.status_code} would re-send the request body to "
+                                              f"{target.host}; refused")
+                    new_method = request.method if keep_body or request.method == "GET" else "GET"
+                    dropped = set() if keep_body else {"content-type", "content-length"}
+                    if target.host != request.url.host:
+                        dropped |= _CREDENTIAL_HEADERS  # credentials never follow a redirect to another host
+                    headers = {k: v for k, v in headers.items() if k.lower() not in dropped}
+                    request = self.http.build_request(
+                        new_method, target, headers=headers,
+                        content=request.content if keep_body else None,
+                        timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
+                    continue
+                declared = resp.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > limit:
+                    raise PayloadTooLarge(f"{provider}: body of {int(declared):,} bytes exceeds the limit of "
+                                          f"{limit:,} from {url}")
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise PayloadTooLarge(f"{provider}: body exceeds the limit of {limit:,} bytes from {url}")
+                    chunks.append(chunk)
+                return resp.status_code, resp.headers, b"".join(chunks), str(resp.url)
+            finally:
+                await resp.aclose()
+        raise RedirectRefused(f"{provider}: more than {MAX_REDIRECTS} redirects from {url}")
+
     async def get_json(self, provider: str, url: str, **kwargs: Any) -> Any:
-        return (await self.request(provider, "GET", url, **kwargs)).json()
+        return await (await self.request(provider, "GET", url, **kwargs)).json_off_loop()
 
     async def post_json(self, provider: str, url: str, body: Any, **kwargs: Any) -> Any:
-        return (await self.request(provider, "POST", url, json_body=body, **kwargs)).json()
+        return await (await self.request(provider, "POST", url, json_body=body, **kwargs)).json_off_loop()
 
     @staticmethod
     def _cache_key(method: str, url: str, params: Any, json_body: Any, data: Any) -> str:
@@ -252,7 +351,7 @@ def make_http_client(user_agent: str = DEFAULT_USER_AGENT, *, timeout: float = 3
         headers={"User-Agent": user_agent, "Accept": "application/json, text/html;q=0.5"},
         timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)),
         limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
-        follow_redirects=True,
+        follow_redirects=False,  # PoliteClient follows them itself, on the provider's host only
     )
 
 

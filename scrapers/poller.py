@@ -2,9 +2,14 @@
 
 OK only when the fetch succeeded and the payload validated; everything else carries its reason: FAILED when no
 usable answer came (timeouts, connection errors, 5xx / 429 after retries), SUSPECT when an answer came but cannot
-be believed (HTML captcha or maintenance page, truncated JSON, a payload that fails validation, a 4xx). An empty
-list that validates is OK here — the abnormal-shrink check against recent polls belongs to storage's ingest — and
-its size is logged. A poll also has a hard deadline, so a provider that trickles bytes cannot hold a scrape cycle.
+be believed (HTML captcha or maintenance page, truncated JSON, a payload that fails validation, a 4xx, a body over
+the size limit). An empty list that validates is OK here — the abnormal-shrink check against recent polls belongs
+to storage's ingest — and its size is logged. A poll also has a hard deadline, so a provider that trickles bytes
+cannot hold a scrape cycle.
+
+One bad record does not void a poll: parsers skip and count a record that fails validation or sanity bounds, and
+the poll turns SUSPECT only when the skipped share is abnormal (above the provider's `max_skipped_share`, or every
+record). Parsing runs in a worker thread, so a large catalogue never stalls the event loop.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import httpx
 from core.offers import Offer
 from core.polls import PollResult, PollStatus
 from scrapers import registry
-from scrapers.errors import ScrapeError
+from scrapers.errors import HttpStatusError, ScrapeError
 from scrapers.http import PoliteClient
 from scrapers.settings import ProviderSettings, ProvidersSettings
 
@@ -86,24 +91,33 @@ async def poll(name: str, settings: Any, client: PoliteClient | httpx.AsyncClien
     """Fetch, parse and judge one provider. Never raises for a provider's fault: the reason is in `error`."""
     started = now()
 
-    def result(status: PollStatus, offers: list[Offer] | None = None, error: str | None = None) -> PollResult:
+    def result(status: PollStatus, offers: list[Offer] | None = None, error: str | None = None, *,
+               records: int = 0, skipped: int = 0, retry_after: float | None = None) -> PollResult:
         offers = offers or []
         unknown = sorted({o.gpu_name for o in offers if o.gpu is None})
         return PollResult(provider=name, status=status, offers=offers, error=error, started_at=started,
-                          finished_at=now(), unknown_gpus=unknown)
+                          finished_at=now(), unknown_gpus=unknown, records=records, skipped=skipped,
+                          retry_after=retry_after)
 
     try:
         cfg = provider_settings(name, settings)
         module = registry.load(name)
     except (KeyError, ImportError) as exc:
         return result(PollStatus.FAILED, error=f"unknown provider {name!r} ({exc})")
+    if missing := cfg.credentials_missing():
+        return result(PollStatus.FAILED, error=f"needs {', '.join(missing)} (PROVIDERS__{name.upper()}__...)")
     pc = polite(client)
+    configure(pc, name, cfg)
     extra = {"name": name} if getattr(module, "TAKES_NAME", False) else {}
     limit = deadline if deadline is not None else deadline_for(cfg, pc)
     try:
         async with asyncio.timeout(limit):
             payload = await module.fetch(pc, cfg, **extra)
-        offers = dedupe(module.parse(payload, cfg, **extra))
+            parsed = await asyncio.to_thread(module.parse, payload, cfg, **extra)
+        offers = dedupe(with_vat(parsed, cfg))
+    except HttpStatusError as exc:
+        log.warning("%s: poll %s: %s", name, exc.status.value, exc)
+        return result(exc.status, error=str(exc), retry_after=exc.retry_after if exc.status_code == 429 else None)
     except ScrapeError as exc:
         log.warning("%s: poll %s: %s", name, exc.status.value, exc)
         return result(exc.status, error=str(exc))
@@ -112,7 +126,30 @@ async def poll(name: str, settings: Any, client: PoliteClient | httpx.AsyncClien
     except Exception as exc:  # a parser bug on a new payload shape: the answer is not believable, say why
         log.exception("%s: unexpected error while polling", name)
         return result(PollStatus.SUSPECT, error=f"unexpected {type(exc).__name__}: {exc}")
-    res = result(PollStatus.OK, offers)
+    records, skipped = getattr(parsed, "records", 0), getattr(parsed, "skipped", 0)
+    if skipped and (skipped >= records or skipped / records > cfg.max_skipped_share):
+        problems = "; ".join(getattr(parsed, "problems", [])[:3])
+        error = f"{skipped} of {records} records invalid ({problems})"
+        log.warning("%s: poll suspect: %s", name, error)
+        return result(PollStatus.SUSPECT, error=error, records=records, skipped=skipped)
+    res = result(PollStatus.OK, offers, records=records, skipped=skipped)
+    if skipped:
+        log.warning("%s: skipped %d of %d records as invalid: %s", name, skipped, records,
+                    "; ".join(getattr(parsed, "problems", [])[:3]))
     log.info("%s: ok, %d offers (%d in stock), unknown GPUs: %s", name, len(offers),
              sum(o.in_stock for o in offers), ", ".join(res.unknown_gpus) or "none")
     return res
+
+
+def configure(client: PoliteClient, name: str, cfg: ProviderSettings) -> None:
+    """Carry the provider's bounds from its settings to the shared client (body size, redirect hosts)."""
+    if cfg.max_body_mb:
+        client.body_limits[name] = int(cfg.max_body_mb * 1024 * 1024)
+    if cfg.redirect_hosts:
+        client.redirect_hosts[name] = frozenset(h.lower() for h in cfg.redirect_hosts)
+
+
+def with_vat(offers: list[Offer], cfg: ProviderSettings) -> list[Offer]:
+    """The operator's VAT terms for this provider, where the settings override the catalog's."""
+    update = {k: v for k, v in (("vat_rate", cfg.vat_rate), ("vat_included", cfg.vat_included)) if v is not None}
+    return [o.model_copy(update=update) for o in offers] if update else list(offers)

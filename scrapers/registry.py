@@ -22,6 +22,7 @@ class ProviderSpec:
     rate_limit_per_minute: float | None = None  # None: no documented limit (we still poll only every interval)
     conditional: bool = True  # send If-None-Match / If-Modified-Since on GETs when the provider gave validators
     module: str = ""  # scrapers.providers.<module>; defaults to the name
+    max_body_bytes: int = 32 * 1024 * 1024  # an answer larger than this is not read (Vast's 3,000 rows: ~6 MB)
 
     @property
     def module_name(self) -> str:

@@ -3,6 +3,10 @@ jitter (`max_instances=1`: a slow poll is never overlapped by the next; `coalesc
 one). Each job polls and hands the result to an injected `sink` (storage's ingest). Jobs are independent
 coroutines on one event loop, so a provider that hangs or fails never delays another.
 
+A provider that answers 429 with a long `Retry-After` (Vast.ai's daily row quota) is paused until then: its job's
+next run moves past the pause and a run that still falls inside it does not poll, so the scheduler never keeps
+polling into a quota.
+
 `poll_once` is the same thing for `gpuradar scrape --once`: the chosen providers, concurrently, results returned.
 """
 
@@ -11,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from core.polls import PollResult
+from core.polls import PollResult, PollStatus
 from scrapers.http import PoliteClient
 from scrapers.poller import poll, provider_settings, providers_of
 
@@ -81,6 +85,7 @@ class ScrapeScheduler:
         self._sink = _SerialSink(sink)
         self.providers = enabled_providers(settings, providers)
         self.runs: dict[str, int] = dict.fromkeys(self.providers, 0)
+        self.paused_until: dict[str, datetime] = {}
         for name in self.providers:
             cfg = provider_settings(name, settings)
             # The first poll right away (not one interval after start-up), then every interval. (APScheduler reads
@@ -93,10 +98,28 @@ class ScrapeScheduler:
             )
 
     async def run_provider(self, name: str) -> PollResult:
+        now = datetime.now(UTC)
+        until = self.paused_until.get(name)
+        if until is not None and now < until:
+            log.info("%s: paused until %s (the provider asked us to wait); not polled", name, until.isoformat())
+            return PollResult(provider=name, status=PollStatus.FAILED, error=f"paused until {until.isoformat()}",
+                              started_at=now, finished_at=now)
+        self.paused_until.pop(name, None)
         result = await poll(name, self.settings, self.client)
         self.runs[name] = self.runs.get(name, 0) + 1
+        if result.retry_after is not None and result.retry_after > provider_settings(name, self.settings).interval:
+            self.pause(name, result.retry_after)
         await self._sink(result)
         return result
+
+    def pause(self, name: str, seconds: float) -> None:
+        """No poll of `name` for `seconds`: its next run is moved past the pause."""
+        until = datetime.now(UTC) + timedelta(seconds=seconds)
+        self.paused_until[name] = until
+        log.warning("%s: pausing polls for %.0f s (until %s) as the provider asked", name, seconds, until.isoformat())
+        job = self.scheduler.get_job(JOB_PREFIX + name)
+        if job is not None:
+            job.modify(next_run_time=until)
 
     def start(self) -> None:
         self.scheduler.start()

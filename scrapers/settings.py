@@ -16,6 +16,16 @@ class ProviderSettings(BaseModel):
     jitter: int = Field(default=10, ge=0, description="random extra seconds per poll")
     api_key: SecretStr | None = None
     timeout: float = Field(default=30.0, gt=0)
+    max_body_mb: float | None = Field(default=None, gt=0, le=1024)  # None: the registry's limit for the provider
+    redirect_hosts: list[str] = Field(default_factory=list)  # other hosts its API may redirect to
+    # A poll with more than this share of invalid records is suspect (a few bad listings are normal).
+    max_skipped_share: float = Field(default=0.2, ge=0, le=1)
+    vat_rate: float | None = Field(default=None, ge=0, le=1)  # None: the provider's terms in core.providers
+    vat_included: bool | None = None
+
+    def credentials_missing(self) -> list[str]:
+        """Settings this provider needs before it can be polled (empty when it needs none or has them)."""
+        return []
 
 
 class DeclarativeProviderSettings(ProviderSettings):

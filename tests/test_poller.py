@@ -56,8 +56,11 @@ async def test_requests_match_the_live_api(provider_server: ProviderServer, clie
     runpod = provider_server.requests_to(RUNPOD_PATH)[0]
     assert runpod.method == "POST" and "gpuTypes" in runpod.json()["query"]
     assert provider_server.requests_to(CLOUDRIFT_PATH)[0].json()["data"]["selector"]
-    hostkey = provider_server.requests_to(HOSTKEY_PATH)
-    assert {r.query["location"] for r in hostkey} == set(settings.hostkey.locations)
+    discovery, *hostkey = provider_server.requests_to(HOSTKEY_PATH)
+    assert discovery.query == {"action": "list"}  # the unfiltered list names every location sold in
+    listed = {loc for p in load_fixture("hostkey.sample.json")["presets"] if p["name"].startswith("gpu")
+              for loc in p["price"]}
+    assert {r.query["location"] for r in hostkey} == set(settings.hostkey.locations) | listed
     assert all(r.query["filter"] == "yes" and r.query["action"] == "list" for r in hostkey)
     assert provider_server.requests_to(VULTR_PLANS_PATH)[0].query["type"] == "all"
     assert provider_server.requests_to(vultr_availability_path("ewr"))

@@ -1,13 +1,16 @@
-"""Helpers every provider parser shares: payload validation with a dedicated error, GPU lookup that never guesses."""
+"""Helpers every provider parser shares: payload validation with a dedicated error, per-record validation that skips
+and counts a bad record instead of voiding the poll, GPU lookup that never guesses."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.gpus import find_gpu
+from core.offers import Offer
 from scrapers.errors import PayloadValidationError
 
 log = logging.getLogger("scrapers")
@@ -18,7 +21,7 @@ M = TypeVar("M", bound=BaseModel)
 class Lenient(BaseModel):
     """Base of payload models: providers add fields all the time; unknown ones are ignored, not fatal."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, allow_inf_nan=False)
 
 
 def validate(model: type[M], payload: Any, provider: str) -> M:
@@ -42,3 +45,62 @@ def gpu_id(name: str, memory_gb: float | None = None, provider: str = "") -> str
 
 def join_url(base_url: str, path: str) -> str:
     return base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+def _problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+
+
+class Offers(list[Offer]):
+    """What `parse` returns: the offers, plus how many provider records were looked at and how many were skipped
+    as invalid (a null where a number belongs, a value out of bounds), so the poller can judge the share."""
+
+    def __init__(self, offers: Iterable[Offer] = (), *, records: int = 0, skipped: int = 0,
+                 problems: Iterable[str] = ()) -> None:
+        super().__init__(offers)
+        self.records = records
+        self.skipped = skipped
+        self.problems = list(problems)
+
+
+class Collector:
+    """Builds one parse's `Offers`: `each` validates records one by one, `add` builds an offer; whatever fails is
+    skipped, counted and remembered (the first few reasons), never raised."""
+
+    KEEP_PROBLEMS = 5
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.offers: list[Offer] = []
+        self.records = 0
+        self.skipped = 0
+        self.problems: list[str] = []
+
+    def skip(self, problem: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < self.KEEP_PROBLEMS:
+            self.problems.append(problem)
+
+    def each(self, model: type[M], items: Iterable[Any]) -> Iterator[M]:
+        """Records of `items` that validate as `model`; each one that does not is skipped and counted."""
+        for index, item in enumerate(items):
+            self.records += 1
+            try:
+                yield model.model_validate(item)
+            except ValidationError as exc:
+                self.skip(f"record {index}: {_problem(exc)}")
+
+    def add(self, **fields: Any) -> Offer | None:
+        """An offer from `fields`, or None (skipped and counted) when a value is out of bounds."""
+        try:
+            offer = Offer(provider=self.provider, **fields)
+        except ValidationError as exc:
+            self.skip(f"{fields.get('sku', '?')}: {_problem(exc)}")
+            return None
+        self.offers.append(offer)
+        return offer
+
+    def result(self) -> Offers:
+        return Offers(self.offers, records=max(self.records, self.skipped), skipped=self.skipped,
+                      problems=self.problems)

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import Field
 
-from core.offers import Billing, Offer, Period
+from core.offers import Billing, Period
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
@@ -44,7 +44,7 @@ class _InstanceType(Lenient):
 
 
 class _Data(Lenient):
-    instance_types: list[_InstanceType]
+    instance_types: list[Any]
 
 
 class _Answer(Lenient):
@@ -62,10 +62,10 @@ def _gib(value: int | None) -> float | None:
     return round(value / GIB, 1) if value else None
 
 
-def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     answer = validate(_Answer, payload, NAME)
-    offers: list[Offer] = []
-    for itype in answer.data.instance_types:
+    out = Collector(NAME)
+    for itype in out.each(_InstanceType, answer.data.instance_types):
         if not itype.brand_short:
             continue  # a CPU-only type
         for variant in itype.variants:
@@ -78,10 +78,10 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]
             free = variant.available_nodes_per_dc or {}
             for dc in sorted(set(variant.nodes_per_dc or {}) | set(free)):
                 nodes = max(0, free.get(dc) or 0)
-                offers.append(Offer(
-                    provider=NAME, sku=variant.name, gpu=gpu, gpu_name=itype.brand_short, gpu_count=count,
+                out.add(
+                    sku=variant.name, gpu=gpu, gpu_name=itype.brand_short, gpu_count=count,
                     gpu_memory_gb=memory, vcpu=variant.logical_cpu_count, ram_gb=_gib(variant.dram),
                     disk_gb=_gib(variant.disk), location=dc, billing=Billing.HOURLY, price=round(cents / 100, 4),
                     currency="USD", period=Period.HOUR, in_stock=nodes > 0, available=nodes, url=SPEC.order_url,
-                ))
-    return offers
+                )
+    return out.result()

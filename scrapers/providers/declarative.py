@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from core.offers import Billing, Offer, Period
+from core.offers import Billing, Period
 from scrapers.errors import NotJsonError, PayloadValidationError
 from scrapers.http import PoliteClient
-from scrapers.providers._common import gpu_id, join_url
+from scrapers.providers._common import Collector, Offers, gpu_id, join_url
 from scrapers.settings import DeclarativeProviderSettings, ProviderSettings
 
 TAKES_NAME = True  # one module serves many providers: the poller passes the provider's name
@@ -137,32 +138,56 @@ def _rows(payload: Any, cfg: DeclarativeProviderSettings, name: str) -> list[dic
     return [{f: _html_field(node, loc) for f, loc in cfg.fields.items()} for node in nodes]
 
 
-def parse(payload: Any, settings: ProviderSettings | None = None, name: str = "declarative") -> list[Offer]:
+def safe_link(link: str, base_url: str) -> str | None:
+    """An absolute http(s) URL for a scraped link, or None: `javascript:`, `data:` and other schemes never reach
+    an `<a href>`. Relative links resolve against the provider's origin. (Attribute escaping happens where the
+    link is rendered; this makes sure only a web address gets there.)"""
+    link = link.strip()
+    if not link:
+        return None
+    if link.startswith("//"):
+        link = "https:" + link
+    elif link.startswith("/"):
+        link = join_url(base_url, link)
+    parts = urlsplit(link)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or any(c in link for c in "\"<>\x00"):
+        return None
+    return link
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None, name: str = "declarative") -> Offers:
     cfg = _settings(settings)
     period = Period(cfg.period)
     billing = Billing(cfg.billing)
     page_url = cfg.order_url or join_url(cfg.base_url, cfg.path)
-    offers: list[Offer] = []
+    out = Collector(name)
     for row in _rows(payload, cfg, name):
         spelling = str(row.get("gpu") or "").strip()
         price = number(row.get("price"))
         if not spelling or price is None:
             continue  # a header or spacer row
+        out.records += 1
         memory = number(row.get("gpu_memory_gb"))
         available = number(row.get("available"))
         in_stock = _flag(row.get("in_stock")) if "in_stock" in cfg.fields else None
         if in_stock is None:
             in_stock = available > 0 if available is not None else True
-        link = str(row.get("url") or "")
-        if link.startswith("/"):
-            link = join_url(cfg.base_url, link)
+        link = safe_link(str(row.get("url") or ""), cfg.base_url)
         count = number(row.get("gpu_count"))
-        offers.append(Offer(
-            provider=name, sku=str(row.get("sku") or spelling).strip(), gpu=gpu_id(spelling, memory, name),
-            gpu_name=spelling, gpu_count=max(1, int(count or 1)), gpu_memory_gb=memory,
-            vcpu=int(v) if (v := number(row.get("vcpu"))) else None, ram_gb=number(row.get("ram_gb")),
+        vcpu = number(row.get("vcpu"))
+        try:
+            gpus = max(1, int(count or 1))
+            cores = int(vcpu) if vcpu else None
+            stock = int(available) if available is not None else None
+        except (OverflowError, ValueError):  # inf / nan from a page: out of bounds like any other
+            out.skip(f"{spelling}: a count is not a finite number")
+            continue
+        out.add(
+            sku=str(row.get("sku") or spelling).strip(), gpu=gpu_id(spelling, memory, name),
+            gpu_name=spelling, gpu_count=gpus, gpu_memory_gb=memory,
+            vcpu=cores, ram_gb=number(row.get("ram_gb")),
             disk_gb=number(row.get("disk_gb")), location=str(row.get("location") or "").strip(), billing=billing,
             price=price, currency=cfg.currency.upper(), period=period, in_stock=in_stock,
-            available=int(available) if available is not None else None, url=link or page_url,
-        ))
-    return offers
+            available=stock, url=link or page_url,
+        )
+    return out.result()

@@ -2,8 +2,14 @@
 
 One request asks twice under GraphQL aliases — `secure` (Secure Cloud) and `community` (Community Cloud) — because
 stock and price differ per cloud type. Prices are USD per GPU per hour; one offer = one GPU of a type in one cloud
-(`location` is the cloud type). In stock when `stockStatus` is set and `maxUnreservedGpuCount > 0`. A bare
-`gpuTypes` answer (a single, un-aliased query — what the shared sample holds) is read as Secure Cloud.
+(`location` is the cloud type). A bare `gpuTypes` answer (a single, un-aliased query — what the shared sample
+holds) is read as Secure Cloud.
+
+Stock: `maxUnreservedGpuCount` when the answer has it; anonymous callers in public code ask only for `stockStatus`
+(dstackai/gpuhunt `src/gpuhunt/providers/runpod.py` skips `stockStatus is None`), and the live count may be null
+or absent — then stock follows `stockStatus` alone: High / Medium / Low = in stock, null / None = not.
+An API key goes in the `Authorization: Bearer` header (runpod/runpod-python `runpod/api/graphql.py` sends it as
+a header), never in the query string, where it would end up in request logs.
 """
 
 from __future__ import annotations
@@ -11,10 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from core.gpus import find_gpu
-from core.offers import Billing, Offer, Period
+from core.offers import Billing, Period
 from scrapers.errors import PayloadValidationError
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
@@ -36,6 +42,7 @@ QUERY = (
     "}"
 )
 VARIABLES = {"secure": {"gpuCount": 1, "secureCloud": True}, "community": {"gpuCount": 1, "secureCloud": False}}
+IN_STOCK = {"high", "medium", "low"}
 
 
 class _LowestPrice(Lenient):
@@ -59,9 +66,9 @@ class _GpuType(Lenient):
 
 
 class _Data(Lenient):
-    secure: list[_GpuType] | None = None
-    community: list[_GpuType] | None = None
-    gpuTypes: list[_GpuType] | None = None
+    secure: list[Any] | None = None
+    community: list[Any] | None = None
+    gpuTypes: list[Any] | None = None
 
 
 class _Answer(Lenient):
@@ -70,9 +77,18 @@ class _Answer(Lenient):
 
 
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> Any:
-    params = {"api_key": settings.api_key.get_secret_value()} if settings.api_key else None
+    headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else None
     return await client.post_json(NAME, join_url(settings.base_url, GRAPHQL_PATH),
-                                  {"query": QUERY, "variables": VARIABLES}, params=params, timeout=settings.timeout)
+                                  {"query": QUERY, "variables": VARIABLES}, headers=headers, timeout=settings.timeout)
+
+
+def stock(lp: _LowestPrice) -> tuple[bool, int | None]:
+    """(in stock, GPUs free when known)."""
+    status = (lp.stockStatus or "").strip().lower()
+    if lp.maxUnreservedGpuCount is not None:
+        free = max(0, lp.maxUnreservedGpuCount)
+        return bool(status) and status != "none" and free > 0, free
+    return status in IN_STOCK, None
 
 
 def _gpu(gt: _GpuType) -> str | None:
@@ -81,27 +97,27 @@ def _gpu(gt: _GpuType) -> str | None:
     return found.id if found else gpu_id(gt.displayName or gt.id, gt.memoryInGb, NAME)
 
 
-def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     answer = validate(_Answer, payload, NAME)
     if answer.errors or answer.data is None:
         messages = "; ".join(str(e.get("message", e)) for e in answer.errors or [])[:200]
         raise PayloadValidationError(f"{NAME}: GraphQL answered errors ({messages or 'no data'})")
     data = answer.data
     by_cloud = {"secure": data.secure if data.secure is not None else data.gpuTypes, "community": data.community}
-    offers: list[Offer] = []
+    out = Collector(NAME)
     for cloud in CLOUDS:
-        for gt in by_cloud[cloud] or []:
+        for gt in out.each(_GpuType, by_cloud[cloud] or []):
             offered = gt.secureCloud if cloud == "secure" else gt.communityCloud
             price = gt.securePrice if cloud == "secure" else gt.communityPrice
             if offered is False or price is None or price <= 0:
                 continue  # this type is not sold in this cloud at all
             lp = gt.lowestPrice or _LowestPrice()
-            free = max(0, lp.maxUnreservedGpuCount or 0)
+            in_stock, free = stock(lp)
             spelling = gt.displayName or gt.id
-            offers.append(Offer(
-                provider=NAME, sku=gt.id, gpu=_gpu(gt),
+            out.add(
+                sku=gt.id, gpu=_gpu(gt),
                 gpu_name=spelling, gpu_count=1, gpu_memory_gb=gt.memoryInGb, vcpu=lp.minVcpu, ram_gb=lp.minMemory,
                 location=cloud, billing=Billing.HOURLY, price=price, currency="USD", period=Period.HOUR,
-                in_stock=lp.stockStatus is not None and free > 0, available=free, url=SPEC.order_url,
-            ))
-    return offers
+                in_stock=in_stock, available=free, url=SPEC.order_url,
+            )
+    return out.result()

@@ -4,19 +4,29 @@ Stock is `available[].count` per location uuid; `quantity` is the minimum order 
 locations the storefront sells count: visible everywhere, ordering enabled, and a Russian data centre (name prefix
 from settings) — Tashkent / Almaty also appear in `available[]`. Prices are per server per month, per location
 when `location_price_collection` overrides the base price.
+
+`/pub/location` is sometimes slow (a public scraper saw no answer within 40 s): it gets a shorter timeout, and
+when it does not answer the last good list is used (locations change a few times a year), so a slow lookup never
+voids a catalogue that did arrive. GPU servers are recognised by `gpu: {name, count}` (null or `{}` on CPU
+servers), the field public clients of the live API read (see shared/providers/selectel.md: fixtures of real
+responses, a TypeScript interface of the service item, selectel/terraform-provider-selectel's `gpu.count` filter).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import Field
 
-from core.offers import Billing, Offer, Period
+from core.offers import Billing, Period
+from scrapers.errors import ScrapeError
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings, SelectelSettings
+
+log = logging.getLogger(__name__)
 
 NAME = "selectel"
 SPEC = get_spec(NAME)
@@ -65,7 +75,7 @@ class _Service(Lenient):
 
 
 class _Services(Lenient):
-    result: list[_Service]
+    result: list[Any]
 
 
 class _Location(Lenient):
@@ -79,10 +89,28 @@ class _Locations(Lenient):
     result: list[_Location] = Field(default_factory=list)
 
 
+LOCATIONS_TIMEOUT = 10.0
+# The last location list that validated, per API origin (one entry per configured base URL: bounded).
+_last_locations: dict[str, Any] = {}
+
+
+async def _locations(client: PoliteClient, settings: ProviderSettings) -> Any:
+    try:
+        answer = await client.get_json(NAME, join_url(settings.base_url, LOCATIONS_PATH),
+                                       timeout=min(settings.timeout, LOCATIONS_TIMEOUT))
+        validate(_Locations, answer, NAME)
+    except ScrapeError as exc:
+        if settings.base_url in _last_locations:
+            log.warning("%s: location list unavailable (%s); using the last good one", NAME, exc)
+            return _last_locations[settings.base_url]
+        raise
+    _last_locations[settings.base_url] = answer
+    return answer
+
+
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
     services = await client.get_json(NAME, join_url(settings.base_url, SERVERS_PATH), timeout=settings.timeout)
-    locations = await client.get_json(NAME, join_url(settings.base_url, LOCATIONS_PATH), timeout=settings.timeout)
-    return {"services": services, "locations": locations}
+    return {"services": services, "locations": await _locations(client, settings)}
 
 
 def _total(parts: list[_Part] | None) -> float | None:
@@ -100,7 +128,7 @@ def _month_price(service: _Service, location: str, currency: str) -> float | Non
     return None
 
 
-def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     cfg = settings if isinstance(settings, SelectelSettings) else SelectelSettings(base_url=SPEC.order_url)
     if not isinstance(payload, dict) or "services" not in payload:
         payload = {"services": payload, "locations": {"result": []}}
@@ -113,8 +141,8 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]
         and loc.name.upper().startswith(prefixes)
     }
     currency = cfg.currency.upper()
-    offers: list[Offer] = []
-    for svc in services.result:
+    out = Collector(NAME)
+    for svc in out.each(_Service, services.result):
         if svc.gpu is None or not svc.gpu.name or not svc.gpu.count:
             continue  # not a GPU server (`gpu` is null or {})
         gpu = gpu_id(svc.gpu.name, None, NAME)
@@ -126,10 +154,10 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]
             if price is None:
                 continue  # not priced in this currency: nothing we could compare
             count = max(0, avail.count) if svc.is_order else 0  # not orderable: none rentable now
-            offers.append(Offer(
-                provider=NAME, sku=svc.name, gpu=gpu, gpu_name=svc.gpu.name, gpu_count=svc.gpu.count,
+            out.add(
+                sku=svc.name, gpu=gpu, gpu_name=svc.gpu.name, gpu_count=svc.gpu.count,
                 vcpu=vcpu, ram_gb=_total(svc.ram), disk_gb=_total(svc.disk), location=sold[avail.location],
                 billing=Billing.MONTHLY, price=price, currency=currency, period=Period.MONTH,
                 in_stock=count > 0, available=count, url=SPEC.order_url,
-            ))
-    return offers
+            )
+    return out.result()

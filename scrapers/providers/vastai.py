@@ -2,8 +2,19 @@
 
 Thousands of short-lived listings are folded into (GPU, GPU count, country, billing) configurations with the best
 price and how many machines offer it now, so alerts follow configurations, not individual listings. On-demand
-uses `dph_total` (USD/hour, whole offer, storage included); interruptible ("spot") uses `min_bid`. A listing with
-`rentable: false` counts toward the configuration existing, not toward its stock.
+uses `dph_total` (USD/hour, whole offer, storage included); interruptible ("spot") uses `min_bid`. A listing the
+server returns with `rentable: false` counts toward the configuration existing, not toward its stock — but the
+server applies its own `rentable`/`verified` defaults and never returns most unrentable listings, so "sold out" is
+never inferred from them: a configuration that stops being listed simply disappears (change detection's hysteresis
+decides when that means sold out).
+
+The search is cheapest-first with a row limit, so on a busy marketplace the expensive bundles (8x H100, H200,
+B200) would fall off the end and read as sold out. When an answer is truncated (its `truncated` flag, or as many
+rows as the limit) the next page asks for `dph_total >= ` the last price seen (keyset paging; listings are
+de-duplicated by id) until an answer is complete; still truncated after `MAX_PAGES` pages, the poll is suspect
+rather than a partial picture. Evidence: the search body and operators (`gte`, `in`, `order`, `limit`) as in
+dstackai/gpuhunt `src/gpuhunt/providers/vastai.py` (HEAD 35841515); the 10 requests/minute per IP limit from
+vast-ai/docs `search_offers.yaml` (see shared/providers/vastai.md).
 """
 
 from __future__ import annotations
@@ -11,25 +22,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.offers import Billing, Offer, Period
+from pydantic import Field
+
+from core.offers import MAX_GPUS, MAX_PRICE, Billing, Period
+from scrapers.errors import PayloadValidationError
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings, VastSettings
 
 NAME = "vastai"
 SPEC = get_spec(NAME)
 BUNDLES_PATH = SPEC.paths[0]
+MAX_PAGES = 10  # x the row limit: far more listings than the marketplace has; 10 requests = its per-minute limit
 
 
 class _Listing(Lenient):
     id: int
     machine_id: int | None = None
-    num_gpus: int
+    num_gpus: int = Field(ge=0, le=MAX_GPUS)
     gpu_name: str
-    gpu_ram: float | None = None  # MB per GPU
-    dph_total: float | None = None  # USD/hour, whole offer
-    min_bid: float | None = None
+    gpu_ram: float | None = Field(default=None, ge=0, le=4 * 1024 * 1024)  # MB per GPU
+    dph_total: float | None = Field(default=None, le=MAX_PRICE)  # USD/hour, whole offer
+    min_bid: float | None = Field(default=None, le=MAX_PRICE)
     rentable: bool | None = True
     geolocation: str | None = None
     cpu_cores_effective: float | None = None
@@ -37,23 +52,55 @@ class _Listing(Lenient):
 
 
 class _Bundles(Lenient):
-    offers: list[_Listing]
+    offers: list[Any]
 
 
-def query(settings: ProviderSettings) -> dict[str, Any]:
-    """The search body: every listing (rentable or not, so sold-out configurations stay visible), cheapest first."""
-    cfg = settings if isinstance(settings, VastSettings) else VastSettings(base_url=settings.base_url)
+def _vast(settings: ProviderSettings) -> VastSettings:
+    return settings if isinstance(settings, VastSettings) else VastSettings(base_url=settings.base_url)
+
+
+def query(settings: ProviderSettings, floor: float | None = None) -> dict[str, Any]:
+    """The search body: listings not rented now, cheapest first; `floor`: only from this price up (next page)."""
+    cfg = _vast(settings)
     body: dict[str, Any] = {"rented": {"eq": False}, "type": "ondemand", "allocated_storage": 10,
                             "order": [["dph_total", "asc"]], "limit": cfg.limit}
     if cfg.verified_only:
         body["verified"] = {"eq": True}
+    if floor is not None:
+        body["dph_total"] = {"gte": floor}
     return body
 
 
+def truncated(answer: dict[str, Any], rows: list[Any], limit: int) -> bool:
+    flag = answer.get("truncated")
+    return flag is True or (flag is None and len(rows) >= limit)
+
+
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> Any:
+    cfg = _vast(settings)
     headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else None
-    return await client.post_json(NAME, join_url(settings.base_url, BUNDLES_PATH), query(settings),
-                                  headers=headers, timeout=settings.timeout)
+    url = join_url(settings.base_url, BUNDLES_PATH)
+    listings: dict[Any, Any] = {}
+    floor: float | None = None
+    for page in range(1, MAX_PAGES + 1):
+        answer = await client.post_json(NAME, url, query(cfg, floor), headers=headers, timeout=settings.timeout)
+        if not isinstance(answer, dict) or not isinstance(answer.get("offers"), list):
+            return answer  # parse's validation names what is wrong
+        rows = answer["offers"]
+        new = 0
+        for row in rows:
+            key = row.get("id") if isinstance(row, dict) else None
+            if key is None or key not in listings:
+                listings[key if key is not None else ("row", len(listings))] = row
+                new += 1
+        if not truncated(answer, rows, cfg.limit):
+            return {"offers": list(listings.values()), "pages": page}
+        prices = [r["dph_total"] for r in rows if isinstance(r, dict) and isinstance(r.get("dph_total"), int | float)]
+        if not prices or new == 0:
+            break  # no way forward: more listings at one price than one page holds
+        floor = max(prices)
+    raise PayloadValidationError(f"{NAME}: the search is still truncated after {MAX_PAGES} pages of {cfg.limit} "
+                                 "rows; a partial list would read the rest as sold out")
 
 
 def country(geolocation: str | None) -> str:
@@ -88,10 +135,11 @@ class _Config:
             self.machines.add(listing.machine_id if listing.machine_id is not None else -listing.id)
 
 
-def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     bundles = validate(_Bundles, payload, NAME)
+    out = Collector(NAME)
     configs: dict[tuple[str, int, str, Billing], _Config] = {}
-    for listing in bundles.offers:
+    for listing in out.each(_Listing, bundles.offers):
         if listing.num_gpus < 1 or not listing.gpu_name:
             continue
         region = country(listing.geolocation)
@@ -104,7 +152,6 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]
                 memory = round(listing.gpu_ram / 1024, 1) if listing.gpu_ram else None  # MB (MiB) -> GiB
                 cfg = configs[key] = _Config(listing.gpu_name, listing.num_gpus, region, billing, memory)
             cfg.add(listing, price)
-    offers: list[Offer] = []
     known: dict[tuple[str, float | None], str | None] = {}
     for cfg in configs.values():
         lookup = (cfg.gpu_name, cfg.memory_gb)
@@ -112,10 +159,10 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]
             known[lookup] = gpu_id(cfg.gpu_name, cfg.memory_gb, NAME)
         price = cfg.best if cfg.best is not None else cfg.best_any
         assert price is not None
-        offers.append(Offer(
-            provider=NAME, sku=cfg.gpu_name, gpu=known[lookup], gpu_name=cfg.gpu_name, gpu_count=cfg.gpu_count,
+        out.add(
+            sku=cfg.gpu_name, gpu=known[lookup], gpu_name=cfg.gpu_name, gpu_count=cfg.gpu_count,
             gpu_memory_gb=cfg.memory_gb, vcpu=cfg.vcpu, disk_gb=cfg.disk_gb, location=cfg.region,
             billing=cfg.billing, price=round(price, 4), currency="USD", period=Period.HOUR,
             in_stock=bool(cfg.machines), available=len(cfg.machines), url=SPEC.order_url,
-        ))
-    return offers
+        )
+    return out.result()

@@ -1,24 +1,31 @@
 """Vultr GPU plans: `GET /v2/plans?type=all`, `GET /v2/plans-metal`, and per region
 `GET /v2/regions/{region}/availability` (the plans deployable there now: a boolean, no counts).
 
-Cloud GPU plans carry `gpu_type` + `gpu_vram_gb` (the plan's total VRAM); Dedicated-Metal and bare-metal plans
-carry the GPU only in their id (`vcg-h100-216c-1914gb-640vram`, `vbm-112c-2048gb-8-h100-gpu`). Fractional plans
-(a slice of one card) are not GPU configurations for LLM work and are skipped. Prices: USD per instance per hour,
-with per-region overrides in `location_cost`. `deploy_ondemand == false`: not rentable on demand.
+The GPU model and count come from the plan's own fields: `gpu_type` (`NVIDIA_L40S`), `gpu_count` when present
+(an int, or a fraction string such as "1/2" — sc-crawler reads it, see shared/providers/vultr.md) and
+`gpu_vram_gb` (the plan's total VRAM: `vcg-a16-…-256vram` = 256 GB = 16x A16). Bare-metal plans carry no GPU
+fields; they are read from a table of known plans (dstackai/gpuhunt `src/gpuhunt/providers/vultr.py`
+`BARE_METAL_GPU_DETAILS`, HEAD 35841515: `vbm-64c-2048gb-8-l40-gpu` is 8x L40S, not L40). Only a plan in neither
+falls back to its id, logged. A fractional vGPU plan (less VRAM than one card) is kept as a fraction of a card
+(`gpu_fraction`), never as the whole card. Availability is asked with `type=all`, so bare-metal plans are covered.
+Prices: USD per instance per hour, with per-region overrides in `location_cost`. `deploy_ondemand == false`: not
+rentable on demand.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+from fractions import Fraction
 from typing import Any
 
 from pydantic import Field, ValidationError
 
 from core.gpus import find_gpu
-from core.offers import Billing, Offer, Period
+from core.offers import Billing, Period
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Lenient, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings, VultrSettings
 
@@ -26,6 +33,17 @@ NAME = "vultr"
 SPEC = get_spec(NAME)
 PLANS_PATH, METAL_PATH, AVAILABILITY_PATH = SPEC.paths
 MAX_PAGES = 20  # a runaway cursor must not loop forever
+log = logging.getLogger(__name__)
+
+# Bare-metal plans have no GPU fields: (count, spelling, GB per GPU). Source: gpuhunt BARE_METAL_GPU_DETAILS.
+BARE_METAL: dict[str, tuple[int, str, float]] = {
+    "vbm-48c-1024gb-4-a100-gpu": (4, "A100 80GB", 80),
+    "vbm-112c-2048gb-8-h100-gpu": (8, "H100 SXM", 80),
+    "vbm-112c-2048gb-8-a100-gpu": (8, "A100 80GB", 80),
+    "vbm-64c-2048gb-8-l40-gpu": (8, "L40S", 48),
+    "vbm-72c-480gb-gh200-gpu": (1, "GH200", 96),
+    "vbm-256c-2048gb-8-mi300x-gpu": (8, "MI300X", 192),
+}
 
 _VCG_ID = re.compile(r"^vcg-([a-z0-9]+)-\d+c-\d+g(?:b)?-(\d+)vram$")
 _VBM_ID = re.compile(r"^vbm-\d+c-\d+gb-(?:(\d+)-)?([a-z0-9]+)-gpu$")
@@ -51,11 +69,12 @@ class _Plan(Lenient):
     deploy_ondemand: bool | None = True
     gpu_type: str | None = None
     gpu_vram_gb: float | None = None
+    gpu_count: int | str | None = None
 
 
 class _Payload(Lenient):
-    plans: list[_Plan]
-    plans_metal: list[_Plan] = Field(default_factory=list)
+    plans: list[Any]
+    plans_metal: list[Any] = Field(default_factory=list)
     availability: dict[str, list[str]] = Field(default_factory=dict)
 
 
@@ -86,7 +105,8 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
         regions = sorted({r for p in [*_list(plans), *_list(metal)] if _safe_gpu_of(p) for r in _regions(p)})
     availability: dict[str, Any] = {}
     for region in regions:
-        answer = await client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)), timeout=timeout)
+        answer = await client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
+                                       params={"type": "all"}, timeout=timeout)
         availability[region] = answer.get("available_plans") if isinstance(answer, dict) else answer
     return {"plans": plans, "plans_metal": metal, "availability": availability}
 
@@ -100,7 +120,7 @@ def _regions(plan: dict[str, Any]) -> list[str]:
     return [r for r in locations if isinstance(r, str)] if isinstance(locations, list) else []
 
 
-def _safe_gpu_of(plan: dict[str, Any]) -> tuple[str, int, float | None] | None:
+def _safe_gpu_of(plan: dict[str, Any]) -> tuple[str, int, float | None, float | None] | None:
     try:
         return _gpu_of(plan)
     except ValidationError:
@@ -114,42 +134,69 @@ def _count(total_gb: float, card_gb: float) -> int:
     return min((1, 2, 4, 8, 16), key=lambda n: abs(math.log(ratio / n)))
 
 
-def _gpu_of(plan: dict[str, Any] | _Plan) -> tuple[str, int, float | None] | None:
-    """(spelling, count, memory per GPU) or None for a CPU plan or a fractional slice of one card."""
+def _fraction(value: int | str | None) -> Fraction | None:
+    """`gpu_count` as a number of cards: 2 -> 2, "1/2" -> 1/2; None when absent or unreadable."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        count = Fraction(str(value).strip())
+    except (ValueError, ZeroDivisionError):
+        return None
+    return count if count > 0 else None
+
+
+def _gpu_of(plan: dict[str, Any] | _Plan) -> tuple[str, int, float | None, float | None] | None:
+    """(spelling, count, memory per GPU, fraction of one card or None) or None for a CPU plan."""
     p = plan if isinstance(plan, _Plan) else _Plan.model_validate(plan)
     if p.gpu_type:
         name = p.gpu_type
         card = find_gpu(name)
-        if card is None:
-            return (name, 1, p.gpu_vram_gb)
-        vram = p.gpu_vram_gb or card.memory_gb
-        if vram < 0.85 * card.memory_gb:
-            return None  # a slice of one card
-        count = _count(vram, card.memory_gb)
-        return (name, count, round(vram / count, 1))
+        count = _fraction(p.gpu_count)
+        card_gb = card.memory_gb if card else None
+        if count is not None and count < 1:
+            memory = p.gpu_vram_gb or (card_gb * float(count) if card_gb else None)
+            return (name, 1, memory, float(count))
+        if count is not None:
+            n = int(count)
+            return (name, n, round(p.gpu_vram_gb / n, 1) if p.gpu_vram_gb else card_gb, None)
+        if card is None or not card_gb:
+            return (name, 1, p.gpu_vram_gb, None)
+        vram = p.gpu_vram_gb or card_gb
+        if vram < 0.85 * card_gb:
+            return (name, 1, vram, round(vram / card_gb, 3))  # a slice of one card
+        n = _count(vram, card_gb)
+        return (name, n, round(vram / n, 1), None)
+    if p.id in BARE_METAL:
+        n, name, memory = BARE_METAL[p.id]
+        return (name, n, memory, None)
     if m := _VCG_ID.match(p.id):
+        log.info("%s: plan %s has no GPU fields; read from its id", NAME, p.id)
         name, total = m.group(1), float(m.group(2))
         card = find_gpu(name)
         if card is None:
-            return (name, 1, total)
-        count = _count(total, card.memory_gb)
-        return (name, count, round(total / count, 1))
+            return (name, 1, total, None)
+        if total < 0.85 * card.memory_gb:
+            return (name, 1, total, round(total / card.memory_gb, 3))
+        n = _count(total, card.memory_gb)
+        return (name, n, round(total / n, 1), None)
     if m := _VBM_ID.match(p.id):
+        log.info("%s: bare-metal plan %s not in the known table; read from its id", NAME, p.id)
         name = m.group(2)
         card = find_gpu(name)
-        return (name, int(m.group(1) or 1), card.memory_gb if card else None)
+        return (name, int(m.group(1) or 1), card.memory_gb if card else None, None)
     return None
 
 
-def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]:
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     data = validate(_Payload, payload, NAME)
-    offers: list[Offer] = []
-    for plan in [*data.plans, *data.plans_metal]:
+    out = Collector(NAME)
+    for plan in out.each(_Plan, [*data.plans, *data.plans_metal]):
         gpu = _gpu_of(plan)
         if gpu is None:
             continue
-        spelling, count, memory = gpu
-        catalog = gpu_id(spelling, memory, NAME)
+        spelling, count, memory, fraction = gpu
+        # A slice is not the catalog card (its memory is a fraction): never matched as one.
+        catalog = None if fraction else gpu_id(spelling, memory, NAME)
         overrides = plan.location_cost if isinstance(plan.location_cost, dict) else {}
         for region in plan.locations:
             if region not in data.availability:
@@ -159,10 +206,11 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> list[Offer]
             if not hourly:
                 continue
             deployable = plan.id in data.availability[region] and plan.deploy_ondemand is not False
-            offers.append(Offer(
-                provider=NAME, sku=plan.id, gpu=catalog, gpu_name=spelling, gpu_count=count, gpu_memory_gb=memory,
+            out.add(
+                sku=plan.id, gpu=catalog, gpu_name=spelling, gpu_count=count, gpu_memory_gb=memory,
+                gpu_fraction=fraction,
                 vcpu=plan.vcpu_count or plan.cpu_threads, ram_gb=round(plan.ram / 1024, 1) if plan.ram else None,
                 disk_gb=(plan.disk or 0) * (plan.disk_count or 1) or None, location=region, billing=Billing.HOURLY,
                 price=hourly, currency="USD", period=Period.HOUR, in_stock=deployable, url=SPEC.order_url,
-            ))
-    return offers
+            )
+    return out.result()

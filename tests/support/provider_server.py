@@ -20,7 +20,7 @@ import asyncio
 import copy
 import hashlib
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -98,8 +98,11 @@ class _Route:
     etag: bool = False
     last_modified: str | None = None
     delay: float = 0.0
+    answer: Callable[[RecordedRequest], Any] | None = None  # computes the payload from the request
 
-    def render(self) -> bytes:
+    def render(self, request: RecordedRequest | None = None) -> bytes:
+        if self.answer is not None and request is not None:
+            return json.dumps(self.answer(request), ensure_ascii=False).encode()
         if self.body is not None:
             return self.body
         return json.dumps(self.payload, ensure_ascii=False).encode()
@@ -158,15 +161,17 @@ class ProviderServer:
     def serve(self, path: str, payload: Any = None, *, method: str | None = None,
               query: Mapping[str, str] | None = None, status: int = 200, body: bytes | str | None = None,
               content_type: str = "application/json", headers: Mapping[str, str] | None = None,
-              etag: bool = False, last_modified: str | None = None, delay: float = 0.0) -> None:
+              etag: bool = False, last_modified: str | None = None, delay: float = 0.0,
+              answer: Callable[[RecordedRequest], Any] | None = None) -> None:
         """Answer requests to `path` (optionally only `method`, only when the query contains `query`) with
         `payload` as JSON (or a raw `body`). `etag` / `last_modified` make the route answer conditional requests
-        with 304 while the content is unchanged. Replacing a route's payload changes its ETag."""
+        with 304 while the content is unchanged. Replacing a route's payload changes its ETag. `answer`: a function
+        of the recorded request (its JSON body, its query) that returns the payload, for APIs that page."""
         raw = body.encode() if isinstance(body, str) else body
         key = (method.upper() if method else None, path, tuple(sorted((query or {}).items())))
         self._routes[key] = _Route(payload=copy.deepcopy(payload), body=raw, status=status,
                                    content_type=content_type, headers=dict(headers or {}), etag=etag,
-                                   last_modified=last_modified, delay=delay)
+                                   last_modified=last_modified, delay=delay, answer=answer)
 
     def inject(self, path: str, fault: Fault, *, times: int | None = 1, retry_after: float | str | None = 1,
                delay: float = 5.0, method: str | None = None) -> None:
@@ -242,7 +247,7 @@ class ProviderServer:
             return web.json_response({"error": "not_found", "path": request.path}, status=404)
         if route.delay:
             await asyncio.sleep(route.delay)
-        content = route.render()
+        content = route.render(record)
         headers = dict(route.headers)
         if route.etag:
             tag = '"' + hashlib.sha1(content).hexdigest()[:16] + '"'
@@ -304,7 +309,8 @@ def sample_routes() -> dict[Any, Any]:
     routes: dict[Any, Any] = {
         SELECTEL_SERVERS_PATH: load_fixture("selectel.sample.json"),
         SELECTEL_LOCATIONS_PATH: load_fixture("selectel.location.sample.json"),
-        HOSTKEY_PATH: {"result": "OK", "presets": []},  # a location the samples do not sell in
+        HOSTKEY_PATH: hostkey,  # unfiltered `action=list`: every preset (a location query matches below)
+        (HOSTKEY_PATH, (("filter", "yes"),)): {"result": "OK", "presets": []},  # a location the samples lack
         VAST_PATH: load_fixture("vastai.sample.json"),
         RUNPOD_PATH: load_fixture("runpod.sample.json"),
         CLOUDRIFT_PATH: load_fixture("cloudrift.sample.json"),
@@ -313,7 +319,7 @@ def sample_routes() -> dict[Any, Any]:
     }
     locations = sorted({loc for p in hostkey["presets"] for loc in (p.get("price") or {})})
     for loc in locations:
-        routes[(HOSTKEY_PATH, (("location", loc),))] = hostkey_for_location(hostkey, loc)
+        routes[(HOSTKEY_PATH, (("filter", "yes"), ("location", loc)))] = hostkey_for_location(hostkey, loc)
     availability = load_fixture("vultr.region-availability.sample.json")
     regions = {r for name in ("vultr.sample.json", "vultr.plans-metal.sample.json")
                for plan in next(iter(v for k, v in load_fixture(name).items() if k != "meta"))
