@@ -32,7 +32,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
     dp["estimator"] = estimator or Estimator()
-    dp["tokens"] = QueryTokens()
+    dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database
     dp["prefs"] = prefs
     dp["bot_username"] = bot_username
     dp["provider_names"] = sorted(provider_names)

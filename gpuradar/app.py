@@ -337,6 +337,9 @@ class App:
             self.metrics.remove_refresher(refresher)
         if self.dispatcher is not None:
             await self.dispatcher.storage.close()
+            tokens = self.dispatcher.workflow_data.get("tokens")
+            if tokens is not None:
+                await tokens.close()  # link tokens not yet written to the shared database
         if self.bot is not None:
             await self.bot.session.close()
         if self.engine is not None:

@@ -298,3 +298,44 @@ async def test_expensive_commands_are_rate_limited_per_user(tg: FakeTelegram, ap
     assert len(to_7) - 1 <= burst * 2  # at most `burst` answers (some commands answer with two messages)
     assert sum(answered in (c.text or c.params.get("caption", "")) for c in to_7) <= burst
     no_errors(tg)
+
+
+# ------------------------------------------------------------------------------------------------ link tokens
+LONG_RU = "13B LoRA контекст 4k, 3 эпохи"  # far over the 29 bytes a link carries as itself
+
+
+async def test_a_long_links_token_is_resolved_by_another_replica(tg: FakeTelegram,
+                                                                 migrated_database_url: str) -> None:
+    first = await started(tg, migrated_database_url)
+    try:
+        await first.ingest(poll("runpod", RUNPOD, T0), RATES)
+        estimate = await say(tg, f"/estimate {LONG_RU}", lang="ru")
+        assert "ГиБ" in estimate
+        shown = tg.calls_of("sendMessage")[-1]
+        token = shown.button("Сообщить")["callback_data"].split(":")[-1]
+        assert token.startswith("h")  # hashed, not carried inline
+    finally:
+        await first.stop()
+    second = await started(tg, migrated_database_url)  # another process: nothing of the first in memory
+    try:
+        tg.press(shown, "Сообщить", user_id=7, lang="ru")
+        notified = await tg.wait_for("sendMessage", chat_id=7)
+        assert "Слежу" in notified.text
+        deep = await say(tg, f"/start sub_{token}", user_id=9, lang="ru")
+        assert "Слежу" in deep or "Слежу" in (await tg.wait_for("sendMessage", chat_id=9)).text
+    finally:
+        await second.stop()
+    no_errors(tg)
+
+
+async def test_a_deep_link_gets_the_same_input_limit_as_any_message(tg: FakeTelegram, app: App) -> None:
+    import base64
+
+    text = "13B LoRA " + "очень " * 150  # 909 characters in a typed "/start sub_<base64>" (2,200 characters)
+    token = "b" + base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    tg.message(f"/start sub_{token}", user_id=7)
+    note = await tg.wait_for("sendMessage", chat_id=7)
+    assert "first 500 characters" in note.text
+    answer = (await tg.wait_for("sendMessage", chat_id=7)).text  # then the answer to the first 500 characters
+    assert "очень" in answer and answer.count("очень") < 100
+    no_errors(tg)

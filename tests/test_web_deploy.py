@@ -68,9 +68,9 @@ async def _run_healthcheck(port: int) -> int:
 
 
 async def test_image_healthcheck_passes_on_a_healthy_replica_and_fails_without_its_database(
-    database_url: str,
+    migrated_database_url: str,
 ) -> None:
-    engine = make_engine(database_url)
+    engine = make_engine(migrated_database_url)  # /healthz writes its probe row: the schema must be there
     dead = make_engine("postgresql+asyncpg://x:y@127.0.0.1:9/none")  # port 9 (discard): nothing listens
     healthy = await start_server(create_app(engine=engine, metrics=Metrics(process=False)), "127.0.0.1", 0)
     broken = await start_server(create_app(engine=dead, metrics=Metrics(process=False)), "127.0.0.1", 0)

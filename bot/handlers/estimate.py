@@ -47,7 +47,7 @@ async def send_estimate(message: Message, est: Estimate, *, lang: str, currency:
                         tokens: QueryTokens) -> None:
     fitting = offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
     body = render_estimate(est, fitting, lang, currency)
-    await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query)))
+    await answer_long(message, body, estimate_keyboard(lang, await tokens.stored(est.query)))
 
 
 @router.message(Command("estimate"), flags={"rate": "estimate"})
@@ -67,7 +67,7 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
 @router.callback_query(EstimateCb.filter(), flags={"rate": "deep_link"})
 async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: AsyncSession, user: User, lang: str,
                     estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
-    text = tokens.decode(callback_data.q)
+    text = await tokens.resolve(callback_data.q)
     if not text or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return

@@ -70,14 +70,14 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
     if isinstance(items, str):
         await message.answer(items)
         return
-    body, kb = render_page(items, text, 1, tokens.encode(text) if text else "", lang, currency)
+    body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency)
     await message.answer(body, reply_markup=kb, disable_web_page_preview=True)
 
 
 @router.callback_query(OffersCb.filter())
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
                       estimator: Estimator, tokens: QueryTokens) -> None:
-    text = tokens.decode(callback_data.q) if callback_data.q else ""
+    text = await tokens.resolve(callback_data.q) if callback_data.q else ""
     if text is None or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
