@@ -517,8 +517,8 @@ def _first_chars(pattern: str) -> frozenset[str] | None:
     Reads the parse tree of the private `re._parser`; any surprise there only costs speed (None = any).
     """
     try:
-        from re import _constants as c
-        from re import _parser as sre
+        from re import _constants as c  # type: ignore[attr-defined]  # private: see the docstring
+        from re import _parser as sre  # type: ignore[attr-defined]
         first, nullable = _first_of(sre.parse(pattern), c)
     except Exception:  # an unknown opcode or another Python's internals: fall back to trying the rule everywhere
         return None
@@ -545,7 +545,7 @@ def _first_of(items: Any, c: Any) -> tuple[set[str] | None, bool]:
             continue  # zero-width: the next item decides
         if op is c.BRANCH:
             results = [_first_of(branch, c) for branch in av[1]]
-            sub = (None, False) if any(r[0] is None for r in results) else \
+            sub: tuple[set[str] | None, bool] = (None, False) if any(r[0] is None for r in results) else \
                 (set().union(*(r[0] for r in results if r[0] is not None)), any(r[1] for r in results))
         elif op is c.SUBPATTERN:
             sub = _first_of(av[3], c)

@@ -256,7 +256,7 @@ class App:
         for refresher in self._refreshers:
             self.metrics.add_refresher(refresher)
         if self.webhook:
-            assert s.webhook.secret is not None
+            assert s.webhook.secret is not None and self.bot is not None
             webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
         self.web = await start_server(app, s.web.host, s.web.port)
 

@@ -104,7 +104,7 @@ class LeaderLease:
         """Take the lease if it is free or expired, or extend it if it is already ours. True when we now hold it."""
         started = time.monotonic()
         async with self.sessionmaker() as session, session.begin():
-            now = db_now(session.bind.dialect.name)
+            now = db_now(session.get_bind().dialect.name)
             row = LeaseRow.__table__.c
             mine = row.holder == self.holder
             # Extending our own live lease keeps the term; anything else (another holder's expired lease, or our
@@ -153,7 +153,7 @@ class LeaderLease:
             return False
         started = time.monotonic()
         async with self.sessionmaker() as session, session.begin():
-            now = db_now(session.bind.dialect.name)
+            now = db_now(session.get_bind().dialect.name)
             row = LeaseRow.__table__.c
             stmt = (
                 update(LeaseRow)
@@ -191,7 +191,7 @@ class LeaderLease:
     async def state(self) -> LeaseState | None:
         """The lease row as the database sees it, or None if nobody has ever held it."""
         async with self.sessionmaker() as session:
-            now = db_now(session.bind.dialect.name)
+            now = db_now(session.get_bind().dialect.name)
             row = LeaseRow.__table__.c
             found = (
                 await session.execute(

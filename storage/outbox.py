@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy import Table, bindparam, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.changes import EventKind, OfferEvent
@@ -306,7 +306,7 @@ async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDeli
         [{"user_id": p.user_id, "chat_id": p.chat_id, "text": p.text, "reply_markup": p.reply_markup,
           "state": DeliveryState.QUEUED, "attempts": 0, "not_before": now, "created_at": now} for p in planned],
     )).all())
-    table = AlertOutbox.__table__
+    table = cast(Table, AlertOutbox.__table__)
     claims = [{"rid": rid, "did": did} for p, did in zip(planned, ids, strict=True) for rid in p.row_ids]
     await session.execute(
         update(table).where(table.c.id == bindparam("rid"), table.c.state == OutboxState.PENDING)
@@ -342,10 +342,10 @@ async def renew_claims(session: AsyncSession, owner: str, claim_ttl: float) -> s
 
 async def claim_owners(session: AsyncSession, exclude: str) -> list[str]:
     """The other senders holding unfinished deliveries (to recognise the dead among them)."""
-    return list((await session.scalars(
+    return list(o for o in (await session.scalars(
         select(AlertDelivery.claimed_by).distinct()
         .where(AlertDelivery.state.in_(UNFINISHED), AlertDelivery.claimed_by.is_not(None),
-               AlertDelivery.claimed_by != exclude))).all())
+               AlertDelivery.claimed_by != exclude))).all() if o is not None)
 
 
 async def take_over_deliveries(session: AsyncSession, owner: str, claim_ttl: float,
@@ -390,7 +390,7 @@ async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -
 
 async def mark_sent(session: AsyncSession, sent: Sequence[tuple[int, int]], now: datetime) -> None:
     """(delivery id, Telegram message id) pairs: the deliveries and their outbox rows are done."""
-    table = AlertDelivery.__table__
+    table = cast(Table, AlertDelivery.__table__)
     await session.execute(
         update(table).where(table.c.id == bindparam("did")).values(
             state=DeliveryState.SENT, telegram_message_id=bindparam("mid"), sent_at=now, error=None),

@@ -73,8 +73,8 @@ async def get_or_create_user(session: AsyncSession, user_id: int, language_code:
         stmt = upsert_insert(session, User).values(
             id=user_id, chat_id=user_id, lang=lang, lang_chosen=False, currency=DEFAULT_CURRENCY[lang],
             tz_offset_minutes=DEFAULT_TZ_OFFSET[lang], grouping=True, active=True, created_at=datetime.now(UTC))
-        stmt = stmt.on_conflict_do_nothing(index_elements=["id"]).returning(User.id)
-        created = (await session.execute(stmt)).scalar_one_or_none() is not None
+        inserted = stmt.on_conflict_do_nothing(index_elements=["id"]).returning(User.id)
+        created = (await session.execute(inserted)).scalar_one_or_none() is not None
         user = await session.get(User, user_id, populate_existing=True)
         if user is None:  # pragma: no cover - the row was inserted or already there
             raise LookupError(f"user {user_id} vanished while being created")

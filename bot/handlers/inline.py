@@ -15,7 +15,9 @@ from aiogram.types import (
     InlineKeyboardMarkup,
     InlineQuery,
     InlineQueryResultArticle,
+    InlineQueryResultUnion,
     InputTextMessageContent,
+    LinkPreviewOptions,
 )
 
 from bot.estimates import Estimate, Estimator, Failure
@@ -32,7 +34,7 @@ from core.offers import HOURS_PER_MONTH
 router = Router(name="inline")
 
 ANSWERS_KEPT = 2048
-_ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultArticle], str]] = OrderedDict()
+_ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultUnion], str]] = OrderedDict()
 
 PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
 CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
@@ -48,20 +50,20 @@ def _article(id_: str, title: str, description: str, text: str,
     return InlineQueryResultArticle(id=id_, title=title[:200], description=description[:500], reply_markup=kb,
                                     input_message_content=InputTextMessageContent(
                                         message_text=text[:4096], parse_mode="HTML",
-                                        link_preview_options={"is_disabled": True}))
+                                        link_preview_options=LinkPreviewOptions(is_disabled=True)))
 
 
-def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultArticle]:
+def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultUnion]:
     return [_article(f"x{i}", t(lang, "inline_example_title", example=ex), t(lang, "inline_example_desc"),
                      f"<code>@{bot_username} {esc(ex)}</code>", _subscribe_kb(bot_username, tokens.encode(ex), lang))
             for i, ex in enumerate(examples(lang))]
 
 
 def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lang: str, currency: str,
-                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultArticle], str]:
+                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultUnion], str]:
     kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
     label = workload_label(est)
-    results: list[InlineQueryResultArticle] = []
+    results: list[InlineQueryResultUnion] = []
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" for f in list(est.report.fits)[:4]) or t(lang, "est_no_fit")
         results.append(_article("e", t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib)),
@@ -100,7 +102,8 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     if isinstance(result, Failure):
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
-        await query.answer([syntax], cache_time=CACHE_TIME, is_personal=True)
+        only: list[InlineQueryResultUnion] = [syntax]
+        await query.answer(only, cache_time=CACHE_TIME, is_personal=True)
         return
     offset = parse_offset(query.offset)
     # Keystrokes repeat the same few phrases: the built answer is kept until the next ingest changes the offers.

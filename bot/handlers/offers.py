@@ -89,7 +89,7 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
     body, kb = render_page(items, text, callback_data.page, callback_data.q, lang, currency)
     await query.answer()
     # "More offers" under an estimate opens a new list; ‹ › on a list turns its page in place.
-    if _is_offer_list(query):
+    if _is_offer_list(query) and isinstance(query.message, Message):
         with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
             await query.message.edit_text(body, reply_markup=kb, disable_web_page_preview=True)
     else:
