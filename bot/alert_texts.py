@@ -11,67 +11,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.formatting import esc, money
+from bot.formatting import esc, href, money
+from bot.i18n import t
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
+from core.providers import provider_title
 
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
 MAX_STOP_BUTTONS = 8  # a keyboard, not a wall: the rest can be paused from /subs
 
-ALERT_TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "appeared": "🟢 <b>Available: {what}</b> at {provider}{where}",
-        "back_in_stock": "🔁 <b>Back in stock: {what}</b> at {provider}{where}",
-        "price_drop": "📉 <b>Cheaper: {what}</b> at {provider}{where}",
-        "where": " ({location})",
-        "billing_monthly": " · monthly",
-        "billing_spot": " · spot/interruptible",
-        "price": "💰 {per_gpu_hour}/GPU-hour · {per_hour}/h · {per_month}/month",
-        "was": "   was {old} per GPU-hour ({change})",
-        "fits_workload": "✅ {query}: needs {need} GiB per GPU; {gpu} gives {have} GiB — fits",
-        "fits_gpu": "✅ You watch: {query}",
-        "under_cap": " (under your {cap}/GPU-hour)",
-        "order": "🔗 <a href=\"{url}\">Order at {provider}</a>",
-        "group_header": "🔔 <b>{n} offers match your subscriptions</b>",
-        "stop": "🔕 Stop: {query}",
-        "stopped": "🔕 Alerts for “{query}” are paused. Resume them in /subs.",
-        "stop_gone": "This subscription no longer exists.",
-        "stop_already": "Already paused. Resume it in /subs.",
-    },
-    "ru": {
-        "appeared": "🟢 <b>В наличии: {what}</b> у {provider}{where}",
-        "back_in_stock": "🔁 <b>Снова в наличии: {what}</b> у {provider}{where}",
-        "price_drop": "📉 <b>Подешевело: {what}</b> у {provider}{where}",
-        "where": " ({location})",
-        "billing_monthly": " · помесячно",
-        "billing_spot": " · spot/прерываемые",
-        "price": "💰 {per_gpu_hour} за GPU-час · {per_hour}/ч · {per_month}/мес",
-        "was": "   было {old} за GPU-час ({change})",
-        "fits_workload": "✅ {query}: нужно {need} ГиБ на GPU; у {gpu} — {have} ГиБ, подходит",
-        "fits_gpu": "✅ Вы следите: {query}",
-        "under_cap": " (дешевле вашего порога {cap} за GPU-час)",
-        "order": "🔗 <a href=\"{url}\">Заказать у {provider}</a>",
-        "group_header": "🔔 <b>Подходящих предложений: {n}</b>",
-        "stop": "🔕 Не присылать: {query}",
-        "stopped": "🔕 Оповещения по «{query}» приостановлены. Возобновить — в /subs.",
-        "stop_gone": "Этой подписки больше нет.",
-        "stop_already": "Уже на паузе. Возобновить — в /subs.",
-    },
-}
-
-# How providers are called in messages (names in the settings are lower-case ids).
-PROVIDER_NAMES = {"selectel": "Selectel", "hostkey": "HOSTKEY", "vastai": "Vast.ai", "runpod": "RunPod",
-                  "cloudrift": "CloudRift", "vultr": "Vultr", "immers": "immers.cloud"}
 
 
 def at(lang: str, key: str, **values: Any) -> str:
-    table = ALERT_TEXTS.get(lang) or ALERT_TEXTS["en"]
-    return table[key].format(**values)
+    """An alert text (catalog key `alert_<key>`)."""
+    return t(lang, f"alert_{key}", **values)
 
 
 def provider_name(provider: str) -> str:
-    return PROVIDER_NAMES.get(provider, provider)
+    """How a provider is called in messages: its display name from the one catalog (core.providers)."""
+    return provider_title(provider)
 
 
 def _gpu_name(offer: dict[str, Any]) -> str:
@@ -132,9 +91,9 @@ def render_block(payload: dict[str, Any], lang: str, currency: str) -> str:
     if cap is not None:
         reason += at(lang, "under_cap", cap=money(float(cap), cap_cur))
     lines.append(reason)
-    url = offer.get("url") or ""
-    if url.startswith(("https://", "http://")):
-        lines.append(at(lang, "order", url=esc(url).replace('"', "&quot;"), provider=provider))
+    url = href(offer.get("url"))
+    if url:
+        lines.append(at(lang, "order", url=url, provider=provider))
     return "\n".join(lines)
 
 

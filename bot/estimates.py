@@ -6,43 +6,61 @@ same phrases ("70B QLoRA") come from many users. Parse failures are cached too: 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from core.defaults import complete
-from core.estimator import estimate_memory
-from core.fit import fit_configs, requirement
-from core.gpus import get_gpu
+from bot.i18n import render
+from core.answer import Answer, answer
+from core.defaults import Assumption, complete
+from core.estimator import MemoryEstimate
+from core.fit import FitReport, Requirement
+from core.hub import HubError
+from core.msg import msg
 from core.parser import ParseError, parse_workload
-from core.timecost import estimate_time
 from core.workload import Workload
+from scrapers.hub import HubResolver, hub_error_msg, hub_name_to_resolve, with_hub_arch
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Estimate:
-    query: str
-    workload: Workload
-    assumptions: list[Any]  # core.defaults.Assumption: .text(lang)
-    memory: Any  # core.estimator.MemoryEstimate
-    report: Any  # core.fit.FitReport
-    requirement: Any  # core.fit.Requirement
-    time: Any | None  # core.timecost result when the workload names a dataset
-    _fit_memo: dict[tuple[str, int], bool] = field(default_factory=dict, compare=False, repr=False)
+    """A phrase and its answer (`core.answer.Answer`: the same pipeline `gpuradar estimate` uses)."""
 
-    def fits(self, gpu: str, count: int) -> bool:
-        """Whether `count` x `gpu` holds this workload (memoised: offers repeat the same pairs)."""
-        key = (gpu, count)
-        if key not in self._fit_memo:
-            try:
-                self._fit_memo[key] = bool(self.requirement.fits(get_gpu(gpu), count))
-            except (KeyError, ValueError):  # a GPU id the catalog no longer has
-                self._fit_memo[key] = False
-        return self._fit_memo[key]
+    query: str
+    answer: Answer
+
+    @property
+    def workload(self) -> Workload:
+        return self.answer.workload
+
+    @property
+    def assumptions(self) -> list[Assumption]:
+        return self.answer.assumptions
+
+    @property
+    def memory(self) -> MemoryEstimate:
+        return self.answer.memory
+
+    @property
+    def report(self) -> FitReport:
+        return self.answer.report
+
+    @property
+    def requirement(self) -> Requirement:
+        return self.answer.requirement
+
+    def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether `count` x `gpu` (or a slice of one) holds this workload (memoised: offers repeat the pairs)."""
+        return self.answer.fits(gpu, count, fraction)
+
+    def hours(self, gpu: str, count: int) -> float | None:
+        """Hours of the job on `count` x `gpu`, when the dataset is known."""
+        t = self.answer.config_time(gpu, count)
+        return None if t is None else t.hours
 
     def min_gib_by_count(self) -> dict[str, float]:
         """JSON-ready {"count": GiB}; counts the workload cannot run on at all (infinite need) are left out."""
@@ -58,8 +76,22 @@ class Failure:
 
     def message(self, lang: str) -> str:
         if isinstance(self.error, ParseError):
-            return self.error.message(lang)
+            return render(lang, self.error.explain())
+        if isinstance(self.error, HubError):
+            return render(lang, hub_error_msg(self.error))
         return ""
+
+
+@dataclass(frozen=True)
+class HubPending(Failure):
+    """The workload names a Hugging Face repository nobody has looked up yet: `Estimator.lookup(repo)` first.
+
+    A Failure for every caller that cannot wait (inline keystrokes): its message says the lookup is under way."""
+
+    repo: str = ""
+
+    def message(self, lang: str) -> str:
+        return render(lang, msg("hub_looking", repo=self.repo))
 
 
 def normalise(text: str) -> str:
@@ -67,9 +99,41 @@ def normalise(text: str) -> str:
 
 
 class Estimator:
-    def __init__(self, capacity: int = 4096) -> None:
+    def __init__(self, capacity: int = 4096, hub: HubResolver | None = None) -> None:
         self._cache: OrderedDict[str, Estimate | Failure] = OrderedDict()
         self._capacity = capacity
+        self.hub = hub  # None: an org/name the catalog lacks is "not in the catalog"
+        self._lookups: set[asyncio.Task[None]] = set()
+
+    async def lookup(self, repo: str) -> HubError | None:
+        """Look `repo` up on the Hub; its answer (or a "not found"...) is then what `get` finds. Returns the failure,
+        if any: an unreachable Hub is not remembered, so only this return value tells of it."""
+        if self.hub is None:
+            return None
+        try:
+            await self.hub.resolve(repo)
+        except HubError as exc:
+            return exc
+        return None
+
+    def lookup_soon(self, repo: str) -> None:
+        """Start a lookup without waiting for it (inline queries: the next keystroke finds the answer)."""
+        task = asyncio.get_running_loop().create_task(self._lookup_quietly(repo))
+        self._lookups.add(task)
+        task.add_done_callback(self._lookups.discard)
+
+    async def _lookup_quietly(self, repo: str) -> None:
+        await self.lookup(repo)
+
+    async def get_resolved(self, text: str) -> Estimate | Failure:
+        """`get`, waiting for a Hub lookup when the text names a repository not looked up yet."""
+        result = self.get(text)
+        if isinstance(result, HubPending):
+            error = await self.lookup(result.repo)
+            result = self.get(text)
+            if isinstance(result, HubPending) and error is not None:  # the Hub did not answer: say so
+                return Failure(result.query, error)
+        return result
 
     def get(self, text: str) -> Estimate | Failure:
         query = normalise(text)
@@ -79,30 +143,31 @@ class Estimator:
             self._cache.move_to_end(key)
             return hit
         result = self._compute(query)
+        if isinstance(result, HubPending):
+            return result  # not an answer yet: ask again next time
         self._cache[key] = result
         while len(self._cache) > self._capacity:
             self._cache.popitem(last=False)
         return result
 
-    @staticmethod
-    def _compute(query: str) -> Estimate | Failure:
+    def _compute(self, query: str) -> Estimate | Failure:
         if not query:
             return Failure(query, None)
         try:
             spec = parse_workload(query)
+            repo = hub_name_to_resolve(spec) if self.hub is not None else None
+            if repo is not None and self.hub is not None:
+                known = self.hub.cached(repo)
+                if known is None:
+                    return HubPending(query, None, repo)
+                if isinstance(known, HubError):
+                    return Failure(query, known)
+                spec = with_hub_arch(spec, repo, known)
             workload, assumptions = complete(spec)
-            memory = estimate_memory(workload)
-            report = fit_configs(workload)
-            req = requirement(workload)
+            result = answer(workload, assumptions)
         except ParseError as e:
             return Failure(query, e)
         except (ValueError, KeyError, ArithmeticError) as e:  # a phrase the estimator cannot model
             log.info("estimate failed for %r: %s", query, e)
             return Failure(query, e)
-        time_estimate = None
-        if workload.examples is not None and workload.is_training and report.fits:
-            try:
-                time_estimate = estimate_time(workload, report.fits)
-            except (ValueError, KeyError, ArithmeticError) as e:
-                log.info("time estimate failed for %r: %s", query, e)
-        return Estimate(query, workload, list(assumptions), memory, report, req, time_estimate)
+        return Estimate(query, result)

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.gpus import GPU, find_gpu
-from core.models import Arch, find_model, model_for_size
-from core.parser import ParseError, Text, check_range, describe, normalise_targets
+from core.models import Arch, did_you_mean, find_model, model_for_size
+from core.msg import Joined, Msg, msg
+from core.parser import ParseError, check_range, describe, normalise_targets
 from core.workload import (
     ADAPTER_METHODS,
     TRAINING_METHODS,
@@ -33,16 +34,13 @@ from core.workload import (
 
 
 class Assumption(BaseModel):
-    """One default the phrase left open, said in both languages. `key` is the Workload field it fills."""
+    """One default the phrase left open. `key` is the Workload field it fills; `msg` says it (the text catalog
+    renders it in the user's language)."""
 
     model_config = ConfigDict(frozen=True)
 
     key: str
-    en: str
-    ru: str
-
-    def text(self, lang: str) -> str:
-        return self.ru if lang == "ru" else self.en
+    msg: Msg | Joined
 
 
 SEQ_TRAINING = 2048
@@ -68,34 +66,33 @@ _QUANTS_FOR: dict[Method, frozenset[Quant]] = {
     Method.FREEZE: frozenset({Quant.NONE}),
     Method.LORA: frozenset({Quant.NONE, Quant.NF4, Quant.NF4_DQ, Quant.INT8, Quant.FP8, Quant.GPTQ_INT4,
                             Quant.GPTQ_INT8, Quant.AWQ}),
-    Method.QLORA: frozenset({Quant.NF4, Quant.NF4_DQ, Quant.INT8}),
+    # QLoRA on a GPTQ/AWQ base: Qwen's documented Q-LoRA recipe, PEFT's adapters on auto-gptq / autoawq layers.
+    Method.QLORA: frozenset({Quant.NF4, Quant.NF4_DQ, Quant.INT8, Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ}),
 }
+# A model's own published precision (`Arch.native_quant`) is the default base of these methods.
+_NATIVE_DEFAULT_FOR: dict[Method, frozenset[Quant]] = {
+    Method.INFERENCE: frozenset(Quant),
+    Method.LORA: frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.NF4, Quant.INT8}),
+    Method.QLORA: frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.NF4, Quant.INT8}),
+}
+_QUANT_VALUES = frozenset(q.value for q in Quant)
 # Quantisations only an inference checkpoint comes in: naming one with no method means inference.
-_INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.Q4_K_M, Quant.Q5_K_M, Quant.Q6_K,
+_INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.MXFP4, Quant.Q2_K, Quant.Q3_K_M,
+                               Quant.Q4_0, Quant.Q4_K_S, Quant.Q4_K_M, Quant.Q5_K_S, Quant.Q5_K_M, Quant.Q6_K,
                                Quant.Q8_0})
 
-_METHODS_HELP: Text = (
-    "Which method? inference («70B inference 8k»), full fine-tune («7B full fine-tune»), freeze («7B freeze»), "
-    "LoRA («13B LoRA»), QLoRA («70B QLoRA»).",
-    "Какой метод? инференс («инференс 70B 8k»), полное дообучение («полное дообучение 7B»), заморозка "
-    "(«7B freeze»), LoRA («13B LoRA»), QLoRA («70B QLoRA»).",
-)
-
-
-def _error(spec: WorkloadSpec, en: str, ru: str) -> ParseError:
+def _error(spec: WorkloadSpec, problem: Msg) -> ParseError:
     """A ParseError about the combination: what was said is listed as understood."""
     said = {k: v for k, v in spec.model_dump(exclude_none=True).items() if k != "arch"}
     items = [f"{k}={getattr(v, 'value', v)}" for k, v in said.items()]
-    return ParseError(items, problem=(en, ru), meanings=[describe(k, v) for k, v in said.items()])
+    return ParseError(items, problem=problem, meanings=[describe(k, v) for k, v in said.items()])
 
 
 @lru_cache(maxsize=1024, typed=True)
-def _assumption(key: str, value: Any, why: Text | None) -> Assumption:
+def _assumption(key: str, value: Any, why: Msg | None) -> Assumption:
     """Assumptions are frozen and few: build each once (the bot completes a workload per keystroke)."""
-    en, ru = describe(key, value)
-    if why:
-        en, ru = f"{en} ({why[0]})", f"{ru} ({why[1]})"
-    return Assumption(key=key, en=en, ru=ru)
+    said = describe(key, value)
+    return Assumption(key=key, msg=msg("assume_why", what=said, why=why) if why else said)
 
 
 class _Filler:
@@ -105,12 +102,12 @@ class _Filler:
         self.values: dict[str, Any] = {}
         self.notes: list[Assumption] = []
 
-    def assume(self, key: str, value: Any, why: Text | None = None) -> Any:
+    def assume(self, key: str, value: Any, why: Msg | None = None) -> Any:
         self.notes.append(_assumption(key, value, why))
         self.values[key] = value
         return value
 
-    def take(self, key: str, said: Any, default: Any, why: Text | None = None) -> Any:
+    def take(self, key: str, said: Any, default: Any, why: Msg | None = None) -> Any:
         """The value said, else the default reported as an assumption."""
         if said is not None:
             self.values[key] = said
@@ -125,8 +122,7 @@ def complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     except ParseError:
         raise
     except ValidationError as exc:  # a combination our checks missed: still a polite error, never a traceback
-        raise _error(spec, "These settings do not make a valid workload.",
-                     "Эти параметры не складываются в корректную задачу.") from exc
+        raise _error(spec, msg("wl_invalid")) from exc
 
 
 @lru_cache(maxsize=256)
@@ -134,62 +130,53 @@ def _typical(params_b: float, experts: int | None) -> tuple[Arch, Assumption]:
     """The typical architecture for a bare size, and the assumption that says so (cached: sizes repeat)."""
     arch = model_for_size(params_b, experts)
     size = f"{experts}x{params_b:g}B" if experts else f"{params_b:g}B"
-    shape_en = (f"{arch.layers} layers, hidden {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV heads, "
-                f"vocabulary {arch.vocab}")
-    shape_ru = (f"{arch.layers} слоёв, hidden {arch.hidden}, {arch.heads} голов / {arch.kv_heads} KV-голов, "
-                f"словарь {arch.vocab}")
-    return arch, Assumption(
-        key="arch",
-        en=f"architecture: {size} read as a typical {arch.name} ({shape_en}); name the model or give its "
-           "config.json for another one",
-        ru=f"архитектура: {size} — типичная {arch.name} ({shape_ru}); для другой модели укажите её название "
-           "или config.json")
+    return arch, Assumption(key="arch", msg=msg("assume_typical_arch", size=size, name=arch.name, layers=arch.layers,
+                                                hidden=str(arch.hidden), heads=arch.heads, kv_heads=arch.kv_heads,
+                                                vocab=str(arch.vocab)))
 
 
-def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> Arch:
+def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
+    """The architecture and where it came from: catalog | hub | config | size (`Workload.model_source`)."""
     if spec.arch is not None:
-        return spec.arch
+        return spec.arch, spec.model_source or "config"
     if spec.model:
         arch = find_model(spec.model)
         if arch is None:
-            raise _error(spec, f"The model «{spec.model}» is not in the catalog: give its size (e.g. 13B) or its "
-                               "config.json.",
-                         f"Модели «{spec.model}» нет в каталоге: укажите её размер (например, 13B) или config.json.")
+            close = did_you_mean(spec.model)
+            raise _error(spec, msg("wl_model_unknown_close", model=spec.model, close=", ".join(close)) if close
+                         else msg("wl_model_unknown", model=spec.model))
         if spec.experts and spec.experts != arch.experts:
-            raise _error(spec, f"{arch.name} has {arch.experts} experts, not {spec.experts}.",
-                         f"У {arch.name} экспертов {arch.experts}, а не {spec.experts}.")
+            raise _error(spec, msg("wl_experts_mismatch", name=arch.name, has=str(arch.experts),
+                                   said=str(spec.experts)))
         if spec.params_b and not spec.experts and abs(spec.params_b - arch.params_b) > 0.25 * arch.params_b:
-            raise _error(spec, f"{arch.name} has {arch.params_b:g}B parameters, not {spec.params_b:g}B: "
-                               "give either the model or the size.",
-                         f"У {arch.name} {arch.params_b:g}B параметров, а не {spec.params_b:g}B: "
-                         "укажите либо модель, либо размер.")
-        return arch
+            raise _error(spec, msg("wl_params_mismatch", name=arch.name, has=f"{arch.params_b:g}",
+                                   said=f"{spec.params_b:g}"))
+        return arch, "catalog"
     if spec.params_b is not None:
         for field, value in (("params_b", spec.params_b), ("experts", spec.experts)):
             reason = check_range(field, value) if value is not None else None
             if reason:
-                raise _error(spec, reason[0] + ".", reason[1] + ".")
+                raise _error(spec, msg("sentence", text=reason))
         arch, note = _typical(spec.params_b, spec.experts)
         f.notes.append(note)
-        return arch
-    raise _error(spec, "Which model? Give its size (13B, 8x7B) or its name (llama-3.1-8b, Qwen2.5-72B).",
-                 "Какая модель? Укажите размер (13B, 8x7B) или название (llama-3.1-8b, Qwen2.5-72B).")
+        return arch, "size"
+    raise _error(spec, msg("wl_which_model"))
 
 
 def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
     if spec.method is not None:
         return spec.method
-    hint: Text | None = None
+    hint: Msg | None = None
     if spec.concurrency is not None:
-        hint = ("you gave concurrent users", "указаны одновременные пользователи")
+        hint = msg("why_concurrency")
     elif spec.kv_dtype is not None:
-        hint = ("you gave a KV-cache type", "указан тип KV-кэша")
+        hint = msg("why_kv")
     elif spec.quant in _INFERENCE_QUANTS:
-        hint = ("a GPTQ/AWQ/GGUF checkpoint is for inference", "чекпойнт GPTQ/AWQ/GGUF — для инференса")
+        hint = msg("why_quant_inference")
     elif spec.strategy == Strategy.TP:
-        hint = ("tensor parallel is for inference", "тензорный параллелизм — для инференса")
+        hint = msg("why_tp_inference")
     if hint is None:
-        raise _error(spec, *_METHODS_HELP)
+        raise _error(spec, msg("wl_which_method"))
     return f.assume("method", Method.INFERENCE, hint)
 
 
@@ -206,11 +193,8 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
             stray |= {"lora_rank": spec.lora_rank, "lora_targets": spec.lora_targets}
     said = [k for k, v in stray.items() if v is not None]
     if said:
-        name = describe("method", method)
-        labels_en = ", ".join(describe(k, getattr(spec, k))[0] for k in said)
-        labels_ru = ", ".join(describe(k, getattr(spec, k))[1] for k in said)
-        raise _error(spec, f"That does not apply to {name[0].split(': ', 1)[1]}: {labels_en}.",
-                     f"Это не относится к методу «{name[1].split(': ', 1)[1]}»: {labels_ru}.")
+        raise _error(spec, msg("wl_not_for_method", method=msg(f"val_method_{method.value}"),
+                               labels=Joined(tuple(describe(k, getattr(spec, k)) for k in said))))
 
 
 def _resolve_gpu(spec: WorkloadSpec) -> GPU | None:
@@ -218,7 +202,7 @@ def _resolve_gpu(spec: WorkloadSpec) -> GPU | None:
         return None
     gpu = find_gpu(spec.gpu)
     if gpu is None:
-        raise _error(spec, f"The GPU «{spec.gpu}» is not in the catalog.", f"GPU «{spec.gpu}» нет в каталоге.")
+        raise _error(spec, msg("wl_gpu_unknown", gpu=spec.gpu))
     return gpu
 
 
@@ -226,15 +210,12 @@ def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
     # vLLM / TGI split attention heads across GPUs; KV heads are split or replicated (reference §3)
     kv = arch.kv_heads
     if gpus > 1 and (arch.heads % gpus or (kv % gpus and gpus % kv)):
-        raise _error(spec, f"Tensor parallel over {gpus} GPUs does not divide {arch.name}'s {arch.heads} attention "
-                           f"heads / {kv} KV heads: use 2, 4 or 8 GPUs.",
-                     f"Тензорный параллелизм на {gpus} GPU не делит {arch.heads} голов внимания / {kv} KV-голов "
-                     f"{arch.name}: возьмите 2, 4 или 8 GPU.")
+        raise _error(spec, msg("wl_tp_heads", gpus=str(gpus), name=arch.name, heads=str(arch.heads), kv=str(kv)))
 
 
 def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     f = _Filler()
-    arch = _resolve_arch(spec, f)
+    arch, source = _resolve_arch(spec, f)
     method = _resolve_method(spec, f)
     training = method in TRAINING_METHODS
     _check_method_fields(spec, method)
@@ -243,20 +224,22 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     # precision: bf16 unless the named card has none (T4, V100), then fp16
     if gpu is not None and not gpu.bf16:
         if spec.precision in (Precision.BF16, Precision.BF16_TRUE):
-            raise _error(spec, f"{gpu.name} has no bf16: use fp16.", f"У {gpu.name} нет bf16: используйте fp16.")
-        precision = f.take("precision", spec.precision, Precision.FP16,
-                           (f"{gpu.name} has no bf16", f"у {gpu.name} нет bf16"))
+            raise _error(spec, msg("wl_no_bf16", gpu=gpu.name))
+        precision = f.take("precision", spec.precision, Precision.FP16, msg("why_no_bf16", gpu=gpu.name))
     else:
         precision = f.take("precision", spec.precision, Precision.BF16)
 
-    # quantisation: NF4 is what QLoRA means; everything else starts from 16-bit weights
-    quant = f.take("quant", spec.quant, Quant.NF4 if method == Method.QLORA else Quant.NONE)
+    # the model's own published precision where the method runs on it (gpt-oss MXFP4, DeepSeek V3 FP8, a GPTQ/AWQ
+    # repository), else NF4 for QLoRA and 16-bit weights for everything else
+    native = Quant(arch.native_quant) if arch.native_quant in _QUANT_VALUES else None
+    if spec.quant is None and native is not None and native in _NATIVE_DEFAULT_FOR.get(method, ()):
+        quant = f.assume("quant", native, msg("why_native_quant"))
+    else:
+        quant = f.take("quant", spec.quant, Quant.NF4 if method == Method.QLORA else Quant.NONE)
     if quant not in _QUANTS_FOR[method]:
         allowed = ", ".join(q.value for q in Quant if q in _QUANTS_FOR[method])
-        raise _error(spec, f"{describe('method', method)[0].split(': ')[1]} cannot use a {quant.value} base "
-                           f"(possible: {allowed}).",
-                     f"{describe('method', method)[1].split(': ')[1]} не работает с базой {quant.value} "
-                     f"(возможно: {allowed}).")
+        raise _error(spec, msg("wl_quant_method", method=msg(f"val_method_{method.value}"), quant=quant.value,
+                               allowed=allowed))
 
     # GPUs and how they share the work
     gpus = f.take("gpus", spec.gpus, 1)
@@ -264,51 +247,41 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     if spec.strategy is not None:
         strategy = spec.strategy
         if strategy == Strategy.TP and training:
-            raise _error(spec, "Tensor parallel is modelled for inference; for training use zero3, fsdp or ddp.",
-                         "Тензорный параллелизм — для инференса; для обучения укажите zero3, fsdp или ddp.")
+            raise _error(spec, msg("wl_tp_training"))
         if not training and strategy not in (Strategy.TP, Strategy.SINGLE):
-            raise _error(spec, "For inference several GPUs split the model with tensor parallel (tp).",
-                         "Для инференса несколько GPU делят модель тензорным параллелизмом (tp).")
+            raise _error(spec, msg("wl_inference_strategy"))
         if strategy == Strategy.SINGLE and gpus > 1:
-            raise _error(spec, f"«single» means one GPU, but {gpus} GPUs were given.",
-                         f"«single» означает одну GPU, а указано {gpus}.")
+            raise _error(spec, msg("wl_single_many", gpus=str(gpus)))
         if offload != Offload.NONE and strategy in (Strategy.SINGLE, Strategy.DDP, Strategy.TP):
-            raise _error(spec, "CPU offload needs DeepSpeed ZeRO (zero2/zero3) or FSDP.",
-                         "Выгрузка в CPU требует DeepSpeed ZeRO (zero2/zero3) или FSDP.")
+            raise _error(spec, msg("wl_offload_strategy"))
         if offload == Offload.ALL and strategy == Strategy.ZERO2:
-            raise _error(spec, "Offloading the parameters needs ZeRO-3 (or FSDP); ZeRO-2 offloads the optimizer only.",
-                         "Выгрузка параметров требует ZeRO-3 (или FSDP); ZeRO-2 выгружает только оптимизатор.")
+            raise _error(spec, msg("wl_offload_zero2"))
         f.values["strategy"] = strategy
     elif offload != Offload.NONE:
-        strategy = f.assume("strategy", Strategy.ZERO3, ("CPU offload runs under DeepSpeed ZeRO-3",
-                                                         "выгрузка в CPU работает через DeepSpeed ZeRO-3"))
+        strategy = f.assume("strategy", Strategy.ZERO3, msg("why_offload_zero3"))
     elif gpus == 1:
         strategy = f.assume("strategy", Strategy.SINGLE)
     elif not training:
-        strategy = f.assume("strategy", Strategy.TP, ("the usual way to serve on several GPUs",
-                                                      "обычный способ инференса на нескольких GPU"))
+        strategy = f.assume("strategy", Strategy.TP, msg("why_tp_serve"))
     elif method in ADAPTER_METHODS:
-        strategy = f.assume("strategy", Strategy.FSDP, ("shards the frozen base across the GPUs",
-                                                        "делит замороженную базу между GPU"))
+        strategy = f.assume("strategy", Strategy.FSDP, msg("why_fsdp_adapters"))
     else:
-        strategy = f.assume("strategy", Strategy.ZERO3, ("shards weights, gradients and optimizer states",
-                                                         "делит веса, градиенты и состояния оптимизатора"))
+        strategy = f.assume("strategy", Strategy.ZERO3, msg("why_zero3"))
     if strategy == Strategy.TP:
         _check_tp(spec, arch, gpus)
 
     attention = f.take("attention", spec.attention, Attention.FLASH)
     kv_default = _KV_FOR_PRECISION[precision]
     if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:
-        raise _error(spec, f"Unknown KV-cache type «{spec.kv_dtype}» (possible: {', '.join(KV_BYTES)}).",
-                     f"Неизвестный тип KV-кэша «{spec.kv_dtype}» (возможно: {', '.join(KV_BYTES)}).")
+        raise _error(spec, msg("wl_kv_unknown", kv=spec.kv_dtype, allowed=", ".join(KV_BYTES)))
 
     if training:
         tpe_said = spec.tokens_per_example
-        seq_why: Text | None = None
+        seq_why: Msg | None = None
         seq_default = SEQ_TRAINING
         if tpe_said and tpe_said > SEQ_TRAINING and spec.seq_len is None:
             seq_default = tpe_said
-            seq_why = ("long enough for one example", "чтобы вместился один пример")
+            seq_why = msg("why_seq_example")
         seq_len = f.take("seq_len", spec.seq_len, seq_default, seq_why)
         f.take("batch", spec.batch, 1)
         f.take("grad_ckpt", spec.grad_ckpt, True)
@@ -333,8 +306,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         concurrency = spec.concurrency
         if spec.batch is not None:
             if concurrency is not None and concurrency != spec.batch:
-                raise _error(spec, "For inference the batch is the number of concurrent sequences: give one of them.",
-                             "Для инференса батч — это число одновременных последовательностей: укажите что-то одно.")
+                raise _error(spec, msg("wl_batch_concurrency"))
             concurrency = spec.batch
         f.take("concurrency", concurrency, 1)
         f.take("kv_dtype", spec.kv_dtype, kv_default)
@@ -343,7 +315,8 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
                      "epochs": None}
 
     workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
-                        params_b=arch.params_b, method=method, quant=quant, precision=precision, attention=attention,
+                        params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
+                        attention=attention,
                         gpus=gpus, strategy=strategy, gpu=gpu.id if gpu else None,
                         **{k: v for k, v in f.values.items()
                            if k not in ("precision", "quant", "gpus", "strategy", "attention", "method")})

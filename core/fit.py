@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from core.estimator import MemoryEstimate, estimate_memory, estimate_on, need, prepare
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
+from core.msg import Msg, msg
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Quant, Strategy, Workload
 
 DEFAULT_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
@@ -79,21 +81,18 @@ class Fit(NamedTuple):
 
 
 class Advice(BaseModel):
-    """What would make an impossible workload possible. `code` for machines, `en` / `ru` for people."""
+    """What would make an impossible workload possible. `code` for machines, `msg` for people (the text catalog
+    renders it in the user's language)."""
 
     model_config = ConfigDict(frozen=True)
 
-    code: str  # "offload" | "qlora" | "more_nodes" | "more_gpus" | "bigger_gpu"
-    en: str
-    ru: str
-
-    def text(self, lang: str) -> str:
-        return self.ru if lang == "ru" else self.en
+    code: str  # "offload" | "qlora" | "more_nodes" | "more_gpus" | "bigger_gpu" | "none"
+    msg: Msg
 
 
 @dataclass(frozen=True, slots=True)
 class FitReport:
-    fits: list[Fit]  # cheapest memory first
+    fits: list[Fit]  # fewest GPUs first, comfortable before tight, then the smallest card
     advice: list[Advice]  # empty when something fits
     counts: tuple[int, ...]  # the GPU counts that were tried
     gpu: str | None  # the one card asked about, if any
@@ -173,27 +172,31 @@ class _Plan:
     needs_sort: bool  # some pairs tie on (total memory, count) but may differ in utilization: sort at the end
 
 
-def _fit_key(f: Fit) -> tuple[float, int, float]:
-    return f.usable_gib * f.count, f.count, f.utilization
+def _fit_key(f: Fit) -> tuple[int, bool, float, float]:
+    """What a person would pick first, as far as the catalog says: the fewest GPUs, then a comfortable fit before
+    a tight one, then the smallest card that does it (the cheapest kind, with the least memory left idle). The
+    cheapest offer in stock comes on top of this where offers are known (`core.ranking`)."""
+    return f.count, f.tight, f.usable_gib * f.count, f.utilization
 
 
 @lru_cache(maxsize=256)
 def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
-    """The fits sort key is (total memory, count, utilization). The first two depend on the catalog only, so the
-    pairs are put in that order once (stably, from the count-major catalog order the fits were built in before);
-    the fits of an answer then come out sorted by filtering. Within a tie on (total memory, count) the cards have
-    the same usable memory, so the same utilization when they use the same attention kernel: only a tie mixing
-    BF16 and non-BF16 cards (or, through rounding, two different usable sizes) needs the final sort."""
+    """The fits sort key is (count, tight, total memory, utilization). Count and total memory depend on the catalog
+    only, so the pairs are put in (count, total memory) order once (stably, from the count-major catalog order);
+    the fits of an answer then come out sorted by filtering, and only an answer with a tight fit, or a tie on
+    (count, total memory) mixing BF16 and non-BF16 cards (or, through rounding, two usable sizes), needs the final
+    sort."""
     distinct = tuple(dict.fromkeys(counts))
     pairs = [(g.id, g.name, c, g.usable_gib, 2 * distinct.index(c) + (not g.bf16)) for c in counts for g in gpus]
-    pairs.sort(key=lambda e: (e[3] * e[2], e[2]))
-    groups: dict[tuple[float, int], set[tuple[float, int]]] = {}
+    pairs.sort(key=lambda e: (e[2], e[3] * e[2]))
+    groups: dict[tuple[int, float], set[tuple[float, int]]] = {}
     for e in pairs:
-        groups.setdefault((e[3] * e[2], e[2]), set()).add((e[3], e[4]))
+        groups.setdefault((e[2], e[3] * e[2]), set()).add((e[3], e[4]))
     return _Plan(tuple(pairs), distinct, all(g.bf16 for g in gpus), any(len(v) > 1 for v in groups.values()))
 
 
 _CATALOG_PLANS: dict[tuple[int, ...], _Plan] = {}
+_COUNT_TIGHT = attrgetter("count", "tight")  # a stable sort on it keeps (count, total memory) order otherwise
 
 
 def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *, by_utilization: bool = True
@@ -219,13 +222,19 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *
         slots += (flash, None if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16 else req._numbers(c, True))
     out: list[Fit] = []
     append = out.append
+    tight = False
     for gpu_id, name, c, usable, slot in plan.entries:
         nums = slots[slot]
         if nums is not None and nums[1] <= usable:
             need, rec = nums[1], nums[2]
+            if rec > usable:
+                tight = True
             append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
-    if by_utilization and plan.needs_sort:
-        out.sort(key=_fit_key)
+    if by_utilization:
+        if plan.needs_sort:
+            out.sort(key=_fit_key)
+        elif tight:  # already in (count, total memory) order: move the tight fits behind within each count
+            out.sort(key=_COUNT_TIGHT)
     return out
 
 
@@ -240,7 +249,8 @@ def _named_gpu(w: Workload) -> GPU | None:
 
 @lru_cache(maxsize=1024)
 def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitReport:
-    """Every catalog GPU x count that fits, smallest total memory first; advice when nothing up to 8 GPUs does.
+    """Every catalog GPU x count that fits, in `_fit_key` order (fewest GPUs, comfortable before tight, smallest
+    card); advice when nothing up to 8 GPUs does.
 
     With `w.gpu` set the answer is about that card (at `w.gpus` when more than one was asked for); with only
     `w.gpus > 1` it is about every card at that count. Memoised per workload (the bot re-asks the same phrase
@@ -251,7 +261,7 @@ def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitRep
     if w.gpus > 1:
         counts = (w.gpus,)
     gpus = (named,) if named else GPUS
-    fits = _fits_at(req, gpus, tuple(counts))  # already sorted: (total memory, count, utilization)
+    fits = _fits_at(req, gpus, tuple(counts))  # sorted by `_fit_key`
     advice = [] if fits else _advice(w, req, named)
     return FitReport(fits=fits, advice=advice, counts=tuple(counts), gpu=named.id if named else None)
 
@@ -266,8 +276,8 @@ def _smallest_fit(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> Fit 
     return min(best, key=lambda f: (f.usable_gib * f.count, f.count)) if best else None
 
 
-def _where(f: Fit) -> tuple[str, str]:
-    return f"{f.count}x {f.gpu_name}", f"{f.count}x {f.gpu_name}"
+def _where(f: Fit) -> str:
+    return f"{f.count}x {f.gpu_name}"
 
 
 def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
@@ -276,16 +286,12 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
         # More of the same card, then any card at all.
         for count in (2, 4, 8, 16, 32, 64):
             if count > max(w.gpus, 1) and req.fits(named, count):
-                out.append(Advice(
-                    code="more_gpus",
-                    en=f"It does not fit on {max(w.gpus, 1)}x {named.name}; {count}x {named.name} would hold it.",
-                    ru=f"На {max(w.gpus, 1)}x {named.name} не помещается; поместится на {count}x {named.name}."))
+                out.append(Advice(code="more_gpus", msg=msg("advice_more_gpus", have=str(max(w.gpus, 1)),
+                                                            gpu=named.name, count=str(count))))
                 break
         other = _smallest_fit(w.with_(gpu=None))
         if other is not None:
-            en, ru = _where(other)
-            out.append(Advice(code="bigger_gpu", en=f"The smallest configuration that fits: {en}.",
-                              ru=f"Самая скромная подходящая конфигурация: {ru}."))
+            out.append(Advice(code="bigger_gpu", msg=msg("advice_bigger_gpu", where=_where(other))))
             return out
     if w.is_training and w.offload is not Offload.ALL:
         for offload in (Offload.OPTIMIZER, Offload.ALL):
@@ -295,15 +301,8 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
             f = _smallest_fit(alt)
             if f is not None:
                 cpu = estimate_memory(config_for(alt, f.count)).cpu_ram_gib
-                en, ru = _where(f)
-                what_en = "the optimizer states" if offload is Offload.OPTIMIZER else "parameters and optimizer states"
-                what_ru = "состояния оптимизатора" if offload is Offload.OPTIMIZER else "веса и состояния оптимизатора"
-                out.append(Advice(
-                    code="offload",
-                    en=f"Offload {what_en} to CPU (DeepSpeed ZeRO-3 offload): fits on {en} with about "
-                       f"{cpu:.0f} GiB of host RAM, at a large speed cost.",
-                    ru=f"Выгрузите {what_ru} в оперативную память (DeepSpeed ZeRO-3 offload): поместится на {ru}, "
-                       f"нужно около {cpu:.0f} ГиБ ОЗУ, обучение будет заметно медленнее."))
+                out.append(Advice(code="offload", msg=msg(f"advice_offload_{offload.value}", where=_where(f),
+                                                          cpu=f"{cpu:.0f}")))
                 break
     if w.method in (Method.FULL, Method.FREEZE, Method.LORA):
         alt = w.with_(method=Method.QLORA, quant=Quant.NF4, lora_rank=w.lora_rank or 16,
@@ -311,22 +310,16 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
                       offload=Offload.NONE, gpu=None, gpus=1)
         f = _smallest_fit(alt)
         if f is not None:
-            en, ru = _where(f)
-            out.append(Advice(code="qlora", en=f"QLoRA (4-bit base, LoRA adapters) fits on {en}.",
-                              ru=f"QLoRA (4-битная база и LoRA-адаптеры) поместится на {ru}."))
+            out.append(Advice(code="qlora", msg=msg("advice_qlora", where=_where(f))))
     base = w.with_(gpu=None, gpus=1)
     breq = requirement(base)
     for nodes in range(2, MAX_NODES + 1):
         count = nodes * NODE_SIZE
         if breq.runnable(count) and breq.fits(_BIGGEST, count):
-            out.append(Advice(
-                code="more_nodes",
-                en=f"Several nodes: {nodes} nodes of 8x {_BIGGEST.name} ({count} GPUs, "
-                   f"{config_for(base, count).strategy.value}).",
-                ru=f"Несколько узлов: {nodes} узла(ов) по 8x {_BIGGEST.name} ({count} GPU, "
-                   f"{config_for(base, count).strategy.value})."))
+            out.append(Advice(code="more_nodes", msg=msg("advice_more_nodes", nodes=nodes, gpu=_BIGGEST.name,
+                                                         count=str(count),
+                                                         strategy=config_for(base, count).strategy.value)))
             break
     if not out:
-        out.append(Advice(code="none", en="Nothing in the catalog holds this workload, even across 64 nodes.",
-                          ru="Ни одна конфигурация из каталога не вмещает эту задачу, даже на 64 узлах."))
+        out.append(Advice(code="none", msg=msg("advice_none", nodes=str(MAX_NODES))))
     return out

@@ -22,19 +22,13 @@ from functools import lru_cache
 from typing import Any
 
 from core.gpus import GPUS, find_gpu
-from core.limits import WORKLOAD_LIMITS
-from core.models import TYPICAL_FOR_SIZE, find_model, get_model
+from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
+from core.models import find_model
+from core.msg import Joined, Msg, msg
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
-Text = tuple[str, str]  # (English, Russian)
-
-MAX_CHARS = 500  # a workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256)
-
-EXAMPLES_EN = ("13B LoRA", "70B QLoRA ctx 8k bs 4", "llama-3.1-8b lora r16 seq 4096",
-               "Qwen2.5-72B inference 32k, 8 users")
-EXAMPLES_RU = ("13B LoRA", "полное дообучение 7B", "70B QLoRA контекст 8k на 2x A100 80GB",
-               "инференс 70B int4, контекст 32k, 8 пользователей")
-
+# A workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256). core.limits.
+MAX_CHARS = MAX_INPUT_CHARS
 
 # --- the error -------------------------------------------------------------------------------------------------
 
@@ -42,110 +36,91 @@ class ParseError(ValueError):
     """A phrase (or a combination of fields) that cannot be read as a workload.
 
     `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
-    error comes from `complete`); `message(lang)` explains them in Russian or English with example phrases.
+    error comes from `complete`); `explain()` says what was and was not understood, with example phrases, as a
+    message for the text catalog (`bot.i18n.render(lang, err.explain())`).
     """
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
-                 problem: Text | None = None, meanings: Sequence[Text | None] = (),
-                 reasons: Mapping[str, Text] | None = None) -> None:
+                 problem: Msg | None = None, meanings: Sequence[Msg | Joined | None] = (),
+                 reasons: Mapping[str, Msg] | None = None) -> None:
         self.understood: list[str] = list(understood)
         self.not_understood: list[str] = list(not_understood)
         self.problem = problem
         self._meanings = list(meanings)
         self._reasons = dict(reasons or {})
-        super().__init__(self.message("en"))
+        super().__init__(problem.key if problem else f"not understood: {self.not_understood}")
 
-    def message(self, lang: str) -> str:
-        ru = 1 if lang == "ru" else 0
-        lines: list[str] = []
+    def explain(self) -> Joined:
+        """The whole answer, one message per line."""
+        lines: list[Msg] = []
         if self.problem:
-            lines.append(self.problem[ru])
-        elif self.not_understood:
-            lines.append(("Sorry, I could not read all of that.", "Извините, я понял не всё.")[ru])
+            lines.append(self.problem)
         else:
-            lines.append(("Sorry, I could not read that workload.", "Извините, не получилось разобрать задачу.")[ru])
+            lines.append(msg("parse_not_all" if self.not_understood else "parse_cannot"))
         if self.understood:
-            items: list[str] = []
+            items: list[Msg] = []
             for i, frag in enumerate(self.understood):
                 meaning = self._meanings[i] if i < len(self._meanings) else None
-                item = f"«{frag}» — {meaning[ru]}" if meaning else f"«{frag}»"
+                item = msg("parse_item_meaning", fragment=frag, meaning=meaning) if meaning else \
+                    msg("parse_item", fragment=frag)
                 if item not in items:  # "13B LoRA 13B LoRA ..." says each thing once
                     items.append(item)
-            lines.append(("Understood: ", "Понял: ")[ru] + "; ".join(items) + ".")
+            lines.append(msg("parse_understood", items=Joined(tuple(items), "; ")))
         elif self.not_understood:
-            lines.append(("Understood: nothing yet.", "Понял: пока ничего.")[ru])
+            lines.append(msg("parse_understood_nothing"))
         if self.not_understood:
             items = []
             for frag in self.not_understood:
                 reason = self._reasons.get(frag)
-                items.append(f"«{frag}» ({reason[ru]})" if reason else f"«{frag}»")
-            lines.append(("Not understood: ", "Не понял: ")[ru] + "; ".join(items) + ".")
-        examples = (EXAMPLES_EN, EXAMPLES_RU)[ru]
-        lines.append(("Try for example: ", "Попробуйте, например: ")[ru] + ", ".join(f"«{e}»" for e in examples))
-        return "\n".join(lines)
+                items.append(msg("parse_item_reason", fragment=frag, reason=reason) if reason else
+                             msg("parse_item", fragment=frag))
+            lines.append(msg("parse_not_understood", items=Joined(tuple(items), "; ")))
+        lines.append(msg("parse_try"))
+        return Joined(tuple(lines), "\n")
 
 
 # --- how fields read back to the user (shared with core.defaults) ------------------------------------------------
 
-FIELD_LABELS: dict[str, Text] = {
-    "model": ("model", "модель"), "arch": ("architecture", "архитектура"), "params_b": ("model size", "размер модели"),
-    "experts": ("experts", "эксперты"), "method": ("method", "метод"), "quant": ("quantization", "квантизация"),
-    "precision": ("precision", "точность"), "seq_len": ("sequence length", "длина последовательности"),
-    "batch": ("micro-batch", "микро-батч"),
-    "grad_ckpt": ("gradient checkpointing", "пересчёт активаций (gradient checkpointing)"),
-    "attention": ("attention", "реализация внимания"), "lora_rank": ("LoRA rank", "ранг LoRA"),
-    "lora_targets": ("LoRA targets", "слои LoRA"), "optimizer": ("optimizer", "оптимизатор"),
-    "fused_ce": ("fused cross-entropy", "слитая cross-entropy (fused CE)"), "gpus": ("GPUs", "число GPU"),
-    "strategy": ("multi-GPU strategy", "стратегия на нескольких GPU"), "offload": ("CPU offload", "выгрузка в CPU"),
-    "gpu": ("GPU", "видеокарта"), "kv_dtype": ("KV-cache type", "тип KV-кэша"),
-    "concurrency": ("concurrent sequences", "одновременных последовательностей"),
-    "examples": ("examples", "примеров"), "tokens_per_example": ("tokens per example", "токенов на пример"),
-    "epochs": ("epochs", "эпох"),
-}
-
-# Keyed by (enum type, member): StrEnum members of different enums compare equal ("none" == "none").
-_VALUE_TEXT: dict[tuple[type, Any], Text] = {(type(k), k): v for k, v in (
-    (Method.INFERENCE, ("inference", "инференс")), (Method.FULL, ("full fine-tune", "полное дообучение")),
-    (Method.FREEZE, ("freeze (only the last layers train)", "заморозка (обучаются только последние слои)")),
-    (Method.LORA, ("LoRA", "LoRA")), (Method.QLORA, ("QLoRA", "QLoRA")),
-    (Quant.NONE, ("none, 16-bit weights", "нет, 16-битные веса")),
-    (Offload.NONE, ("none", "нет")), (Offload.OPTIMIZER, ("optimizer states", "состояния оптимизатора")),
-    (Offload.ALL, ("parameters and optimizer", "параметры и оптимизатор")),
-    (Strategy.SINGLE, ("single GPU", "одна GPU")), (Strategy.TP, ("tensor parallel", "тензорный параллелизм")),
-    (Strategy.ZERO3, ("ZeRO-3", "ZeRO-3")), (Strategy.ZERO2, ("ZeRO-2", "ZeRO-2")), (Strategy.FSDP, ("FSDP", "FSDP")),
-    (Strategy.DDP, ("DDP", "DDP")),
-)}
+# How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
+FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
+          "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs")
+_NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
-def render_value(field: str, value: Any) -> Text:
-    """A field's value as the user reads it, in both languages."""
-    if isinstance(value, Enum) and (type(value), value) in _VALUE_TEXT:
-        return _VALUE_TEXT[(type(value), value)]
+def field_label(field: str) -> Msg:
+    return msg(f"field_{field}")
+
+
+def render_value(field: str, value: Any) -> Msg | str:
+    """A field's value as the user reads it: a catalog message, or a name that reads the same in any language."""
+    if isinstance(value, _NAMED_VALUES):
+        return msg(f"val_{type(value).__name__.lower()}_{value.value}")
+    if field == "quant" and value == Quant.NONE:
+        return msg("val_quant_none")
     if isinstance(value, bool):
-        return ("on", "вкл.") if value else ("off", "выкл.")
+        return msg("val_on" if value else "val_off")
     if field == "params_b":
-        return f"{value:g}B", f"{value:g}B"
-    if field == "seq_len":
-        return f"{value} tokens", f"{value} токенов"
+        return f"{value:g}B"
+    if field in ("seq_len", "tokens_per_example"):
+        return msg("val_tokens", n=int(value))
     if field == "model":
         arch = find_model(str(value))
-        return (arch.name, arch.name) if arch else (str(value), str(value))
+        return arch.name if arch else str(value)
     if field == "gpu":
         gpu = find_gpu(str(value))
-        return (gpu.name, gpu.name) if gpu else (str(value), str(value))
+        return gpu.name if gpu else str(value)
     if isinstance(value, Enum):
-        return str(value.value), str(value.value)
+        return str(value.value)
     if isinstance(value, float):
-        return f"{value:g}", f"{value:g}"
-    return str(value), str(value)
+        return f"{value:g}"
+    return str(value)
 
 
 @lru_cache(maxsize=2048, typed=True)
-def describe(field: str, value: Any) -> Text:
-    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токенов'."""
-    en_label, ru_label = FIELD_LABELS.get(field, (field, field))
-    en, ru = render_value(field, value)
-    return f"{en_label}: {en}", f"{ru_label}: {ru}"
+def describe(field: str, value: Any) -> Msg:
+    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токена'."""
+    return msg("field_is", label=field_label(field), value=render_value(field, value))
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------
@@ -183,15 +158,13 @@ def _amount(text: str, kilo: int = 1000) -> float:
     return value * (kilo * kilo if u == "m" else 1_000_000)
 
 
-def check_range(field: str, value: float) -> Text | None:
-    """None when the value is sane for the field, else why not (both languages)."""
+def check_range(field: str, value: float) -> Msg | None:
+    """None when the value is sane for the field, else why not."""
     lo, hi = LIMITS[field]
     if not lo <= value <= hi:
-        label_en, label_ru = FIELD_LABELS[field]
-        return (f"{label_en} must be between {lo:g} and {hi:g}", f"{label_ru}: допустимо от {lo:g} до {hi:g}")
+        return msg("parse_range", label=field_label(field), lo=f"{lo:g}", hi=f"{hi:g}")
     if field in _INT_FIELDS and abs(value - round(value)) > 1e-6:
-        label_en, label_ru = FIELD_LABELS[field]
-        return f"{label_en} must be a whole number", f"{label_ru}: нужно целое число"
+        return msg("parse_whole", label=field_label(field))
     return None
 
 
@@ -241,8 +214,8 @@ Handler = Callable[[re.Match[str]], dict[str, Any]]
 class Bad(Exception):
     """Raised by a rule handler: the fragment was recognised as something but its value is wrong."""
 
-    def __init__(self, reason: Text) -> None:
-        super().__init__(reason[0])
+    def __init__(self, reason: Msg) -> None:
+        super().__init__(reason.key)
         self.reason = reason
 
 
@@ -294,8 +267,7 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
     def handle(m: re.Match[str]) -> dict[str, Any]:
         gpu = _gpu_named_as(m.group(name_group))
         if gpu is None:
-            raise Bad(("this GPU is not in the catalog (a different memory size?)",
-                       "такой GPU нет в каталоге (другой объём памяти?)"))
+            raise Bad(msg("parse_gpu_unknown"))
         out: dict[str, Any] = {"gpu": gpu.id}
         if count is not None:
             out.update(count(m))
@@ -304,28 +276,140 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
 
 
 # Russian spellings in any case ("ламы", "квена") -> the Latin family name
-_FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"))
+_FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"),
+             ("гемм", "gemma"), ("дипсик", "deepseek"), ("фи", "phi"), ("гигачат", "gigachat"),
+             ("яндекс", "yandexgpt"))
+_CYRILLIC_FAMILY = r"лл?ам\w*|квен\w*|мистрал\w*|микстрал\w*|гемм\w*|дипсик\w*|гигачат\w*"
+
+# Words that cannot begin a model name even though a catalog name begins with them (they are ordinary words).
+_NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", "model"})
+# Words of catalog names that the phrase grammar reads itself when they stand alone (a quantisation, a method).
+_NOT_NAME_WORDS = frozenset({"lora", "qlora", "inference", "full", "gptq", "awq", "int4", "int8", "fp8", "fp16",
+                             "bf16", "gguf", "bnb", "4bit", "8bit", "nf4", "mlx", "exl2", "w4a16", "w8a8", "ctx",
+                             "sft"})
 
 
-_META = re.compile(r"^meta[\s\-_]?")
+def _model_vocabulary() -> tuple[str, str]:
+    """(family words, name words) of the catalog, as regex alternations.
+
+    A model name starts with a family word ("qwen", "deepseek", "gigachat", "saiga"...): the alphabetic head of the
+    first word of any catalog name or alias, or the whole word ("c4ai"). Joined by - _ . it runs on freely
+    ("DeepSeek-R1-Distill-Qwen-32B"); after a space it continues only with a size ("32b", "8x22b", "a3b"), a version
+    before more of the name ("llama 3.3 70b"), or a word that occurs in catalog names ("instruct", "vision", "air").
+    """
+    from core.models import FINETUNE_PREFIXES, MODELS
+
+    heads: set[str] = set(FINETUNE_PREFIXES)
+    words: set[str] = set()
+    for arch in MODELS:
+        for alias in (arch.name, *arch.aliases):
+            toks = [t for t in re.split(r"[\s_\-/:]+", alias.lower().rsplit("/", 1)[-1]) if t]
+            if not toks:
+                continue
+            head = re.match(r"[a-z]+", toks[0])
+            if head and len(head.group(0)) >= 2:
+                heads.add(head.group(0))
+            if re.fullmatch(r"[a-z][a-z0-9]+", toks[0]) and sum(ch.isalpha() for ch in toks[0]) >= 2:
+                heads.add(toks[0])
+            for t in toks[1:]:
+                if re.fullmatch(r"[a-z][a-z0-9.]*", t) and len(t) >= 2:
+                    words.add(t.rstrip("."))
+    heads -= _NOT_FAMILIES | _NOT_NAME_WORDS
+    words -= _NOT_NAME_WORDS
+    alt = lambda xs: "|".join(re.escape(x) for x in sorted(xs, key=len, reverse=True))  # noqa: E731
+    return alt(heads), alt(words)
+
+
+_FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
+_MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?b(?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
+_MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
+_MJOINED = r"(?:[\-_.][a-z0-9]+)*"
+# a spaced part: a size, a name word, a version followed by more name, or a version right after a bare family
+# a release date, YYMM or MMDD ("2409", "2507", "0905"); a context length taken for one ("llama 8b 4096") makes the
+# name unknown, and `_model` then keeps the leading part that names a model
+_MDATE = r"[0-9]{4}(?![\w.,])"
+# what a bare number after a name must not be followed by to belong to it ("phi 4" yes, "llama 8b 4 gpus" no)
+_MUNIT = (r"(?![0-9.])(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|пользоват\w*|bit|бит\w*|b(?!\w)|б(?!\w)|млрд|"
+          r"k(?!\w)|к(?!\w)|тыс|token|токен|epoch|эпох|examples?|пример|ctx|контекст))")
+_MPART = rf"(?:{_MSIZE}|{_MDATE}|(?:{_NAME_WORDS})(?!\w){_MJOINED}|{_MVER}{_MUNIT}{_MJOINED})"
+_MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:r1[\-_]distill|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
+             rf"gpt[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
+_HUB_RX = r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*"
+
+
+def _unknown_model(name: str) -> Bad:
+    from core.models import did_you_mean
+
+    close = did_you_mean(name)
+    return Bad(msg("parse_model_unknown_close", close=", ".join(close)) if close else msg("parse_model_unknown"))
+
+
+# A repository named after its quantisation ("…-GPTQ-Int4", "…-AWQ", "…-FP8", "…-bnb-4bit", "…-GGUF").
+_NAME_QUANTS: tuple[tuple[re.Pattern[str], Quant], ...] = (
+    (re.compile(r"gptq[\-_]?(?:int)?8|gptq.*8[\-_]?bit"), Quant.GPTQ_INT8), (re.compile(r"gptq"), Quant.GPTQ_INT4),
+    (re.compile(r"awq"), Quant.AWQ), (re.compile(r"mxfp4"), Quant.MXFP4), (re.compile(r"fp8"), Quant.FP8),
+    (re.compile(r"bnb[\-_]?8bit|8bit"), Quant.INT8), (re.compile(r"bnb|4bit|nf4"), Quant.NF4),
+    (re.compile(r"gguf"), Quant.Q4_K_M),
+)
+
+
+def quant_in_name(name: str) -> Quant | None:
+    """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4)."""
+    low = name.lower()
+    return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
+
+
+def _with_name_quant(name: str, out: dict[str, Any]) -> dict[str, Any]:
+    quant = quant_in_name(name)
+    if quant is not None:
+        out["quant"] = quant
+    return out
+
+
+def _named(text: str, loose: bool = True) -> Any:
+    arch = _model_named_as(text, loose)
+    if arch is None:
+        family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
+        if family is not None:
+            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text), loose)
+    return arch
+
+
+_SPACE_RUN = re.compile(r"\s+")
 
 
 def _model(m: re.Match[str]) -> dict[str, Any]:
-    family = _META.sub("", m.group("md_f"))
-    family = next((latin for prefix, latin in _FAMILIES if family.startswith(prefix)), family)
-    version = m.group("md_v") or m.group("md_v2") or ""
-    size = m.group("md_sz")
-    composite = " ".join(p for p in (family, version, m.group("md_var") or "", f"{size}b" if size else "") if p)
-    arch = _model_named_as(m.group(0)) or _model_named_as(composite)
-    if arch is None and size and not version and "x" not in size:
-        # "llama 70b": the typical architecture for the size, when it is of the family named
-        typical = TYPICAL_FOR_SIZE.get(f"{_number(size):g}")
-        if typical and typical.startswith(family):
-            arch = get_model(typical)
+    """A model name. When the words after a space do not belong to it ("llama-3.1-8b 70B"), the longest leading
+    part that names a model is taken and the scan resumes after it (`_end`). The name exactly as a catalog entry
+    spells it wins ("kimi k2 0905"); a shorter name beats one found only by dropping dates or release words
+    ("llama-3.1-8b 4096 tokens" is a model and a length)."""
+    text = m.group(0).rstrip()
+    end = len(text)
+    arch = _named(text, loose=False)
+    if arch is None and " " in text:
+        cuts = [g.start() for g in _SPACE_RUN.finditer(text)]
+        for cut in reversed(cuts):
+            arch = _named(text[:cut], loose=False) or _named(text[:cut])
+            if arch is not None:
+                end = cut
+                break
     if arch is None:
-        raise Bad(("this model is not in the catalog: give its size (e.g. 13B) or a config.json",
-                   "этой модели нет в каталоге: укажите размер (например, 13B) или config.json"))
-    return {"model": arch.id}
+        arch = _named(text)
+        end = len(text)
+    if arch is None:
+        raise _unknown_model(text)
+    out = _with_name_quant(text[:end], {"model": arch.id})
+    if end < len(text):
+        out["_end"] = end
+    return out
+
+
+def _hub_model(m: re.Match[str]) -> dict[str, Any]:
+    """'org/name': the catalog's when it knows the repository's architecture, else a name for the Hub lookup."""
+    arch = _model_named_as(m.group(0))
+    if arch is not None:
+        return _with_name_quant(m.group(0), {"model": arch.id})
+    return _with_name_quant(m.group(0), {"model": m.group(0), "_hub": True})
 
 
 _KV = {"8bit": "int8", "4bit": "int4", "q80": "q8_0", "q40": "q4_0"}
@@ -342,12 +426,18 @@ def _kv(group: str) -> Handler:
     return handle
 
 
-_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0}
+_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0,
+         "q2k": Quant.Q2_K, "q3km": Quant.Q3_K_M, "q40": Quant.Q4_0, "q4ks": Quant.Q4_K_S, "q5ks": Quant.Q5_K_S}
 
 
 def _gguf(m: re.Match[str]) -> dict[str, Any]:
     kind = m.group("gg_t")
-    return {"quant": _GGUF[_SEPARATOR_CHARS.sub("", kind)] if kind else Quant.Q4_K_M}
+    if not kind:
+        return {"quant": Quant.Q4_K_M}
+    quant = _GGUF.get(_SEPARATOR_CHARS.sub("", kind))
+    if quant is None:
+        raise Bad(msg("parse_gguf_type", known="Q2_K, Q3_K_M, Q4_0, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0"))
+    return {"quant": quant}
 
 
 def _targets(group: str) -> Handler:
@@ -365,7 +455,7 @@ def _tp(m: re.Match[str]) -> dict[str, Any]:
 
 
 def _noop(m: re.Match[str]) -> dict[str, Any]:
-    return {"_note": ("does not change memory, ignored", "на память не влияет, не учитываю")}
+    return {"_note": msg("parse_noop")}
 
 
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
@@ -411,13 +501,8 @@ _RULES: list[tuple[str, str, Handler]] = [
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size),
-    ("model", r"(?:[a-z0-9][\w.\-]*/)?(?P<md_f>meta[\s\-_]?llama|llama|лл?ам\w*|qwen|квен\w*|qwq|mistral|"
-              r"мистрал\w*|mixtral|микстрал\w*|gemma|phi|yi|nemo)"
-              r"(?:[\-_]?(?P<md_v>[0-9]{1,2}(?:\.[0-9])?)(?![0-9x]|\s*b(?!\w))|"
-              r"\s+(?P<md_v2>[0-9]{1,2}(?:\.[0-9])?)(?=[\s\-_]+[0-9.]+(?:x[0-9.]+)?\s*b(?!\w)))?"
-              r"(?:[\s\-_]*(?P<md_var>coder|nemo|mini|math))?"
-              r"(?:[\s\-_]*(?P<md_sz>(?:[0-9]{1,2}x)?[0-9]{1,3}(?:\.[0-9])?)\s*b)?"
-              r"(?:(?:[\-_]|\s+)(?:instruct|chat)|[\-_](?:it|hf|base|v[0-9]+(?:\.[0-9]+)?|[0-9]+k))*", _model),
+    ("hub", _HUB_RX, _hub_model),
+    ("model", _MODEL_RX, _model),
     ("kv", rf"(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?(?:[\s_\-]*(?:dtype|type|in|в))?\s*[=:]?\s*"
            rf"(?P<kv_t>{KVT})", _kv("kv_t")),
     ("kv2", rf"(?P<kv_t2>{KVT})\s*(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?", _kv("kv_t2")),
@@ -456,7 +541,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("q_gptq8", r"gptq[\s_\-]*(?:int8|8[\s_\-]*bit|w8\w*)", _const(quant=Quant.GPTQ_INT8)),
     ("q_gptq", r"gptq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.GPTQ_INT4)),
     ("q_awq", r"awq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.AWQ)),
-    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q4[\s_\-]?k[\s_\-]?m|q5[\s_\-]?k[\s_\-]?m|q6[\s_\-]?k|q8[\s_\-]?0|q8)|gguf",
+    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q[2-6][\s_\-]?k(?:[\s_\-]?[msl])?|q[48][\s_\-]?0|q8)|gguf",
      _gguf),
     ("q_fp8", r"fp8|float8|e4m3", _const(quant=Quant.FP8)),
     ("q_int8", r"(?:(?:bnb|bitsandbytes)[\s_\-]*)?(?:int8|8[\s_\-]*bit|8[\s\-]*бит\w*)|llm\.int8|w8a16",
@@ -502,8 +587,11 @@ _RULES: list[tuple[str, str, Handler]] = [
              r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
     ("freeze", r"freeze(?:[\s_\-]*(?:tun\w*|training|fine[\s_\-]*tun\w*))?|frozen[\s_\-]*layers|заморозк\w*|"
                r"замораживан\w*", _const(method=Method.FREEZE)),
-    ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|generation|generate|vllm|tgi|sglang|инференс\w*|"
-                  r"инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*", _const(method=Method.INFERENCE)),
+    ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|host(?:ing)?|generation|generate|vllm|tgi|sglang|"
+                  r"llama\.cpp|ollama|инференс\w*|инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*|"
+                  r"захост\w*|хост\w*", _const(method=Method.INFERENCE)),
+    # "run" / "запустить" / "поднять" mean serving unless a training method is named too ("run a LoRA")
+    ("run", r"run(?:ning)?|запуст\w*|запуска\w*|подн(?:ять|им\w*)|покрутить", _const(_run=True)),
     ("training", r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
                  r"тюнинг\w*|дотрен\w*", _const(_training=True)),
 ]
@@ -595,7 +683,7 @@ _HANDLERS: dict[str, Handler] = {name: handler for name, _, handler in _RULES}
 # Words that carry no meaning for the estimate.
 _FILLER_WORDS = """
 on with for the a an and using use via in of at to model models llm i we want need needs please x per gpu gpus
-run running how much what do vram memory weights instruct base method mode by tokens token setup config is it
+how much what do vram memory weights instruct base method mode by tokens token setup config is it
 на с со для и в во по модель модели моделью мне нам нужно нужна нужен хочу надо сколько памяти видеопамяти х
 через при под карта карте карту gpu токенов токена токены метод режим это как типа примерно около хватит
 """
@@ -605,22 +693,18 @@ _SEPARATORS = re.compile(r"[\s,;:()\[\]{}!?\"'«»|.+&/-]*")
 _HAS_ALNUM = re.compile(r"\w")
 _NUMBER_ONLY = re.compile(r"[0-9]+(?:[.,][0-9]+)?")
 
-_NUMBER_REASON: Text = ("a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»",
-                        "число без единицы: напишите, например, «контекст 4096», «bs 4», «8 GPU», «13B»")
-_PSEUDO_MEANING: dict[str, Text] = {
-    "_four_bit": ("4-bit weights", "4-битные веса"),
-    "_training": ("training (the method is still to choose)", "обучение (метод ещё не выбран)"),
-}
+_NUMBER_REASON = msg("parse_number_no_unit")
+_PSEUDO_MEANING: dict[str, Msg] = {"_four_bit": msg("parse_four_bit"), "_training": msg("parse_training"),
+                                   "_run": msg("parse_run")}
 
 
 _FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quant.Q4_K_M})
 
 
-def _meaning(found: dict[str, Any]) -> Text:
+def _meaning(found: dict[str, Any]) -> Joined:
     """What one understood fragment set, in words (only needed for an error message)."""
-    texts = [value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value)
-             for field, value in found.items()]
-    return ", ".join(t[0] for t in texts), ", ".join(t[1] for t in texts)
+    return Joined(tuple(value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value)
+                        for field, value in found.items()))
 
 
 def _normalise(text: str) -> str:
@@ -631,12 +715,9 @@ def _normalise(text: str) -> str:
 def parse_workload(text: str) -> WorkloadSpec:
     """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
     if not isinstance(text, str):
-        raise ParseError(problem=("A workload must be text.", "Задача должна быть текстом."))
+        raise ParseError(problem=msg("parse_not_text"))
     if len(text) > MAX_CHARS:
-        raise ParseError(problem=(f"That is too long for a workload ({len(text)} characters, at most {MAX_CHARS}): "
-                                  "describe it in one short phrase.",
-                                  f"Слишком длинно для описания задачи ({len(text)} символов, максимум {MAX_CHARS}): "
-                                  "опишите её одной короткой фразой."))
+        raise ParseError(problem=msg("parse_too_long", n=len(text), limit=MAX_CHARS))
     low = _normalise(text)
     # Show the user's own spelling when lower-casing kept positions (it does, except for rare letters like "İ").
     shown = text if len(low) == len(text) else low
@@ -645,9 +726,9 @@ def parse_workload(text: str) -> WorkloadSpec:
     understood: list[str] = []
     readings: list[dict[str, Any]] = []  # what each understood fragment set: worded only if an error is raised
     bad: list[str] = []
-    reasons: dict[str, Text] = {}
+    reasons: dict[str, Msg] = {}
 
-    def reject(fragment: str, reason: Text | None) -> None:
+    def reject(fragment: str, reason: Msg | None) -> None:
         if fragment not in bad:
             bad.append(fragment)
         if reason:
@@ -676,6 +757,9 @@ def parse_workload(text: str) -> WorkloadSpec:
         rule = m.lastgroup or ""
         try:
             found = _HANDLERS[rule](m)
+            if "_end" in found:  # the rule used less than it matched: read the rest with the other rules
+                pos = m.start() + found.pop("_end")
+                fragment = shown[m.start():pos].strip()
         except Bad as exc:
             reject(fragment, exc.reason)
             continue
@@ -688,8 +772,10 @@ def parse_workload(text: str) -> WorkloadSpec:
                 clash = f
                 break
         if clash is not None:
-            reject(fragment, (f"contradicts «{origin[clash]}»", f"противоречит «{origin[clash]}»"))
+            reject(fragment, msg("parse_contradicts", fragment=origin[clash]))
             continue
+        if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
+            found["model"] = shown[m.start():m.end()].strip()
         for field, value in found.items():
             fields[field] = value
             origin[field] = fragment
@@ -709,21 +795,22 @@ def parse_workload(text: str) -> WorkloadSpec:
             if fragment in understood:  # it was taken as understood before the clash could be seen
                 readings.pop(understood.index(fragment))
                 understood.remove(fragment)
-            reject(fragment, (f"contradicts «{origin['quant']}»", f"противоречит «{origin['quant']}»"))
+            reject(fragment, msg("parse_contradicts", fragment=origin["quant"]))
         if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
             fields["method"] = Method.QLORA
     fields.pop("_training", None)
     fields.pop("_note", None)
+    if fields.pop("_run", False) and "method" not in fields:
+        fields["method"] = Method.INFERENCE
 
     if bad:
         raise ParseError(understood, bad, meanings=[_meaning(r) for r in readings], reasons=reasons)
     if not understood:
-        raise ParseError(problem=("Please describe the workload: the model (or its size) and what to do with it.",
-                                  "Опишите задачу: модель (или её размер) и что с ней делать."))
+        raise ParseError(problem=msg("parse_describe"))
     try:
         return WorkloadSpec(**fields)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
-        raise ParseError(understood, problem=("Some values are out of range.", "Некоторые значения вне диапазона."),
+        raise ParseError(understood, problem=msg("parse_out_of_range"),
                          meanings=[_meaning(r) for r in readings]) from exc
 
 
@@ -749,12 +836,9 @@ def normalise_targets(text: str) -> str:
         elif name in _TARGET_ORDER:
             chosen.add(name)
         else:
-            raise ParseError([], [part], reasons={part: (
-                "LoRA targets are q, k, v, o, gate, up, down or all-linear",
-                "слои LoRA: q, k, v, o, gate, up, down или all-linear")})
+            raise ParseError([], [part], reasons={part: msg("parse_lora_targets")})
     if not chosen:
-        raise ParseError(problem=("Which layers should LoRA adapt? e.g. «q,v» or «all-linear».",
-                                  "Какие слои адаптировать LoRA? Например, «q,v» или «all-linear»."))
+        raise ParseError(problem=msg("parse_lora_which"))
     if chosen == set(_TARGET_ORDER):
         return "all-linear"
     return ",".join(t for t in _TARGET_ORDER if t in chosen)
@@ -767,8 +851,7 @@ def parse_size(text: str) -> tuple[float, int | None]:
     """'13B' -> (13.0, None); '8x7B' -> (7.0, 8). For `--params`. Raises ParseError."""
     m = _SIZE_ONLY.fullmatch(text or "")
     if not m:
-        raise ParseError([], [text], reasons={text: ("a size looks like 13B, 0.5B or 8x7B",
-                                                     "размер пишется как 13B, 0.5B или 8x7B")})
+        raise ParseError([], [text], reasons={text: msg("parse_size_format")})
     params = _number(m.group("p"))
     experts = int(m.group("e")) if m.group("e") else None
     for field, value in (("params_b", params), ("experts", experts)):
@@ -778,5 +861,5 @@ def parse_size(text: str) -> tuple[float, int | None]:
     return params, experts
 
 
-__all__ = ["EXAMPLES_EN", "EXAMPLES_RU", "FIELD_LABELS", "LIMITS", "MAX_CHARS", "ParseError", "Text", "check_range",
-           "describe", "normalise_targets", "parse_size", "parse_workload", "render_value"]
+__all__ = ["FIELDS", "LIMITS", "MAX_CHARS", "ParseError", "check_range", "describe", "field_label",
+           "normalise_targets", "parse_size", "parse_workload", "render_value"]

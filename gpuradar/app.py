@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.admin_watch import DegradedWatch
 from bot.commands import register_menu
 from bot.dispatcher import build_dispatcher
+from bot.estimates import Estimator
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache
 from core.polls import PollResult
@@ -39,6 +40,7 @@ from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
+from scrapers.hub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
 from storage.migrate import upgrade_async
@@ -89,28 +91,6 @@ class WebhookSettingsError(ValueError):
     """Webhook mode asked for without what it needs; the message says what to set, in Russian and English."""
 
 
-WEBHOOK_MESSAGES = {
-    "en": {
-        "no_url": "Webhook mode needs WEBHOOK__URL: the public https:// address Telegram will post updates to "
-                  "(your load balancer), e.g. WEBHOOK__URL=https://bot.example.com/telegram/webhook.",
-        "not_https": "WEBHOOK__URL must start with https:// (Telegram posts updates only over HTTPS).",
-        "no_secret": "Webhook mode needs WEBHOOK__SECRET: 1-256 characters of A-Z, a-z, 0-9, _ and -, the same "
-                     "on every replica. Telegram sends it with every update so forged requests can be refused. "
-                     "For example: WEBHOOK__SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
-    },
-    "ru": {
-        "no_url": "Для режима вебхука нужен WEBHOOK__URL: публичный адрес https://, на который Telegram будет "
-                  "присылать обновления (ваш балансировщик), например WEBHOOK__URL=https://bot.example.com/"
-                  "telegram/webhook.",
-        "not_https": "WEBHOOK__URL должен начинаться с https:// (Telegram присылает обновления только по HTTPS).",
-        "no_secret": "Для режима вебхука нужен WEBHOOK__SECRET: от 1 до 256 символов A-Z, a-z, 0-9, _ и -, один и "
-                     "тот же на всех репликах. Telegram присылает его с каждым обновлением, чтобы поддельные "
-                     "запросы можно было отклонить. Например: "
-                     "WEBHOOK__SECRET=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')",
-    },
-}
-
-
 def check_webhook_settings(settings: Settings) -> None:
     """Raise WebhookSettingsError (both languages) unless webhook mode has a URL and a valid secret.
 
@@ -127,7 +107,9 @@ def check_webhook_settings(settings: Settings) -> None:
     elif hook.secret is None or not valid_secret(hook.secret.get_secret_value()):
         problem = "no_secret"
     if problem:
-        raise WebhookSettingsError("\n".join(WEBHOOK_MESSAGES[lang][problem] for lang in ("ru", "en")))
+        from bot.i18n import t
+
+        raise WebhookSettingsError("\n".join(t(lang, f"webhook_{problem}") for lang in ("ru", "en")))
 
 
 def _loopback(url: str) -> bool:
@@ -282,8 +264,11 @@ class App:
         self.bot = bot or make_bot(s)
         me = await self.bot.get_me()
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
+                                           estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
+                                                                               self.sessionmaker)),
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
                                            provider_names=list(s.providers.enabled()),
+                                           provider_setup=s.providers.setup(),
                                            storage=self.fsm_storage or SqlStorage(self.sessionmaker))
         await register_menu(self.bot)
         if self.serve_web:

@@ -212,7 +212,7 @@ async def test_subscription_limit(tg, app):
 async def test_offers_paging(tg, app):
     tg.message("/offers RTX 3090", user_id=14)
     page1 = await tg.wait_for("sendMessage", chat_id=14)
-    assert "page 1/3" in page1.text and page1.text.count("• vastai") == 8
+    assert "page 1/3" in page1.text and page1.text.count("• Vast.ai") == 8
     tg.press(page1, "Next", user_id=14)
     page2 = await tg.wait_for("editMessageText", chat_id=14)
     assert "page 2/3" in page2.text
@@ -239,7 +239,12 @@ async def test_history_sends_a_real_png(tg, app):
 
 async def test_providers_and_settings(tg, app):
     text = await say(tg, "/providers", user_id=16)
-    assert "runpod" in text and "selectel" in text and "✅" in text
+    assert "✅ RunPod" in text and "✅ Selectel" in text  # display names from the one provider catalog
+    assert "🔑 Lambda" in text and "PROVIDERS__LAMBDA__API_KEY" in text  # keyed and not configured: says so
+    assert "PROVIDERS__VERDA__CLIENT_SECRET" in text
+    assert "⏸ immers.cloud" in text  # shipped switched off until an operator checks its selectors
+    text_ru = await say(tg, "/providers", user_id=18, lang="ru")
+    assert "✅ RunPod" in text_ru and "🔑 Lambda — нужен ключ API" in text_ru and "⏸ immers.cloud — выключен" in text_ru
     tg.message("/settings", user_id=16)
     s = await tg.wait_for("sendMessage", chat_id=16)
     assert "Currency: USD" in s.text
@@ -248,7 +253,10 @@ async def test_providers_and_settings(tg, app):
     assert "Currency: RUB" in changed.text
     assert "23:00–8:00" in await say(tg, "/settings quiet 23-8", user_id=16)
     assert "quiet 23-8" in await say(tg, "/settings quiet banana", user_id=16)
-    assert "₽" in await say(tg, "/offers A100 80GB", user_id=16)  # prices follow the chosen currency
+    a100 = await say(tg, "/offers A100 80GB", user_id=16)
+    assert "₽" in a100  # prices follow the chosen currency
+    assert a100.count("VAT") == 1  # Selectel's price carries НДС: said once, under the list
+    assert "VAT" not in await say(tg, "/offers RTX 3090", user_id=16)  # only Vast.ai: no VAT to mention
 
 
 async def test_admin_commands_refused_to_others(tg, app):
@@ -257,7 +265,7 @@ async def test_admin_commands_refused_to_others(tg, app):
     stats = await say(tg, "/stats", user_id=ADMIN)
     assert "Users:" in stats and "In-stock offers cached: 26" in stats
     assert "Test alert" in await say(tg, "/testalert", user_id=ADMIN)
-    assert "runpod" in await say(tg, "/health", user_id=ADMIN)
+    assert "RunPod" in await say(tg, "/health", user_id=ADMIN)
 
 
 async def test_inline_empty_good_unparseable(tg, app):

@@ -99,7 +99,7 @@ async def test_one_message_per_user_when_grouping_one_per_offer_otherwise(tg, bo
     assert stop["callback_data"] == f"al:stop:{lora}"
     assert len(grouped.buttons()) == 1  # one subscription, one button
     russian = next(c for c in ok_sends(tg) if c.chat_id == 3).text
-    assert "Подходящих предложений: 3" in russian and "за GPU-час" in russian and "/мес" in russian
+    assert "3 подходящих предложения" in russian and "за GPU-час" in russian and "/мес" in russian
     assert "199 ₽ за GPU-час" in russian  # 2.49 USD at 80 ₽
     assert "дешевле вашего порога 300 ₽" in russian
     assert all(d.state == "sent" and d.telegram_message_id for d in await deliveries(sm))

@@ -12,14 +12,14 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import EstimateCb, OffersCb
-from bot.estimates import Estimate, Estimator, Failure
+from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import render_estimate
+from bot.views import rank_for, render_estimate
 from storage.user_tables import User
 
 router = Router(name="estimate")
@@ -36,7 +36,7 @@ def estimate_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
 async def reply_estimate(message: Message, text: str, *, lang: str, currency: str, estimator: Estimator,
                          offers: OfferCache, tokens: QueryTokens) -> bool:
     """Answer with the estimate of `text`; False (nothing sent) when it is not a workload."""
-    result = estimator.get(text)
+    result = await estimator.get_resolved(text)
     if isinstance(result, Failure):
         return False
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
@@ -45,8 +45,7 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    fitting = offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
-    body = render_estimate(est, fitting, lang, currency)
+    body = render_estimate(est, rank_for(est, offers, currency), lang, currency)
     await answer_long(message, body, estimate_keyboard(lang, await tokens.stored(est.query)))
 
 
@@ -58,6 +57,12 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
         await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)))
         return
     result = estimator.get(text)
+    if isinstance(result, HubPending):  # a model only the Hugging Face Hub knows: say so, then look it up
+        looking = await message.answer(esc(result.message(lang)))
+        result = await estimator.get_resolved(text)
+        if isinstance(result, Failure):
+            await looking.edit_text(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+            return
     if isinstance(result, Failure):
         await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return

@@ -1,4 +1,6 @@
-"""/history <GPU>: a PNG chart of the cheapest in-stock price per provider over time, sent as a photo."""
+"""/history <GPU>: a PNG chart of the cheapest in-stock price per provider over time, sent as a photo.
+
+A family name covers its variants ('H100': SXM, PCIe and NVL), each variant a series of its own."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from bot.chart import render_history_png
 from bot.formatting import esc
 from bot.handlers.common import argument
 from bot.texts import t
-from core.gpus import find_gpu
-from storage.queries import price_history
+from core.gpus import resolve_gpus
+from storage.queries import HistorySeries, price_history
 
 router = Router(name="history")
 
@@ -26,17 +28,22 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     if not name:
         await message.answer(t(lang, "history_usage"))
         return
-    gpu = find_gpu(name)
-    if gpu is None:
+    gpus = resolve_gpus(name)
+    if not gpus:
         await message.answer(t(lang, "unknown_gpu", name=esc(name)))
         return
-    series = [s for s in await price_history(session, gpu.id, currency=currency)
-              if any(p.price is not None for p in s.points)]
+    label = gpus[0].family if len(gpus) > 1 else gpus[0].name
+    series: list[HistorySeries] = []
+    for gpu in gpus:
+        for s in await price_history(session, gpu.id, currency=currency):
+            if any(p.price is not None for p in s.points):
+                provider = f"{s.provider} · {gpu.name}" if len(gpus) > 1 else s.provider
+                series.append(HistorySeries(provider=provider, points=s.points))
     if not series:
-        await message.answer(t(lang, "history_empty", gpu=esc(gpu.name)))
+        await message.answer(t(lang, "history_empty", gpu=esc(label)))
         return
-    caption = t(lang, "history_caption", gpu=gpu.name, currency=currency)
+    caption = t(lang, "history_caption", gpu=label, currency=currency)
     # Drawing takes tens of milliseconds: off the event loop so other chats are not held up.
-    png = await asyncio.to_thread(render_history_png, series, title=gpu.name,
+    png = await asyncio.to_thread(render_history_png, series, title=label,
                                   ylabel=t(lang, "chart_y", currency=currency), xlabel=t(lang, "chart_x"))
-    await message.answer_photo(BufferedInputFile(png, filename=f"{gpu.id}-history.png"), caption=esc(caption))
+    await message.answer_photo(BufferedInputFile(png, filename=f"{gpus[0].id}-history.png"), caption=esc(caption))

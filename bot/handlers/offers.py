@@ -1,9 +1,13 @@
-"""/offers [GPU or workload]: in-stock offers, cheapest per GPU-hour first, a page at a time with ‹ › buttons."""
+"""/offers [GPU or workload]: in-stock offers, a page at a time with ‹ › buttons.
+
+Ranked by what the user pays: the whole configuration per hour (and, for a workload with a dataset, the job's cost
+there), on-demand before spot. A family name covers its variants ('H100' lists SXM, PCIe and NVL)."""
 
 from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Sequence
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
@@ -19,27 +23,29 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import offer_line
+from bot.views import rank_for, ranked_line, vat_note
+from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
 
 PAGE_SIZE = 8
 
 
-def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str) -> list[CachedOffer] | str:
-    """The offers `text` asks for (all, a GPU list, or those fitting a workload), or the error to show."""
+def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
+                  currency: str = "RUB") -> Sequence[Ranked] | str:
+    """The offers `text` asks for (all, a GPU list, or those fitting a workload), ranked, or the error to show."""
     if not text:
-        return list(offers.all())
+        return rank_groups(offers.groups(currency, unknown=True), currency)
     ids = gpu_list(text)
     if ids is not None:
-        return offers.filter(gpu_ids=ids)
+        return rank_groups(offers.groups(currency, gpu_ids=ids), currency)
     result = estimator.get(text)
     if isinstance(result, Failure):
         return esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
-    return offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
+    return rank_for(result, offers, currency)
 
 
-def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang: str,
+def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,
                 currency: str) -> tuple[str, InlineKeyboardMarkup | None]:
     what = t(lang, "offers_filter", what=esc(text)) if text else ""
     if not items:
@@ -48,7 +54,9 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
     page = min(max(page, 1), pages)
     chunk = items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
-    lines.extend(offer_line(o, lang, currency) for o in chunk)
+    lines.extend(ranked_line(r, lang, currency) for r in chunk)
+    if note := vat_note([r.offer for r in chunk if isinstance(r.offer, CachedOffer)], lang):
+        lines.append(note)
     kb = InlineKeyboardBuilder()
     buttons = []
     if page > 1:
@@ -66,7 +74,7 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
-    items = select_offers(text, offers, estimator, lang)
+    items = select_offers(text, offers, estimator, lang, currency)
     if isinstance(items, str):
         await message.answer(items)
         return
@@ -81,7 +89,7 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
     if text is None or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    items = select_offers(text, offers, estimator, lang)
+    items = select_offers(text, offers, estimator, lang, currency)
     if isinstance(items, str):
         await query.answer()
         await query.message.answer(items)

@@ -16,17 +16,18 @@ from bot.estimates import Estimator
 from bot.formatting import money
 from bot.handlers.common import argument
 from bot.offer_cache import OfferCache
-from bot.subscribe_query import PROVIDER_ALIASES, parse_subscribe
+from bot.subscribe_query import parse_subscribe
 from bot.subscribing import subscribe_request, subscribe_text
 from bot.texts import examples_block, t
 from core.limits import price_ok
+from core.providers import CATALOG, provider_title
 from storage.user_tables import User
 
 router = Router(name="subscribe")
 
 POPULAR_GPUS = ("H100", "H200", "B200", "A100 80GB", "L40S", "RTX 4090", "RTX 3090", "A6000")
 PRICE_PRESETS = {"RUB": (100, 200, 300, 500), "USD": (1, 2, 3, 5)}
-PROVIDERS = tuple(sorted(set(PROVIDER_ALIASES.values())))
+PROVIDERS = tuple(sorted(CATALOG))  # the one provider catalog (core.providers)
 
 
 class Wizard(StatesGroup):
@@ -124,7 +125,8 @@ async def typed_target(message: Message, state: FSMContext, lang: str, currency:
 async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool) -> None:
     await state.set_state(Wizard.provider)
     rows: list[list[tuple[str, WizardButton]]] = [
-        [(name, WizardProviderCb(provider=name)) for name in PROVIDERS[i:i + 3]] for i in range(0, len(PROVIDERS), 3)]
+        [(provider_title(name), WizardProviderCb(provider=name)) for name in PROVIDERS[i:i + 3]]
+        for i in range(0, len(PROVIDERS), 3)]
     rows.append([(t(lang, "btn_any_provider"), WizardProviderCb(provider=None))])
     if edit:
         await target_message.edit_text(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))

@@ -5,29 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-TEXTS = {
-    "en": {
-        "help": "database schema (Alembic migrations)",
-        "upgraded": "Database at {rev} ({url}).",
-        "downgraded": "Database downgraded to {rev} ({url}).",
-        "current": "Database revision: {rev} (latest: {head}).",
-        "empty": "none (empty database)",
-        "failed": "Migration failed: {error}",
-    },
-    "ru": {
-        "help": "схема базы данных (миграции Alembic)",
-        "upgraded": "База данных на ревизии {rev} ({url}).",
-        "downgraded": "База данных откачена до {rev} ({url}).",
-        "current": "Ревизия базы данных: {rev} (последняя: {head}).",
-        "empty": "нет (пустая база)",
-        "failed": "Миграция не удалась: {error}",
-    },
-}
+from bot.i18n import LANGS, t
+
+
+def _t(lang: str, key: str, **values: object) -> str:
+    return t(lang, f"cli_db_{key}", **values)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("db", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
-    parser.add_argument("--lang", choices=sorted(TEXTS), default="en", help="output language / язык вывода")
+    parser = subparsers.add_parser("db", help=_t("en", "help"), description=_t("en", "help"))
+    parser.add_argument("--lang", choices=LANGS, default="en", help="output language / язык вывода")
     parser.add_argument("--url", help="database URL (default: DATABASE_URL / settings)")
     actions = parser.add_subparsers(dest="db_action", metavar="ACTION", required=True)
     up = actions.add_parser("upgrade", help="upgrade to a revision (default: head)")
@@ -54,19 +41,19 @@ def run(args: argparse.Namespace) -> int:
     from gpuradar.settings import Settings
     from storage import migrate
 
-    t = TEXTS[args.lang]
+    lang = args.lang
     url = args.url or Settings().database_url
     try:
         if args.db_action == "upgrade":
             migrate.upgrade(url, args.revision)
-            print(t["upgraded"].format(rev=", ".join(migrate.current(url)) or t["empty"], url=_safe_url(url)))
+            print(_t(lang, "upgraded", rev=", ".join(migrate.current(url)) or _t(lang, "empty"), url=_safe_url(url)))
         elif args.db_action == "downgrade":
             migrate.downgrade(url, args.revision)
-            print(t["downgraded"].format(rev=", ".join(migrate.current(url)) or t["empty"], url=_safe_url(url)))
+            print(_t(lang, "downgraded", rev=", ".join(migrate.current(url)) or _t(lang, "empty"), url=_safe_url(url)))
         else:
-            rev = ", ".join(migrate.current(url)) or t["empty"]
-            print(t["current"].format(rev=rev, head=", ".join(migrate.heads())))
+            rev = ", ".join(migrate.current(url)) or _t(lang, "empty")
+            print(_t(lang, "current", rev=rev, head=", ".join(migrate.heads())))
     except Exception as exc:  # any driver / Alembic error: one clear line, never a traceback
-        print(t["failed"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(_t(lang, "failed", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     return 0

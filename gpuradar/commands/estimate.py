@@ -29,10 +29,11 @@ _ALIASES: dict[str, str] = {"fsdp_full_shard": "fsdp", "zero-3": "zero3", "zero-
                             "nf4dq": "nf4-dq", "bf16_true": "bf16-true", "full-ft": "full", "infer": "inference"}
 
 
-def _problem(en: str, ru: str) -> ParseError:
+def _problem(key: str, **values: object) -> ParseError:
+    from core.msg import msg
     from core.parser import ParseError
 
-    return ParseError(problem=(en, ru))
+    return ParseError(problem=msg(key, **values))
 
 
 def _enum(kind: type[E], option: str, value: str | None) -> E | None:
@@ -44,32 +45,37 @@ def _enum(kind: type[E], option: str, value: str | None) -> E | None:
         return kind(key)
     except ValueError:
         choices = ", ".join(m.value for m in kind)
-        raise _problem(f"{option} {value!r} is not known; choose one of: {choices}.",
-                       f"{option} {value!r} — неизвестное значение; возможны: {choices}.") from None
+        raise _problem("cli_opt_unknown", option=option, value=repr(value), choices=choices) from None
 
 
 def _positive(option: str, value: int | float | None) -> None:
     if value is not None and value <= 0:
-        raise _problem(f"{option} must be a positive number.", f"{option} должно быть положительным числом.")
+        raise _problem("cli_opt_positive", option=option)
+
+
+def config_name(path: str, data: dict[str, Any]) -> str:
+    """What a config.json file calls its model: its `_name_or_path`, else the file's name (the folder's for a
+    plain `config.json`)."""
+    named = data.get("_name_or_path") if isinstance(data, dict) else None
+    if isinstance(named, str) and named.strip():
+        return named.strip().rstrip("/")
+    p = Path(path)
+    return p.stem if p.stem.lower() != "config" else (p.resolve().parent.name or "custom")
 
 
 def _config_arch(path: str) -> Any:
-    from core.models import from_hf_config
+    from core.models import ConfigError, arch_from_config
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError:
-        raise _problem(f"Cannot read the config file {path}.",
-                       f"Не удаётся прочитать файл конфигурации {path}.") from None
+        raise _problem("cli_config_unreadable", path=path) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise _problem(f"{path} is not a JSON config.json.", f"{path} — не JSON-файл config.json.") from None
+        raise _problem("cli_config_not_json", path=path) from None
     try:
-        return from_hf_config(data, name=Path(path).parent.name or "custom")
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise _problem(f"{path} lacks the fields of a Hugging Face config.json (hidden_size, num_hidden_layers, "
-                       "num_attention_heads, vocab_size).",
-                       f"В {path} нет полей config.json Hugging Face (hidden_size, num_hidden_layers, "
-                       "num_attention_heads, vocab_size).") from None
+        return arch_from_config(data, name=config_name(path, data), source=str(path))
+    except (ConfigError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
+        raise _problem("cli_config_fields", path=path) from None
 
 
 def options_spec(args: argparse.Namespace) -> WorkloadSpec:
@@ -87,7 +93,7 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         fields["model"] = args.model
     if args.config:
         arch = _config_arch(args.config)
-        fields["arch"], fields["model"] = arch, arch.id
+        fields["arch"], fields["model"], fields["model_source"] = arch, arch.id, "config"
     if args.params:
         fields["params_b"], experts = parse_size(args.params)
         if experts:
@@ -95,14 +101,12 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     if args.gpu:
         gpu = find_gpu(args.gpu)
         if gpu is None:
-            raise _problem(f"The GPU {args.gpu!r} is not in the catalog (try e.g. H100, A100 80GB, RTX 4090).",
-                           f"GPU {args.gpu!r} нет в каталоге (например: H100, A100 80GB, RTX 4090).")
+            raise _problem("cli_gpu_unknown", gpu=repr(args.gpu))
         fields["gpu"] = gpu.id
     if args.kv_dtype:
         kv = args.kv_dtype.strip().lower()
         if kv not in _KV_DTYPES:
-            raise _problem(f"--kv-dtype must be one of {', '.join(_KV_DTYPES)}.",
-                           f"--kv-dtype может быть: {', '.join(_KV_DTYPES)}.")
+            raise _problem("cli_kv_dtype", choices=", ".join(_KV_DTYPES))
         fields["kv_dtype"] = kv
     if args.lora_targets:
         fields["lora_targets"] = normalise_targets(args.lora_targets)
@@ -118,11 +122,69 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     return WorkloadSpec(**fields)
 
 
+def _lookup(repo: str) -> Any:
+    """A model the catalog lacks, from the Hugging Face Hub, through the shared database cache when there is one
+    (a SQLite file that does not exist yet is not created for it)."""
+    import asyncio
+
+    from gpuradar.settings import Settings
+    from scrapers.hub import HubResolver, HubSettings
+    from storage.db import make_engine, make_sessionmaker
+
+    url = Settings().database_url
+    use_db = not (url.startswith("sqlite") and "///" in url and not Path(url.split("///", 1)[1]).is_file())
+
+    async def go() -> Any:
+        engine = make_engine(url) if use_db else None
+        try:
+            sm = make_sessionmaker(engine) if engine is not None else None
+            return await HubResolver(HubSettings.from_env(), sm).resolve(repo)
+        finally:
+            if engine is not None:
+                await engine.dispose()
+
+    return asyncio.run(go())
+
+
+def stored_offers() -> list[Any]:
+    """The offer store's in-stock offers (`OfferRow`s) for the JSON answer's `cheapest_offer`; none when there is no
+    store yet or it cannot be read (an estimate never fails for want of prices, and never creates a store)."""
+    import asyncio
+
+    from gpuradar.estimate_view import OfferRow
+    from gpuradar.settings import Settings
+    from storage.db import make_engine, make_sessionmaker
+    from storage.queries import in_stock_offers
+
+    url = Settings().database_url
+    if url.startswith("sqlite") and "///" in url:
+        path = Path(url.split("///", 1)[1])
+        if not path.is_file():
+            return []
+
+    async def load() -> list[Any]:
+        engine = make_engine(url)
+        try:
+            async with make_sessionmaker(engine)() as session:
+                return [OfferRow(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
+                        for r in await in_stock_offers(session)]
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(load())
+    except Exception:  # no schema yet, a locked or unreachable database: answer without prices
+        return []
+
+
 def run(args: argparse.Namespace) -> int:
+    from bot.i18n import render
     from core.defaults import complete
+    from core.hub import HubError
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
     from gpuradar.estimate_view import answer, render_text, to_json
+    from scrapers.hub import hub_error_msg, hub_name_to_resolve, with_hub_arch
 
     lang = args.lang
     try:
@@ -135,13 +197,19 @@ def run(args: argparse.Namespace) -> int:
         if options.params_b:
             spec = spec.model_copy(update={"model": None, "arch": None})
         spec = spec.merged(options)
+        repo = hub_name_to_resolve(spec)
+        if repo is not None:
+            spec = with_hub_arch(spec, repo, _lookup(repo))
         w, assumptions = complete(spec)
     except ParseError as exc:
-        print(exc.message(lang), file=sys.stderr)
+        print(render(lang, exc.explain()), file=sys.stderr)
+        return 2
+    except HubError as exc:
+        print(render(lang, hub_error_msg(exc)), file=sys.stderr)
         return 2
     result = answer(w, assumptions)
     if args.json:
-        print(json.dumps(to_json(result, lang), ensure_ascii=False))
+        print(json.dumps(to_json(result, lang, stored_offers()), ensure_ascii=False))
     else:
         print(render_text(result, lang))
     return 0

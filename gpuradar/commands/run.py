@@ -12,11 +12,12 @@ from pydantic import ValidationError
 
 from gpuradar.settings import Settings
 
-MESSAGES = {
-    "no_token": "BOT_TOKEN не задан: получите токен у @BotFather и запустите `BOT_TOKEN=... gpuradar run`.\n"
-                "BOT_TOKEN is not set: get one from @BotFather and run `BOT_TOKEN=... gpuradar run`.",
-    "bad_settings": "Настройки неверны / The settings are not valid: {error}",
-}
+
+def both(key: str, **values: object) -> str:
+    """A start-up problem in both languages (the operator's language is unknown): Russian line, English line."""
+    from bot.i18n import t
+
+    return "\n".join(t(lang, key, **values) for lang in ("ru", "en"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,10 +37,10 @@ def handle(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
     except ValidationError as e:
-        print(MESSAGES["bad_settings"].format(error=e), file=sys.stderr)
+        print(both("run_bad_settings", error=e), file=sys.stderr)
         return 2
     if settings.bot_token is None:
-        print(MESSAGES["no_token"], file=sys.stderr)
+        print(both("run_no_token"), file=sys.stderr)
         return 2
     # First thing once the settings are known: from here on no log line can carry a configured secret (the bot
     # token, the webhook secret, provider keys, the database password), in a message, a URL or a traceback.

@@ -18,6 +18,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from bot.i18n import has, t
 from gpuradar.commands.offers import add_lang, offer_json, offers_table, table
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
@@ -27,36 +28,18 @@ if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command i
 
 log = logging.getLogger(__name__)
 
-TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "help": "poll providers, store the offers, print them",
-        "unknown": "Unknown provider “{name}”. Known providers: {known}.",
-        "none_enabled": "No provider is enabled (PROVIDERS__<NAME>__ENABLED).",
-        "db_error": "Cannot prepare the offer store: {error}",
-        "headers": "Provider|Status|Offers|Events|Error",
-        "ok": "ok", "suspect": "suspect", "failed": "failed",
-        "rates": "Exchange rates: {source}, {as_of}.",
-        "no_offers": "No trusted offers in this scrape.",
-        "running": "Polling {names} on schedule; Ctrl+C stops.",
-        "stopped": "Stopped.",
-    },
-    "ru": {
-        "help": "опросить провайдеров, сохранить и показать предложения",
-        "unknown": "Неизвестный провайдер «{name}». Известные: {known}.",
-        "none_enabled": "Ни один провайдер не включён (PROVIDERS__<ИМЯ>__ENABLED).",
-        "db_error": "Не удалось подготовить базу предложений: {error}",
-        "headers": "Провайдер|Статус|Предложений|Событий|Ошибка",
-        "ok": "в порядке", "suspect": "сомнительно", "failed": "сбой",
-        "rates": "Курсы валют: {source}, {as_of}.",
-        "no_offers": "В этом опросе нет надёжных предложений.",
-        "running": "Опрашиваю {names} по расписанию; Ctrl+C — остановка.",
-        "stopped": "Остановлено.",
-    },
-}
+
+def _t(lang: str, key: str, **values: object) -> str:
+    return t(lang, f"cli_scrape_{key}", **values)
+
+
+def _word(lang: str, value: str) -> str:
+    """A status or billing word in the language, or the value itself when the catalog has no word for it."""
+    return t(lang, f"cli_scrape_{value}") if has(lang, f"cli_scrape_{value}") else value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("scrape", help=TEXTS["en"]["help"], description=TEXTS["en"]["help"])
+    parser = subparsers.add_parser("scrape", help=_t("en", "help"), description=_t("en", "help"))
     parser.add_argument("--once", action="store_true", help="poll once and exit (default: poll on schedule)")
     parser.add_argument("--provider", action="append", metavar="NAME",
                         help="poll only this provider (repeatable; also polls a disabled one)")
@@ -76,27 +59,27 @@ def run(args: argparse.Namespace) -> int:
     from scrapers.settings import ProviderSettings
     from storage import migrate
 
-    t = TEXTS[args.lang]
+    lang = args.lang
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings()
     configured = {name: cfg for name, cfg in settings.providers if isinstance(cfg, ProviderSettings)}
     for name in args.provider or ():
         if name not in configured:
-            print(t["unknown"].format(name=name, known=", ".join(configured)), file=sys.stderr)
+            print(_t(lang, "unknown", name=name, known=", ".join(configured)), file=sys.stderr)
             return 2
     if not args.provider and not settings.providers.enabled():
-        print(t["none_enabled"], file=sys.stderr)
+        print(_t(lang, "none_enabled"), file=sys.stderr)
         return 2
     try:
         migrate.upgrade(settings.database_url)
     except Exception as exc:
-        print(t["db_error"].format(error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+        print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     if not args.once:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_forever(settings, args.provider, t))
-        print(t["stopped"])
+            asyncio.run(_forever(settings, args.provider, lang))
+        print(_t(lang, "stopped"))
         return 0
     return asyncio.run(_once(settings, args.provider, args.json, args.lang))
 
@@ -110,7 +93,6 @@ async def _once(settings: Settings, providers: list[str] | None, as_json: bool, 
     from storage.ingest import normalised, record_poll
     from storage.queries import recorded_run
 
-    t = TEXTS[lang]
     engine = make_engine(settings.database_url)
     sm = make_sessionmaker(engine)
     client = make_client(settings)
@@ -142,16 +124,16 @@ async def _once(settings: Settings, providers: list[str] | None, as_json: bool, 
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
-        rows = [[r.provider, t.get(status, status), str(len(r.offers)), str(run.event_count if run else 0),
+        rows = [[r.provider, _word(lang, status), str(len(r.offers)), str(run.event_count if run else 0),
                  error or "—"] for r, run, (status, error) in zip(results, runs, statuses, strict=True)]
-        print(table(t["headers"].split("|"), rows))
-        print(t["rates"].format(source=rates.source, as_of=rates.as_of or "—"))
+        print(table(_t(lang, "headers").split("|"), rows))
+        print(_t(lang, "rates", source=rates.source, as_of=rates.as_of or "—"))
         print()
-        print(offers_table(offers, lang) if offers else t["no_offers"])
+        print(offers_table(offers, lang) if offers else _t(lang, "no_offers"))
     return 0 if all(s == PollStatus.OK.value for s, _ in statuses) else 1
 
 
-async def _forever(settings: Settings, providers: list[str] | None, t: dict[str, str]) -> None:
+async def _forever(settings: Settings, providers: list[str] | None, lang: str) -> None:
     from scrapers.fx import RatesProvider
     from scrapers.http import make_client
     from scrapers.scheduler import ScrapeScheduler
@@ -167,7 +149,7 @@ async def _forever(settings: Settings, providers: list[str] | None, t: dict[str,
         await record_poll(sm, result, rates=await rates_provider.get(client))
 
     scheduler = ScrapeScheduler(settings, client, sink, providers=providers)
-    print(t["running"].format(names=", ".join(scheduler.providers)), flush=True)
+    print(_t(lang, "running", names=", ".join(scheduler.providers)), flush=True)
     scheduler.start()
     try:
         await asyncio.Event().wait()  # until Ctrl+C cancels the loop

@@ -5,8 +5,8 @@ Until now a subscription's alerts went to the chat of the user's first contact, 
 existing subscription (none was ever an explicit group choice) is pointed at its owner's private chat, whose id is
 the owner's user id, and so is the user's own chat.
 
-Revision ID: 0007_private_alerts
-Revises: 0006_delivery_claims
+Revision ID: 0008_private_alerts
+Revises: 0007_hub_cache
 Create Date: 2026-11-30
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_private_alerts"
-down_revision: str | None = "0006_delivery_claims"
+revision: str = "0008_private_alerts"
+down_revision: str | None = "0007_hub_cache"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,154 @@
+"""The one text catalog: every user-facing text of the bot and the CLI, in Russian and English.
+
+Texts live in Fluent files, `bot/locales/<lang>/*.ftl` (all files of a language form one catalog). Fluent was
+chosen over gettext because a message carries its own CLDR plural variants (`{ $n -> [one] … [few] … *[many] … }`,
+with the plural rules of Babel's CLDR data), placeholders are named, and the files need no compile step.
+
+    t(lang, "sub_saved", what=..., n=3)     # one text
+    render(lang, core_msg)                  # a `core.msg.Msg` (code + values) from core
+
+Both languages have the same keys and the same placeholders (tests/test_i18n.py). A missing key, an unknown
+language or a missing value raises: no silent fallback to English.
+Numbers passed as int/float are formatted by the locale ("12 345" in Russian) and drive the plural variant; pass a
+str to show a number exactly as formatted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from fluent.runtime import FluentBundle, FluentResource
+from fluent.syntax import ast as fl
+from fluent.syntax.visitor import Visitor
+
+from core.msg import Joined, Msg
+
+LANGS = ("ru", "en")
+LOCALES = Path(__file__).with_name("locales")
+
+
+class TextError(LookupError):
+    """A text that cannot be formatted: unknown language or key, or a value it needs is missing."""
+
+
+def _files(lang: str) -> list[Path]:
+    return sorted((LOCALES / lang).glob("*.ftl"))
+
+
+@cache
+def _bundle(lang: str) -> FluentBundle:
+    if lang not in LANGS:
+        raise TextError(f"no catalog for language {lang!r}")
+    bundle = FluentBundle([lang], use_isolating=False)
+    for path in _files(lang):
+        bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
+    return bundle
+
+
+# A message made only of text and `{ $name }` placeholders is formatted without Fluent's resolver (several times
+# faster, and the estimate path renders dozens of them); anything with a selector, or a number value, goes through
+# Fluent. None: not simple.
+@cache
+def _simple(lang: str, key: str) -> tuple[tuple[str, bool], ...] | None:
+    message = _bundle(lang)._messages.get(key)
+    if message is None or message.value is None:
+        raise TextError(f"no text {key!r} in {lang!r}")
+    parts: list[tuple[str, bool]] = []
+    for el in message.value.elements:
+        if isinstance(el, fl.TextElement):
+            parts.append((el.value, False))
+        elif isinstance(el.expression, fl.VariableReference):
+            parts.append((el.expression.id.name, True))
+        elif isinstance(el.expression, fl.StringLiteral):
+            parts.append((el.expression.parse()["value"], False))
+        else:
+            return None
+    return tuple(parts)
+
+
+def t(lang: str, key: str, /, **values: Any) -> str:
+    """The text `key` in `lang`, with `values` in its placeholders (Msg values are rendered first)."""
+    for name, value in values.items():
+        if isinstance(value, Msg | Joined):
+            values[name] = render(lang, value)
+    simple = _simple(lang, key)
+    if simple is not None and not any(isinstance(v, int | float) and not isinstance(v, bool)
+                                      for v in values.values()):
+        try:
+            return "".join(str(values[p]) if is_var else p for p, is_var in simple)
+        except KeyError as exc:
+            raise TextError(f"text {key!r} needs a value for {exc.args[0]!r}") from None
+    bundle = _bundle(lang)
+    pattern = bundle.get_message(key).value
+    if pattern is None:
+        raise TextError(f"text {key!r} in {lang!r} has no value")
+    text, errors = bundle.format_pattern(pattern, values)
+    if errors:
+        raise TextError(f"text {key!r} in {lang!r}: {errors[0]}")
+    return str(text)
+
+
+def render(lang: str, message: Msg | Joined | str) -> str:
+    """A core message (key + values, possibly nested) in `lang`; a plain str is returned as it is."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, Joined):
+        return message.sep.join(render(lang, part) for part in message.parts)
+    return t(lang, message.key, **dict(message.values))
+
+
+def has(lang: str, key: str) -> bool:
+    return key in _bundle(lang)._messages
+
+
+# --- what the consistency tests read ------------------------------------------------------------------------------
+
+def _resources(lang: str) -> Iterator[fl.Resource]:
+    from fluent.syntax import FluentParser
+
+    parser = FluentParser()
+    for path in _files(lang):
+        yield parser.parse(path.read_text(encoding="utf-8"))
+
+
+def messages(lang: str) -> dict[str, fl.Message]:
+    """Every message of a language's catalog by key (a key defined twice raises)."""
+    out: dict[str, fl.Message] = {}
+    for resource in _resources(lang):
+        for entry in resource.body:
+            if isinstance(entry, fl.Junk):
+                raise TextError(f"syntax error in the {lang} catalog: {(entry.content or '')[:80]!r}")
+            if isinstance(entry, fl.Message):
+                if entry.id.name in out:
+                    raise TextError(f"{entry.id.name!r} is defined twice in the {lang} catalog")
+                out[entry.id.name] = entry
+    return out
+
+
+def placeholders(message: fl.Message) -> set[str]:
+    """The `$names` a message uses (in any variant)."""
+    found: set[str] = set()
+
+    class Refs(Visitor):
+        def visit_VariableReference(self, node: fl.VariableReference) -> None:
+            found.add(node.id.name)
+
+    Refs().visit(message)
+    return found
+
+
+def plural_selectors(message: fl.Message) -> set[str]:
+    """The `$names` a message selects a variant on (its plural counts)."""
+    found: set[str] = set()
+
+    class Selectors(Visitor):
+        def visit_SelectExpression(self, node: fl.SelectExpression) -> None:
+            if isinstance(node.selector, fl.VariableReference):
+                found.add(node.selector.id.name)
+            self.generic_visit(node)
+
+    Selectors().visit(message)
+    return found

@@ -1,0 +1,194 @@
+start =
+    👋 <b>GPU Radar</b> tells you how much VRAM an LLM job needs, which GPUs fit it, and where they can be rented right now.
+    It watches { $providers }, and alerts you when a fitting GPU appears or gets cheaper.
+    Try: <code>/estimate 70B QLoRA ctx 8k</code>, then <code>/subscribe 13B LoRA under $2/h</code>.
+
+    More: /help
+help =
+    <b>What I understand</b>
+    /estimate &lt;workload&gt; — VRAM, GPUs that fit, cheapest offers
+    /offers [GPU or workload] — offers in stock, cheapest first
+    /subscribe &lt;workload or GPU&gt; [under 300 ₽/h] [on runpod] [x8] [hourly|monthly] [region eu]
+    /subs — your subscriptions · /unsubscribe
+    /history &lt;GPU&gt; — price chart · /providers — who is watched
+    /settings — currency, quiet hours, grouping · /lang — language
+
+    Examples: { $examples }
+    Inline: type <code>@{ $bot } 70B QLoRA</code> in any chat.
+unknown =
+    Sorry, I did not understand that. Send a workload or a command, for example:
+    { $examples }
+
+    All commands: /help
+unknown_command = I do not know that command. All commands: /help
+input_cut = ✂️ Your message was long: I read its first { $limit } { $limit ->
+        [one] character
+       *[other] characters
+    }.
+error = Something went wrong on my side; please try again in a minute.
+estimate_usage =
+    Tell me the workload after the command, for example:
+    { $examples }
+est_header = 🧮 <b>{ $workload }</b>
+est_vram = VRAM per GPU: <b>{ $per_gpu } GiB</b> (recommended { $recommended } GiB, with a safety margin)
+est_cpu_ram = CPU RAM for offload: { $gib } GiB
+est_breakdown = Breakdown: { $items }
+bd_weights = weights
+bd_trainable_states = gradients + optimizer
+bd_activations = activations
+bd_logits = logits
+bd_kv_cache = KV cache
+bd_overhead = overhead
+est_assumptions = Assumed: { $items }
+est_fits_title = <b>Fits</b> (memory per GPU / usable):
+est_fit_line = • { $gpu } × { $count }: { $per_gpu } / { $usable } GiB ({ $util }%)
+est_fits_more = …and { $n } more { $n ->
+        [one] configuration
+       *[other] configurations
+    }
+est_no_fit = Nothing fits in one node of up to 8 GPUs.
+est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):
+est_no_offers = No fitting offer is in stock right now. Tap “Notify me” and I will write when one appears.
+est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
+        [one] token
+       *[other] tokens
+    }:
+est_time_line = • { $gpu } × { $count }: ~{ $hours } h{ $cost }
+est_time_cost = , ~{ $cost } at the cheapest offer
+offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/h · { $per_month }/mo{ $extra } · { $link }
+offer_link = <a href="{ $url }">order</a>
+offer_nolink = no link
+btn_notify = 🔔 Notify me when it is available
+btn_more_offers = More offers ›
+offers_title = <b>In stock{ $filter }</b>, cheapest configuration first — page { $page }/{ $pages }:
+offers_filter = {" "}for { $what }
+offers_none = No offers in stock{ $filter } right now. /subscribe and I will tell you when one appears.
+btn_prev = ‹ Back
+btn_next = Next ›
+unknown_gpu = I do not know a GPU called “{ $name }”. Try, for example: H100, A100 80GB, RTX 4090, L40S.
+sub_ask_kind = What should I watch for you?
+btn_kind_workload = A workload (e.g. 13B LoRA)
+btn_kind_gpu = A GPU model
+sub_ask_workload =
+    Send the workload, for example:
+    { $examples }
+sub_ask_gpu = Choose a GPU or send its name:
+sub_ask_price = Highest price per GPU-hour, in { $currency }?
+btn_any_price = Any price
+sub_ask_provider = Which providers?
+btn_any_provider = All providers
+btn_cancel = Cancel
+sub_cancelled = Cancelled. Nothing was changed.
+sub_bad_price = Send a number such as 300 or 2.5, or tap a button.
+sub_saved =
+    ✅ Now watching: { $what }{ $filters }.
+    Subscriptions: { $n } of { $limit }. Manage them with /subs.
+sub_exists = ℹ️ You already watch this: { $what }{ $filters }.
+sub_matches_now = <b>Already matching now:</b>
+sub_no_matches_now = Nothing matches right now; I will write as soon as something does.
+sub_limit = You already have { $limit } { $limit ->
+        [one] subscription
+       *[other] subscriptions
+    }, the maximum. Delete one in /subs first.
+sub_need_gib = needs { $gib } GiB per GPU
+sub_need_none = fits no single GPU; watching multi-GPU configurations
+f_price = {" "}· up to { $price }/GPU-h
+f_providers = {" "}· on { $providers }
+f_count = {" "}· × { $count } { $count ->
+        [one] GPU
+       *[other] GPUs
+    }
+f_billing = {" "}· { $billing }
+f_region = {" "}· region { $region }
+billing_hourly = hourly
+billing_monthly = monthly
+billing_spot = spot
+deep_link_bad = This link is broken or has expired. Send /subscribe with the workload instead.
+subs_empty = You have no subscriptions. Try <code>/subscribe 13B LoRA</code> or <code>/subscribe H100</code>.
+subs_title = <b>Your subscriptions</b> ({ $n } of { $limit }):
+subs_line = { $n }. { $what }{ $filters }{ $paused }
+subs_paused = {" "}⏸ paused
+btn_pause = ⏸ { $n }
+btn_resume = ▶️ { $n }
+btn_delete = 🗑 { $n }
+sub_paused = Paused.
+sub_resumed = Resumed.
+sub_deleted = Deleted.
+sub_not_found = That subscription no longer exists.
+unsub_usage = Send <code>/unsubscribe N</code> (the number from /subs) or <code>/unsubscribe all</code>.
+unsub_done = Subscription { $n } deleted.
+unsub_all_done = { $n ->
+        [one] Deleted { $n } subscription, none left.
+       *[other] All { $n } subscriptions deleted.
+    }
+history_usage = Name a GPU, for example <code>/history H100</code>.
+history_empty = No price history for { $gpu } yet.
+history_caption = { $gpu }: cheapest in-stock price per GPU-hour by provider, { $currency }
+chart_y = { $currency } per GPU-hour
+chart_x = date (UTC)
+providers_title = <b>Providers</b>:
+provider_ok = ✅ { $name } — last success { $when }
+provider_degraded = ⚠️ { $name } — degraded since { $since }: { $reason }; last success { $when }
+provider_unknown = ⏳ { $name } — not polled yet
+vat_note = <i>Prices include Russian VAT ({ $rate }%) where the seller charges it; foreign marketplaces charge none.</i>
+provider_needs_key = 🔑 { $name } — needs an API key: set { $settings }
+provider_off = ⏸ { $name } — switched off
+never = never
+settings_title =
+    <b>Settings</b>
+    Currency: { $currency }
+    Quiet hours: { $quiet }
+    Alert grouping: { $grouping }
+
+    Quiet hours: send <code>/settings quiet 23-8</code> (your local time, UTC{ $tz }) or <code>/settings quiet off</code>.
+quiet_off = off
+quiet_range = { $start }:00–{ $end }:00
+on = on
+off = off
+btn_currency = Currency: { $currency }
+btn_grouping = Grouping: { $state }
+settings_saved = Saved.
+quiet_bad = Send quiet hours as two hours, e.g. <code>/settings quiet 23-8</code>, or <code>/settings quiet off</code>.
+lang_choose = Choose the language:
+lang_set = Language: English.
+admin_stats =
+    Users: { $users } ({ $active_users } active)
+    Subscriptions: { $subscriptions } ({ $active_subscriptions } active)
+    In-stock offers cached: { $offers }
+admin_testalert = 🔔 Test alert: the alert path to this chat works.
+admin_degraded = ⚠️ Provider { $name } has been degraded for { $minutes } { $minutes ->
+        [one] minute
+       *[other] minutes
+    }: { $reason }
+inline_example_title = { $example }
+inline_example_desc = Type a workload: model size, method, context…
+inline_syntax_title = I could not read “{ $query }”
+inline_syntax_desc = Examples: 13B LoRA · 70B QLoRA ctx 8k · Qwen2.5-72B inference 32k
+inline_est_title = { $workload }: { $per_gpu } GiB per GPU
+inline_est_desc = Fits: { $fits }
+inline_offer_title = { $what } — { $per_hour }/h at { $provider }{ $spot }
+inline_offer_desc = { $per_month }/mo{ $location } · fits { $workload }
+btn_subscribe = 🔔 Subscribe
+cmd_start = What the bot does
+cmd_estimate = VRAM and GPUs for a workload
+cmd_offers = Offers in stock, cheapest first
+cmd_subscribe = Watch a workload or a GPU
+cmd_subs = Your subscriptions
+cmd_unsubscribe = Delete subscriptions
+cmd_history = Price chart of a GPU
+cmd_providers = Watched providers and their health
+cmd_settings = Currency, quiet hours, grouping
+cmd_lang = Language
+cmd_help = Help and examples
+per_hour = /h
+per_month = /mo
+
+## speed, ranking and slices (core.speed, core.ranking)
+est_fit_tight = {" "}— tight: no safety margin
+est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context } tokens):
+est_speed_line = • { $gpu } × { $count }: prompt { $prefill } tok/s · answer { $decode } tok/s per user · { $aggregate } tok/s in total{ $mark }
+est_not_fitting_mark = {" "}(does not fit)
+est_job_cost = {" "}· job ~{ $cost }
+offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)
+offer_spot = {" "}· <i>spot: may be interrupted</i>
+inline_spot = {" "}(spot)

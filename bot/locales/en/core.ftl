@@ -1,0 +1,144 @@
+## What core says (core returns codes and values; these are their words): the workload parser, the defaults
+## it assumes, and advice when nothing fits.
+
+parse_cannot = Sorry, I could not read that workload.
+parse_not_all = Sorry, I could not read all of that.
+parse_understood = Understood: { $items }.
+parse_understood_nothing = Understood: nothing yet.
+parse_not_understood = Not understood: { $items }.
+parse_item = «{ $fragment }»
+parse_item_meaning = «{ $fragment }» — { $meaning }
+parse_item_reason = «{ $fragment }» ({ $reason })
+parse_try = Try for example: «13B LoRA», «70B QLoRA ctx 8k bs 4», «llama-3.1-8b lora r16 seq 4096», «Qwen2.5-72B inference 32k, 8 users»
+parse_range = { $label } must be between { $lo } and { $hi }
+parse_whole = { $label } must be a whole number
+parse_gpu_unknown = this GPU is not in the catalog (a different memory size?)
+parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
+parse_model_unknown_close = this model is not in the catalog; did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
+parse_gguf_type = a GGUF type this estimator knows: { $known }
+parse_run = run (inference unless a training method is named)
+parse_noop = does not change memory, ignored
+parse_number_no_unit = a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»
+parse_four_bit = 4-bit weights
+parse_training = training (the method is still to choose)
+parse_contradicts = contradicts «{ $fragment }»
+parse_not_text = A workload must be text.
+parse_too_long = That is too long for a workload ({ $n } { $n ->
+        [one] character
+       *[other] characters
+    }, at most { $limit }): describe it in one short phrase.
+parse_describe = Please describe the workload: the model (or its size) and what to do with it.
+parse_out_of_range = Some values are out of range.
+parse_lora_targets = LoRA targets are q, k, v, o, gate, up, down or all-linear
+parse_lora_which = Which layers should LoRA adapt? e.g. «q,v» or «all-linear».
+parse_size_format = a size looks like 13B, 0.5B or 8x7B
+sentence = { $text }.
+
+field_is = { $label }: { $value }
+field_model = model
+field_arch = architecture
+field_params_b = model size
+field_experts = experts
+field_method = method
+field_quant = quantization
+field_precision = precision
+field_seq_len = sequence length
+field_batch = micro-batch
+field_grad_ckpt = gradient checkpointing
+field_attention = attention
+field_lora_rank = LoRA rank
+field_lora_targets = LoRA targets
+field_optimizer = optimizer
+field_fused_ce = fused cross-entropy
+field_gpus = GPUs
+field_strategy = multi-GPU strategy
+field_offload = CPU offload
+field_gpu = GPU
+field_kv_dtype = KV-cache type
+field_concurrency = concurrent sequences
+field_examples = examples
+field_tokens_per_example = tokens per example
+field_epochs = epochs
+
+val_method_inference = inference
+val_method_full = full fine-tune
+val_method_freeze = freeze (only the last layers train)
+val_method_lora = LoRA
+val_method_qlora = QLoRA
+val_quant_none = none, 16-bit weights
+val_offload_none = none
+val_offload_optimizer = optimizer states
+val_offload_all = parameters and optimizer
+val_strategy_single = single GPU
+val_strategy_tp = tensor parallel
+val_strategy_zero3 = ZeRO-3
+val_strategy_zero2 = ZeRO-2
+val_strategy_fsdp = FSDP
+val_strategy_ddp = DDP
+val_on = on
+val_off = off
+val_tokens = { NUMBER($n, useGrouping: 0) } { $n ->
+        [one] token
+       *[other] tokens
+    }
+
+wl_invalid = These settings do not make a valid workload.
+wl_which_method = Which method? inference («70B inference 8k»), full fine-tune («7B full fine-tune»), freeze («7B freeze»), LoRA («13B LoRA»), QLoRA («70B QLoRA»).
+assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $layers } { $layers ->
+        [one] layer
+       *[other] layers
+    }, hidden { $hidden }, { $heads } { $heads ->
+        [one] head
+       *[other] heads
+    } / { $kv_heads } KV { $kv_heads ->
+        [one] head
+       *[other] heads
+    }, vocabulary { $vocab }); name the model or give its config.json for another one
+assume_why = { $what } ({ $why })
+wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
+wl_model_unknown_close = The model «{ $model }» is not in the catalog. Did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
+wl_experts_mismatch = { $name } has { $has } experts, not { $said }.
+wl_params_mismatch = { $name } has { $has }B parameters, not { $said }B: give either the model or the size.
+wl_which_model = Which model? Give its size (13B, 8x7B) or its name (llama-3.1-8b, Qwen2.5-72B).
+why_concurrency = you gave concurrent users
+why_kv = you gave a KV-cache type
+why_quant_inference = a GPTQ/AWQ/GGUF checkpoint is for inference
+why_tp_inference = tensor parallel is for inference
+wl_not_for_method = That does not apply to { $method }: { $labels }.
+wl_gpu_unknown = The GPU «{ $gpu }» is not in the catalog.
+wl_tp_heads = Tensor parallel over { $gpus } GPUs does not divide { $name }'s { $heads } attention heads / { $kv } KV heads: use 2, 4 or 8 GPUs.
+wl_no_bf16 = { $gpu } has no bf16: use fp16.
+why_no_bf16 = { $gpu } has no bf16
+wl_quant_method = { $method } cannot use a { $quant } base (possible: { $allowed }).
+wl_tp_training = Tensor parallel is modelled for inference; for training use zero3, fsdp or ddp.
+wl_inference_strategy = For inference several GPUs split the model with tensor parallel (tp).
+wl_single_many = «single» means one GPU, but { $gpus } GPUs were given.
+wl_offload_strategy = CPU offload needs DeepSpeed ZeRO (zero2/zero3) or FSDP.
+wl_offload_zero2 = Offloading the parameters needs ZeRO-3 (or FSDP); ZeRO-2 offloads the optimizer only.
+why_offload_zero3 = CPU offload runs under DeepSpeed ZeRO-3
+why_tp_serve = the usual way to serve on several GPUs
+why_fsdp_adapters = shards the frozen base across the GPUs
+why_zero3 = shards weights, gradients and optimizer states
+wl_kv_unknown = Unknown KV-cache type «{ $kv }» (possible: { $allowed }).
+why_seq_example = long enough for one example
+why_native_quant = the precision the weights are published in
+wl_batch_concurrency = For inference the batch is the number of concurrent sequences: give one of them.
+
+advice_more_gpus = It does not fit on { $have }x { $gpu }; { $count }x { $gpu } would hold it.
+advice_bigger_gpu = The smallest configuration that fits: { $where }.
+advice_offload_optimizer = Offload the optimizer states to CPU (DeepSpeed ZeRO-3 offload): fits on { $where } with about { $cpu } GiB of host RAM, at a large speed cost.
+advice_offload_all = Offload parameters and optimizer states to CPU (DeepSpeed ZeRO-3 offload): fits on { $where } with about { $cpu } GiB of host RAM, at a large speed cost.
+advice_qlora = QLoRA (4-bit base, LoRA adapters) fits on { $where }.
+advice_more_nodes = Several nodes: { $nodes } { $nodes ->
+        [one] node
+       *[other] nodes
+    } of 8x { $gpu } ({ $count } GPUs, { $strategy }).
+advice_none = Nothing in the catalog holds this workload, even across { $nodes } nodes.
+
+## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
+hub_looking = Looking up { $repo } on Hugging Face…
+hub_error_not_found = There is no model «{ $repo }» on Hugging Face (or it has no config.json). Check the name, or give the model's size (e.g. 13B) or its config.json.
+hub_error_gated = «{ $repo }» on Hugging Face is gated: accept its licence on the model page and set HF_TOKEN, or give the model's size (e.g. 13B) or its config.json.
+hub_error_forbidden = The Hugging Face token does not open «{ $repo }»: accept the model's licence with that account, or give the model's size (e.g. 13B) or its config.json.
+hub_error_offline = Hugging Face did not answer in time, so «{ $repo }» could not be looked up. Try again in a minute, or give the model's size (e.g. 13B) or its config.json.
+hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (not a text transformer, or fields missing). Give the model's size (e.g. 13B) or a config.json with hidden_size, num_hidden_layers, num_attention_heads and vocab_size.

@@ -1,0 +1,22 @@
+alert_appeared = 🟢 <b>В наличии: { $what }</b> у { $provider }{ $where }
+alert_back_in_stock = 🔁 <b>Снова в наличии: { $what }</b> у { $provider }{ $where }
+alert_price_drop = 📉 <b>Подешевело: { $what }</b> у { $provider }{ $where }
+alert_where = {" "}({ $location })
+alert_billing_monthly = {" "}· помесячно
+alert_billing_spot = {" "}· spot/прерываемые
+alert_price = 💰 { $per_gpu_hour } за GPU-час · { $per_hour }/ч · { $per_month }/мес
+alert_was = {"   "}было { $old } за GPU-час ({ $change })
+alert_fits_workload = ✅ { $query }: нужно { $need } ГиБ на GPU; у { $gpu } — { $have } ГиБ, подходит
+alert_fits_gpu = ✅ Вы следите: { $query }
+alert_under_cap = {" "}(дешевле вашего порога { $cap } за GPU-час)
+alert_order = 🔗 <a href="{ $url }">Заказать у { $provider }</a>
+alert_group_header = 🔔 <b>{ $n ->
+        [one] { $n } подходящее предложение
+        [few] { $n } подходящих предложения
+        [many] { $n } подходящих предложений
+       *[other] { $n } подходящих предложения
+    }</b>
+alert_stop = 🔕 Не присылать: { $query }
+alert_stopped = 🔕 Оповещения по «{ $query }» приостановлены. Возобновить — в /subs.
+alert_stop_gone = Этой подписки больше нет.
+alert_stop_already = Уже на паузе. Возобновить — в /subs.

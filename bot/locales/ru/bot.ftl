@@ -1,0 +1,203 @@
+start =
+    👋 <b>GPU Radar</b> считает, сколько видеопамяти нужно под задачу с LLM, какие GPU подходят и где их можно арендовать прямо сейчас.
+    Я слежу за { $providers } и пишу, когда подходящая GPU появляется или дешевеет.
+    Попробуйте: <code>/estimate 70B QLoRA ctx 8k</code>, затем <code>/subscribe 13B LoRA до 300 ₽/ч</code>.
+
+    Подробнее: /help
+help =
+    <b>Что я понимаю</b>
+    /estimate &lt;задача&gt; — видеопамять, подходящие GPU, самые дешёвые предложения
+    /offers [GPU или задача] — предложения в наличии, от дешёвых
+    /subscribe &lt;задача или GPU&gt; [до 300 ₽/ч] [на runpod] [x8] [почасово|помесячно] [регион msk]
+    /subs — ваши подписки · /unsubscribe
+    /history &lt;GPU&gt; — график цен · /providers — за кем я слежу
+    /settings — валюта, тихие часы, группировка · /lang — язык
+
+    Примеры: { $examples }
+    В любом чате: <code>@{ $bot } 70B QLoRA</code>.
+unknown =
+    Простите, я не понял. Пришлите задачу или команду, например:
+    { $examples }
+
+    Все команды: /help
+unknown_command = Такой команды я не знаю. Все команды: /help
+input_cut = ✂️ Сообщение длинное: я прочитал { $limit ->
+        [one] первый { $limit } символ
+        [few] первые { $limit } символа
+        [many] первые { $limit } символов
+       *[other] первые { $limit } символа
+    }.
+error = У меня что-то пошло не так; попробуйте, пожалуйста, через минуту.
+estimate_usage =
+    Напишите задачу после команды, например:
+    { $examples }
+est_header = 🧮 <b>{ $workload }</b>
+est_vram = Видеопамять на GPU: <b>{ $per_gpu } ГиБ</b> (рекомендуется { $recommended } ГиБ, с запасом)
+est_cpu_ram = Оперативная память для offload: { $gib } ГиБ
+est_breakdown = Из чего: { $items }
+bd_weights = веса
+bd_trainable_states = градиенты + оптимизатор
+bd_activations = активации
+bd_logits = логиты
+bd_kv_cache = KV-кэш
+bd_overhead = накладные
+est_assumptions = Допущения: { $items }
+est_fits_title = <b>Подходят</b> (память на GPU / доступно):
+est_fit_line = • { $gpu } × { $count }: { $per_gpu } / { $usable } ГиБ ({ $util }%)
+est_fits_more = …и ещё { $n } { $n ->
+        [one] конфигурация
+        [few] конфигурации
+        [many] конфигураций
+       *[other] конфигурации
+    }
+est_no_fit = Ничто не помещается в один сервер до 8 GPU.
+est_offers_title = <b>Дешевле всего в наличии</b> (вся конфигурация, в час · в месяц):
+est_no_offers = Подходящих предложений в наличии сейчас нет. Нажмите «Сообщить», и я напишу, когда появятся.
+est_time_title = <b>Время</b> на { $tokens } { $tokens ->
+        [one] токен
+        [few] токена
+        [many] токенов
+       *[other] токена
+    } обучения:
+est_time_line = • { $gpu } × { $count }: ~{ $hours } ч{ $cost }
+est_time_cost = , ~{ $cost } по самому дешёвому предложению
+offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/ч · { $per_month }/мес{ $extra } · { $link }
+offer_link = <a href="{ $url }">заказать</a>
+offer_nolink = без ссылки
+btn_notify = 🔔 Сообщить, когда появится
+btn_more_offers = Ещё предложения ›
+offers_title = <b>В наличии{ $filter }</b>, сначала самые дешёвые конфигурации — страница { $page }/{ $pages }:
+offers_filter = {" "}для { $what }
+offers_none = Сейчас в наличии нет предложений{ $filter }. /subscribe — и я сообщу, когда появятся.
+btn_prev = ‹ Назад
+btn_next = Дальше ›
+unknown_gpu = Не знаю GPU «{ $name }». Попробуйте, например: H100, A100 80GB, RTX 4090, L40S.
+sub_ask_kind = За чем следить?
+btn_kind_workload = За задачей (например, 13B LoRA)
+btn_kind_gpu = За моделью GPU
+sub_ask_workload =
+    Пришлите задачу, например:
+    { $examples }
+sub_ask_gpu = Выберите GPU или пришлите название:
+sub_ask_price = Максимальная цена за GPU-час, { $currency }?
+btn_any_price = Любая цена
+sub_ask_provider = Какие провайдеры?
+btn_any_provider = Все провайдеры
+btn_cancel = Отмена
+sub_cancelled = Отменено, ничего не изменилось.
+sub_bad_price = Пришлите число, например 300 или 2.5, или нажмите кнопку.
+sub_saved =
+    ✅ Слежу: { $what }{ $filters }.
+    Подписок: { $n } из { $limit }. Управление — /subs.
+sub_exists = ℹ️ Вы уже следите за этим: { $what }{ $filters }.
+sub_matches_now = <b>Уже подходит сейчас:</b>
+sub_no_matches_now = Сейчас ничего не подходит; напишу, как только появится.
+sub_limit = У вас уже { $limit } { $limit ->
+        [one] подписка
+        [few] подписки
+        [many] подписок
+       *[other] подписки
+    } — это максимум. Сначала удалите одну в /subs.
+sub_need_gib = нужно { $gib } ГиБ на GPU
+sub_need_none = не помещается в одну GPU; слежу за конфигурациями из нескольких GPU
+f_price = {" "}· до { $price }/GPU-ч
+f_providers = {" "}· у { $providers }
+f_count = {" "}· × { $count } GPU
+f_billing = {" "}· { $billing }
+f_region = {" "}· регион { $region }
+billing_hourly = почасово
+billing_monthly = помесячно
+billing_spot = spot
+deep_link_bad = Ссылка повреждена или устарела. Пришлите /subscribe с описанием задачи.
+subs_empty = Подписок нет. Попробуйте <code>/subscribe 13B LoRA</code> или <code>/subscribe H100</code>.
+subs_title = <b>Ваши подписки</b> ({ $n } из { $limit }):
+subs_line = { $n }. { $what }{ $filters }{ $paused }
+subs_paused = {" "}⏸ на паузе
+btn_pause = ⏸ { $n }
+btn_resume = ▶️ { $n }
+btn_delete = 🗑 { $n }
+sub_paused = Поставлено на паузу.
+sub_resumed = Возобновлено.
+sub_deleted = Удалено.
+sub_not_found = Этой подписки уже нет.
+unsub_usage = Пришлите <code>/unsubscribe N</code> (номер из /subs) или <code>/unsubscribe all</code>.
+unsub_done = Подписка { $n } удалена.
+unsub_all_done = { $n ->
+        [one] Удалена { $n } подписка, других нет.
+        [few] Удалены все { $n } подписки.
+        [many] Удалены все { $n } подписок.
+       *[other] Удалены все { $n } подписки.
+    }
+history_usage = Укажите GPU, например <code>/history H100</code>.
+history_empty = Истории цен для { $gpu } пока нет.
+history_caption = { $gpu }: самая низкая цена в наличии за GPU-час по провайдерам, { $currency }
+chart_y = { $currency } за GPU-час
+chart_x = дата (UTC)
+providers_title = <b>Провайдеры</b>:
+provider_ok = ✅ { $name } — последний успешный опрос { $when }
+provider_degraded = ⚠️ { $name } — сбоит с { $since }: { $reason }; последний успех { $when }
+provider_unknown = ⏳ { $name } — ещё не опрашивался
+vat_note = <i>Цены с НДС { $rate }% там, где продавец его начисляет; у зарубежных площадок НДС нет.</i>
+provider_needs_key = 🔑 { $name } — нужен ключ API: задайте { $settings }
+provider_off = ⏸ { $name } — выключен
+never = никогда
+settings_title =
+    <b>Настройки</b>
+    Валюта: { $currency }
+    Тихие часы: { $quiet }
+    Группировка уведомлений: { $grouping }
+
+    Тихие часы: пришлите <code>/settings quiet 23-8</code> (ваше время, UTC{ $tz }) или <code>/settings quiet off</code>.
+quiet_off = выключены
+quiet_range = { $start }:00–{ $end }:00
+on = вкл
+off = выкл
+btn_currency = Валюта: { $currency }
+btn_grouping = Группировка: { $state }
+settings_saved = Сохранено.
+quiet_bad = Пришлите тихие часы двумя числами, например <code>/settings quiet 23-8</code>, или <code>/settings quiet off</code>.
+lang_choose = Выберите язык:
+lang_set = Язык: русский.
+admin_stats =
+    Пользователи: { $users } (активных { $active_users })
+    Подписки: { $subscriptions } (активных { $active_subscriptions })
+    Предложений в наличии в кэше: { $offers }
+admin_testalert = 🔔 Тестовое уведомление: путь уведомлений до этого чата работает.
+admin_degraded = ⚠️ Провайдер { $name } сбоит уже { $minutes } { $minutes ->
+        [one] минуту
+        [few] минуты
+        [many] минут
+       *[other] минуты
+    }: { $reason }
+inline_example_title = { $example }
+inline_example_desc = Опишите задачу: размер модели, метод, контекст…
+inline_syntax_title = Не понял «{ $query }»
+inline_syntax_desc = Примеры: 13B LoRA · 70B QLoRA ctx 8k · инференс 70B int4, контекст 32k
+inline_est_title = { $workload }: { $per_gpu } ГиБ на GPU
+inline_est_desc = Подходят: { $fits }
+inline_offer_title = { $what } — { $per_hour }/ч у { $provider }{ $spot }
+inline_offer_desc = { $per_month }/мес{ $location } · подходит для { $workload }
+btn_subscribe = 🔔 Подписаться
+cmd_start = Что умеет бот
+cmd_estimate = Видеопамять и GPU под задачу
+cmd_offers = Предложения в наличии, от дешёвых
+cmd_subscribe = Следить за задачей или GPU
+cmd_subs = Ваши подписки
+cmd_unsubscribe = Удалить подписки
+cmd_history = График цен на GPU
+cmd_providers = Провайдеры и их состояние
+cmd_settings = Валюта, тихие часы, группировка
+cmd_lang = Язык
+cmd_help = Помощь и примеры
+per_hour = /ч
+per_month = /мес
+
+## скорость, ранжирование и доли карт (core.speed, core.ranking)
+est_fit_tight = {" "}— впритык: без запаса
+est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } токенов):
+est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }
+est_not_fitting_mark = {" "}(не помещается)
+est_job_cost = {" "}· задача ~{ $cost }
+offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
+offer_spot = {" "}· <i>спот: могут прервать</i>
+inline_spot = {" "}(спот)

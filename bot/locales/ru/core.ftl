@@ -1,0 +1,149 @@
+## Что говорит core (core возвращает коды и значения, здесь их слова): разбор задачи, допущения и советы.
+
+parse_cannot = Извините, не получилось разобрать задачу.
+parse_not_all = Извините, я понял не всё.
+parse_understood = Понял: { $items }.
+parse_understood_nothing = Понял: пока ничего.
+parse_not_understood = Не понял: { $items }.
+parse_item = «{ $fragment }»
+parse_item_meaning = «{ $fragment }» — { $meaning }
+parse_item_reason = «{ $fragment }» ({ $reason })
+parse_try = Попробуйте, например: «13B LoRA», «полное дообучение 7B», «70B QLoRA контекст 8k на 2x A100 80GB», «инференс 70B int4, контекст 32k, 8 пользователей»
+parse_range = { $label }: допустимо от { $lo } до { $hi }
+parse_whole = { $label }: нужно целое число
+parse_gpu_unknown = такой GPU нет в каталоге (другой объём памяти?)
+parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_model_unknown_close = этой модели нет в каталоге; может быть, { $close }? Или укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_gguf_type = известные типы GGUF: { $known }
+parse_run = запуск (инференс, если не указано обучение)
+parse_noop = на память не влияет, не учитываю
+parse_number_no_unit = число без единицы: напишите, например, «контекст 4096», «bs 4», «8 GPU», «13B»
+parse_four_bit = 4-битные веса
+parse_training = обучение (метод ещё не выбран)
+parse_contradicts = противоречит «{ $fragment }»
+parse_not_text = Задача должна быть текстом.
+parse_too_long = Слишком длинно для описания задачи ({ $n } { $n ->
+        [one] символ
+        [few] символа
+       *[many] символов
+    }, максимум { $limit }): опишите её одной короткой фразой.
+parse_describe = Опишите задачу: модель (или её размер) и что с ней делать.
+parse_out_of_range = Некоторые значения вне диапазона.
+parse_lora_targets = слои LoRA: q, k, v, o, gate, up, down или all-linear
+parse_lora_which = Какие слои адаптировать LoRA? Например, «q,v» или «all-linear».
+parse_size_format = размер пишется как 13B, 0.5B или 8x7B
+sentence = { $text }.
+
+field_is = { $label }: { $value }
+field_model = модель
+field_arch = архитектура
+field_params_b = размер модели
+field_experts = эксперты
+field_method = метод
+field_quant = квантизация
+field_precision = точность
+field_seq_len = длина последовательности
+field_batch = микро-батч
+field_grad_ckpt = пересчёт активаций (gradient checkpointing)
+field_attention = реализация внимания
+field_lora_rank = ранг LoRA
+field_lora_targets = слои LoRA
+field_optimizer = оптимизатор
+field_fused_ce = слитая cross-entropy (fused CE)
+field_gpus = число GPU
+field_strategy = стратегия на нескольких GPU
+field_offload = выгрузка в CPU
+field_gpu = видеокарта
+field_kv_dtype = тип KV-кэша
+field_concurrency = одновременных последовательностей
+field_examples = примеров
+field_tokens_per_example = токенов на пример
+field_epochs = эпох
+
+val_method_inference = инференс
+val_method_full = полное дообучение
+val_method_freeze = заморозка (обучаются только последние слои)
+val_method_lora = LoRA
+val_method_qlora = QLoRA
+val_quant_none = нет, 16-битные веса
+val_offload_none = нет
+val_offload_optimizer = состояния оптимизатора
+val_offload_all = параметры и оптимизатор
+val_strategy_single = одна GPU
+val_strategy_tp = тензорный параллелизм
+val_strategy_zero3 = ZeRO-3
+val_strategy_zero2 = ZeRO-2
+val_strategy_fsdp = FSDP
+val_strategy_ddp = DDP
+val_on = вкл.
+val_off = выкл.
+val_tokens = { NUMBER($n, useGrouping: 0) } { $n ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    }
+
+wl_invalid = Эти параметры не складываются в корректную задачу.
+wl_which_method = Какой метод? инференс («инференс 70B 8k»), полное дообучение («полное дообучение 7B»), заморозка («7B freeze»), LoRA («13B LoRA»), QLoRA («70B QLoRA»).
+assume_typical_arch = архитектура: { $size } — типичная { $name } ({ $layers } { $layers ->
+        [one] слой
+        [few] слоя
+       *[many] слоёв
+    }, hidden { $hidden }, { $heads } { $heads ->
+        [one] голова
+        [few] головы
+       *[many] голов
+    } / { $kv_heads } { $kv_heads ->
+        [one] KV-голова
+        [few] KV-головы
+       *[many] KV-голов
+    }, словарь { $vocab }); для другой модели укажите её название или config.json
+assume_why = { $what } ({ $why })
+wl_model_unknown = Модели «{ $model }» нет в каталоге: укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
+wl_model_unknown_close = Модели «{ $model }» нет в каталоге. Может быть, { $close }? Или укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
+wl_experts_mismatch = У { $name } экспертов { $has }, а не { $said }.
+wl_params_mismatch = У { $name } { $has }B параметров, а не { $said }B: укажите либо модель, либо размер.
+wl_which_model = Какая модель? Укажите размер (13B, 8x7B) или название (llama-3.1-8b, Qwen2.5-72B).
+why_concurrency = указаны одновременные пользователи
+why_kv = указан тип KV-кэша
+why_quant_inference = чекпойнт GPTQ/AWQ/GGUF — для инференса
+why_tp_inference = тензорный параллелизм — для инференса
+wl_not_for_method = Это не относится к методу «{ $method }»: { $labels }.
+wl_gpu_unknown = GPU «{ $gpu }» нет в каталоге.
+wl_tp_heads = Тензорный параллелизм на { $gpus } GPU не делит { $heads } голов внимания / { $kv } KV-голов { $name }: возьмите 2, 4 или 8 GPU.
+wl_no_bf16 = У { $gpu } нет bf16: используйте fp16.
+why_no_bf16 = у { $gpu } нет bf16
+wl_quant_method = { $method } не работает с базой { $quant } (возможно: { $allowed }).
+wl_tp_training = Тензорный параллелизм — для инференса; для обучения укажите zero3, fsdp или ddp.
+wl_inference_strategy = Для инференса несколько GPU делят модель тензорным параллелизмом (tp).
+wl_single_many = «single» означает одну GPU, а указано { $gpus }.
+wl_offload_strategy = Выгрузка в CPU требует DeepSpeed ZeRO (zero2/zero3) или FSDP.
+wl_offload_zero2 = Выгрузка параметров требует ZeRO-3 (или FSDP); ZeRO-2 выгружает только оптимизатор.
+why_offload_zero3 = выгрузка в CPU работает через DeepSpeed ZeRO-3
+why_tp_serve = обычный способ инференса на нескольких GPU
+why_fsdp_adapters = делит замороженную базу между GPU
+why_zero3 = делит веса, градиенты и состояния оптимизатора
+wl_kv_unknown = Неизвестный тип KV-кэша «{ $kv }» (возможно: { $allowed }).
+why_seq_example = чтобы вместился один пример
+why_native_quant = в этой точности опубликованы веса
+wl_batch_concurrency = Для инференса батч — это число одновременных последовательностей: укажите что-то одно.
+
+advice_more_gpus = На { $have }x { $gpu } не помещается; поместится на { $count }x { $gpu }.
+advice_bigger_gpu = Самая скромная подходящая конфигурация: { $where }.
+advice_offload_optimizer = Выгрузите состояния оптимизатора в оперативную память (DeepSpeed ZeRO-3 offload): поместится на { $where }, нужно около { $cpu } ГиБ ОЗУ, обучение будет заметно медленнее.
+advice_offload_all = Выгрузите веса и состояния оптимизатора в оперативную память (DeepSpeed ZeRO-3 offload): поместится на { $where }, нужно около { $cpu } ГиБ ОЗУ, обучение будет заметно медленнее.
+advice_qlora = QLoRA (4-битная база и LoRA-адаптеры) поместится на { $where }.
+advice_more_nodes = Несколько узлов: { $nodes } { $nodes ->
+        [one] узел
+        [few] узла
+       *[many] узлов
+    } по 8x { $gpu } ({ $count } GPU, { $strategy }).
+advice_none = Ни одна конфигурация из каталога не вмещает эту задачу, даже на { $nodes } узлах.
+
+## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
+hub_looking = Ищу { $repo } на Hugging Face…
+hub_error_not_found = На Hugging Face нет модели «{ $repo }» (или у неё нет config.json). Проверьте название или укажите размер модели (например, 13B) либо её config.json.
+hub_error_gated = Модель «{ $repo }» на Hugging Face закрыта: примите лицензию на странице модели и задайте HF_TOKEN — или укажите размер модели (например, 13B) либо её config.json.
+hub_error_forbidden = Токен Hugging Face не открывает «{ $repo }»: примите лицензию модели с этой учётной записью или укажите размер модели (например, 13B) либо её config.json.
+hub_error_offline = Hugging Face не ответил вовремя, поэтому найти «{ $repo }» не удалось. Попробуйте через минуту или укажите размер модели (например, 13B) либо её config.json.
+hub_error_unreadable = Не могу прочитать config.json модели «{ $repo }» (это не текстовый трансформер или не хватает полей). Укажите размер модели (например, 13B) или config.json с hidden_size, num_hidden_layers, num_attention_heads и vocab_size.
