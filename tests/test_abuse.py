@@ -339,3 +339,22 @@ async def test_a_deep_link_gets_the_same_input_limit_as_any_message(tg: FakeTele
     answer = (await tg.wait_for("sendMessage", chat_id=7)).text  # then the answer to the first 500 characters
     assert "очень" in answer and answer.count("очень") < 100
     no_errors(tg)
+
+
+async def test_an_update_failing_before_its_handler_is_still_answered(tg: FakeTelegram,
+                                                                      migrated_database_url: str) -> None:
+    """The wizard state is read (by aiogram's FSM middleware) before the user middleware runs: when that read fails,
+    the dispatcher's error handler answers, in the user's language, without the database."""
+    from aiogram.fsm.storage.base import StorageKey
+    from aiogram.fsm.storage.memory import MemoryStorage
+
+    class UnreachableStorage(MemoryStorage):
+        async def get_state(self, key: StorageKey) -> str | None:
+            raise ConnectionError("the state store is unreachable")
+
+    app = await started(tg, migrated_database_url, fsm_storage=UnreachableStorage())
+    try:
+        tg.message("/start", user_id=31, lang="ru")
+        assert "пошло не так" in (await tg.wait_for("sendMessage", chat_id=31)).text
+    finally:
+        await app.stop()
