@@ -18,7 +18,7 @@ MIN_GPUS, MAX_GPUS = 1, 4096
 WORKLOAD_LIMITS: dict[str, tuple[float, float]] = {
     "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
     "lora_rank": (1, 4096), "gpus": (MIN_GPUS, MAX_GPUS), "concurrency": (1, 100_000), "examples": (1, 10**10),
-    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
+    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000), "images": (1, 10_000),
 }
 
 # A subscription's price cap per GPU-hour, in its currency: above 0 (exclusive) and at most this.

@@ -24,6 +24,7 @@ import os
 import time
 from collections import OrderedDict
 from datetime import timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -201,13 +202,19 @@ class HubResolver:
             return None
 
 
-def hub_name_to_resolve(spec: WorkloadSpec) -> str | None:
-    """The `org/name` a parsed workload names that only the Hub can tell about (None when nothing to look up)."""
+@lru_cache(maxsize=4096)
+def _hub_only(name: str) -> bool:
+    """An org/name the catalog does not know (asked per keystroke: remembered)."""
     from core.models import find_model
 
-    if spec.arch is not None or not spec.model or not is_repo_name(spec.model):
+    return is_repo_name(name) and find_model(name) is None
+
+
+def hub_name_to_resolve(spec: WorkloadSpec) -> str | None:
+    """The `org/name` a parsed workload names that only the Hub can tell about (None when nothing to look up)."""
+    if spec.arch is not None or not spec.model or "/" not in spec.model:
         return None
-    return spec.model if find_model(spec.model) is None else None
+    return spec.model if _hub_only(spec.model) else None
 
 
 def with_hub_arch(spec: WorkloadSpec, repo: str, arch: Arch) -> WorkloadSpec:

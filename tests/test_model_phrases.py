@@ -114,6 +114,8 @@ async def test_cli_looks_a_repository_up_on_the_hub(hub_server: HubServer, tmp_p
     assert out.returncode == 0, out.stderr
     wl = json.loads(out.stdout)["workload"]
     assert wl["model"] == "acme/llama-ft" and wl["model_source"] == "hub" and wl["params_b"] == pytest.approx(8.03)
+    by_option = await asyncio.to_thread(_cli, "lora", "--model", "acme/llama-ft", "--json", env=env)
+    assert by_option.returncode == 0 and json.loads(by_option.stdout)["workload"]["model_source"] == "hub"
     for lang, needle in (("en", "There is no model"), ("ru", "нет модели")):
         bad = await asyncio.to_thread(_cli, "acme/nothing lora", "--lang", lang, env=env)
         assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr

@@ -297,3 +297,17 @@ async def test_a_long_retry_after_pauses_the_provider_in_the_scheduler(provider_
         assert len(provider_server.requests_to(VAST_PATH)) == asked and len(received) == 1
     finally:
         sched.shutdown()
+
+
+def test_skipped_records_are_counted_in_the_metrics() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from gpuradar.metrics import Metrics
+
+    m = Metrics(CollectorRegistry(), process=False)
+    m.observe_scrape("vastai", 0.5, "ok", offers=40, skipped=3)
+    m.observe_scrape("vastai", 0.5, "ok", offers=40, skipped=2)
+    m.observe_scrape("runpod", 0.5, "ok", offers=8)
+    text = m.render().decode()
+    assert 'gpuradar_scrape_records_skipped_total{provider="vastai"} 5.0' in text
+    assert 'gpuradar_scrape_records_skipped_total{provider="runpod"}' not in text
