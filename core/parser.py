@@ -371,7 +371,7 @@ def _named(text: str, loose: bool = True) -> Any:
     if arch is None:
         family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
         if family is not None:
-            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text), loose)
+            arch = _model_named_as(family + " " + re.sub(r"^[а-яё]+", "", text), loose)  # "квен3" -> "qwen 3"
     return arch
 
 
@@ -582,9 +582,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
              r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+", _noop),
-    ("qlora", r"q[\s_\-]?lora|к?улора|qлора", _const(method=Method.QLORA)),
-    ("lora", r"(?:lora|лора)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|дообучени\w*|tuning|"
-             r"training))?", _const(method=Method.LORA)),
+    ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*", _const(method=Method.QLORA)),
+    ("lora", r"(?:lora|лор[аоуеыи]\w*)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|"
+             r"дообучени\w*|tuning|training))?", _const(method=Method.LORA)),
     ("full", r"full(?:[\s_\-]*param(?:eter)?s?)?(?:[\s_\-]*(?:fine[\s_\-]*tun\w*|finetun\w*|ft|sft|training|train|"
              r"tun\w*))?|fft|полн\w*(?:\s+(?:дообучени\w*|дообучить|дообучать|обучени\w*|обучить|"
              r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
