@@ -16,7 +16,7 @@ import contextlib
 import gc
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -136,7 +136,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
     return events, run.id
 
 
-def _shrunk_streak(previous: list) -> list[int]:
+def _shrunk_streak(previous: Sequence[Any]) -> list[int]:
     """Offer counts of the shrink-suspect polls since the last trusted one (newest first); failed polls in
     between neither count nor break the streak."""
     counts = []

@@ -28,15 +28,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, or_, select, text, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql import Insert
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
 from core.changes import OfferEvent
 from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, watch_from_row
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
+from storage.upsert import upsert_insert
 from storage.user_tables import Subscription, User
 
 __all__ = ["AlertPolicy", "FanOut", "OutboxWriter"]
@@ -49,10 +48,6 @@ _CHUNK = 500  # rows per IN list
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
 
 
-def _insert(session: AsyncSession, table: Any) -> Insert:
-    """INSERT with the dialect's ON CONFLICT support (SQLite and PostgreSQL both have it)."""
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table))  # type: ignore[return-value]
 
 
 def dedup_key(event: OfferEvent) -> str:
@@ -101,10 +96,10 @@ class OutboxWriter:
             after = next_last_alert(event, before, verdict, now)
             if after is not None and after is not before:
                 last[event.key] = changed[event.key] = after
-        await session.execute(_insert(session, AlertEventRow).on_conflict_do_nothing(index_elements=["dedup_key"]),
-                              rows)
+        queue = upsert_insert(session, AlertEventRow).on_conflict_do_nothing(index_elements=["dedup_key"])
+        await session.execute(queue, rows)
         if changed:
-            stmt = _insert(session, OfferAlertState)
+            stmt = upsert_insert(session, OfferAlertState)
             await session.execute(stmt.on_conflict_do_update(
                 index_elements=["offer_key"],
                 set_={"last_alert_at": stmt.excluded.last_alert_at, "last_price": stmt.excluded.last_price,
@@ -214,9 +209,11 @@ class FanOut:
 
     # ---------------------------------------------------------------- the subscription index
     async def _current_fingerprint(self, session: AsyncSession) -> tuple[Any, ...]:
-        """Cheap summary of the active subscription set: any add, delete, pause, resume or block changes it."""
+        """Cheap summary of the active subscription set: any add, delete, pause, resume, block or change of the chat
+        a subscription posts to changes it."""
         row = (await session.execute(
-            select(func.count(Subscription.id), func.max(Subscription.id), func.sum(Subscription.id))
+            select(func.count(Subscription.id), func.max(Subscription.id), func.sum(Subscription.id),
+                   func.sum(Subscription.chat_id))  # a subscription moved to another chat
             .join(User, User.id == Subscription.user_id)
             .where(Subscription.paused.is_(False), User.active.is_(True)))).one()
         return tuple(row)
@@ -443,10 +440,10 @@ async def renew_claims(session: AsyncSession, owner: str, claim_ttl: float) -> s
 
 async def claim_owners(session: AsyncSession, exclude: str) -> list[str]:
     """The other senders holding unfinished deliveries (to recognise the dead among them)."""
-    return list((await session.scalars(
+    return list(o for o in (await session.scalars(
         select(AlertDelivery.claimed_by).distinct()
         .where(AlertDelivery.state.in_(UNFINISHED), AlertDelivery.claimed_by.is_not(None),
-               AlertDelivery.claimed_by != exclude))).all())
+               AlertDelivery.claimed_by != exclude))).all() if o is not None)
 
 
 async def take_over_deliveries(session: AsyncSession, owner: str, claim_ttl: float,

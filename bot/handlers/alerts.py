@@ -6,7 +6,7 @@ import contextlib
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
-from aiogram.types import CallbackQuery, InlineKeyboardMarkup
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.alert_texts import at
@@ -32,7 +32,7 @@ async def stop_alerts(query: CallbackQuery, callback_data: AlertCb, session: Asy
     await session.commit()  # paused before the user is told so
     await query.answer(at(lang, "stopped", query=sub.query_text[:100]), show_alert=True)
     # Take the pressed button off the message, so the same alert does not keep offering it.
-    if query.message is not None and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
+    if isinstance(query.message, Message) and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
         pressed = query.data
         rows = [[b for b in row if b.callback_data != pressed] for row in query.message.reply_markup.inline_keyboard]
         markup = InlineKeyboardMarkup(inline_keyboard=[r for r in rows if r])

@@ -66,7 +66,7 @@ def _keep(key: tuple[object, ...], png: bytes) -> None:
         _charts.popitem(last=False)
 
 
-@router.message(Command("history"))
+@router.message(Command("history"), flags={"rate": "history"})
 async def history(message: Message, command: CommandObject, session: AsyncSession, lang: str,
                   currency: str) -> None:
     text = await argument(message, command, lang)

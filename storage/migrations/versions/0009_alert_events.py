@@ -6,8 +6,8 @@ poll's alert work grow with every subscriber it reached. They are replaced by `a
 and `alert_offer_state` (see storage/alert_tables.py). Alerts still pending at the upgrade are carried over: each
 distinct pending event becomes an `alert_events` row, which every matching subscriber then hears.
 
-Revision ID: 0008_alert_events
-Revises: 0007_hub_cache
+Revision ID: 0009_alert_events
+Revises: 0008_private_alerts
 Create Date: 2026-11-30
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008_alert_events"
-down_revision: str | None = "0007_hub_cache"
+revision: str = "0009_alert_events"
+down_revision: str | None = "0008_private_alerts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
