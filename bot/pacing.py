@@ -3,8 +3,9 @@ limiter (`Pacer`) that keeps Telegram's limits — about 30 messages a second ov
 waits out a 429's `retry_after` for everyone instead of dropping the call.
 
 - `RateLimitedSession` is an aiogram request middleware on the bot's session (`gpuradar.app.make_bot`): every call
-  that writes to a chat (send*, edit*, copy/forward) waits for its turn as a reply (ahead of alerts); every call,
-  whatever it is, is tried again after a 429 for as long as Telegram says, up to `max_retries` times.
+  that writes to a chat (send*, edit*, copy/forward) waits for its turn in the overall limit as a reply (ahead of
+  alerts) and for any 429 pause of its chat; every call, whatever it is, is tried again after a 429 for as long as
+  Telegram says, up to `max_retries` times.
 - The alert sender (bot/sender.py) takes its slots from the same `Pacer` itself (so it can stop between waiting
   and sending) and marks its own calls `paced()`, so the middleware neither paces them twice nor retries them
   (the sender has its own crash-safe retry). Alerts yield to replies: while a reply waits, no alert starts.
@@ -60,6 +61,7 @@ class Pacer:
         self._paused_until = 0.0
         self._started: deque[float] = deque()  # when the sends of the last window really started
         self.urgent = 0  # replies waiting for room right now: alerts hold back until they are through
+        self._chat_paused: dict[int, float] = {}  # chats Telegram answered 429 for, until when
 
     def window_wait(self, *, urgent: bool = False) -> float:
         """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
@@ -98,21 +100,37 @@ class Pacer:
         self._paused_until = max(self._paused_until, until)
         if chat_id is not None:
             self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
+            self._chat_paused[chat_id] = max(self._chat_paused.get(chat_id, 0.0), until)
+            if len(self._chat_paused) > 10_000:
+                now = self.clock()
+                self._chat_paused = {c: t for c, t in self._chat_paused.items() if t > now}
+
+    def pause_chat(self, seconds: float, chat_id: int) -> None:
+        """A 429 on a reply: our overall pacing keeps the global limit, so it is that chat's; only it waits."""
+        until = self.clock() + seconds
+        self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
+        self._chat_paused[chat_id] = max(self._chat_paused.get(chat_id, 0.0), until)
 
     def chat_wait(self, chat_id: int) -> float:
         """Seconds until this chat may get its next message (without reserving a global slot)."""
         return max(0.0, self._chat_next.get(chat_id, 0.0) - self.clock(), self.paused_for())
 
+    def chat_paused_for(self, chat_id: int) -> float:
+        """Seconds left of a 429 pause on this chat (or on everything)."""
+        return max(0.0, self._chat_paused.get(chat_id, 0.0) - self.clock(), self.paused_for())
+
     def take_chat(self, chat_id: int) -> None:
         self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), self.clock() + self.chat_interval)
 
     async def acquire_urgent(self, chat_id: int) -> None:
-        """A reply's turn: the chat's own interval, any 429 pause, and room in the window — ahead of alerts, which
-        see `urgent` and wait."""
+        """A reply's turn: room in the overall window, and any 429 pause of this chat or of everything — ahead of
+        alerts, which see `urgent` and wait. The one-a-second per chat is kept for replies only once Telegram asked
+        for it (a 429 pauses that chat): a reply is awaited inside its handler, whose database transaction must not
+        wait a second per earlier reply; Telegram tolerates a short burst of answers to a user's own messages."""
         self.urgent += 1
         try:
             while True:
-                wait = max(self.chat_wait(chat_id), self.window_wait(urgent=True))
+                wait = max(self.chat_paused_for(chat_id), self.window_wait(urgent=True))
                 if wait <= 0:
                     break
                 await asyncio.sleep(wait)
@@ -157,7 +175,10 @@ class RateLimitedSession(BaseRequestMiddleware):
                 self.retried += 1
                 if self.on_retry_after is not None:
                     self.on_retry_after(getattr(method, "__api_method__", name))
-                self.pacer.pause(e.retry_after * self.time_scale, chat_id if isinstance(chat_id, int) else None)
+                if isinstance(chat_id, int):
+                    self.pacer.pause_chat(e.retry_after * self.time_scale, chat_id)
+                else:
+                    self.pacer.pause(e.retry_after * self.time_scale)
                 if attempt > self.max_retries:
                     raise
                 log.info("Telegram asked to wait %s s before %s; waiting", e.retry_after, name)

@@ -34,9 +34,11 @@ async def test_a_burst_of_replies_is_paced_and_every_one_delivered() -> None:
             await bot.session.close()
         sent = Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
         assert sent == dict.fromkeys(range(1, 41), 3)
-        # Paced under the limits: refusals are rare (a loaded machine's jitter against a 0.1 s window), and each was
-        # waited out and retried, so nothing above was lost.
-        assert tg.stats.too_many <= 6
+        # The overall limit is kept ahead of time; a chat's one-a-second is kept once Telegram asks (a reply waits in
+        # its handler's transaction), so each chat's extra replies may be refused once each — then waited out and
+        # retried, so nothing above was lost.
+        assert tg.stats.too_many < 120  # fewer refusals than messages: the overall limit was never the cause
+        assert max(tg.stats.too_many_per_chat.values(), default=0) <= 4
 
 
 async def test_a_429_is_waited_out_and_retried_for_every_kind_of_call() -> None:
