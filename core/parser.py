@@ -82,7 +82,7 @@ class ParseError(ValueError):
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
-          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs")
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -127,10 +127,10 @@ def describe(field: str, value: Any) -> Msg:
 LIMITS: dict[str, tuple[float, float]] = {
     "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
     "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, 100_000), "examples": (1, 10**10),
-    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
+    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000), "images": (1, 10_000),
 }
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
-                         "tokens_per_example"})
+                         "tokens_per_example", "images"})
 
 _UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
 
@@ -498,6 +498,9 @@ _RULES: list[tuple[str, str, Handler]] = [
               r"sessions?|streams?|пользовател\w*|юзер\w*|клиент\w*|одновременн\w*(?:\s+(?:запрос\w*|"
               r"пользовател\w*|сесси\w*|диалог\w*|чат\w*))?|параллельн\w*(?:\s+(?:запрос\w*|сесси\w*|поток\w*))?|"
               r"запрос\w*|сесси\w*|поток\w*|чат\w*)", _field("concurrency", "cc_n")),
+    ("images", rf"(?P<im_n>{INT})\s*(?:images?|pictures?|photos?|screenshots?|изображени\w*|картин\w*|фото\w*|"
+               r"скриншот\w*)(?:\s+(?:per|each|на|в)\s+(?:request|prompt|sequence|example|запрос\w*|пример\w*))?",
+     _field("images", "im_n")),
     ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|параллельно|одновременно)\s*[=:]?\s*(?P<cc_m>{INT})",
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",

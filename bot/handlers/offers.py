@@ -74,6 +74,8 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
+    if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
+        await estimator.get_resolved(text)
     items = select_offers(text, offers, estimator, lang, currency)
     if isinstance(items, str):
         await message.answer(items)
