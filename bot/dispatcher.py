@@ -15,9 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.estimates import Estimator
 from bot.handlers import routers
-from bot.middlewares import UserMiddleware
+from bot.middlewares import UserMiddleware, apologise_on_error
 from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
+from bot.ratelimit import RateLimiter, RateLimitMiddleware
 from bot.tokens import QueryTokens
 
 
@@ -32,7 +33,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
     dp["estimator"] = estimator or Estimator()
-    dp["tokens"] = QueryTokens()
+    dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database
     dp["prefs"] = prefs
     dp["bot_username"] = bot_username
     dp["provider_names"] = sorted(provider_names)
@@ -42,5 +43,9 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     middleware = UserMiddleware(sessionmaker, prefs)
     dp.message.outer_middleware(middleware)
     dp.callback_query.outer_middleware(middleware)
+    dp.errors.register(apologise_on_error(prefs))
+    limits = RateLimitMiddleware(RateLimiter())  # handlers opt in with flags={"rate": kind}
+    dp.message.middleware(limits)
+    dp.callback_query.middleware(limits)
     dp.include_routers(*routers(frozenset(admin_ids)))
     return dp

@@ -380,11 +380,12 @@ class AlertSender:
             rows = await due_rows(session, now, self.batch, lock=True)
             if not rows:
                 return 0
-            by_user: dict[int, list[DueRow]] = defaultdict(list)
+            # One message per user and chat: a user's subscriptions may post to different chats (issue 13).
+            by_user: dict[tuple[int, int], list[DueRow]] = defaultdict(list)
             for r in rows:
-                by_user[r.user_id].append(r)
+                by_user[(r.user_id, r.chat_id)].append(r)
             planned: list[PlannedDelivery] = []
-            for user_id, user_rows in by_user.items():
+            for (user_id, _chat_id), user_rows in by_user.items():
                 first = user_rows[0]
                 ids = [r.id for r in user_rows]
                 if not first.active or user_id in self._blocked_users:

@@ -238,7 +238,7 @@ class App:
         for refresher in self._refreshers:
             self.metrics.add_refresher(refresher)
         if self.webhook:
-            assert s.webhook.secret is not None
+            assert s.webhook.secret is not None and self.bot is not None
             webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
         self.web = await start_server(app, s.web.host, s.web.port)
 
@@ -322,6 +322,9 @@ class App:
             self.metrics.remove_refresher(refresher)
         if self.dispatcher is not None:
             await self.dispatcher.storage.close()
+            tokens = self.dispatcher.workflow_data.get("tokens")
+            if tokens is not None:
+                await tokens.close()  # link tokens not yet written to the shared database
         if self.bot is not None:
             await self.bot.session.close()
         if self.engine is not None:

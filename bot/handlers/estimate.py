@@ -46,10 +46,10 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
     body = render_estimate(est, rank_for(est, offers, currency), lang, currency)
-    await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query)))
+    await answer_long(message, body, estimate_keyboard(lang, await tokens.stored(est.query)))
 
 
-@router.message(Command("estimate"))
+@router.message(Command("estimate"), flags={"rate": "estimate"})
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
                    offers: OfferCache, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
@@ -69,13 +69,14 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
-@router.callback_query(EstimateCb.filter())
+@router.callback_query(EstimateCb.filter(), flags={"rate": "deep_link"})
 async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: AsyncSession, user: User, lang: str,
                     estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
-    text = tokens.decode(callback_data.q)
+    text = await tokens.resolve(callback_data.q)
     if not text or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers)
+    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                 chat=query.message.chat)
     await query.answer()
-    await query.message.answer(reply, disable_web_page_preview=True)
+    await query.message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)

@@ -22,7 +22,7 @@ async def unknown_command(message: Message, lang: str) -> None:
     await message.answer(t(lang, "unknown_command"))
 
 
-@router.message(F.text)
+@router.message(F.text, flags={"rate": "estimate"})
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
                     tokens: QueryTokens) -> None:
     text = await argument(message, None, lang)
@@ -39,4 +39,4 @@ async def anything_else(message: Message, lang: str) -> None:
 
 @router.callback_query()
 async def stale_button(query: CallbackQuery, lang: str) -> None:
-    await query.answer(t(lang, "sub_not_found"))
+    await query.answer(t(lang, "button_stale"))

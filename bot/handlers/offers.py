@@ -70,7 +70,7 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
     return "\n".join(lines), kb.as_markup() if buttons else None
 
 
-@router.message(Command("offers"))
+@router.message(Command("offers"), flags={"rate": "estimate"})
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
@@ -80,14 +80,14 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
     if isinstance(items, str):
         await message.answer(items)
         return
-    body, kb = render_page(items, text, 1, tokens.encode(text) if text else "", lang, currency)
+    body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency)
     await message.answer(body, reply_markup=kb, disable_web_page_preview=True)
 
 
 @router.callback_query(OffersCb.filter())
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
                       estimator: Estimator, tokens: QueryTokens) -> None:
-    text = tokens.decode(callback_data.q) if callback_data.q else ""
+    text = await tokens.resolve(callback_data.q) if callback_data.q else ""
     if text is None or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
@@ -99,7 +99,7 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
     body, kb = render_page(items, text, callback_data.page, callback_data.q, lang, currency)
     await query.answer()
     # "More offers" under an estimate opens a new list; ‹ › on a list turns its page in place.
-    if _is_offer_list(query):
+    if _is_offer_list(query) and isinstance(query.message, Message):
         with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
             await query.message.edit_text(body, reply_markup=kb, disable_web_page_preview=True)
     else:
