@@ -252,10 +252,11 @@ def _decode_weight_bytes(w: Workload, batch: int) -> float:
     return (dense + touched) * per + head
 
 
-def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int) -> tuple[float, str]:
+def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int, kv_per_token: float
+                 ) -> tuple[float, str]:
     a = w.arch
     bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
-    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype, context)  # sliding windows cap local layers
+    kv = batch * context * kv_per_token
     memory = (_decode_weight_bytes(w, batch) + kv) / group / bw
     flops = batch * (2.0 * a.active_params_b * 1e9 + 4.0 * a.layers * a.q_dim * context)
     compute = flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)
@@ -289,6 +290,8 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
     default) each holding `context` tokens of KV cache (its context length by default)."""
     total = max(1, concurrency or w.concurrency)
     ctx = max(1, context or w.seq_len)
+    kv_per_token = kv_bytes_per_token(w.arch, w.kv_dtype, ctx)  # sliding windows cap local layers
+    prefill_one = _prefill_rate(w, gpu, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
     best: InferenceSpeed | None = None
     min_group = max(1, min(min_group, count))
     for group in _divisors(count):
@@ -296,8 +299,8 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
             continue
         replicas = count // group
         per_copy = math.ceil(total / replicas)
-        step, bound = _decode_step(w, gpu, group, per_copy, ctx)
-        speed = InferenceSpeed(prefill_tokens_per_s=_prefill_rate(w, gpu, group, prompt or ctx),
+        step, bound = _decode_step(w, gpu, group, per_copy, ctx, kv_per_token)
+        speed = InferenceSpeed(prefill_tokens_per_s=prefill_one * group,
                                decode_tokens_per_s=1.0 / step, aggregate_decode_tokens_per_s=total / step,
                                bound=bound, group=group, replicas=replicas)
         if best is None or speed.aggregate_decode_tokens_per_s > best.aggregate_decode_tokens_per_s * (1 + 1e-9):
