@@ -393,3 +393,20 @@ async def test_a_group_that_refuses_alerts_sends_them_to_the_private_chat_instea
     assert (await user(sm, 5)).active
     async with sm() as session:
         assert [s.chat_id for s in (await session.scalars(select(Subscription))).all()] == [5]
+
+
+@pytest.mark.parametrize("text", ["/history A100 ² gb", "/subscribe A100 ² гб", "/offers H100 ³ gb", "A100 ¹ gb"])
+async def test_unicode_digits_in_gpu_names_are_just_unknown_words(tg: FakeTelegram, app: App, text: str) -> None:
+    await say(tg, text)
+    no_errors(tg)
+
+
+def test_no_unicode_digit_breaks_the_gpu_lookup() -> None:
+    import sys
+
+    from core.gpus import find_gpu
+
+    odd = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isdigit() and not chr(c).isdecimal()]
+    assert "²" in odd
+    for ch in odd:
+        find_gpu(f"A100 {ch} gb")  # never raises (it used to: ValueError from float('²'))
