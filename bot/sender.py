@@ -76,6 +76,7 @@ from storage.outbox import (
     claim_owners,
     create_deliveries,
     deactivate_user,
+    group_chat_gone,
     mark_failed,
     mark_sending,
     mark_sent,
@@ -474,10 +475,14 @@ class AlertSender:
                 job.chat_id = e.migrate_to_chat_id
                 continue
             except TelegramForbiddenError as e:
+                if await self._group_gone(job):
+                    continue
                 await self._blocked(job, f"blocked: {e.message}")
                 return
             except (TelegramBadRequest, TelegramNotFound) as e:
                 if "chat not found" in e.message.lower():
+                    if await self._group_gone(job):
+                        continue
                     await self._blocked(job, f"chat gone: {e.message}")
                     return
                 self.stats.failed += 1
@@ -565,6 +570,17 @@ class AlertSender:
     def _retry_due(self) -> None:
         self._requeued = True
         self._wake.set()
+
+    async def _group_gone(self, job: _Job) -> bool:
+        """A group chosen for alerts refuses them: not the user blocking the bot. The alert (and that group's
+        subscriptions of this user) go to the user's private chat instead; True when it was a group."""
+        if job.chat_id == job.user_id:
+            return False
+        log.warning("delivery %s: the group chosen for its alerts refuses them; sending to the private chat", job.id)
+        async with self._write() as session:
+            await group_chat_gone(session, job.user_id, job.chat_id)
+        job.chat_id = job.user_id
+        return True
 
     async def _blocked(self, job: _Job, reason: str) -> None:
         self.stats.blocked += 1

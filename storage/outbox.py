@@ -527,6 +527,17 @@ async def migrate_chat(session: AsyncSession, user_id: int, old_chat_id: int, ne
         AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(chat_id=new_chat_id))
 
 
+async def group_chat_gone(session: AsyncSession, user_id: int, chat_id: int) -> None:
+    """The group a user chose for some subscriptions' alerts no longer takes the bot's messages (it was removed, or
+    the group deleted): those subscriptions, and their queued deliveries, go back to the user's private chat. Other
+    users' subscriptions to the same group follow when their own deliveries meet the same refusal."""
+    await session.execute(update(Subscription).where(Subscription.user_id == user_id, Subscription.chat_id == chat_id)
+                          .values(chat_id=user_id))
+    await session.execute(update(AlertDelivery).where(
+        AlertDelivery.user_id == user_id, AlertDelivery.chat_id == chat_id,
+        AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(chat_id=user_id))
+
+
 async def delivery_counts(session: AsyncSession) -> dict[str, int]:
     rows = (await session.execute(select(AlertDelivery.state, func.count()).group_by(AlertDelivery.state))).all()
     return {state: n for state, n in rows}
