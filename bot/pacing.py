@@ -62,6 +62,7 @@ class Pacer:
         self._started: deque[float] = deque()  # when the sends of the last window really started
         self.urgent = 0  # replies waiting for room right now: alerts hold back until they are through
         self._chat_paused: dict[int, float] = {}  # chats Telegram answered 429 for, until when
+        self._chat_started: dict[int, float] = {}  # when the last send to each chat really started
 
     def window_wait(self, *, urgent: bool = False) -> float:
         """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
@@ -79,14 +80,30 @@ class Pacer:
             return max(0.0, gap)
         return max(gap, self._started[-self.per_window] + self.window - now)
 
-    def started(self) -> None:
-        self._started.append(self.clock())
+    def started(self, chat_id: int | None = None) -> None:
+        now = self.clock()
+        self._started.append(now)
+        if chat_id is not None:
+            self._chat_started[chat_id] = now
+            if len(self._chat_started) > 50_000:
+                self._chat_started = {c: t for c, t in self._chat_started.items() if now - t < self.chat_interval}
+
+    def chat_gap(self, chat_id: int) -> float:
+        """Seconds until this chat's last real start is `chat_interval` ago (a reserved slot can come early when the
+        previous send to the chat started late)."""
+        last = self._chat_started.get(chat_id)
+        return 0.0 if last is None else max(0.0, last + self.chat_interval - self.clock())
 
     def reserve(self, chat_id: int) -> float:
         """Seconds to wait before this chat's next message may go (the slot is taken now)."""
         now = self.clock()
-        slot = max(now, self._next, self._chat_next.get(chat_id, 0.0), self._paused_until)
-        self._next = slot + self.spacing
+        overall = max(now, self._next, self._paused_until)
+        chat = self._chat_next.get(chat_id, 0.0)
+        slot = max(overall, chat)
+        if chat <= overall:
+            # This send takes the next overall slot. One that waits for its chat instead takes none ahead of time
+            # (it would push every other chat's slot behind it); the sliding window still counts it when it starts.
+            self._next = overall + self.spacing
         self._chat_next[chat_id] = slot + self.chat_interval
         if len(self._chat_next) > 50_000:  # forget chats whose slot is long past
             self._chat_next = {c: t for c, t in self._chat_next.items() if t > now}
@@ -135,7 +152,7 @@ class Pacer:
                     break
                 await asyncio.sleep(wait)
             self.take_chat(chat_id)
-            self.started()
+            self.started(chat_id)
         finally:
             self.urgent -= 1
 

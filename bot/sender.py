@@ -91,6 +91,9 @@ from storage.outbox import (
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+# Users planned per transaction: rendering their digests holds the event loop, so a few at a time keeps sending
+# going between plans.
+PLAN_USERS = 40
 
 
 class SenderMetrics(Protocol):
@@ -251,7 +254,7 @@ class AlertSender:
             heartbeat = asyncio.create_task(self._heartbeat(), name="alert-claims")
             while not self._stop.is_set():
                 try:
-                    if await self._claim() >= 200:
+                    if await self._claim() >= PLAN_USERS:
                         continue  # more may be due: plan the next users now, sending has already started
                     if self._requeued:
                         self._requeued = False
@@ -356,7 +359,7 @@ class AlertSender:
             return 0
         async with self.sessionmaker() as session:
             await self.fanout.refresh(session, now)
-        users = self.fanout.due_users(min(room, 200), self._held, now)
+        users = self.fanout.due_users(min(room, PLAN_USERS), self._held, now)
         if not users:
             return 0
         jobs: list[_Job] = []
@@ -382,7 +385,7 @@ class AlertSender:
                     for p, did in zip(planned, delivery_ids, strict=True)]
         for plan in done:
             self.fanout.planned(plan)
-        for job in jobs:
+        for job in _round_robin(jobs):
             self._push(job)
         return len(users)
 
@@ -523,9 +526,9 @@ class AlertSender:
         if not await self._sleep_unless_stopped(self.pacer.reserve(chat_id)):
             return False
         while True:
-            wait = max(self.pacer.paused_for(), self.pacer.window_wait())
+            wait = max(self.pacer.paused_for(), self.pacer.window_wait(), self.pacer.chat_gap(chat_id))
             if wait <= 0:
-                self.pacer.started()
+                self.pacer.started(chat_id)
                 return True
             if not await self._sleep_unless_stopped(wait):
                 return False
@@ -588,6 +591,20 @@ class AlertSender:
         self._blocked_users.add(job.user_id)
         async with self._write() as session:
             await deactivate_user(session, job.user_id, reason, self.clock())
+
+
+def _round_robin(jobs: list[_Job]) -> list[_Job]:
+    """Every chat's first message, then every chat's second...: a digest of several messages to one chat must not
+    keep the workers waiting for that chat's one-a-second while other chats' messages could go."""
+    by_chat: dict[int, list[_Job]] = {}
+    for job in jobs:
+        by_chat.setdefault(job.chat_id, []).append(job)
+    out: list[_Job] = []
+    rank = 0
+    while len(out) < len(jobs):
+        out.extend(q[rank] for q in by_chat.values() if rank < len(q))
+        rank += 1
+    return out
 
 
 def _markup(subscriptions: tuple[tuple[int, str], ...], lang: str) -> dict[str, Any] | None:
