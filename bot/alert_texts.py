@@ -57,10 +57,9 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
     return line
 
 
-def render_block(event: AlertEvent, reasons: Sequence[Reason], lang: str, currency: str) -> str:
-    """One offer: headline, prices (per GPU-hour, per hour, per month), was-price, then why it fits — one line per
-    subscription it matches (the offer is named once however many of the user's subscriptions it reaches) — and the
-    order link."""
+def render_offer(event: AlertEvent, lang: str, currency: str) -> tuple[str, str]:
+    """The parts of an offer's block every reader in this language and currency shares: headline, prices and
+    was-price; and the order link. (The sender renders them once per event, not once per user.)"""
     offer = event.offer
     count = offer.gpu_count
     what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
@@ -81,10 +80,19 @@ def render_block(event: AlertEvent, reasons: Sequence[Reason], lang: str, curren
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:
             change = f"{(per_gpu - old) / old * 100:+.0f} %".replace("-", "−")
             lines.append(at(lang, "was", old=money(old, cur), change=change))
-    lines.extend(_reason(r, offer, lang) for r in reasons)
     url = href(offer.url)
-    if url:
-        lines.append(at(lang, "order", url=url, provider=provider))
+    return "\n".join(lines), (at(lang, "order", url=url, provider=provider) if url else "")
+
+
+def render_block(event: AlertEvent, reasons: Sequence[Reason], lang: str, currency: str,
+                 offer_parts: tuple[str, str] | None = None) -> str:
+    """One offer: headline, prices (per GPU-hour, per hour, per month), was-price, then why it fits — one line per
+    subscription it matches (the offer is named once however many of the user's subscriptions it reaches) — and the
+    order link. `offer_parts`: `render_offer(...)` already made for this event, language and currency."""
+    head, order = offer_parts or render_offer(event, lang, currency)
+    lines = [head, *(_reason(r, event.offer, lang) for r in reasons)]
+    if order:
+        lines.append(order)
     return "\n".join(lines)
 
 

@@ -62,7 +62,7 @@ from aiogram.exceptions import (
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.alert_texts import pack_messages, render_block, stop_buttons
+from bot.alert_texts import pack_messages, render_block, render_offer, stop_buttons
 from bot.callbacks import AlertCb
 from bot.pacing import Pacer, paced
 from storage.alert_tables import AlertDelivery, DeliveryState
@@ -199,6 +199,8 @@ class AlertSender:
         self.metrics: SenderMetrics = metrics or NoMetrics()
         self.fanout = fanout or FanOut()
         self._held: dict[int, datetime] = {}  # user id -> end of their quiet hours (their events wait, in memory)
+        # An offer's headline, prices and link per (event, language, currency): shared by every reader of it.
+        self._offer_parts: dict[tuple[int, str, str], tuple[str, str]] = {}
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
         # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window. The bot's
@@ -395,7 +397,13 @@ class AlertSender:
             blocks: list[tuple[tuple[tuple[int, str], ...], str]] = []
             for item in items:
                 try:
-                    block = render_block(item.event, item.reasons, plan.lang, plan.currency)
+                    key = (item.event_id, plan.lang, plan.currency)
+                    parts = self._offer_parts.get(key)
+                    if parts is None:
+                        parts = self._offer_parts[key] = render_offer(item.event, plan.lang, plan.currency)
+                        if len(self._offer_parts) > 8192:
+                            self._offer_parts.pop(next(iter(self._offer_parts)))
+                    block = render_block(item.event, item.reasons, plan.lang, plan.currency, parts)
                 except (KeyError, TypeError, ValueError) as e:  # a malformed event fails alone
                     log.warning("alert event %s cannot be rendered: %s", item.event_id, e)
                     continue
