@@ -20,6 +20,7 @@ delivery carries its sender's claim (`claimed_by`, `claim_expires_at` by the dat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -206,6 +207,7 @@ class FanOut:
         self._events: dict[int, _Queued] = {}
         self._loaded_upto: int | None = None
         self.pending: dict[int, list[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
+        self._refreshing = asyncio.Lock()
 
     # ---------------------------------------------------------------- the subscription index
     async def _current_fingerprint(self, session: AsyncSession) -> tuple[Any, ...]:
@@ -254,7 +256,13 @@ class FanOut:
 
     # ---------------------------------------------------------------- events -> users
     async def refresh(self, session: AsyncSession, now: datetime) -> int:
-        """Pick up the subscription set's changes and newly queued events; returns how many events were new."""
+        """Pick up the subscription set's changes and newly queued events; returns how many events were new.
+        Callers may overlap (the claim loop, an idle check): one refresh at a time, or both would file the same
+        events twice."""
+        async with self._refreshing:
+            return await self._refresh(session, now)
+
+    async def _refresh(self, session: AsyncSession, now: datetime) -> int:
         await self._refresh_index(session)
         assert self._index is not None
         since = datetime.min.replace(tzinfo=UTC)
@@ -327,7 +335,7 @@ class FanOut:
             if u is None:  # the user is gone (deleted with their subscriptions)
                 self.pending.pop(uid, None)
                 continue
-            unheard = [i for i in ids if i > u.alert_cursor and i in self._events]
+            unheard = sorted({i for i in ids if i > u.alert_cursor and i in self._events})
             if not unheard:
                 self.pending.pop(uid, None)
                 continue

@@ -191,3 +191,24 @@ async def test_outbox_rows_commit_with_the_events_or_not_at_all(sm) -> None:
     async with sm() as s:
         kinds = (await s.scalars(select(OfferEventRow.offer_key))).all()
     assert third.key not in kinds  # ...and no orphan event: a retry of the poll will produce both
+
+
+async def test_overlapping_refreshes_file_each_event_once(sm) -> None:
+    """The claim loop and an idle check may refresh the same fan-out at once: each event still reaches each user
+    once (filed twice, a user's digest would name every offer twice)."""
+    import asyncio
+
+    for uid in (1, 2):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h{i}")) for i in range(5)])
+    fanout = FanOut()
+
+    async def look() -> None:
+        async with sm() as s:
+            await fanout.refresh(s, T0)
+
+    await asyncio.gather(look(), look(), look())
+    assert {uid: len(ids) for uid, ids in fanout.pending.items()} == {1: 5, 2: 5}
+    got = await take(sm, fanout, T0)
+    assert len(got) == 10 and len(set(got)) == 10
