@@ -191,9 +191,17 @@ class App:
 
     # ------------------------------------------------------------------ pieces
     async def _load_offers(self) -> list[CachedOffer]:
+        """The offers inline mode answers from. Read and built in the ingest worker when it runs (thousands of rows
+        validated into models is CPU this loop would otherwise spend while users wait)."""
+
+        async def load(sm: async_sessionmaker[AsyncSession]) -> list[CachedOffer]:
+            async with sm() as session:
+                return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
+
+        if self.ingest_worker is not None:
+            return await self.ingest_worker.run(load)
         assert self.sessionmaker is not None
-        async with self.sessionmaker() as session:
-            return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
+        return await load(self.sessionmaker)
 
     async def ingest(self, result: PollResult, rates: Any = None, *, on_events: Any = None) -> None:
         """The scheduler's sink: record the poll (and the alert queue, same transaction) in the ingest worker's
@@ -307,6 +315,9 @@ class App:
                 await upgrade_async(s.database_url)
         self.engine = make_engine(s.database_url)
         self.sessionmaker = make_sessionmaker(self.engine)
+        # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`).
+        self.ingest_worker = IngestWorker(s.database_url)
+        self.ingest_worker.start()
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
         self.pacer = make_pacer(s)
@@ -336,9 +347,6 @@ class App:
             self._tasks.append(asyncio.create_task(self.dispatcher.start_polling(
                 self.bot, handle_signals=False, close_bot_session=False, polling_timeout=self.polling_timeout),
                 name="polling"))
-        # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`).
-        self.ingest_worker = IngestWorker(s.database_url)
-        self.ingest_worker.start()
         if self.scrape:
             self.leadership = ScrapeLeadership(self.sessionmaker, self._start_scraping, ttl=s.lease.ttl,
                                                on_change=self._leader_changed)
