@@ -70,8 +70,11 @@ async def main(args: argparse.Namespace) -> list[float]:
         latencies: list[float] = []
         try:
             for i in range(args.samples):
+                seen = len(server.requests_to(RUNPOD_PATH))
                 server.serve(RUNPOD_PATH, runpod(price))  # back up: a rise, recorded by the next poll, no alert
-                await asyncio.sleep(args.interval + 0.3 + rng.uniform(0, args.interval))
+                while len(server.requests_to(RUNPOD_PATH)) < seen + 2:  # a whole poll has seen it
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(0.5 + rng.uniform(0, args.interval))  # recorded; then a random moment
                 server.serve(RUNPOD_PATH, runpod(round(price * 0.9, 4)))
                 changed = time.perf_counter()
                 call = await tg.wait_for("sendMessage", chat_id=7, timeout=args.interval * 4 + 10,

@@ -99,7 +99,8 @@ def normalise(text: str) -> str:
 
 
 class Estimator:
-    def __init__(self, capacity: int = 4096, hub: HubResolver | None = None) -> None:
+    def __init__(self, capacity: int = 1024, hub: HubResolver | None = None) -> None:
+        # ~20 KB per answer (the estimate with its per-configuration memo): 1,024 phrases are ~20 MB.
         self._cache: OrderedDict[str, Estimate | Failure] = OrderedDict()
         self._capacity = capacity
         self.hub = hub  # None: an org/name the catalog lacks is "not in the catalog"

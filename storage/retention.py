@@ -18,9 +18,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
@@ -88,7 +88,7 @@ async def _thin(sm: async_sessionmaker[AsyncSession], unit: str, until: datetime
     """Keep only the last point of each `unit` per configuration for points older than `until` (and newer than what
     an earlier run already thinned), a day of history at a time, whole buckets only."""
     name = f"price_history_{unit}"
-    t = PricePoint.__table__
+    t = cast(Table, PricePoint.__table__)
     until = _floor(until, unit)
     start = await _mark(sm, name)
     if start is None:
@@ -132,22 +132,22 @@ async def run_retention(sm: async_sessionmaker[AsyncSession], settings: Retentio
     if s.hourly_days:
         report.add("price_history (to daily)", await _thin(sm, "day", now - s.hourly_days * days, s.batch))
     if s.daily_days:
-        t = PricePoint.__table__
+        t = cast(Table, PricePoint.__table__)
         report.add("price_history", await _delete_where(sm, t, t.c.at < now - s.daily_days * days, s.batch))
     if s.events_days:
-        t = OfferEventRow.__table__
+        t = cast(Table, OfferEventRow.__table__)
         report.add("offer_events", await _delete_where(sm, t, t.c.at < now - s.events_days * days, s.batch))
-        a = OfferAlertState.__table__
+        a = cast(Table, OfferAlertState.__table__)
         async with sm() as session, session.begin():
             result = await session.execute(delete(a).where(a.c.last_alert_at < now - s.events_days * days))
         report.add("alert_offer_state", int(result.rowcount or 0))  # type: ignore[attr-defined]
     if s.runs_days:
         report.add("scrape_runs", await _prune_runs(sm, now - s.runs_days * days, s.batch))
-    t = AlertEventRow.__table__
+    t = cast(Table, AlertEventRow.__table__)
     report.add("alert_events", await _delete_where(sm, t, t.c.created_at < now - s.alert_events_days * days,
                                                    s.batch))
     if s.deliveries_days:
-        t = AlertDelivery.__table__
+        t = cast(Table, AlertDelivery.__table__)
         done = t.c.state.in_((DeliveryState.SENT, DeliveryState.FAILED))
         report.add("alert_deliveries", await _delete_where(
             sm, t, done & (t.c.created_at < now - s.deliveries_days * days), s.batch))
@@ -158,7 +158,7 @@ async def run_retention(sm: async_sessionmaker[AsyncSession], settings: Retentio
 
 async def _prune_runs(sm: async_sessionmaker[AsyncSession], before: datetime, batch: int) -> int:
     """Runs older than `before`, except each provider's last HISTORY_RUNS (their events go with them)."""
-    t = ScrapeRun.__table__
+    t = cast(Table, ScrapeRun.__table__)
     async with sm() as s:
         providers = (await s.scalars(select(t.c.provider).distinct())).all()
         floors = {}

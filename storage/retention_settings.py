@@ -11,8 +11,8 @@ class RetentionSettings(BaseModel):
     raw_days: float = Field(default=7, ge=0)  # price points at full resolution
     hourly_days: float = Field(default=90, ge=0)  # then the last point of each hour
     daily_days: float = Field(default=730, ge=0)  # then the last point of each day; deleted after
-    events_days: float = Field(default=30, ge=0)
-    runs_days: float = Field(default=30, ge=0)
+    events_days: float = Field(default=7, ge=0)
+    runs_days: float = Field(default=7, ge=0)
     alert_events_days: float = Field(default=3, ge=2)
     deliveries_days: float = Field(default=7, ge=0)
     batch: int = Field(default=5000, ge=100)  # rows per statement (one short transaction each)

@@ -32,12 +32,16 @@ from bot.views import offer_what, rank_for, ranked_line, render_estimate, worklo
 from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
 from core.providers import provider_title
-from core.ranking import Ranked
+from core.ranking import Ranked, RankedGroups
 
 router = Router(name="inline")
 
-ANSWERS_KEPT = 2048
+# Built answers are big (~20 rendered articles with keyboards: hundreds of KB), so only the hottest few are kept;
+# the ranking behind an answer is small (references to cached offers) and is kept for many more phrases.
+ANSWERS_KEPT = 64
+RANKINGS_KEPT = 2048
 _ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultUnion], str]] = OrderedDict()
+_RANKINGS: OrderedDict[tuple[object, ...], RankedGroups] = OrderedDict()
 
 PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
 CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
@@ -118,10 +122,19 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
     answer = _ANSWERS.get(key)
     if answer is None:
-        answer = estimate_results(result, rank_for(result, offers, p.currency), offset, p.lang, p.currency,
-                                  bot_username, tokens)
+        rank_key = (id(offers), offers.version, result.query.lower(), p.currency)
+        ranked = _RANKINGS.get(rank_key)
+        if ranked is None:
+            ranked = _RANKINGS[rank_key] = rank_for(result, offers, p.currency)
+            while len(_RANKINGS) > RANKINGS_KEPT:
+                _RANKINGS.popitem(last=False)
+        else:
+            _RANKINGS.move_to_end(rank_key)
+        answer = estimate_results(result, ranked, offset, p.lang, p.currency, bot_username, tokens)
         _ANSWERS[key] = answer
         while len(_ANSWERS) > ANSWERS_KEPT:
             _ANSWERS.popitem(last=False)
+    else:
+        _ANSWERS.move_to_end(key)
     results, next_offset = answer
     await query.answer(results, cache_time=CACHE_TIME, is_personal=True, next_offset=next_offset)
