@@ -11,7 +11,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from gpuradar.logs import LogSettings
 from scrapers.settings import ProvidersSettings
-from storage.db import DEFAULT_DATABASE_URL
+from storage.retention_settings import RetentionSettings
+from storage.urls import DEFAULT_DATABASE_URL
 
 
 class WebSettings(BaseModel):
@@ -57,9 +58,15 @@ class SenderSettings(BaseModel):
     on another host leaves its unsent alerts to the others after at most this long (on the same host at once).
     """
 
-    batch: int = Field(default=500, ge=1)  # outbox rows claimed per cycle
+    batch: int = Field(default=500, ge=1)  # alert messages kept written and ready in memory
     poll_interval: float = Field(default=1.0, gt=0)  # how often to look for alerts another replica queued
     claim_ttl: float = Field(default=30.0, ge=1)
+    # Telegram's limits, shared by this replica's replies and alerts (bot.pacing): messages per second overall,
+    # and seconds between two messages to one chat.
+    global_rate: float = Field(default=29.5, gt=0)
+    chat_interval: float = Field(default=1.05, ge=0)
+    # The span Telegram counts its per-second limits over; only a stand-in server with scaled time changes it.
+    window: float = Field(default=1.0, gt=0)
 
 
 class Settings(BaseSettings):
@@ -70,6 +77,7 @@ class Settings(BaseSettings):
     telegram_api_url: str | None = None  # a self-hosted or stand-in Bot API server
     admin_ids: list[int] = Field(default_factory=list)
     providers: ProvidersSettings = ProvidersSettings()
+    retention: RetentionSettings = RetentionSettings()  # storage/retention.py: what is kept how long
     user_agent: str = "GPURadarBot/0.1 (+https://t.me/gpuradar_bot; GPU stock alerts)"
     # CBR daily rates fallback when the rates file cannot be fetched (roubles per unit)
     fx_fallback_rub_per: dict[str, float] = Field(default_factory=lambda: {"USD": 80.0, "EUR": 93.0})
