@@ -1,4 +1,5 @@
-"""The public peak-memory measurements (`shared/reference/measured_public.json`) as workloads for the estimator.
+"""The public peak-memory measurements (`bench/data/measured_public.json`, a copy of
+`shared/reference/measured_public.json`) as workloads for the estimator.
 
 Shared by the accuracy tests and `bench/accuracy_table.py`, so the README table and the tests judge the same thing.
 
@@ -32,7 +33,8 @@ from core.models import find_model
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-MEASURED_PATH = REPO_ROOT.parent / "shared" / "reference" / "measured_public.json"
+# A copy of shared/reference/measured_public.json (sources: bench/data/SOURCE.md): a fresh clone needs nothing more.
+MEASURED_PATH = REPO_ROOT / "bench" / "data" / "measured_public.json"
 
 ASSUMED_TRAIN_SEQ = 1304
 ASSUMED_INFER_SEQ = 128
