@@ -39,6 +39,7 @@ from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
+from gpuradar.startup import check_database_path, check_token_format, port_in_use, reach_telegram
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
 from storage.migrate import upgrade_async
@@ -238,7 +239,13 @@ class App:
         if self.webhook:
             assert s.webhook.secret is not None
             webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
-        self.web = await start_server(app, s.web.host, s.web.port)
+        try:
+            self.web = await start_server(app, s.web.host, s.web.port)
+        except OSError as exc:
+            problem = port_in_use(exc, s.web.host, s.web.port)
+            if problem is not None:
+                raise problem from None
+            raise
 
     async def _watch_degraded(self, watch: DegradedWatch, every: float = 60.0) -> None:
         while not self._stop.is_set():
@@ -252,6 +259,7 @@ class App:
     # ------------------------------------------------------------------ lifecycle
     async def start(self, bot: Bot | None = None) -> None:
         s = self.settings
+        check_database_path(s.database_url)
         if self.migrate:
             async with migration_lock(s.database_url):  # replicas starting together migrate one after another
                 await upgrade_async(s.database_url)
@@ -259,8 +267,11 @@ class App:
         self.sessionmaker = make_sessionmaker(self.engine)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
+        if bot is None and s.bot_token is not None:
+            check_token_format(s.bot_token.get_secret_value())
         self.bot = bot or make_bot(s)
-        me = await self.bot.get_me()
+        me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
+                                  api=s.telegram_api_url or "")
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
                                            provider_names=list(s.providers.enabled()),
