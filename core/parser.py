@@ -26,6 +26,9 @@ from core.models import TYPICAL_FOR_SIZE, find_model, get_model
 from core.msg import Joined, Msg, msg
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
+# Concurrent sequences one serving deployment is sized for: vLLM's scheduler batches up to `max_num_seqs` (256 by
+# default, a few thousand at most in practice); more users than that are several replicas, each estimated alone.
+MAX_CONCURRENCY = 4096
 MAX_CHARS = 500  # a workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256)
 
 # --- the error -------------------------------------------------------------------------------------------------
@@ -40,8 +43,9 @@ class ParseError(ValueError):
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
                  problem: Msg | None = None, meanings: Sequence[Msg | Joined | None] = (),
-                 reasons: Mapping[str, Msg] | None = None) -> None:
+                 reasons: Mapping[str, Msg] | None = None, from_fields: bool = False) -> None:
         self.understood: list[str] = list(understood)
+        self.from_fields = from_fields  # `understood` holds field=value codes: only their meanings are shown
         self.not_understood: list[str] = list(not_understood)
         self.problem = problem
         self._meanings = list(meanings)
@@ -59,8 +63,12 @@ class ParseError(ValueError):
             items: list[Msg] = []
             for i, frag in enumerate(self.understood):
                 meaning = self._meanings[i] if i < len(self._meanings) else None
-                item = msg("parse_item_meaning", fragment=frag, meaning=meaning) if meaning else \
-                    msg("parse_item", fragment=frag)
+                if self.from_fields:
+                    item = meaning if meaning else msg("parse_item", fragment=frag)
+                elif meaning:
+                    item = msg("parse_item_meaning", fragment=frag, meaning=meaning)
+                else:
+                    item = msg("parse_item", fragment=frag)
                 if item not in items:  # "13B LoRA 13B LoRA ..." says each thing once
                     items.append(item)
             lines.append(msg("parse_understood", items=Joined(tuple(items), "; ")))
@@ -126,7 +134,7 @@ def describe(field: str, value: Any) -> Msg:
 # Inclusive sanity ranges: a value outside is reported, never passed on (no 10^30-token contexts).
 LIMITS: dict[str, tuple[float, float]] = {
     "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
-    "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, 100_000), "examples": (1, 10**10),
+    "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, MAX_CONCURRENCY), "examples": (1, 10**10),
     "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
 }
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
@@ -590,6 +598,11 @@ def _meaning(found: dict[str, Any]) -> Joined:
                         for field, value in found.items()))
 
 
+def _negative(low: str, start: int) -> bool:
+    return start > 0 and low[start - 1] in "-\u2212" and low[start].isdigit() and \
+        (start == 1 or not low[start - 2].isalnum())
+
+
 def _normalise(text: str) -> str:
     return (text.lower().replace("ё", "е").replace("\u00a0", " ").replace("\u202f", " ")
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
@@ -638,6 +651,9 @@ def parse_workload(text: str) -> WorkloadSpec:
         pos = m.end()
         fragment = shown[m.start():m.end()].strip()
         rule = m.lastgroup or ""
+        if _negative(low, m.start()):  # "-7B": a sign, not a hyphen inside a name ("llama-3")
+            reject("-" + fragment, msg("parse_negative"))
+            continue
         try:
             found = _HANDLERS[rule](m)
         except Bad as exc:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bot.i18n import has, render, t
+from bot.i18n import has, lang_for, render, t
 from core.gpus import GPUS, compact_name, find_gpu, get_gpu
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
@@ -71,7 +71,8 @@ def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang
 
 
 def add_lang(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", choices=LANGS, default="en", help="output language / язык вывода (en)")
+    parser.add_argument("--lang", choices=LANGS, default=None,
+                        help="output language / язык вывода (default: Russian for Cyrillic input, else English)")
 
 
 def gpu_ids(name: str) -> list[str]:
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuradar.settings import Settings
     from storage import migrate
 
-    lang = args.lang
+    lang = args.lang = lang_for(args.lang, args.gpu, args.fits)
     gpus: list[str] | None = None
     if args.gpu:
         gpus = gpu_ids(args.gpu)

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from scrapers.settings import ProviderSettings
     from storage import migrate
 
-    lang = args.lang
+    lang = args.lang = args.lang or "en"
     settings = Settings()
     try:
         migrate.upgrade(settings.database_url)
