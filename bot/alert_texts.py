@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.formatting import esc, money
 from bot.i18n import t
+from bot.names import provider_name, region_name
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
 
@@ -20,18 +21,9 @@ MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
 MAX_STOP_BUTTONS = 8  # a keyboard, not a wall: the rest can be paused from /subs
 
-# How providers are called in messages (names in the settings are lower-case ids).
-PROVIDER_NAMES = {"selectel": "Selectel", "hostkey": "HOSTKEY", "vastai": "Vast.ai", "runpod": "RunPod",
-                  "cloudrift": "CloudRift", "vultr": "Vultr", "immers": "immers.cloud"}
-
-
 def at(lang: str, key: str, **values: Any) -> str:
     """An alert text (catalog key `alert_<key>`)."""
     return t(lang, f"alert_{key}", **values)
-
-
-def provider_name(provider: str) -> str:
-    return PROVIDER_NAMES.get(provider, provider)
 
 
 def _gpu_name(offer: dict[str, Any]) -> str:
@@ -60,7 +52,7 @@ def render_block(payload: dict[str, Any], lang: str, currency: str) -> str:
     count = int(offer.get("gpu_count") or 1)
     what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
     location = offer.get("location") or ""
-    where = at(lang, "where", location=esc(location)) if location else ""
+    where = at(lang, "where", location=esc(region_name(lang, location))) if location else ""
     billing = offer.get("billing")
     if billing in ("monthly", "spot"):
         where += at(lang, f"billing_{billing}")

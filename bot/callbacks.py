@@ -12,11 +12,12 @@ class EstimateCb(CallbackData, prefix="e"):
 
 class OffersCb(CallbackData, prefix="o"):
     q: str  # token of the filter text, "" for all offers
-    page: int
+    page: int  # 1-based; 0 under an estimate's list = back to the estimate itself
+    skip: int = 0  # offers already shown above (an estimate's cheapest few): the list starts after them
 
 
 class SubCb(CallbackData, prefix="s"):
-    action: str  # "pause" | "resume" | "delete"
+    action: str  # "pause" | "resume" | "delete" (asks) | "delete_yes" | "keep" | "delete_all_yes" (id 0)
     id: int
 
 

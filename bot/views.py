@@ -12,6 +12,7 @@ from typing import Any
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, money
 from bot.i18n import render
+from bot.names import method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer
 from bot.texts import t
 from core.gpus import get_gpu
@@ -32,12 +33,12 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
         return fallback or gpu_id
 
 
-def workload_label(est: Estimate) -> str:
-    """A one-line description of what was understood: '70b · qlora · nf4 · ctx 8192 · bs 4 · 8 GPU'."""
+def workload_label(est: Estimate, lang: str = "en") -> str:
+    """A one-line description of what was understood, in display names: 'Llama 3.1 70B · QLoRA · NF4 · ctx 8192'."""
     w = est.workload
-    parts = [w.model, w.method.value]
+    parts = [model_name(w.arch.name if w.arch else w.model), method_name(lang, w.method.value)]
     if w.quant is not Quant.NONE:
-        parts.append(w.quant.value)
+        parts.append(quant_name(w.quant.value))
     parts.append(f"ctx {w.seq_len}")
     if w.method is Method.INFERENCE:
         if w.concurrency > 1:
@@ -52,8 +53,9 @@ def workload_label(est: Estimate) -> str:
 def offer_line(offer: CachedOffer, lang: str, currency: str) -> str:
     per_hour = offer.per_hour(currency)
     link = t(lang, "offer_link", url=esc(offer.url)) if offer.url else t(lang, "offer_nolink")
-    location = f" ({esc(offer.location)})" if offer.location else ""
-    return t(lang, "offer_line", provider=esc(offer.provider), gpu=esc(gpu_label(offer.gpu, offer.gpu_name)),
+    location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
+    return t(lang, "offer_line", provider=esc(provider_name(offer.provider)),
+             gpu=esc(gpu_label(offer.gpu, offer.gpu_name)),
              count=offer.gpu_count, location=location, per_hour=money(per_hour, currency),
              per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), link=link)
 
@@ -74,7 +76,7 @@ def _util_percent(value: float) -> int:
 
 def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, currency: str) -> str:
     mem = est.memory
-    lines = [t(lang, "est_header", workload=esc(workload_label(est))),
+    lines = [t(lang, "est_header", workload=esc(workload_label(est, lang))),
              t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
     breakdown = _breakdown(mem, lang)
     if breakdown:

@@ -5,7 +5,10 @@ Buttons: "Notify me" subscribes to the same workload, "More offers" opens the pa
 
 from __future__ import annotations
 
-from aiogram import Router
+import contextlib
+
+from aiogram import F, Router
+from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
@@ -15,29 +18,69 @@ from bot.callbacks import EstimateCb, OffersCb
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
-from bot.offer_cache import OfferCache
+from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import render_estimate
+from bot.views import OFFERS_SHOWN, render_estimate
+from core.parser import ParseError
 from storage.user_tables import User
 
 router = Router(name="estimate")
 
 
-def estimate_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
+def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMarkup:
+    """"Notify me", and "More offers" when more fit than the estimate shows: it turns the same message into the
+    list of the others (starting after the ones shown, so page 1 never repeats them), with ‹ Back to the estimate."""
     kb = InlineKeyboardBuilder()
     kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
                                 callback_data=EstimateCb(action="notify", q=token).pack()))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"), callback_data=OffersCb(q=token, page=1).pack()))
+    if fitting > OFFERS_SHOWN:
+        kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"),
+                                    callback_data=OffersCb(q=token, page=1, skip=OFFERS_SHOWN).pack()))
     return kb.as_markup()
+
+
+def fitting_offers(est: Estimate, offers: OfferCache) -> list[CachedOffer]:
+    return offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
+
+
+# The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
+METHOD_CHOICES = ("inference", "lora", "qlora", "full")
+
+
+def needs_method(result: Failure) -> bool:
+    err = result.error
+    return isinstance(err, ParseError) and err.problem is not None and err.problem.key == "wl_which_method"
+
+
+def method_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    for method in METHOD_CHOICES:
+        kb.button(text=t(lang, f"btn_method_{method}"), callback_data=EstimateCb(action=f"m_{method}", q=token))
+    kb.adjust(2)
+    return kb.as_markup()
+
+
+async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:
+    """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing, else say
+    what was and was not understood."""
+    if needs_method(result):
+        await message.answer(t(lang, "ask_method", workload=esc(text)),
+                             reply_markup=method_keyboard(lang, tokens.encode(text)))
+        return
+    await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
 
 
 async def reply_estimate(message: Message, text: str, *, lang: str, currency: str, estimator: Estimator,
                          offers: OfferCache, tokens: QueryTokens) -> bool:
-    """Answer with the estimate of `text`; False (nothing sent) when it is not a workload."""
+    """Answer with the estimate of `text` (or the method question); False (nothing sent) when it is not a
+    workload at all."""
     result = estimator.get(text)
     if isinstance(result, Failure):
+        if needs_method(result):
+            await answer_failure(message, text, result, lang=lang, tokens=tokens)
+            return True
         return False
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
     return True
@@ -45,9 +88,9 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    fitting = offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
+    fitting = fitting_offers(est, offers)
     body = render_estimate(est, fitting, lang, currency)
-    await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query)))
+    await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query), len(fitting)))
 
 
 @router.message(Command("estimate"))
@@ -59,12 +102,37 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
         return
     result = estimator.get(text)
     if isinstance(result, Failure):
-        await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        await answer_failure(message, text, result, lang=lang, tokens=tokens)
         return
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
-@router.callback_query(EstimateCb.filter())
+@router.callback_query(EstimateCb.filter(F.action.startswith("m_")))
+async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                       estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+    """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
+    text = tokens.decode(callback_data.q)
+    method = callback_data.action.removeprefix("m_")
+    if not text or method not in METHOD_CHOICES or query.message is None:
+        await query.answer(t(lang, "deep_link_bad"), show_alert=True)
+        return
+    await query.answer()
+    phrase = f"{text} {method}"
+    result = estimator.get(phrase)
+    if isinstance(result, Failure):
+        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        return
+    fitting = fitting_offers(result, offers)
+    body = render_estimate(result, fitting, lang, currency)
+    keyboard = estimate_keyboard(lang, tokens.encode(phrase), len(fitting))
+    if len(body) <= 4096:
+        with contextlib.suppress(TelegramBadRequest):
+            await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
+            return
+    await answer_long(query.message, body, keyboard)
+
+
+@router.callback_query(EstimateCb.filter(F.action == "notify"))
 async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: AsyncSession, user: User, lang: str,
                     estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
     text = tokens.decode(callback_data.q)

@@ -21,6 +21,7 @@ from aiogram.types import (
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
+from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.prefs import PrefsCache
 from bot.texts import examples, t
@@ -59,7 +60,7 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
 def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lang: str, currency: str,
                      bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultArticle], str]:
     kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
-    label = workload_label(est)
+    label = workload_label(est, lang)
     results: list[InlineQueryResultArticle] = []
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" for f in list(est.report.fits)[:4]) or t(lang, "est_no_fit")
@@ -68,9 +69,9 @@ def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lan
                                 kb))
     for i, offer in enumerate(fitting[offset:offset + PAGE], start=offset):
         per_hour = offer.per_hour(currency)
-        location = f" · {offer.location}" if offer.location else ""
+        location = f" · {region_name(lang, offer.location)}" if offer.location else ""
         title = t(lang, "inline_offer_title", gpu=gpu_label(offer.gpu, offer.gpu_name), count=offer.gpu_count,
-                  per_hour=money(per_hour, currency), provider=offer.provider)
+                  per_hour=money(per_hour, currency), provider=provider_name(offer.provider))
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{offer_line(offer, lang, currency)}"

@@ -13,13 +13,14 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
-from bot.formatting import esc
+from bot.formatting import esc, split_message
 from bot.handlers.common import argument
+from bot.handlers.estimate import estimate_keyboard, fitting_offers
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import offer_line
+from bot.views import offer_line, render_estimate
 
 router = Router(name="offers")
 
@@ -40,7 +41,9 @@ def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str
 
 
 def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang: str,
-                currency: str) -> tuple[str, InlineKeyboardMarkup | None]:
+                currency: str, skip: int = 0) -> tuple[str, InlineKeyboardMarkup | None]:
+    """One page of `items[skip:]`; under an estimate (skip > 0) page 1 has ‹ Back to the estimate."""
+    items = items[skip:]
     what = t(lang, "offers_filter", what=esc(text)) if text else ""
     if not items:
         return t(lang, "offers_none", filter=what), None
@@ -51,12 +54,12 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
     lines.extend(offer_line(o, lang, currency) for o in chunk)
     kb = InlineKeyboardBuilder()
     buttons = []
-    if page > 1:
+    if page > 1 or skip:
         buttons.append(InlineKeyboardButton(text=t(lang, "btn_prev"),
-                                            callback_data=OffersCb(q=token, page=page - 1).pack()))
+                                            callback_data=OffersCb(q=token, page=page - 1, skip=skip).pack()))
     if page < pages:
         buttons.append(InlineKeyboardButton(text=t(lang, "btn_next"),
-                                            callback_data=OffersCb(q=token, page=page + 1).pack()))
+                                            callback_data=OffersCb(q=token, page=page + 1, skip=skip).pack()))
     if buttons:
         kb.row(*buttons)
     return "\n".join(lines), kb.as_markup() if buttons else None
@@ -81,23 +84,22 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
     if text is None or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    items = select_offers(text, offers, estimator, lang)
-    if isinstance(items, str):
-        await query.answer()
-        await query.message.answer(items)
-        return
-    body, kb = render_page(items, text, callback_data.page, callback_data.q, lang, currency)
     await query.answer()
-    # "More offers" under an estimate opens a new list; ‹ › on a list turns its page in place.
-    if _is_offer_list(query):
-        with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
-            await query.message.edit_text(body, reply_markup=kb, disable_web_page_preview=True)
+    if callback_data.page < 1 and callback_data.skip:  # ‹ Back from the list to the estimate it came from
+        result = estimator.get(text)
+        if isinstance(result, Failure):
+            return
+        fitting = fitting_offers(result, offers)
+        body = render_estimate(result, fitting, lang, currency)
+        kb: InlineKeyboardMarkup | None = estimate_keyboard(lang, callback_data.q, len(fitting))
     else:
-        await query.message.answer(body, reply_markup=kb, disable_web_page_preview=True)
-
-
-def _is_offer_list(query: CallbackQuery) -> bool:
-    markup = getattr(query.message, "reply_markup", None)
-    if markup is None:
-        return False
-    return all(OffersCb.__prefix__ + ":" in (b.callback_data or "") for row in markup.inline_keyboard for b in row)
+        items = select_offers(text, offers, estimator, lang)
+        if isinstance(items, str):
+            await query.message.answer(items)
+            return
+        body, kb = render_page(items, text, max(callback_data.page, 1), callback_data.q, lang, currency,
+                               skip=callback_data.skip)
+    # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
+    with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
+        await query.message.edit_text(split_message(body)[-1] if len(body) > 4096 else body, reply_markup=kb,
+                                      disable_web_page_preview=True)

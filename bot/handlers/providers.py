@@ -10,6 +10,8 @@ from aiogram.types import Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.formatting import esc
+from bot.names import provider_name
+from bot.provider_reasons import short_reason
 from bot.texts import t
 from storage.queries import provider_health
 
@@ -27,10 +29,10 @@ async def providers(message: Message, session: AsyncSession, lang: str, provider
     for name in sorted(set(provider_names) | set(health)):
         h = health.get(name)
         if h is None:
-            lines.append(t(lang, "provider_unknown", name=esc(name)))
+            lines.append(t(lang, "provider_unknown", name=esc(provider_name(name))))
         elif h.status == "ok":
-            lines.append(t(lang, "provider_ok", name=esc(name), when=when(h.last_success, lang)))
+            lines.append(t(lang, "provider_ok", name=esc(provider_name(name)), when=when(h.last_success, lang)))
         else:
-            lines.append(t(lang, "provider_degraded", name=esc(name), since=when(h.since, lang),
-                           reason=esc(h.reason or "?"), when=when(h.last_success, lang)))
+            lines.append(t(lang, "provider_degraded", name=esc(provider_name(name)), since=when(h.since, lang),
+                           reason=short_reason(lang, h.reason), when=when(h.last_success, lang)))
     await message.answer("\n".join(lines))

@@ -49,9 +49,44 @@ async def subs(message: Message, session: AsyncSession, user: User, lang: str) -
     await message.answer(text, reply_markup=kb)
 
 
+def confirm_keyboard(lang: str, yes: SubCb) -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_delete_yes"), callback_data=yes.pack()),
+           InlineKeyboardButton(text=t(lang, "btn_keep"), callback_data=SubCb(action="keep", id=0).pack()))
+    return kb.as_markup()
+
+
+async def confirm_delete_view(session: AsyncSession, user: User, sub_id: int,
+                              lang: str) -> tuple[str, InlineKeyboardMarkup] | None:
+    """"Delete subscription N: <what>?" with Delete / Keep, or None when it no longer exists."""
+    subs = await list_subscriptions(session, user.id)
+    for n, sub in enumerate(subs, start=1):
+        if sub.id == sub_id:
+            text = t(lang, "sub_delete_confirm", n=n, what=subscription_what(sub, lang),
+                     filters=subscription_filters(sub, lang))
+            return text, confirm_keyboard(lang, SubCb(action="delete_yes", id=sub.id))
+    return None
+
+
 @router.callback_query(SubCb.filter())
 async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSession, user: User, lang: str) -> None:
-    if callback_data.action == "delete":
+    if callback_data.action == "delete":  # asks first: the list turns into the question, Keep turns it back
+        view = await confirm_delete_view(session, user, callback_data.id, lang)
+        await query.answer(None if view else t(lang, "sub_not_found"))
+        if view is not None and query.message is not None:
+            with contextlib.suppress(TelegramBadRequest):
+                await query.message.edit_text(view[0], reply_markup=view[1])
+        return
+    if callback_data.action == "delete_all_yes":
+        n = await delete_all_subscriptions(session, user.id)
+        await session.commit()
+        await query.answer()
+        if query.message is not None:
+            await query.message.edit_text(t(lang, "unsub_all_done", n=n))
+        return
+    if callback_data.action == "keep":
+        done, note = True, "sub_kept"
+    elif callback_data.action == "delete_yes":
         done = await delete_subscription(session, user.id, callback_data.id)
         note = "sub_deleted"
     elif callback_data.action in ("pause", "resume"):
@@ -71,16 +106,18 @@ async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSessi
 async def unsubscribe(message: Message, command: CommandObject, session: AsyncSession, user: User,
                       lang: str) -> None:
     arg = (command.args or "").strip().lower()
-    if arg in ("all", "все", "всё"):
-        n = await delete_all_subscriptions(session, user.id)
-        await session.commit()
-        await message.answer(t(lang, "unsub_all_done", n=n))
-        return
     subs = await list_subscriptions(session, user.id)
+    if arg in ("all", "все", "всё"):
+        if not subs:
+            await message.answer(t(lang, "subs_empty"))
+            return
+        await message.answer(t(lang, "unsub_all_confirm", n=len(subs)),
+                             reply_markup=confirm_keyboard(lang, SubCb(action="delete_all_yes", id=0)))
+        return
     if not arg.isdigit() or not 1 <= int(arg) <= len(subs):
         text, kb = await render_subs(session, user, lang)
         await message.answer(t(lang, "unsub_usage") + ("\n\n" + text if subs else ""), reply_markup=kb)
         return
-    await delete_subscription(session, user.id, subs[int(arg) - 1].id)
-    await session.commit()
-    await message.answer(t(lang, "unsub_done", n=int(arg)))
+    view = await confirm_delete_view(session, user, subs[int(arg) - 1].id, lang)
+    assert view is not None
+    await message.answer(view[0], reply_markup=view[1])
