@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.formatting import esc, money
+from bot.formatting import esc, href, money
 from bot.i18n import t
 from bot.names import provider_name, region_name
 from core.gpus import get_gpu
@@ -84,9 +84,9 @@ def render_block(payload: dict[str, Any], lang: str, currency: str) -> str:
     if cap is not None:
         reason += at(lang, "under_cap", cap=money(float(cap), cap_cur))
     lines.append(reason)
-    url = offer.get("url") or ""
-    if url.startswith(("https://", "http://")):
-        lines.append(at(lang, "order", url=esc(url).replace('"', "&quot;"), provider=provider))
+    url = href(offer.get("url"))
+    if url:
+        lines.append(at(lang, "order", url=url, provider=provider))
     return "\n".join(lines)
 
 

@@ -1,12 +1,12 @@
 """Building the dispatcher: routers, the user middleware, and the shared services injected by name.
 
 Handlers declare what they need as parameters (`offers`, `estimator`, `tokens`, `prefs`, `bot_username`,
-`provider_names`, `sessionmaker`); aiogram passes the dispatcher's workflow data by those names.
+`provider_names`, `provider_setup`, `sessionmaker`); aiogram passes the dispatcher's workflow data by those names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from aiogram import Dispatcher
 from aiogram.fsm.storage.base import BaseStorage
@@ -24,6 +24,7 @@ from bot.tokens import QueryTokens
 
 def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: OfferCache, bot_username: str,
                      admin_ids: Iterable[int] = (), provider_names: Iterable[str] = (),
+                     provider_setup: Mapping[str, str] | None = None,
                      estimator: Estimator | None = None, storage: BaseStorage | None = None) -> Dispatcher:
     # `storage`: where wizard state lives. The application passes the database-backed one (bot.fsm_storage) so a
     # conversation survives a switch between replicas; memory is enough for a dispatcher used alone (tests).
@@ -36,6 +37,9 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["prefs"] = prefs
     dp["bot_username"] = bot_username
     dp["provider_names"] = sorted(provider_names)
+    # name -> "enabled" | "needs:<SETTING>,<SETTING>" | "disabled", for /providers (default: the polled ones)
+    dp["provider_setup"] = dict(provider_setup) if provider_setup is not None else dict.fromkeys(provider_names,
+                                                                                                 "enabled")
     middleware = UserMiddleware(sessionmaker, prefs)
     dp.message.outer_middleware(middleware)
     dp.callback_query.outer_middleware(middleware)

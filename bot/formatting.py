@@ -14,6 +14,16 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=False)
 
 
+def href(url: object) -> str | None:
+    """A link for `<a href="...">`: only an absolute http(s) URL, attribute-escaped (quotes included); None for
+    anything else (`javascript:`, `data:`, a relative path), so a scraped link can never become script."""
+    text = str(url or "").strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest or any(c.isspace() for c in text):
+        return None
+    return html.escape(text, quote=True)
+
+
 def money(amount: float | None, currency: str) -> str:
     """'$1.89', '12 345 ₽', '0.35 ₽' — cents for small amounts, whole units for large ones."""
     if amount is None:

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from bot.i18n import t
 from core.models import find_model
-from core.providers import provider_info
+from core.providers import provider_title
 
 # Region id -> city (catalog key `city_<name>`). Sources: CloudRift's datacenter ids in its API's instance-types
 # answer (tests/fixtures/providers/cloudrift.sample.json); Vultr's region ids (GET /v2/regions: "ewr" New Jersey …);
@@ -36,7 +36,7 @@ _COUNTRY_IN_ID = re.compile(r"^(?:ap|eu|us|na|sa|af|me|ca)[-_][a-z]+[-_](?P<cc>[
 
 
 def provider_name(provider: str) -> str:
-    return provider_info(provider).title
+    return provider_title(provider)
 
 
 @lru_cache(maxsize=512)

@@ -11,16 +11,9 @@ import re
 from dataclasses import dataclass
 
 from core.gpus import find_gpu
+from core.providers import aliases
 
-PROVIDER_ALIASES = {
-    "selectel": "selectel", "селектел": "selectel",
-    "hostkey": "hostkey", "хосткей": "hostkey",
-    "vast": "vastai", "vastai": "vastai", "vast.ai": "vastai",
-    "runpod": "runpod",
-    "cloudrift": "cloudrift",
-    "vultr": "vultr",
-    "immers": "immers", "immers.cloud": "immers",
-}
+PROVIDER_ALIASES = aliases()  # every spelling in the one provider catalog (core.providers) -> provider id
 _PROVIDER_NAMES = "|".join(sorted((re.escape(a) for a in PROVIDER_ALIASES), key=len, reverse=True))
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.estimates import Estimate
-from bot.formatting import esc, gib, money
+from bot.formatting import esc, gib, href, money
 from bot.i18n import render
 from bot.names import method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer
@@ -52,11 +52,12 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
 
 def offer_line(offer: CachedOffer, lang: str, currency: str) -> str:
     per_hour = offer.per_hour(currency)
-    link = t(lang, "offer_link", url=esc(offer.url)) if offer.url else t(lang, "offer_nolink")
+    url = href(offer.url)
+    link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
     location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
     return t(lang, "offer_line", provider=esc(provider_name(offer.provider)),
-             gpu=esc(gpu_label(offer.gpu, offer.gpu_name)),
-             count=offer.gpu_count, location=location, per_hour=money(per_hour, currency),
+             gpu=esc(gpu_label(offer.gpu, offer.gpu_name)), count=offer.gpu_count, location=location,
+             per_hour=money(per_hour, currency),
              per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), link=link)
 
 

@@ -275,6 +275,7 @@ class App:
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
                                            provider_names=list(s.providers.enabled()),
+                                           provider_setup=s.providers.setup(),
                                            storage=self.fsm_storage or SqlStorage(self.sessionmaker))
         await register_menu(self.bot)
         if self.serve_web:

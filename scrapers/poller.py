@@ -54,8 +54,8 @@ def providers_of(settings: Any) -> ProvidersSettings:
 
 
 def provider_settings(name: str, settings: Any) -> ProviderSettings:
-    cfg = getattr(providers_of(settings), name, None)
-    if not isinstance(cfg, ProviderSettings):
+    cfg = providers_of(settings).get(name)
+    if cfg is None:
         raise KeyError(name)
     return cfg
 

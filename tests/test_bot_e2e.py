@@ -250,7 +250,13 @@ async def test_history_sends_a_real_png(tg, app):
 
 async def test_providers_and_settings(tg, app):
     text = await say(tg, "/providers", user_id=16)
-    assert "RunPod" in text and "Selectel" in text and "✅" in text and "runpod" not in text
+    assert "✅ RunPod" in text and "✅ Selectel" in text  # display names from the one provider catalog
+    assert "🔑 Lambda" in text and "PROVIDERS__LAMBDA__API_KEY" in text  # keyed and not configured: says so
+    assert "PROVIDERS__VERDA__CLIENT_SECRET" in text
+    assert "⏸ immers.cloud" in text  # shipped switched off until an operator checks its selectors
+    text_ru = await say(tg, "/providers", user_id=18, lang="ru")
+    assert "✅ RunPod" in text_ru and "🔑 Lambda — нужен ключ API" in text_ru and "⏸ immers.cloud — выключен" in text_ru
+    assert "runpod" not in text
     tg.message("/settings", user_id=16)
     s = await tg.wait_for("sendMessage", chat_id=16)
     assert "Currency: USD" in s.text

@@ -21,7 +21,15 @@ from scrapers.scheduler import ScrapeScheduler
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import record_poll
 from storage.offer_tables import CurrentOffer, OfferEventRow, ProviderHealth, ScrapeRun
-from tests.support.provider_server import CLOUDRIFT_PATH, RUNPOD_PATH, Fault, ProviderServer
+from tests.support.provider_server import (
+    CLOUDRIFT_PATH,
+    HYPERSTACK_STOCKS_PATH,
+    RUNPOD_PATH,
+    VERDA_TOKEN_PATH,
+    Fault,
+    ProviderServer,
+    load_fixture,
+)
 
 RATES = Rates(rub_per={"USD": 80.0})
 
@@ -227,3 +235,44 @@ async def test_a_fault_right_after_baseline_never_sells_out(provider_server: Pro
         assert {sku: missing for sku, (_, missing, _) in state.items()} == dict.fromkeys(BASE, 0)
     finally:
         await p.close()
+
+
+async def test_new_providers_through_the_pipeline(provider_server: ProviderServer, migrated_database_url: str) -> None:
+    """Hyperstack (a keyed API) and Verda (OAuth client credentials) from their live paths into storage: baseline,
+    a configuration coming into stock, a bad record skipped without voiding the poll, no key -> not polled."""
+    settings = provider_server.providers_settings(keys=True)
+    engine = make_engine(migrated_database_url)
+    sm = make_sessionmaker(engine)
+    client = make_client(retry=RetryPolicy(scale=0.001))
+    events: list[tuple[str, str, str]] = []
+
+    async def sink(result: PollResult) -> None:
+        events.extend((e.kind.value, e.offer.provider, e.key.split("|", 1)[1]) for e in
+                      await record_poll(sm, result, rates=RATES))
+
+    sched = ScrapeScheduler(settings, client, sink, providers=["hyperstack", "verda"], run_now=False)
+    try:
+        for name in ("hyperstack", "verda"):
+            res = await sched.run_provider(name)
+            assert res.status.value == "ok" and res.offers, (name, res.error)
+        assert events == []  # a baseline announces nothing
+        assert len(provider_server.requests_to(VERDA_TOKEN_PATH)) == 1
+        stocks = load_fixture("hyperstack.stocks.sample.json")
+        norway = stocks["stocks"][0]["models"]
+        norway[1]["configurations"]["1x"] = 3  # A100 80G PCIe, 1 GPU: back in stock
+        norway.append({"model": "H100-80G-PCIe", "available": None, "configurations": {"1x": "many"}})  # bad
+        provider_server.serve(HYPERSTACK_STOCKS_PATH, stocks)
+        res = await sched.run_provider("hyperstack")
+        assert res.status.value == "ok" and res.skipped == 1
+        assert events == [("back_in_stock", "hyperstack", "A100-80G-PCIe|1|NORWAY-1|hourly")]
+        await sched.run_provider("verda")  # the token is reused, not asked for again
+        assert len(provider_server.requests_to(VERDA_TOKEN_PATH)) == 1
+        async with sm() as s:
+            stored = (await s.scalars(select(CurrentOffer).where(CurrentOffer.provider == "verda"))).all()
+        assert {r.location for r in stored} == {"FIN-01", "FIN-02", "ICE-01"} and any(r.in_stock for r in stored)
+    finally:
+        sched.shutdown()
+        await client.aclose()
+        await engine.dispose()
+    unkeyed = provider_server.providers_settings()
+    assert "hyperstack" not in unkeyed.enabled() and "lium" in unkeyed.enabled()

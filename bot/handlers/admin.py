@@ -24,8 +24,9 @@ def make_router(admin_ids: frozenset[int]) -> Router:
         await message.answer(t(lang, "admin_stats", offers=len(offers), **s.model_dump()))
 
     @router.message(Command("health"))
-    async def health(message: Message, session: AsyncSession, lang: str, provider_names: list[str]) -> None:
-        await providers(message, session, lang, provider_names)
+    async def health(message: Message, session: AsyncSession, lang: str, provider_names: list[str],
+                     provider_setup: dict[str, str]) -> None:
+        await providers(message, session, lang, provider_names, provider_setup)
 
     @router.message(Command("testalert"))
     async def testalert(message: Message, lang: str) -> None:

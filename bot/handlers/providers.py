@@ -1,4 +1,5 @@
-"""/providers: which providers are watched, when each last succeeded, and which are degraded."""
+"""/providers: every provider the bot knows — watched and healthy, degraded (since when, why), switched off, or
+waiting for an API key — with display names from the one provider catalog (core.providers)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from aiogram.types import Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.formatting import esc
-from bot.names import provider_name
 from bot.provider_reasons import short_reason
 from bot.texts import t
+from core.providers import provider_title
 from storage.queries import provider_health
 
 router = Router(name="providers")
@@ -23,16 +24,28 @@ def when(moment: datetime | None, lang: str) -> str:
 
 
 @router.message(Command("providers"))
-async def providers(message: Message, session: AsyncSession, lang: str, provider_names: list[str]) -> None:
+async def providers(message: Message, session: AsyncSession, lang: str, provider_names: list[str],
+                    provider_setup: dict[str, str] | None = None) -> None:
+    setup = provider_setup if provider_setup is not None else dict.fromkeys(provider_names, "enabled")
     health = {h.provider: h for h in await provider_health(session)}
     lines = [t(lang, "providers_title")]
-    for name in sorted(set(provider_names) | set(health)):
+    order = {"enabled": 0}
+    names = sorted(set(setup) | set(provider_names) | set(health),
+                   key=lambda n: (order.get(setup.get(n, "enabled"), 1), provider_title(n).lower()))
+    for name in names:
+        title = esc(provider_title(name))
+        state = setup.get(name, "enabled")
         h = health.get(name)
-        if h is None:
-            lines.append(t(lang, "provider_unknown", name=esc(provider_name(name))))
+        if state == "disabled":
+            lines.append(t(lang, "provider_off", name=title))
+        elif state.startswith("needs:"):
+            lines.append(t(lang, "provider_needs_key", name=title,
+                           settings=", ".join(f"<code>{esc(s)}</code>" for s in state[6:].split(","))))
+        elif h is None:
+            lines.append(t(lang, "provider_unknown", name=title))
         elif h.status == "ok":
-            lines.append(t(lang, "provider_ok", name=esc(provider_name(name)), when=when(h.last_success, lang)))
+            lines.append(t(lang, "provider_ok", name=title, when=when(h.last_success, lang)))
         else:
-            lines.append(t(lang, "provider_degraded", name=esc(provider_name(name)), since=when(h.since, lang),
+            lines.append(t(lang, "provider_degraded", name=title, since=when(h.since, lang),
                            reason=short_reason(lang, h.reason), when=when(h.last_success, lang)))
     await message.answer("\n".join(lines))

@@ -12,20 +12,30 @@ from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
+from core.providers import provider_title
 from storage.user_tables import User
 
 router = Router(name="start")
+
+
+def start_text(lang: str, provider_names: list[str]) -> str:
+    """The welcome, naming the providers actually watched (display names from the one catalog)."""
+    names = [provider_title(n) for n in provider_names] or ["—"]
+    joined = names[0] if len(names) == 1 else (", ".join(names[:-1]) + (" и " if lang == "ru" else " and ")
+                                               + names[-1])
+    return t(lang, "start", providers=joined)
 
 DEEP_LINK_PREFIX = "sub_"
 
 
 @router.message(CommandStart(deep_link=True))
 async def start_deep_link(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str,
-                          estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+                          estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
+                          provider_names: list[str]) -> None:
     payload = command.args or ""
     query = tokens.decode(payload[len(DEEP_LINK_PREFIX):]) if payload.startswith(DEEP_LINK_PREFIX) else None
     if not query:
-        await message.answer(t(lang, "start"))
+        await message.answer(start_text(lang, provider_names))
         if payload.startswith(DEEP_LINK_PREFIX):
             await message.answer(t(lang, "deep_link_bad"))
         return
@@ -34,8 +44,8 @@ async def start_deep_link(message: Message, command: CommandObject, session: Asy
 
 
 @router.message(CommandStart())
-async def start(message: Message, lang: str) -> None:
-    await message.answer(t(lang, "start"))
+async def start(message: Message, lang: str, provider_names: list[str]) -> None:
+    await message.answer(start_text(lang, provider_names))
 
 
 @router.message(Command("help"))

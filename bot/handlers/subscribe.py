@@ -22,18 +22,18 @@ from bot.callbacks import WizardCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, money
 from bot.handlers.common import argument
-from bot.names import provider_name
 from bot.offer_cache import OfferCache
-from bot.subscribe_query import PROVIDER_ALIASES, gpu_list, parse_subscribe
+from bot.subscribe_query import gpu_list, parse_subscribe
 from bot.subscribing import subscribe_request, subscribe_text
 from bot.texts import examples_block, t
+from core.providers import CATALOG, provider_title
 from storage.user_tables import User
 
 router = Router(name="subscribe")
 
 POPULAR_GPUS = ("H100", "H200", "B200", "A100 80GB", "L40S", "RTX 4090", "RTX 3090", "A6000")
 PRICE_PRESETS = {"RUB": (100, 200, 300, 500), "USD": (1, 2, 3, 5)}
-PROVIDERS = tuple(sorted(set(PROVIDER_ALIASES.values())))
+PROVIDERS = tuple(sorted(CATALOG))  # the one provider catalog (core.providers)
 
 
 class Wizard(StatesGroup):
@@ -155,7 +155,7 @@ async def typed_target(message: Message, state: FSMContext, lang: str, currency:
 
 async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool) -> None:
     await state.set_state(Wizard.provider)
-    rows = [[(provider_name(name), WizardCb(step="provider", value=name)) for name in PROVIDERS[i:i + 3]]
+    rows = [[(provider_title(name), WizardCb(step="provider", value=name)) for name in PROVIDERS[i:i + 3]]
             for i in range(0, len(PROVIDERS), 3)]
     rows.append([(t(lang, "btn_any_provider"), WizardCb(step="provider", value="any"))])
     if edit:

@@ -1,4 +1,11 @@
-"""`gpuradar providers [--json] [--lang ru|en]`: each configured provider's health, last success and last error."""
+"""`gpuradar providers [--json] [--lang ru|en]`: every provider — enabled, needs a key, or switched off — and its
+health (healthy / degraded, since when, last success, last error).
+
+`gpuradar providers check NAME [--json] [--lang ru|en]`: fetch NAME once (enabled or not), run its parser and print
+what matched and what did not — rows and fields for a declarative HTML provider, records skipped with the reasons,
+the offers — storing nothing. Exit status 0 when the answer gave believable offers, 1 when not, 2 for a name that
+is not a provider.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +14,25 @@ import asyncio
 import json
 import sys
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from bot.i18n import has, t
 from gpuradar.commands.offers import add_lang, table
 
 if TYPE_CHECKING:
+    from scrapers.check import CheckReport
     from storage.queries import HealthView
 
-
 def _t(lang: str, key: str, **values: object) -> str:
+    """A text of this command from the one catalog (bot/locales/<lang>/cli.ftl, keys `cli_providers_*`)."""
+    from bot.i18n import t
+
     return t(lang, f"cli_providers_{key}", **values)
-
-
-def _word(lang: str, value: str) -> str:
-    """A status or billing word in the language, or the value itself when the catalog has no word for it."""
-    return t(lang, f"cli_providers_{value}") if has(lang, f"cli_providers_{value}") else value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("providers", help=_t("en", "help"), description=_t("en", "help"))
+    parser.add_argument("action", nargs="?", choices=["check"], help="check: fetch NAME once, store nothing")
+    parser.add_argument("name", nargs="?", metavar="NAME", help="the provider to check")
     parser.add_argument("--json", action="store_true", help="print JSON")
     add_lang(parser)
     parser.set_defaults(handler=run)
@@ -49,9 +55,11 @@ async def _load(url: str) -> list[HealthView]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        return run_check(args)
     # Heavy imports (settings, SQLAlchemy, Alembic) here rather than at the top: see gpuradar.commands.db.run.
+    from core.providers import provider_title
     from gpuradar.settings import Settings
-    from scrapers.settings import ProviderSettings
     from storage import migrate
 
     lang = args.lang = args.lang or "en"
@@ -62,16 +70,19 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
-    configured = {name: cfg for name, cfg in settings.providers if isinstance(cfg, ProviderSettings)}
-    names = list(configured) + sorted(set(health) - set(configured))  # a provider since removed still shows
+    setup = settings.providers.setup()
+    names = list(setup) + sorted(set(health) - set(setup))  # a provider since removed still shows
 
     if args.json:
         out = []
         for name in names:
             h = health.get(name)
-            cfg = configured.get(name)
+            state = setup.get(name, "disabled")
             out.append({
-                "name": name, "enabled": bool(cfg and cfg.enabled), "status": h.status if h else None,
+                "name": name, "title": provider_title(name), "enabled": state == "enabled",
+                "setup": "needs_key" if state.startswith("needs:") else state,
+                "needs": state[6:].split(",") if state.startswith("needs:") else [],
+                "status": h.status if h else None,
                 "reason": h.reason if h else None, "since": h.since.isoformat() if h else None,
                 "last_success": h.last_success.isoformat() if h and h.last_success else None,
                 "last_error": h.last_error if h else None,
@@ -85,13 +96,84 @@ def run(args: argparse.Namespace) -> int:
     rows = []
     for name in names:
         h = health.get(name)
-        cfg = configured.get(name)
-        enabled = _t(lang, "yes") if cfg and cfg.enabled else _t(lang, "no")
+        state = setup.get(name, "disabled")
+        shown = (_t(lang, "needs", settings=", ".join(state[6:].split(","))) if state.startswith("needs:")
+                 else _t(lang, state))
+        label = f"{provider_title(name)} ({name})" if provider_title(name) != name else name
         if h is None:
-            rows.append([name, enabled, _t(lang, "never"), "—", "—", "—"])
+            rows.append([label, shown, _t(lang, "never"), "—", "—", "—"])
             continue
-        status = _word(lang, h.status)
+        status = _t(lang, h.status) if h.status in ("ok", "degraded") else h.status
         error = f"{_when(h.last_error_at)}: {h.last_error}" if h.last_error else "—"
-        rows.append([name, enabled, status, _when(h.since), _when(h.last_success), error])
+        rows.append([label, shown, status, _when(h.since), _when(h.last_success), error])
     print(table(_t(lang, "headers").split("|"), rows))
     return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from gpuradar.settings import Settings
+
+    lang = args.lang
+    settings = Settings()
+    known = [name for name, _ in settings.providers]
+    if not args.name:
+        print(_t(lang, "need_name"), file=sys.stderr)
+        return 2
+    if args.name not in known:
+        print(_t(lang, "unknown", name=args.name, known=", ".join(known)), file=sys.stderr)
+        return 2
+    report = asyncio.run(_check(args.name, settings))
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        print(render_check(report, settings, args.lang))
+    return 0 if report.status.value == "ok" else 1
+
+
+async def _check(name: str, settings: Any) -> CheckReport:
+    from scrapers.check import check
+    from scrapers.http import make_client
+
+    async with make_client(settings) as client:
+        return await check(name, settings, client)
+
+
+def render_check(report: CheckReport, settings: Any, lang: str) -> str:
+    from core.providers import provider_title
+
+    name = report.provider
+    lines = [_t(lang, "check_title", title=provider_title(name), name=name,
+                status=_t(lang, f"status_{report.status.value}"))]
+    if report.needs:
+        lines.append(_t(lang, "needs_line", settings=", ".join(report.needs)))
+        return "\n".join(lines)
+    if report.error:
+        lines.append(_t(lang, "error", error=report.error))
+    cfg = settings.providers.get(name)
+    page = report.page
+    if page is not None:
+        lines.append(_t(lang, "rows", rows=str(getattr(cfg, "rows", "")), n=str(page["rows"]),
+                        usable=str(page.get("usable_rows", 0))))
+        lines.append(_t(lang, "fields"))
+        for field, hits in page["fields"].items():
+            note = "  " + _t(lang, "field_none") if not hits else ""
+            lines.append(f"  {field:<14} {hits}/{page['rows']}{note}")
+        if page.get("sample"):
+            lines.append(_t(lang, "sample"))
+            lines += ["  " + json.dumps(row, ensure_ascii=False) for row in page["sample"][:3]]
+    lines.append(_t(lang, "records", records=str(report.records), skipped=str(report.skipped)))
+    lines += ["  " + _t(lang, "problem", problem=p) for p in report.problems[:5]]
+    lines.append(_t(lang, "offers", n=str(len(report.offers)), in_stock=str(sum(o.in_stock for o in report.offers))))
+    if report.unknown_gpus:
+        lines.append(_t(lang, "unknown_gpus", names=", ".join(report.unknown_gpus)))
+    if report.offers:
+        yes, no = _t(lang, "yes"), _t(lang, "no")
+        rows = [[o.gpu_name + (f" [{o.gpu}]" if o.gpu else ""), str(o.gpu_count), o.location or "—",
+                 o.billing.value, f"{o.price:g} {o.currency}/{o.period.value}", yes if o.in_stock else no]
+                for o in report.offers[:30]]
+        lines.append(table(_t(lang, "offer_headers").split("|"), rows))
+    lines.append(_t(lang, "stored"))
+    if report.status.value == "ok":
+        lines.append(_t(lang, "is_enabled", interval=str(cfg.interval)) if cfg is not None and cfg.enabled
+                     else _t(lang, "enable", upper=name.upper()))
+    return "\n".join(lines)

@@ -4,6 +4,7 @@ and counts a bad record instead of voiding the poll, GPU lookup that never guess
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -34,9 +35,12 @@ def validate(model: type[M], payload: Any, provider: str) -> M:
         raise PayloadValidationError(f"{provider}: payload does not match the documented shape ({problems})") from exc
 
 
+_SXM6 = re.compile(r"\s*\bSXM6\b", re.IGNORECASE)  # only Blackwell (B200/B300) comes as SXM6: the name says it all
+
+
 def gpu_id(name: str, memory_gb: float | None = None, provider: str = "") -> str | None:
     """Catalog id for a provider's spelling, None (logged) when unknown: kept as spelled, never guessed."""
-    gpu = find_gpu(name, memory_gb)
+    gpu = find_gpu(name, memory_gb) or (find_gpu(_SXM6.sub("", name), memory_gb) if _SXM6.search(name) else None)
     if gpu is None:
         log.info("%s: unknown GPU spelling %r (memory %s GB) kept unmatched", provider, name, memory_gb)
         return None

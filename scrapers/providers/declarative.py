@@ -191,3 +191,18 @@ def parse(payload: Any, settings: ProviderSettings | None = None, name: str = "d
             available=stock, url=link or page_url,
         )
     return out.result()
+
+
+def inspect(payload: Any, settings: ProviderSettings | None, name: str = "declarative") -> dict[str, Any]:
+    """What the definition finds on a page, for `gpuradar providers check`: how many rows match, how many rows
+    each field's locator finds a value in, and a few rows as read. Never raises for a layout that does not match:
+    the report says so."""
+    cfg = _settings(settings)
+    try:
+        rows = _rows(payload, cfg, name)
+    except PayloadValidationError as exc:
+        return {"rows": 0, "fields": dict.fromkeys(cfg.fields, 0), "sample": [], "problem": str(exc)}
+    hits = {f: sum(1 for row in rows if row.get(f) not in (None, "")) for f in cfg.fields}
+    usable = sum(1 for row in rows if str(row.get("gpu") or "").strip() and number(row.get("price")) is not None)
+    sample = [{f: (str(v)[:60] if v is not None else None) for f, v in row.items()} for row in rows[:5]]
+    return {"rows": len(rows), "usable_rows": usable, "fields": hits, "sample": sample, "problem": None}

@@ -40,6 +40,20 @@ RUNPOD_PATH = "/graphql"
 CLOUDRIFT_PATH = "/api/v1/instance-types/list"
 VULTR_PLANS_PATH = "/v2/plans"
 VULTR_METAL_PATH = "/v2/plans-metal"
+LAMBDA_PATH = "/api/v1/instance-types"
+VERDA_TYPES_PATH = "/v1/instance-types"
+VERDA_AVAILABILITY_PATH = "/v1/instance-availability"
+VERDA_TOKEN_PATH = "/v1/oauth2/token"
+HYPERSTACK_STOCKS_PATH = "/v1/core/stocks"
+HYPERSTACK_PRICEBOOK_PATH = "/v1/pricebook"
+SHADEFORM_PATH = "/v1/instances/types"
+LIUM_PATH = "/api/public/v1/nodes"
+# Credentials the keyed providers get in `providers_settings(keys=True)`.
+TEST_KEYS: dict[str, dict[str, str]] = {
+    "lambda": {"api_key": "test-lambda-key"}, "hyperstack": {"api_key": "test-hyperstack-key"},
+    "shadeform": {"api_key": "test-shadeform-key"},
+    "verda": {"client_id": "test-client", "client_secret": "test-secret"},
+}
 
 
 def vultr_availability_path(region: str) -> str:
@@ -61,6 +75,11 @@ EMPTY_PAYLOADS: dict[str, Any] = {
     CLOUDRIFT_PATH: {"version": "2025-01-29", "data": {"instance_types": []}},
     VULTR_PLANS_PATH: {"plans": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}},
     VULTR_METAL_PATH: {"plans_metal": [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}},
+    LAMBDA_PATH: {"data": {}},
+    VERDA_TYPES_PATH: [],
+    HYPERSTACK_STOCKS_PATH: {"stocks": []},
+    SHADEFORM_PATH: {"instance_types": []},
+    LIUM_PATH: {"data": []},
 }
 
 
@@ -198,14 +217,21 @@ class ProviderServer:
             else:
                 self.serve(path, payload)
 
-    def providers_settings(self, **overrides: Any) -> Any:
-        """`ProvidersSettings` with every provider's base URL pointing here (immers stays disabled).
-        `overrides`: provider name -> dict of fields to change, e.g. `vastai={"enabled": False}`."""
+    def providers_settings(self, *, keys: bool = False, **overrides: Any) -> Any:
+        """`ProvidersSettings` with every provider's base URL pointing here (immers stays disabled; providers that
+        need credentials stay off unless `keys=True` gives them test ones). `overrides`: provider name -> dict of
+        fields to change, e.g. `vastai={"enabled": False}`; secrets may be given as plain strings."""
+        from pydantic import SecretStr
+
         from scrapers.settings import ProvidersSettings
 
         data: dict[str, Any] = {}
         for name, cfg in ProvidersSettings():
-            fields = {"base_url": self.base_url, "timeout": 2.0, **overrides.get(name, {})}
+            fields = {"base_url": self.base_url, "timeout": 2.0, **(TEST_KEYS.get(name, {}) if keys else {}),
+                      **overrides.get(name, {})}
+            for secret in ("api_key", "client_secret"):
+                if isinstance(fields.get(secret), str):
+                    fields[secret] = SecretStr(fields[secret])
             data[name] = cfg.model_copy(update=fields)
         return ProvidersSettings(**data)
 
@@ -320,6 +346,17 @@ def sample_routes() -> dict[Any, Any]:
     locations = sorted({loc for p in hostkey["presets"] for loc in (p.get("price") or {})})
     for loc in locations:
         routes[(HOSTKEY_PATH, (("filter", "yes"), ("location", loc)))] = hostkey_for_location(hostkey, loc)
+    routes.update({
+        LAMBDA_PATH: load_fixture("lambda.sample.json"),
+        VERDA_TOKEN_PATH: load_fixture("verda.token.sample.json"),
+        VERDA_TYPES_PATH: load_fixture("verda.instance-types.sample.json"),
+        (VERDA_AVAILABILITY_PATH, (("is_spot", "false"),)): load_fixture("verda.availability.sample.json"),
+        (VERDA_AVAILABILITY_PATH, (("is_spot", "true"),)): load_fixture("verda.availability-spot.sample.json"),
+        HYPERSTACK_STOCKS_PATH: load_fixture("hyperstack.stocks.sample.json"),
+        HYPERSTACK_PRICEBOOK_PATH: load_fixture("hyperstack.pricebook.sample.json"),
+        SHADEFORM_PATH: load_fixture("shadeform.sample.json"),
+        LIUM_PATH: load_fixture("lium.sample.json"),
+    })
     availability = load_fixture("vultr.region-availability.sample.json")
     regions = {r for name in ("vultr.sample.json", "vultr.plans-metal.sample.json")
                for plan in next(iter(v for k, v in load_fixture(name).items() if k != "meta"))

@@ -1,6 +1,6 @@
 start =
     👋 <b>GPU Radar</b> tells you how much VRAM an LLM job needs, which GPUs fit it, and where they can be rented right now.
-    It watches Selectel, HOSTKEY, Vast.ai, RunPod, CloudRift and Vultr, and alerts you when a fitting GPU appears or gets cheaper.
+    It watches { $providers }, and alerts you when a fitting GPU appears or gets cheaper.
     Try: <code>/estimate 70B QLoRA ctx 8k</code>, then <code>/subscribe 13B LoRA under $2/h</code>.
 
     More: /help
@@ -130,6 +130,8 @@ providers_title = <b>Providers</b>:
 provider_ok = ✅ { $name } — last success { $when }
 provider_degraded = ⚠️ { $name } — degraded since { $since }: { $reason }; last success { $when }
 provider_unknown = ⏳ { $name } — not polled yet
+provider_needs_key = 🔑 { $name } — needs an API key: set { $settings }
+provider_off = ⏸ { $name } — switched off
 never = never
 settings_title =
     <b>Settings</b>

@@ -1,6 +1,6 @@
 start =
     👋 <b>GPU Radar</b> считает, сколько видеопамяти нужно под задачу с LLM, какие GPU подходят и где их можно арендовать прямо сейчас.
-    Я слежу за Selectel, HOSTKEY, Vast.ai, RunPod, CloudRift и Vultr и пишу, когда подходящая GPU появляется или дешевеет.
+    Я слежу за { $providers } и пишу, когда подходящая GPU появляется или дешевеет.
     Попробуйте: <code>/estimate 70B QLoRA ctx 8k</code>, затем <code>/subscribe 13B LoRA до 300 ₽/ч</code>.
 
     Подробнее: /help
@@ -137,6 +137,8 @@ providers_title = <b>Провайдеры</b>:
 provider_ok = ✅ { $name } — последний успешный опрос { $when }
 provider_degraded = ⚠️ { $name } — сбоит с { $since }: { $reason }; последний успех { $when }
 provider_unknown = ⏳ { $name } — ещё не опрашивался
+provider_needs_key = 🔑 { $name } — нужен ключ API: задайте { $settings }
+provider_off = ⏸ { $name } — выключен
 never = никогда
 settings_title =
     <b>Настройки</b>

@@ -1,0 +1,82 @@
+"""Shadeform, an aggregator of a dozen GPU clouds: `GET /v1/instances/types?available=true` with the key in the
+`X-API-KEY` header.
+
+Each instance type names the cloud that really runs it (`cloud`: "lambdalabs", "datacrunch", "hyperstack"...), its
+`shade_instance_type` / `cloud_instance_type`, a `configuration` (`num_gpus`, `gpu_type` such as "A100_80G",
+`vram_per_gpu_in_gb`, `vcpus`, `memory_in_gb`, `storage_in_gb`), `hourly_price` in US cents for the whole instance,
+and `availability: [{region, available, display_name}]`. The underlying cloud stays visible: it is part of the
+offer's sku (`lambdalabs/gpu_8x_h100_sxm5`) and location (`lambdalabs/us-east-1`), so two clouds selling the same
+type through Shadeform are two offers and a user sees whose machine it is. With `available=true` the API lists
+what can be launched; a region marked `available: false` is an offer out of stock. Evidence: skypilot-org/skypilot
+`sky/catalog/data_fetchers/fetch_shadeform.py` (endpoint, header, `hourly_price / 100`, fields).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from core.offers import MAX_GPUS, Billing, Period
+from scrapers.http import PoliteClient
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.registry import get_spec
+from scrapers.settings import ProviderSettings
+
+NAME = "shadeform"
+SPEC = get_spec(NAME)
+TYPES_PATH = SPEC.paths[0]
+
+
+class _Config(Lenient):
+    num_gpus: int = Field(ge=0, le=MAX_GPUS)
+    gpu_type: str | None = None
+    vram_per_gpu_in_gb: float | None = None
+    vcpus: int | None = None
+    memory_in_gb: float | None = None
+    storage_in_gb: float | None = None
+
+
+class _Availability(Lenient):
+    region: str
+    available: bool = False
+
+
+class _Type(Lenient):
+    cloud: str
+    shade_instance_type: str
+    cloud_instance_type: str | None = None
+    configuration: _Config
+    hourly_price: float = Field(ge=0, le=1e10)
+    availability: list[_Availability] = Field(default_factory=list)
+
+
+class _Answer(Lenient):
+    instance_types: list[Any]
+
+
+async def fetch(client: PoliteClient, settings: ProviderSettings) -> Any:
+    key = settings.api_key.get_secret_value() if settings.api_key else ""
+    return await client.get_json(NAME, join_url(settings.base_url, TYPES_PATH), params={"available": "true"},
+                                 headers={"X-API-KEY": key}, timeout=settings.timeout)
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
+    answer = validate(_Answer, payload, NAME)
+    out = Collector(NAME)
+    for itype in out.each(_Type, answer.instance_types):
+        config = itype.configuration
+        if config.num_gpus < 1 or not config.gpu_type:
+            continue
+        spelling = config.gpu_type.replace("_", " ")
+        memory = config.vram_per_gpu_in_gb or None
+        cloud = itype.cloud.strip().lower()
+        sku = f"{cloud}/{itype.cloud_instance_type or itype.shade_instance_type}"
+        gpu = gpu_id(spelling, memory, NAME)
+        for where in itype.availability:
+            out.add(sku=sku, gpu=gpu, gpu_name=spelling, gpu_count=config.num_gpus, gpu_memory_gb=memory,
+                    vcpu=config.vcpus, ram_gb=config.memory_in_gb, disk_gb=config.storage_in_gb,
+                    location=f"{cloud}/{where.region}", billing=Billing.HOURLY,
+                    price=round(itype.hourly_price / 100, 4), currency="USD", period=Period.HOUR,
+                    in_stock=where.available, url=SPEC.order_url)
+    return out.result()

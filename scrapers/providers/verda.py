@@ -1,0 +1,126 @@
+"""Verda (formerly DataCrunch) GPU instances: OAuth 2 client credentials, then `GET /v1/instance-types?currency=usd`
+(specs and prices) and `GET /v1/instance-availability?is_spot=false|true` (`[{location_code, availabilities:
+[instance_type, ...]}]`: what can be deployed where, now).
+
+Token: `POST /v1/oauth2/token {grant_type: client_credentials, client_id, client_secret}` -> `{access_token,
+expires_in}`; kept until shortly before it expires (one per API origin and client id) and asked again after a 401.
+Prices are USD per hour for the whole instance and come as strings (`price_per_hour`, `spot_price`); the GPU is
+`gpu.description` ("8x H100 SXM5 80GB") with `gpu.number_of_gpus` and `gpu_memory.size_in_gigabytes` (the total).
+Every location an availability answer names gets an offer per GPU type: in stock where the type is listed there.
+Evidence: dstackai/gpuhunt `src/gpuhunt/providers/verda.py` (HEAD 35841515) and the Verda OpenAPI endpoints quoted in
+scrapers/registry.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from pydantic import Field
+
+from core.offers import MAX_GPUS, Billing, Period
+from scrapers.errors import HttpStatusError, PayloadValidationError
+from scrapers.http import PoliteClient
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.registry import get_spec
+from scrapers.settings import ProviderSettings, VerdaSettings
+
+NAME = "verda"
+SPEC = get_spec(NAME)
+TYPES_PATH, AVAILABILITY_PATH, TOKEN_PATH = SPEC.paths
+_COUNT = re.compile(r"^\s*\d+\s*x\s*", re.IGNORECASE)
+# (API origin, client id) -> (token, monotonic expiry): one entry per configured account, bounded.
+_tokens: dict[tuple[str, str], tuple[str, float]] = {}
+
+
+class _Part(Lenient):
+    description: str | None = None
+    number_of_gpus: int | None = Field(default=None, ge=0, le=MAX_GPUS)
+    number_of_cores: int | None = None
+    size_in_gigabytes: float | None = None
+
+
+class _Type(Lenient):
+    instance_type: str
+    price_per_hour: float = Field(ge=0, le=1e8)
+    spot_price: float | None = Field(default=None, ge=0, le=1e8)
+    gpu: _Part = Field(default_factory=_Part)
+    gpu_memory: _Part = Field(default_factory=_Part)
+    cpu: _Part = Field(default_factory=_Part)
+    memory: _Part = Field(default_factory=_Part)
+
+
+class _Location(Lenient):
+    location_code: str
+    availabilities: list[str] = Field(default_factory=list)
+
+
+class _Payload(Lenient):
+    types: list[Any]
+    ondemand: list[_Location]
+    spot: list[_Location] = Field(default_factory=list)
+
+
+class _Token(Lenient):
+    access_token: str
+    expires_in: float = 3600
+
+
+async def token(client: PoliteClient, cfg: VerdaSettings, *, fresh: bool = False) -> str:
+    key = (cfg.base_url, cfg.client_id or "")
+    cached = _tokens.get(key)
+    if cached and not fresh and time.monotonic() < cached[1]:
+        return cached[0]
+    answer = await client.post_json(NAME, join_url(cfg.base_url, TOKEN_PATH), {
+        "grant_type": "client_credentials", "client_id": cfg.client_id,
+        "client_secret": cfg.client_secret.get_secret_value() if cfg.client_secret else "",
+    }, timeout=cfg.timeout)
+    got = validate(_Token, answer, NAME)
+    _tokens[key] = (got.access_token, time.monotonic() + max(0.0, got.expires_in - 60))
+    return got.access_token
+
+
+async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
+    if not isinstance(settings, VerdaSettings):
+        raise PayloadValidationError(f"{NAME}: needs VerdaSettings (client id and secret)")
+    for attempt in range(2):
+        headers = {"Authorization": f"Bearer {await token(client, settings, fresh=attempt > 0)}"}
+        try:
+            get = client.get_json
+            base, timeout = settings.base_url, settings.timeout
+            types = await get(NAME, join_url(base, TYPES_PATH), params={"currency": "usd"}, headers=headers,
+                              timeout=timeout)
+            ondemand = await get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "false"},
+                                 headers=headers, timeout=timeout)
+            spot = (await get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "true"}, headers=headers,
+                              timeout=timeout)) if settings.spot else []
+        except HttpStatusError as exc:
+            if exc.status_code == 401 and attempt == 0:
+                continue  # the token expired early or was revoked: ask for a new one once
+            raise
+        return {"types": types, "ondemand": ondemand, "spot": spot}
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
+    data = validate(_Payload, payload, NAME)
+    out = Collector(NAME)
+    for itype in out.each(_Type, data.types):
+        count = itype.gpu.number_of_gpus or 0
+        if count < 1 or not itype.gpu.description:
+            continue  # a CPU instance
+        spelling = _COUNT.sub("", itype.gpu.description).strip()
+        total = itype.gpu_memory.size_in_gigabytes
+        memory = round(total / count, 1) if total else None
+        gpu = gpu_id(spelling, memory, NAME)
+        for billing, locations, price in ((Billing.HOURLY, data.ondemand, itype.price_per_hour),
+                                          (Billing.SPOT, data.spot, itype.spot_price)):
+            if price is None or price <= 0:
+                continue
+            for loc in locations:
+                out.add(sku=itype.instance_type, gpu=gpu, gpu_name=spelling, gpu_count=count, gpu_memory_gb=memory,
+                        vcpu=itype.cpu.number_of_cores, ram_gb=itype.memory.size_in_gigabytes,
+                        location=loc.location_code, billing=billing, price=price, currency="USD",
+                        period=Period.HOUR, in_stock=itype.instance_type in loc.availabilities, url=SPEC.order_url)
+    return out.result()

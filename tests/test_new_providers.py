@@ -1,0 +1,174 @@
+"""The newer providers (Lambda, Verda, Hyperstack, Shadeform, Lium): pure parsers from payloads shaped like the
+live APIs (tests/fixtures/providers/SOURCES.md), and polls through the real client at the live paths — keys in
+headers, OAuth client credentials, providers that need a key stay off until they have one."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from core.offers import Billing
+from core.polls import PollStatus
+from scrapers.http import PoliteClient, RetryPolicy, make_client
+from scrapers.poller import poll
+from scrapers.providers import hyperstack, lambdacloud, lium, shadeform, verda
+from tests.support.provider_server import (
+    HYPERSTACK_STOCKS_PATH,
+    LAMBDA_PATH,
+    LIUM_PATH,
+    SHADEFORM_PATH,
+    VERDA_TOKEN_PATH,
+    VERDA_TYPES_PATH,
+    ProviderServer,
+    load_fixture,
+)
+
+NEW = ["lambda", "verda", "hyperstack", "shadeform", "lium"]
+
+
+def by(offers: list[Any], **match: Any) -> list[Any]:
+    return [o for o in offers if all(getattr(o, k) == v for k, v in match.items())]
+
+
+@pytest.fixture
+async def client() -> PoliteClient:  # type: ignore[misc]
+    c = make_client(retry=RetryPolicy(attempts=2, scale=0.001), rng=random.Random(1))
+    yield c
+    await c.aclose()
+
+
+# -- pure parsers -----------------------------------------------------------------------------------------------------
+def test_lambda_one_offer_per_region_with_capacity() -> None:
+    offers = lambdacloud.parse(load_fixture("lambda.sample.json"))
+    h100 = by(offers, sku="gpu_8x_h100_sxm5")
+    assert [(o.gpu, o.gpu_count, o.location, o.price, o.in_stock) for o in h100] == [
+        ("h100-sxm", 8, "us-east-1", 23.92, True)]
+    assert {o.location for o in by(offers, sku="gpu_1x_h100_pcie")} == {"us-west-1", "us-south-1"}
+    assert by(offers, sku="gpu_1x_h100_pcie")[0].gpu == "h100-pcie"
+    assert not by(offers, sku="gpu_1x_a10")  # no capacity anywhere: not listed (hysteresis decides sold out)
+    assert not by(offers, sku="cpu_4x_general")
+    assert by(offers, sku="gpu_8x_b200_sxm6")[0].gpu == "b200"
+    assert all(o.billing is Billing.HOURLY and o.currency == "USD" for o in offers)
+
+
+def test_verda_on_demand_and_spot_per_location() -> None:
+    payload = {"types": load_fixture("verda.instance-types.sample.json"),
+               "ondemand": load_fixture("verda.availability.sample.json"),
+               "spot": load_fixture("verda.availability-spot.sample.json")}
+    offers = verda.parse(payload)
+    eight = {(o.location, o.billing): o for o in by(offers, sku="8H100.80S.176V")}
+    assert eight[("FIN-02", Billing.HOURLY)].in_stock and not eight[("FIN-01", Billing.HOURLY)].in_stock
+    assert eight[("FIN-02", Billing.HOURLY)].price == 19.92  # a string in the API
+    assert eight[("FIN-02", Billing.SPOT)].price == 6.96 and not eight[("FIN-02", Billing.SPOT)].in_stock
+    one = by(offers, sku="1H100.80S.30V", location="FIN-01", billing=Billing.SPOT)[0]
+    assert (one.gpu, one.gpu_count, one.gpu_memory_gb, one.in_stock) == ("h100-sxm", 1, 80, True)
+    assert by(offers, sku="8B200.180S.240V")[0].gpu == "b200"
+    assert not by(offers, sku="CPU.4V.16G")
+
+
+def test_hyperstack_configurations_per_region() -> None:
+    payload = {"stocks": load_fixture("hyperstack.stocks.sample.json")["stocks"],
+               "pricebook": load_fixture("hyperstack.pricebook.sample.json")}
+    offers = hyperstack.parse(payload)
+    pcie = {o.gpu_count: o for o in by(offers, sku="H100-80G-PCIe")}
+    assert (pcie[8].price, pcie[8].available, pcie[8].in_stock, pcie[8].location) == (15.2, 1, True, "NORWAY-1")
+    assert not pcie[10].in_stock and pcie[1].gpu == "h100-pcie"
+    assert not any(o.in_stock for o in by(offers, sku="A100-80G-PCIe"))
+    # a model without configurations: 1x with `available` (a string) as its stock; an unpriced one is skipped
+    payload["stocks"][0]["models"].append({"model": "L40", "available": "5"})
+    payload["stocks"][1]["models"].append({"model": "GH200", "available": "2",
+                                           "configurations": {"1x": 2}})
+    payload["stocks"][1]["region"] = "US-1"
+    again = hyperstack.parse(payload)
+    assert not by(again, sku="GH200")
+
+
+def test_shadeform_keeps_the_underlying_cloud_visible() -> None:
+    offers = shadeform.parse(load_fixture("shadeform.sample.json"))
+    lam = by(offers, sku="lambdalabs/gpu_8x_h100_sxm5")
+    assert {o.location: o.in_stock for o in lam} == {"lambdalabs/us-east-1": True, "lambdalabs/us-west-1": False}
+    assert lam[0].price == 23.92 and lam[0].gpu == "h100-sxm" and lam[0].gpu_count == 8
+    assert by(offers, sku="datacrunch/1A100.22V")[0].gpu == "a100-80gb"
+    # the same card from two clouds: two offers, each naming its cloud
+    h100 = by(offers, gpu="h100-sxm", gpu_count=1)
+    assert {o.location.split("/")[0] for o in h100} == {"hyperstack"}
+    assert {o.sku.split("/")[0] for o in offers} == {"lambdalabs", "datacrunch", "hyperstack", "massedcompute"}
+
+
+def test_lium_configurations_from_nodes() -> None:
+    offers = lium.parse(load_fixture("lium.sample.json"))
+    h100 = by(offers, gpu="h100-sxm", gpu_count=8)[0]
+    assert (h100.location, h100.price, h100.available, h100.in_stock) == ("US", 14.4, 1, True)  # the rented one
+    r4090 = by(offers, gpu="rtx-4090")[0]                                                     # is not stock
+    assert (r4090.price, r4090.available) == (0.29, 2)
+    a100 = by(offers, gpu="a100-80gb")[0]
+    assert not a100.in_stock and a100.price == 4.8
+    assert lium.parse(load_fixture("lium.sample.json")["data"]) == offers  # a bare list is the same answer
+
+
+def test_new_parsers_skip_a_bad_record_and_count_it() -> None:
+    lam = copy.deepcopy(load_fixture("lambda.sample.json"))
+    lam["data"]["gpu_8x_h100_sxm5"]["instance_type"]["price_cents_per_hour"] = None
+    out = lambdacloud.parse(lam)
+    assert out.skipped == 1 and not by(out, sku="gpu_8x_h100_sxm5") and out
+    sf = copy.deepcopy(load_fixture("shadeform.sample.json"))
+    sf["instance_types"][0]["configuration"]["num_gpus"] = 10**9
+    out = shadeform.parse(sf)
+    assert out.skipped == 1 and not by(out, sku="lambdalabs/gpu_8x_h100_sxm5")
+    nodes = copy.deepcopy(load_fixture("lium.sample.json"))
+    nodes["data"][0]["price_per_hour"] = 1e30
+    assert lium.parse(nodes).skipped == 1
+
+
+# -- through the real client ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", NEW)
+async def test_every_new_provider_polls_ok_at_the_live_paths(name: str, provider_server: ProviderServer,
+                                                             client: PoliteClient) -> None:
+    result = await poll(name, provider_server.providers_settings(keys=True), client)
+    assert result.status is PollStatus.OK, result.error
+    assert result.offers and all(o.provider == name for o in result.offers)
+    assert any(o.in_stock for o in result.offers) and result.skipped == 0
+
+
+async def test_keys_travel_in_headers(provider_server: ProviderServer, client: PoliteClient) -> None:
+    settings = provider_server.providers_settings(keys=True)
+    for name in NEW:
+        await poll(name, settings, client)
+    assert provider_server.requests_to(LAMBDA_PATH)[0].headers["Authorization"] == "Bearer test-lambda-key"
+    assert provider_server.requests_to(HYPERSTACK_STOCKS_PATH)[0].headers["api_key"] == "test-hyperstack-key"
+    shade = provider_server.requests_to(SHADEFORM_PATH)[0]
+    assert shade.headers["X-API-KEY"] == "test-shadeform-key" and shade.query == {"available": "true"}
+    token = provider_server.requests_to(VERDA_TOKEN_PATH)[0]
+    assert token.method == "POST" and token.json() == {"grant_type": "client_credentials",
+                                                       "client_id": "test-client", "client_secret": "test-secret"}
+    assert provider_server.requests_to(VERDA_TYPES_PATH)[0].headers["Authorization"] == "Bearer eyJ.sample.token"
+    assert "Authorization" not in provider_server.requests_to(LIUM_PATH)[0].headers  # public, no key
+    for request in provider_server.requests:
+        assert not any("test-" in value for value in request.query.values())  # never in a URL
+
+
+async def test_verda_asks_for_a_new_token_after_a_401(provider_server: ProviderServer, client: PoliteClient) -> None:
+    settings = provider_server.providers_settings(keys=True)
+    settings.verda.base_url = provider_server.base_url + "/"  # a distinct token cache entry for this test
+    provider_server.serve(VERDA_TYPES_PATH, {"code": "unauthorized"}, status=401)
+    first = await poll("verda", settings, client)
+    assert first.status is PollStatus.SUSPECT and "401" in (first.error or "")
+    assert len(provider_server.requests_to(VERDA_TOKEN_PATH)) == 2  # asked again once, then gave up
+    provider_server.serve(VERDA_TYPES_PATH, load_fixture("verda.instance-types.sample.json"))
+    assert (await poll("verda", settings, client)).status is PollStatus.OK
+
+
+async def test_a_provider_that_needs_a_key_is_off_until_it_has_one(provider_server: ProviderServer,
+                                                                   client: PoliteClient) -> None:
+    settings = provider_server.providers_settings()
+    enabled = settings.enabled()
+    assert "lium" in enabled and not {"lambda", "verda", "hyperstack", "shadeform"} & set(enabled)
+    result = await poll("hyperstack", settings, client)  # asked for explicitly: says why, asks nothing
+    assert result.status is PollStatus.FAILED and "needs API_KEY" in (result.error or "")
+    assert not provider_server.requests_to(HYPERSTACK_STOCKS_PATH)
+    verda_result = await poll("verda", settings, client)
+    assert "CLIENT_ID" in (verda_result.error or "") and "CLIENT_SECRET" in (verda_result.error or "")
+    assert "hyperstack" in provider_server.providers_settings(hyperstack={"api_key": "k"}).enabled()
