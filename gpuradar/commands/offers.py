@@ -70,9 +70,13 @@ def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang
     return table(_t(lang, "headers").split("|"), rows)
 
 
-def add_lang(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", choices=LANGS, default=None,
-                        help="output language / язык вывода (default: Russian for Cyrillic input, else English)")
+def add_lang(parser: argparse.ArgumentParser, *, from_input: bool = False) -> None:
+    """--lang; with `from_input` the default is Russian for Cyrillic input (resolved by the command), else English."""
+    if from_input:
+        parser.add_argument("--lang", choices=LANGS, default=None,
+                            help="output language / язык вывода (default: Russian for Cyrillic input, else English)")
+    else:
+        parser.add_argument("--lang", choices=LANGS, default="en", help="output language / язык вывода (en)")
 
 
 def gpu_ids(name: str) -> list[str]:
@@ -95,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--min-count", type=int, help="at least this many GPUs")
     parser.add_argument("--limit", type=int, default=50, help="at most this many rows (default 50)")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    add_lang(parser)
+    add_lang(parser, from_input=True)
     parser.set_defaults(handler=run)
 
 
