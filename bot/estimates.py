@@ -9,16 +9,14 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from bot.i18n import render
-from core.defaults import complete
-from core.estimator import estimate_memory
-from core.fit import fit_configs, requirement
-from core.gpus import get_gpu
+from core.answer import Answer, answer
+from core.defaults import Assumption, complete
+from core.estimator import MemoryEstimate
+from core.fit import FitReport, Requirement
 from core.parser import ParseError, parse_workload
-from core.timecost import estimate_time
 from core.workload import Workload
 
 log = logging.getLogger(__name__)
@@ -26,24 +24,39 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Estimate:
-    query: str
-    workload: Workload
-    assumptions: list[Any]  # core.defaults.Assumption: render(lang, a.msg)
-    memory: Any  # core.estimator.MemoryEstimate
-    report: Any  # core.fit.FitReport
-    requirement: Any  # core.fit.Requirement
-    time: Any | None  # core.timecost result when the workload names a dataset
-    _fit_memo: dict[tuple[str, int], bool] = field(default_factory=dict, compare=False, repr=False)
+    """A phrase and its answer (`core.answer.Answer`: the same pipeline `gpuradar estimate` uses)."""
 
-    def fits(self, gpu: str, count: int) -> bool:
-        """Whether `count` x `gpu` holds this workload (memoised: offers repeat the same pairs)."""
-        key = (gpu, count)
-        if key not in self._fit_memo:
-            try:
-                self._fit_memo[key] = bool(self.requirement.fits(get_gpu(gpu), count))
-            except (KeyError, ValueError):  # a GPU id the catalog no longer has
-                self._fit_memo[key] = False
-        return self._fit_memo[key]
+    query: str
+    answer: Answer
+
+    @property
+    def workload(self) -> Workload:
+        return self.answer.workload
+
+    @property
+    def assumptions(self) -> list[Assumption]:
+        return self.answer.assumptions
+
+    @property
+    def memory(self) -> MemoryEstimate:
+        return self.answer.memory
+
+    @property
+    def report(self) -> FitReport:
+        return self.answer.report
+
+    @property
+    def requirement(self) -> Requirement:
+        return self.answer.requirement
+
+    def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether `count` x `gpu` (or a slice of one) holds this workload (memoised: offers repeat the pairs)."""
+        return self.answer.fits(gpu, count, fraction)
+
+    def hours(self, gpu: str, count: int) -> float | None:
+        """Hours of the job on `count` x `gpu`, when the dataset is known."""
+        t = self.answer.config_time(gpu, count)
+        return None if t is None else t.hours
 
     def min_gib_by_count(self) -> dict[str, float]:
         """JSON-ready {"count": GiB}; counts the workload cannot run on at all (infinite need) are left out."""
@@ -90,20 +103,11 @@ class Estimator:
         if not query:
             return Failure(query, None)
         try:
-            spec = parse_workload(query)
-            workload, assumptions = complete(spec)
-            memory = estimate_memory(workload)
-            report = fit_configs(workload)
-            req = requirement(workload)
+            workload, assumptions = complete(parse_workload(query))
+            result = answer(workload, assumptions)
         except ParseError as e:
             return Failure(query, e)
         except (ValueError, KeyError, ArithmeticError) as e:  # a phrase the estimator cannot model
             log.info("estimate failed for %r: %s", query, e)
             return Failure(query, e)
-        time_estimate = None
-        if workload.examples is not None and workload.is_training and report.fits:
-            try:
-                time_estimate = estimate_time(workload, report.fits)
-            except (ValueError, KeyError, ArithmeticError) as e:
-                log.info("time estimate failed for %r: %s", query, e)
-        return Estimate(query, workload, list(assumptions), memory, report, req, time_estimate)
+        return Estimate(query, result)

@@ -30,6 +30,7 @@ class CachedOffer:
     price_per_gpu_hour_usd: float | None
     url: str
     available: int | None = None
+    fraction: float | None = None  # share of one card when the offer is a slice of it (vGPU / MIG)
 
     def per_gpu_hour(self, currency: str) -> float | None:
         return self.price_per_gpu_hour_usd if currency == "USD" else self.price_per_gpu_hour_rub
@@ -49,6 +50,7 @@ class CachedOffer:
         o = stored.offer
         return cls(key=o.key, provider=o.provider, gpu=o.gpu, gpu_name=o.gpu_name, gpu_count=o.gpu_count,
                    location=o.location or "", billing=o.billing.value, url=o.url or "", available=o.available,
+                   fraction=o.fraction,
                    price_per_gpu_hour_rub=stored.price_per_gpu_hour_rub,
                    price_per_gpu_hour_usd=stored.price_per_gpu_hour_usd)
 
@@ -57,12 +59,12 @@ Loader = Callable[[], Awaitable[Iterable[CachedOffer]]]
 
 
 class OfferCache:
-    """The current in-stock offers, cheapest per GPU-hour first, reloaded by `refresh()`."""
+    """The current in-stock offers, cheapest configuration per hour first, reloaded by `refresh()`."""
 
     def __init__(self, loader: Loader) -> None:
         self._loader = loader
         self._offers: tuple[CachedOffer, ...] = ()
-        self._by_config: dict[tuple[str | None, int], tuple[CachedOffer, ...]] = {}
+        self._by_config: dict[tuple[str | None, int, float | None], tuple[CachedOffer, ...]] = {}
         self._lock = asyncio.Lock()
         self.loaded_at: float | None = None  # monotonic time of the last refresh
         self.version = 0  # bumps on every refresh: estimate caches keyed on it stay coherent
@@ -70,9 +72,9 @@ class OfferCache:
     async def refresh(self) -> int:
         async with self._lock:  # two ingests finishing together reload once each, never interleaved
             offers = sorted(await self._loader(), key=_price_key)
-            by_config: dict[tuple[str | None, int], list[CachedOffer]] = {}
+            by_config: dict[tuple[str | None, int, float | None], list[CachedOffer]] = {}
             for offer in offers:
-                by_config.setdefault((offer.gpu, offer.gpu_count), []).append(offer)
+                by_config.setdefault((offer.gpu, offer.gpu_count, offer.fraction), []).append(offer)
             self._offers = tuple(offers)
             self._by_config = {k: tuple(v) for k, v in by_config.items()}
             self.loaded_at = time.monotonic()
@@ -86,16 +88,17 @@ class OfferCache:
         return self._offers
 
     def filter(self, *, gpu_ids: Iterable[str] | None = None,
-               fits: Callable[[str, int], bool] | None = None) -> list[CachedOffer]:
-        """In-stock offers, cheapest per GPU-hour first, of the given GPUs and/or whose (GPU, count) `fits`."""
+               fits: Callable[[str, int, float | None], bool] | None = None) -> list[CachedOffer]:
+        """In-stock offers, cheapest configuration per hour first, of the given GPUs and/or whose (GPU, count,
+        slice fraction) `fits`."""
         wanted = set(gpu_ids) if gpu_ids else None
         keep: list[CachedOffer] = []
-        for (gpu, count), offers in self._by_config.items():
+        for (gpu, count, fraction), offers in self._by_config.items():
             if gpu is None:
                 continue  # an unknown card can be neither named nor fitted
             if wanted is not None and gpu not in wanted:
                 continue
-            if fits is not None and not fits(gpu, count):
+            if fits is not None and not fits(gpu, count, fraction):
                 continue
             keep.extend(offers)
         keep.sort(key=_price_key)
@@ -103,5 +106,5 @@ class OfferCache:
 
 
 def _price_key(offer: CachedOffer) -> tuple[float, str]:
-    price = offer.price_per_gpu_hour_rub
+    price = offer.per_hour("RUB")  # what the whole configuration costs
     return (price if price is not None else float("inf"), offer.key)

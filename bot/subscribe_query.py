@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.gpus import find_gpu
+from core.gpus import resolve_gpus
 from core.providers import aliases
 
 PROVIDER_ALIASES = aliases()  # every spelling in the one provider catalog (core.providers) -> provider id
@@ -99,15 +99,15 @@ def parse_subscribe(text: str) -> SubscribeRequest:
 
 
 def gpu_list(text: str) -> list[str] | None:
-    """Catalog ids when every comma/or-separated part of `text` names a known GPU, else None."""
+    """Catalog ids when every comma/or-separated part of `text` names a known GPU, else None. A family name
+    covers its variants ('H100' is SXM, PCIe and NVL; 'A100' 40 and 80 GB) unless one is named."""
     if not text:
         return None
     parts = [p for p in _SPLIT_GPUS.split(text) if p.strip()]
     ids: list[str] = []
     for part in parts:
-        gpu = find_gpu(part.strip())
-        if gpu is None:
+        gpus = resolve_gpus(part.strip())
+        if not gpus:
             return None
-        if gpu.id not in ids:
-            ids.append(gpu.id)
+        ids.extend(g.id for g in gpus if g.id not in ids)
     return ids or None

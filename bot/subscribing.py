@@ -12,8 +12,9 @@ from bot.formatting import esc
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import t
-from bot.views import offer_line, subscription_filters, subscription_what
-from core.matching import watch_from_row
+from bot.views import ranked_line, subscription_filters, subscription_what
+from core.matching import usable_gib, watch_from_row
+from core.ranking import Ranked, rank
 from storage.subscriptions import (
     MAX_SUBSCRIPTIONS_PER_USER,
     SubscriptionDraft,
@@ -51,11 +52,21 @@ def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
 EXAMPLES_SHORT = ("13B LoRA", "B200", "70B QLoRA under $2/h")
 
 
-def matching_now(sub: Subscription, cache: OfferCache) -> list[CachedOffer]:
+def _slice_holds(sub: Subscription, offer: CachedOffer) -> bool:
+    """A slice of a card holds a workload only within its share of the card's memory."""
+    if offer.fraction is None or not sub.min_gib_by_count:
+        return True
+    need, card = sub.min_gib_by_count.get("1"), usable_gib(offer.gpu)
+    return need is not None and card is not None and float(need) <= card * offer.fraction
+
+
+def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") -> list[Ranked]:
+    """Offers in stock that the subscription matches, ranked as everywhere else (whole configuration per hour,
+    on-demand before spot)."""
     watch = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
-                               max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
-                               gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
-    return [o for o in cache.all() if watch.matches(o.target())]
+                           max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
+    return rank((o for o in cache.all() if watch.matches(o.target()) and _slice_holds(sub, o)), currency)
 
 
 async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
@@ -92,11 +103,11 @@ async def store_and_describe(session: AsyncSession, user: User, draft: Subscript
         head = t(lang, "sub_exists", what=what, filters=filters)
     else:
         head = t(lang, "sub_saved", what=what, filters=filters, n=after, limit=MAX_SUBSCRIPTIONS_PER_USER)
-    matches = matching_now(sub, cache)
+    matches = matching_now(sub, cache, user.currency)
     if not matches:
         return f"{head}\n\n{t(lang, 'sub_no_matches_now')}"
     lines = [head, "", t(lang, "sub_matches_now")]
-    lines.extend(offer_line(o, lang, user.currency) for o in matches[:MATCHES_SHOWN])
+    lines.extend(ranked_line(r, lang, user.currency) for r in matches[:MATCHES_SHOWN])
     return "\n".join(lines)
 
 

@@ -7,7 +7,6 @@ wherever it is shown.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
@@ -15,9 +14,12 @@ from bot.i18n import render
 from bot.names import method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer
 from bot.texts import t
+from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
+from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Method, Quant
+from storage.user_tables import Subscription
 
 FITS_SHOWN = 6
 OFFERS_SHOWN = 5
@@ -50,87 +52,124 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
     return " · ".join(parts)
 
 
-def offer_line(offer: CachedOffer, lang: str, currency: str) -> str:
+def offer_what(offer: CachedOffer, lang: str) -> str:
+    """'H100 SXM × 8', or 'A16, 12% of one card (vGPU slice)': a slice is never shown as a whole card."""
+    gpu = esc(gpu_label(offer.gpu, offer.gpu_name))
+    if offer.fraction is not None:
+        return t(lang, "offer_what_slice", gpu=gpu, share=max(1, round(offer.fraction * 100)))
+    return f"{gpu} × {offer.gpu_count}"
+
+
+def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None) -> str:
+    """One offer: the whole configuration's price per hour and per month, spot marked, the job's cost if known."""
     per_hour = offer.per_hour(currency)
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
     location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
-    return t(lang, "offer_line", provider=esc(provider_name(offer.provider)),
-             gpu=esc(gpu_label(offer.gpu, offer.gpu_name)), count=offer.gpu_count, location=location,
-             per_hour=money(per_hour, currency),
-             per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), link=link)
+    extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
+    if offer.billing == "spot":
+        extra += t(lang, "offer_spot")
+    return t(lang, "offer_line", provider=esc(provider_name(offer.provider)), what=offer_what(offer, lang),
+             location=location, per_hour=money(per_hour, currency),
+             per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), extra=extra,
+             link=link)
 
 
-def _breakdown(memory: Any, lang: str) -> str:
-    bd = memory.breakdown
+def ranked_line(r: Ranked, lang: str, currency: str) -> str:
+    offer = r.offer
+    assert isinstance(offer, CachedOffer)
+    return offer_line(offer, lang, currency, job_cost=r.job_cost)
+
+
+def rank_for(est: Estimate, offers: Sequence[CachedOffer], currency: str) -> list[Ranked]:
+    """Offers for a workload, best first: what the configuration costs per hour, or the job when it is known."""
+    return rank(offers, currency, est.hours)
+
+
+def _breakdown(bd: Breakdown, lang: str) -> str:
     items = []
+    values = bd.model_dump()
     for name in BREAKDOWN:
-        value = float(getattr(bd, name, 0.0) or 0.0)
+        value = float(values[name])
         if value >= 0.05:
             items.append(f"{t(lang, 'bd_' + name)} {gib(value)}")
     return ", ".join(items)
 
 
-def _util_percent(value: float) -> int:
-    return round(value * 100) if value <= 1.5 else round(value)  # a fraction or already a percentage
+def _count(n: float) -> str:
+    return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
 
 
-def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, currency: str) -> str:
+def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, currency: str,
+                    ranked: list[Ranked] | None = None) -> str:
     mem = est.memory
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang))),
              t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
-    breakdown = _breakdown(mem, lang)
+    breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
         lines.append(t(lang, "est_breakdown", items=breakdown))
-    if getattr(mem, "cpu_ram_gib", 0):
+    if mem.cpu_ram_gib:
         lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib)))
     if est.assumptions:
         lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
     lines.append("")
-    fits = list(est.report.fits)
+    fits = est.report.fits
     if fits:
         lines.append(t(lang, "est_fits_title"))
         for fit in fits[:FITS_SHOWN]:
-            lines.append(t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib),
-                           usable=gib(fit.usable_gib), util=_util_percent(fit.utilization)))
+            line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib),
+                     usable=gib(fit.usable_gib), util=round(fit.utilization * 100))
+            lines.append(line + (t(lang, "est_fit_tight") if fit.tight else ""))
         if len(fits) > FITS_SHOWN:
             lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
     else:
         lines.append(t(lang, "est_no_fit"))
-        lines.extend(f"• {esc(render(lang, a.msg))}" for a in getattr(est.report, "advice", []))
+        lines.extend(f"• {esc(render(lang, a.msg))}" for a in est.report.advice)
     lines.append("")
-    if offers:
+    if ranked is None:
+        ranked = rank_for(est, offers, currency)
+    if ranked:
         lines.append(t(lang, "est_offers_title"))
-        lines.extend(offer_line(o, lang, currency) for o in offers[:OFFERS_SHOWN])
+        lines.extend(ranked_line(r, lang, currency) for r in ranked[:OFFERS_SHOWN])
     else:
         lines.append(t(lang, "est_no_offers"))
-    time_lines = render_time(est, offers, lang, currency)
-    if time_lines:
-        lines.append("")
-        lines.extend(time_lines)
+    for block in (render_time(est, ranked, lang, currency), render_speed(est, lang)):
+        if block:
+            lines.append("")
+            lines.extend(block)
     return "\n".join(lines).strip()
 
 
-def render_time(est: Estimate, offers: Sequence[CachedOffer], lang: str, currency: str) -> list[str]:
-    """Hours per fitting configuration, and the cost at the cheapest in-stock offer of that configuration."""
-    te = est.time
-    if te is None:
+def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> list[str]:
+    """Hours per configuration (the fitting ones shown, and the one asked for by name), and the job's cost at the
+    best offer in stock for that configuration."""
+    te = est.answer.time(limit=FITS_SHOWN)
+    if te is None or not te.per_config:
         return []
-    per_config = list(getattr(te, "per_config", []) or [])
-    if not per_config:
-        return []
-    cheapest: dict[tuple[str | None, int], CachedOffer] = {}
-    for o in offers:
-        cheapest.setdefault((o.gpu, o.gpu_count), o)
-    lines = [t(lang, "est_time_title", tokens=f"{int(getattr(te, 'tokens', 0)):,}".replace(",", " "))]
-    for row in per_config[:FITS_SHOWN]:
-        gpu_id = getattr(row, "gpu_id", None) or getattr(row, "gpu", None)
-        offer = cheapest.get((gpu_id, row.count))
+    best = cheapest_per_config(ranked)
+    lines = [t(lang, "est_time_title", tokens=f"{te.tokens:,}".replace(",", " "))]
+    for row in te.per_config:
+        r = best.get((row.gpu, row.count))
         cost = ""
-        if offer is not None and offer.per_hour(currency) is not None:
-            cost = t(lang, "est_time_cost", cost=money(offer.per_hour(currency) * row.hours, currency))  # type: ignore[operator]
-        lines.append(t(lang, "est_time_line", gpu=esc(getattr(row, "gpu_name", None) or gpu_label(gpu_id)),
-                       count=row.count, hours=f"{row.hours:.1f}", cost=cost))
+        if r is not None and r.price_per_hour is not None:
+            cost = t(lang, "est_time_cost", cost=money(r.price_per_hour * row.hours, currency))
+        mark = "" if row.fits else t(lang, "est_not_fitting_mark")
+        lines.append(t(lang, "est_time_line", gpu=esc(row.gpu_name), count=row.count, hours=f"{row.hours:.1f}",
+                       cost=cost) + mark)
+    return lines
+
+
+def render_speed(est: Estimate, lang: str) -> list[str]:
+    """Inference: prompt and answer speed per configuration, per user and in total at the asked concurrency."""
+    sp = est.answer.speed(limit=FITS_SHOWN)
+    if sp is None or not sp.per_config:
+        return []
+    lines = [t(lang, "est_speed_title", concurrency=sp.concurrency, context=sp.context)]
+    for row in sp.per_config:
+        lines.append(t(lang, "est_speed_line", gpu=esc(row.gpu_name), count=row.count,
+                       prefill=_count(row.prefill_tokens_per_s), decode=_count(row.decode_tokens_per_s),
+                       aggregate=_count(row.aggregate_decode_tokens_per_s),
+                       mark="" if row.fits else t(lang, "est_not_fitting_mark")))
     return lines
 
 
@@ -150,7 +189,7 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
     return out
 
 
-def subscription_what(sub: Any, lang: str) -> str:
+def subscription_what(sub: Subscription, lang: str) -> str:
     """'13B LoRA (needs 38.2 GiB per GPU)' or 'H100 SXM, A100 80GB'."""
     if sub.kind == "gpu":
         return esc(", ".join(gpu_label(g, g) for g in (sub.gpu_ids or [])) or sub.query_text)
@@ -160,6 +199,6 @@ def subscription_what(sub: Any, lang: str) -> str:
     return f"{esc(sub.query_text)} ({need})"
 
 
-def subscription_filters(sub: Any, lang: str) -> str:
+def subscription_filters(sub: Subscription, lang: str) -> str:
     return render_filters(lang, max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)

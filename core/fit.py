@@ -91,7 +91,7 @@ class Advice(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class FitReport:
-    fits: list[Fit]  # cheapest memory first
+    fits: list[Fit]  # fewest GPUs first, comfortable before tight, then the smallest card
     advice: list[Advice]  # empty when something fits
     counts: tuple[int, ...]  # the GPU counts that were tried
     gpu: str | None  # the one card asked about, if any
@@ -171,23 +171,26 @@ class _Plan:
     needs_sort: bool  # some pairs tie on (total memory, count) but may differ in utilization: sort at the end
 
 
-def _fit_key(f: Fit) -> tuple[float, int, float]:
-    return f.usable_gib * f.count, f.count, f.utilization
+def _fit_key(f: Fit) -> tuple[int, bool, float, float]:
+    """What a person would pick first, as far as the catalog says: the fewest GPUs, then a comfortable fit before
+    a tight one, then the smallest card that does it (the cheapest kind, with the least memory left idle). The
+    cheapest offer in stock comes on top of this where offers are known (`core.ranking`)."""
+    return f.count, f.tight, f.usable_gib * f.count, f.utilization
 
 
 @lru_cache(maxsize=256)
 def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
-    """The fits sort key is (total memory, count, utilization). The first two depend on the catalog only, so the
-    pairs are put in that order once (stably, from the count-major catalog order the fits were built in before);
-    the fits of an answer then come out sorted by filtering. Within a tie on (total memory, count) the cards have
-    the same usable memory, so the same utilization when they use the same attention kernel: only a tie mixing
-    BF16 and non-BF16 cards (or, through rounding, two different usable sizes) needs the final sort."""
+    """The fits sort key is (count, tight, total memory, utilization). Count and total memory depend on the catalog
+    only, so the pairs are put in (count, total memory) order once (stably, from the count-major catalog order);
+    the fits of an answer then come out sorted by filtering, and only an answer with a tight fit, or a tie on
+    (count, total memory) mixing BF16 and non-BF16 cards (or, through rounding, two usable sizes), needs the final
+    sort."""
     distinct = tuple(dict.fromkeys(counts))
     pairs = [(g.id, g.name, c, g.usable_gib, 2 * distinct.index(c) + (not g.bf16)) for c in counts for g in gpus]
-    pairs.sort(key=lambda e: (e[3] * e[2], e[2]))
-    groups: dict[tuple[float, int], set[tuple[float, int]]] = {}
+    pairs.sort(key=lambda e: (e[2], e[3] * e[2]))
+    groups: dict[tuple[int, float], set[tuple[float, int]]] = {}
     for e in pairs:
-        groups.setdefault((e[3] * e[2], e[2]), set()).add((e[3], e[4]))
+        groups.setdefault((e[2], e[3] * e[2]), set()).add((e[3], e[4]))
     return _Plan(tuple(pairs), distinct, all(g.bf16 for g in gpus), any(len(v) > 1 for v in groups.values()))
 
 
@@ -217,12 +220,15 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *
         slots += (flash, None if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16 else req._numbers(c, True))
     out: list[Fit] = []
     append = out.append
+    tight = False
     for gpu_id, name, c, usable, slot in plan.entries:
         nums = slots[slot]
         if nums is not None and nums[1] <= usable:
             need, rec = nums[1], nums[2]
+            if rec > usable:
+                tight = True
             append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
-    if by_utilization and plan.needs_sort:
+    if by_utilization and (plan.needs_sort or tight):
         out.sort(key=_fit_key)
     return out
 
@@ -238,7 +244,8 @@ def _named_gpu(w: Workload) -> GPU | None:
 
 @lru_cache(maxsize=1024)
 def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitReport:
-    """Every catalog GPU x count that fits, smallest total memory first; advice when nothing up to 8 GPUs does.
+    """Every catalog GPU x count that fits, in `_fit_key` order (fewest GPUs, comfortable before tight, smallest
+    card); advice when nothing up to 8 GPUs does.
 
     With `w.gpu` set the answer is about that card (at `w.gpus` when more than one was asked for); with only
     `w.gpus > 1` it is about every card at that count. Memoised per workload (the bot re-asks the same phrase
@@ -249,7 +256,7 @@ def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitRep
     if w.gpus > 1:
         counts = (w.gpus,)
     gpus = (named,) if named else GPUS
-    fits = _fits_at(req, gpus, tuple(counts))  # already sorted: (total memory, count, utilization)
+    fits = _fits_at(req, gpus, tuple(counts))  # sorted by `_fit_key`
     advice = [] if fits else _advice(w, req, named)
     return FitReport(fits=fits, advice=advice, counts=tuple(counts), gpu=named.id if named else None)
 

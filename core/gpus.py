@@ -13,11 +13,20 @@ from functools import lru_cache
 
 
 class GPUClass(StrEnum):
-    """Drives the expected utilisation (MFU) in time estimates."""
+    """Market segment of a card (shown to people; the speed model uses each card's own figures, not this)."""
 
     CONSUMER = "consumer"
     WORKSTATION = "workstation"
     DATACENTER = "datacenter"
+
+
+class Interconnect(StrEnum):
+    """How the GPUs of one server exchange data (drives multi-GPU scaling in `core.speed`)."""
+
+    SXM = "sxm"  # NVLink / NVSwitch between every pair (HGX boards, OAM for AMD)
+    NVLINK = "nvlink"  # NVLink bridges between pairs (H100 NVL, H200 NVL); PCIe beyond the pair
+    PCIE = "pcie"  # PCIe peer-to-peer
+    PCIE_NO_P2P = "pcie-no-p2p"  # GeForce: peer-to-peer disabled by the driver, every transfer through host memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,62 +35,118 @@ class GPU:
     name: str  # display name, e.g. "H100 SXM"
     memory_gb: float  # the label, decimal GB
     usable_gib: float  # what the device really reports (GiB)
-    bf16_tflops: float  # dense; FP16 tensor TFLOPS for cards without BF16
-    bandwidth_gbs: float
+    bf16_tflops: float  # dense tensor BF16 (FP16 where there is no BF16); GeForce at the FP32-accumulate rate
+    bandwidth_gbs: float  # memory bandwidth, GB/s
     gpu_class: GPUClass
     bf16: bool = True  # T4 / V100 have no BF16 (and no FlashAttention 2)
     vendor: str = "nvidia"
     aliases: tuple[str, ...] = field(default=())
+    family: str = ""  # what people call every variant of it: "H100" for SXM, PCIe and NVL
+    interconnect: Interconnect = Interconnect.PCIE
+    link_gbs: float = 0.0  # GPU-to-GPU bandwidth, one direction, GB/s (NVLink per GPU; PCIe x16 of its generation)
+    pcie_gen: int = 4  # host link: CPU offload and no-P2P transfers go over it
+    fp8_tflops: float = 0.0  # dense FP8 tensor (0 where the card has no FP8 tensor cores)
+    source: str = ""  # where the figures come from
+
+
+# Datasheets the figures are read from (dense numbers, i.e. the sparsity figures halved). GeForce cards: the
+# "FP16 Tensor TFLOPS with FP32 Accumulate" row of NVIDIA's architecture whitepapers (mixed-precision training
+# accumulates in FP32; GeForce runs that at half the FP16-accumulate rate).
+_AMPERE_GF = "NVIDIA Ampere GA102 whitepaper, Appendix A (GeForce RTX 30 series)"
+_ADA_GF = "NVIDIA Ada Lovelace architecture whitepaper v2.1, Appendix A (GeForce RTX 40 series)"
+_AMPERE_WS = "NVIDIA RTX A-series datasheets (Tensor TFLOPS, sparse / 2)"
+_ADA_WS = "NVIDIA RTX 6000 Ada / L40 / L40S datasheets"
+_AMPERE_DC = "NVIDIA A100 Tensor Core GPU datasheet (2021); A10 / A40 datasheets"
+_HOPPER = "NVIDIA H100 / H200 datasheets (dense = sparse / 2)"
+_BLACKWELL = ("NVIDIA DGX/HGX B200 and B300 datasheets; RTX Blackwell GPU architecture whitepaper "
+              "(RTX 5090, RTX PRO 6000)")
+_OLD_DC = "NVIDIA Tesla T4 / V100 datasheets"
+_AMD = "AMD Instinct MI300X datasheet (dense FP16/BF16 1307.4 TFLOPS, 5.3 TB/s, Infinity Fabric 896 GB/s per OAM)"
+
+# GPU-to-GPU bandwidth per direction: NVLink 2 (V100 SXM2) 150 GB/s, NVLink 3 (A100) 300, NVLink 4 (H100/H200)
+# 450, NVLink 5 (B200/B300) 900; NVLink bridge of H100 NVL 300 (600 GB/s both ways), H200 NVL 450; PCIe x16
+# gen 3 / 4 / 5: 16 / 32 / 64 GB/s raw, so 12 / 25 / 50 GB/s effective (NCCL busbw on PCIe peer-to-peer).
+PCIE_GBS: dict[int, float] = {3: 12.0, 4: 25.0, 5: 50.0}
+
+_S, _NV, _P, _NP = Interconnect.SXM, Interconnect.NVLINK, Interconnect.PCIE, Interconnect.PCIE_NO_P2P
 
 
 def _g(id_: str, name: str, mem: float, usable: float, tflops: float, bw: float, cls: GPUClass,
-       aliases: tuple[str, ...], *, bf16: bool = True, vendor: str = "nvidia") -> GPU:
-    return GPU(id_, name, mem, usable, tflops, bw, cls, bf16, vendor, aliases)
+       aliases: tuple[str, ...], *, family: str, link: Interconnect, source: str, pcie: int = 4,
+       link_gbs: float | None = None, fp8: float = 0.0, bf16: bool = True, vendor: str = "nvidia") -> GPU:
+    return GPU(id_, name, mem, usable, tflops, bw, cls, bf16, vendor, aliases, family=family, interconnect=link,
+               link_gbs=PCIE_GBS[pcie] if link_gbs is None else link_gbs, pcie_gen=pcie, fp8_tflops=fp8,
+               source=source)
 
 
 C, W, D = GPUClass.CONSUMER, GPUClass.WORKSTATION, GPUClass.DATACENTER
 
 # Ordered from the smallest memory up; aliases are free text, normalised by `compact_name`.
 GPUS: tuple[GPU, ...] = (
-    _g("t4", "T4", 16, 14.58, 65, 320, D, ("t4", "tesla t4"), bf16=False),
+    _g("t4", "T4", 16, 14.58, 65, 320, D, ("t4", "tesla t4"), family="T4", link=_P, pcie=3, bf16=False,
+       source=_OLD_DC),
     _g("v100-16gb", "V100 16GB", 16, 15.78, 125, 900, D,
-       ("v100", "v100 16gb", "v100-sxm2-16gb", "v100 pcie 16gb", "tesla v100"), bf16=False),
-    _g("rtx-a4000", "RTX A4000", 16, 15.56, 77, 448, W, ("rtx a4000", "a4000")),
-    _g("rtx-4080", "RTX 4080", 16, 15.57, 97, 717, C, ("rtx 4080", "4080", "rtx 4080 super")),
-    _g("rtx-a2000", "RTX A2000", 12, 11.5, 32, 288, W, ("rtx a2000", "a2000", "rtx a2000 12gb")),
-    _g("rtx-3060", "RTX 3060", 12, 11.6, 51, 360, C, ("rtx 3060", "3060")),
-    _g("rtx-a4500", "RTX A4500", 20, 19.6, 94, 640, W, ("rtx a4500", "a4500")),
-    _g("l4", "L4", 24, 22.0, 121, 300, D, ("l4",)),
-    _g("a10", "A10", 24, 22.0, 125, 600, D, ("a10", "a10g")),
-    _g("rtx-3090", "RTX 3090", 24, 23.58, 71, 936, C, ("rtx 3090", "3090", "rtx 3090 ti", "3090 ti")),
-    _g("rtx-4090", "RTX 4090", 24, 23.58, 165, 1008, C, ("rtx 4090", "4090", "rtx 4090d", "4090d")),
-    _g("rtx-a5000", "RTX A5000", 24, 23.58, 111, 768, W, ("rtx a5000", "a5000")),
-    _g("rtx-5090", "RTX 5090", 32, 31.36, 209, 1792, C, ("rtx 5090", "5090")),
+       ("v100", "v100 16gb", "v100-sxm2-16gb", "v100 pcie 16gb", "tesla v100"), family="V100", link=_S,
+       link_gbs=150, pcie=3, bf16=False, source=_OLD_DC),
+    _g("rtx-a4000", "RTX A4000", 16, 15.56, 76.7, 448, W, ("rtx a4000", "a4000"), family="RTX A4000", link=_P,
+       source=_AMPERE_WS),
+    _g("rtx-4080", "RTX 4080", 16, 15.57, 97.5, 717, C, ("rtx 4080", "4080", "rtx 4080 super"), family="RTX 4080",
+       link=_NP, fp8=195, source=_ADA_GF),
+    _g("rtx-a2000", "RTX A2000", 12, 11.5, 32, 288, W, ("rtx a2000", "a2000", "rtx a2000 12gb"),
+       family="RTX A2000", link=_P, source=_AMPERE_WS),
+    _g("rtx-3060", "RTX 3060", 12, 11.6, 25.6, 360, C, ("rtx 3060", "3060"), family="RTX 3060", link=_NP,
+       source=_AMPERE_GF),
+    _g("rtx-a4500", "RTX A4500", 20, 19.6, 94.6, 640, W, ("rtx a4500", "a4500"), family="RTX A4500", link=_P,
+       source=_AMPERE_WS),
+    _g("l4", "L4", 24, 22.0, 121, 300, D, ("l4",), family="L4", link=_P, fp8=242.5,
+       source="NVIDIA L4 datasheet (BF16 242 TFLOPS sparse)"),
+    _g("a10", "A10", 24, 22.0, 125, 600, D, ("a10", "a10g"), family="A10", link=_P, source=_AMPERE_DC),
+    _g("rtx-3090", "RTX 3090", 24, 23.58, 71, 936, C, ("rtx 3090", "3090", "rtx 3090 ti", "3090 ti"),
+       family="RTX 3090", link=_NP, source=_AMPERE_GF),
+    _g("rtx-4090", "RTX 4090", 24, 23.58, 165.2, 1008, C, ("rtx 4090", "4090", "rtx 4090d", "4090d"),
+       family="RTX 4090", link=_NP, fp8=330.3, source=_ADA_GF),
+    _g("rtx-a5000", "RTX A5000", 24, 23.58, 111.1, 768, W, ("rtx a5000", "a5000"), family="RTX A5000", link=_P,
+       source=_AMPERE_WS),
+    _g("rtx-5090", "RTX 5090", 32, 31.36, 209.5, 1792, C, ("rtx 5090", "5090"), family="RTX 5090", link=_NP,
+       pcie=5, fp8=419, source=_BLACKWELL),
     _g("v100-32gb", "V100 32GB", 32, 31.75, 125, 900, D,
-       ("v100", "v100 32gb", "v100-sxm2-32gb", "v100s", "v100 pcie 32gb"), bf16=False),
+       ("v100", "v100 32gb", "v100-sxm2-32gb", "v100s", "v100 pcie 32gb"), family="V100", link=_S, link_gbs=150,
+       pcie=3, bf16=False, source=_OLD_DC),
     _g("a100-40gb", "A100 40GB", 40, 40.0, 312, 1555, D,
-       ("a100", "a100 40gb", "a100-sxm4-40gb", "a100 pcie 40gb", "a100 sxm4", "a100 pcie", "a100 sxm")),
-    _g("l40", "L40", 48, 44.5, 181, 864, D, ("l40",)),
-    _g("l40s", "L40S", 48, 44.5, 362, 864, D, ("l40s",)),
-    _g("a40", "A40", 48, 44.5, 150, 696, D, ("a40",)),
-    _g("rtx-a6000", "RTX A6000", 48, 47.99, 155, 768, W, ("rtx a6000", "a6000")),
-    _g("rtx-6000-ada", "RTX 6000 Ada", 48, 47.99, 364, 960, W,
-       ("rtx 6000 ada", "rtx 6000ada", "rtx 6000 ada generation", "6000 ada")),
+       ("a100", "a100 40gb", "a100-sxm4-40gb", "a100 pcie 40gb", "a100 sxm4", "a100 pcie", "a100 sxm"),
+       family="A100", link=_S, link_gbs=300, source=_AMPERE_DC),
+    _g("l40", "L40", 48, 44.5, 181, 864, D, ("l40",), family="L40", link=_P, fp8=362, source=_ADA_WS),
+    _g("l40s", "L40S", 48, 44.5, 362, 864, D, ("l40s",), family="L40S", link=_P, fp8=733, source=_ADA_WS),
+    _g("a40", "A40", 48, 44.5, 149.7, 696, D, ("a40",), family="A40", link=_P, source=_AMPERE_DC),
+    _g("rtx-a6000", "RTX A6000", 48, 47.99, 154.8, 768, W, ("rtx a6000", "a6000"), family="RTX A6000", link=_P,
+       source=_AMPERE_WS),
+    _g("rtx-6000-ada", "RTX 6000 Ada", 48, 47.99, 364.2, 960, W,
+       ("rtx 6000 ada", "rtx 6000ada", "rtx 6000 ada generation", "6000 ada"), family="RTX 6000 Ada", link=_P,
+       fp8=728.5, source=_ADA_WS),
     _g("a100-80gb", "A100 80GB", 80, 79.15, 312, 2039, D,
        ("a100", "a100 80gb", "a100-sxm4-80gb", "a100 80gb pcie", "a100 pcie 80gb", "a100 sxm4", "a100 sxm",
-        "a100 pcie", "a100 sxm4 80gb", "a100x")),
-    _g("h100-pcie", "H100 PCIe", 80, 79.22, 756, 2000, D, ("h100 pcie", "h100 pcie 80gb", "h100-pcie-80gb")),
+        "a100 pcie", "a100 sxm4 80gb", "a100x"), family="A100", link=_S, link_gbs=300, source=_AMPERE_DC),
+    _g("h100-pcie", "H100 PCIe", 80, 79.22, 756, 2000, D, ("h100 pcie", "h100 pcie 80gb", "h100-pcie-80gb"),
+       family="H100", link=_P, pcie=5, fp8=1513, source=_HOPPER),
     _g("h100-sxm", "H100 SXM", 80, 79.22, 989, 3350, D,
-       ("h100", "h100 sxm", "h100 sxm5", "h100 80gb hbm3", "h100 hbm3", "h100-sxm5-80gb", "h100 sxm 80gb")),
-    _g("h100-nvl", "H100 NVL", 94, 93.1, 835, 3900, D, ("h100 nvl", "h100 nvl 94gb")),
+       ("h100", "h100 sxm", "h100 sxm5", "h100 80gb hbm3", "h100 hbm3", "h100-sxm5-80gb", "h100 sxm 80gb"),
+       family="H100", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER),
+    _g("h100-nvl", "H100 NVL", 94, 93.1, 835, 3900, D, ("h100 nvl", "h100 nvl 94gb"), family="H100", link=_NV,
+       link_gbs=300, pcie=5, fp8=1671, source=_HOPPER),
     _g("rtx-pro-6000", "RTX PRO 6000", 96, 94.97, 500, 1792, W,
        ("rtx pro 6000", "rtx pro 6000 blackwell", "rtx pro 6000 blackwell server edition",
-        "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we")),
-    _g("h200", "H200", 141, 139.8, 989, 4800, D, ("h200", "h200 sxm", "h200 141gb", "h200 sxm5", "h200 hbm3e")),
-    _g("h200-nvl", "H200 NVL", 141, 139.8, 835, 4800, D, ("h200 nvl",)),
-    _g("b200", "B200", 180, 178.0, 2250, 8000, D, ("b200", "b200 sxm", "b200 180gb", "hgx b200", "dgx b200")),
-    _g("mi300x", "MI300X", 192, 191.5, 1307, 5300, D, ("mi300x", "instinct mi300x"), vendor="amd"),
-    _g("b300", "B300", 288, 267.0, 2250, 8000, D, ("b300", "b300 sxm", "hgx b300", "blackwell ultra")),
+        "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we"),
+       family="RTX PRO 6000", link=_P, pcie=5, fp8=1000, source=_BLACKWELL),
+    _g("h200", "H200", 141, 139.8, 989, 4800, D, ("h200", "h200 sxm", "h200 141gb", "h200 sxm5", "h200 hbm3e"),
+       family="H200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER),
+    _g("h200-nvl", "H200 NVL", 141, 139.8, 835, 4800, D, ("h200 nvl",), family="H200", link=_NV, link_gbs=450,
+       pcie=5, fp8=1671, source=_HOPPER),
+    _g("b200", "B200", 180, 178.0, 2250, 8000, D, ("b200", "b200 sxm", "b200 180gb", "hgx b200", "dgx b200"),
+       family="B200", link=_S, link_gbs=900, pcie=5, fp8=4500, source=_BLACKWELL),
+    _g("mi300x", "MI300X", 192, 191.5, 1307, 5300, D, ("mi300x", "instinct mi300x"), family="MI300X", link=_S,
+       link_gbs=448, pcie=5, fp8=2615, vendor="amd", source=_AMD),
+    _g("b300", "B300", 288, 267.0, 2250, 8000, D, ("b300", "b300 sxm", "hgx b300", "blackwell ultra"),
+       family="B300", link=_S, link_gbs=900, pcie=5, fp8=4500, source=_BLACKWELL),
 )
 
 # Words that say nothing about which card it is.
@@ -181,6 +246,36 @@ def find_gpu(name: str, memory_gb: float | None = None) -> GPU | None:
     if lkey in loose:
         return _pick(loose[lkey], lkey, memory_gb)
     return None
+
+
+@lru_cache(maxsize=1)
+def _families() -> dict[str, tuple[GPU, ...]]:
+    out: dict[str, list[GPU]] = {}
+    for gpu in GPUS:
+        out.setdefault(compact_name(gpu.family or gpu.name), []).append(gpu)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def resolve_gpus(name: str, memory_gb: float | None = None) -> tuple[GPU, ...]:
+    """Every card a spelling means: a bare family name covers its variants ('H100' is SXM, PCIe and NVL; 'A100'
+    40 and 80 GB; 'H100 80GB' the two 80 GB ones); a named variant ('H100 PCIe', 'A100 80GB') only that card.
+    Empty when nothing matches."""
+    if not name or not name.strip():
+        return ()
+    tokens, mem_in_name = _tokens(name)
+    family = _families().get("".join(tokens))
+    if family is not None and len(family) > 1:
+        memory = memory_gb if memory_gb is not None else mem_in_name
+        if memory is None:
+            return family
+        return tuple(g for g in family if abs(g.memory_gb - memory) <= 0.1 * g.memory_gb)
+    gpu = find_gpu(name, memory_gb)
+    return (gpu,) if gpu is not None else ()
+
+
+def family_ids(name: str) -> list[str]:
+    """Catalog ids `resolve_gpus` gives for a spelling (what an offer filter keeps)."""
+    return [g.id for g in resolve_gpus(name)]
 
 
 def get_gpu(gpu_id: str) -> GPU:

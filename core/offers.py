@@ -87,6 +87,33 @@ class Offer(BaseModel):
     def price_per_gpu_hour(self) -> float:
         return self.price_per_hour / self.gpu_count
 
+    @property
+    def fraction(self) -> float | None:
+        """Share of one card when this offer is a slice of it (vGPU / MIG), else None (whole cards): as the provider
+        said it (`gpu_fraction`), or read from a per-GPU memory well below the catalog card's."""
+        if self.gpu_fraction is not None:
+            return self.gpu_fraction
+        return gpu_fraction(self.gpu, self.gpu_count, self.gpu_memory_gb)
+
+
+# A card listed with less than this share of its catalog memory is a slice of it (a vGPU / MIG partition).
+SLICE_BELOW = 0.85
+
+
+def gpu_fraction(gpu_id: str | None, gpu_count: int, gpu_memory_gb: float | None) -> float | None:
+    """The share of one card an offer rents when it is a slice (a 2 GB vGPU of a 16 GB A16: 0.125), else None.
+    A slice is never counted as a whole card: it has that share of the memory (and of the compute)."""
+    if gpu_id is None or gpu_memory_gb is None or gpu_count != 1:
+        return None
+    from core.gpus import get_gpu
+
+    try:
+        card = get_gpu(gpu_id)
+    except KeyError:
+        return None
+    share = gpu_memory_gb / card.memory_gb
+    return round(share, 4) if share < SLICE_BELOW else None
+
 
 class Rates(BaseModel):
     """Roubles per unit of each currency (the Central Bank of Russia's way of quoting). RUB is 1."""

@@ -1,16 +1,9 @@
-"""How long a fine-tuning run takes on each fitting configuration, and what it costs at a given hourly price.
+"""How long a fine-tuning run takes on each configuration, and what it costs at a given hourly price.
 
 tokens = examples x tokens per example x epochs. FLOPs per token follow reference §6: forward 2 x params (active
 params for MoE) plus causal attention 2 x L x q_dim x seq; full fine-tuning adds a backward of twice the forward,
 LoRA/QLoRA only the input-gradient half of it (the frozen base needs no weight gradients), and gradient
-checkpointing one more forward. Throughput = GPUs x datasheet TFLOPS x utilisation(GPU class) x method factor x
-multi-GPU scaling / FLOPs per token.
-
-The utilisation constants are calibrated against torchtune's published throughputs (reference §6, batch 2 packed to
-2048 tokens, torch.compile): they are *effective* fractions of the datasheet peak under the FLOP count above, not
-profiler MFU — the workstation figure exceeds 1 because the A6000 measurements run faster than that count allows
-on its datasheet peak (the 4090 runs were memory-squeezed: the same configs reserved half the memory there).
-`tests/test_timecost.py` checks that all seven published throughputs are reproduced within 25 %.
+checkpointing one more forward. How fast those FLOPs run on a given card and count is `core.speed`'s roofline.
 """
 
 from __future__ import annotations
@@ -19,25 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 from core.estimator import FREEZE_TRAINABLE_LAYERS
 from core.fit import Fit
-from core.gpus import GPUClass, get_gpu
-from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Strategy, Workload
-
-# Effective utilisation per GPU class, from the LoRA anchors (tokens/s x FLOPs/token / (GPUs x peak x scaling)):
-#   consumer:    Llama-3.1-8B LoRA, 1x RTX 4090:  3,083 tok/s x 49.8 GFLOP / 165 TFLOPS          = 0.93
-#   workstation: Llama-3.1-8B LoRA, 1x RTX A6000: 4,699 tok/s x 49.8 GFLOP / 155 TFLOPS          = 1.51
-#   datacenter:  Llama-3.1-70B LoRA, 8x A100:     3,497 tok/s x 431 GFLOP / (8 x 312 x 0.9 FSDP) = 0.67
-UTILISATION: dict[GPUClass, float] = {GPUClass.CONSUMER: 0.93, GPUClass.WORKSTATION: 1.51,
-                                      GPUClass.DATACENTER: 0.67}
-# Relative to LoRA on the same card: QLoRA pays for dequantisation (4090: 2,413 vs 3,083 tok/s; 405B on 8x A100
-# runs at 1.07 of the LoRA-calibrated rate: 0.9 splits the two), full fine-tuning for the optimizer step and the
-# weight-gradient traffic (4090: 0.71, A6000: 0.73 once the extra FLOPs are counted).
-METHOD_FACTOR: dict[Method, float] = {Method.LORA: 1.0, Method.QLORA: 0.9, Method.FULL: 0.72, Method.FREEZE: 0.72}
-# Communication cost of several GPUs (one node), per strategy.
-SCALING: dict[Strategy, float] = {Strategy.SINGLE: 1.0, Strategy.DDP: 0.95, Strategy.ZERO2: 0.92,
-                                  Strategy.ZERO3: 0.9, Strategy.FSDP: 0.9, Strategy.TP: 0.85}
-# Offloading states to CPU trades memory for PCIe traffic (DeepSpeed reports 2-4x slower steps).
-OFFLOAD_FACTOR: dict[Offload, float] = {Offload.NONE: 1.0, Offload.OPTIMIZER: 0.5, Offload.ALL: 0.25}
-EAGER_FACTOR = 0.8  # eager attention is slower than FlashAttention as well as bigger
+from core.gpus import get_gpu
+from core.speed import smallest_group, training_speed
+from core.workload import ADAPTER_METHODS, Method, Strategy, Workload
 
 # Stated defaults when the dataset is only partly described.
 DEFAULT_TOKENS_PER_EXAMPLE = 512
@@ -52,6 +29,7 @@ class ConfigTime(BaseModel):
     count: int
     tokens_per_second: float
     hours: float
+    fits: bool = True  # False for a configuration asked for by name that does not hold the workload
 
     def cost(self, price_per_gpu_hour: float) -> float:
         """Cost of the whole run when each GPU costs `price_per_gpu_hour` (any currency)."""
@@ -94,17 +72,14 @@ def flops_per_token(w: Workload) -> float:
 
 def tokens_per_second(w: Workload, gpu_id: str, count: int, strategy: Strategy | None = None) -> float:
     """Training throughput of `w` on `count` x `gpu_id` (all GPUs together)."""
-    gpu = get_gpu(gpu_id)
-    strategy = strategy or (Strategy.SINGLE if count <= 1 else w.strategy)
-    rate = gpu.bf16_tflops * 1e12 * UTILISATION[gpu.gpu_class] * METHOD_FACTOR.get(w.method, 1.0)
-    rate *= count * SCALING.get(strategy, 0.9) * OFFLOAD_FACTOR[w.offload]
-    if w.attention is Attention.EAGER or not gpu.bf16:
-        rate *= EAGER_FACTOR
-    return rate / flops_per_token(w)
+    if strategy is not None and strategy is not w.strategy:
+        w = w.with_(strategy=strategy)
+    return training_speed(w, get_gpu(gpu_id), count, min_group=smallest_group(w, gpu_id, count)).tokens_per_second
 
 
-def estimate_time(w: Workload, fits: list[Fit]) -> TimeEstimate | None:
-    """Hours on each fitting configuration; None for inference or when no dataset size was given."""
+def estimate_time(w: Workload, fits: list[Fit], extra: tuple[tuple[str, int], ...] = ()) -> TimeEstimate | None:
+    """Hours on each fitting configuration (and on the `extra` (card, count) pairs asked for by name, marked
+    `fits=False` when they do not hold it); None for inference or when no dataset size was given."""
     if not w.is_training or not w.examples:
         return None
     assumed: list[str] = []
@@ -116,9 +91,17 @@ def estimate_time(w: Workload, fits: list[Fit]) -> TimeEstimate | None:
     epochs = w.epochs or DEFAULT_EPOCHS
     tokens = round(w.examples * tpe * epochs)
     per_config = []
-    for f in fits:
-        tps = tokens_per_second(w, f.gpu, f.count, f.strategy)
-        per_config.append(ConfigTime(gpu=f.gpu, gpu_name=f.gpu_name, count=f.count,
-                                     tokens_per_second=tps, hours=tokens / tps / 3600))
+    seen: set[tuple[str, int]] = set()
+    pairs = [(f.gpu, f.gpu_name, f.count, f.strategy, True) for f in fits]
+    for gpu_id, count in extra:
+        if (gpu_id, count) not in {(p[0], p[2]) for p in pairs}:
+            pairs.append((gpu_id, get_gpu(gpu_id).name, count, w.strategy, False))
+    for gpu_id, name, count, strategy, fits_ in pairs:
+        if (gpu_id, count) in seen:
+            continue
+        seen.add((gpu_id, count))
+        tps = tokens_per_second(w, gpu_id, count, strategy)
+        per_config.append(ConfigTime(gpu=gpu_id, gpu_name=name, count=count, tokens_per_second=tps,
+                                     hours=tokens / tps / 3600, fits=fits_))
     return TimeEstimate(tokens=tokens, examples=w.examples, tokens_per_example=tpe, epochs=epochs,
                         flops_per_token=flops_per_token(w), per_config=per_config, assumed=assumed)

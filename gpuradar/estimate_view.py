@@ -3,55 +3,119 @@ in Russian or English. Shared by `gpuradar estimate`; free of argparse so other 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bot.i18n import render, t
-from core.defaults import Assumption
-from core.estimator import MemoryEstimate, estimate_memory
-from core.fit import FitReport, config_for, fit_configs
+from core.answer import Answer, answer
 from core.gpus import get_gpu
-from core.timecost import TimeEstimate, estimate_time
+from core.offers import Offer
+from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
 
 MAX_FITS_SHOWN = 15
 
+EstimateAnswer = Answer  # the one estimate pipeline, shared with the bot (`core.answer`)
 
-@dataclass(frozen=True)
-class EstimateAnswer:
-    workload: Workload
-    assumptions: list[Assumption]
-    memory: MemoryEstimate  # on the workload's own configuration (w.gpus GPUs)
-    report: FitReport
-    time: TimeEstimate | None
+__all__ = ["EstimateAnswer", "OfferRow", "answer", "render_text", "to_json"]
 
 
-def answer(w: Workload, assumptions: list[Assumption]) -> EstimateAnswer:
-    report = fit_configs(w)
-    memory = estimate_memory(config_for(w, max(1, w.gpus)))
-    return EstimateAnswer(workload=w, assumptions=assumptions, memory=memory, report=report,
-                          time=estimate_time(w, report.fits))
+@dataclass(frozen=True, slots=True)
+class OfferRow:
+    """A stored in-stock offer with its normalised prices, in the shape `core.ranking` reads."""
+
+    offer: Offer
+    price_per_gpu_hour_rub: float | None
+    price_per_gpu_hour_usd: float | None
+
+    @property
+    def key(self) -> str:
+        return self.offer.key
+
+    @property
+    def gpu(self) -> str | None:
+        return self.offer.gpu
+
+    @property
+    def gpu_count(self) -> int:
+        return self.offer.gpu_count
+
+    @property
+    def billing(self) -> str:
+        return self.offer.billing.value
+
+    @property
+    def fraction(self) -> float | None:
+        return self.offer.fraction
+
+    def per_hour(self, currency: str) -> float | None:
+        per_gpu = self.price_per_gpu_hour_usd if currency == "USD" else self.price_per_gpu_hour_rub
+        return None if per_gpu is None else per_gpu * self.offer.gpu_count
+
+
+def _cheapest(a: Answer, offers: Sequence[OfferRow]) -> dict[tuple[str, int], Ranked]:
+    fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
+    hours = (lambda g, c: (t.hours if (t := a.config_time(g, c)) is not None else None)) if a.has_time else None
+    return cheapest_per_config(rank(fitting, "USD", hours))
+
+
+def _offer_json(r: Ranked | None, hours: float | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    o = r.offer
+    assert isinstance(o, OfferRow)
+    usd, rub = o.per_hour("USD"), o.per_hour("RUB")
+    return {"provider": o.offer.provider, "billing": o.billing, "price_per_hour_usd": _opt(usd, 4),
+            "price_per_hour_rub": _opt(rub, 2),
+            "job_cost_usd": _opt(None if usd is None or hours is None else usd * hours, 2),
+            "job_cost_rub": _opt(None if rub is None or hours is None else rub * hours, 2)}
+
+
+def _opt(x: float | None, nd: int) -> float | None:
+    return None if x is None else round(float(x), nd)
 
 
 def _r(x: float, nd: int = 2) -> float:
     return round(float(x), nd)
 
 
-def to_json(a: EstimateAnswer, lang: str) -> dict[str, Any]:
+def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> dict[str, Any]:
+    """The answer as one JSON object; `offers` (stored, in stock) give each configuration its cheapest offer."""
     w, m = a.workload, a.memory
+    best = _cheapest(a, offers) if offers else {}
+    te, sp = a.time(), a.speed()
     workload = w.model_dump(mode="json")
     workload["arch"] = {"name": w.arch.name, "hidden": w.arch.hidden, "layers": w.arch.layers,
                         "heads": w.arch.heads, "kv_heads": w.arch.kv_heads, "intermediate": w.arch.intermediate,
                         "vocab": w.arch.vocab, "experts": w.arch.experts}
     b = m.breakdown
     time = None
-    if a.time is not None:
-        time = {"tokens": a.time.tokens, "examples": a.time.examples,
-                "tokens_per_example": a.time.tokens_per_example, "epochs": a.time.epochs,
-                "flops_per_token": a.time.flops_per_token,
-                "per_config": [{"gpu": c.gpu_name, "gpu_id": c.gpu, "count": c.count,
-                                "tokens_per_second": _r(c.tokens_per_second, 1), "hours": _r(c.hours, 3)}
-                               for c in a.time.per_config]}
+    if te is not None:
+        rows = []
+        for c in te.per_config:
+            row: dict[str, Any] = {"gpu": c.gpu_name, "gpu_id": c.gpu, "count": c.count, "fits": c.fits,
+                                   "tokens_per_second": _r(c.tokens_per_second, 1), "hours": _r(c.hours, 3)}
+            cheapest = _offer_json(best.get((c.gpu, c.count)), c.hours)
+            if cheapest is not None:
+                row["cheapest_offer"] = cheapest
+            rows.append(row)
+        time = {"tokens": te.tokens, "examples": te.examples, "tokens_per_example": te.tokens_per_example,
+                "epochs": te.epochs, "flops_per_token": te.flops_per_token, "assumed": te.assumed, "per_config": rows}
+    speed = None
+    if sp is not None:
+        srows = []
+        for s in sp.per_config:
+            srow: dict[str, Any] = {
+                "gpu": s.gpu_name, "gpu_id": s.gpu, "count": s.count, "fits": s.fits,
+                "prefill_tokens_per_s": _r(s.prefill_tokens_per_s, 1),
+                "decode_tokens_per_s": _r(s.decode_tokens_per_s, 2),
+                "aggregate_decode_tokens_per_s": _r(s.aggregate_decode_tokens_per_s, 1), "bound": s.bound}
+            cheapest = _offer_json(best.get((s.gpu, s.count)), None)
+            if cheapest is not None:
+                srow["cheapest_offer"] = cheapest
+            srows.append(srow)
+        speed = {"concurrency": sp.concurrency, "context": sp.context, "per_config": srows}
     return {
         "workload": workload,
         "assumptions": [render(lang, x.msg) for x in a.assumptions],
@@ -66,6 +130,7 @@ def to_json(a: EstimateAnswer, lang: str) -> dict[str, Any]:
                   "tight": f.tight} for f in a.report.fits],
         "advice": [{"code": x.code, "text": render(lang, x.msg)} for x in a.report.advice],
         "time": time,
+        "speed": speed,
     }
 
 
@@ -145,11 +210,21 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
     if a.report.advice:
         lines.append(f"{_t('advice', lang)}:")
         lines += [f"  - {render(lang, x.msg)}" for x in a.report.advice]
-    if a.time is not None and a.time.per_config:
+    te = a.time(limit=MAX_FITS_SHOWN)
+    if te is not None and te.per_config:
         lines.append("")
-        lines.append(f"{_t('time', lang, tokens=a.time.tokens)}:")
+        lines.append(f"{_t('time', lang, tokens=te.tokens)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("tps", lang), _t("hours", lang)]
-        body = [[c.gpu_name, str(c.count), f"{c.tokens_per_second:,.0f}", f"{c.hours:.1f}"]
-                for c in a.time.per_config[:MAX_FITS_SHOWN]]
+        body = [[c.gpu_name + ("" if c.fits else f" ({_t('no_fit_mark', lang)})"), str(c.count),
+                 f"{c.tokens_per_second:,.0f}", f"{c.hours:.1f}"] for c in te.per_config]
         lines += _table([head, *body], right={1, 2, 3})
+    sp = a.speed(limit=MAX_FITS_SHOWN)
+    if sp is not None and sp.per_config:
+        lines.append("")
+        lines.append(f"{_t('speed', lang, n=sp.concurrency, ctx=sp.context)}:")
+        head = [_t("gpu", lang), _t("count", lang), _t("prefill", lang), _t("decode", lang), _t("aggregate", lang)]
+        body = [[s.gpu_name + ("" if s.fits else f" ({_t('no_fit_mark', lang)})"), str(s.count),
+                 f"{s.prefill_tokens_per_s:,.0f}", f"{s.decode_tokens_per_s:,.1f}",
+                 f"{s.aggregate_decode_tokens_per_s:,.0f}"] for s in sp.per_config]
+        lines += _table([head, *body], right={1, 2, 3, 4})
     return "\n".join(lines)

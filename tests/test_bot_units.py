@@ -16,7 +16,8 @@ from bot.tokens import QueryTokens
     ("70B QLoRA under $2/h on runpod", "70B QLoRA", {"max_price": 2.0, "price_currency": "USD",
                                                      "providers": ["runpod"]}),
     ("H100, A100 80GB x8 monthly region msk", "H100, A100 80GB",
-     {"gpu_ids": ["h100-sxm", "a100-80gb"], "gpu_count": 8, "billing": "monthly", "region": "msk"}),
+     {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl", "a100-80gb"], "gpu_count": 8, "billing": "monthly",
+      "region": "msk"}),
     ("mixtral 8x7B qlora на vast или runpod", "mixtral 8x7B qlora", {"providers": ["runpod", "vastai"],
                                                                      "gpu_count": None}),
     ("13B LoRA до 300", "13B LoRA", {"max_price": 300.0, "price_currency": None}),
@@ -65,9 +66,10 @@ async def test_offer_cache_sorts_filters_and_refreshes():
     cache = OfferCache(load)
     rows[:] = [o("a", "h100-sxm", 1, 200), o("b", "rtx-4090", 1, 30), o("c", None, 1, 1), o("d", "h100-sxm", 8, 150)]
     assert await cache.refresh() == 4
-    assert [x.key for x in cache.all()] == ["c", "b", "d", "a"]
-    assert [x.key for x in cache.filter(gpu_ids=["h100-sxm"])] == ["d", "a"]
-    assert [x.key for x in cache.filter(fits=lambda gpu, count: count == 8)] == ["d"]
+    # The whole configuration's price per hour: 8 x 150 costs more than 1 x 200.
+    assert [x.key for x in cache.all()] == ["c", "b", "a", "d"]
+    assert [x.key for x in cache.filter(gpu_ids=["h100-sxm"])] == ["a", "d"]
+    assert [x.key for x in cache.filter(fits=lambda gpu, count, fraction: count == 8)] == ["d"]
     assert "c" not in {x.key for x in cache.filter()}  # unknown cards are never offered as a fit
     rows[:] = rows[:1]
     await cache.refresh()

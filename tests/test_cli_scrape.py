@@ -26,7 +26,8 @@ CBR_XML = ('<?xml version="1.0" encoding="windows-1251"?><ValCurs Date="01.03.20
            '<Valute ID="R01239"><NumCode>978</NumCode><CharCode>EUR</CharCode><Nominal>1</Nominal>'
            '<Name>Euro</Name><Value>100,0000</Value></Valute></ValCurs>').encode("cp1251")
 OFFER_FIELDS = {"provider", "gpu", "gpu_count", "gpu_memory_gb", "location", "billing", "price", "currency", "period",
-                "price_per_gpu_hour_rub", "price_per_gpu_hour_usd", "in_stock", "available", "url"}
+                "price_per_gpu_hour_rub", "price_per_gpu_hour_usd", "price_per_hour_rub", "price_per_hour_usd",
+                "fraction", "in_stock", "available", "url"}
 
 
 def env_for(server: ProviderServer, database_url: str,
@@ -113,7 +114,13 @@ async def test_scrape_once_json_then_offers_and_providers(
     assert sorted(ident(o) for o in json.loads(out)["offers"]) == in_stock
     rc, out, err = await cli("offers", "--gpu", "H100", "--json")
     assert rc == 0, err
-    assert sorted(ident(o) for o in json.loads(out)["offers"]) == [i for i in in_stock if i[1] == "h100-sxm"] != []
+    listed = json.loads(out)["offers"]
+    # 'H100' is the family: SXM, PCIe and NVL; ranked by the whole configuration's price per hour
+    assert sorted(ident(o) for o in listed) == [i for i in in_stock if i[1] in ("h100-sxm", "h100-pcie", "h100-nvl")]
+    assert {o["gpu"] for o in listed} >= {"h100-sxm"}
+    whole = [o["price_per_hour_rub"] for o in listed]
+    assert whole == sorted(whole) and all(o["price_per_hour_rub"] == pytest.approx(
+        o["price_per_gpu_hour_rub"] * o["gpu_count"], rel=1e-3) for o in listed)
 
     rc, out, err = await cli("providers", "--json")
     assert rc == 0, err

@@ -62,7 +62,7 @@ def _reference_fits(w: Workload, gpus: tuple, counts: tuple[int, ...]) -> list[F
                 rec = est.recommended_per_gpu_gib + est.runtime_gib
                 out.append(Fit(g.id, g.name, c, est.per_gpu_gib, g.usable_gib, need_gib / g.usable_gib, est.strategy,
                                need_gib, rec, rec > g.usable_gib))
-    out.sort(key=lambda f: (f.usable_gib * f.count, f.count, f.utilization))
+    out.sort(key=lambda f: (f.count, f.tight, f.usable_gib * f.count, f.utilization))
     return out
 
 

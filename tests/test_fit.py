@@ -11,11 +11,11 @@ from core.workload import Attention, Method, Strategy
 from tests.test_estimator import wl
 
 
-def test_fits_are_real_and_sorted_cheapest_memory_first() -> None:
+def test_fits_are_real_and_sorted_fewest_gpus_then_comfortable_then_smallest() -> None:
     report = fit_configs(wl(method="qlora", model="llama-3.1-8b"))
     assert report.fits and not report.advice
-    totals = [f.usable_gib * f.count for f in report.fits]
-    assert totals == sorted(totals)
+    keys = [(f.count, f.tight, f.usable_gib * f.count) for f in report.fits]
+    assert keys == sorted(keys)
     for f in report.fits:
         gpu = get_gpu(f.gpu)
         assert f.usable_gib == gpu.usable_gib  # usable, never the label

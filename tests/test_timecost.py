@@ -9,24 +9,13 @@ from core.timecost import estimate_time, flops_per_token, tokens_per_second
 from core.workload import Method, Precision, Strategy
 from tests.test_estimator import wl
 
-# torchtune README (reference §6): batch 2, packed 2048 tokens, activation checkpointing, compile.
-TORCHTUNE = [
-    ("llama-3.1-8b", Method.LORA, "rtx-4090", 1, 3083),
-    ("llama-3.1-8b", Method.LORA, "rtx-a6000", 1, 4699),
-    ("llama-3.1-8b", Method.QLORA, "rtx-4090", 1, 2413),
-    ("llama-3.1-8b", Method.FULL, "rtx-4090", 1, 1650),
-    ("llama-3.1-8b", Method.FULL, "rtx-a6000", 1, 2579),
-    ("llama-3.1-70b", Method.LORA, "a100-80gb", 8, 3497),
-    ("llama-3.1-405b", Method.QLORA, "a100-80gb", 8, 653),
-]
 
-
-@pytest.mark.parametrize(("model", "method", "gpu", "count", "measured"), TORCHTUNE)
-def test_reproduces_torchtune_throughputs(model: str, method: Method, gpu: str, count: int, measured: int) -> None:
-    w = wl(model=model, method=method, seq_len=2048, batch=2, grad_ckpt=True, precision=Precision.BF16_TRUE,
-           gpus=count, strategy=Strategy.FSDP if count > 1 else Strategy.SINGLE)
-    tps = tokens_per_second(w, gpu, count)
-    assert abs(tps / measured - 1) <= 0.25, tps
+def test_throughput_comes_from_the_speed_model_with_the_smallest_group() -> None:
+    """8B LoRA fits one card: eight cards run as eight replicas, eight times one card's rate at most."""
+    w = wl(model="llama-3.1-8b", method=Method.LORA, seq_len=2048, batch=2, precision=Precision.BF16_TRUE)
+    one = tokens_per_second(w, "h100-sxm", 1)
+    eight = tokens_per_second(w.with_(gpus=8, strategy=Strategy.FSDP), "h100-sxm", 8)
+    assert 7 * one < eight <= 8 * one * 1.01  # sharding the (small) adapter optimizer step saves a little
 
 
 def test_flops_follow_the_reference() -> None:

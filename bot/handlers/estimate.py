@@ -22,7 +22,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import OFFERS_SHOWN, render_estimate
+from bot.views import OFFERS_SHOWN, rank_for, render_estimate
 from core.parser import ParseError
 from storage.user_tables import User
 
@@ -89,7 +89,7 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
     fitting = fitting_offers(est, offers)
-    body = render_estimate(est, fitting, lang, currency)
+    body = render_estimate(est, fitting, lang, currency, rank_for(est, fitting, currency))
     await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query), len(fitting)))
 
 
@@ -123,7 +123,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
     fitting = fitting_offers(result, offers)
-    body = render_estimate(result, fitting, lang, currency)
+    body = render_estimate(result, fitting, lang, currency, rank_for(result, fitting, currency))
     keyboard = estimate_keyboard(lang, tokens.encode(phrase), len(fitting))
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):

@@ -26,7 +26,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.prefs import PrefsCache
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
-from bot.views import gpu_label, offer_line, render_estimate, workload_label
+from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.offers import HOURS_PER_MONTH
 
 router = Router(name="inline")
@@ -61,20 +61,24 @@ def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lan
                      bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultArticle], str]:
     kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
     label = workload_label(est, lang)
+    ranked = rank_for(est, fitting, currency)
     results: list[InlineQueryResultArticle] = []
     if offset == 0:
-        fits = ", ".join(f"{f.gpu_name}×{f.count}" for f in list(est.report.fits)[:4]) or t(lang, "est_no_fit")
+        fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
+            or t(lang, "est_no_fit")
         results.append(_article("e", t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib)),
-                                t(lang, "inline_est_desc", fits=fits), render_estimate(est, fitting, lang, currency),
-                                kb))
-    for i, offer in enumerate(fitting[offset:offset + PAGE], start=offset):
-        per_hour = offer.per_hour(currency)
+                                t(lang, "inline_est_desc", fits=fits),
+                                render_estimate(est, fitting, lang, currency, ranked), kb))
+    for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):
+        offer = r.offer
+        assert isinstance(offer, CachedOffer)
+        per_hour = r.price_per_hour
         location = f" · {region_name(lang, offer.location)}" if offer.location else ""
-        title = t(lang, "inline_offer_title", gpu=gpu_label(offer.gpu, offer.gpu_name), count=offer.gpu_count,
-                  per_hour=money(per_hour, currency), provider=provider_name(offer.provider))
+        title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency),
+                  provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
-        text = f"{t(lang, 'est_header', workload=esc(label))}\n{offer_line(offer, lang, currency)}"
+        text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency)}"
         results.append(_article(f"o{i}", title, desc, text, kb))
     next_offset = str(offset + PAGE) if offset + PAGE < len(fitting) else ""
     return results, next_offset

@@ -1,4 +1,7 @@
-"""/offers [GPU or workload]: in-stock offers, cheapest per GPU-hour first, a page at a time with ‹ › buttons."""
+"""/offers [GPU or workload]: in-stock offers, a page at a time with ‹ › buttons.
+
+Ranked by what the user pays: the whole configuration per hour (and, for a workload with a dataset, the job's cost
+there), on-demand before spot. A family name covers its variants ('H100' lists SXM, PCIe and NVL)."""
 
 from __future__ import annotations
 
@@ -16,31 +19,34 @@ from bot.estimates import Estimator, Failure
 from bot.formatting import esc, split_message
 from bot.handlers.common import argument
 from bot.handlers.estimate import estimate_keyboard, fitting_offers
-from bot.offer_cache import CachedOffer, OfferCache
+from bot.offer_cache import OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import offer_line, render_estimate
+from bot.views import rank_for, ranked_line, render_estimate
+from core.ranking import Ranked, rank
 
 router = Router(name="offers")
 
 PAGE_SIZE = 8
 
 
-def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str) -> list[CachedOffer] | str:
-    """The offers `text` asks for (all, a GPU list, or those fitting a workload), or the error to show."""
+def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
+                  currency: str = "RUB") -> list[Ranked] | str:
+    """The offers `text` asks for (all, a GPU list, or those fitting a workload), ranked, or the error to show."""
     if not text:
-        return list(offers.all())
+        return rank(offers.all(), currency)
     ids = gpu_list(text)
     if ids is not None:
-        return offers.filter(gpu_ids=ids)
+        return rank(offers.filter(gpu_ids=ids), currency)
     result = estimator.get(text)
     if isinstance(result, Failure):
         return esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
-    return offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
+    fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
+    return rank_for(result, fitting, currency)
 
 
-def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang: str,
+def render_page(items: list[Ranked], text: str, page: int, token: str, lang: str,
                 currency: str, skip: int = 0) -> tuple[str, InlineKeyboardMarkup | None]:
     """One page of `items[skip:]`; under an estimate (skip > 0) page 1 has ‹ Back to the estimate."""
     items = items[skip:]
@@ -51,7 +57,7 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
     page = min(max(page, 1), pages)
     chunk = items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
-    lines.extend(offer_line(o, lang, currency) for o in chunk)
+    lines.extend(ranked_line(r, lang, currency) for r in chunk)
     kb = InlineKeyboardBuilder()
     buttons = []
     if page > 1 or skip:
@@ -69,7 +75,7 @@ def render_page(items: list[CachedOffer], text: str, page: int, token: str, lang
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
-    items = select_offers(text, offers, estimator, lang)
+    items = select_offers(text, offers, estimator, lang, currency)
     if isinstance(items, str):
         await message.answer(items)
         return
@@ -90,10 +96,10 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         if isinstance(result, Failure):
             return
         fitting = fitting_offers(result, offers)
-        body = render_estimate(result, fitting, lang, currency)
+        body = render_estimate(result, fitting, lang, currency, rank_for(result, fitting, currency))
         kb: InlineKeyboardMarkup | None = estimate_keyboard(lang, callback_data.q, len(fitting))
     else:
-        items = select_offers(text, offers, estimator, lang)
+        items = select_offers(text, offers, estimator, lang, currency)
         if isinstance(items, str):
             await query.message.answer(items)
             return

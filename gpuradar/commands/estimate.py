@@ -112,6 +112,37 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     return WorkloadSpec(**fields)
 
 
+def stored_offers() -> list[Any]:
+    """The offer store's in-stock offers (`OfferRow`s) for the JSON answer's `cheapest_offer`; none when there is no
+    store yet or it cannot be read (an estimate never fails for want of prices, and never creates a store)."""
+    import asyncio
+
+    from gpuradar.estimate_view import OfferRow
+    from gpuradar.settings import Settings
+    from storage.db import make_engine, make_sessionmaker
+    from storage.queries import in_stock_offers
+
+    url = Settings().database_url
+    if url.startswith("sqlite") and "///" in url:
+        path = Path(url.split("///", 1)[1])
+        if not path.is_file():
+            return []
+
+    async def load() -> list[Any]:
+        engine = make_engine(url)
+        try:
+            async with make_sessionmaker(engine)() as session:
+                return [OfferRow(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
+                        for r in await in_stock_offers(session)]
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(load())
+    except Exception:  # no schema yet, a locked or unreachable database: answer without prices
+        return []
+
+
 def run(args: argparse.Namespace) -> int:
     from bot.i18n import lang_for, render
     from core.defaults import complete
@@ -136,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     result = answer(w, assumptions)
     if args.json:
-        print(json.dumps(to_json(result, lang), ensure_ascii=False))
+        print(json.dumps(to_json(result, lang, stored_offers()), ensure_ascii=False))
     else:
         print(render_text(result, lang))
     return 0

@@ -1,5 +1,7 @@
 """`gpuradar offers [--gpu NAME] [--fits WORKLOAD] [--provider NAME] [--min-count N] [--json] [--lang ru|en]`:
-stored in-stock offers, cheapest per GPU-hour first. Also the offer table / JSON rendering that `scrape` shares."""
+stored in-stock offers, cheapest whole configuration per hour first (on-demand before spot; with --fits, the
+workload's job cost first when its dataset is known). A family name covers its variants (--gpu H100: SXM, PCIe,
+NVL). Also the offer table / JSON rendering that `scrape` shares."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.i18n import has, lang_for, render, t
-from core.gpus import GPUS, compact_name, find_gpu, get_gpu
+from core.gpus import family_ids, get_gpu
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
+    from core.answer import Answer
     from core.offers import Offer
     from storage.queries import OfferFilter, StoredOffer
 
@@ -36,8 +39,11 @@ def offer_json(offer: Offer, rub: float | None, usd: float | None) -> dict[str, 
         "provider": offer.provider, "gpu": offer.gpu, "gpu_count": offer.gpu_count,
         "gpu_memory_gb": offer.gpu_memory_gb, "location": offer.location, "billing": offer.billing.value,
         "price": offer.price, "currency": offer.currency, "period": offer.period.value,
-        "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd, "in_stock": offer.in_stock,
-        "available": offer.available, "url": offer.url,
+        "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
+        # the whole configuration, what the user pays
+        "price_per_hour_rub": None if rub is None else round(rub * offer.gpu_count, 4),
+        "price_per_hour_usd": None if usd is None else round(usd * offer.gpu_count, 4),
+        "fraction": offer.fraction, "in_stock": offer.in_stock, "available": offer.available, "url": offer.url,
     }
 
 
@@ -65,9 +71,15 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> str:
-    rows = [[o.provider, gpu_label(o), str(o.gpu_count), o.location or "—", _word(lang, o.billing.value),
+    rows = [[o.provider, gpu_label(o), _count(o), o.location or "—", _word(lang, o.billing.value),
+             _money(None if rub is None else rub * o.gpu_count), _money(None if usd is None else usd * o.gpu_count),
              _money(rub), _money(usd), "—" if o.available is None else str(o.available)] for o, rub, usd in items]
     return table(_t(lang, "headers").split("|"), rows)
+
+
+def _count(offer: Offer) -> str:
+    """'8', or '0.12' for a slice of one card (never shown as a whole card)."""
+    return str(offer.gpu_count) if offer.fraction is None else f"{offer.fraction:.2f}"
 
 
 def add_lang(parser: argparse.ArgumentParser, *, from_input: bool = False) -> None:
@@ -80,14 +92,8 @@ def add_lang(parser: argparse.ArgumentParser, *, from_input: bool = False) -> No
 
 
 def gpu_ids(name: str) -> list[str]:
-    """Catalog ids a user's GPU name means: every card that spelling names ('A100' -> 40 GB and 80 GB)."""
-    key = compact_name(name)
-    ids = [g.id for g in GPUS if key and (key in {compact_name(a) for a in g.aliases} or key == compact_name(g.id)
-                                          or key == compact_name(g.name))]
-    if ids:
-        return ids
-    gpu = find_gpu(name)
-    return [gpu.id] if gpu else []
+    """Catalog ids a user's GPU name means: a family covers its variants ('H100' -> SXM, PCIe, NVL)."""
+    return family_ids(name)
 
 
 # -- the command -----------------------------------------------------------------------------------------------------
@@ -103,17 +109,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _workload_filter(text: str, lang: str) -> tuple[OfferFilter | None, str | None]:
-    """(filter, error message). Parse errors come back as the parser's own bilingual message."""
+def _workload(text: str, lang: str) -> tuple[Answer | None, str | None]:
+    """(the workload's answer, error message). Parse errors come back as the parser's own bilingual message."""
+    from core.answer import answer
     from core.defaults import complete
     from core.parser import ParseError, parse_workload
-    from storage.queries import workload_fits
 
     try:
-        workload, _assumptions = complete(parse_workload(text))
+        workload, assumptions = complete(parse_workload(text))
     except ParseError as exc:
         return None, render(lang, exc.explain())
-    return workload_fits(workload), None
+    return answer(workload, assumptions), None
+
+
+def ranked_rows(rows: list[StoredOffer], fitting: Answer | None, limit: int | None) -> list[StoredOffer]:
+    """Stored offers ranked by what the user pays (`core.ranking`), the fitting ones only when a workload is given;
+    with a dataset, by the job's cost on each configuration."""
+    from core.ranking import rank
+    from gpuradar.estimate_view import OfferRow
+
+    by_row = {id(r): r for r in rows}
+    items = [OfferRow(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd) for r in rows]
+    back = {id(item): by_row[id(row)] for item, row in zip(items, rows, strict=True)}
+    hours = None
+    if fitting is not None:
+        items = [o for o in items if o.gpu is not None and fitting.fits(o.gpu, o.gpu_count, o.fraction)]
+        if fitting.has_time:
+            def hours(gpu: str, count: int) -> float | None:
+                t = fitting.config_time(gpu, count)
+                return None if t is None else t.hours
+    ranked = [back[id(r.offer)] for r in rank(items, "RUB", hours)]
+    return ranked[:limit] if limit is not None else ranked
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,19 +153,20 @@ def run(args: argparse.Namespace) -> int:
         if not gpus:
             print(_t(lang, "unknown_gpu", name=args.gpu), file=sys.stderr)
             return 2
-    where = None
+    fitting = None
     if args.fits:
-        where, error = _workload_filter(args.fits, args.lang)
+        fitting, error = _workload(args.fits, args.lang)
         if error:
             print(error, file=sys.stderr)
             return 2
     url = Settings().database_url
     try:
         migrate.upgrade(url)
-        rows = asyncio.run(_load(url, gpus, args.provider, args.min_count, where, args.limit))
+        rows = asyncio.run(_load(url, gpus, args.provider, args.min_count, None, None))
     except Exception as exc:  # a broken DATABASE_URL or file: one clear line
         print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
+    rows = ranked_rows(rows, fitting, args.limit)
     if args.json:
         print(json.dumps({"offers": [offer_json(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
                                      for r in rows]}, ensure_ascii=False, indent=2))
@@ -155,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _load(url: str, gpus: list[str] | None, providers: list[str] | None, min_count: int | None,
-                where: OfferFilter | None, limit: int) -> list[StoredOffer]:
+                where: OfferFilter | None, limit: int | None) -> list[StoredOffer]:
     from storage.db import make_engine, make_sessionmaker
     from storage.queries import in_stock_offers
 

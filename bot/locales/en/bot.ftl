@@ -47,7 +47,7 @@ est_fits_more = …and { $n } more { $n ->
        *[other] configurations
     }
 est_no_fit = Nothing fits in one node of up to 8 GPUs.
-est_offers_title = <b>Cheapest in stock now</b> (per hour · per month):
+est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):
 est_no_offers = No fitting offer is in stock right now. Tap “Notify me” and I will write when one appears.
 est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
         [one] token
@@ -55,12 +55,12 @@ est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
     }:
 est_time_line = • { $gpu } × { $count }: ~{ $hours } h{ $cost }
 est_time_cost = , ~{ $cost } at the cheapest offer
-offer_line = • { $provider }: { $gpu } × { $count }{ $location } — <b>{ $per_hour }</b>/h · { $per_month }/mo · { $link }
+offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/h · { $per_month }/mo{ $extra } · { $link }
 offer_link = <a href="{ $url }">order</a>
 offer_nolink = no link
 btn_notify = 🔔 Notify me when it is available
 btn_more_offers = More offers ›
-offers_title = <b>In stock{ $filter }</b>, cheapest per GPU-hour first — page { $page }/{ $pages }:
+offers_title = <b>In stock{ $filter }</b>, cheapest configuration first — page { $page }/{ $pages }:
 offers_filter = {" "}for { $what }
 offers_none = No offers in stock{ $filter } right now. /subscribe and I will tell you when one appears.
 btn_prev = ‹ Back
@@ -164,7 +164,7 @@ inline_syntax_title = I could not read “{ $query }”
 inline_syntax_desc = Examples: 13B LoRA · 70B QLoRA ctx 8k · Qwen2.5-72B inference 32k
 inline_est_title = { $workload }: { $per_gpu } GiB per GPU
 inline_est_desc = Fits: { $fits }
-inline_offer_title = { $gpu } × { $count } — { $per_hour }/h at { $provider }
+inline_offer_title = { $what } — { $per_hour }/h at { $provider }{ $spot }
 inline_offer_desc = { $per_month }/mo{ $location } · fits { $workload }
 btn_subscribe = 🔔 Subscribe
 cmd_start = What the bot does
@@ -200,3 +200,13 @@ btn_grouping_off = Send each alert separately
 tz_bad = I do not know the time zone “{ $given }”. Send a UTC offset such as <code>/settings tz +3</code> or <code>/settings tz -5</code>, or a city: <code>/settings tz Berlin</code>.
 history_one_point = { $gpu }: only one price seen so far — { $price } per GPU-hour at { $provider } ({ $date }). A chart needs a second point: it will come with the next change.
 history_cheapest_now = Cheapest now: { $provider }, { $price } per GPU-hour (the thick line).
+
+## speed, ranking and slices (core.speed, core.ranking)
+est_fit_tight = {" "}— tight: no safety margin
+est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context } tokens):
+est_speed_line = • { $gpu } × { $count }: prompt { $prefill } tok/s · answer { $decode } tok/s per user · { $aggregate } tok/s in total{ $mark }
+est_not_fitting_mark = {" "}(does not fit)
+est_job_cost = {" "}· job ~{ $cost }
+offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)
+offer_spot = {" "}· <i>spot: may be interrupted</i>
+inline_spot = {" "}(spot)

@@ -1,5 +1,5 @@
-cli_offers_help = stored in-stock offers, cheapest per GPU-hour first
-cli_offers_headers = Provider|GPU|×|Location|Billing|₽/GPU-h|$/GPU-h|Available
+cli_offers_help = stored in-stock offers, cheapest configuration first
+cli_offers_headers = Provider|GPU|×|Location|Billing|₽/h|$/h|₽/GPU-h|$/GPU-h|Available
 cli_offers_none = No offers in stock match. Run `gpuradar scrape --once` to refresh the store.
 cli_offers_unknown_gpu = Unknown GPU “{ $name }”. Try e.g. H100, A100 80GB, RTX 4090, L40S.
 cli_offers_db_error = Cannot read the offer store: { $error }
@@ -96,6 +96,11 @@ cli_est_time = Time ({ $tokens } { $tokens ->
 cli_est_tps = tokens/s
 cli_est_hours = hours
 cli_est_tight = tight
+cli_est_no_fit_mark = does not fit
+cli_est_speed = Speed ({ $n } at a time, context { $ctx })
+cli_est_prefill = prompt tok/s
+cli_est_decode = answer tok/s per user
+cli_est_aggregate = total tok/s
 cli_est_gib = GiB
 webhook_no_url = Webhook mode needs WEBHOOK__URL: the public https:// address Telegram will post updates to (your load balancer), e.g. WEBHOOK__URL=https://bot.example.com/telegram/webhook.
 webhook_not_https = WEBHOOK__URL must start with https:// (Telegram posts updates only over HTTPS).

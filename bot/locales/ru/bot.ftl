@@ -51,7 +51,7 @@ est_fits_more = …и ещё { $n } { $n ->
        *[other] конфигурации
     }
 est_no_fit = Ничто не помещается в один сервер до 8 GPU.
-est_offers_title = <b>Дешевле всего в наличии</b> (в час · в месяц):
+est_offers_title = <b>Дешевле всего в наличии</b> (вся конфигурация, в час · в месяц):
 est_no_offers = Подходящих предложений в наличии сейчас нет. Нажмите «Сообщить», и я напишу, когда появятся.
 est_time_title = <b>Время</b> на { $tokens } { $tokens ->
         [one] токен
@@ -61,12 +61,12 @@ est_time_title = <b>Время</b> на { $tokens } { $tokens ->
     } обучения:
 est_time_line = • { $gpu } × { $count }: ~{ $hours } ч{ $cost }
 est_time_cost = , ~{ $cost } по самому дешёвому предложению
-offer_line = • { $provider }: { $gpu } × { $count }{ $location } — <b>{ $per_hour }</b>/ч · { $per_month }/мес · { $link }
+offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/ч · { $per_month }/мес{ $extra } · { $link }
 offer_link = <a href="{ $url }">заказать</a>
 offer_nolink = без ссылки
 btn_notify = 🔔 Сообщить, когда появится
 btn_more_offers = Ещё предложения ›
-offers_title = <b>В наличии{ $filter }</b>, от дешёвых за GPU-час — страница { $page }/{ $pages }:
+offers_title = <b>В наличии{ $filter }</b>, сначала самые дешёвые конфигурации — страница { $page }/{ $pages }:
 offers_filter = {" "}для { $what }
 offers_none = Сейчас в наличии нет предложений{ $filter }. /subscribe — и я сообщу, когда появятся.
 btn_prev = ‹ Назад
@@ -173,7 +173,7 @@ inline_syntax_title = Не понял «{ $query }»
 inline_syntax_desc = Примеры: 13B LoRA · 70B QLoRA ctx 8k · инференс 70B int4, контекст 32k
 inline_est_title = { $workload }: { $per_gpu } ГиБ на GPU
 inline_est_desc = Подходят: { $fits }
-inline_offer_title = { $gpu } × { $count } — { $per_hour }/ч у { $provider }
+inline_offer_title = { $what } — { $per_hour }/ч у { $provider }{ $spot }
 inline_offer_desc = { $per_month }/мес{ $location } · подходит для { $workload }
 btn_subscribe = 🔔 Подписаться
 cmd_start = Что умеет бот
@@ -210,3 +210,13 @@ btn_grouping_off = Присылать каждое уведомление отд
 tz_bad = Не знаю часовой пояс «{ $given }». Пришлите смещение от UTC, например <code>/settings tz +3</code> или <code>/settings tz -5</code>, или город: <code>/settings tz Новосибирск</code>.
 history_one_point = { $gpu }: пока известна только одна цена — { $price } за GPU-час у { $provider } ({ $date }). Для графика нужна вторая точка: она появится со следующим изменением.
 history_cheapest_now = Дешевле всего сейчас: { $provider }, { $price } за GPU-час (жирная линия).
+
+## скорость, ранжирование и доли карт (core.speed, core.ranking)
+est_fit_tight = {" "}— впритык: без запаса
+est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } токенов):
+est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }
+est_not_fitting_mark = {" "}(не помещается)
+est_job_cost = {" "}· задача ~{ $cost }
+offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
+offer_spot = {" "}· <i>спот: могут прервать</i>
+inline_spot = {" "}(спот)

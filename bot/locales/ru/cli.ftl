@@ -1,5 +1,5 @@
-cli_offers_help = предложения в наличии из базы, сначала самые дешёвые за GPU-час
-cli_offers_headers = Провайдер|GPU|×|Локация|Оплата|₽/GPU-ч|$/GPU-ч|Доступно
+cli_offers_help = предложения в наличии из базы, сначала самые дешёвые конфигурации
+cli_offers_headers = Провайдер|GPU|×|Локация|Оплата|₽/ч|$/ч|₽/GPU-ч|$/GPU-ч|Доступно
 cli_offers_none = Подходящих предложений в наличии нет. Обновите базу: `gpuradar scrape --once`.
 cli_offers_unknown_gpu = Неизвестная видеокарта «{ $name }». Например: H100, A100 80GB, RTX 4090, L40S.
 cli_offers_db_error = Не удалось прочитать базу предложений: { $error }
@@ -102,6 +102,11 @@ cli_est_time = Время ({ $tokens } { $tokens ->
 cli_est_tps = токенов/с
 cli_est_hours = часов
 cli_est_tight = впритык
+cli_est_no_fit_mark = не помещается
+cli_est_speed = Скорость ({ $n } одновременно, контекст { $ctx })
+cli_est_prefill = промпт ток/с
+cli_est_decode = ответ ток/с на пользователя
+cli_est_aggregate = всего ток/с
 cli_est_gib = ГиБ
 webhook_no_url = Для режима вебхука нужен WEBHOOK__URL: публичный адрес https://, на который Telegram будет присылать обновления (ваш балансировщик), например WEBHOOK__URL=https://bot.example.com/telegram/webhook.
 webhook_not_https = WEBHOOK__URL должен начинаться с https:// (Telegram присылает обновления только по HTTPS).

@@ -1,0 +1,134 @@
+"""One estimate answer for every front end (the bot's commands, inline mode, `gpuradar estimate`): a workload ->
+its memory, the configurations that hold it, and on demand the time (training with a dataset) or the speed
+(inference) on any of them. Typed end to end; the per-configuration figures are computed when first asked for
+and kept, because an inline answer shows only a few of the dozens of fits while the command line lists all.
+"""
+
+from __future__ import annotations
+
+from core.defaults import Assumption
+from core.estimator import MemoryEstimate, estimate_memory
+from core.fit import FitReport, Requirement, config_for, fit_configs, requirement
+from core.gpus import get_gpu
+from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, smallest_group
+from core.timecost import (
+    DEFAULT_EPOCHS,
+    DEFAULT_TOKENS_PER_EXAMPLE,
+    ConfigTime,
+    TimeEstimate,
+    flops_per_token,
+    tokens_per_second,
+)
+from core.workload import Workload
+
+
+class Answer:
+    """Everything known about one workload. Build with `answer(w, assumptions)`; read-only afterwards."""
+
+    __slots__ = ("_fit_memo", "_speed", "_time", "assumptions", "memory", "named", "report", "requirement",
+                 "workload")
+
+    def __init__(self, w: Workload, assumptions: list[Assumption]) -> None:
+        self.workload = w
+        self.assumptions = assumptions
+        self.report: FitReport = fit_configs(w)
+        self.requirement: Requirement = requirement(w)
+        self.memory: MemoryEstimate = estimate_memory(config_for(w, max(1, w.gpus)))
+        # The configuration asked for by name (`--gpu NAME --gpus N`, "on 2x 4090"): always answered.
+        self.named: tuple[tuple[str, int], ...] = ((self.report.gpu, max(1, w.gpus)),) if self.report.gpu else ()
+        self._fit_memo: dict[tuple[str, int, float | None], bool] = {}
+        self._time: dict[tuple[str, int], ConfigTime] = {}
+        self._speed: dict[tuple[str, int], ConfigSpeed] = {}
+
+    # --- memory -------------------------------------------------------------------------------------------------
+    def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether `count` x `gpu` (or a `fraction` of one card) holds the workload; memoised per pair."""
+        key = (gpu, count, fraction)
+        hit = self._fit_memo.get(key)
+        if hit is None:
+            try:
+                card = get_gpu(gpu)
+            except KeyError:  # an id the catalog no longer has
+                hit = False
+            else:
+                if fraction is None:
+                    hit = self.requirement.fits(card, count)
+                else:  # a slice holds what fits in its share of the memory, never a whole card's worth
+                    hit = count == 1 and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction
+            self._fit_memo[key] = hit
+        return hit
+
+    def configs(self) -> list[tuple[str, int, bool]]:
+        """(card, count, fits) of every fitting configuration in fit order, then the one asked for by name."""
+        out = [(f.gpu, f.count, True) for f in self.report.fits]
+        have = {(g, c) for g, c, _ in out}
+        out += [(g, c, False) for g, c in self.named if (g, c) not in have]
+        return out
+
+    # --- time (training with a dataset size) ----------------------------------------------------------------------
+    @property
+    def has_time(self) -> bool:
+        return self.workload.is_training and bool(self.workload.examples)
+
+    def tokens(self) -> int:
+        w = self.workload
+        return round((w.examples or 0) * (w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE)
+                     * (w.epochs or DEFAULT_EPOCHS))
+
+    def config_time(self, gpu: str, count: int) -> ConfigTime | None:
+        """Hours of the run on `count` x `gpu` (None without a dataset size)."""
+        if not self.has_time:
+            return None
+        key = (gpu, count)
+        hit = self._time.get(key)
+        if hit is None:
+            tps = tokens_per_second(self.workload, gpu, count)
+            hit = self._time[key] = ConfigTime(gpu=gpu, gpu_name=get_gpu(gpu).name, count=count,
+                                               tokens_per_second=tps, hours=self.tokens() / tps / 3600,
+                                               fits=self.fits(gpu, count))
+        return hit
+
+    def time(self, limit: int | None = None) -> TimeEstimate | None:
+        """The time on the first `limit` configurations of `configs()` (all by default)."""
+        if not self.has_time:
+            return None
+        w = self.workload
+        rows = [self.config_time(g, c) for g, c, _ in self._limited(limit)]
+        assumed = [k for k, v in (("tokens_per_example", w.tokens_per_example), ("epochs", w.epochs)) if not v]
+        return TimeEstimate(tokens=self.tokens(), examples=w.examples or 0,
+                            tokens_per_example=w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE,
+                            epochs=w.epochs or DEFAULT_EPOCHS, flops_per_token=flops_per_token(w),
+                            per_config=[r for r in rows if r is not None], assumed=assumed)
+
+    # --- speed (inference) ----------------------------------------------------------------------------------------
+    def config_speed(self, gpu: str, count: int) -> ConfigSpeed | None:
+        if self.workload.is_training:
+            return None
+        key = (gpu, count)
+        hit = self._speed.get(key)
+        if hit is None:
+            card = get_gpu(gpu)
+            s = inference_speed(self.workload, card, count, min_group=smallest_group(self.workload, gpu, count))
+            hit = self._speed[key] = ConfigSpeed(
+                gpu=gpu, gpu_name=card.name, count=count, fits=self.fits(gpu, count),
+                prefill_tokens_per_s=s.prefill_tokens_per_s, decode_tokens_per_s=s.decode_tokens_per_s,
+                aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound)
+        return hit
+
+    def speed(self, limit: int | None = None) -> SpeedEstimate | None:
+        if self.workload.is_training:
+            return None
+        rows = [self.config_speed(g, c) for g, c, _ in self._limited(limit)]
+        return SpeedEstimate(concurrency=self.workload.concurrency, context=self.workload.seq_len,
+                             per_config=[r for r in rows if r is not None])
+
+    def _limited(self, limit: int | None) -> list[tuple[str, int, bool]]:
+        configs = self.configs()
+        if limit is None or len(configs) <= limit:
+            return configs
+        named = [c for c in configs[limit:] if not c[2]]  # the configuration asked for is always in
+        return configs[:limit] + named
+
+
+def answer(w: Workload, assumptions: list[Assumption] | None = None) -> Answer:
+    return Answer(w, list(assumptions or []))

@@ -1,0 +1,362 @@
+"""How fast a workload runs on a configuration: a roofline per GPU, the same physics for every card.
+
+Every card is described by its own datasheet figures (`core.gpus`: dense tensor TFLOPS, memory bandwidth,
+interconnect, host PCIe generation). A step takes the longer of its arithmetic at `MFU` of the tensor peak and its
+memory traffic at `BANDWIDTH_EFFICIENCY` of the memory bandwidth; several GPUs add the traffic between them over
+their interconnect; CPU offload adds the traffic over the host PCIe link. These fractions are the only fitted
+constants and they are the same for every card (calibrated on `core/data/throughput_points.json`, shown against
+every point in the README's "Speed model accuracy" table by `bench/speed_table.py`).
+
+Training (per optimizer step, gradient accumulation 1, which is the slower end):
+  compute   tokens x FLOPs per token (`core.timecost.flops_per_token`: 2 x active params + attention, x3 for full
+            fine-tuning, x2 for adapters, + a forward with gradient checkpointing) / (peak x MFU)
+  memory    the weights read once per pass (a quantised base is also dequantised to a 16-bit copy each pass) plus
+            the activations written and read back
+  optimizer the trained parameters' states read and written once per step (memory-bound)
+  network   ZeRO-3 / FSDP all-gathers the weights in forward and backward and reduce-scatters gradients; ZeRO-2
+            and DDP exchange gradients; overlapped with compute, so a step takes the longer of the two
+  offload   optimizer on CPU: gradients down and parameters up over PCIe, plus the CPU Adam step; all of it: the
+            weights streamed over PCIe on every pass as well
+Inference (vLLM-style continuous batching):
+  prefill   compute-bound: 2 x active params + attention FLOPs per prompt token, floored by one read of the weights
+  decode    per step every sequence reads the weights once together (MoE: only the experts the batch routes to,
+            quantised weights at their own width) and its own KV cache (`core.estimator.kv_bytes_per_token`);
+            bound by bandwidth until the batch's arithmetic catches up; tensor parallel adds two all-reduces per
+            layer over the interconnect.
+Several GPUs are laid out as the fastest mix of model-parallel groups and replicas that holds the model, so more
+GPUs are never slower in aggregate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict
+
+from core.estimator import QUANT_BYTES, kv_bytes_per_token
+from core.fit import Fit, default_strategy, requirement
+from core.gpus import GPU, PCIE_GBS, Interconnect, get_gpu
+from core.models import Arch
+from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
+
+# --- the achievable fractions: one set for every card ---------------------------------------------------------------
+# Fraction of the dense tensor peak that the matmuls of fine-tuning sustain (FlashAttention, bf16, no FP8).
+MFU = 0.55
+# FP8 tensor cores double the peak, but the attention, norms and casts around the GEMMs do not speed up: the same
+# steps reach a smaller fraction of the FP8 peak (NeMo's published FP8 runs: ~1.3-1.5x their BF16 speed).
+MFU_FP8 = 0.36
+# Fraction of the peak reached by prefill (large, regular GEMMs) and by the arithmetic of a decode step.
+MFU_PREFILL = 0.5
+# Fraction of the datasheet memory bandwidth a decode step or an optimizer step streams at.
+BANDWIDTH_EFFICIENCY = 0.75
+# Fixed cost of one decode step outside the GPU's work (scheduler, sampling, kernel launches), seconds.
+DECODE_STEP_OVERHEAD_S = 0.0008
+# Latency of one small all-reduce between GPUs, seconds (nccl-tests, 8-byte messages): NVLink/NVSwitch ~10 us,
+# PCIe peer-to-peer ~20 us, through host memory (no P2P) ~40 us.
+ALLREDUCE_LATENCY_S: dict[Interconnect, float] = {Interconnect.SXM: 10e-6, Interconnect.NVLINK: 12e-6,
+                                                   Interconnect.PCIE: 20e-6, Interconnect.PCIE_NO_P2P: 40e-6}
+# Without P2P every transfer crosses the host twice (GPU -> RAM -> GPU): half the PCIe bandwidth.
+NO_P2P_FACTOR = 0.5
+# DeepSpeed's CPU Adam streams each state through host memory: ~10 GB/s per training process (DeepSpeed's
+# ZeRO-Offload paper reports 1 billion parameters' Adam step in ~1.5 s with 12-16 bytes per parameter).
+CPU_ADAM_GBS = 10.0
+# Eager attention (no FlashAttention: T4, V100, or asked for) writes and reads the score matrix: 2 bytes per
+# score, written and read in forward and backward.
+EAGER_SCORE_BYTES = 8.0
+
+# Bytes moved per trained parameter by one optimizer step (read + write): fp32 master 8, two Adam moments 16
+# (8-bit: 4), gradient read 4, 16-bit copy written 2. Pure bf16 training keeps no master copy and bf16 moments.
+_OPT_BYTES: dict[Optimizer | None, float] = {Optimizer.ADAMW: 30.0, Optimizer.ADAMW_8BIT: 18.0,
+                                              Optimizer.PAGED_ADAMW_8BIT: 18.0, Optimizer.SGD: 14.0, None: 30.0}
+_OPT_BYTES_BF16_TRUE = 14.0
+
+
+class TrainingSpeed(NamedTuple):
+    tokens_per_second: float  # all GPUs together
+    step_seconds: float
+    bound: str  # "compute" | "memory" | "network" | "offload": what the step waits on
+    group: int  # GPUs that share one copy of the model (sharded / tensor parallel)
+    replicas: int  # data-parallel copies
+
+
+class InferenceSpeed(NamedTuple):
+    prefill_tokens_per_s: float  # one prompt on one model copy
+    decode_tokens_per_s: float  # one sequence, while `concurrency` sequences decode together
+    aggregate_decode_tokens_per_s: float  # all sequences together
+    bound: str  # "memory" | "compute": what a decode step waits on
+    group: int  # tensor-parallel degree
+    replicas: int
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _peak(gpu: GPU, fp8: bool) -> float:
+    """FLOP/s the tensor cores give: FP8 where asked for and available, else BF16/FP16."""
+    return (gpu.fp8_tflops if fp8 and gpu.fp8_tflops > 0 else gpu.bf16_tflops) * 1e12
+
+
+def link_bandwidth(gpu: GPU, group: int) -> float:
+    """Bytes/s each GPU sends to its peers inside a group of `group` GPUs."""
+    kind = gpu.interconnect
+    if kind is Interconnect.SXM or (kind is Interconnect.NVLINK and group <= 2):
+        return gpu.link_gbs * 1e9
+    pcie = PCIE_GBS[gpu.pcie_gen] * 1e9
+    return pcie * NO_P2P_FACTOR if kind is Interconnect.PCIE_NO_P2P else pcie
+
+
+def _latency(gpu: GPU, group: int) -> float:
+    kind = gpu.interconnect
+    if kind is Interconnect.NVLINK and group > 2:
+        kind = Interconnect.PCIE
+    return ALLREDUCE_LATENCY_S[kind]
+
+
+def weight_bytes_per_param(w: Workload) -> float:
+    """Bytes of one base weight as the GPU reads it (quantised bases at their own width, 4 for fp32)."""
+    if w.quant is not Quant.NONE:
+        return QUANT_BYTES[w.quant]
+    return 4.0 if w.precision is Precision.FP32 else 2.0
+
+
+def _embed_params(a: Arch) -> float:
+    return a.embedding_params_b * 1e9
+
+
+def _expert_params(a: Arch) -> float:
+    """Parameters of all routed experts' MLPs together (0 for a dense model)."""
+    return 3.0 * a.hidden * a.intermediate * a.layers * a.experts if a.experts > 1 else 0.0
+
+
+# --- training --------------------------------------------------------------------------------------------------------
+
+def _trainable_params(w: Workload) -> float:
+    from core.estimator import FREEZE_TRAINABLE_LAYERS, adapter_params
+
+    a = w.arch
+    if w.method in ADAPTER_METHODS:
+        return adapter_params(a, w.lora_rank or 16, w.lora_targets)
+    if w.method is Method.FREEZE:
+        return (a.params_b * 1e9 - _embed_params(a)) * min(FREEZE_TRAINABLE_LAYERS, a.layers) / a.layers
+    return a.params_b * 1e9
+
+
+def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Strategy, *, fp8: bool
+                ) -> tuple[float, str]:
+    """Seconds of one step (each GPU processes batch x seq tokens) and what bounds it."""
+    from core.timecost import flops_per_token
+
+    a = w.arch
+    tokens = w.batch * w.seq_len  # per GPU
+    passes = 3 if w.grad_ckpt else 2  # forward, backward (and the recomputed forward)
+    # Tensor parallel splits the arithmetic of one copy over the group; data parallel and sharding do not.
+    tp = group if strategy is Strategy.TP else 1
+    fp8 = fp8 and gpu.fp8_tflops > 0
+    compute = tokens * flops_per_token(w) / tp / (_peak(gpu, fp8) * (MFU_FP8 if fp8 else MFU))
+
+    params = a.params_b * 1e9
+    base = weight_bytes_per_param(w)
+    per_pass = params * base
+    # A quantised base is dequantised to a 16-bit copy before each matmul, in its own kernel (bitsandbytes, GPTQ
+    # and torchao alike): the copy is written and read back, and the matmul waits for it.
+    dequant = passes * (params - _embed_params(a)) * 4.0 if w.quant is not Quant.NONE else 0.0
+    act = 2.0 * (4 * a.hidden + 2 * a.q_dim + 2 * a.kv_dim + 4 * a.intermediate * max(1, a.experts_active))
+    traffic = passes * per_pass / tp + tokens * a.layers * act * 2.0 * passes / tp
+    if w.attention is Attention.EAGER or not gpu.bf16:
+        traffic += tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes / tp
+    bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
+    memory = traffic / bw
+    work, bound = (compute, "compute") if compute >= memory else (memory, "memory")
+
+    trained = _trainable_params(w)
+    sharded = strategy in (Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP) and group > 1
+    opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)
+    states = trained / (group if sharded else 1) * opt_bytes
+
+    # Traffic between GPUs, bytes each GPU sends per step.
+    net = 0.0
+    grads = trained * 2.0
+    if group > 1:
+        share = (group - 1) / group
+        if strategy in (Strategy.ZERO3, Strategy.FSDP):
+            gathered = params * base  # the weights travel as stored (a quantised base stays quantised)
+            net += 2 * gathered * share + grads * share  # all-gather in forward and backward, reduce-scatter grads
+        elif strategy is Strategy.ZERO2:
+            net += 2 * grads * share
+        elif strategy is Strategy.TP:
+            net += 4 * passes * tokens * a.hidden * 2.0 * a.layers * 2 * share
+        else:  # DDP inside the group
+            net += 2 * grads * share
+    if replicas > 1:
+        net += 2 * grads / (group if sharded else 1) * (replicas - 1) / replicas
+    nodes_link = link_bandwidth(gpu, group * replicas)
+    network = net / nodes_link if net else 0.0
+    if network > work:
+        work, bound = network, "network"
+
+    step = work + dequant / tp / bw + (0.0 if w.offload is not Offload.NONE else states / bw)
+    if w.offload is not Offload.NONE:
+        host = PCIE_GBS[gpu.pcie_gen] * 1e9
+        shard = trained / (group if sharded else 1)
+        offload = 4.0 * shard / host + shard * opt_bytes / (CPU_ADAM_GBS * 1e9)
+        if w.offload is Offload.ALL:
+            offload += passes * params * base / group / host
+        step += offload
+        if offload > work:
+            bound = "offload"
+    return step, bound
+
+
+def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8: bool = False) -> TrainingSpeed:
+    """Training throughput of `w` on `count` x `gpu`: the fastest layout whose groups hold at least `min_group`
+    GPUs (the fewest that hold the model on this card; `core.fit` knows it)."""
+    best: TrainingSpeed | None = None
+    min_group = max(1, min(min_group, count))
+    for group in _divisors(count):
+        if group < min_group:
+            continue
+        replicas = count // group
+        if group == 1:
+            strategy = Strategy.SINGLE
+        elif w.strategy not in (Strategy.SINGLE, Strategy.DDP):
+            strategy = w.strategy
+        else:
+            strategy = default_strategy(w.method) if w.strategy is Strategy.SINGLE else Strategy.DDP
+        step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8)
+        tps = count * w.batch * w.seq_len / step
+        if best is None or tps > best.tokens_per_second:
+            best = TrainingSpeed(tps, step, bound, group, replicas)
+    assert best is not None
+    return best
+
+
+# --- inference -------------------------------------------------------------------------------------------------------
+
+def _decode_weight_bytes(w: Workload, batch: int) -> float:
+    """Bytes of weights one decode step reads for `batch` sequences (one model copy)."""
+    a = w.arch
+    per = weight_bytes_per_param(w)
+    embed = _embed_params(a)
+    experts = _expert_params(a)
+    dense = a.params_b * 1e9 - embed - experts
+    # Only the lm_head matrix is read from the embeddings (one row of the input table); kept 16-bit by quantisers.
+    head = a.vocab * a.hidden * (2.0 if w.precision is not Precision.FP32 else 4.0)
+    touched = 0.0
+    if experts:
+        # Experts the batch routes to, in expectation: E x (1 - (1 - k/E)^tokens).
+        e, k = a.experts, max(1, a.experts_active)
+        touched = experts * (1.0 - (1.0 - k / e) ** batch)
+    return (dense + touched) * per + head
+
+
+def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int) -> tuple[float, str]:
+    a = w.arch
+    bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
+    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype)
+    memory = (_decode_weight_bytes(w, batch) + kv) / group / bw
+    flops = batch * (2.0 * a.active_params_b * 1e9 + 4.0 * a.layers * a.q_dim * context)
+    compute = flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)
+    step, bound = (memory, "memory") if memory >= compute else (compute, "compute")
+    if group > 1:
+        share = 2.0 * (group - 1) / group
+        comm_bytes = 2 * a.layers * batch * a.hidden * 2.0 * share
+        step += 2 * a.layers * _latency(gpu, group) + comm_bytes / link_bandwidth(gpu, group)
+    return step + DECODE_STEP_OVERHEAD_S, bound
+
+
+def _prefill_rate(w: Workload, gpu: GPU, group: int, prompt: int) -> float:
+    a = w.arch
+    flops = 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * prompt  # causal: half the square
+    compute = prompt * flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)
+    weights = _decode_weight_bytes(w, prompt) / group / (gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY)
+    return prompt / max(compute, weights)
+
+
+def served_output_tokens_per_s(speed: InferenceSpeed, concurrency: int, prompt: int, output: int) -> float:
+    """Output tokens/s of a server answering `concurrency` requests at a time, each a `prompt`-token prefill and
+    `output` decode steps (what serving benchmarks measure: their clock runs through the prefills too)."""
+    per_request = output / speed.decode_tokens_per_s + concurrency * prompt / (speed.prefill_tokens_per_s
+                                                                               * speed.replicas)
+    return concurrency * output / per_request
+
+
+def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, concurrency: int | None = None,
+                    context: int | None = None, prompt: int | None = None) -> InferenceSpeed:
+    """Prefill and decode speed of `w` on `count` x `gpu` with `concurrency` sequences (the workload's by
+    default) each holding `context` tokens of KV cache (its context length by default)."""
+    total = max(1, concurrency or w.concurrency)
+    ctx = max(1, context or w.seq_len)
+    best: InferenceSpeed | None = None
+    min_group = max(1, min(min_group, count))
+    for group in _divisors(count):
+        if group < min_group:
+            continue
+        replicas = count // group
+        per_copy = math.ceil(total / replicas)
+        step, bound = _decode_step(w, gpu, group, per_copy, ctx)
+        speed = InferenceSpeed(prefill_tokens_per_s=_prefill_rate(w, gpu, group, prompt or ctx),
+                               decode_tokens_per_s=1.0 / step, aggregate_decode_tokens_per_s=total / step,
+                               bound=bound, group=group, replicas=replicas)
+        if best is None or speed.aggregate_decode_tokens_per_s > best.aggregate_decode_tokens_per_s * (1 + 1e-9):
+            best = speed
+    assert best is not None
+    return best
+
+
+# --- per configuration, for answers ---------------------------------------------------------------------------
+
+def smallest_group(w: Workload, gpu_id: str, count: int) -> int:
+    """The fewest of `count` GPUs (a divisor of it) that hold the workload on this card: the model-parallel group
+    the speed model may replicate over the rest. `count` itself when nothing smaller holds it."""
+    req = requirement(w)
+    gpu = get_gpu(gpu_id)
+    for d in range(1, count):
+        if count % d == 0 and req.fits(gpu, d):
+            return d
+    return count
+
+
+class ConfigSpeed(BaseModel):
+    """Inference speed on one configuration."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str  # catalog id
+    gpu_name: str
+    count: int
+    fits: bool
+    prefill_tokens_per_s: float
+    decode_tokens_per_s: float  # one sequence, at the workload's concurrency
+    aggregate_decode_tokens_per_s: float
+    bound: str
+
+
+class SpeedEstimate(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    concurrency: int
+    context: int
+    per_config: list[ConfigSpeed]
+
+    def for_config(self, gpu: str, count: int) -> ConfigSpeed | None:
+        return next((c for c in self.per_config if c.gpu == gpu and c.count == count), None)
+
+
+def estimate_speed(w: Workload, fits: list[Fit], extra: tuple[tuple[str, int], ...] = ()) -> SpeedEstimate | None:
+    """Prefill and decode speed of an inference workload on each fitting configuration (and on the `extra` pairs
+    asked for by name, `fits=False` when they do not hold it); None for training."""
+    if w.is_training:
+        return None
+    pairs = [(f.gpu, f.count, True) for f in fits]
+    have = {(g, c) for g, c, _ in pairs}
+    pairs += [(g, c, False) for g, c in extra if (g, c) not in have]
+    out: list[ConfigSpeed] = []
+    for gpu_id, count, fits_ in pairs:
+        gpu = get_gpu(gpu_id)
+        s = inference_speed(w, gpu, count, min_group=smallest_group(w, gpu_id, count))
+        out.append(ConfigSpeed(gpu=gpu_id, gpu_name=gpu.name, count=count, fits=fits_,
+                               prefill_tokens_per_s=s.prefill_tokens_per_s, decode_tokens_per_s=s.decode_tokens_per_s,
+                               aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound))
+    return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len, per_config=out)
