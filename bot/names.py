@@ -31,6 +31,10 @@ REGION_CITY: dict[str, str] = {
     "blr": "bangalore", "jnb": "johannesburg", "mel": "melbourne", "osa": "osaka", "sao": "sao_paulo",
     "mex": "mexico_city", "man": "manchester", "hnl": "honolulu", "tlv": "tel_aviv", "scl": "santiago",
     "secure": "secure_cloud", "community": "community_cloud",
+    # Selectel / HOSTKEY / immers.cloud name Russian data centres by city
+    "moscow": "moscow", "msk": "moscow", "москва": "moscow", "saint petersburg": "saint_petersburg",
+    "st petersburg": "saint_petersburg", "spb": "saint_petersburg", "санкт-петербург": "saint_petersburg",
+    "novosibirsk": "novosibirsk", "новосибирск": "novosibirsk",
 }
 _COUNTRY_IN_ID = re.compile(r"^(?:ap|eu|us|na|sa|af|me|ca)[-_][a-z]+[-_](?P<cc>[a-z]{2})[-_]")
 

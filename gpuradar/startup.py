@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,11 +50,13 @@ def check_database_path(url: str) -> None:
     if not folder.is_dir():
         raise StartupError("run_db_missing", path=str(folder.resolve() if not folder.is_absolute() else folder))
     try:
-        existed = path.exists()
-        with open(path, "ab"):
-            pass
-        if not existed:
-            path.unlink()  # Alembic creates it; a probe must not leave an empty file behind
+        if path.exists():
+            with open(path, "r+b"):  # opened for writing, nothing written
+                pass
+        else:
+            # a probe file of its own: never the database's name, which another replica may be creating right now
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=".gpuradar-probe-"):
+                pass
     except OSError as exc:
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             raise StartupError("run_db_missing", path=str(folder)) from None

@@ -57,3 +57,6 @@ reason_redirected = redirects to another site
 reason_needs_key = needs an API key from the operator
 reason_layout_changed = the data format has changed
 reason_unexpected = unexpected answer
+city_moscow = Moscow
+city_saint_petersburg = Saint Petersburg
+city_novosibirsk = Novosibirsk

@@ -37,8 +37,8 @@ city_manchester = Манчестер
 city_honolulu = Гонолулу
 city_tel_aviv = Тель-Авив
 city_santiago = Сантьяго
-city_secure_cloud = Secure Cloud (дата-центры)
-city_community_cloud = Community Cloud (частные хосты)
+city_secure_cloud = Secure Cloud
+city_community_cloud = Community Cloud
 
 ## Why a provider is degraded (/providers, admin notes): short, no exception text, no URLs.
 reason_rate_limited = лимит запросов: провайдер просит подождать
@@ -57,3 +57,6 @@ reason_redirected = перенаправляет на другой сайт
 reason_needs_key = нужен API-ключ от администратора
 reason_layout_changed = формат данных изменился
 reason_unexpected = неожиданный ответ
+city_moscow = Москва
+city_saint_petersburg = Санкт-Петербург
+city_novosibirsk = Новосибирск
