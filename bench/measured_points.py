@@ -1,5 +1,4 @@
-"""The public peak-memory measurements (`bench/data/measured_public.json`, a copy of
-`shared/reference/measured_public.json`) as workloads for the estimator.
+"""The public peak-memory measurements (`shared/reference/measured_public.json`) as workloads for the estimator.
 
 Shared by the accuracy tests and `bench/accuracy_table.py`, so the README table and the tests judge the same thing.
 
@@ -33,15 +32,19 @@ from core.models import find_model
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# A copy of shared/reference/measured_public.json (sources: bench/data/SOURCE.md): a fresh clone needs nothing more.
+# Copies of the public measurements, with their sources (the product and its tests need nothing outside the repo):
+# measured_public.json is ../shared/reference/measured_public.json as given; measured_architectures.json adds
+# current architectures (MoE, small dense models, FP8 checkpoints) from the sources each point names.
 MEASURED_PATH = REPO_ROOT / "bench" / "data" / "measured_public.json"
+ARCH_PATH = REPO_ROOT / "bench" / "data" / "measured_architectures.json"
 
 ASSUMED_TRAIN_SEQ = 1304
 ASSUMED_INFER_SEQ = 128
 GB_PER_GIB = 2**30 / 1e9
 
 _QUANTS = {"nf4": Quant.NF4, "nf4 double-quant": Quant.NF4_DQ, "bf16": Quant.NONE, "gptq-int4": Quant.GPTQ_INT4,
-           "awq": Quant.AWQ, "int8": Quant.INT8}
+           "awq": Quant.AWQ, "int8": Quant.INT8, "fp8": Quant.FP8}
+_UNIT_DIVISOR = {"GB": GB_PER_GIB, "MiB": 1024.0, "MB": 1024.0}  # MB as torch reports it: max_memory_allocated/2^20
 _ALLOCATOR_ARTEFACTS = {"tt-8b-lora-a6000"}
 # Known conditions the workload model cannot express: still judged (they count in the median), and said so.
 UNMODELLED: dict[str, str] = {
@@ -121,10 +124,23 @@ def to_point(raw: dict[str, Any]) -> Point:
         kv_dtype="bf16", concurrency=1, examples=None, tokens_per_example=None, epochs=None,
     )
     measured = raw.get("measured")
-    gib = None if measured is None else float(measured) / (GB_PER_GIB if raw.get("unit") == "GB" else 1.0)
+    gib = None if measured is None else float(measured) / _UNIT_DIVISOR.get(str(raw.get("unit")), 1.0)
     return Point(id=raw["id"], workload=w, gpu=gpu, measured_gib=gib, outcome=raw.get("outcome"),
                  assumed_seq=assumed, allocator_artefact=raw["id"] in _ALLOCATOR_ARTEFACTS, raw=raw)
 
 
 def load_points(path: Path = MEASURED_PATH) -> list[Point]:
+    return [to_point(r) for r in load_raw(path)]
+
+
+def arch_kind(p: Point) -> str:
+    """How a point of measured_architectures.json is judged (README "Estimator accuracy"):
+    moe: within 5 %; short (an input of at most 1 token before the 2048 generated): within 10 % and never more
+    than 5 % under; long (dense models at 6k-30k input): never more than 5 % under (over-estimates shown)."""
+    if p.workload.arch.experts > 1:
+        return "moe"
+    return "short" if int(p.raw.get("input_tokens") or 0) <= 1 else "long"
+
+
+def load_arch_points(path: Path = ARCH_PATH) -> list[Point]:
     return [to_point(r) for r in load_raw(path)]

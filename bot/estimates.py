@@ -6,6 +6,7 @@ same phrases ("70B QLoRA") come from many users. Parse failures are cached too: 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections import OrderedDict
@@ -16,8 +17,11 @@ from core.answer import Answer, answer
 from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
 from core.fit import FitReport, Requirement
+from core.hub import HubError
+from core.msg import msg
 from core.parser import ParseError, parse_workload
 from core.workload import Workload
+from scrapers.hub import HubResolver, hub_error_msg, hub_name_to_resolve, with_hub_arch
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,21 @@ class Failure:
     def message(self, lang: str) -> str:
         if isinstance(self.error, ParseError):
             return render(lang, self.error.explain())
+        if isinstance(self.error, HubError):
+            return render(lang, hub_error_msg(self.error))
         return ""
+
+
+@dataclass(frozen=True)
+class HubPending(Failure):
+    """The workload names a Hugging Face repository nobody has looked up yet: `Estimator.lookup(repo)` first.
+
+    A Failure for every caller that cannot wait (inline keystrokes): its message says the lookup is under way."""
+
+    repo: str = ""
+
+    def message(self, lang: str) -> str:
+        return render(lang, msg("hub_looking", repo=self.repo))
 
 
 def normalise(text: str) -> str:
@@ -81,9 +99,41 @@ def normalise(text: str) -> str:
 
 
 class Estimator:
-    def __init__(self, capacity: int = 4096) -> None:
+    def __init__(self, capacity: int = 4096, hub: HubResolver | None = None) -> None:
         self._cache: OrderedDict[str, Estimate | Failure] = OrderedDict()
         self._capacity = capacity
+        self.hub = hub  # None: an org/name the catalog lacks is "not in the catalog"
+        self._lookups: set[asyncio.Task[None]] = set()
+
+    async def lookup(self, repo: str) -> HubError | None:
+        """Look `repo` up on the Hub; its answer (or a "not found"...) is then what `get` finds. Returns the failure,
+        if any: an unreachable Hub is not remembered, so only this return value tells of it."""
+        if self.hub is None:
+            return None
+        try:
+            await self.hub.resolve(repo)
+        except HubError as exc:
+            return exc
+        return None
+
+    def lookup_soon(self, repo: str) -> None:
+        """Start a lookup without waiting for it (inline queries: the next keystroke finds the answer)."""
+        task = asyncio.get_running_loop().create_task(self._lookup_quietly(repo))
+        self._lookups.add(task)
+        task.add_done_callback(self._lookups.discard)
+
+    async def _lookup_quietly(self, repo: str) -> None:
+        await self.lookup(repo)
+
+    async def get_resolved(self, text: str) -> Estimate | Failure:
+        """`get`, waiting for a Hub lookup when the text names a repository not looked up yet."""
+        result = self.get(text)
+        if isinstance(result, HubPending):
+            error = await self.lookup(result.repo)
+            result = self.get(text)
+            if isinstance(result, HubPending) and error is not None:  # the Hub did not answer: say so
+                return Failure(result.query, error)
+        return result
 
     def get(self, text: str) -> Estimate | Failure:
         query = normalise(text)
@@ -93,17 +143,27 @@ class Estimator:
             self._cache.move_to_end(key)
             return hit
         result = self._compute(query)
+        if isinstance(result, HubPending):
+            return result  # not an answer yet: ask again next time
         self._cache[key] = result
         while len(self._cache) > self._capacity:
             self._cache.popitem(last=False)
         return result
 
-    @staticmethod
-    def _compute(query: str) -> Estimate | Failure:
+    def _compute(self, query: str) -> Estimate | Failure:
         if not query:
             return Failure(query, None)
         try:
-            workload, assumptions = complete(parse_workload(query))
+            spec = parse_workload(query)
+            repo = hub_name_to_resolve(spec) if self.hub is not None else None
+            if repo is not None and self.hub is not None:
+                known = self.hub.cached(repo)
+                if known is None:
+                    return HubPending(query, None, repo)
+                if isinstance(known, HubError):
+                    return Failure(query, known)
+                spec = with_hub_arch(spec, repo, known)
+            workload, assumptions = complete(spec)
             result = answer(workload, assumptions)
         except ParseError as e:
             return Failure(query, e)

@@ -81,7 +81,7 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
         return t(lang, "sub_ask_workload", examples=", ".join(EXAMPLES_SHORT))
     est: Estimate | None = None
     if req.gpu_ids is None:
-        result = estimator.get(req.target)
+        result = await estimator.get_resolved(req.target)
         if isinstance(result, Failure):
             return explain_failure(req, result, lang)
         est = result

@@ -12,12 +12,13 @@ from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
 from bot.i18n import render
 from bot.names import method_name, model_name, provider_name, quant_name, region_name
-from bot.offer_cache import CachedOffer
+from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
-from core.ranking import Ranked, cheapest_per_config, rank
+from core.providers import provider_info
+from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
 
@@ -52,6 +53,14 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
     return " · ".join(parts)
 
 
+def vat_note(offers: Sequence[CachedOffer], lang: str) -> str | None:
+    """One line, once per message, when a listed price carries Russian VAT: prices are compared with it."""
+    rates = {vat.rate for o in offers if (vat := provider_info(o.provider).vat) is not None}
+    if not rates:
+        return None
+    return t(lang, "vat_note", rate="/".join(f"{r * 100:g}" for r in sorted(rates)))
+
+
 def offer_what(offer: CachedOffer, lang: str) -> str:
     """'H100 SXM × 8', or 'A16, 12% of one card (vGPU slice)': a slice is never shown as a whole card."""
     gpu = esc(gpu_label(offer.gpu, offer.gpu_name))
@@ -81,9 +90,11 @@ def ranked_line(r: Ranked, lang: str, currency: str) -> str:
     return offer_line(offer, lang, currency, job_cost=r.job_cost)
 
 
-def rank_for(est: Estimate, offers: Sequence[CachedOffer], currency: str) -> list[Ranked]:
-    """Offers for a workload, best first: what the configuration costs per hour, or the job when it is known."""
-    return rank(offers, currency, est.hours)
+def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
+    """The offers in stock that run a workload, best first: what the configuration costs per hour, or the job when
+    the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
+    groups = offers.groups(currency, gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
+    return rank_groups(groups, currency, est.hours)
 
 
 def _breakdown(bd: Breakdown, lang: str) -> str:
@@ -100,8 +111,7 @@ def _count(n: float) -> str:
     return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
 
 
-def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, currency: str,
-                    ranked: list[Ranked] | None = None) -> str:
+def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
     mem = est.memory
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang))),
              t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
@@ -126,11 +136,11 @@ def render_estimate(est: Estimate, offers: Sequence[CachedOffer], lang: str, cur
         lines.append(t(lang, "est_no_fit"))
         lines.extend(f"• {esc(render(lang, a.msg))}" for a in est.report.advice)
     lines.append("")
-    if ranked is None:
-        ranked = rank_for(est, offers, currency)
     if ranked:
         lines.append(t(lang, "est_offers_title"))
         lines.extend(ranked_line(r, lang, currency) for r in ranked[:OFFERS_SHOWN])
+        if note := vat_note([r.offer for r in ranked[:OFFERS_SHOWN] if isinstance(r.offer, CachedOffer)], lang):
+            lines.append(note)
     else:
         lines.append(t(lang, "est_no_offers"))
     for block in (render_time(est, ranked, lang, currency), render_speed(est, lang)):

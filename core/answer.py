@@ -75,8 +75,8 @@ class Answer:
         return round((w.examples or 0) * (w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE)
                      * (w.epochs or DEFAULT_EPOCHS))
 
-    def config_time(self, gpu: str, count: int) -> ConfigTime | None:
-        """Hours of the run on `count` x `gpu` (None without a dataset size)."""
+    def config_time(self, gpu: str, count: int, fits: bool | None = None) -> ConfigTime | None:
+        """Hours of the run on `count` x `gpu` (None without a dataset size). `fits` when the caller knows it."""
         if not self.has_time:
             return None
         key = (gpu, count)
@@ -85,7 +85,7 @@ class Answer:
             tps = tokens_per_second(self.workload, gpu, count)
             hit = self._time[key] = ConfigTime(gpu=gpu, gpu_name=get_gpu(gpu).name, count=count,
                                                tokens_per_second=tps, hours=self.tokens() / tps / 3600,
-                                               fits=self.fits(gpu, count))
+                                               fits=self.fits(gpu, count) if fits is None else fits)
         return hit
 
     def time(self, limit: int | None = None) -> TimeEstimate | None:
@@ -93,7 +93,7 @@ class Answer:
         if not self.has_time:
             return None
         w = self.workload
-        rows = [self.config_time(g, c) for g, c, _ in self._limited(limit)]
+        rows = [self.config_time(g, c, f) for g, c, f in self._limited(limit)]
         assumed = [k for k, v in (("tokens_per_example", w.tokens_per_example), ("epochs", w.epochs)) if not v]
         return TimeEstimate(tokens=self.tokens(), examples=w.examples or 0,
                             tokens_per_example=w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE,
@@ -101,7 +101,7 @@ class Answer:
                             per_config=[r for r in rows if r is not None], assumed=assumed)
 
     # --- speed (inference) ----------------------------------------------------------------------------------------
-    def config_speed(self, gpu: str, count: int) -> ConfigSpeed | None:
+    def config_speed(self, gpu: str, count: int, fits: bool | None = None) -> ConfigSpeed | None:
         if self.workload.is_training:
             return None
         key = (gpu, count)
@@ -110,7 +110,7 @@ class Answer:
             card = get_gpu(gpu)
             s = inference_speed(self.workload, card, count, min_group=smallest_group(self.workload, gpu, count))
             hit = self._speed[key] = ConfigSpeed(
-                gpu=gpu, gpu_name=card.name, count=count, fits=self.fits(gpu, count),
+                gpu=gpu, gpu_name=card.name, count=count, fits=self.fits(gpu, count) if fits is None else fits,
                 prefill_tokens_per_s=s.prefill_tokens_per_s, decode_tokens_per_s=s.decode_tokens_per_s,
                 aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound)
         return hit
@@ -118,16 +118,19 @@ class Answer:
     def speed(self, limit: int | None = None) -> SpeedEstimate | None:
         if self.workload.is_training:
             return None
-        rows = [self.config_speed(g, c) for g, c, _ in self._limited(limit)]
+        rows = [self.config_speed(g, c, f) for g, c, f in self._limited(limit)]
         return SpeedEstimate(concurrency=self.workload.concurrency, context=self.workload.seq_len,
                              per_config=[r for r in rows if r is not None])
 
     def _limited(self, limit: int | None) -> list[tuple[str, int, bool]]:
-        configs = self.configs()
-        if limit is None or len(configs) <= limit:
-            return configs
-        named = [c for c in configs[limit:] if not c[2]]  # the configuration asked for is always in
-        return configs[:limit] + named
+        """The first `limit` fits, then the configuration asked for by name when it is not among them."""
+        if limit is None:
+            return self.configs()
+        out = [(f.gpu, f.count, True) for f in self.report.fits[:limit]]
+        for g, c in self.named:
+            if not any(f.gpu == g and f.count == c for f in self.report.fits):
+                out.append((g, c, False))
+        return out
 
 
 def answer(w: Workload, assumptions: list[Assumption] | None = None) -> Answer:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.gpus import GPU, find_gpu
 from core.model_context import max_context
-from core.models import Arch, find_model, model_for_size
+from core.models import Arch, did_you_mean, find_model, model_for_size
 from core.msg import Joined, Msg, msg
 from core.parser import ParseError, check_range, describe, normalise_targets
 from core.workload import (
@@ -67,10 +67,19 @@ _QUANTS_FOR: dict[Method, frozenset[Quant]] = {
     Method.FREEZE: frozenset({Quant.NONE}),
     Method.LORA: frozenset({Quant.NONE, Quant.NF4, Quant.NF4_DQ, Quant.INT8, Quant.FP8, Quant.GPTQ_INT4,
                             Quant.GPTQ_INT8, Quant.AWQ}),
-    Method.QLORA: frozenset({Quant.NF4, Quant.NF4_DQ, Quant.INT8}),
+    # QLoRA on a GPTQ/AWQ base: Qwen's documented Q-LoRA recipe, PEFT's adapters on auto-gptq / autoawq layers.
+    Method.QLORA: frozenset({Quant.NF4, Quant.NF4_DQ, Quant.INT8, Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ}),
 }
+# A model's own published precision (`Arch.native_quant`) is the default base of these methods.
+_NATIVE_DEFAULT_FOR: dict[Method, frozenset[Quant]] = {
+    Method.INFERENCE: frozenset(Quant),
+    Method.LORA: frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.NF4, Quant.INT8}),
+    Method.QLORA: frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.NF4, Quant.INT8}),
+}
+_QUANT_VALUES = frozenset(q.value for q in Quant)
 # Quantisations only an inference checkpoint comes in: naming one with no method means inference.
-_INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.Q4_K_M, Quant.Q5_K_M, Quant.Q6_K,
+_INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.MXFP4, Quant.Q2_K, Quant.Q3_K_M,
+                               Quant.Q4_0, Quant.Q4_K_S, Quant.Q4_K_M, Quant.Q5_K_S, Quant.Q5_K_M, Quant.Q6_K,
                                Quant.Q8_0})
 
 def _error(spec: WorkloadSpec, problem: Msg) -> ParseError:
@@ -127,20 +136,23 @@ def _typical(params_b: float, experts: int | None) -> tuple[Arch, Assumption]:
                                                 vocab=str(arch.vocab)))
 
 
-def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> Arch:
+def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
+    """The architecture and where it came from: catalog | hub | config | size (`Workload.model_source`)."""
     if spec.arch is not None:
-        return spec.arch
+        return spec.arch, spec.model_source or "config"
     if spec.model:
         arch = find_model(spec.model)
         if arch is None:
-            raise _error(spec, msg("wl_model_unknown", model=spec.model))
+            close = did_you_mean(spec.model)
+            raise _error(spec, msg("wl_model_unknown_close", model=spec.model, close=", ".join(close)) if close
+                         else msg("wl_model_unknown", model=spec.model))
         if spec.experts and spec.experts != arch.experts:
             raise _error(spec, msg("wl_experts_mismatch", name=arch.name, has=str(arch.experts),
                                    said=str(spec.experts)))
         if spec.params_b and not spec.experts and abs(spec.params_b - arch.params_b) > 0.25 * arch.params_b:
             raise _error(spec, msg("wl_params_mismatch", name=arch.name, has=f"{arch.params_b:g}",
                                    said=f"{spec.params_b:g}"))
-        return arch
+        return arch, "catalog"
     if spec.params_b is not None:
         for field, value in (("params_b", spec.params_b), ("experts", spec.experts)):
             reason = check_range(field, value) if value is not None else None
@@ -148,7 +160,7 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> Arch:
                 raise _error(spec, msg("sentence", text=reason))
         arch, note = _typical(spec.params_b, spec.experts)
         f.notes.append(note)
-        return arch
+        return arch, "size"
     raise _error(spec, msg("wl_which_model"))
 
 
@@ -204,7 +216,7 @@ def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
 
 def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     f = _Filler()
-    arch = _resolve_arch(spec, f)
+    arch, source = _resolve_arch(spec, f)
     method = _resolve_method(spec, f)
     training = method in TRAINING_METHODS
     _check_method_fields(spec, method)
@@ -218,8 +230,13 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     else:
         precision = f.take("precision", spec.precision, Precision.BF16)
 
-    # quantisation: NF4 is what QLoRA means; everything else starts from 16-bit weights
-    quant = f.take("quant", spec.quant, Quant.NF4 if method == Method.QLORA else Quant.NONE)
+    # the model's own published precision where the method runs on it (gpt-oss MXFP4, DeepSeek V3 FP8, a GPTQ/AWQ
+    # repository), else NF4 for QLoRA and 16-bit weights for everything else
+    native = Quant(arch.native_quant) if arch.native_quant in _QUANT_VALUES else None
+    if spec.quant is None and native is not None and native in _NATIVE_DEFAULT_FOR.get(method, ()):
+        quant = f.assume("quant", native, msg("why_native_quant"))
+    else:
+        quant = f.take("quant", spec.quant, Quant.NF4 if method == Method.QLORA else Quant.NONE)
     if quant not in _QUANTS_FOR[method]:
         allowed = ", ".join(q.value for q in Quant if q in _QUANTS_FOR[method])
         raise _error(spec, msg("wl_quant_method", method=msg(f"val_method_{method.value}"), quant=quant.value,
@@ -304,7 +321,8 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         raise _error(spec, msg("wl_context_too_long", name=arch.name, limit=limit, said=seq))
 
     workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
-                        params_b=arch.params_b, method=method, quant=quant, precision=precision, attention=attention,
+                        params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
+                        attention=attention,
                         gpus=gpus, strategy=strategy, gpu=gpu.id if gpu else None,
                         **{k: v for k, v in f.values.items()
                            if k not in ("precision", "quant", "gpus", "strategy", "attention", "method")})

@@ -50,13 +50,22 @@ QUANT_BYTES: dict[Quant, float] = {
     Quant.GPTQ_INT4: 0.52,  # 4 bits + fp16 scale and packed zero per group of 128 (4.16 bits)
     Quant.GPTQ_INT8: 1.02,
     Quant.AWQ: 0.52,
-    # GGUF: whole-file bits per parameter (llama.cpp sizes; embeddings are quantised too).
+    # OCP MX: 32 FP4 values share one 8-bit scale (4.25 bits); only the routed experts (gpt-oss model card).
+    Quant.MXFP4: 4.25 / 8,
+    # GGUF: whole-file bits per parameter (llama.cpp `quantize` table for Llama-3-8B: file GiB * 8 / 8.03e9;
+    # embeddings are quantised too, the mixes keep some tensors at higher precision).
+    Quant.Q2_K: 3.17 / 8,
+    Quant.Q3_K_M: 4.00 / 8,
+    Quant.Q4_0: 4.64 / 8,
+    Quant.Q4_K_S: 4.67 / 8,
     Quant.Q4_K_M: 4.89 / 8,
+    Quant.Q5_K_S: 5.57 / 8,
     Quant.Q5_K_M: 5.69 / 8,
     Quant.Q6_K: 6.56 / 8,
     Quant.Q8_0: 8.5 / 8,
 }
-GGUF = frozenset({Quant.Q4_K_M, Quant.Q5_K_M, Quant.Q6_K, Quant.Q8_0})
+GGUF = frozenset({Quant.Q2_K, Quant.Q3_K_M, Quant.Q4_0, Quant.Q4_K_S, Quant.Q4_K_M, Quant.Q5_K_S, Quant.Q5_K_M,
+                  Quant.Q6_K, Quant.Q8_0})
 # bitsandbytes bases: dequantised on the fly, layer by layer (QLoRA, LLM.int8).
 BNB = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.INT8})
 KV_BYTES: dict[str, float] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1, "int4": 0.5, "q8_0": 1.0625,
@@ -170,6 +179,8 @@ class _Dims:
     embed: float  # embed_tokens + lm_head parameters (one matrix when tied)
     layer_params: float  # parameters of one transformer block (all experts)
     largest_matrix: float  # the largest single linear weight (parameters)
+    experts: float  # parameters of the routed experts (what MXFP4 quantises)
+    tied_embed: float  # vocab x hidden when the embedding doubles as lm_head, else 0
     active_i: int  # MLP width a token passes through (x active experts for MoE)
     act_elems: int  # `_layer_act_elems` of a Llama-style block before any adapter term
     bnb_elems: int  # what bitsandbytes' matmuls add to it (see `_layer_act_elems`)
@@ -211,10 +222,12 @@ def _dims(arch: Arch) -> _Dims:
     shapes = arch.linear_shapes()
     layer = sum(d_in * d_out * n for d_in, d_out, n in shapes.values())
     largest = max(d_in * d_out for d_in, d_out, _ in shapes.values())
-    active_i = arch.intermediate * max(1, arch.experts_active)
+    active_i = arch.intermediate * max(1, arch.experts_active) + arch.shared_intermediate
     d = _Dims(params=params, embed=embed, layer_params=max(layer, (params - embed) / arch.layers),
-              largest_matrix=float(largest), active_i=active_i,
-              act_elems=4 * arch.hidden + 2 * arch.q_dim + 2 * arch.kv_dim + 4 * active_i,
+              largest_matrix=float(largest), experts=min(arch.expert_params_b * 1e9, params - embed),
+              tied_embed=float(arch.vocab * arch.hidden) if arch.tied_embeddings else 0.0,
+              active_i=active_i,
+              act_elems=4 * arch.hidden + 2 * arch.q_dim + 2 * arch.kv_dim + (arch.mlp_matrices + 1) * active_i,
               bnb_elems=3 * arch.hidden + arch.q_dim + 2 * arch.hidden * arch.experts_active,
               generic=arch.id.startswith(("generic-", "moe-")), shapes=shapes, adapters={})
     if len(_DIMS) >= 1024:  # configs read from config.json are new objects each time: keep this bounded
@@ -231,15 +244,34 @@ def adapter_params(arch: Arch, rank: int, targets: str | None) -> float:
     return float(rank * per_layer * arch.layers)
 
 
-def kv_bytes_per_token(arch: Arch, kv_dtype: str = "bf16") -> float:
-    """KV cache per token over all layers: 2 (K and V) * L * kv_heads * head_dim * bytes (reference §4)."""
-    return 2.0 * arch.layers * arch.kv_heads * arch.head_dim * KV_BYTES.get(kv_dtype.lower(), 2.0)
+def kv_cache_bytes(arch: Arch, context: int, kv_dtype: str = "bf16") -> float:
+    """KV cache of one sequence of `context` tokens, all layers, in bytes (reference §4, per architecture):
+
+    standard / GQA   2 (K and V) * kv_heads * head_dim per token and layer
+    MLA              the compressed latent + the decoupled rope key (kv_lora_rank + rope_head_dim), not full heads
+    sliding / hybrid local layers hold at most `window` tokens; only global layers grow with the context
+    cross-attention  layers that attend to image tokens only (Llama 3.2 Vision) hold none of the text
+    """
+    per = arch.kv_elements_per_token_layer() * KV_BYTES.get(kv_dtype.lower(), 2.0)
+    return per * arch.kv_cached_tokens(context)
+
+
+def kv_bytes_per_token(arch: Arch, kv_dtype: str = "bf16", context: int | None = None) -> float:
+    """KV-cache bytes per token of context for this architecture and cache type.
+
+    With `context`, the average over a sequence of that length (sliding-window layers stop growing past their
+    window, so long contexts cost less per token); without, the cost of a token when every layer keeps it (the
+    upper bound, exact for full-attention models). MLA counts the latent, not full heads.
+    """
+    if context is None:
+        return arch.kv_elements_per_token_layer() * arch.kv_layers * KV_BYTES.get(kv_dtype.lower(), 2.0)
+    return kv_cache_bytes(arch, context, kv_dtype) / max(1, context)
 
 
 # Enum members as module constants: `Precision.FP32` is a metaclass attribute lookup (~0.1 us) and `x in (A, B)`
 # compares strings; the per-keystroke path below tests dozens of them.
 _INFERENCE, _FULL, _FREEZE, _QLORA = Method.INFERENCE, Method.FULL, Method.FREEZE, Method.QLORA
-_QNONE, _NF4 = Quant.NONE, Quant.NF4
+_QNONE, _NF4, _MXFP4, _FP8 = Quant.NONE, Quant.NF4, Quant.MXFP4, Quant.FP8
 _FP32, _BF16_TRUE = Precision.FP32, Precision.BF16_TRUE
 _MIXED = frozenset({Precision.BF16, Precision.FP16})
 _ADAMW_8BIT, _PAGED_8BIT, _SGD = Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT, Optimizer.SGD
@@ -323,8 +355,15 @@ def _weights_bytes(w: Workload, d: _Dims, quant: Quant | None = None) -> float:
         return d.params * _w16(w.precision)
     if quant in GGUF:
         return d.params * QUANT_BYTES[quant]
-    # Embeddings and lm_head stay 16-bit when a base is quantised (reference §2).
-    return (d.params - d.embed) * QUANT_BYTES[quant] + d.embed * 2.0
+    if quant is _MXFP4:
+        # MXFP4 covers the routed experts only; attention, shared parts and embeddings stay 16-bit.
+        experts = d.experts
+        return experts * QUANT_BYTES[quant] + (d.params - experts) * 2.0
+    # Embeddings and lm_head stay 16-bit when a base is quantised (reference §2). FP8 checkpoints of tied-embedding
+    # models store the lm_head as its own 16-bit matrix (Qwen3-0.6B/1.7B/4B-FP8: measured +0.3-0.6 GiB over the tied
+    # count, bench/data/measured_architectures.json).
+    untied = d.tied_embed if quant is _FP8 else 0.0
+    return (d.params - d.embed) * QUANT_BYTES[quant] + (d.embed + untied) * 2.0
 
 
 def _layer_act_elems(w: Workload, d: _Dims, quant: Quant) -> float:
@@ -477,8 +516,9 @@ class _Inference:
         base_bytes = act_b if quant is _QNONE else QUANT_BYTES[quant]
         seq_len = w.seq_len
         self.weights = _weights_bytes(w, d, quant)
-        self.kv = kv_bytes_per_token(a, w.kv_dtype) * seq_len * w.concurrency
-        self.kv_heads = a.kv_heads
+        self.kv = kv_cache_bytes(a, seq_len, w.kv_dtype) * w.concurrency
+        # MLA's latent is one "head" shared by all query heads: tensor parallel replicates it on every GPU.
+        self.kv_heads = 1 if a.is_mla else a.kv_heads
         # Prefill of one prompt of the full context (engines prefill sequences one chunk at a time, HF all at once).
         self.prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * seq_len
         self.prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * seq_len

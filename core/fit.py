@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
@@ -195,6 +196,7 @@ def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
 
 
 _CATALOG_PLANS: dict[tuple[int, ...], _Plan] = {}
+_COUNT_TIGHT = attrgetter("count", "tight")  # a stable sort on it keeps (count, total memory) order otherwise
 
 
 def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *, by_utilization: bool = True
@@ -228,8 +230,11 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *
             if rec > usable:
                 tight = True
             append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
-    if by_utilization and (plan.needs_sort or tight):
-        out.sort(key=_fit_key)
+    if by_utilization:
+        if plan.needs_sort:
+            out.sort(key=_fit_key)
+        elif tight:  # already in (count, total memory) order: move the tight fits behind within each count
+            out.sort(key=_COUNT_TIGHT)
     return out
 
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from core.gpus import GPUS, find_gpu
-from core.models import TYPICAL_FOR_SIZE, find_model, get_model
+from core.models import find_model
 from core.msg import Joined, Msg, msg
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
@@ -285,27 +285,140 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
 
 
 # Russian spellings in any case ("ламы", "квена") -> the Latin family name
-_FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"))
+_FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"),
+             ("гемм", "gemma"), ("дипсик", "deepseek"), ("фи", "phi"), ("гигачат", "gigachat"),
+             ("яндекс", "yandexgpt"))
+_CYRILLIC_FAMILY = r"лл?ам\w*|квен\w*|мистрал\w*|микстрал\w*|гемм\w*|дипсик\w*|гигачат\w*"
+
+# Words that cannot begin a model name even though a catalog name begins with them (they are ordinary words).
+_NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", "model"})
+# Words of catalog names that the phrase grammar reads itself when they stand alone (a quantisation, a method).
+_NOT_NAME_WORDS = frozenset({"lora", "qlora", "inference", "full", "gptq", "awq", "int4", "int8", "fp8", "fp16",
+                             "bf16", "gguf", "bnb", "4bit", "8bit", "nf4", "mlx", "exl2", "w4a16", "w8a8", "ctx",
+                             "sft"})
 
 
-_META = re.compile(r"^meta[\s\-_]?")
+def _model_vocabulary() -> tuple[str, str]:
+    """(family words, name words) of the catalog, as regex alternations.
+
+    A model name starts with a family word ("qwen", "deepseek", "gigachat", "saiga"...): the alphabetic head of the
+    first word of any catalog name or alias, or the whole word ("c4ai"). Joined by - _ . it runs on freely
+    ("DeepSeek-R1-Distill-Qwen-32B"); after a space it continues only with a size ("32b", "8x22b", "a3b"), a version
+    before more of the name ("llama 3.3 70b"), or a word that occurs in catalog names ("instruct", "vision", "air").
+    """
+    from core.models import FINETUNE_PREFIXES, MODELS
+
+    heads: set[str] = set(FINETUNE_PREFIXES)
+    words: set[str] = set()
+    for arch in MODELS:
+        for alias in (arch.name, *arch.aliases):
+            toks = [t for t in re.split(r"[\s_\-/:]+", alias.lower().rsplit("/", 1)[-1]) if t]
+            if not toks:
+                continue
+            head = re.match(r"[a-z]+", toks[0])
+            if head and len(head.group(0)) >= 2:
+                heads.add(head.group(0))
+            if re.fullmatch(r"[a-z][a-z0-9]+", toks[0]) and sum(ch.isalpha() for ch in toks[0]) >= 2:
+                heads.add(toks[0])
+            for t in toks[1:]:
+                if re.fullmatch(r"[a-z][a-z0-9.]*", t) and len(t) >= 2:
+                    words.add(t.rstrip("."))
+    heads -= _NOT_FAMILIES | _NOT_NAME_WORDS
+    words -= _NOT_NAME_WORDS
+    alt = lambda xs: "|".join(re.escape(x) for x in sorted(xs, key=len, reverse=True))  # noqa: E731
+    return alt(heads), alt(words)
+
+
+_FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
+_MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?b(?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
+_MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
+_MJOINED = r"(?:[\-_.][a-z0-9]+)*"
+# a spaced part: a size, a name word, a version followed by more name, or a version right after a bare family
+# a release date, YYMM or MMDD ("2409", "2507", "0905"); a context length taken for one ("llama 8b 4096") makes the
+# name unknown, and `_model` then keeps the leading part that names a model
+_MDATE = r"[0-9]{4}(?![\w.,])"
+# what a bare number after a name must not be followed by to belong to it ("phi 4" yes, "llama 8b 4 gpus" no)
+_MUNIT = (r"(?![0-9.])(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|пользоват\w*|bit|бит\w*|b(?!\w)|б(?!\w)|млрд|"
+          r"k(?!\w)|к(?!\w)|тыс|token|токен|epoch|эпох|examples?|пример|ctx|контекст))")
+_MPART = rf"(?:{_MSIZE}|{_MDATE}|(?:{_NAME_WORDS})(?!\w){_MJOINED}|{_MVER}{_MUNIT}{_MJOINED})"
+_MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:r1[\-_]distill|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
+             rf"gpt[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
+_HUB_RX = r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*"
+
+
+def _unknown_model(name: str) -> Bad:
+    from core.models import did_you_mean
+
+    close = did_you_mean(name)
+    return Bad(msg("parse_model_unknown_close", close=", ".join(close)) if close else msg("parse_model_unknown"))
+
+
+# A repository named after its quantisation ("…-GPTQ-Int4", "…-AWQ", "…-FP8", "…-bnb-4bit", "…-GGUF").
+_NAME_QUANTS: tuple[tuple[re.Pattern[str], Quant], ...] = (
+    (re.compile(r"gptq[\-_]?(?:int)?8|gptq.*8[\-_]?bit"), Quant.GPTQ_INT8), (re.compile(r"gptq"), Quant.GPTQ_INT4),
+    (re.compile(r"awq"), Quant.AWQ), (re.compile(r"mxfp4"), Quant.MXFP4), (re.compile(r"fp8"), Quant.FP8),
+    (re.compile(r"bnb[\-_]?8bit|8bit"), Quant.INT8), (re.compile(r"bnb|4bit|nf4"), Quant.NF4),
+    (re.compile(r"gguf"), Quant.Q4_K_M),
+)
+
+
+def quant_in_name(name: str) -> Quant | None:
+    """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4)."""
+    low = name.lower()
+    return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
+
+
+def _with_name_quant(name: str, out: dict[str, Any]) -> dict[str, Any]:
+    quant = quant_in_name(name)
+    if quant is not None:
+        out["quant"] = quant
+    return out
+
+
+def _named(text: str, loose: bool = True) -> Any:
+    arch = _model_named_as(text, loose)
+    if arch is None:
+        family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
+        if family is not None:
+            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text), loose)
+    return arch
+
+
+_SPACE_RUN = re.compile(r"\s+")
 
 
 def _model(m: re.Match[str]) -> dict[str, Any]:
-    family = _META.sub("", m.group("md_f"))
-    family = next((latin for prefix, latin in _FAMILIES if family.startswith(prefix)), family)
-    version = m.group("md_v") or m.group("md_v2") or ""
-    size = m.group("md_sz")
-    composite = " ".join(p for p in (family, version, m.group("md_var") or "", f"{size}b" if size else "") if p)
-    arch = _model_named_as(m.group(0)) or _model_named_as(composite)
-    if arch is None and size and not version and "x" not in size:
-        # "llama 70b": the typical architecture for the size, when it is of the family named
-        typical = TYPICAL_FOR_SIZE.get(f"{_number(size):g}")
-        if typical and typical.startswith(family):
-            arch = get_model(typical)
+    """A model name. When the words after a space do not belong to it ("llama-3.1-8b 70B"), the longest leading
+    part that names a model is taken and the scan resumes after it (`_end`). The name exactly as a catalog entry
+    spells it wins ("kimi k2 0905"); a shorter name beats one found only by dropping dates or release words
+    ("llama-3.1-8b 4096 tokens" is a model and a length)."""
+    text = m.group(0).rstrip()
+    end = len(text)
+    arch = _named(text, loose=False)
+    if arch is None and " " in text:
+        cuts = [g.start() for g in _SPACE_RUN.finditer(text)]
+        for cut in reversed(cuts):
+            arch = _named(text[:cut], loose=False) or _named(text[:cut])
+            if arch is not None:
+                end = cut
+                break
     if arch is None:
-        raise Bad(msg("parse_model_unknown"))
-    return {"model": arch.id}
+        arch = _named(text)
+        end = len(text)
+    if arch is None:
+        raise _unknown_model(text)
+    out = _with_name_quant(text[:end], {"model": arch.id})
+    if end < len(text):
+        out["_end"] = end
+    return out
+
+
+def _hub_model(m: re.Match[str]) -> dict[str, Any]:
+    """'org/name': the catalog's when it knows the repository's architecture, else a name for the Hub lookup."""
+    arch = _model_named_as(m.group(0))
+    if arch is not None:
+        return _with_name_quant(m.group(0), {"model": arch.id})
+    return _with_name_quant(m.group(0), {"model": m.group(0), "_hub": True})
 
 
 _KV = {"8bit": "int8", "4bit": "int4", "q80": "q8_0", "q40": "q4_0"}
@@ -322,12 +435,18 @@ def _kv(group: str) -> Handler:
     return handle
 
 
-_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0}
+_GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0,
+         "q2k": Quant.Q2_K, "q3km": Quant.Q3_K_M, "q40": Quant.Q4_0, "q4ks": Quant.Q4_K_S, "q5ks": Quant.Q5_K_S}
 
 
 def _gguf(m: re.Match[str]) -> dict[str, Any]:
     kind = m.group("gg_t")
-    return {"quant": _GGUF[_SEPARATOR_CHARS.sub("", kind)] if kind else Quant.Q4_K_M}
+    if not kind:
+        return {"quant": Quant.Q4_K_M}
+    quant = _GGUF.get(_SEPARATOR_CHARS.sub("", kind))
+    if quant is None:
+        raise Bad(msg("parse_gguf_type", known="Q2_K, Q3_K_M, Q4_0, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0"))
+    return {"quant": quant}
 
 
 def _targets(group: str) -> Handler:
@@ -391,13 +510,8 @@ _RULES: list[tuple[str, str, Handler]] = [
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size),
-    ("model", r"(?:[a-z0-9][\w.\-]*/)?(?P<md_f>meta[\s\-_]?llama|llama|лл?ам\w*|qwen|квен\w*|qwq|mistral|"
-              r"мистрал\w*|mixtral|микстрал\w*|gemma|phi|yi|nemo)"
-              r"(?:[\-_]?(?P<md_v>[0-9]{1,2}(?:\.[0-9])?)(?![0-9x]|\s*b(?!\w))|"
-              r"\s+(?P<md_v2>[0-9]{1,2}(?:\.[0-9])?)(?=[\s\-_]+[0-9.]+(?:x[0-9.]+)?\s*b(?!\w)))?"
-              r"(?:[\s\-_]*(?P<md_var>coder|nemo|mini|math))?"
-              r"(?:[\s\-_]*(?P<md_sz>(?:[0-9]{1,2}x)?[0-9]{1,3}(?:\.[0-9])?)\s*b)?"
-              r"(?:(?:[\-_]|\s+)(?:instruct|chat)|[\-_](?:it|hf|base|v[0-9]+(?:\.[0-9]+)?|[0-9]+k))*", _model),
+    ("hub", _HUB_RX, _hub_model),
+    ("model", _MODEL_RX, _model),
     ("kv", rf"(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?(?:[\s_\-]*(?:dtype|type|in|в))?\s*[=:]?\s*"
            rf"(?P<kv_t>{KVT})", _kv("kv_t")),
     ("kv2", rf"(?P<kv_t2>{KVT})\s*(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?", _kv("kv_t2")),
@@ -436,7 +550,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("q_gptq8", r"gptq[\s_\-]*(?:int8|8[\s_\-]*bit|w8\w*)", _const(quant=Quant.GPTQ_INT8)),
     ("q_gptq", r"gptq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.GPTQ_INT4)),
     ("q_awq", r"awq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.AWQ)),
-    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q4[\s_\-]?k[\s_\-]?m|q5[\s_\-]?k[\s_\-]?m|q6[\s_\-]?k|q8[\s_\-]?0|q8)|gguf",
+    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q[2-6][\s_\-]?k(?:[\s_\-]?[msl])?|q[48][\s_\-]?0|q8)|gguf",
      _gguf),
     ("q_fp8", r"fp8|float8|e4m3", _const(quant=Quant.FP8)),
     ("q_int8", r"(?:(?:bnb|bitsandbytes)[\s_\-]*)?(?:int8|8[\s_\-]*bit|8[\s\-]*бит\w*)|llm\.int8|w8a16",
@@ -482,8 +596,11 @@ _RULES: list[tuple[str, str, Handler]] = [
              r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
     ("freeze", r"freeze(?:[\s_\-]*(?:tun\w*|training|fine[\s_\-]*tun\w*))?|frozen[\s_\-]*layers|заморозк\w*|"
                r"замораживан\w*", _const(method=Method.FREEZE)),
-    ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|generation|generate|vllm|tgi|sglang|инференс\w*|"
-                  r"инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*", _const(method=Method.INFERENCE)),
+    ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|host(?:ing)?|generation|generate|vllm|tgi|sglang|"
+                  r"llama\.cpp|ollama|инференс\w*|инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*|"
+                  r"захост\w*|хост\w*", _const(method=Method.INFERENCE)),
+    # "run" / "запустить" / "поднять" mean serving unless a training method is named too ("run a LoRA")
+    ("run", r"run(?:ning)?|запуст\w*|запуска\w*|подн(?:ять|им\w*)|покрутить", _const(_run=True)),
     ("training", r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
                  r"тюнинг\w*|дотрен\w*", _const(_training=True)),
 ]
@@ -575,7 +692,7 @@ _HANDLERS: dict[str, Handler] = {name: handler for name, _, handler in _RULES}
 # Words that carry no meaning for the estimate.
 _FILLER_WORDS = """
 on with for the a an and using use via in of at to model models llm i we want need needs please x per gpu gpus
-run running how much what do vram memory weights instruct base method mode by tokens token setup config is it
+how much what do vram memory weights instruct base method mode by tokens token setup config is it
 на с со для и в во по модель модели моделью мне нам нужно нужна нужен хочу надо сколько памяти видеопамяти х
 через при под карта карте карту gpu токенов токена токены метод режим это как типа примерно около хватит
 """
@@ -586,7 +703,8 @@ _HAS_ALNUM = re.compile(r"\w")
 _NUMBER_ONLY = re.compile(r"[0-9]+(?:[.,][0-9]+)?")
 
 _NUMBER_REASON = msg("parse_number_no_unit")
-_PSEUDO_MEANING: dict[str, Msg] = {"_four_bit": msg("parse_four_bit"), "_training": msg("parse_training")}
+_PSEUDO_MEANING: dict[str, Msg] = {"_four_bit": msg("parse_four_bit"), "_training": msg("parse_training"),
+                                   "_run": msg("parse_run")}
 
 
 _FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quant.Q4_K_M})
@@ -656,6 +774,9 @@ def parse_workload(text: str) -> WorkloadSpec:
             continue
         try:
             found = _HANDLERS[rule](m)
+            if "_end" in found:  # the rule used less than it matched: read the rest with the other rules
+                pos = m.start() + found.pop("_end")
+                fragment = shown[m.start():pos].strip()
         except Bad as exc:
             reject(fragment, exc.reason)
             continue
@@ -670,6 +791,8 @@ def parse_workload(text: str) -> WorkloadSpec:
         if clash is not None:
             reject(fragment, msg("parse_contradicts", fragment=origin[clash]))
             continue
+        if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
+            found["model"] = shown[m.start():m.end()].strip()
         for field, value in found.items():
             fields[field] = value
             origin[field] = fragment
@@ -694,6 +817,8 @@ def parse_workload(text: str) -> WorkloadSpec:
             fields["method"] = Method.QLORA
     fields.pop("_training", None)
     fields.pop("_note", None)
+    if fields.pop("_run", False) and "method" not in fields:
+        fields["method"] = Method.INFERENCE
 
     if bad:
         raise ParseError(understood, bad, meanings=[_meaning(r) for r in readings], reasons=reasons)

@@ -9,8 +9,9 @@ same purchase); spot offers carry `spot=True` for the front ends to label.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import NamedTuple, Protocol, TypeVar
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import NamedTuple, Protocol, TypeVar, overload
 
 SPOT = "spot"
 
@@ -46,30 +47,123 @@ class Ranked(NamedTuple):
 HoursOf = Callable[[str, int], float | None]
 
 
-def _sort_key(r: Ranked) -> tuple[bool, int, float, float, str]:
+_MISSING = object()
+
+
+def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[Ranked]:
+    """Offers ranked for a workload: on-demand before spot; within each, the job's cost where it is known (before
+    offers whose time is unknown), else the configuration's price per hour; offers without a price last.
+
+    Thousands of offers per answer: the order is a tuple sort done in C (no Python key function), and the hours of
+    each (card, count) are asked once."""
+    memo: dict[tuple[str, int], float | None] = {}
+    inf = float("inf")
+    keyed: list[tuple[bool, int, float, float, str, int, RankableOffer, float | None, float | None, float | None]] = []
+    append = keyed.append
+    for i, o in enumerate(offers):
+        price = o.per_hour(currency)
+        p = inf if price is None else price
+        spot = o.billing == SPOT
+        if hours_of is not None and price is not None and o.fraction is None and o.gpu is not None:
+            pair = (o.gpu, o.gpu_count)
+            hours = memo.get(pair, _MISSING)
+            if hours is _MISSING:
+                hours = memo[pair] = hours_of(o.gpu, o.gpu_count)
+            if hours is not None:
+                cost = hours * price  # type: ignore[operator]
+                append((spot, 0, cost, p, o.key, i, o, price, hours, cost))  # type: ignore[arg-type]
+                continue
+        append((spot, 1, p, p, o.key, i, o, price, None, None))
+    keyed.sort()  # (spot, known cost first, cost or price, price, key, position): never reaches the offer itself
+    return [Ranked(k[6], k[7], k[8], k[9], k[0]) for k in keyed]
+
+
+class RankedGroups(Sequence[Ranked]):
+    """`rank`'s order over offers that come in groups of one (card, count, slice, billing kind), each group already
+    by price: a lazy k-way merge. Within a group the job's hours are the same, so cost follows price and the group
+    stays in order; only as many offers as a page needs are ever ranked, and the length is the groups' sizes."""
+
+    def __init__(self, groups: Iterable[Sequence[RankableOffer]], currency: str, hours_of: HoursOf | None) -> None:
+        self._groups = [g for g in groups if g]
+        self._currency = currency
+        self._hours: dict[tuple[str, int], float | None] = {}
+        self._hours_of = hours_of
+        self._len = sum(len(g) for g in self._groups)
+        self._done: list[Ranked] = []
+        self._merged: Iterator[tuple[tuple[bool, int, float, float, str], Ranked]] = heapq.merge(
+            *(self._keyed(g) for g in self._groups), key=lambda kr: kr[0])
+
+    def _hours_for(self, o: RankableOffer) -> float | None:
+        if self._hours_of is None or o.fraction is not None or o.gpu is None:
+            return None
+        pair = (o.gpu, o.gpu_count)
+        if pair not in self._hours:
+            self._hours[pair] = self._hours_of(o.gpu, o.gpu_count)
+        return self._hours[pair]
+
+    def _keyed(self, group: Sequence[RankableOffer]) -> Iterator[tuple[tuple[bool, int, float, float, str], Ranked]]:
+        for o in group:
+            r = self.ranked(o)
+            yield _key(r), r
+
+    def ranked(self, o: RankableOffer) -> Ranked:
+        price = o.per_hour(self._currency)
+        hours = self._hours_for(o) if price is not None else None
+        cost = hours * price if hours is not None and price is not None else None
+        return Ranked(o, price, hours, cost, o.billing == SPOT)
+
+    def _fill(self, upto: int) -> None:
+        while len(self._done) < upto:
+            nxt = next(self._merged, None)
+            if nxt is None:
+                return
+            self._done.append(nxt[1])
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> Ranked: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Ranked]: ...
+    def __getitem__(self, i: int | slice) -> Ranked | list[Ranked]:
+        if isinstance(i, slice):
+            self._fill(max(i.indices(self._len)[:2]))
+            return self._done[i]
+        if i < 0:
+            i += self._len
+        self._fill(i + 1)
+        return self._done[i]
+
+    def __iter__(self) -> Iterator[Ranked]:
+        self._fill(self._len)
+        return iter(self._done)
+
+    def best_per_config(self) -> dict[tuple[str, int], Ranked]:
+        """`cheapest_per_config` from the groups' heads: one offer looked at per group."""
+        best: dict[tuple[str, int], Ranked] = {}
+        for g in self._groups:
+            o = g[0]
+            if o.gpu is None or o.fraction is not None:
+                continue
+            r = self.ranked(o)
+            pair = (o.gpu, o.gpu_count)
+            if pair not in best or _key(r) < _key(best[pair]):
+                best[pair] = r
+        return best
+
+
+def _key(r: Ranked) -> tuple[bool, int, float, float, str]:
     price = r.price_per_hour if r.price_per_hour is not None else float("inf")
     if r.job_cost is not None:
         return r.spot, 0, r.job_cost, price, r.offer.key
     return r.spot, 1, price, price, r.offer.key
 
 
-def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[Ranked]:
-    """Offers ranked for a workload: on-demand before spot; within each, the job's cost where it is known (before
-    offers whose time is unknown), else the configuration's price per hour; offers without a price last."""
-    memo: dict[tuple[str, int], float | None] = {}
-    out: list[Ranked] = []
-    for o in offers:
-        price = o.per_hour(currency)
-        hours = None
-        if hours_of is not None and o.gpu is not None and o.fraction is None:
-            pair = (o.gpu, o.gpu_count)
-            if pair not in memo:
-                memo[pair] = hours_of(o.gpu, o.gpu_count)
-            hours = memo[pair]
-        cost = hours * price if hours is not None and price is not None else None
-        out.append(Ranked(o, price, hours, cost, o.billing == SPOT))
-    out.sort(key=_sort_key)
-    return out
+def rank_groups(groups: Iterable[Sequence[RankableOffer]], currency: str,
+                hours_of: HoursOf | None = None) -> RankedGroups:
+    """`rank` for offers grouped by (card, count, slice, spot), each group by price in `currency` (lazy)."""
+    return RankedGroups(groups, currency, hours_of)
 
 
 def ranked_offers(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[OfferT]:
@@ -79,6 +173,8 @@ def ranked_offers(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | N
 
 def cheapest_per_config(ranked: Sequence[Ranked]) -> dict[tuple[str, int], Ranked]:
     """The best-ranked offer of each whole-card (card, count) configuration."""
+    if isinstance(ranked, RankedGroups):
+        return ranked.best_per_config()
     best: dict[tuple[str, int], Ranked] = {}
     for r in ranked:
         o = r.offer

@@ -143,18 +143,17 @@ def _trainable_params(w: Workload) -> float:
     return a.params_b * 1e9
 
 
-def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Strategy, *, fp8: bool
-                ) -> tuple[float, str]:
-    """Seconds of one step (each GPU processes batch x seq tokens) and what bounds it."""
-    from core.timecost import flops_per_token
-
+def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Strategy, *, fp8: bool,
+                flops: float, trained: float) -> tuple[float, str]:
+    """Seconds of one step (each GPU processes batch x seq tokens) and what bounds it. `flops` per token and the
+    `trained` parameters are the workload's (`core.timecost.flops_per_token`, `_trainable_params`)."""
     a = w.arch
     tokens = w.batch * w.seq_len  # per GPU
     passes = 3 if w.grad_ckpt else 2  # forward, backward (and the recomputed forward)
     # Tensor parallel splits the arithmetic of one copy over the group; data parallel and sharding do not.
     tp = group if strategy is Strategy.TP else 1
     fp8 = fp8 and gpu.fp8_tflops > 0
-    compute = tokens * flops_per_token(w) / tp / (_peak(gpu, fp8) * (MFU_FP8 if fp8 else MFU))
+    compute = tokens * flops / tp / (_peak(gpu, fp8) * (MFU_FP8 if fp8 else MFU))
 
     params = a.params_b * 1e9
     base = weight_bytes_per_param(w)
@@ -170,7 +169,6 @@ def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Stra
     memory = traffic / bw
     work, bound = (compute, "compute") if compute >= memory else (memory, "memory")
 
-    trained = _trainable_params(w)
     sharded = strategy in (Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP) and group > 1
     opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)
     states = trained / (group if sharded else 1) * opt_bytes
@@ -212,8 +210,11 @@ def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Stra
 def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8: bool = False) -> TrainingSpeed:
     """Training throughput of `w` on `count` x `gpu`: the fastest layout whose groups hold at least `min_group`
     GPUs (the fewest that hold the model on this card; `core.fit` knows it)."""
+    from core.timecost import flops_per_token
+
     best: TrainingSpeed | None = None
     min_group = max(1, min(min_group, count))
+    flops, trained = flops_per_token(w), _trainable_params(w)
     for group in _divisors(count):
         if group < min_group:
             continue
@@ -224,7 +225,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
             strategy = w.strategy
         else:
             strategy = default_strategy(w.method) if w.strategy is Strategy.SINGLE else Strategy.DDP
-        step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8)
+        step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8, flops=flops, trained=trained)
         tps = count * w.batch * w.seq_len / step
         if best is None or tps > best.tokens_per_second:
             best = TrainingSpeed(tps, step, bound, group, replicas)
@@ -254,7 +255,7 @@ def _decode_weight_bytes(w: Workload, batch: int) -> float:
 def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int) -> tuple[float, str]:
     a = w.arch
     bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
-    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype)
+    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype, context)  # sliding windows cap local layers
     memory = (_decode_weight_bytes(w, batch) + kv) / group / bw
     flops = batch * (2.0 * a.active_params_b * 1e9 + 4.0 * a.layers * a.q_dim * context)
     compute = flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)

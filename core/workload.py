@@ -32,7 +32,13 @@ class Quant(StrEnum):
     GPTQ_INT4 = "gptq-int4"
     GPTQ_INT8 = "gptq-int8"
     AWQ = "awq"
+    MXFP4 = "mxfp4"  # OCP microscaling FP4: gpt-oss ships its routed experts so
+    Q2_K = "q2_k"
+    Q3_K_M = "q3_k_m"
+    Q4_0 = "q4_0"
+    Q4_K_S = "q4_k_s"
     Q4_K_M = "q4_k_m"
+    Q5_K_S = "q5_k_s"
     Q5_K_M = "q5_k_m"
     Q6_K = "q6_k"
     Q8_0 = "q8_0"
@@ -83,6 +89,7 @@ class WorkloadSpec(BaseModel):
 
     model: str | None = None  # catalog id or free name
     arch: Arch | None = None  # resolved architecture (catalog, size or config.json)
+    model_source: str | None = None  # "hub" | "config" when `arch` was read from a config.json
     params_b: float | None = None
     experts: int | None = None  # "8x7B" -> 8
     method: Method | None = None
@@ -123,6 +130,7 @@ class Workload(BaseModel):
     model: str
     arch: Arch = Field(exclude=True)
     params_b: float
+    model_source: str = "catalog"  # catalog | hub | config | size: where the architecture came from
     method: Method
     quant: Quant
     precision: Precision
@@ -143,6 +151,13 @@ class Workload(BaseModel):
     examples: int | None
     tokens_per_example: int | None
     epochs: float | None
+
+    @property
+    def active_params_b(self) -> float:
+        """Parameters touched per token (the active experts of a MoE model; `params_b` for a dense one)."""
+        if self.arch.experts <= 1:
+            return self.params_b
+        return self.arch.active_params_b * self.params_b / self.arch.params_b if self.arch.params_b else 0.0
 
     @property
     def is_training(self) -> bool:

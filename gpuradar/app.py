@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.admin_watch import DegradedWatch
 from bot.commands import register_menu
 from bot.dispatcher import build_dispatcher
+from bot.estimates import Estimator
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache
 from core.polls import PollResult
@@ -40,6 +41,7 @@ from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
 from gpuradar.startup import check_database_path, check_token_format, port_in_use, reach_telegram
+from scrapers.hub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
 from storage.migrate import upgrade_async
@@ -273,6 +275,8 @@ class App:
         me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
                                   api=s.telegram_api_url or "")
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
+                                           estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
+                                                                               self.sessionmaker)),
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
                                            provider_names=list(s.providers.enabled()),
                                            provider_setup=s.providers.setup(),

@@ -10,6 +10,7 @@ from typing import Any
 from bot.i18n import render, t
 from core.answer import Answer, answer
 from core.gpus import get_gpu
+from core.models import Arch
 from core.offers import Offer
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
@@ -80,15 +81,26 @@ def _r(x: float, nd: int = 2) -> float:
     return round(float(x), nd)
 
 
+def arch_json(arch: Arch) -> dict[str, Any]:
+    """`workload.arch` of `--json`: the shape plus what changes memory and speed (MoE, attention kind, window)."""
+    return {"name": arch.name, "hidden": arch.hidden, "layers": arch.layers, "heads": arch.heads,
+            "kv_heads": arch.kv_heads, "head_dim": arch.head_dim, "intermediate": arch.intermediate,
+            "vocab": arch.vocab, "experts": arch.experts,
+            "experts_per_token": arch.experts_active if arch.experts > 1 else 1,
+            "attention": arch.attention, "window": arch.window or None,
+            "kv_lora_rank": arch.kv_lora_rank or None, "tied_embeddings": arch.tied_embeddings,
+            "vision_params_b": arch.vision_params_b or None, "native_quant": arch.native_quant or None,
+            "source": arch.source or None}
+
+
 def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> dict[str, Any]:
     """The answer as one JSON object; `offers` (stored, in stock) give each configuration its cheapest offer."""
     w, m = a.workload, a.memory
     best = _cheapest(a, offers) if offers else {}
     te, sp = a.time(), a.speed()
     workload = w.model_dump(mode="json")
-    workload["arch"] = {"name": w.arch.name, "hidden": w.arch.hidden, "layers": w.arch.layers,
-                        "heads": w.arch.heads, "kv_heads": w.arch.kv_heads, "intermediate": w.arch.intermediate,
-                        "vocab": w.arch.vocab, "experts": w.arch.experts}
+    workload["active_params_b"] = round(w.active_params_b, 3)
+    workload["arch"] = arch_json(w.arch)
     b = m.breakdown
     time = None
     if te is not None:
@@ -152,7 +164,10 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
 
 
 def _describe(w: Workload) -> str:
-    parts = [w.arch.name, w.method.value]
+    name = w.arch.name
+    if w.arch.experts > 1:  # a MoE model: memory follows the total, speed the active parameters
+        name += f" (MoE {w.params_b:.3g}B / {w.active_params_b:.3g}B active)"
+    parts = [name, w.method.value]
     if w.quant.value != "none":
         parts.append(w.quant.value)
     if w.is_training:

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy.engine import URL, make_url
 
 # `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (tests/support/provider_server.py).
-pytest_plugins = ["tests.support.provider_server"]
+pytest_plugins = ["tests.support.provider_server", "tests.support.hub_server"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

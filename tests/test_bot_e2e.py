@@ -267,7 +267,10 @@ async def test_providers_and_settings(tg, app):
     assert "Currency: RUB" in changed.text and changed.button("Switch prices to USD")
     assert "23:00–08:00" in await say(tg, "/settings quiet 23-8", user_id=16)
     assert "quiet 23-8" in await say(tg, "/settings quiet banana", user_id=16)
-    assert "₽" in await say(tg, "/offers A100 80GB", user_id=16)  # prices follow the chosen currency
+    a100 = await say(tg, "/offers A100 80GB", user_id=16)
+    assert "₽" in a100  # prices follow the chosen currency
+    assert a100.count("VAT") == 1  # Selectel's price carries НДС: said once, under the list
+    assert "VAT" not in await say(tg, "/offers RTX 3090", user_id=16)  # only Vast.ai: no VAT to mention
 
 
 async def test_admin_commands_refused_to_others(tg, app):

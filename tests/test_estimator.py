@@ -195,7 +195,7 @@ def test_cpu_offload_moves_states_to_host_ram() -> None:
 
 def test_moe_memory_follows_total_parameters() -> None:
     moe = estimate_memory(wl("mixtral-8x7b", method="inference"))
-    assert moe.breakdown.weights == pytest.approx(46.7e9 * 2 / GIB)
+    assert moe.breakdown.weights == pytest.approx(46.7e9 * 2 / GIB, rel=1e-3)
 
 
 def test_freeze_sits_between_lora_and_full() -> None:

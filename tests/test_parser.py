@@ -134,7 +134,7 @@ def test_vocabulary(text: str, expected: dict) -> None:
 
 
 @pytest.mark.parametrize(("text", "model"), [
-    ("Llama 3 70B lora", "llama-3.1-70b"),
+    ("Llama 3 70B lora", "llama-3-70b"),
     ("meta-llama/Llama-3.1-8B qlora", "llama-3.1-8b"),
     ("Qwen/Qwen2.5-72B-Instruct inference", "qwen2.5-72b"),
     ("mistral 7b lora", "mistral-7b"),

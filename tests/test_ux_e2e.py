@@ -44,7 +44,7 @@ async def test_missing_method_is_asked_with_buttons(tg, app):
     tg.press(ask, "QLoRA", user_id=33)
     est = await tg.wait_for("editMessageText", chat_id=33)
     assert est.params["message_id"] == ask.params["_result_message_id"]
-    assert "Mistral 7B · QLoRA" in est.text and "VRAM per GPU" in est.text
+    assert "Mistral 7B" in est.text and "· QLoRA ·" in est.text and "VRAM per GPU" in est.text
     tg.message("/estimate Qwen2.5-32B", user_id=34, lang="ru")
     ask = await tg.wait_for("sendMessage", chat_id=34)
     assert "Что посчитать" in ask.text and ask.button("Инференс") and ask.button("Полное дообучение")

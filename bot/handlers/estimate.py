@@ -1,6 +1,8 @@
 """/estimate <workload>: VRAM with the breakdown, fitting configurations, cheapest fitting offers, time and cost.
 
-Buttons: "Notify me" subscribes to the same workload, "More offers" opens the paginated offer list for it.
+Buttons: "Notify me" subscribes to the same workload; "More offers" (when more fit than are shown) turns the same
+message into the list of the others, starting after the ones shown. A phrase that names a model but no method
+("mistral 7b") is answered with method buttons.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import EstimateCb, OffersCb
-from bot.estimates import Estimate, Estimator, Failure
+from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
-from bot.offer_cache import CachedOffer, OfferCache
+from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
@@ -30,8 +32,7 @@ router = Router(name="estimate")
 
 
 def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMarkup:
-    """"Notify me", and "More offers" when more fit than the estimate shows: it turns the same message into the
-    list of the others (starting after the ones shown, so page 1 never repeats them), with ‹ Back to the estimate."""
+    """"Notify me", and "More offers" when more offers fit than the estimate shows."""
     kb = InlineKeyboardBuilder()
     kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
                                 callback_data=EstimateCb(action="notify", q=token).pack()))
@@ -41,8 +42,10 @@ def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMark
     return kb.as_markup()
 
 
-def fitting_offers(est: Estimate, offers: OfferCache) -> list[CachedOffer]:
-    return offers.filter(gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
+def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
+                  offers: OfferCache) -> tuple[str, InlineKeyboardMarkup]:
+    ranked = rank_for(est, offers, currency)
+    return render_estimate(est, ranked, lang, currency), estimate_keyboard(lang, token, len(ranked))
 
 
 # The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
@@ -76,7 +79,7 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
                          offers: OfferCache, tokens: QueryTokens) -> bool:
     """Answer with the estimate of `text` (or the method question); False (nothing sent) when it is not a
     workload at all."""
-    result = estimator.get(text)
+    result = await estimator.get_resolved(text)
     if isinstance(result, Failure):
         if needs_method(result):
             await answer_failure(message, text, result, lang=lang, tokens=tokens)
@@ -88,9 +91,8 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    fitting = fitting_offers(est, offers)
-    body = render_estimate(est, fitting, lang, currency, rank_for(est, fitting, currency))
-    await answer_long(message, body, estimate_keyboard(lang, tokens.encode(est.query), len(fitting)))
+    body, keyboard = estimate_view(est, tokens.encode(est.query), lang=lang, currency=currency, offers=offers)
+    await answer_long(message, body, keyboard)
 
 
 @router.message(Command("estimate"))
@@ -101,6 +103,12 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
         await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)))
         return
     result = estimator.get(text)
+    if isinstance(result, HubPending):  # a model only the Hugging Face Hub knows: say so, then look it up
+        looking = await message.answer(esc(result.message(lang)))
+        result = await estimator.get_resolved(text)
+        if isinstance(result, Failure):
+            await looking.edit_text(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+            return
     if isinstance(result, Failure):
         await answer_failure(message, text, result, lang=lang, tokens=tokens)
         return
@@ -118,13 +126,11 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
         return
     await query.answer()
     phrase = f"{text} {method}"
-    result = estimator.get(phrase)
+    result = await estimator.get_resolved(phrase)
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
-    fitting = fitting_offers(result, offers)
-    body = render_estimate(result, fitting, lang, currency, rank_for(result, fitting, currency))
-    keyboard = estimate_keyboard(lang, tokens.encode(phrase), len(fitting))
+    body, keyboard = estimate_view(result, tokens.encode(phrase), lang=lang, currency=currency, offers=offers)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)

@@ -8,6 +8,7 @@ carries a "Subscribe" deep link (`/start sub_<token>`) that subscribes in one ta
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from aiogram import Router
 from aiogram.types import (
@@ -18,7 +19,7 @@ from aiogram.types import (
     InputTextMessageContent,
 )
 
-from bot.estimates import Estimate, Estimator, Failure
+from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
 from bot.names import provider_name, region_name
@@ -28,6 +29,7 @@ from bot.texts import examples, t
 from bot.tokens import QueryTokens
 from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.offers import HOURS_PER_MONTH
+from core.ranking import Ranked
 
 router = Router(name="inline")
 
@@ -57,18 +59,17 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
             for i, ex in enumerate(examples(lang))]
 
 
-def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lang: str, currency: str,
+def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
                      bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultArticle], str]:
     kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
     label = workload_label(est, lang)
-    ranked = rank_for(est, fitting, currency)
     results: list[InlineQueryResultArticle] = []
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
             or t(lang, "est_no_fit")
         results.append(_article("e", t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib)),
                                 t(lang, "inline_est_desc", fits=fits),
-                                render_estimate(est, fitting, lang, currency, ranked), kb))
+                                render_estimate(est, ranked, lang, currency), kb))
     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):
         offer = r.offer
         assert isinstance(offer, CachedOffer)
@@ -80,7 +81,7 @@ def estimate_results(est: Estimate, fitting: list[CachedOffer], offset: int, lan
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency)}"
         results.append(_article(f"o{i}", title, desc, text, kb))
-    next_offset = str(offset + PAGE) if offset + PAGE < len(fitting) else ""
+    next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""
     return results, next_offset
 
 
@@ -93,6 +94,8 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         await query.answer(example_results(p.lang, bot_username, tokens), cache_time=CACHE_TIME, is_personal=True)
         return
     result = estimator.get(text)
+    if isinstance(result, HubPending):  # the answer comes with a later keystroke (or the same text again)
+        estimator.lookup_soon(result.repo)
     if isinstance(result, Failure):
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
@@ -103,8 +106,8 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
     answer = _ANSWERS.get(key)
     if answer is None:
-        fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
-        answer = estimate_results(result, fitting, offset, p.lang, p.currency, bot_username, tokens)
+        answer = estimate_results(result, rank_for(result, offers, p.currency), offset, p.lang, p.currency,
+                                  bot_username, tokens)
         _ANSWERS[key] = answer
         while len(_ANSWERS) > ANSWERS_KEPT:
             _ANSWERS.popitem(last=False)

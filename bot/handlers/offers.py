@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Sequence
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
@@ -18,13 +19,13 @@ from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, split_message
 from bot.handlers.common import argument
-from bot.handlers.estimate import estimate_keyboard, fitting_offers
-from bot.offer_cache import OfferCache
+from bot.handlers.estimate import estimate_view
+from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import rank_for, ranked_line, render_estimate
-from core.ranking import Ranked, rank
+from bot.views import rank_for, ranked_line, vat_note
+from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
 
@@ -32,32 +33,34 @@ PAGE_SIZE = 8
 
 
 def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
-                  currency: str = "RUB") -> list[Ranked] | str:
+                  currency: str = "RUB") -> Sequence[Ranked] | str:
     """The offers `text` asks for (all, a GPU list, or those fitting a workload), ranked, or the error to show."""
     if not text:
-        return rank(offers.all(), currency)
+        return rank_groups(offers.groups(currency, unknown=True), currency)
     ids = gpu_list(text)
     if ids is not None:
-        return rank(offers.filter(gpu_ids=ids), currency)
+        return rank_groups(offers.groups(currency, gpu_ids=ids), currency)
     result = estimator.get(text)
     if isinstance(result, Failure):
         return esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
-    fitting = offers.filter(gpu_ids=[result.workload.gpu] if result.workload.gpu else None, fits=result.fits)
-    return rank_for(result, fitting, currency)
+    return rank_for(result, offers, currency)
 
 
-def render_page(items: list[Ranked], text: str, page: int, token: str, lang: str,
+def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,
                 currency: str, skip: int = 0) -> tuple[str, InlineKeyboardMarkup | None]:
-    """One page of `items[skip:]`; under an estimate (skip > 0) page 1 has ‹ Back to the estimate."""
-    items = items[skip:]
+    """One page of the offers after the first `skip` (those an estimate already showed; its page 1 then has
+    ‹ Back to the estimate)."""
     what = t(lang, "offers_filter", what=esc(text)) if text else ""
-    if not items:
+    count = max(0, len(items) - skip)
+    if not count:
         return t(lang, "offers_none", filter=what), None
-    pages = max(1, math.ceil(len(items) / PAGE_SIZE))
+    pages = max(1, math.ceil(count / PAGE_SIZE))
     page = min(max(page, 1), pages)
-    chunk = items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    chunk = items[skip + (page - 1) * PAGE_SIZE: skip + page * PAGE_SIZE]
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
     lines.extend(ranked_line(r, lang, currency) for r in chunk)
+    if note := vat_note([r.offer for r in chunk if isinstance(r.offer, CachedOffer)], lang):
+        lines.append(note)
     kb = InlineKeyboardBuilder()
     buttons = []
     if page > 1 or skip:
@@ -91,13 +94,12 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
     await query.answer()
+    kb: InlineKeyboardMarkup | None
     if callback_data.page < 1 and callback_data.skip:  # ‹ Back from the list to the estimate it came from
         result = estimator.get(text)
         if isinstance(result, Failure):
             return
-        fitting = fitting_offers(result, offers)
-        body = render_estimate(result, fitting, lang, currency, rank_for(result, fitting, currency))
-        kb: InlineKeyboardMarkup | None = estimate_keyboard(lang, callback_data.q, len(fitting))
+        body, kb = estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers)
     else:
         items = select_offers(text, offers, estimator, lang, currency)
         if isinstance(items, str):

@@ -53,8 +53,18 @@ def _positive(option: str, value: int | float | None) -> None:
         raise _problem("cli_opt_positive", option=option)
 
 
+def config_name(path: str, data: dict[str, Any]) -> str:
+    """What a config.json file calls its model: its `_name_or_path`, else the file's name (the folder's for a
+    plain `config.json`)."""
+    named = data.get("_name_or_path") if isinstance(data, dict) else None
+    if isinstance(named, str) and named.strip():
+        return named.strip().rstrip("/")
+    p = Path(path)
+    return p.stem if p.stem.lower() != "config" else (p.resolve().parent.name or "custom")
+
+
 def _config_arch(path: str) -> Any:
-    from core.models import from_hf_config
+    from core.models import ConfigError, arch_from_config
 
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -63,8 +73,8 @@ def _config_arch(path: str) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise _problem("cli_config_not_json", path=path) from None
     try:
-        return from_hf_config(data, name=Path(path).parent.name or "custom")
-    except (KeyError, TypeError, ValueError, AttributeError):
+        return arch_from_config(data, name=config_name(path, data), source=str(path))
+    except (ConfigError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
         raise _problem("cli_config_fields", path=path) from None
 
 
@@ -83,7 +93,7 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         fields["model"] = args.model
     if args.config:
         arch = _config_arch(args.config)
-        fields["arch"], fields["model"] = arch, arch.id
+        fields["arch"], fields["model"], fields["model_source"] = arch, arch.id, "config"
     if args.params:
         fields["params_b"], experts = parse_size(args.params)
         if experts:
@@ -110,6 +120,30 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
              "examples": args.examples, "tokens_per_example": args.tokens_per_example, "epochs": args.epochs}
     fields.update({k: v for k, v in {**enums, **plain}.items() if v is not None})
     return WorkloadSpec(**fields)
+
+
+def _lookup(repo: str) -> Any:
+    """A model the catalog lacks, from the Hugging Face Hub, through the shared database cache when there is one
+    (a SQLite file that does not exist yet is not created for it)."""
+    import asyncio
+
+    from gpuradar.settings import Settings
+    from scrapers.hub import HubResolver, HubSettings
+    from storage.db import make_engine, make_sessionmaker
+
+    url = Settings().database_url
+    use_db = not (url.startswith("sqlite") and "///" in url and not Path(url.split("///", 1)[1]).is_file())
+
+    async def go() -> Any:
+        engine = make_engine(url) if use_db else None
+        try:
+            sm = make_sessionmaker(engine) if engine is not None else None
+            return await HubResolver(HubSettings.from_env(), sm).resolve(repo)
+        finally:
+            if engine is not None:
+                await engine.dispose()
+
+    return asyncio.run(go())
 
 
 def stored_offers() -> list[Any]:
@@ -146,9 +180,11 @@ def stored_offers() -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     from bot.i18n import lang_for, render
     from core.defaults import complete
+    from core.hub import HubError
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
     from gpuradar.estimate_view import answer, render_text, to_json
+    from scrapers.hub import hub_error_msg, hub_name_to_resolve, with_hub_arch
 
     lang = lang_for(args.lang, *args.text)
     try:
@@ -161,9 +197,15 @@ def run(args: argparse.Namespace) -> int:
         if options.params_b:
             spec = spec.model_copy(update={"model": None, "arch": None})
         spec = spec.merged(options)
+        repo = hub_name_to_resolve(spec)
+        if repo is not None:
+            spec = with_hub_arch(spec, repo, _lookup(repo))
         w, assumptions = complete(spec)
     except ParseError as exc:
         print(render(lang, exc.explain()), file=sys.stderr)
+        return 2
+    except HubError as exc:
+        print(render(lang, hub_error_msg(exc)), file=sys.stderr)
         return 2
     result = answer(w, assumptions)
     if args.json:

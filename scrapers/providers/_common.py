@@ -3,9 +3,10 @@ and counts a bad record instead of voiding the poll, GPU lookup that never guess
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -17,6 +18,7 @@ from scrapers.errors import PayloadValidationError
 log = logging.getLogger("scrapers")
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class Lenient(BaseModel):
@@ -45,6 +47,18 @@ def gpu_id(name: str, memory_gb: float | None = None, provider: str = "") -> str
         log.info("%s: unknown GPU spelling %r (memory %s GB) kept unmatched", provider, name, memory_gb)
         return None
     return gpu.id
+
+
+async def gather_limited(calls: Iterable[Awaitable[T]], limit: int = 4) -> list[T]:
+    """Await `calls` with at most `limit` in flight, results in order: one provider's several requests (HOSTKEY's
+    locations, Vultr's regions) overlap a little instead of queueing, without hammering its host."""
+    gate = asyncio.Semaphore(limit)
+
+    async def one(call: Awaitable[T]) -> T:
+        async with gate:
+            return await call
+
+    return list(await asyncio.gather(*(one(c) for c in calls)))
 
 
 def join_url(base_url: str, path: str) -> str:

@@ -22,7 +22,7 @@ from pydantic import Field
 from core.offers import Billing, Period
 from scrapers.errors import PayloadValidationError, ScrapeError
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import HostkeySettings, ProviderSettings
 
@@ -80,11 +80,11 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
     except ScrapeError:
         discovered = []  # the per-location calls below still say what is wrong, if anything is
     locations = list(dict.fromkeys([*configured, *discovered]))
-    answers: dict[str, Any] = {}
-    for loc in locations:  # sequential: a handful of requests every few minutes is polite enough
-        params = {"action": "list", "filter": "yes", "location": loc}
-        answers[loc] = await client.get_json(NAME, url, params=params, timeout=settings.timeout)
-    return answers
+    # A few at a time: a handful of requests every few minutes, overlapped, is still polite.
+    answers = await gather_limited(client.get_json(NAME, url, params={"action": "list", "filter": "yes",
+                                                                     "location": loc}, timeout=settings.timeout)
+                                   for loc in locations)
+    return dict(zip(locations, answers, strict=True))
 
 
 def _gpu(preset: _Preset) -> tuple[str, int] | None:

@@ -21,7 +21,7 @@ from pydantic import Field
 
 from core.offers import MAX_GPUS, Billing, Period
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
@@ -55,10 +55,9 @@ class _Payload(Lenient):
 
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
     headers = {"api_key": settings.api_key.get_secret_value() if settings.api_key else ""}
-    stocks = await client.get_json(NAME, join_url(settings.base_url, STOCKS_PATH), headers=headers,
-                                   timeout=settings.timeout)
-    prices = await client.get_json(NAME, join_url(settings.base_url, PRICEBOOK_PATH), headers=headers,
-                                   timeout=settings.timeout)
+    stocks, prices = await gather_limited([
+        client.get_json(NAME, join_url(settings.base_url, path), headers=headers, timeout=settings.timeout)
+        for path in (STOCKS_PATH, PRICEBOOK_PATH)])
     return {"stocks": stocks.get("stocks") if isinstance(stocks, dict) else stocks, "pricebook": prices}
 
 

@@ -14,6 +14,7 @@ responses, a TypeScript interface of the service item, selectel/terraform-provid
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -109,8 +110,10 @@ async def _locations(client: PoliteClient, settings: ProviderSettings) -> Any:
 
 
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
-    services = await client.get_json(NAME, join_url(settings.base_url, SERVERS_PATH), timeout=settings.timeout)
-    return {"services": services, "locations": await _locations(client, settings)}
+    services, locations = await asyncio.gather(
+        client.get_json(NAME, join_url(settings.base_url, SERVERS_PATH), timeout=settings.timeout),
+        _locations(client, settings))
+    return {"services": services, "locations": locations}
 
 
 def _total(parts: list[_Part] | None) -> float | None:

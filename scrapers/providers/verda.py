@@ -22,7 +22,7 @@ from pydantic import Field
 from core.offers import MAX_GPUS, Billing, Period
 from scrapers.errors import HttpStatusError, PayloadValidationError
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings, VerdaSettings
 
@@ -89,12 +89,15 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
         try:
             get = client.get_json
             base, timeout = settings.base_url, settings.timeout
-            types = await get(NAME, join_url(base, TYPES_PATH), params={"currency": "usd"}, headers=headers,
-                              timeout=timeout)
-            ondemand = await get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "false"},
-                                 headers=headers, timeout=timeout)
-            spot = (await get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "true"}, headers=headers,
-                              timeout=timeout)) if settings.spot else []
+            calls = [get(NAME, join_url(base, TYPES_PATH), params={"currency": "usd"}, headers=headers,
+                         timeout=timeout),
+                     get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "false"}, headers=headers,
+                         timeout=timeout)]
+            if settings.spot:
+                calls.append(get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "true"},
+                                 headers=headers, timeout=timeout))
+            types, ondemand, *rest = await gather_limited(calls)
+            spot = rest[0] if rest else []
         except HttpStatusError as exc:
             if exc.status_code == 401 and attempt == 0:
                 continue  # the token expired early or was revoked: ask for a new one once

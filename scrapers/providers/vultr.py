@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 from core.gpus import find_gpu
 from core.offers import Billing, Period
 from scrapers.http import PoliteClient
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
 from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings, VultrSettings
 
@@ -34,6 +34,12 @@ SPEC = get_spec(NAME)
 PLANS_PATH, METAL_PATH, AVAILABILITY_PATH = SPEC.paths
 MAX_PAGES = 20  # a runaway cursor must not loop forever
 log = logging.getLogger(__name__)
+
+# Memory per card for Vultr GPU types the catalog does not carry, so counts come out right (`vcg-a16-…-256vram` is
+# 16x A16): NVIDIA A16 datasheet (4 GPUs x 16 GB per board, Vultr sells per GPU), GH200 96 GB HBM3, AMD MI300X
+# 192 GB, MI325X 256 GB, MI355X 288 GB (vendor datasheets; gpuhunt `get_gpu_memory` uses the same values).
+CARD_GB: dict[str, float] = {"NVIDIA_A16": 16, "NVIDIA_GH200": 96, "AMD_MI300X": 192, "AMD_MI325X": 256,
+                             "AMD_MI355X": 288}
 
 # Bare-metal plans have no GPU fields: (count, spelling, GB per GPU). Source: gpuhunt BARE_METAL_GPU_DETAILS.
 BARE_METAL: dict[str, tuple[int, str, float]] = {
@@ -98,16 +104,16 @@ async def _paged(client: PoliteClient, url: str, key: str, params: dict[str, Any
 
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
     base, timeout = settings.base_url, settings.timeout
-    plans = await _paged(client, join_url(base, PLANS_PATH), "plans", {"type": "all", "per_page": 500}, timeout)
-    metal = await _paged(client, join_url(base, METAL_PATH), "plans_metal", {"per_page": 500}, timeout)
+    plans, metal = await gather_limited([
+        _paged(client, join_url(base, PLANS_PATH), "plans", {"type": "all", "per_page": 500}, timeout),
+        _paged(client, join_url(base, METAL_PATH), "plans_metal", {"per_page": 500}, timeout)])
     regions = settings.regions if isinstance(settings, VultrSettings) and settings.regions else None
     if regions is None:  # every region where a GPU plan is offered
         regions = sorted({r for p in [*_list(plans), *_list(metal)] if _safe_gpu_of(p) for r in _regions(p)})
-    availability: dict[str, Any] = {}
-    for region in regions:
-        answer = await client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
-                                       params={"type": "all"}, timeout=timeout)
-        availability[region] = answer.get("available_plans") if isinstance(answer, dict) else answer
+    answers = await gather_limited(client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
+                                                   params={"type": "all"}, timeout=timeout) for region in regions)
+    availability = {region: answer.get("available_plans") if isinstance(answer, dict) else answer
+                    for region, answer in zip(regions, answers, strict=True)}
     return {"plans": plans, "plans_metal": metal, "availability": availability}
 
 
@@ -152,14 +158,14 @@ def _gpu_of(plan: dict[str, Any] | _Plan) -> tuple[str, int, float | None, float
         name = p.gpu_type
         card = find_gpu(name)
         count = _fraction(p.gpu_count)
-        card_gb = card.memory_gb if card else None
+        card_gb = card.memory_gb if card else CARD_GB.get(name.upper())
         if count is not None and count < 1:
             memory = p.gpu_vram_gb or (card_gb * float(count) if card_gb else None)
             return (name, 1, memory, float(count))
         if count is not None:
             n = int(count)
             return (name, n, round(p.gpu_vram_gb / n, 1) if p.gpu_vram_gb else card_gb, None)
-        if card is None or not card_gb:
+        if not card_gb:
             return (name, 1, p.gpu_vram_gb, None)
         vram = p.gpu_vram_gb or card_gb
         if vram < 0.85 * card_gb:

@@ -130,6 +130,7 @@ providers_title = <b>Providers</b>:
 provider_ok = ✅ { $name } — last success { $when }
 provider_degraded = ⚠️ { $name } — degraded since { $since }: { $reason }; last success { $when }
 provider_unknown = ⏳ { $name } — not polled yet
+vat_note = <i>Prices include Russian VAT ({ $rate }%) where the seller charges it; foreign marketplaces charge none.</i>
 provider_needs_key = 🔑 { $name } — needs an API key: set { $settings }
 provider_off = ⏸ { $name } — switched off
 never = never

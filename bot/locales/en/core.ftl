@@ -13,7 +13,10 @@ parse_try = Try for example: «13B LoRA», «70B QLoRA ctx 8k bs 4», «llama-3.
 parse_range = { $label } must be between { $lo } and { $hi }
 parse_whole = { $label } must be a whole number
 parse_gpu_unknown = this GPU is not in the catalog (a different memory size?)
-parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B) or a config.json
+parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
+parse_model_unknown_close = this model is not in the catalog; did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
+parse_gguf_type = a GGUF type this estimator knows: { $known }
+parse_run = run (inference unless a training method is named)
 parse_noop = does not change memory, ignored
 parse_number_no_unit = a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»
 parse_four_bit = 4-bit weights
@@ -92,7 +95,8 @@ assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $la
        *[other] heads
     }, vocabulary { $vocab }); name the model or give its config.json for another one
 assume_why = { $what } ({ $why })
-wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B) or its config.json.
+wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
+wl_model_unknown_close = The model «{ $model }» is not in the catalog. Did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
 wl_experts_mismatch = { $name } has { $has } experts, not { $said }.
 wl_params_mismatch = { $name } has { $has }B parameters, not { $said }B: give either the model or the size.
 wl_which_model = Which model? Give its size (13B, 8x7B) or its name (llama-3.1-8b, Qwen2.5-72B).
@@ -117,6 +121,7 @@ why_fsdp_adapters = shards the frozen base across the GPUs
 why_zero3 = shards weights, gradients and optimizer states
 wl_kv_unknown = Unknown KV-cache type «{ $kv }» (possible: { $allowed }).
 why_seq_example = long enough for one example
+why_native_quant = the precision the weights are published in
 wl_batch_concurrency = For inference the batch is the number of concurrent sequences: give one of them.
 
 advice_more_gpus = It does not fit on { $have }x { $gpu }; { $count }x { $gpu } would hold it.
@@ -131,3 +136,11 @@ advice_more_nodes = Several nodes: { $nodes } { $nodes ->
 advice_none = Nothing in the catalog holds this workload, even across { $nodes } nodes.
 parse_negative = a size or a count cannot be negative
 wl_context_too_long = { $name } reads at most { $limit } tokens of context ({ $said } asked): it cannot attend further. Ask for { $limit } or less, or name a model with a longer context.
+
+## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
+hub_looking = Looking up { $repo } on Hugging Face…
+hub_error_not_found = There is no model «{ $repo }» on Hugging Face (or it has no config.json). Check the name, or give the model's size (e.g. 13B) or its config.json.
+hub_error_gated = «{ $repo }» on Hugging Face is gated: accept its licence on the model page and set HF_TOKEN, or give the model's size (e.g. 13B) or its config.json.
+hub_error_forbidden = The Hugging Face token does not open «{ $repo }»: accept the model's licence with that account, or give the model's size (e.g. 13B) or its config.json.
+hub_error_offline = Hugging Face did not answer in time, so «{ $repo }» could not be looked up. Try again in a minute, or give the model's size (e.g. 13B) or its config.json.
+hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (not a text transformer, or fields missing). Give the model's size (e.g. 13B) or a config.json with hidden_size, num_hidden_layers, num_attention_heads and vocab_size.

@@ -137,6 +137,7 @@ providers_title = <b>Провайдеры</b>:
 provider_ok = ✅ { $name } — последний успешный опрос { $when }
 provider_degraded = ⚠️ { $name } — сбоит с { $since }: { $reason }; последний успех { $when }
 provider_unknown = ⏳ { $name } — ещё не опрашивался
+vat_note = <i>Цены с НДС { $rate }% там, где продавец его начисляет; у зарубежных площадок НДС нет.</i>
 provider_needs_key = 🔑 { $name } — нужен ключ API: задайте { $settings }
 provider_off = ⏸ { $name } — выключен
 never = никогда

@@ -12,7 +12,10 @@ parse_try = Попробуйте, например: «13B LoRA», «полное
 parse_range = { $label }: допустимо от { $lo } до { $hi }
 parse_whole = { $label }: нужно целое число
 parse_gpu_unknown = такой GPU нет в каталоге (другой объём памяти?)
-parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B) или config.json
+parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_model_unknown_close = этой модели нет в каталоге; может быть, { $close }? Или укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_gguf_type = известные типы GGUF: { $known }
+parse_run = запуск (инференс, если не указано обучение)
 parse_noop = на память не влияет, не учитываю
 parse_number_no_unit = число без единицы: напишите, например, «контекст 4096», «bs 4», «8 GPU», «13B»
 parse_four_bit = 4-битные веса
@@ -96,7 +99,8 @@ assume_typical_arch = архитектура: { $size } — типичная { $
        *[many] KV-голов
     }, словарь { $vocab }); для другой модели укажите её название или config.json
 assume_why = { $what } ({ $why })
-wl_model_unknown = Модели «{ $model }» нет в каталоге: укажите её размер (например, 13B) или config.json.
+wl_model_unknown = Модели «{ $model }» нет в каталоге: укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
+wl_model_unknown_close = Модели «{ $model }» нет в каталоге. Может быть, { $close }? Или укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
 wl_experts_mismatch = У { $name } экспертов { $has }, а не { $said }.
 wl_params_mismatch = У { $name } { $has }B параметров, а не { $said }B: укажите либо модель, либо размер.
 wl_which_model = Какая модель? Укажите размер (13B, 8x7B) или название (llama-3.1-8b, Qwen2.5-72B).
@@ -121,6 +125,7 @@ why_fsdp_adapters = делит замороженную базу между GPU
 why_zero3 = делит веса, градиенты и состояния оптимизатора
 wl_kv_unknown = Неизвестный тип KV-кэша «{ $kv }» (возможно: { $allowed }).
 why_seq_example = чтобы вместился один пример
+why_native_quant = в этой точности опубликованы веса
 wl_batch_concurrency = Для инференса батч — это число одновременных последовательностей: укажите что-то одно.
 
 advice_more_gpus = На { $have }x { $gpu } не помещается; поместится на { $count }x { $gpu }.
@@ -136,3 +141,11 @@ advice_more_nodes = Несколько узлов: { $nodes } { $nodes ->
 advice_none = Ни одна конфигурация из каталога не вмещает эту задачу, даже на { $nodes } узлах.
 parse_negative = размер или количество не бывает отрицательным
 wl_context_too_long = { $name } читает не больше { $limit } токенов контекста (запрошено { $said }): дальше модель не видит. Укажите не больше { $limit } или модель с более длинным контекстом.
+
+## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
+hub_looking = Ищу { $repo } на Hugging Face…
+hub_error_not_found = На Hugging Face нет модели «{ $repo }» (или у неё нет config.json). Проверьте название или укажите размер модели (например, 13B) либо её config.json.
+hub_error_gated = Модель «{ $repo }» на Hugging Face закрыта: примите лицензию на странице модели и задайте HF_TOKEN — или укажите размер модели (например, 13B) либо её config.json.
+hub_error_forbidden = Токен Hugging Face не открывает «{ $repo }»: примите лицензию модели с этой учётной записью или укажите размер модели (например, 13B) либо её config.json.
+hub_error_offline = Hugging Face не ответил вовремя, поэтому найти «{ $repo }» не удалось. Попробуйте через минуту или укажите размер модели (например, 13B) либо её config.json.
+hub_error_unreadable = Не могу прочитать config.json модели «{ $repo }» (это не текстовый трансформер или не хватает полей). Укажите размер модели (например, 13B) или config.json с hidden_size, num_hidden_layers, num_attention_heads и vocab_size.

@@ -1,0 +1,363 @@
+"""Architectures litgpt's configs do not carry, as the keys of their Hugging Face config.json files.
+
+Each entry: `repo` (the Hub repository whose config.json the numbers are from: also the `source` of the catalog
+entry), `config` (the config.json keys the estimator reads), `params_b` / `active_b` (the model card's or the
+safetensors index's count, when stated: the generator checks its own count against them), `aliases`.
+`same_as` makes an entry that shares another's architecture (fine-tunes, distills, releases).
+Read by `tools/gen_models.py`; nothing here is imported at run time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HF = "https://huggingface.co/{repo}/blob/main/config.json"
+
+
+def llama(h: int, layers: int, heads: int, kv: int, inter: int, vocab: int, **kw: Any) -> dict[str, Any]:
+    return {"model_type": "llama", "hidden_size": h, "num_hidden_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": kv, "intermediate_size": inter, "vocab_size": vocab, **kw}
+
+
+def mla(h: int, layers: int, heads: int, q_lora: int | None, inter: int, moe_i: int, routed: int, shared: int,
+        top: int, dense: int, vocab: int, **kw: Any) -> dict[str, Any]:
+    """DeepSeek V2/V3-style config (MLA + fine-grained MoE): kv_lora_rank 512, rope 64, nope 128, v 128."""
+    return {"model_type": "deepseek_v3", "hidden_size": h, "num_hidden_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": heads, "q_lora_rank": q_lora, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 128, "v_head_dim": 128, "intermediate_size": inter, "moe_intermediate_size": moe_i,
+            "n_routed_experts": routed, "n_shared_experts": shared, "num_experts_per_tok": top,
+            "first_k_dense_replace": dense, "vocab_size": vocab, **kw}
+
+
+VISION_SIGLIP = {"hidden_size": 1152, "num_hidden_layers": 27, "intermediate_size": 4304, "hidden_act": "gelu"}
+VISION_QWEN25 = {"hidden_size": 1280, "depth": 32, "intermediate_size": 3420, "hidden_act": "silu",
+                 "out_hidden_size": 3584}
+VISION_QWEN2 = {"embed_dim": 1280, "depth": 32, "mlp_ratio": 4, "hidden_act": "quick_gelu"}
+VISION_MLLAMA = {"hidden_size": 1280, "num_hidden_layers": 32, "num_global_layers": 8, "intermediate_size": 5120,
+                 "hidden_act": "gelu"}
+VISION_LLAMA4 = {"hidden_size": 1408, "num_hidden_layers": 34, "intermediate_size": 5632, "hidden_act": "gelu"}
+VISION_PIXTRAL = {"hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_act": "silu"}
+VISION_CLIP_L = {"hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_act": "quick_gelu"}
+
+
+def qwen2(h: int, layers: int, heads: int, kv: int, inter: int, vocab: int = 152064, **kw: Any) -> dict[str, Any]:
+    return {"model_type": "qwen2", "hidden_size": h, "num_hidden_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": kv, "intermediate_size": inter, "vocab_size": vocab, **kw}
+
+
+FACTS: list[dict[str, Any]] = [
+    # --- Meta Llama 3.2 Vision, Llama 4 ---
+    {"repo": "meta-llama/Llama-3.2-11B-Vision-Instruct", "params_b": 10.67, "aliases": ["llama 3.2 11b vision"],
+     "config": {"model_type": "mllama", "vision_config": VISION_MLLAMA, "text_config": llama(
+         4096, 40, 32, 8, 14336, 128256, cross_attention_layers=[3, 8, 13, 18, 23, 28, 33, 38])}},
+    {"repo": "meta-llama/Llama-3.2-90B-Vision-Instruct", "params_b": 88.6, "aliases": ["llama 3.2 90b vision"],
+     "config": {"model_type": "mllama", "vision_config": VISION_MLLAMA, "text_config": llama(
+         8192, 100, 64, 8, 28672, 128256, cross_attention_layers=list(range(3, 100, 5)))}},
+    {"repo": "meta-llama/Llama-4-Scout-17B-16E-Instruct", "params_b": 108.6, "active_b": 17.0,
+     "aliases": ["llama 4 scout", "llama-4-scout", "llama4 scout", "llama 4 scout 17b", "llama-4-scout-17b"],
+     "config": {"model_type": "llama4", "vision_config": VISION_LLAMA4, "text_config": {
+         "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 40,
+         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+         "num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "vocab_size": 202048,
+         "attention_chunk_size": 8192, "no_rope_layer_interval": 4, "max_position_embeddings": 10485760}}},
+    {"repo": "meta-llama/Llama-4-Maverick-17B-128E-Instruct", "params_b": 401.6, "active_b": 17.0,
+     "aliases": ["llama 4 maverick", "llama-4-maverick", "llama4 maverick", "llama-4-maverick-17b"],
+     "config": {"model_type": "llama4", "vision_config": VISION_LLAMA4, "text_config": {
+         "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48, "num_attention_heads": 40,
+         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192, "intermediate_size_mlp": 16384,
+         "num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "vocab_size": 202048,
+         "attention_chunk_size": 8192, "no_rope_layer_interval": 4, "max_position_embeddings": 1048576}}},
+
+    # --- Qwen 1.5 / 2 / 2.5-VL / 3 extras ---
+    {"repo": "Qwen/Qwen1.5-0.5B", "params_b": 0.46, "config": qwen2(1024, 24, 16, 16, 2816, 151936,
+                                                                      tie_word_embeddings=True)},
+    {"repo": "Qwen/Qwen1.5-1.8B", "params_b": 1.84, "config": qwen2(2048, 24, 16, 16, 5504, 151936)},
+    {"repo": "Qwen/Qwen1.5-4B", "params_b": 3.95, "config": qwen2(2560, 40, 20, 20, 6912, 151936)},
+    {"repo": "Qwen/Qwen1.5-7B", "params_b": 7.72, "config": qwen2(4096, 32, 32, 32, 11008, 151936)},
+    {"repo": "Qwen/Qwen1.5-14B", "params_b": 14.17, "config": qwen2(5120, 40, 40, 40, 13696, 152064)},
+    {"repo": "Qwen/Qwen1.5-32B", "params_b": 32.51, "config": qwen2(5120, 64, 40, 8, 27392, 152064)},
+    {"repo": "Qwen/Qwen1.5-72B", "params_b": 72.29, "config": qwen2(8192, 80, 64, 64, 24576, 152064)},
+    {"repo": "Qwen/Qwen1.5-110B", "params_b": 111.2, "config": qwen2(8192, 80, 64, 8, 49152, 152064)},
+    {"repo": "Qwen/Qwen1.5-MoE-A2.7B", "params_b": 14.3, "active_b": 2.7, "config": {
+        "model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
+        "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632, "num_experts": 60, "num_experts_per_tok": 4, "vocab_size": 151936}},
+    {"repo": "Qwen/Qwen2-0.5B", "params_b": 0.49, "config": qwen2(896, 24, 14, 2, 4864, 151936,
+                                                                    tie_word_embeddings=True)},
+    {"repo": "Qwen/Qwen2-1.5B", "params_b": 1.54, "config": qwen2(1536, 28, 12, 2, 8960, 151936,
+                                                                    tie_word_embeddings=True)},
+    {"repo": "Qwen/Qwen2-7B", "params_b": 7.62, "config": qwen2(3584, 28, 28, 4, 18944)},
+    {"repo": "Qwen/Qwen2-72B", "params_b": 72.71, "config": qwen2(8192, 80, 64, 8, 29568)},
+    {"repo": "Qwen/Qwen2-57B-A14B", "params_b": 57.4, "active_b": 14.0, "config": {
+        "model_type": "qwen2_moe", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+        "num_key_value_heads": 4, "intermediate_size": 18944, "moe_intermediate_size": 2560,
+        "shared_expert_intermediate_size": 20480, "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 151936}},
+    {"repo": "Qwen/Qwen2-VL-2B-Instruct", "params_b": 2.21, "config": {
+        "model_type": "qwen2_vl", **qwen2(1536, 28, 12, 2, 8960, 151936, tie_word_embeddings=True),
+        "vision_config": {**VISION_QWEN2, "out_hidden_size": 1536}}},
+    {"repo": "Qwen/Qwen2-VL-7B-Instruct", "params_b": 8.29, "config": {
+        "model_type": "qwen2_vl", **qwen2(3584, 28, 28, 4, 18944),
+        "vision_config": {**VISION_QWEN2, "out_hidden_size": 3584}}},
+    {"repo": "Qwen/Qwen2-VL-72B-Instruct", "params_b": 73.4, "config": {
+        "model_type": "qwen2_vl", **qwen2(8192, 80, 64, 8, 29568),
+        "vision_config": {**VISION_QWEN2, "out_hidden_size": 8192}}},
+    {"repo": "Qwen/Qwen2.5-VL-3B-Instruct", "params_b": 3.75, "config": {
+        "model_type": "qwen2_5_vl", **qwen2(2048, 36, 16, 2, 11008, 151936, tie_word_embeddings=True),
+        "vision_config": {**VISION_QWEN25, "out_hidden_size": 2048}}},
+    {"repo": "Qwen/Qwen2.5-VL-7B-Instruct", "params_b": 8.29, "config": {
+        "model_type": "qwen2_5_vl", **qwen2(3584, 28, 28, 4, 18944), "vision_config": VISION_QWEN25}},
+    {"repo": "Qwen/Qwen2.5-VL-32B-Instruct", "params_b": 33.5, "config": {
+        "model_type": "qwen2_5_vl", **qwen2(5120, 64, 40, 8, 27648), "vision_config": {**VISION_QWEN25,
+                                                                                      "out_hidden_size": 5120}}},
+    {"repo": "Qwen/Qwen2.5-VL-72B-Instruct", "params_b": 73.4, "config": {
+        "model_type": "qwen2_5_vl", **qwen2(8192, 80, 64, 8, 29568), "vision_config": {**VISION_QWEN25,
+                                                                                      "out_hidden_size": 8192}}},
+    {"repo": "Qwen/Qwen3-Coder-480B-A35B-Instruct", "params_b": 480.0, "active_b": 35.0,
+     "aliases": ["qwen3 coder 480b"], "config": {
+         "model_type": "qwen3_moe", "hidden_size": 6144, "num_hidden_layers": 62, "num_attention_heads": 96,
+         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192, "moe_intermediate_size": 2560,
+         "num_experts": 160, "num_experts_per_tok": 8, "vocab_size": 151936}},
+    {"repo": "Qwen/Qwen3-Coder-30B-A3B-Instruct", "same_as": "qwen3-30b-a3b", "aliases": ["qwen3 coder 30b"]},
+    {"repo": "Qwen/Qwen2.5-Math-1.5B", "same_as": "qwen2.5-1.5b"},
+    {"repo": "Qwen/Qwen2.5-Math-7B", "same_as": "qwen2.5-7b"},
+
+    # --- Gemma 3 with its SigLIP tower (litgpt has the text part) ---
+    {"repo": "google/gemma-3-4b-it", "params_b": 4.3, "config": {
+        "model_type": "gemma3", "vision_config": VISION_SIGLIP, "text_config": {
+            "model_type": "gemma3_text", "hidden_size": 2560, "num_hidden_layers": 34, "num_attention_heads": 8,
+            "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 10240, "vocab_size": 262208,
+            "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
+    {"repo": "google/gemma-3-12b-it", "params_b": 12.2, "config": {
+        "model_type": "gemma3", "vision_config": VISION_SIGLIP, "text_config": {
+            "model_type": "gemma3_text", "hidden_size": 3840, "num_hidden_layers": 48, "num_attention_heads": 16,
+            "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 15360, "vocab_size": 262208,
+            "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
+    {"repo": "google/gemma-3-27b-it", "params_b": 27.4, "config": {
+        "model_type": "gemma3", "vision_config": VISION_SIGLIP, "text_config": {
+            "model_type": "gemma3_text", "hidden_size": 5376, "num_hidden_layers": 62, "num_attention_heads": 32,
+            "num_key_value_heads": 16, "head_dim": 128, "intermediate_size": 21504, "vocab_size": 262208,
+            "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
+    {"repo": "google/gemma-3-1b-it", "params_b": 1.0, "config": {
+        "model_type": "gemma3_text", "hidden_size": 1152, "num_hidden_layers": 26, "num_attention_heads": 4,
+        "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 6912, "vocab_size": 262144,
+        "sliding_window": 512, "sliding_window_pattern": 6}},
+
+    # --- Mistral ---
+    {"repo": "mistralai/Mistral-Nemo-Instruct-2407", "params_b": 12.25, "id": "mistral-nemo-12b",
+     "aliases": ["mistral nemo", "mistral-nemo", "nemo 12b", "mistral nemo 12b", "mistral-nemo-base-2407"],
+     "config": {"model_type": "mistral", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 14336, "vocab_size": 131072}},
+    {"repo": "mistralai/Mistral-Small-Instruct-2409", "params_b": 22.2, "id": "mistral-small-22b-2409",
+     "aliases": ["mistral small 22b", "mistral-small-22b", "mistral small 2409"],
+     "config": {"model_type": "mistral", "hidden_size": 6144, "num_hidden_layers": 56, "num_attention_heads": 48,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 16384, "vocab_size": 32768}},
+    {"repo": "mistralai/Codestral-22B-v0.1", "same_as": "mistral-small-22b-2409", "aliases": ["codestral"]},
+    {"repo": "mistralai/Mistral-Small-24B-Instruct-2501", "params_b": 23.57, "id": "mistral-small-24b-2501",
+     "aliases": ["mistral small 24b", "mistral-small-24b", "mistral small 3", "mistral-small-3",
+                 "mistral small 3 24b", "mistral-small-24b-base-2501"],
+     "config": {"model_type": "mistral", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 32768, "vocab_size": 131072}},
+    {"repo": "mistralai/Mistral-Small-3.1-24B-Instruct-2503", "params_b": 24.0,
+     "aliases": ["mistral small 3.1", "mistral-small-3.1", "mistral small 3.2", "mistral-small-3.2",
+                 "mistral-small-3.2-24b-instruct-2506", "mistral small 3.1 24b", "mistral small 3.2 24b",
+                 "magistral small", "magistral-small-2506", "magistral-small-2509"],
+     "config": {"model_type": "mistral3", "vision_config": VISION_PIXTRAL, "text_config": {
+         "model_type": "mistral", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 32768, "vocab_size": 131072}}},
+    {"repo": "mistralai/Devstral-Small-2505", "same_as": "mistral-small-24b-2501",
+     "aliases": ["devstral", "devstral small", "devstral-small-2507"]},
+    {"repo": "mistralai/Pixtral-12B-2409", "params_b": 12.7, "aliases": ["pixtral", "pixtral 12b"],
+     "config": {"model_type": "llava", "vision_config": VISION_PIXTRAL, "text_config": {
+         "model_type": "mistral", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 14336, "vocab_size": 131072}}},
+    {"repo": "mistralai/Ministral-8B-Instruct-2410", "params_b": 8.02, "aliases": ["ministral 8b", "ministral"],
+     "config": {"model_type": "mistral", "hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288, "vocab_size": 131072}},
+
+    # --- Microsoft Phi ---
+    {"repo": "microsoft/Phi-3-medium-4k-instruct", "params_b": 13.96,
+     "aliases": ["phi-3-medium", "phi 3 medium", "phi3 medium", "phi-3-medium-128k-instruct", "phi-3 14b"],
+     "config": {"model_type": "phi3", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40,
+                "num_key_value_heads": 10, "intermediate_size": 17920, "vocab_size": 32064}},
+    {"repo": "microsoft/Phi-3-small-8k-instruct", "params_b": 7.39,
+     "aliases": ["phi-3-small", "phi 3 small", "phi3 small", "phi-3-small-128k-instruct", "phi-3 7b"],
+     "config": {"model_type": "phi3small", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 100352,
+                "hidden_act": "gegelu"}},
+    {"repo": "microsoft/Phi-3.5-MoE-instruct", "params_b": 41.9, "active_b": 6.6,
+     "aliases": ["phi-3.5-moe", "phi 3.5 moe", "phi3.5 moe", "phi-3.5 moe"],
+     "config": {"model_type": "phimoe", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "intermediate_size": 6400, "num_local_experts": 16,
+                "num_experts_per_tok": 2, "vocab_size": 32064}},
+    {"repo": "microsoft/Phi-3.5-vision-instruct", "params_b": 4.15,
+     "aliases": ["phi-3.5-vision", "phi 3.5 vision", "phi-3-vision", "phi-3-vision-128k-instruct"],
+     "config": {"model_type": "phi3_v", "hidden_size": 3072, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 32, "intermediate_size": 8192, "vocab_size": 32064,
+                "vision_config": VISION_CLIP_L}},
+
+    # --- DeepSeek ---
+    {"repo": "deepseek-ai/DeepSeek-V2", "params_b": 235.7, "active_b": 21.0,
+     "aliases": ["deepseek v2", "deepseek-v2-chat", "deepseek v2.5", "deepseek-v2.5", "deepseek-v2.5-1210",
+                 "deepseek-coder-v2", "deepseek coder v2", "deepseek-coder-v2-instruct"],
+     "config": mla(5120, 60, 128, 1536, 12288, 1536, 160, 2, 6, 1, 102400, model_type="deepseek_v2")},
+    {"repo": "deepseek-ai/DeepSeek-V2-Lite", "params_b": 15.7, "active_b": 2.4,
+     "aliases": ["deepseek v2 lite", "deepseek-v2-lite-chat", "deepseek-coder-v2-lite", "deepseek coder v2 lite",
+                 "deepseek-coder-v2-lite-instruct"],
+     "config": mla(2048, 27, 16, None, 10944, 1408, 64, 2, 6, 1, 102400, model_type="deepseek_v2")},
+    {"repo": "deepseek-ai/DeepSeek-V3", "params_b": 671.0, "active_b": 37.0,
+     "aliases": ["deepseek v3", "deepseek-v3-0324", "deepseek v3.1", "deepseek-v3.1", "deepseek-v3.1-terminus",
+                 "deepseek v3.2", "deepseek-v3.2-exp", "deepseek-v3-base", "deepseek 671b"],
+     "config": mla(7168, 61, 128, 1536, 18432, 2048, 256, 1, 8, 3, 129280,
+                   quantization_config={"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})},
+    {"repo": "deepseek-ai/DeepSeek-R1", "params_b": 671.0, "active_b": 37.0,
+     "aliases": ["deepseek r1", "deepseek-r1-0528", "deepseek-r1-zero"],
+     "config": mla(7168, 61, 128, 1536, 18432, 2048, 256, 1, 8, 3, 129280,
+                   quantization_config={"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})},
+    {"repo": "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "same_as": "qwen2.5-1.5b", "params_b": 1.78,
+     "note": "built on Qwen2.5-Math-1.5B (untied embeddings)",
+     "config": qwen2(1536, 28, 12, 2, 8960, 151936)},
+    {"repo": "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "same_as": "qwen2.5-7b"},
+    {"repo": "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "same_as": "qwen2.5-14b"},
+    {"repo": "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "same_as": "qwen2.5-32b"},
+    {"repo": "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "same_as": "llama-3.1-8b"},
+    {"repo": "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "same_as": "llama-3.3-70b"},
+    {"repo": "deepseek-ai/deepseek-llm-7b-base", "params_b": 6.91, "aliases": ["deepseek llm 7b", "deepseek 7b"],
+     "config": llama(4096, 30, 32, 32, 11008, 102400)},
+    {"repo": "deepseek-ai/deepseek-llm-67b-base", "params_b": 67.4, "aliases": ["deepseek llm 67b", "deepseek 67b"],
+     "config": llama(8192, 95, 64, 8, 22016, 102400)},
+    {"repo": "deepseek-ai/deepseek-coder-6.7b-instruct", "params_b": 6.74, "aliases": ["deepseek coder 6.7b"],
+     "config": llama(4096, 32, 32, 32, 11008, 32256)},
+    {"repo": "deepseek-ai/deepseek-coder-33b-instruct", "params_b": 33.3, "aliases": ["deepseek coder 33b"],
+     "config": llama(7168, 62, 56, 8, 19200, 32256)},
+
+    # --- OpenAI gpt-oss (MXFP4 experts, alternating 128-token sliding window) ---
+    {"repo": "openai/gpt-oss-20b", "params_b": 20.9, "active_b": 3.6, "aliases": ["gpt oss 20b", "gptoss 20b"],
+     "config": {"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
+                "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "num_local_experts": 32,
+                "experts_per_token": 4, "vocab_size": 201088, "sliding_window": 128, "attention_bias": True,
+                "layer_types": ["sliding_attention", "full_attention"] * 12,
+                "quantization_config": {"quant_method": "mxfp4"}}},
+    {"repo": "openai/gpt-oss-120b", "params_b": 116.8, "active_b": 5.1, "aliases": ["gpt oss 120b", "gptoss 120b"],
+     "config": {"model_type": "gpt_oss", "hidden_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64,
+                "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880, "num_local_experts": 128,
+                "experts_per_token": 4, "vocab_size": 201088, "sliding_window": 128, "attention_bias": True,
+                "layer_types": ["sliding_attention", "full_attention"] * 18,
+                "quantization_config": {"quant_method": "mxfp4"}}},
+
+    # --- Moonshot Kimi K2 (DeepSeek V3 architecture, 384 experts, FP8 weights) ---
+    {"repo": "moonshotai/Kimi-K2-Instruct", "params_b": 1026.0, "active_b": 32.0,
+     "aliases": ["kimi k2", "kimi-k2", "kimi k2 instruct", "kimi-k2-instruct-0905", "kimi-k2-base", "kimi k2 0905",
+                 "kimi-k2-thinking"],
+     "config": mla(7168, 61, 64, 1536, 18432, 2048, 384, 1, 8, 1, 163840,
+                   quantization_config={"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})},
+
+    # --- Zhipu GLM ---
+    {"repo": "THUDM/glm-4-9b-chat", "params_b": 9.4, "aliases": ["glm-4-9b", "glm 4 9b", "glm4 9b", "glm-4-9b-0414"],
+     "config": {"model_type": "chatglm", "hidden_size": 4096, "num_layers": 40, "num_attention_heads": 32,
+                "multi_query_group_num": 2, "ffn_hidden_size": 13696, "padded_vocab_size": 151552,
+                "add_qkv_bias": True}},
+    {"repo": "THUDM/GLM-4-32B-0414", "params_b": 32.6, "aliases": ["glm-4-32b", "glm 4 32b", "glm-z1-32b-0414"],
+     "config": {"model_type": "glm4", "hidden_size": 6144, "num_hidden_layers": 61, "num_attention_heads": 48,
+                "num_key_value_heads": 2, "head_dim": 128, "intermediate_size": 23040, "vocab_size": 151552}},
+    {"repo": "zai-org/GLM-4.5", "params_b": 355.0, "active_b": 32.0,
+     "aliases": ["glm 4.5", "glm-4.5", "glm4.5", "glm-4.6", "glm 4.6", "glm-4.5-base"],
+     "config": {"model_type": "glm4_moe", "hidden_size": 5120, "num_hidden_layers": 92, "num_attention_heads": 96,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288, "moe_intermediate_size": 1536,
+                "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8,
+                "first_k_dense_replace": 3, "vocab_size": 151552, "attention_bias": True}},
+    {"repo": "zai-org/GLM-4.5-Air", "params_b": 106.0, "active_b": 12.0,
+     "aliases": ["glm 4.5 air", "glm-4.5-air", "glm4.5 air", "glm-4.5-air-base"],
+     "config": {"model_type": "glm4_moe", "hidden_size": 4096, "num_hidden_layers": 46, "num_attention_heads": 96,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+                "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8,
+                "first_k_dense_replace": 1, "vocab_size": 151552, "attention_bias": True}},
+
+    # --- 01.AI Yi ---
+    {"repo": "01-ai/Yi-1.5-6B", "params_b": 6.06, "aliases": ["yi 1.5 6b", "yi-6b", "yi 6b"],
+     "config": llama(4096, 32, 32, 4, 11008, 64000)},
+    {"repo": "01-ai/Yi-1.5-9B", "params_b": 8.83, "aliases": ["yi 1.5 9b", "yi-9b", "yi 9b"],
+     "config": llama(4096, 48, 32, 4, 11008, 64000)},
+    {"repo": "01-ai/Yi-1.5-34B", "params_b": 34.39, "id": "yi-34b",
+     "aliases": ["yi 1.5 34b", "yi-34b", "yi 34b", "yi-34b-chat", "yi-34b-200k"],
+     "config": llama(7168, 60, 56, 8, 20480, 64000)},
+
+    # --- Cohere Command R family ---
+    {"repo": "CohereForAI/c4ai-command-r-v01", "params_b": 35.0,
+     "aliases": ["command r", "command-r", "command-r 35b", "command r v01"],
+     "config": {"model_type": "cohere", "hidden_size": 8192, "num_hidden_layers": 40, "num_attention_heads": 64,
+                "num_key_value_heads": 64, "intermediate_size": 22528, "vocab_size": 256000,
+                "tie_word_embeddings": True}},
+    {"repo": "CohereForAI/c4ai-command-r-08-2024", "params_b": 32.3,
+     "aliases": ["command r 08-2024", "command-r-08-2024", "command r 32b"],
+     "config": {"model_type": "cohere", "hidden_size": 8192, "num_hidden_layers": 40, "num_attention_heads": 64,
+                "num_key_value_heads": 8, "intermediate_size": 24576, "vocab_size": 256000,
+                "tie_word_embeddings": True}},
+    {"repo": "CohereForAI/c4ai-command-r-plus", "params_b": 103.8,
+     "aliases": ["command r+", "command r plus", "command-r-plus", "command-r+", "command-r-plus-08-2024",
+                 "c4ai-command-r-plus-08-2024"],
+     "config": {"model_type": "cohere", "hidden_size": 12288, "num_hidden_layers": 64, "num_attention_heads": 96,
+                "num_key_value_heads": 8, "intermediate_size": 33792, "vocab_size": 256000,
+                "tie_word_embeddings": True}},
+    {"repo": "CohereForAI/c4ai-command-r7b-12-2024", "params_b": 8.03,
+     "aliases": ["command r7b", "command-r7b", "command r 7b"],
+     "config": {"model_type": "cohere2", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 256000,
+                "tie_word_embeddings": True, "sliding_window": 4096, "sliding_window_pattern": 4}},
+    {"repo": "CohereForAI/c4ai-command-a-03-2025", "params_b": 111.0, "aliases": ["command a", "command-a"],
+     "config": {"model_type": "cohere2", "hidden_size": 12288, "num_hidden_layers": 64, "num_attention_heads": 96,
+                "num_key_value_heads": 8, "intermediate_size": 36864, "vocab_size": 256000,
+                "tie_word_embeddings": True, "sliding_window": 4096, "sliding_window_pattern": 4}},
+
+    # --- SmolLM3, OLMo 2 extras ---
+    {"repo": "HuggingFaceTB/SmolLM3-3B", "params_b": 3.08, "aliases": ["smollm3", "smollm 3", "smollm3 3b"],
+     "config": llama(2048, 36, 16, 4, 11008, 128256, tie_word_embeddings=True)},
+    {"repo": "allenai/OLMo-2-0325-32B", "params_b": 32.2, "aliases": ["olmo 2 32b", "olmo-2-32b", "olmo2 32b"],
+     "config": {"model_type": "olmo2", "hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40,
+                "num_key_value_heads": 8, "intermediate_size": 27648, "vocab_size": 100352}},
+    {"repo": "allenai/OLMo-2-0425-1B", "params_b": 1.48, "aliases": ["olmo 2 1b", "olmo-2-1b", "olmo2 1b"],
+     "config": {"model_type": "olmo2", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16,
+                "num_key_value_heads": 16, "intermediate_size": 8192, "vocab_size": 100352}},
+
+    # --- Models Russian users fine-tune ---
+    {"repo": "yandex/YandexGPT-5-Lite-8B-pretrain", "params_b": 8.04,
+     "aliases": ["yandexgpt 5 lite", "yandexgpt-5-lite", "yandexgpt lite", "yandexgpt-5-lite-8b",
+                 "yandexgpt-5-lite-8b-instruct", "yandex gpt 5 lite", "yandexgpt 8b", "yandexgpt"],
+     "config": llama(4096, 32, 32, 8, 14336, 129024)},
+    {"repo": "t-tech/T-lite-it-1.0", "same_as": "qwen2.5-7b", "aliases": ["t-lite", "t lite", "t-lite 7b",
+                                                                           "t-lite-it", "t-lite-instruct-0.1"]},
+    {"repo": "t-tech/T-pro-it-1.0", "same_as": "qwen2.5-32b", "aliases": ["t-pro-it-1.0", "t-pro 1.0"]},
+    {"repo": "t-tech/T-pro-it-2.0", "same_as": "qwen3-32b", "aliases": ["t-pro", "t pro", "t-pro-it", "t-pro 2.0",
+                                                                          "t-pro 32b"]},
+    {"repo": "t-tech/T-lite-it-2.1", "same_as": "qwen3-8b", "aliases": ["t-lite 2.1", "t-lite-it-2.1"]},
+    {"repo": "ai-sage/GigaChat-20B-A3B-instruct", "params_b": 20.9, "active_b": 3.3,
+     "aliases": ["gigachat 20b", "gigachat-20b-a3b", "gigachat 20b a3b", "gigachat-20b-a3b-base", "gigachat lite",
+                 "gigachat"],
+     "note": "DeepSeek-V2-Lite-style MLA MoE; count from the model card",
+     "config": mla(2048, 32, 16, None, 10944, 1408, 64, 2, 6, 1, 128256, model_type="deepseek_v2")},
+    {"repo": "ai-sage/GigaChat3-10B-A1.8B", "params_b": 10.7, "active_b": 1.8,
+     "aliases": ["gigachat3 lightning", "gigachat 3 lightning", "gigachat3 10b", "gigachat3-10b-a1.8b-base"],
+     "note": "DeepSeek-V3-style MLA MoE; count from the model card",
+     "config": mla(1536, 26, 32, 1536, 8960, 1280, 64, 1, 4, 1, 262144)},
+    {"repo": "ai-sage/GigaChat3-702B-A36B-preview", "params_b": 702.0, "active_b": 36.0,
+     "aliases": ["gigachat3 ultra", "gigachat 3 ultra", "gigachat3 702b", "gigachat3-702b-a36b-preview-bf16"],
+     "note": "DeepSeek-V3-style MLA MoE; count from the model card",
+     "config": mla(7168, 64, 64, 1536, 18432, 2048, 256, 1, 8, 2, 262144)},
+    # Community fine-tunes people name directly (the rest resolve by dropping the "saiga"/"vikhr" prefix).
+    {"repo": "IlyaGusev/saiga_llama3_8b", "same_as": "llama-3-8b"},
+    {"repo": "IlyaGusev/saiga_nemo_12b", "same_as": "mistral-nemo-12b"},
+    {"repo": "IlyaGusev/saiga_yandexgpt_8b", "same_as": "yandexgpt-5-lite-8b"},
+    {"repo": "IlyaGusev/saiga_gemma3_12b", "same_as": "gemma-3-12b"},
+    {"repo": "IlyaGusev/saiga_mistral_7b_lora", "same_as": "mistral-7b"},
+    {"repo": "Vikhrmodels/Vikhr-Nemo-12B-Instruct-R-21-09-24", "same_as": "mistral-nemo-12b",
+     "aliases": ["vikhr nemo", "vikhr-nemo-12b"]},
+    {"repo": "Vikhrmodels/Vikhr-Llama3.1-8B-Instruct-R-21-09-24", "same_as": "llama-3.1-8b",
+     "aliases": ["vikhr llama 3.1 8b"]},
+    {"repo": "Vikhrmodels/Vikhr-Qwen-2.5-1.5B-Instruct", "same_as": "qwen2.5-1.5b"},
+    {"repo": "Vikhrmodels/Vikhr-Llama-3.2-1B-Instruct", "same_as": "llama-3.2-1b"},
+    {"repo": "Vikhrmodels/Vikhr-Gemma-2B-instruct", "same_as": "gemma-2-2b"},
+    {"repo": "Vikhrmodels/Vikhr-7B-instruct_0.4", "same_as": "mistral-7b"},
+    {"repo": "Vikhrmodels/QVikhr-3-4B-Instruction", "same_as": "qwen3-4b", "aliases": ["qvikhr 3 4b"]},
+    {"repo": "Vikhrmodels/QVikhr-3-8B-Instruction", "same_as": "qwen3-8b", "aliases": ["qvikhr 3 8b"]},
+    {"repo": "RefalMachine/ruadapt_qwen2.5_32B_instruct", "same_as": "qwen2.5-32b"},
+    {"repo": "Qwen/QwQ-32B", "same_as": "qwen2.5-32b", "aliases": ["qwq", "qwq 32b", "qwq-32b-preview"]},
+]
