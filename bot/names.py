@@ -46,8 +46,10 @@ def provider_name(provider: str) -> str:
 @lru_cache(maxsize=512)
 def model_name(model: str) -> str:
     """'llama-3.1-70b' or 'Llama-3.1-70B' -> 'Llama 3.1 70B'; a name not in the catalog is kept as it is."""
-    arch = find_model(model)
-    name = arch.name if arch else model
+    arch = find_model(model) if "/" not in model else None
+    if arch is None:  # a Hugging Face repo id ("acme/llama-ft") or a config.json's name: shown as given
+        return model
+    name = arch.name
     if "(" in name or " " in name:  # "70B (scaled from …)", "8x70B MoE (…)": already prose
         return name
     return name.replace("-", " ")
