@@ -4,17 +4,20 @@
 #   docker build -t gpuradar .
 #   docker run --env-file .env -p 8080:8080 -v gpuradar-data:/home/radar/data gpuradar
 
-# ---- build: resolve and install into a virtualenv that the runtime stage copies whole ----------------------------
-FROM python:3.11-slim AS build
+# The base image. Pin it by digest for a reproducible build: `.ci/pin-base-image.sh` resolves the tag's current
+# digest (docker buildx imagetools inspect) and writes it here as python:3.11-slim@sha256:<digest>. It was written
+# where no container registry could be reached, so the digest is not filled in yet: the tag is used until then.
+ARG PYTHON_IMAGE=python:3.11-slim
+
+# ---- build: install into a virtualenv that the runtime stage copies whole ----------------------------------------
+FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PATH=/opt/venv/bin:$PATH
 RUN python -m venv /opt/venv
 WORKDIR /src
-# Dependencies first, from pyproject.toml alone: this layer is rebuilt only when the dependency list changes,
-# not on every source edit.
-COPY pyproject.toml ./
-RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
-print('\n'.join(p['dependencies'] + p['optional-dependencies']['postgres']))" > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt
+# Dependencies first, from the lock file alone (every package pinned, every file's hash checked): this layer is
+# rebuilt only when the lock changes, not on every source edit. Regenerate the lock as its header says.
+COPY requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements.lock
 COPY README.md ./
 COPY core core
 COPY scrapers scrapers
@@ -25,7 +28,7 @@ COPY gpuradar gpuradar
 RUN pip install --no-deps . && python -c "import gpuradar.cli, storage.migrate, bot"
 
 # ---- runtime: the virtualenv, a non-root user, nothing else --------------------------------------------------
-FROM python:3.11-slim
+FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH \
     MPLBACKEND=Agg MPLCONFIGDIR=/tmp/matplotlib
 RUN useradd --create-home --uid 10001 --user-group radar \

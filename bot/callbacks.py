@@ -1,31 +1,66 @@
-"""Callback data of every inline button (aiogram CallbackData factories; each packs under 64 bytes)."""
+"""Callback data of every inline button (aiogram CallbackData factories; each packs under 64 bytes).
+
+Fields are typed and bounded: a forged or stale button whose data does not validate (Unicode digits, ids beyond a
+database integer, `nan` prices, unknown actions) simply matches no handler, and the fallback router acknowledges it
+politely. Handlers therefore only ever see values they can use.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from aiogram.filters.callback_data import CallbackData
+from pydantic import Field
+
+from core.limits import MAX_ID, MAX_PAGE, MAX_PRICE
+
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]
+Token = Annotated[str, Field(max_length=48)]  # bot.tokens: "b" + base64 (<= 40) or "h" + 16 hex digits
 
 
 class EstimateCb(CallbackData, prefix="e"):
-    action: str  # "notify" | "more"
-    q: str  # QueryTokens token of the workload text
+    action: Literal["notify", "more", "m_inference", "m_lora", "m_qlora", "m_full"]  # m_*: the method buttons
+    q: Token  # QueryTokens token of the workload text
 
 
 class OffersCb(CallbackData, prefix="o"):
-    q: str  # token of the filter text, "" for all offers
-    page: int  # 1-based; 0 under an estimate's list = back to the estimate itself
-    skip: int = 0  # offers already shown above (an estimate's cheapest few): the list starts after them
+    q: Token  # token of the filter text, "" for all offers
+    page: Annotated[int, Field(ge=0, le=MAX_PAGE)]  # 1-based; 0 (with skip) = back to the estimate it came from
+    skip: Annotated[int, Field(ge=0, le=50)] = 0  # offers an estimate already showed: the list starts after them
 
 
 class SubCb(CallbackData, prefix="s"):
-    action: str  # "pause" | "resume" | "delete" (asks) | "delete_yes" | "keep" | "delete_all_yes" (id 0)
-    id: int
+    # "here": send this subscription's alerts to this chat; "delete" asks, "delete_yes" deletes, "keep" goes back;
+    # "delete_all_yes" (id 0) confirms /unsubscribe all
+    action: Literal["pause", "resume", "delete", "here", "delete_yes", "keep", "delete_all_yes"]
+    id: Annotated[int, Field(ge=0, le=MAX_ID)]
 
 
-class WizardCb(CallbackData, prefix="w"):
-    step: str  # "kind" | "gpu" | "price" | "provider" | "cancel"
-    value: str
+class SubsPageCb(CallbackData, prefix="sp"):
+    page: Page
+
+
+class WizardKindCb(CallbackData, prefix="wk"):
+    kind: Literal["workload", "gpu"]
+
+
+class WizardGpuCb(CallbackData, prefix="wg"):
+    gpu: Annotated[str, Field(min_length=1, max_length=40)]
+
+
+class WizardPriceCb(CallbackData, prefix="wp"):
+    price: Annotated[float, Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)] | None  # None: any price
+
+
+class WizardProviderCb(CallbackData, prefix="wv"):
+    provider: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,32}$")] | None  # None: all providers
+
+
+class WizardCancelCb(CallbackData, prefix="wx"):
+    pass
 
 
 class SettingsCb(CallbackData, prefix="set"):
-    what: str  # "currency" | "grouping" | "lang"
-    value: str
+    what: Literal["currency", "grouping", "lang"]
+    value: Literal["RUB", "USD", "0", "1", "ru", "en"]

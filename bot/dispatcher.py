@@ -16,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.estimates import Estimator
 from bot.handlers import routers
 from bot.handlers.subscribe import WizardCancel
-from bot.middlewares import UserMiddleware
+from bot.middlewares import UserMiddleware, apologise_on_error
 from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
+from bot.ratelimit import RateLimiter, RateLimitMiddleware
 from bot.tokens import QueryTokens
 
 
@@ -33,7 +34,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
     dp["estimator"] = estimator or Estimator()
-    dp["tokens"] = QueryTokens()
+    dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database
     dp["prefs"] = prefs
     dp["bot_username"] = bot_username
     dp["provider_names"] = sorted(provider_names)
@@ -44,5 +45,9 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp.message.outer_middleware(middleware)
     dp.callback_query.outer_middleware(middleware)
     dp.message.outer_middleware(WizardCancel())  # after the user middleware: it needs the user's language
+    dp.errors.register(apologise_on_error(prefs))
+    limits = RateLimitMiddleware(RateLimiter())  # handlers opt in with flags={"rate": kind}
+    dp.message.middleware(limits)
+    dp.callback_query.middleware(limits)
     dp.include_routers(*routers(frozenset(admin_ids)))
     return dp

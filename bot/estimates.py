@@ -143,8 +143,8 @@ class Estimator:
             self._cache.move_to_end(key)
             return hit
         result = self._compute(query)
-        if isinstance(result, HubPending):
-            return result  # not an answer yet: ask again next time
+        if isinstance(result, HubPending) or (isinstance(result, Failure) and isinstance(result.error, HubError)):
+            return result  # not an answer yet, or one the resolver remembers with its own expiry: ask it again
         self._cache[key] = result
         while len(self._cache) > self._capacity:
             self._cache.popitem(last=False)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import html
 
+from core.limits import MAX_INPUT_CHARS
+
 TELEGRAM_LIMIT = 4096  # characters per message
-MAX_INPUT = 500  # characters of user input we read; a workload never needs more
+MAX_INPUT = MAX_INPUT_CHARS  # characters of user input we read (core.limits); a workload never needs more
 
 CURRENCY_SIGN = {"RUB": "₽", "USD": "$"}
 

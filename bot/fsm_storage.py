@@ -18,11 +18,11 @@ from typing import Any
 from aiogram.fsm.state import State
 from aiogram.fsm.storage.base import BaseStorage, DefaultKeyBuilder, KeyBuilder, StateType, StorageKey
 from sqlalchemy import cast, delete, func, literal, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.fsm_tables import FsmState
+from storage.upsert import upsert_insert
 
 
 def _state_name(state: StateType) -> str | None:
@@ -48,10 +48,10 @@ class SqlStorage(BaseStorage):
         now = datetime.now(UTC)
         async with self.sessionmaker() as session, session.begin():
             dialect = session.get_bind().dialect.name
-            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-            stmt = insert(FsmState).values(key=row_key, updated_at=now, **{"state": None, "data": {}, **values})
-            stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={**values, "updated_at": now})
-            await session.execute(stmt)
+            row = {"state": None, "data": {}, **values}
+            stmt = upsert_insert(session, FsmState).values(key=row_key, updated_at=now, **row)
+            await session.execute(stmt.on_conflict_do_update(index_elements=["key"],
+                                                             set_={**values, "updated_at": now}))
             # Back to nothing: drop the row instead of keeping an empty one per user for ever.
             await session.execute(delete(FsmState).where(
                 FsmState.key == row_key, FsmState.state.is_(None), _is_empty(FsmState.data, dialect)))

@@ -83,10 +83,13 @@ def t(lang: str, key: str, /, **values: Any) -> str:
         except KeyError as exc:
             raise TextError(f"text {key!r} needs a value for {exc.args[0]!r}") from None
     bundle = _bundle(lang)
-    text, errors = bundle.format_pattern(bundle.get_message(key).value, values)
+    pattern = bundle.get_message(key).value
+    if pattern is None:
+        raise TextError(f"text {key!r} in {lang!r} has no value")
+    text, errors = bundle.format_pattern(pattern, values)
     if errors:
         raise TextError(f"text {key!r} in {lang!r}: {errors[0]}")
-    return text
+    return str(text)
 
 
 def render(lang: str, message: Msg | Joined | str) -> str:
@@ -128,7 +131,7 @@ def messages(lang: str) -> dict[str, fl.Message]:
     for resource in _resources(lang):
         for entry in resource.body:
             if isinstance(entry, fl.Junk):
-                raise TextError(f"syntax error in the {lang} catalog: {entry.content[:80]!r}")
+                raise TextError(f"syntax error in the {lang} catalog: {(entry.content or '')[:80]!r}")
             if isinstance(entry, fl.Message):
                 if entry.id.name in out:
                     raise TextError(f"{entry.id.name!r} is defined twice in the {lang} catalog")

@@ -76,6 +76,7 @@ from storage.outbox import (
     deactivate_user,
     due_rows,
     finish_rows,
+    group_chat_gone,
     hold_rows,
     mark_failed,
     mark_sending,
@@ -380,11 +381,12 @@ class AlertSender:
             rows = await due_rows(session, now, self.batch, lock=True)
             if not rows:
                 return 0
-            by_user: dict[int, list[DueRow]] = defaultdict(list)
+            # One message per user and chat: a user's subscriptions may post to different chats (issue 13).
+            by_user: dict[tuple[int, int], list[DueRow]] = defaultdict(list)
             for r in rows:
-                by_user[r.user_id].append(r)
+                by_user[(r.user_id, r.chat_id)].append(r)
             planned: list[PlannedDelivery] = []
-            for user_id, user_rows in by_user.items():
+            for (user_id, _chat_id), user_rows in by_user.items():
                 first = user_rows[0]
                 ids = [r.id for r in user_rows]
                 if not first.active or user_id in self._blocked_users:
@@ -487,10 +489,14 @@ class AlertSender:
                 job.chat_id = e.migrate_to_chat_id
                 continue
             except TelegramForbiddenError as e:
+                if await self._group_gone(job):
+                    continue
                 await self._blocked(job, f"blocked: {e.message}")
                 return
             except (TelegramBadRequest, TelegramNotFound) as e:
                 if "chat not found" in e.message.lower():
+                    if await self._group_gone(job):
+                        continue
                     await self._blocked(job, f"chat gone: {e.message}")
                     return
                 self.stats.failed += 1
@@ -578,6 +584,17 @@ class AlertSender:
     def _retry_due(self) -> None:
         self._requeued = True
         self._wake.set()
+
+    async def _group_gone(self, job: _Job) -> bool:
+        """A group chosen for alerts refuses them: not the user blocking the bot. The alert (and that group's
+        subscriptions of this user) go to the user's private chat instead; True when it was a group."""
+        if job.chat_id == job.user_id:
+            return False
+        log.warning("delivery %s: the group chosen for its alerts refuses them; sending to the private chat", job.id)
+        async with self._write() as session:
+            await group_chat_gone(session, job.user_id, job.chat_id)
+        job.chat_id = job.user_id
+        return True
 
     async def _blocked(self, job: _Job, reason: str) -> None:
         self.stats.blocked += 1

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from core.gpus import resolve_gpus
+from core.limits import gpu_count_ok, price_ok
 from core.providers import aliases
 
 PROVIDER_ALIASES = aliases()  # every spelling in the one provider catalog (core.providers) -> provider id
@@ -30,7 +31,7 @@ PROVIDERS_RE = re.compile(
     rf"(?P<list>(?:{_PROVIDER_NAMES})(?:\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*(?:{_PROVIDER_NAMES}))*)(?![\w.])",
     re.IGNORECASE,
 )
-COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,2})(?!\w)", re.IGNORECASE)
+COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
 BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
 REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w-]{2,40})", re.IGNORECASE)
 _SPLIT_GPUS = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b|\bили\b|\bи\b)\s*", re.IGNORECASE)
@@ -46,6 +47,7 @@ class SubscribeRequest:
     gpu_count: int | None = None
     billing: str | None = None
     region: str | None = None
+    problem: str | None = None  # "price" | "count": a filter outside core.limits (the reply says which bounds)
 
 
 def _billing(word: str) -> str:
@@ -65,7 +67,11 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     m = PRICE_RE.search(rest)
     if m:
         sign = (m.group("pre") or m.group("post") or "").lower()
-        req.max_price = float(m.group(2).replace(",", "."))
+        price = float(m.group(2).replace(",", "."))
+        if price_ok(price):
+            req.max_price = price
+        else:  # "under $0/h", "до 1e400 ₽": refused here with a clear message, not by the database later
+            req.problem = "price"
         if sign:
             req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
         rest = rest[:m.start()] + " " + rest[m.end():]
@@ -79,8 +85,12 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         req.providers = sorted(set(providers))
 
     m = COUNT_RE.search(rest)
-    if m and int(m.group(1)) >= 1:
-        req.gpu_count = int(m.group(1))
+    if m:
+        count = int(m.group(1))
+        if gpu_count_ok(count):
+            req.gpu_count = count
+        else:
+            req.problem = req.problem or "count"
         rest = rest[:m.start()] + " " + rest[m.end():]
 
     m = BILLING_RE.search(rest)

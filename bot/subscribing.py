@@ -4,15 +4,19 @@ and saying what it now watches and what already matches."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from aiogram.types import Chat, InlineKeyboardButton, InlineKeyboardMarkup
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import esc
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import t
 from bot.views import ranked_line, subscription_filters, subscription_what
+from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import usable_gib, watch_from_row
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
@@ -20,12 +24,20 @@ from storage.subscriptions import (
     SubscriptionDraft,
     SubscriptionLimitError,
     add_subscription,
-    count_subscriptions,
 )
 from storage.user_tables import Subscription, User
 
 MATCHES_SHOWN = 5
 _SIZE = re.compile(r"\d+(?:[.,]\d+)?\s*[bбm]\b|\d+x\d+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What to answer after a subscribe attempt: the text and, in a group, the button that sends the new
+    subscription's alerts to that group instead of the user's private chat."""
+
+    text: str
+    markup: InlineKeyboardMarkup | None = None
 
 
 def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user_currency: str) -> SubscriptionDraft:
@@ -70,44 +82,67 @@ def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") ->
 
 
 async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
-                         cache: OfferCache) -> str:
-    """Parse, store and describe. Returns the reply (HTML): what is watched and what matches now, or why not."""
-    return await subscribe_request(session, user, parse_subscribe(text), lang=lang, estimator=estimator, cache=cache)
+                         cache: OfferCache, chat: Chat | None = None) -> Reply:
+    """Parse, store and describe: what is watched and what matches now, or why not (HTML). `chat`: where the
+    request came from; only a group matters (the answer then offers to post the alerts there)."""
+    return await subscribe_request(session, user, parse_subscribe(text), lang=lang, estimator=estimator, cache=cache,
+                                   chat=chat)
+
+
+def limits_problem(req: SubscribeRequest, lang: str) -> str | None:
+    """The clear answer for a filter outside core.limits, read from the user's text (None when all are fine)."""
+    if req.problem == "count":
+        return t(lang, "sub_bad_count", low=str(MIN_GPUS), high=str(MAX_GPUS))  # str: exact, no grouping
+    if req.problem == "price":
+        return t(lang, "sub_bad_price_cap", high=f"{MAX_PRICE:,.0f}".replace(",", " "))
+    return None
 
 
 async def subscribe_request(session: AsyncSession, user: User, req: SubscribeRequest, *, lang: str,
-                            estimator: Estimator, cache: OfferCache) -> str:
+                            estimator: Estimator, cache: OfferCache, chat: Chat | None = None) -> Reply:
+    problem = limits_problem(req, lang)
+    if problem is not None:
+        return Reply(problem)
     if not req.target:
-        return t(lang, "sub_ask_workload", examples=", ".join(EXAMPLES_SHORT))
+        return Reply(t(lang, "sub_ask_workload", examples=", ".join(EXAMPLES_SHORT)))
     est: Estimate | None = None
     if req.gpu_ids is None:
         result = await estimator.get_resolved(req.target)
         if isinstance(result, Failure):
-            return explain_failure(req, result, lang)
+            return Reply(explain_failure(req, result, lang))
         est = result
     draft = draft_for(req, est, req.target, user.currency)
-    return await store_and_describe(session, user, draft, lang=lang, cache=cache)
+    return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
+
+
+def in_group(chat: Chat | None) -> bool:
+    return chat is not None and chat.type != "private"
 
 
 async def store_and_describe(session: AsyncSession, user: User, draft: SubscriptionDraft, *, lang: str,
-                             cache: OfferCache) -> str:
-    before = await count_subscriptions(session, user.id)
+                             cache: OfferCache, chat: Chat | None = None) -> Reply:
     try:
-        sub = await add_subscription(session, user, draft)
+        added = await add_subscription(session, user, draft)  # alerts to the private chat until the user chooses
     except SubscriptionLimitError as e:
-        return t(lang, "sub_limit", limit=e.limit)
-    after = await count_subscriptions(session, user.id)
+        return Reply(t(lang, "sub_limit", limit=e.limit))
     await session.commit()  # stored before the user is told so
+    sub = added.subscription
     what, filters = subscription_what(sub, lang), subscription_filters(sub, lang)
-    if after == before:
+    if not added.created:
         head = t(lang, "sub_exists", what=what, filters=filters)
     else:
-        head = t(lang, "sub_saved", what=what, filters=filters, n=after, limit=MAX_SUBSCRIPTIONS_PER_USER)
+        head = t(lang, "sub_saved", what=what, filters=filters, n=added.total, limit=MAX_SUBSCRIPTIONS_PER_USER)
     matches = matching_now(sub, cache, user.currency)
     if not matches:
-        return f"{head}\n\n{t(lang, 'sub_no_matches_now')}"
-    lines = [head, "", t(lang, "sub_matches_now")]
-    lines.extend(ranked_line(r, lang, user.currency) for r in matches[:MATCHES_SHOWN])
-    return "\n".join(lines)
+        lines = [head, "", t(lang, "sub_no_matches_now")]
+    else:
+        lines = [head, "", t(lang, "sub_matches_now")]
+        lines.extend(ranked_line(r, lang, user.currency) for r in matches[:MATCHES_SHOWN])
+    if not in_group(chat) or chat is None or sub.chat_id == chat.id:
+        return Reply("\n".join(lines))
+    lines += ["", t(lang, "sub_group_note")]
+    button = InlineKeyboardButton(text=t(lang, "btn_alerts_here"),
+                                  callback_data=SubCb(action="here", id=sub.id).pack())
+    return Reply("\n".join(lines), InlineKeyboardMarkup(inline_keyboard=[[button]]))
 
 

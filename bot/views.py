@@ -189,7 +189,7 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
     if max_price is not None:
         out += t(lang, "f_price", price=money(max_price, price_currency))
     if providers:
-        out += t(lang, "f_providers", providers=esc(", ".join(providers)))
+        out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:
         out += t(lang, "f_count", count=gpu_count)
     if billing:

@@ -315,6 +315,16 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
                      "lora_rank": None, "lora_targets": None, "examples": None, "tokens_per_example": None,
                      "epochs": None}
 
+    if spec.images:
+        # images are tokens of the sequence: the context (inference) or each example (training) grows by them
+        if not arch.image_tokens:
+            raise _error(spec, msg("wl_no_vision", name=arch.name))
+        extra = spec.images * arch.image_tokens
+        f.values["seq_len"] = f.values["seq_len"] + extra
+        f.values["images"] = spec.images
+        f.notes.append(Assumption(key="images", msg=msg("assume_image_tokens", images=spec.images,
+                                                         per=arch.image_tokens, total=extra)))
+
     limit = max_context(arch.id) if spec.model and spec.arch is None else None
     seq = f.values.get("seq_len")
     if limit is not None and seq is not None and seq > limit:

@@ -66,7 +66,7 @@ class Fit(NamedTuple):
 
     gpu: str  # catalog id
     gpu_name: str
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count(), which nothing calls on a Fit
     per_gpu_gib: float  # predicted peak on each GPU (no margin)
     usable_gib: float  # what one card really gives
     utilization: float  # (peak + runtime) / usable, of one card

@@ -59,6 +59,7 @@ class Arch:
     local_layers: int = 0  # layers whose KV cache is capped at `window`
     cross_layers: int = 0  # cross-attention layers (Llama 3.2 Vision): they cache image tokens only
     vision_params_b: float = 0.0  # vision/audio tower, counted in params_b
+    image_tokens: int = 0  # tokens one image adds to the sequence (0: text only)
     native_quant: str = ""  # weights as published: "mxfp4" (routed experts), "fp8", "gptq-int4", "awq"...
     family: str = ""
     source: str = ""  # where the numbers come from
@@ -193,7 +194,7 @@ def count_params(a: Arch) -> tuple[float, float]:
 _INT_FIELDS = ("hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "head_dim", "experts",
                "experts_active", "shared_intermediate", "moe_layers", "dense_intermediate", "mlp_matrices",
                "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim", "window", "local_layers",
-               "cross_layers")
+               "cross_layers", "image_tokens")
 
 
 def arch_from_entry(entry: Mapping[str, Any]) -> Arch:
@@ -470,6 +471,33 @@ def _vision_params(cfg: Mapping[str, Any]) -> float:
     return (layers * (4 * h * h + mats * h * inter) + projector) / 1e9
 
 
+# Processors that size an image to fit (Qwen-VL, Pixtral): a 1024 x 1024 image is the stated typical one.
+TYPICAL_IMAGE_PX = 1024
+
+
+def _image_tokens(cfg: Mapping[str, Any]) -> int:
+    """Tokens one image adds: the config's own count (Gemma 3: mm_tokens_per_image), else patches of the image
+    (after Qwen-VL's 2x2 merge or Llama 4's pixel shuffle), with the class token and tiles of Llama 3.2 Vision."""
+    if cfg.get("mm_tokens_per_image"):
+        return int(cfg["mm_tokens_per_image"])
+    v = cfg.get("vision_config")
+    if not isinstance(v, Mapping):
+        return 0
+    patch = int(v.get("patch_size") or 0)
+    if not patch:
+        return 0
+    size = int(v.get("image_size") or TYPICAL_IMAGE_PX)
+    side = size // patch
+    tokens = side * side
+    merge = int(v.get("spatial_merge_size") or 1)
+    tokens //= merge * merge
+    ratio = float(v.get("pixel_shuffle_ratio") or 1.0)
+    tokens = int(tokens * ratio * ratio)
+    if v.get("max_num_tiles"):  # Llama 3.2 Vision: a class token per tile, up to 4 tiles
+        tokens = (tokens + 1) * int(v["max_num_tiles"])
+    return tokens
+
+
 def _quant_of(cfg: Mapping[str, Any]) -> str:
     q = cfg.get("quantization_config")
     if not isinstance(q, Mapping):
@@ -578,6 +606,7 @@ def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_
                 q_lora_rank=_int(cfg, "q_lora_rank", default=0), rope_head_dim=rope,
                 v_head_dim=_int(cfg, "v_head_dim", default=0) if kv_lora else 0, window=window, local_layers=local,
                 cross_layers=cross_layers, vision_params_b=round(_vision_params(root), 3),
+                image_tokens=_image_tokens(root),
                 native_quant=_quant_of(root) or _quant_of(cfg), family=mtype, source=source)
     total, act_b = count_params(arch)
     if params_b:

@@ -22,14 +22,13 @@ from functools import lru_cache
 from typing import Any
 
 from core.gpus import GPUS, find_gpu
+from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.models import find_model
 from core.msg import Joined, Msg, msg
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
-# Concurrent sequences one serving deployment is sized for: vLLM's scheduler batches up to `max_num_seqs` (256 by
-# default, a few thousand at most in practice); more users than that are several replicas, each estimated alone.
-MAX_CONCURRENCY = 4096
-MAX_CHARS = 500  # a workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256)
+# A workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256). core.limits.
+MAX_CHARS = MAX_INPUT_CHARS
 
 # --- the error -------------------------------------------------------------------------------------------------
 
@@ -90,7 +89,7 @@ class ParseError(ValueError):
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
-          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs")
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -131,14 +130,11 @@ def describe(field: str, value: Any) -> Msg:
 
 # --- numbers ---------------------------------------------------------------------------------------------------
 
-# Inclusive sanity ranges: a value outside is reported, never passed on (no 10^30-token contexts).
-LIMITS: dict[str, tuple[float, float]] = {
-    "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
-    "lora_rank": (1, 4096), "gpus": (1, 4096), "concurrency": (1, MAX_CONCURRENCY), "examples": (1, 10**10),
-    "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000),
-}
+# Inclusive sanity ranges (core.limits, shared with every other reader of input): a value outside is reported,
+# never passed on (no 10^30-token contexts).
+LIMITS: dict[str, tuple[float, float]] = WORKLOAD_LIMITS
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
-                         "tokens_per_example"})
+                         "tokens_per_example", "images"})
 
 _UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
 
@@ -380,7 +376,7 @@ def _named(text: str, loose: bool = True) -> Any:
     if arch is None:
         family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
         if family is not None:
-            arch = _model_named_as(family + " " + re.sub(r"^\w+", "", text), loose)
+            arch = _model_named_as(family + " " + re.sub(r"^[а-яё]+", "", text), loose)  # "квен3" -> "qwen 3"
     return arch
 
 
@@ -506,6 +502,9 @@ _RULES: list[tuple[str, str, Handler]] = [
               r"sessions?|streams?|пользовател\w*|юзер\w*|клиент\w*|одновременн\w*(?:\s+(?:запрос\w*|"
               r"пользовател\w*|сесси\w*|диалог\w*|чат\w*))?|параллельн\w*(?:\s+(?:запрос\w*|сесси\w*|поток\w*))?|"
               r"запрос\w*|сесси\w*|поток\w*|чат\w*)", _field("concurrency", "cc_n")),
+    ("images", rf"(?P<im_n>{INT})\s*(?:images?|pictures?|photos?|screenshots?|изображени\w*|картин\w*|фото\w*|"
+               r"скриншот\w*)(?:\s+(?:per|each|на|в)\s+(?:request|prompt|sequence|example|запрос\w*|пример\w*))?",
+     _field("images", "im_n")),
     ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|параллельно|одновременно)\s*[=:]?\s*(?P<cc_m>{INT})",
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
@@ -588,9 +587,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
              r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+", _noop),
-    ("qlora", r"q[\s_\-]?lora|к?улора|qлора", _const(method=Method.QLORA)),
-    ("lora", r"(?:lora|лора)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|дообучени\w*|tuning|"
-             r"training))?", _const(method=Method.LORA)),
+    ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*", _const(method=Method.QLORA)),
+    ("lora", r"(?:lora|лор[аоуеыи]\w*)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|"
+             r"дообучени\w*|tuning|training))?", _const(method=Method.LORA)),
     ("full", r"full(?:[\s_\-]*param(?:eter)?s?)?(?:[\s_\-]*(?:fine[\s_\-]*tun\w*|finetun\w*|ft|sft|training|train|"
              r"tun\w*))?|fft|полн\w*(?:\s+(?:дообучени\w*|дообучить|дообучать|обучени\w*|обучить|"
              r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
@@ -614,8 +613,8 @@ def _first_chars(pattern: str) -> frozenset[str] | None:
     Reads the parse tree of the private `re._parser`; any surprise there only costs speed (None = any).
     """
     try:
-        from re import _constants as c
-        from re import _parser as sre
+        from re import _constants as c  # type: ignore[attr-defined]  # private: see the docstring
+        from re import _parser as sre  # type: ignore[attr-defined]
         first, nullable = _first_of(sre.parse(pattern), c)
     except Exception:  # an unknown opcode or another Python's internals: fall back to trying the rule everywhere
         return None
@@ -642,7 +641,7 @@ def _first_of(items: Any, c: Any) -> tuple[set[str] | None, bool]:
             continue  # zero-width: the next item decides
         if op is c.BRANCH:
             results = [_first_of(branch, c) for branch in av[1]]
-            sub = (None, False) if any(r[0] is None for r in results) else \
+            sub: tuple[set[str] | None, bool] = (None, False) if any(r[0] is None for r in results) else \
                 (set().union(*(r[0] for r in results if r[0] is not None)), any(r[1] for r in results))
         elif op is c.SUBPATTERN:
             sub = _first_of(av[3], c)

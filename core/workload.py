@@ -90,6 +90,7 @@ class WorkloadSpec(BaseModel):
     model: str | None = None  # catalog id or free name
     arch: Arch | None = None  # resolved architecture (catalog, size or config.json)
     model_source: str | None = None  # "hub" | "config" when `arch` was read from a config.json
+    images: int | None = Field(default=None, ge=1)  # images per sequence (a vision model)
     params_b: float | None = None
     experts: int | None = None  # "8x7B" -> 8
     method: Method | None = None
@@ -151,6 +152,7 @@ class Workload(BaseModel):
     examples: int | None
     tokens_per_example: int | None
     epochs: float | None
+    images: int = 0  # images per sequence; their tokens are in seq_len
 
     @property
     def active_params_b(self) -> float:

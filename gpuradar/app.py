@@ -182,7 +182,7 @@ class App:
     def _observe(self, result: PollResult) -> None:
         seconds = (result.finished_at - result.started_at).total_seconds()
         self.metrics.observe_scrape(result.provider, seconds, result.status.value,
-                                    len(result.offers) if result.trusted else None)
+                                    len(result.offers) if result.trusted else None, skipped=result.skipped)
 
     async def _start_scraping(self, term: int) -> Callable[[], Any]:
         """Start the scheduler for leadership `term`; returns the coroutine function that stops it."""
@@ -239,7 +239,7 @@ class App:
         for refresher in self._refreshers:
             self.metrics.add_refresher(refresher)
         if self.webhook:
-            assert s.webhook.secret is not None
+            assert s.webhook.secret is not None and self.bot is not None
             webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
         try:
             self.web = await start_server(app, s.web.host, s.web.port)
@@ -333,6 +333,9 @@ class App:
             self.metrics.remove_refresher(refresher)
         if self.dispatcher is not None:
             await self.dispatcher.storage.close()
+            tokens = self.dispatcher.workflow_data.get("tokens")
+            if tokens is not None:
+                await tokens.close()  # link tokens not yet written to the shared database
         if self.bot is not None:
             await self.bot.session.close()
         if self.engine is not None:

@@ -57,7 +57,7 @@ class OfferRow:
 
 def _cheapest(a: Answer, offers: Sequence[OfferRow]) -> dict[tuple[str, int], Ranked]:
     fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
-    hours = (lambda g, c: (t.hours if (t := a.config_time(g, c)) is not None else None)) if a.has_time else None
+    hours = (lambda g, c: (ct.hours if (ct := a.config_time(g, c)) is not None else None)) if a.has_time else None
     return cheapest_per_config(rank(fitting, "USD", hours))
 
 

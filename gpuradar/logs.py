@@ -26,6 +26,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
+from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel
 
@@ -56,6 +57,9 @@ _MODEL_ID_RE = re.compile(
 )
 
 
+QUIET_LOGGERS = ("httpx", "httpcore")
+
+
 class LogSettings(BaseModel):
     """`LOG__LEVEL`, `LOG__JSON` once mounted on the application settings."""
 
@@ -67,11 +71,14 @@ class Redactor:
     """Replaces secrets and user data in text and in structured values."""
 
     def __init__(self, secrets: Iterable[str | None] = (), pseudonym_key: bytes | None = None) -> None:
+        given = [s for s in secrets if s]
+        # Each secret also as it appears inside a URL (percent-encoded, '+' for spaces), e.g. a key in a query string.
+        forms = {form for s in given for form in (s, quote(s, safe=""), quote_plus(s), quote(s))}
         # Longest first, so a secret that contains another is removed whole.
-        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-        # Keyed with the bot token when there is one: every replica then gives a user the same pseudonym.
-        # Otherwise a random per-process key: pseudonyms still correlate within this process's logs.
-        self._key = pseudonym_key or (self.secrets[0].encode() if self.secrets else _secrets.token_bytes(32))
+        self.secrets = sorted(forms, key=len, reverse=True)
+        # Keyed with the first secret (the bot token) when there is one: every replica then gives a user the same
+        # pseudonym. Otherwise a random per-process key: pseudonyms still correlate within this process's logs.
+        self._key = pseudonym_key or (given[0].encode() if given else _secrets.token_bytes(32))
 
     def pseudonym(self, value: object) -> str:
         digest = hmac.new(self._key, str(value).encode(), hashlib.sha256).hexdigest()
@@ -181,5 +188,10 @@ def configure_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
+    # httpx logs every request line (method, full URL with its query string) at INFO: never at INFO or below here,
+    # whatever the level, so a URL that carries a provider's key is not written at all (the redactor is the
+    # second line of defence).
+    for noisy in QUIET_LOGGERS:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.captureWarnings(True)  # warnings.warn(...) goes through the same redaction
     return redactor

@@ -60,6 +60,9 @@ class Metrics:
             "gpuradar_offers_in_stock", "Offers in stock in the store, per provider (from the database)",
             ["provider"], registry=r,
         )  # fmt: skip
+        self.records_skipped = Counter("gpuradar_scrape_records_skipped",
+                                       "Provider records skipped as invalid or out of bounds", ["provider"],
+                                       registry=r)
         self.alerts_sent = Counter("gpuradar_alerts_sent", "Alert messages delivered to Telegram", registry=r)
         self.alerts_failed = Counter(
             "gpuradar_alerts_failed", "Alert messages given up on", ["reason"], registry=r
@@ -82,14 +85,18 @@ class Metrics:
 
     # -- recording --------------------------------------------------------------------------------------------
 
-    def observe_scrape(self, provider: str, seconds: float, status: str, offers: int | None = None) -> None:
+    def observe_scrape(self, provider: str, seconds: float, status: str, offers: int | None = None,
+                       skipped: int = 0) -> None:
         """One poll of one provider. Only a trusted ("ok") poll updates the offer count: a suspect poll (captcha,
-        truncated JSON) says nothing about what the provider lists, just as it says nothing about stock."""
+        truncated JSON) says nothing about what the provider lists, just as it says nothing about stock. `skipped`:
+        records the parser skipped as invalid (a few are normal; a rising rate means the API changed)."""
         status = status.lower()
         if status not in SCRAPE_STATUSES:
             raise ValueError(f"scrape status must be one of {SCRAPE_STATUSES}, got {status!r}")
         self.scrape_duration.labels(provider).observe(max(seconds, 0.0))
         self.scrapes.labels(provider, status).inc()
+        if skipped:
+            self.records_skipped.labels(provider).inc(skipped)
         if status == "ok":
             self.last_success.labels(provider).set_to_current_time()
             if offers is not None:
@@ -168,8 +175,8 @@ def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Me
 METRICS = Metrics()
 
 
-def observe_scrape(provider: str, seconds: float, status: str, offers: int | None = None) -> None:
-    METRICS.observe_scrape(provider, seconds, status, offers)
+def observe_scrape(provider: str, seconds: float, status: str, offers: int | None = None, skipped: int = 0) -> None:
+    METRICS.observe_scrape(provider, seconds, status, offers, skipped)
 
 
 def alert_sent(count: int = 1) -> None:

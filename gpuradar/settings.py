@@ -96,3 +96,33 @@ class Settings(BaseSettings):
             text = value.strip().removeprefix("[").removesuffix("]")
             return [part for part in text.replace(",", " ").split() if part]
         return value
+
+    def secret_values(self) -> list[str]:
+        """Every configured secret, for the log redactor: each SecretStr anywhere in the settings (the bot token,
+        the webhook secret, every provider's API key, any added later) and the database password."""
+        found: list[str] = []
+        _collect_secrets(self, found)
+        try:
+            from sqlalchemy.engine import make_url
+
+            password = make_url(self.database_url).password
+        except Exception:  # not a URL SQLAlchemy can read: App will say so; nothing to redact
+            password = None
+        if password:
+            found.append(str(password))
+        return found
+
+
+def _collect_secrets(value: object, found: list[str]) -> None:
+    if isinstance(value, SecretStr):
+        if secret := value.get_secret_value():
+            found.append(secret)
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            _collect_secrets(getattr(value, name), found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_secrets(item, found)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            _collect_secrets(item, found)

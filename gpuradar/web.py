@@ -11,11 +11,12 @@ import asyncio
 import hmac
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from aiohttp import web
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from gpuradar.metrics import METRICS, Metrics
@@ -40,11 +41,17 @@ TIMEOUT_KEY = web.AppKey("health_timeout", float)
 
 
 def database_check(engine: AsyncEngine) -> HealthCheck:
-    """Healthy means the database answers a trivial query: without it a replica can neither alert nor scrape."""
+    """Healthy means the database accepts a write: without writes a replica can neither alert nor scrape, and a
+    read-only or full database still answers `SELECT 1` happily. One row (`health_probes`, name "healthz") is
+    upserted and committed; it is all the check ever writes."""
+    from storage.health_tables import HealthProbe
+    from storage.upsert import upsert_insert
 
     async def database() -> None:
-        async with engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        async with engine.begin() as conn:
+            now = datetime.now(UTC)
+            stmt = upsert_insert(conn, HealthProbe).values(name="healthz", checked_at=now)
+            await conn.execute(stmt.on_conflict_do_update(index_elements=["name"], set_={"checked_at": now}))
 
     return database
 
@@ -124,15 +131,42 @@ def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_
     if not valid_secret(secret_token):
         raise ValueError("secret_token must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
     expected = secret_token.encode()
+    refused = Throttle(REFUSED_LOG_INTERVAL)
 
     async def guarded(request: web.Request) -> web.StreamResponse:
         provided = request.headers.get(SECRET_HEADER, "").encode()
         if not hmac.compare_digest(provided, expected):
-            log.warning("webhook request with a missing or wrong secret token from %s", request.remote)
+            # A flood of forged requests must not become a flood of log lines: one warning per interval, with
+            # the number of refusals since the last one.
+            if (count := refused.hit()) is not None:
+                log.warning("webhook requests refused (missing or wrong secret token): %d since the last report; "
+                            "latest from %s", count, request.remote)
             return web.json_response({"error": "unauthorized"}, status=401)
         return await handler(request)
 
     app.router.add_post(path, guarded)
+
+
+REFUSED_LOG_INTERVAL = 60.0  # seconds between warnings about refused webhook requests
+
+
+@dataclass
+class Throttle:
+    """Counts events and says when to report them: the first at once, then at most once per `interval` seconds."""
+
+    interval: float
+    clock: Callable[[], float] = time.monotonic
+    _count: int = 0
+    _last: float | None = field(default=None, repr=False)
+
+    def hit(self) -> int | None:
+        """Count one event; the number to report (events since the last report) when it is time, else None."""
+        self._count += 1
+        now = self.clock()
+        if self._last is not None and now - self._last < self.interval:
+            return None
+        count, self._count, self._last = self._count, 0, now
+        return count
 
 
 @dataclass

@@ -9,6 +9,7 @@ use (`dp.resolve_used_update_types()`): Telegram then does not send updates nobo
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.methods import TelegramMethod
@@ -32,10 +33,11 @@ def make_handler(dp: Dispatcher, bot: Bot) -> Handler:
     async def handle(request: web.Request) -> web.Response:
         try:
             update = Update.model_validate(await request.json(), context={"bot": bot})
-        except (ValueError, ValidationError):
+        except (ValueError, ValidationError, RecursionError):
+            # RecursionError: JSON nested thousands deep (a real update is a few levels) is no update either.
             return web.json_response({"error": "not a Telegram update"}, status=400)
         try:
-            result = await dp.feed_webhook_update(bot, update)
+            result: Any = await dp.feed_webhook_update(bot, update)
             if isinstance(result, TelegramMethod):
                 await bot(result)  # a handler answered by returning a method: send it like any other call
         except Exception:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import MetaData, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
@@ -22,7 +24,10 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-def make_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: object) -> AsyncEngine:
+def make_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine:
+    # hide_parameters: a failed statement's error (and so its logged traceback) shows the SQL without the values,
+    # which are user data (texts, chat ids inside wizard-state keys) the log redactor cannot recognise by shape.
+    kwargs.setdefault("hide_parameters", True)
     engine = create_async_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _sqlite_pragmas(engine)

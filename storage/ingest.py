@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -106,7 +107,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
     return events
 
 
-def _shrunk_streak(previous: list) -> list[int]:
+def _shrunk_streak(previous: Sequence[Any]) -> list[int]:
     """Offer counts of the shrink-suspect polls since the last trusted one (newest first); failed polls in
     between neither count nor break the streak."""
     counts = []

@@ -24,11 +24,10 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel
 from sqlalchemy import ColumnElement, Float, case, cast, extract, func, literal, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.lease_tables import LeaseRow
+from storage.upsert import upsert_insert
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +104,7 @@ class LeaderLease:
         """Take the lease if it is free or expired, or extend it if it is already ours. True when we now hold it."""
         started = time.monotonic()
         async with self.sessionmaker() as session, session.begin():
-            now = db_now(session.bind.dialect.name)
+            now = db_now(session.get_bind().dialect.name)
             row = LeaseRow.__table__.c
             mine = row.holder == self.holder
             # Extending our own live lease keeps the term; anything else (another holder's expired lease, or our
@@ -145,17 +144,8 @@ class LeaderLease:
             "renewed_at": now,
             "expires_at": now + self.ttl,
         }
-        dialect = session.bind.dialect.name
-        if dialect in ("postgresql", "sqlite"):
-            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-            stmt = insert(LeaseRow).values(values).on_conflict_do_nothing(index_elements=["name"])
-            return (await session.execute(stmt.returning(LeaseRow.term))).scalar_one_or_none()
-        try:  # other backends: the primary key settles the race
-            async with session.begin_nested():
-                await session.execute(LeaseRow.__table__.insert().values(values))
-        except IntegrityError:
-            return None
-        return 1
+        stmt = upsert_insert(session, LeaseRow).values(values).on_conflict_do_nothing(index_elements=["name"])
+        return (await session.execute(stmt.returning(LeaseRow.term))).scalar_one_or_none()
 
     async def renew(self) -> bool:
         """Extend our lease. False (and we stop leading) when it has meanwhile passed to another replica."""
@@ -163,7 +153,7 @@ class LeaderLease:
             return False
         started = time.monotonic()
         async with self.sessionmaker() as session, session.begin():
-            now = db_now(session.bind.dialect.name)
+            now = db_now(session.get_bind().dialect.name)
             row = LeaseRow.__table__.c
             stmt = (
                 update(LeaseRow)
@@ -201,7 +191,7 @@ class LeaderLease:
     async def state(self) -> LeaseState | None:
         """The lease row as the database sees it, or None if nobody has ever held it."""
         async with self.sessionmaker() as session:
-            now = db_now(session.bind.dialect.name)
+            now = db_now(session.get_bind().dialect.name)
             row = LeaseRow.__table__.c
             found = (
                 await session.execute(

@@ -8,9 +8,9 @@ are what the application start-up and async test fixtures await.
 from __future__ import annotations
 
 import asyncio
-import io
 from importlib import resources
 from pathlib import Path
+from typing import TextIO
 
 from alembic import command
 from alembic.config import Config
@@ -25,7 +25,7 @@ def ini_path() -> Path:
     return Path(str(resources.files("storage").joinpath("alembic.ini")))
 
 
-def alembic_config(url: str = DEFAULT_DATABASE_URL, *, stdout: io.TextIOBase | None = None) -> Config:
+def alembic_config(url: str = DEFAULT_DATABASE_URL, *, stdout: TextIO | None = None) -> Config:
     cfg = Config(str(ini_path()), stdout=stdout) if stdout is not None else Config(str(ini_path()))
     # script_location is "%(here)s/migrations" in the ini; set it explicitly too, so a copied ini still works.
     cfg.set_main_option("script_location", str(ini_path().parent / "migrations"))

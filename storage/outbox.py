@@ -22,17 +22,16 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Table, bindparam, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql import Insert
 
 from core.changes import EventKind, OfferEvent
 from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, watch_from_row
 from storage.alert_tables import AlertCooldown, AlertDelivery, AlertOutbox, DeliveryState, OutboxState
 from storage.lease import db_now
+from storage.upsert import upsert_insert
 from storage.user_tables import Subscription, User
 
 log = logging.getLogger(__name__)
@@ -67,10 +66,6 @@ class _Cached:
     built_at: float
 
 
-def _insert(session: AsyncSession, table: Any) -> Insert:
-    """INSERT with the dialect's ON CONFLICT support (SQLite and PostgreSQL both have it)."""
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table))  # type: ignore[return-value]
 
 
 def dedup_key(subscription_id: int, event: OfferEvent) -> str:
@@ -185,10 +180,10 @@ class OutboxWriter:
             cooled[ck] = {"subscription_id": sub_id, "offer_key": event.key, "last_alert_at": now,
                           "last_price": event.new_price, "last_kind": event.kind.value}
         for chunk in _chunks(outbox):
-            await session.execute(_insert(session, AlertOutbox).values(chunk)
+            await session.execute(upsert_insert(session, AlertOutbox).values(chunk)
                                   .on_conflict_do_nothing(index_elements=["dedup_key"]))
         for chunk in _chunks(list(cooled.values())):
-            stmt = _insert(session, AlertCooldown).values(chunk)
+            stmt = upsert_insert(session, AlertCooldown).values(chunk)
             await session.execute(stmt.on_conflict_do_update(
                 index_elements=["subscription_id", "offer_key"],
                 set_={"last_alert_at": stmt.excluded.last_alert_at, "last_price": stmt.excluded.last_price,
@@ -258,10 +253,12 @@ class DueRow:
 async def due_rows(session: AsyncSession, now: datetime, limit: int = 1000, *, lock: bool = False) -> list[DueRow]:
     """Pending rows whose time has come. `lock` (a claim): on PostgreSQL the rows are locked until the caller's
     transaction ends and rows another sender is claiming are skipped, so concurrent senders split the outbox."""
+    # The chat is the subscription's (its owner's private chat unless they chose a group), never the user's.
     stmt = (select(AlertOutbox.id, AlertOutbox.user_id, AlertOutbox.subscription_id, AlertOutbox.payload,
-                   AlertOutbox.created_at, User.chat_id, User.lang, User.currency, User.grouping, User.active,
-                   User.quiet_start, User.quiet_end, User.tz_offset_minutes)
+                   AlertOutbox.created_at, Subscription.chat_id, User.lang, User.currency, User.grouping,
+                   User.active, User.quiet_start, User.quiet_end, User.tz_offset_minutes)
             .join(User, User.id == AlertOutbox.user_id)
+            .join(Subscription, Subscription.id == AlertOutbox.subscription_id)
             .where(AlertOutbox.state == OutboxState.PENDING, AlertOutbox.not_before <= now)
             .order_by(AlertOutbox.id).limit(limit))
     if lock and session.get_bind().dialect.name == "postgresql":
@@ -309,7 +306,7 @@ async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDeli
         [{"user_id": p.user_id, "chat_id": p.chat_id, "text": p.text, "reply_markup": p.reply_markup,
           "state": DeliveryState.QUEUED, "attempts": 0, "not_before": now, "created_at": now} for p in planned],
     )).all())
-    table = AlertOutbox.__table__
+    table = cast(Table, AlertOutbox.__table__)
     claims = [{"rid": rid, "did": did} for p, did in zip(planned, ids, strict=True) for rid in p.row_ids]
     await session.execute(
         update(table).where(table.c.id == bindparam("rid"), table.c.state == OutboxState.PENDING)
@@ -345,10 +342,10 @@ async def renew_claims(session: AsyncSession, owner: str, claim_ttl: float) -> s
 
 async def claim_owners(session: AsyncSession, exclude: str) -> list[str]:
     """The other senders holding unfinished deliveries (to recognise the dead among them)."""
-    return list((await session.scalars(
+    return list(o for o in (await session.scalars(
         select(AlertDelivery.claimed_by).distinct()
         .where(AlertDelivery.state.in_(UNFINISHED), AlertDelivery.claimed_by.is_not(None),
-               AlertDelivery.claimed_by != exclude))).all())
+               AlertDelivery.claimed_by != exclude))).all() if o is not None)
 
 
 async def take_over_deliveries(session: AsyncSession, owner: str, claim_ttl: float,
@@ -393,7 +390,7 @@ async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -
 
 async def mark_sent(session: AsyncSession, sent: Sequence[tuple[int, int]], now: datetime) -> None:
     """(delivery id, Telegram message id) pairs: the deliveries and their outbox rows are done."""
-    table = AlertDelivery.__table__
+    table = cast(Table, AlertDelivery.__table__)
     await session.execute(
         update(table).where(table.c.id == bindparam("did")).values(
             state=DeliveryState.SENT, telegram_message_id=bindparam("mid"), sent_at=now, error=None),
@@ -440,6 +437,17 @@ async def migrate_chat(session: AsyncSession, user_id: int, old_chat_id: int, ne
     await session.execute(update(AlertDelivery).where(
         AlertDelivery.chat_id == old_chat_id,
         AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(chat_id=new_chat_id))
+
+
+async def group_chat_gone(session: AsyncSession, user_id: int, chat_id: int) -> None:
+    """The group a user chose for some subscriptions' alerts no longer takes the bot's messages (it was removed, or
+    the group deleted): those subscriptions, and their queued deliveries, go back to the user's private chat. Other
+    users' subscriptions to the same group follow when their own deliveries meet the same refusal."""
+    await session.execute(update(Subscription).where(Subscription.user_id == user_id, Subscription.chat_id == chat_id)
+                          .values(chat_id=user_id))
+    await session.execute(update(AlertDelivery).where(
+        AlertDelivery.user_id == user_id, AlertDelivery.chat_id == chat_id,
+        AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(chat_id=user_id))
 
 
 async def outbox_counts(session: AsyncSession) -> dict[str, int]:

@@ -6,12 +6,16 @@ transaction); ownership is checked here so a forged callback cannot touch someon
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from core.limits import MAX_GPUS, MAX_INPUT_CHARS, MAX_PRICE, MAX_REGION_CHARS, MIN_GPUS
+from storage.upsert import upsert_insert
 from storage.user_tables import Subscription, User
 
 MAX_SUBSCRIPTIONS_PER_USER = 20
@@ -28,21 +32,22 @@ class SubscriptionLimitError(Exception):
 
 
 class SubscriptionDraft(BaseModel):
-    """What a subscription will watch, validated before it touches the database."""
+    """What a subscription will watch, validated before it touches the database. The bounds are core.limits, the
+    same the input readers check with a clear message first, so a draft built from accepted input always validates."""
 
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["workload", "gpu"]
-    query_text: str = Field(min_length=1, max_length=500)
+    query_text: str = Field(min_length=1, max_length=MAX_INPUT_CHARS)
     gpu_ids: list[str] | None = None
     workload_json: dict[str, Any] | None = None
     min_gib_by_count: dict[str, float] | None = None
-    max_price: float | None = Field(default=None, gt=0)
+    max_price: float | None = Field(default=None, gt=0, le=MAX_PRICE, allow_inf_nan=False)
     price_currency: Literal["RUB", "USD"] = "USD"
     providers: list[str] | None = None
-    gpu_count: int | None = Field(default=None, ge=1, le=64)
+    gpu_count: int | None = Field(default=None, ge=MIN_GPUS, le=MAX_GPUS)
     billing: Literal["hourly", "monthly", "spot"] | None = None
-    region: str | None = Field(default=None, max_length=100)
+    region: str | None = Field(default=None, max_length=MAX_REGION_CHARS)
 
 
 def normalise_lang(language_code: str | None) -> str:
@@ -55,18 +60,25 @@ async def get_user(session: AsyncSession, user_id: int) -> User | None:
     return await session.get(User, user_id)
 
 
-async def get_or_create_user(session: AsyncSession, user_id: int, chat_id: int,
-                             language_code: str | None) -> tuple[User, bool]:
+async def get_or_create_user(session: AsyncSession, user_id: int, language_code: str | None) -> tuple[User, bool]:
     """The stored user (created with defaults from the language on first contact) and whether it is new.
-    A user who wrote again after blocking the bot is active again."""
+    A user who wrote again after blocking the bot is active again.
+
+    The user's chat is their private chat (its id is the user id), wherever the first message came from: a group
+    is never where their own things go unless they choose it per subscription. Creation is an upsert, so two
+    first updates of a new user arriving together both get the one row instead of one failing on the key."""
     user = await session.get(User, user_id)
     if user is None:
         lang = normalise_lang(language_code)
-        user = User(id=user_id, chat_id=chat_id, lang=lang, lang_chosen=False, currency=DEFAULT_CURRENCY[lang],
-                    tz_offset_minutes=DEFAULT_TZ_OFFSET[lang], grouping=True, active=True)
-        session.add(user)
-        await session.flush()
-        return user, True
+        stmt = upsert_insert(session, User).values(
+            id=user_id, chat_id=user_id, lang=lang, lang_chosen=False, currency=DEFAULT_CURRENCY[lang],
+            tz_offset_minutes=DEFAULT_TZ_OFFSET[lang], grouping=True, active=True, created_at=datetime.now(UTC))
+        inserted = stmt.on_conflict_do_nothing(index_elements=["id"]).returning(User.id)
+        created = (await session.execute(inserted)).scalar_one_or_none() is not None
+        user = await session.get(User, user_id, populate_existing=True)
+        if user is None:  # pragma: no cover - the row was inserted or already there
+            raise LookupError(f"user {user_id} vanished while being created")
+        return user, created
     if not user.active:
         user.active = True
     if not user.lang_chosen and language_code:
@@ -112,20 +124,48 @@ async def count_subscriptions(session: AsyncSession, user_id: int) -> int:
     return int((await session.execute(stmt)).scalar_one())
 
 
-async def add_subscription(session: AsyncSession, user: User, draft: SubscriptionDraft,
-                           limit: int = MAX_SUBSCRIPTIONS_PER_USER) -> Subscription:
-    """Store a subscription for `user`; an identical active one is returned instead of a duplicate.
-    Raises SubscriptionLimitError at the per-user limit."""
-    for existing in await list_subscriptions(session, user.id):
-        if _same(existing, draft):
-            if existing.paused:
-                existing.paused = False
-            return existing
-    if await count_subscriptions(session, user.id) >= limit:
+@dataclass(frozen=True)
+class Added:
+    subscription: Subscription
+    created: bool  # False: an identical one existed (and was resumed if paused)
+    total: int  # the user's subscriptions now
+
+
+async def lock_user(session: AsyncSession, user_id: int) -> None:
+    """Serialise one user's subscription changes until the transaction ends: a no-op UPDATE of the user's row
+    takes its row lock on PostgreSQL and the write lock on SQLite, before anything is counted. Without it, 60
+    simultaneous /subscribe all counted 19 and all inserted."""
+    await session.execute(update(User).where(User.id == user_id).values(active=User.active)
+                          .execution_options(synchronize_session=False))
+
+
+async def add_subscription(session: AsyncSession, user: User, draft: SubscriptionDraft, *,
+                           chat_id: int | None = None, limit: int = MAX_SUBSCRIPTIONS_PER_USER) -> Added:
+    """Store a subscription for `user`; an identical one is returned (resumed) instead of a duplicate.
+    `chat_id`: where its alerts go, the user's private chat by default (a group only by the user's choice).
+    Raises SubscriptionLimitError at the per-user limit, which holds under concurrent calls (see lock_user)."""
+    await lock_user(session, user.id)
+    existing = await list_subscriptions(session, user.id)
+    for sub in existing:
+        if _same(sub, draft):
+            if sub.paused:
+                sub.paused = False
+            return Added(sub, False, len(existing))
+    if len(existing) >= limit:
         raise SubscriptionLimitError(limit)
-    sub = Subscription(user_id=user.id, chat_id=user.chat_id, paused=False, **draft.model_dump())
+    sub = Subscription(user_id=user.id, chat_id=user.id if chat_id is None else chat_id, paused=False,
+                       **draft.model_dump())
     session.add(sub)
     await session.flush()
+    return Added(sub, True, len(existing) + 1)
+
+
+async def set_subscription_chat(session: AsyncSession, user_id: int, sub_id: int,
+                                chat_id: int) -> Subscription | None:
+    """Send this subscription's alerts to `chat_id` (the owner's explicit choice); None when not theirs."""
+    sub = await get_subscription(session, user_id, sub_id)
+    if sub is not None:
+        sub.chat_id = chat_id
     return sub
 
 

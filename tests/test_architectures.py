@@ -198,3 +198,21 @@ def test_config_file_names_its_model(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
         data = json.loads(out.stdout)
         assert data["workload"]["model"] == name and data["workload"]["model_source"] == "config"
+
+
+# --- images for vision models ------------------------------------------------------------------------------------
+
+def test_images_are_tokens_of_the_sequence() -> None:
+    g = get_model("gemma-3-27b")
+    assert g.image_tokens == 256  # config.json: mm_tokens_per_image
+    wl = w("gemma-3-27b inference ctx 8k, 4 images")
+    assert wl.images == 4 and wl.seq_len == 8192 + 4 * 256
+    assert kv_cache_bytes(g, wl.seq_len) < kv_cache_bytes(g, 8192) * 1.2  # mostly local layers: a small increase
+    # Qwen2.5-VL: a 1024 x 1024 image, 14-pixel patches merged 2 x 2: (1024 // 14)^2 // 4
+    assert get_model("qwen2.5-vl-7b").image_tokens == (1024 // 14) ** 2 // 4
+    # Llama 3.2 Vision: 560-pixel tiles of 14-pixel patches plus a class token, up to 4 tiles
+    assert get_model("llama-3.2-11b-vision").image_tokens == ((560 // 14) ** 2 + 1) * 4
+    lora = w("Qwen2.5-VL-7B lora ctx 1024, 2 изображения")
+    assert lora.seq_len == 1024 + 2 * 1332 and lora.method is Method.LORA
+    with pytest.raises(ParseError):
+        w("llama-3.1-8b inference 2 images")  # a text-only model has no tower for them

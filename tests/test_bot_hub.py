@@ -60,3 +60,28 @@ async def test_hub_that_does_not_answer(tg, app, hub_server: HubServer):
     await tg.wait_for("sendMessage", chat_id=10)
     edited = await tg.wait_for("editMessageText", chat_id=10)
     assert "Hugging Face не ответил" in edited.text
+
+
+async def test_inline_keystroke_starts_the_lookup_and_the_next_one_answers(tg, app, hub_server: HubServer):
+    import asyncio
+
+    hub_server.add("acme/llama-ft", LLAMA_LIKE, params=8.03e9)
+    qid = tg.inline_query("acme/llama-ft lora", user_id=21)
+    first = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    (only,) = first.params["results"]
+    assert "Looking up acme/llama-ft" in only["input_message_content"]["message_text"]
+    for _ in range(100):  # the lookup runs in the background
+        if len(hub_server.requests) >= 2:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.2)
+    qid = tg.inline_query("acme/llama-ft lora ", user_id=21)
+    second = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    assert "GiB per GPU" in second.params["results"][0]["title"]
+
+
+async def test_offers_for_a_hub_model(tg, app, hub_server: HubServer):
+    hub_server.add("acme/llama-ft", LLAMA_LIKE, params=8.03e9)
+    tg.message("/offers acme/llama-ft lora", user_id=22, lang="en")
+    reply = await tg.wait_for("sendMessage", chat_id=22)
+    assert "Looking up" not in reply.text and "not in the catalog" not in reply.text

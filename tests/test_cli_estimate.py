@@ -204,3 +204,58 @@ def test_building_the_command_line_imports_no_heavy_module() -> None:
                           check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
+
+
+# --- time, speed and the cheapest offer per configuration (issue: speed, cost and the best offer) -----------------
+
+def test_json_time_per_config_lists_the_named_configuration(as_json: Callable[..., dict[str, Any]]) -> None:
+    data = as_json("7B LoRA 50000 examples 2 epochs 1024 tokens", "--gpu", "RTX A4000", "--gpus", "1")
+    rows = data["time"]["per_config"]
+    assert all({"gpu", "gpu_id", "count", "fits", "tokens_per_second", "hours"} <= set(r) for r in rows)
+    named = [r for r in rows if r["gpu_id"] == "rtx-a4000" and r["count"] == 1]
+    assert len(named) == 1 and named[0]["hours"] > 0
+    assert named[0]["fits"] == any(f["gpu_id"] == "rtx-a4000" and f["count"] == 1 for f in data["fits"])
+    assert data["speed"] is None
+
+
+def test_json_speed_block_for_inference(as_json: Callable[..., dict[str, Any]]) -> None:
+    data = as_json("70B inference 8 users", "--gpu", "RTX 4090", "--gpus", "2")
+    assert data["time"] is None
+    rows = data["speed"]["per_config"]
+    named = next(r for r in rows if r["gpu_id"] == "rtx-4090" and r["count"] == 2)
+    assert named["fits"] is False  # 70B does not fit two 24 GB cards, and is still answered
+    for r in rows:
+        assert r["prefill_tokens_per_s"] > r["decode_tokens_per_s"] > 0
+        assert r["aggregate_decode_tokens_per_s"] == pytest.approx(8 * r["decode_tokens_per_s"], rel=0.01)
+    assert data["speed"]["concurrency"] == 8
+
+
+async def test_json_cheapest_offer_per_configuration(migrated_database_url: str, monkeypatch: pytest.MonkeyPatch,
+                                                     run: Callable[..., Done]) -> None:
+    from datetime import UTC, datetime
+
+    from core.offers import Offer, Rates
+    from core.polls import PollResult, PollStatus
+    from storage.db import make_engine, make_sessionmaker
+    from storage.ingest import record_poll
+
+    at = datetime(2025, 3, 1, tzinfo=UTC)
+    offers = [Offer(provider="runpod", sku=s, gpu="h100-sxm", gpu_name="H100", gpu_count=1, price=p, currency="USD",
+                    in_stock=True) for s, p in (("a", 3.0), ("b", 2.5))]
+    engine = make_engine(migrated_database_url)
+    await record_poll(make_sessionmaker(engine), PollResult(provider="runpod", status=PollStatus.OK, offers=offers,
+                                                            started_at=at, finished_at=at),
+                      rates=Rates(rub_per={"USD": 80.0}))
+    await engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", migrated_database_url)
+    import asyncio
+
+    done = await asyncio.to_thread(run, "8B LoRA 10000 examples", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["time"]["per_config"]
+    h100 = next(r for r in rows if r["gpu_id"] == "h100-sxm" and r["count"] == 1)
+    best = h100["cheapest_offer"]
+    assert best["provider"] == "runpod" and best["price_per_hour_usd"] == pytest.approx(2.5)
+    assert best["price_per_hour_rub"] == pytest.approx(200.0)
+    assert best["job_cost_usd"] == pytest.approx(2.5 * h100["hours"], abs=0.01)  # both rounded in the JSON
+    assert all("cheapest_offer" not in r for r in rows if r["gpu_id"] != "h100-sxm")

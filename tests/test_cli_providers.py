@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import func, select
 
 from storage.offer_tables import CurrentOffer, ScrapeRun
 from tests.support.provider_server import ProviderServer
@@ -47,16 +47,20 @@ def _cli(env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
     return cli
 
 
-def _stored(database_url: str) -> tuple[int, int]:
-    engine = create_engine(database_url.replace("+aiosqlite", "").replace("+asyncpg", "+psycopg"))
+async def _stored(database_url: str) -> tuple[int, int]:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from storage.db import make_engine
+
+    engine = make_engine(database_url)
     try:
-        with engine.connect() as conn:
-            return (conn.execute(select(func.count()).select_from(CurrentOffer)).scalar_one(),
-                    conn.execute(select(func.count()).select_from(ScrapeRun)).scalar_one())
-    except Exception:
+        async with engine.connect() as conn:
+            return ((await conn.execute(select(func.count()).select_from(CurrentOffer))).scalar_one(),
+                    (await conn.execute(select(func.count()).select_from(ScrapeRun))).scalar_one())
+    except SQLAlchemyError:
         return (0, 0)  # no tables: nothing was ever stored
     finally:
-        engine.dispose()
+        await engine.dispose()
 
 
 async def test_check_immers_shows_what_matched_and_stores_nothing(env: dict[str, str], database_url: str,
@@ -71,7 +75,7 @@ async def test_check_immers_shows_what_matched_and_stores_nothing(env: dict[str,
     assert "vcpu           0/2  ← matched nothing" in out  # a locator that finds nothing is named
     assert "Offers: 2 (2 in stock)" in out and "98.5 RUB/hour" in out and "[rtx-4090]" in out
     assert "Nothing was stored." in out and "PROVIDERS__IMMERS__ENABLED=true" in out
-    assert _stored(database_url) == (0, 0)
+    assert await _stored(database_url) == (0, 0)
 
     rc, out, _ = await cli("providers", "check", "immers", "--json")
     report = json.loads(out)

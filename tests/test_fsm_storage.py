@@ -134,7 +134,7 @@ async def test_with_per_process_memory_the_second_replica_does_not_know_the_wiza
         try:
             tg.press(gpus, "A100 80GB", user_id=9)
             answer = await tg.wait_for("answerCallbackQuery", predicate=lambda c: bool(c.params.get("text")))
-            assert "no longer exists" in answer.params["text"]  # the fallback's stale-button answer
+            assert "out of date" in answer.params["text"]  # the fallback's stale-button answer
             assert [c for c in tg.calls_of("editMessageText") if "price" in c.text.lower()] == []
         finally:
             await second.stop()

@@ -114,6 +114,8 @@ async def test_cli_looks_a_repository_up_on_the_hub(hub_server: HubServer, tmp_p
     assert out.returncode == 0, out.stderr
     wl = json.loads(out.stdout)["workload"]
     assert wl["model"] == "acme/llama-ft" and wl["model_source"] == "hub" and wl["params_b"] == pytest.approx(8.03)
+    by_option = await asyncio.to_thread(_cli, "lora", "--model", "acme/llama-ft", "--json", env=env)
+    assert by_option.returncode == 0 and json.loads(by_option.stdout)["workload"]["model_source"] == "hub"
     for lang, needle in (("en", "There is no model"), ("ru", "нет модели")):
         bad = await asyncio.to_thread(_cli, "acme/nothing lora", "--lang", lang, env=env)
         assert bad.returncode == 2 and needle in bad.stderr and "Traceback" not in bad.stderr
@@ -128,3 +130,16 @@ async def test_cli_looks_a_repository_up_on_the_hub(hub_server: HubServer, tmp_p
 def test_quant_named_in_a_repository_name() -> None:
     assert parse_workload("Qwen/Qwen2.5-72B-Instruct-AWQ inference").quant is Quant.AWQ
     assert parse_workload("unsloth/Llama-3.3-70B-Instruct-bnb-4bit qlora").quant is Quant.NF4
+
+
+@pytest.mark.parametrize(("phrase", "model", "method"), [
+    ("инференс квен3 32b 32k", "qwen3-32b", Method.INFERENCE),  # the Cyrillic family keeps its version
+    ("дообучить ламу 3.1 8b лорой", "llama-3.1-8b", Method.LORA),  # Russian case endings of LoRA
+    ("квен 2.5 7b кулорой", "qwen2.5-7b", Method.QLORA),
+    ("Mistral Large 2 inference", "mistral-large-2407", Method.INFERENCE),
+    ("поднять deepseek r1 на 8 H200", "deepseek-r1", Method.INFERENCE),
+    ("serve llama 3.3 70b on 2 H100", "llama-3.3-70b", Method.INFERENCE),
+])
+def test_more_ways_of_saying_it(phrase: str, model: str, method: Method) -> None:
+    spec = parse_workload(phrase)
+    assert (spec.model, spec.method) == (model, method)

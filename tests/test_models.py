@@ -110,3 +110,30 @@ def test_near_miss_gets_did_you_mean() -> None:
     assert "Qwen3-32B" in did_you_mean("qwen3 33b")
     assert find_model("lamma 3.1 8b") is None and "Llama-3.1-8B" in did_you_mean("lamma 3.1 8b")
     assert did_you_mean("zzzz") == []
+
+
+def test_config_facts_generate_the_catalog_entries() -> None:
+    # The generator's second source, re-read now: every Hub-config entry of models.json is what arch_from_config
+    # makes of tools/model_facts.py (the litgpt part needs the downloaded wheel and is checked by the counts above).
+    import sys
+    from pathlib import Path
+
+    tools = str(Path(__file__).resolve().parent.parent / "tools")
+    sys.path.insert(0, tools)
+    try:
+        import gen_models
+        from model_facts import FACTS
+    finally:
+        sys.path.remove(tools)
+    by_id = {m.id: m for m in MODELS}
+    stored = {e["id"]: e for e in json.loads(DATA.read_text(encoding="utf-8"))["models"]}
+    checked = 0
+    for fact in FACTS:
+        if "config" not in fact:
+            continue
+        arch = gen_models._from_fact(fact, by_id)
+        entry = gen_models._entry(arch)
+        mine = {k: v for k, v in stored[arch.id].items() if k != "aliases"}
+        assert {k: v for k, v in entry.items() if k != "aliases"} == mine, arch.id
+        checked += 1
+    assert checked >= 60

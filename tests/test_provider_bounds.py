@@ -297,3 +297,46 @@ async def test_a_long_retry_after_pauses_the_provider_in_the_scheduler(provider_
         assert len(provider_server.requests_to(VAST_PATH)) == asked and len(received) == 1
     finally:
         sched.shutdown()
+
+
+def test_skipped_records_are_counted_in_the_metrics() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from gpuradar.metrics import Metrics
+
+    m = Metrics(CollectorRegistry(), process=False)
+    m.observe_scrape("vastai", 0.5, "ok", offers=40, skipped=3)
+    m.observe_scrape("vastai", 0.5, "ok", offers=40, skipped=2)
+    m.observe_scrape("runpod", 0.5, "ok", offers=8)
+    text = m.render().decode()
+    assert 'gpuradar_scrape_records_skipped_total{provider="vastai"} 5.0' in text
+    assert 'gpuradar_scrape_records_skipped_total{provider="runpod"}' not in text
+
+
+async def test_large_answers_are_decoded_and_parsed_off_the_event_loop(provider_server: ProviderServer,
+                                                                       client: PoliteClient,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from scrapers import http
+    from scrapers.providers import vastai
+
+    threads: dict[str, str] = {}
+    real_decode, real_parse = http.decode_json, vastai.parse
+
+    def decode(*args: Any) -> Any:
+        threads["decode"] = threading.current_thread().name
+        return real_decode(*args)
+
+    def parse(*args: Any, **kwargs: Any) -> Any:
+        threads["parse"] = threading.current_thread().name
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(http, "decode_json", decode)
+    monkeypatch.setattr(vastai, "parse", parse)
+    listings = [copy.deepcopy(row) | {"id": row["id"] * 1000 + i} for i in range(300) for row in vast_listings()]
+    provider_server.serve(VAST_PATH, {"offers": listings})  # ~600 KB: over the off-loop threshold
+    result = await poll("vastai", provider_server.providers_settings(vastai={"limit": 10_000}), client)
+    assert result.status is PollStatus.OK
+    loop_thread = threading.current_thread().name
+    assert threads["decode"] != loop_thread and threads["parse"] != loop_thread

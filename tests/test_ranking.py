@@ -214,3 +214,10 @@ async def test_inline_and_already_matching_now_use_the_same_order(tg: FakeTelegr
     text = await say(tg, "/subscribe 70B QLoRA", 36)
     now = text.split("Уже подходит сейчас")[1]
     assert order(now, "H100 PCIe × 1", "A100 80GB × 1", "L40S × 4")
+
+
+async def test_history_of_a_family_charts_every_variant(tg: FakeTelegram, app: App) -> None:
+    tg.message("/history H100", user_id=37, lang="en")
+    photo = await tg.wait_for("sendPhoto", chat_id=37)
+    assert photo.photo is not None and photo.photo.startswith(b"\x89PNG")
+    assert "H100" in photo.text and "H100 SXM" not in photo.text  # the family, not one variant

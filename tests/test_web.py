@@ -36,8 +36,8 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-async def test_healthz_ok_when_the_database_answers(serve, database_url: str) -> None:
-    engine = make_engine(database_url)
+async def test_healthz_ok_when_the_database_answers(serve, migrated_database_url: str) -> None:
+    engine = make_engine(migrated_database_url)
     try:
         server = await serve(create_app(engine=engine, metrics=Metrics(process=False), status=lambda: {"leader": True}))
         assert server.port > 0 and server.url.startswith("http://127.0.0.1:")

@@ -7,7 +7,6 @@ import asyncio
 import os
 import re
 import shlex
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -68,9 +67,9 @@ async def _run_healthcheck(port: int) -> int:
 
 
 async def test_image_healthcheck_passes_on_a_healthy_replica_and_fails_without_its_database(
-    database_url: str,
+    migrated_database_url: str,
 ) -> None:
-    engine = make_engine(database_url)
+    engine = make_engine(migrated_database_url)  # /healthz writes its probe row: the schema must be there
     dead = make_engine("postgresql+asyncpg://x:y@127.0.0.1:9/none")  # port 9 (discard): nothing listens
     healthy = await start_server(create_app(engine=engine, metrics=Metrics(process=False)), "127.0.0.1", 0)
     broken = await start_server(create_app(engine=dead, metrics=Metrics(process=False)), "127.0.0.1", 0)
@@ -104,17 +103,69 @@ def test_image_is_multi_stage_non_root_and_copies_every_package() -> None:
     assert next(rest for word, rest in runtime if word == "EXPOSE") == env["WEB__PORT"]
 
 
-def test_image_requirements_step_reads_the_real_dependency_list() -> None:
-    run = next(rest for word, rest in instructions() if word == "RUN" and "tomllib" in rest)
-    code = shlex.split(run)[2]  # python -c "<code>" > /tmp/requirements.txt ...
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    requirements = out.split()
-    names = {re.split(r"[<>=\[ ]", r)[0].lower() for r in requirements}
-    assert {"aiogram", "sqlalchemy", "asyncpg", "prometheus_client", "aiohttp"} <= names
+def _lock() -> dict[str, tuple[str, list[str]]]:
+    """requirements.lock: name -> (pinned version, hashes)."""
+    locked: dict[str, tuple[str, list[str]]] = {}
+    for block in re.split(r"\n(?=[A-Za-z])", (ROOT / "requirements.lock").read_text()):
+        m = re.match(r"([A-Za-z0-9_.-]+)==(\S+)", block)
+        if m:
+            locked[_norm(m[1])] = (m[2], re.findall(r"--hash=sha256:([0-9a-f]{64})", block))
+    return locked
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_image_installs_the_hashed_lock_and_the_lock_satisfies_pyproject() -> None:
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    runs = [rest for word, rest in instructions() if word == "RUN" and "pip install" in rest]
+    assert any("--require-hashes" in r and "requirements.lock" in r for r in runs)
+    locked = _lock()
+    assert locked and all(hashes for _, hashes in locked.values())  # every package pinned and hashed
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for spec in project["dependencies"] + project["optional-dependencies"]["postgres"]:
+        req = Requirement(spec)
+        assert _norm(req.name) in locked, f"{req.name} is a dependency but not in requirements.lock: regenerate it"
+        version = locked[_norm(req.name)][0]
+        assert req.specifier.contains(Version(version), prereleases=True), f"lock has {req.name}=={version}: {spec}"
+
+
+def test_lower_bounds_are_above_versions_with_published_advisories() -> None:
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = {_norm(Requirement(s).name): Requirement(s).specifier for s in project["dependencies"]}
+    fixed_in = {"aiohttp": "3.12.14", "h11": "0.16", "idna": "3.7", "certifi": "2024.7.4", "mako": "1.2.2",
+                "pillow": "10.3"}
+    for name, first_fixed in fixed_in.items():
+        assert specs[name].contains(Version(first_fixed) , prereleases=True) is not False
+        assert all(not specs[name].contains(v) for v in _older_than(first_fixed)), name
+
+
+def _older_than(version: str) -> list[str]:
+    """A few versions just below `version` (the vulnerable side of the bound)."""
+    parts = [int(p) for p in version.split(".")]
+    below = []
+    for i in range(len(parts)):
+        if parts[i] > 0:
+            lower = parts[:i] + [parts[i] - 1] + [99] * (len(parts) - i - 1)
+            below.append(".".join(map(str, lower)))
+    return below or ["0"]
 
 
 def _interpolate(value: str, env: dict[str, str]) -> str:
-    """Compose's ${VAR:-default} with the defaults (no .env)."""
+    """Compose's ${VAR:-default} and ${VAR:?error} (a required variable: compose refuses to start without it)."""
+
+    def required(m: re.Match[str]) -> str:
+        if not env.get(m[1]):
+            raise LookupError(m[2])
+        return env[m[1]]
+
+    value = re.sub(r"\$\{(\w+):\?([^}]*)\}", required, value)
     return re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: env.get(m[1], m[2]), value)
 
 
@@ -127,8 +178,13 @@ def test_compose_bot_reaches_the_database_it_starts() -> None:
     assert bot["build"] == "."
     assert any((e["path"] if isinstance(e, dict) else e) == ".env" for e in bot["env_file"])
 
-    db_env = {k: _interpolate(v, {}) for k, v in db["environment"].items()}
-    url = make_url(_interpolate(bot["environment"]["DATABASE_URL"], {}))
+    # No default database password: without POSTGRES_PASSWORD neither service can be configured.
+    for value in (db["environment"]["POSTGRES_PASSWORD"], bot["environment"]["DATABASE_URL"]):
+        with pytest.raises(LookupError, match="POSTGRES_PASSWORD"):
+            _interpolate(value, {})
+    given = {"POSTGRES_PASSWORD": "from-dot-env"}
+    db_env = {k: _interpolate(v, given) for k, v in db["environment"].items()}
+    url = make_url(_interpolate(bot["environment"]["DATABASE_URL"], given))
     assert url.get_backend_name() == "postgresql" and url.get_driver_name() == "asyncpg"
     assert (url.host, url.port) == ("db", 5432)
     assert (url.username, url.password, url.database) == (

@@ -59,6 +59,8 @@ EXTRA_ALIASES: dict[str, list[str]] = {
     "phi-4": ["phi 4", "phi4", "phi-4 14b"],
     "qwen3-235b-a22b": ["qwen3 235b", "qwen3-235b"],
     "qwen3-30b-a3b": ["qwen3 30b", "qwen3-30b", "qwen3-coder-30b-a3b"],
+    "mistral-large-2407": ["mistral large 2", "mistral-large-2", "mistral large", "mistral-large-123b"],
+    "mistral-large-2411": ["mistral large 2.1", "mistral-large-2.1", "mistral large 24.11"],
 }
 VARIANT_TAIL = re.compile(r"(?:[-_](?:instruct|it|chat|hf|base|Base|Instruct|Chat))+$", re.I)
 NAME_VARIANTS = re.compile(r"-(?:Instruct|Base|Chat|chat|it|hf|instruct|pretrain)(?=-|$)")

@@ -29,15 +29,20 @@ def mla(h: int, layers: int, heads: int, q_lora: int | None, inter: int, moe_i: 
             "first_k_dense_replace": dense, "vocab_size": vocab, **kw}
 
 
-VISION_SIGLIP = {"hidden_size": 1152, "num_hidden_layers": 27, "intermediate_size": 4304, "hidden_act": "gelu"}
+VISION_SIGLIP = {"hidden_size": 1152, "num_hidden_layers": 27, "intermediate_size": 4304, "hidden_act": "gelu",
+                 "image_size": 896, "patch_size": 14}
 VISION_QWEN25 = {"hidden_size": 1280, "depth": 32, "intermediate_size": 3420, "hidden_act": "silu",
-                 "out_hidden_size": 3584}
-VISION_QWEN2 = {"embed_dim": 1280, "depth": 32, "mlp_ratio": 4, "hidden_act": "quick_gelu"}
+                 "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2}
+VISION_QWEN2 = {"embed_dim": 1280, "depth": 32, "mlp_ratio": 4, "hidden_act": "quick_gelu", "patch_size": 14,
+                "spatial_merge_size": 2}
 VISION_MLLAMA = {"hidden_size": 1280, "num_hidden_layers": 32, "num_global_layers": 8, "intermediate_size": 5120,
-                 "hidden_act": "gelu"}
-VISION_LLAMA4 = {"hidden_size": 1408, "num_hidden_layers": 34, "intermediate_size": 5632, "hidden_act": "gelu"}
-VISION_PIXTRAL = {"hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_act": "silu"}
-VISION_CLIP_L = {"hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_act": "quick_gelu"}
+                 "hidden_act": "gelu", "image_size": 560, "patch_size": 14, "max_num_tiles": 4}
+VISION_LLAMA4 = {"hidden_size": 1408, "num_hidden_layers": 34, "intermediate_size": 5632, "hidden_act": "gelu",
+                 "image_size": 336, "patch_size": 14, "pixel_shuffle_ratio": 0.5}
+VISION_PIXTRAL = {"hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_act": "silu",
+                  "image_size": 1024, "patch_size": 16}
+VISION_CLIP_L = {"hidden_size": 1024, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_act": "quick_gelu",
+                 "image_size": 336, "patch_size": 14}
 
 
 def qwen2(h: int, layers: int, heads: int, kv: int, inter: int, vocab: int = 152064, **kw: Any) -> dict[str, Any]:
@@ -123,17 +128,17 @@ FACTS: list[dict[str, Any]] = [
 
     # --- Gemma 3 with its SigLIP tower (litgpt has the text part) ---
     {"repo": "google/gemma-3-4b-it", "params_b": 4.3, "config": {
-        "model_type": "gemma3", "vision_config": VISION_SIGLIP, "text_config": {
+        "model_type": "gemma3", "mm_tokens_per_image": 256, "vision_config": VISION_SIGLIP, "text_config": {
             "model_type": "gemma3_text", "hidden_size": 2560, "num_hidden_layers": 34, "num_attention_heads": 8,
             "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 10240, "vocab_size": 262208,
             "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
     {"repo": "google/gemma-3-12b-it", "params_b": 12.2, "config": {
-        "model_type": "gemma3", "vision_config": VISION_SIGLIP, "text_config": {
+        "model_type": "gemma3", "mm_tokens_per_image": 256, "vision_config": VISION_SIGLIP, "text_config": {
             "model_type": "gemma3_text", "hidden_size": 3840, "num_hidden_layers": 48, "num_attention_heads": 16,
             "num_key_value_heads": 8, "head_dim": 256, "intermediate_size": 15360, "vocab_size": 262208,
             "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
     {"repo": "google/gemma-3-27b-it", "params_b": 27.4, "config": {
-        "model_type": "gemma3", "vision_config": VISION_SIGLIP, "text_config": {
+        "model_type": "gemma3", "mm_tokens_per_image": 256, "vision_config": VISION_SIGLIP, "text_config": {
             "model_type": "gemma3_text", "hidden_size": 5376, "num_hidden_layers": 62, "num_attention_heads": 32,
             "num_key_value_heads": 16, "head_dim": 128, "intermediate_size": 21504, "vocab_size": 262208,
             "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Annotated, Literal
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters.callback_data import CallbackData
-from aiogram.types import CallbackQuery, InlineKeyboardMarkup
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
+from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.alert_texts import at
+from core.limits import MAX_ID
 from storage.subscriptions import get_subscription
 from storage.user_tables import User
 
@@ -18,8 +21,8 @@ router = Router(name="alerts")
 
 
 class AlertCb(CallbackData, prefix="al"):
-    action: str  # "stop"
-    sub: int  # subscription id
+    action: Literal["stop"]
+    sub: Annotated[int, Field(ge=1, le=MAX_ID)]  # subscription id (bounded: a forged one never reaches SQL)
 
 
 @router.callback_query(AlertCb.filter())
@@ -37,7 +40,7 @@ async def stop_alerts(query: CallbackQuery, callback_data: AlertCb, session: Asy
     await session.commit()  # paused before the user is told so
     await query.answer(at(lang, "stopped", query=sub.query_text[:100]), show_alert=True)
     # Take the pressed button off the message, so the same alert does not keep offering it.
-    if query.message is not None and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
+    if isinstance(query.message, Message) and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
         pressed = query.data
         rows = [[b for b in row if b.callback_data != pressed] for row in query.message.reply_markup.inline_keyboard]
         markup = InlineKeyboardMarkup(inline_keyboard=[r for r in rows if r])

@@ -70,7 +70,7 @@ async def answer_failure(message: Message, text: str, result: Failure, *, lang: 
     what was and was not understood."""
     if needs_method(result):
         await message.answer(t(lang, "ask_method", workload=esc(text)),
-                             reply_markup=method_keyboard(lang, tokens.encode(text)))
+                             reply_markup=method_keyboard(lang, await tokens.stored(text)))
         return
     await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
 
@@ -91,11 +91,11 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    body, keyboard = estimate_view(est, tokens.encode(est.query), lang=lang, currency=currency, offers=offers)
+    body, keyboard = estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency, offers=offers)
     await answer_long(message, body, keyboard)
 
 
-@router.message(Command("estimate"))
+@router.message(Command("estimate"), flags={"rate": "estimate"})
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
                    offers: OfferCache, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
@@ -115,11 +115,11 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
-@router.callback_query(EstimateCb.filter(F.action.startswith("m_")))
+@router.callback_query(EstimateCb.filter(F.action.startswith("m_")), flags={"rate": "deep_link"})
 async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
                        estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
     """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
-    text = tokens.decode(callback_data.q)
+    text = await tokens.resolve(callback_data.q)
     method = callback_data.action.removeprefix("m_")
     if not text or method not in METHOD_CHOICES or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
@@ -130,7 +130,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
-    body, keyboard = estimate_view(result, tokens.encode(phrase), lang=lang, currency=currency, offers=offers)
+    body, keyboard = estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency, offers=offers)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
@@ -138,13 +138,14 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     await answer_long(query.message, body, keyboard)
 
 
-@router.callback_query(EstimateCb.filter(F.action == "notify"))
+@router.callback_query(EstimateCb.filter(F.action == "notify"), flags={"rate": "deep_link"})
 async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: AsyncSession, user: User, lang: str,
                     estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
-    text = tokens.decode(callback_data.q)
+    text = await tokens.resolve(callback_data.q)
     if not text or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers)
+    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                 chat=query.message.chat)
     await query.answer()
-    await query.message.answer(reply, disable_web_page_preview=True)
+    await query.message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)

@@ -23,7 +23,7 @@ async def unknown_command(message: Message, lang: str) -> None:
     await message.answer(t(lang, "unknown_command"))
 
 
-@router.message(F.text, F.chat.type == "private")
+@router.message(F.text, F.chat.type == "private", flags={"rate": "estimate"})
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
                     tokens: QueryTokens) -> None:
     """A plain message in a private chat is read as /estimate: the estimate, the method question, or — when part
@@ -51,4 +51,4 @@ async def anything_else(message: Message, lang: str) -> None:
 
 @router.callback_query()
 async def stale_button(query: CallbackQuery, lang: str) -> None:
-    await query.answer(t(lang, "sub_not_found"))
+    await query.answer(t(lang, "button_stale"))

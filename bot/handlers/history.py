@@ -23,7 +23,7 @@ from storage.queries import HistorySeries, price_history
 router = Router(name="history")
 
 
-@router.message(Command("history"))
+@router.message(Command("history"), flags={"rate": "history"})
 async def history(message: Message, command: CommandObject, session: AsyncSession, lang: str,
                   currency: str) -> None:
     name = await argument(message, command, lang)

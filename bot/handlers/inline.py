@@ -16,7 +16,9 @@ from aiogram.types import (
     InlineKeyboardMarkup,
     InlineQuery,
     InlineQueryResultArticle,
+    InlineQueryResultUnion,
     InputTextMessageContent,
+    LinkPreviewOptions,
 )
 
 from bot.estimates import Estimate, Estimator, Failure, HubPending
@@ -28,13 +30,14 @@ from bot.prefs import PrefsCache
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
 from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
+from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
 from core.ranking import Ranked
 
 router = Router(name="inline")
 
 ANSWERS_KEPT = 2048
-_ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultArticle], str]] = OrderedDict()
+_ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultUnion], str]] = OrderedDict()
 
 PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
 CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
@@ -50,20 +53,20 @@ def _article(id_: str, title: str, description: str, text: str,
     return InlineQueryResultArticle(id=id_, title=title[:200], description=description[:500], reply_markup=kb,
                                     input_message_content=InputTextMessageContent(
                                         message_text=text[:4096], parse_mode="HTML",
-                                        link_preview_options={"is_disabled": True}))
+                                        link_preview_options=LinkPreviewOptions(is_disabled=True)))
 
 
-def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultArticle]:
+def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultUnion]:
     return [_article(f"x{i}", t(lang, "inline_example_title", example=ex), t(lang, "inline_example_desc"),
                      f"<code>@{bot_username} {esc(ex)}</code>", _subscribe_kb(bot_username, tokens.encode(ex), lang))
             for i, ex in enumerate(examples(lang))]
 
 
 def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
-                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultArticle], str]:
+                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultUnion], str]:
     kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
     label = workload_label(est, lang)
-    results: list[InlineQueryResultArticle] = []
+    results: list[InlineQueryResultUnion] = []
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
             or t(lang, "est_no_fit")
@@ -85,6 +88,14 @@ def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang:
     return results, next_offset
 
 
+def parse_offset(raw: str) -> int:
+    """The `next_offset` we gave Telegram, coming back; anything else (Unicode digits such as '²', which pass
+    str.isdigit() but not int(), huge numbers, text) starts from the top."""
+    if raw.isascii() and raw.isdigit() and len(raw) <= 5:
+        return min(int(raw), MAX_PAGE * PAGE)
+    return 0
+
+
 @router.inline_query()
 async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, prefs: PrefsCache,
                  tokens: QueryTokens, bot_username: str) -> None:
@@ -99,9 +110,10 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     if isinstance(result, Failure):
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
-        await query.answer([syntax], cache_time=CACHE_TIME, is_personal=True)
+        only: list[InlineQueryResultUnion] = [syntax]
+        await query.answer(only, cache_time=CACHE_TIME, is_personal=True)
         return
-    offset = int(query.offset) if query.offset.isdigit() else 0
+    offset = parse_offset(query.offset)
     # Keystrokes repeat the same few phrases: the built answer is kept until the next ingest changes the offers.
     key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
     answer = _ANSWERS.get(key)

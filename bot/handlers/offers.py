@@ -74,23 +74,25 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
     return "\n".join(lines), kb.as_markup() if buttons else None
 
 
-@router.message(Command("offers"))
+@router.message(Command("offers"), flags={"rate": "estimate"})
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
+    if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
+        await estimator.get_resolved(text)
     items = select_offers(text, offers, estimator, lang, currency)
     if isinstance(items, str):
         await message.answer(items)
         return
-    body, kb = render_page(items, text, 1, tokens.encode(text) if text else "", lang, currency)
+    body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency)
     await message.answer(body, reply_markup=kb, disable_web_page_preview=True)
 
 
 @router.callback_query(OffersCb.filter())
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
                       estimator: Estimator, tokens: QueryTokens) -> None:
-    text = tokens.decode(callback_data.q) if callback_data.q else ""
-    if text is None or query.message is None:
+    text = await tokens.resolve(callback_data.q) if callback_data.q else ""
+    if text is None or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
     await query.answer()

@@ -8,6 +8,7 @@ from aiogram.types import Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.estimates import Estimator
+from bot.formatting import MAX_INPUT, cut_input
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples, t
@@ -26,21 +27,30 @@ def start_text(lang: str, provider_names: list[str]) -> str:
     return t(lang, "start", providers=joined)
 
 DEEP_LINK_PREFIX = "sub_"
+# Telegram carries at most 64 characters of a start parameter; a typed "/start sub_…" can be longer. Allow the
+# base64 of a full MAX_INPUT-character text (4 characters per 3 bytes, up to 4 bytes a character) and no more.
+MAX_TOKEN_CHARS = 1 + (MAX_INPUT * 4 * 4 + 2) // 3
 
 
-@router.message(CommandStart(deep_link=True))
+@router.message(CommandStart(deep_link=True), flags={"rate": "deep_link"})
 async def start_deep_link(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str,
                           estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
                           provider_names: list[str]) -> None:
     payload = command.args or ""
-    query = tokens.decode(payload[len(DEEP_LINK_PREFIX):]) if payload.startswith(DEEP_LINK_PREFIX) else None
+    token = payload[len(DEEP_LINK_PREFIX):] if payload.startswith(DEEP_LINK_PREFIX) else None
+    query = await tokens.resolve(token) if token and len(token) <= MAX_TOKEN_CHARS else None
     if not query:
         await message.answer(start_text(lang, provider_names))
         if payload.startswith(DEEP_LINK_PREFIX):
             await message.answer(t(lang, "deep_link_bad"))
         return
-    reply = await subscribe_text(session, user, query, lang=lang, estimator=estimator, cache=offers)
-    await message.answer(reply, disable_web_page_preview=True)
+    # The same input limit as every other entry: a typed "/start sub_<very long base64>" is cut, with a note.
+    query, cut = cut_input(query)
+    if cut:
+        await message.answer(t(lang, "input_cut", limit=MAX_INPUT))
+    reply = await subscribe_text(session, user, query, lang=lang, estimator=estimator, cache=offers,
+                                 chat=message.chat)
+    await message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)
 
 
 @router.message(CommandStart())

@@ -18,7 +18,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.callbacks import WizardCb
+from bot.callbacks import WizardCancelCb, WizardGpuCb, WizardKindCb, WizardPriceCb, WizardProviderCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, money
 from bot.handlers.common import argument
@@ -26,6 +26,7 @@ from bot.offer_cache import OfferCache
 from bot.subscribe_query import gpu_list, parse_subscribe
 from bot.subscribing import subscribe_request, subscribe_text
 from bot.texts import examples_block, t
+from core.limits import price_ok
 from core.providers import CATALOG, provider_title
 from storage.user_tables import User
 
@@ -59,27 +60,34 @@ class WizardCancel(BaseMiddleware):
         return await handler(event, data)
 
 
-def _kb(rows: list[list[tuple[str, WizardCb]]], lang: str) -> InlineKeyboardMarkup:
+WizardButton = WizardKindCb | WizardGpuCb | WizardPriceCb | WizardProviderCb
+
+
+def _kb(rows: list[list[tuple[str, WizardButton]]], lang: str) -> InlineKeyboardMarkup:
     kb = InlineKeyboardBuilder()
     for row in rows:
         kb.row(*(InlineKeyboardButton(text=label, callback_data=cb.pack()) for label, cb in row))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_cancel"), callback_data=WizardCb(step="cancel", value="").pack()))
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_cancel"), callback_data=WizardCancelCb().pack()))
     return kb.as_markup()
 
 
-@router.message(Command("subscribe"))
+@router.message(Command("subscribe", magic=F.args.strip()))
 async def subscribe(message: Message, command: CommandObject, state: FSMContext, session: AsyncSession, user: User,
                     lang: str, estimator: Estimator, offers: OfferCache) -> None:
     text = await argument(message, command, lang)
-    if text:
-        await state.clear()
-        await message.answer(await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers),
-                             disable_web_page_preview=True)
-        return
+    await state.clear()
+    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                 chat=message.chat)
+    await message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)
+
+
+@router.message(Command("subscribe"), flags={"rate": "wizard"})
+async def start_wizard(message: Message, state: FSMContext, lang: str) -> None:
+    """A bare /subscribe: the wizard (rate-limited: each start writes the conversation state)."""
     await state.set_state(Wizard.kind)
     await message.answer(t(lang, "sub_ask_kind"), reply_markup=_kb([
-        [(t(lang, "btn_kind_workload"), WizardCb(step="kind", value="workload"))],
-        [(t(lang, "btn_kind_gpu"), WizardCb(step="kind", value="gpu"))]], lang))
+        [(t(lang, "btn_kind_workload"), WizardKindCb(kind="workload"))],
+        [(t(lang, "btn_kind_gpu"), WizardKindCb(kind="gpu"))]], lang))
 
 
 @router.message(Command("cancel"))
@@ -88,23 +96,23 @@ async def cancel_command(message: Message, state: FSMContext, lang: str) -> None
     await message.answer(t(lang, "sub_cancelled"))
 
 
-@router.callback_query(WizardCb.filter(F.step == "cancel"))
+@router.callback_query(WizardCancelCb.filter())
 async def cancel(query: CallbackQuery, state: FSMContext, lang: str) -> None:
     await state.clear()
     await query.answer()
-    if query.message is not None:
+    if isinstance(query.message, Message):
         await query.message.edit_text(t(lang, "sub_cancelled"))
 
 
-@router.callback_query(Wizard.kind, WizardCb.filter(F.step == "kind"))
-async def chose_kind(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, lang: str) -> None:
-    await state.update_data(kind=callback_data.value)
+@router.callback_query(Wizard.kind, WizardKindCb.filter())
+async def chose_kind(query: CallbackQuery, callback_data: WizardKindCb, state: FSMContext, lang: str) -> None:
+    await state.update_data(kind=callback_data.kind)
     await state.set_state(Wizard.target)
     await query.answer()
-    if query.message is None:
+    if not isinstance(query.message, Message):
         return
-    if callback_data.value == "gpu":
-        rows = [[(name, WizardCb(step="gpu", value=name)) for name in POPULAR_GPUS[i:i + 4]]
+    if callback_data.kind == "gpu":
+        rows: list[list[tuple[str, WizardButton]]] = [[(name, WizardGpuCb(gpu=name)) for name in POPULAR_GPUS[i:i + 4]]
                 for i in range(0, len(POPULAR_GPUS), 4)]
         await query.message.edit_text(t(lang, "sub_ask_gpu"), reply_markup=_kb(rows, lang))
     else:
@@ -115,8 +123,9 @@ async def _ask_price(target_message: Message, state: FSMContext, target: str, la
                      edit: bool) -> None:
     await state.update_data(target=target)
     await state.set_state(Wizard.price)
-    rows = [[(money(p, currency), WizardCb(step="price", value=str(p))) for p in PRICE_PRESETS[currency]],
-            [(t(lang, "btn_any_price"), WizardCb(step="price", value="any"))]]
+    rows: list[list[tuple[str, WizardButton]]] = [
+        [(money(p, currency), WizardPriceCb(price=p)) for p in PRICE_PRESETS[currency]],
+        [(t(lang, "btn_any_price"), WizardPriceCb(price=None))]]
     text = t(lang, "sub_ask_price", currency=currency)
     if edit:
         await target_message.edit_text(text, reply_markup=_kb(rows, lang))
@@ -124,12 +133,12 @@ async def _ask_price(target_message: Message, state: FSMContext, target: str, la
         await target_message.answer(text, reply_markup=_kb(rows, lang))
 
 
-@router.callback_query(Wizard.target, WizardCb.filter(F.step == "gpu"))
-async def chose_gpu(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, lang: str,
+@router.callback_query(Wizard.target, WizardGpuCb.filter())
+async def chose_gpu(query: CallbackQuery, callback_data: WizardGpuCb, state: FSMContext, lang: str,
                     currency: str) -> None:
     await query.answer()
-    if query.message is not None:
-        await _ask_price(query.message, state, callback_data.value, lang, currency, edit=True)
+    if isinstance(query.message, Message):
+        await _ask_price(query.message, state, callback_data.gpu, lang, currency, edit=True)
 
 
 @router.message(Wizard.target, F.text)
@@ -155,20 +164,21 @@ async def typed_target(message: Message, state: FSMContext, lang: str, currency:
 
 async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool) -> None:
     await state.set_state(Wizard.provider)
-    rows = [[(provider_title(name), WizardCb(step="provider", value=name)) for name in PROVIDERS[i:i + 3]]
-            for i in range(0, len(PROVIDERS), 3)]
-    rows.append([(t(lang, "btn_any_provider"), WizardCb(step="provider", value="any"))])
+    rows: list[list[tuple[str, WizardButton]]] = [
+        [(provider_title(name), WizardProviderCb(provider=name)) for name in PROVIDERS[i:i + 3]]
+        for i in range(0, len(PROVIDERS), 3)]
+    rows.append([(t(lang, "btn_any_provider"), WizardProviderCb(provider=None))])
     if edit:
         await target_message.edit_text(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
     else:
         await target_message.answer(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
 
 
-@router.callback_query(Wizard.price, WizardCb.filter(F.step == "price"))
-async def chose_price(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, lang: str) -> None:
-    await state.update_data(price=None if callback_data.value == "any" else float(callback_data.value))
+@router.callback_query(Wizard.price, WizardPriceCb.filter())
+async def chose_price(query: CallbackQuery, callback_data: WizardPriceCb, state: FSMContext, lang: str) -> None:
+    await state.update_data(price=callback_data.price)
     await query.answer()
-    if query.message is not None:
+    if isinstance(query.message, Message):
         await _ask_provider(query.message, state, lang, edit=True)
 
 
@@ -177,7 +187,7 @@ async def typed_price(message: Message, state: FSMContext, lang: str) -> None:
     raw = (message.text or "").strip().replace(",", ".").lstrip("$").rstrip("₽ ").strip()
     try:
         price = float(raw)
-        if not 0 < price < 1e7:
+        if not price_ok(price):
             raise ValueError(raw)
     except ValueError:
         await message.answer(t(lang, "sub_bad_price"))
@@ -186,17 +196,23 @@ async def typed_price(message: Message, state: FSMContext, lang: str) -> None:
     await _ask_provider(message, state, lang, edit=False)
 
 
-@router.callback_query(Wizard.provider, WizardCb.filter(F.step == "provider"))
-async def chose_provider(query: CallbackQuery, callback_data: WizardCb, state: FSMContext, session: AsyncSession,
-                         user: User, lang: str, estimator: Estimator, offers: OfferCache) -> None:
+@router.callback_query(Wizard.provider, WizardProviderCb.filter())
+async def chose_provider(query: CallbackQuery, callback_data: WizardProviderCb, state: FSMContext,
+                         session: AsyncSession, user: User, lang: str, estimator: Estimator,
+                         offers: OfferCache) -> None:
+    if callback_data.provider is not None and callback_data.provider not in PROVIDERS:
+        await query.answer(t(lang, "button_stale"))  # a forged provider: the wizard stays where it is
+        return
     data = await state.get_data()
     await state.clear()
     await query.answer()
     req = parse_subscribe(str(data.get("target", "")))
-    if data.get("price") is not None:
-        req.max_price, req.price_currency = float(data["price"]), user.currency
-    if callback_data.value != "any":
-        req.providers = [callback_data.value]
-    reply = await subscribe_request(session, user, req, lang=lang, estimator=estimator, cache=offers)
-    if query.message is not None:
-        await query.message.edit_text(reply, disable_web_page_preview=True)
+    price = data.get("price")
+    if isinstance(price, int | float) and price_ok(float(price)):
+        req.max_price, req.price_currency = float(price), user.currency
+    if callback_data.provider is not None:
+        req.providers = [callback_data.provider]
+    chat = query.message.chat if query.message is not None else None
+    reply = await subscribe_request(session, user, req, lang=lang, estimator=estimator, cache=offers, chat=chat)
+    if isinstance(query.message, Message):
+        await query.message.edit_text(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)

@@ -102,7 +102,7 @@ async def change(query: CallbackQuery, callback_data: SettingsCb, session: Async
     await session.commit()
     prefs.remember(user.id, user.lang, user.currency)
     await query.answer(t(user.lang, "lang_set" if what == "lang" else "settings_saved"))
-    if query.message is None:
+    if not isinstance(query.message, Message):
         return
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
         if what == "lang":

@@ -43,10 +43,10 @@ def handle(args: argparse.Namespace) -> int:
     if settings.bot_token is None:
         print(both("run_no_token"), file=sys.stderr)
         return 2
-    # First thing once the settings are known: from here on no log line can carry the token or the webhook secret.
-    secrets = [settings.bot_token.get_secret_value(),
-               settings.webhook.secret.get_secret_value() if settings.webhook.secret else None]
-    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines, secrets=secrets)
+    # First thing once the settings are known: from here on no log line can carry a configured secret (the bot
+    # token, the webhook secret, provider keys, the database password), in a message, a URL or a traceback.
+    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
+                      secrets=settings.secret_values())
     try:
         sender = settings.sender
         alerts = alert_hook(batch=sender.batch, poll_interval=sender.poll_interval, claim_ttl=sender.claim_ttl)

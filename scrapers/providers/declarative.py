@@ -59,7 +59,7 @@ async def fetch(client: PoliteClient, settings: ProviderSettings, name: str = "d
     cfg = _settings(settings)
     got = await client.request(name, cfg.method, join_url(cfg.base_url, cfg.path), timeout=cfg.timeout)
     if cfg.format == "json":
-        return got.json()
+        return await got.json_off_loop()
     content_type = got.headers.get("content-type", "text/html")
     if "html" not in content_type.lower():
         raise NotJsonError(f"{name}: expected an HTML page, got {content_type}")

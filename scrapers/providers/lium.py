@@ -124,10 +124,10 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
             cfg.best = price if cfg.best is None else min(cfg.best, price)
             cfg.free.add(str(node.id))
     for (name, count, country), cfg in configs.items():
-        price = cfg.best if cfg.best is not None else cfg.best_any
-        assert price is not None
+        shown = cfg.best if cfg.best is not None else cfg.best_any
+        assert shown is not None
         out.add(sku=name, gpu=gpu_id(name, cfg.memory, NAME), gpu_name=name, gpu_count=count,
-                gpu_memory_gb=cfg.memory, location=country, billing=Billing.HOURLY, price=round(price, 4),
+                gpu_memory_gb=cfg.memory, location=country, billing=Billing.HOURLY, price=round(shown, 4),
                 currency="USD", period=Period.HOUR, in_stock=bool(cfg.free), available=len(cfg.free),
                 url=SPEC.order_url)
     return out.result()

@@ -10,6 +10,7 @@ import asyncio
 import importlib
 import os
 import pkgutil
+from typing import Any
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -29,7 +30,7 @@ def _url() -> str:
     return config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
 
 
-def _configure(**kwargs: object) -> None:
+def _configure(**kwargs: Any) -> None:
     context.configure(
         target_metadata=target_metadata,
         render_as_batch=True,  # SQLite cannot ALTER most things; batch mode recreates tables instead

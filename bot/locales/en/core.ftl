@@ -144,3 +144,8 @@ hub_error_gated = «{ $repo }» on Hugging Face is gated: accept its licence on 
 hub_error_forbidden = The Hugging Face token does not open «{ $repo }»: accept the model's licence with that account, or give the model's size (e.g. 13B) or its config.json.
 hub_error_offline = Hugging Face did not answer in time, so «{ $repo }» could not be looked up. Try again in a minute, or give the model's size (e.g. 13B) or its config.json.
 hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (not a text transformer, or fields missing). Give the model's size (e.g. 13B) or a config.json with hidden_size, num_hidden_layers, num_attention_heads and vocab_size.
+
+## Images of vision models
+field_images = images
+wl_no_vision = { $name } reads text only: it has no vision tower for images.
+assume_image_tokens = images: { $images } × { $per } tokens = { $total } tokens added to the sequence

@@ -149,3 +149,8 @@ hub_error_gated = Модель «{ $repo }» на Hugging Face закрыта: �
 hub_error_forbidden = Токен Hugging Face не открывает «{ $repo }»: примите лицензию модели с этой учётной записью или укажите размер модели (например, 13B) либо её config.json.
 hub_error_offline = Hugging Face не ответил вовремя, поэтому найти «{ $repo }» не удалось. Попробуйте через минуту или укажите размер модели (например, 13B) либо её config.json.
 hub_error_unreadable = Не могу прочитать config.json модели «{ $repo }» (это не текстовый трансформер или не хватает полей). Укажите размер модели (например, 13B) или config.json с hidden_size, num_hidden_layers, num_attention_heads и vocab_size.
+
+## Images of vision models
+field_images = изображения
+wl_no_vision = { $name } работает только с текстом: у неё нет визуального энкодера для изображений.
+assume_image_tokens = изображения: { $images } × { $per } токенов = { $total } токенов добавлено к последовательности
