@@ -2,10 +2,12 @@
 server. The real application (`gpuradar.app.App` with the alert hook) polls RunPod every 5 s through the real
 scraper, records the change, queues the alert in the same transaction and the sender delivers it.
 
-Each sample waits a random part of the poll interval, lowers the H100's price by 10 % (a price-drop alert) and
-times until the alert's sendMessage arrives. Prints p50 / p99 (target: p99 under the interval plus 5 s).
+Each sample puts the H100's price back up (one poll records it, no alert), waits a random part of the poll interval,
+lowers it by 10 % (a price-drop alert) and times until the alert's sendMessage arrives. The alert cooldown is off
+for the bench, so every drop alerts. The seed is random per run (printed; --seed repeats a run). Prints p50 / p99
+(target: p99 under the interval plus 5 s).
 
-    python3 bench/latency.py [--samples 12] [--interval 5]
+    python3 bench/latency.py [--samples 100] [--interval 1] [--seed N]
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support without installing it
 
+from datetime import timedelta
+
+from core.alerts import AlertPolicy
 from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
 from storage.user_tables import Subscription, User
@@ -52,7 +57,7 @@ async def main(args: argparse.Namespace) -> list[float]:
                             bot_token=tg.token, telegram_api_url=tg.base_url,
                             providers=server.providers_settings(**overrides),
                             fx_url=f"{server.base_url}/no-rates-here")  # never the internet: fallback rates
-        app = App(settings, alerts=alert_hook(), scrape=True, polling_timeout=1)
+        app = App(settings, alerts=alert_hook(AlertPolicy(cooldown=timedelta(0))), scrape=True, polling_timeout=1)
         await app.start()
         assert app.sessionmaker is not None
         async with app.sessionmaker() as s, s.begin():
@@ -65,11 +70,11 @@ async def main(args: argparse.Namespace) -> list[float]:
         latencies: list[float] = []
         try:
             for i in range(args.samples):
-                await asyncio.sleep(rng.uniform(0, args.interval))
-                price = round(price * 0.9, 4)
-                server.serve(RUNPOD_PATH, runpod(price))
+                server.serve(RUNPOD_PATH, runpod(price))  # back up: a rise, recorded by the next poll, no alert
+                await asyncio.sleep(args.interval + 0.3 + rng.uniform(0, args.interval))
+                server.serve(RUNPOD_PATH, runpod(round(price * 0.9, 4)))
                 changed = time.perf_counter()
-                call = await tg.wait_for("sendMessage", chat_id=7, timeout=args.interval * 4,
+                call = await tg.wait_for("sendMessage", chat_id=7, timeout=args.interval * 4 + 10,
                                          predicate=lambda c: "Cheaper" in c.text)
                 latencies.append(call.at - changed)
                 print(f"  sample {i + 1:2d}: {latencies[-1]:.2f} s")
@@ -87,10 +92,11 @@ def percentile(values: list[float], p: float) -> float:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=int, default=12)
-    ap.add_argument("--interval", type=int, default=5, help="RunPod poll interval, seconds")
-    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--samples", type=int, default=100)
+    ap.add_argument("--interval", type=int, default=1, help="RunPod poll interval, seconds")
+    ap.add_argument("--seed", type=int, default=random.randrange(1 << 30))
     arguments = ap.parse_args()
+    print(f"seed {arguments.seed}")
     with tempfile.TemporaryDirectory() as tmp:
         os.chdir(tmp)  # the database and any rates cache live and die here
         lat = asyncio.run(main(arguments))

@@ -1,8 +1,9 @@
 """Alert messages in Russian and English: what appeared, where, for how much, why it fits, where to order it.
 
-An alert is built from outbox payloads (`storage.outbox.alert_payload`), one block per offer. Several blocks for
-one user go into one message (the user's `grouping` setting), packed so every message stays under Telegram's
-4096 characters; each message carries one "stop these alerts" button per subscription it speaks for.
+An alert is built from queued events (`core.alerts.AlertEvent`), one block per offer naming every subscription of
+the user it matches (`core.alerts.Reason`). Several blocks for one user go into one message (the user's `grouping`
+setting), packed so every message stays under Telegram's 4096 characters; each message carries one "stop these
+alerts" button per subscription it speaks for.
 """
 
 from __future__ import annotations
@@ -14,77 +15,69 @@ from typing import Any
 from bot.formatting import esc, href, money
 from bot.i18n import t
 from bot.names import provider_name, region_name
+from core.alerts import AlertEvent, Reason
 from core.gpus import get_gpu
-from core.offers import HOURS_PER_MONTH
+from core.offers import HOURS_PER_MONTH, Offer
 
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
 MAX_STOP_BUTTONS = 8  # a keyboard, not a wall: the rest can be paused from /subs
+
 
 def at(lang: str, key: str, **values: Any) -> str:
     """An alert text (catalog key `alert_<key>`)."""
     return t(lang, f"alert_{key}", **values)
 
 
-def _gpu_name(offer: dict[str, Any]) -> str:
-    gpu_id = offer.get("gpu")
-    if gpu_id:
+def _gpu_name(offer: Offer) -> str:
+    if offer.gpu:
         try:
-            return get_gpu(gpu_id).name
+            return get_gpu(offer.gpu).name
         except KeyError:
             pass
-    return str(offer.get("gpu_name") or "GPU")
+    return offer.gpu_name or "GPU"
 
 
-def _per_gpu_hour(payload: dict[str, Any], currency: str, *, old: bool = False) -> tuple[float | None, str]:
-    """The price per GPU-hour in the user's currency, or in the offer's own when no rate converted it."""
-    prefix = "old_price" if old else "price"
-    value = payload.get(f"{prefix}_{currency.lower()}")
-    if value is not None:
-        return float(value), currency
-    own = payload.get("old_price" if old else "new_price")
-    return (float(own) if own is not None else None), str(payload.get("currency") or currency)
+def _reason(reason: Reason, offer: Offer, lang: str) -> str:
+    # The user's own text is the only part of a block without a natural bound (up to 500 characters).
+    q = reason.query_text
+    query = esc(q if len(q) <= QUERY_SHOWN else q[: QUERY_SHOWN - 1] + "…")
+    if reason.kind == "workload" and reason.need_gib is not None and reason.usable_gib is not None:
+        line = at(lang, "fits_workload", query=query, need=f"{reason.need_gib:.0f}", have=f"{reason.usable_gib:.0f}",
+                  gpu=esc(reason.gpu_name or _gpu_name(offer)))
+    else:
+        line = at(lang, "fits_gpu", query=query)
+    if reason.max_price is not None:
+        line += at(lang, "under_cap", cap=money(reason.max_price, reason.max_price_currency or "USD"))
+    return line
 
 
-def render_block(payload: dict[str, Any], lang: str, currency: str) -> str:
-    """One offer: headline, prices (per GPU-hour, per hour, per month), was-price, why it fits, order link."""
-    offer = payload["offer"]
-    count = int(offer.get("gpu_count") or 1)
+def render_block(event: AlertEvent, reasons: Sequence[Reason], lang: str, currency: str) -> str:
+    """One offer: headline, prices (per GPU-hour, per hour, per month), was-price, then why it fits — one line per
+    subscription it matches (the offer is named once however many of the user's subscriptions it reaches) — and the
+    order link."""
+    offer = event.offer
+    count = offer.gpu_count
     what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
-    location = offer.get("location") or ""
-    where = at(lang, "where", location=esc(region_name(lang, location))) if location else ""
-    billing = offer.get("billing")
-    if billing in ("monthly", "spot"):
-        where += at(lang, f"billing_{billing}")
-    provider = esc(provider_name(str(offer.get("provider", ""))))
-    kind = payload.get("kind", "appeared")
+    where = at(lang, "where", location=esc(region_name(lang, offer.location))) if offer.location else ""
+    if offer.billing.value in ("monthly", "spot"):
+        where += at(lang, f"billing_{offer.billing.value}")
+    provider = esc(provider_name(offer.provider))
+    kind = event.kind.value
     lines = [at(lang, kind if kind in ("appeared", "back_in_stock", "price_drop") else "appeared",
                 what=what, provider=provider, where=where)]
 
-    per_gpu, cur = _per_gpu_hour(payload, currency)
+    per_gpu, cur = event.price_in(currency)
     if per_gpu is not None:
         lines.append(at(lang, "price", per_gpu_hour=money(per_gpu, cur), per_hour=money(per_gpu * count, cur),
                         per_month=money(per_gpu * count * HOURS_PER_MONTH, cur)))
     if kind == "price_drop":
-        old, old_cur = _per_gpu_hour(payload, currency, old=True)
+        old, old_cur = event.price_in(currency, old=True)
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:
             change = f"{(per_gpu - old) / old * 100:+.0f} %".replace("-", "−")
             lines.append(at(lang, "was", old=money(old, cur), change=change))
-
-    query_text = str(payload.get("query_text") or "")
-    # The user's own text is the only part of a block without a natural bound (up to 500 characters).
-    query = esc(query_text if len(query_text) <= QUERY_SHOWN else query_text[: QUERY_SHOWN - 1] + "…")
-    need, have = payload.get("need_gib"), payload.get("usable_gib")
-    if payload.get("sub_kind") == "workload" and need is not None and have is not None:
-        reason = at(lang, "fits_workload", query=query, need=f"{float(need):.0f}", have=f"{float(have):.0f}",
-                    gpu=esc(payload.get("gpu_name") or _gpu_name(offer)))
-    else:
-        reason = at(lang, "fits_gpu", query=query)
-    cap, cap_cur = payload.get("max_price"), payload.get("max_price_currency") or "USD"
-    if cap is not None:
-        reason += at(lang, "under_cap", cap=money(float(cap), cap_cur))
-    lines.append(reason)
-    url = href(offer.get("url"))
+    lines.extend(_reason(r, offer, lang) for r in reasons)
+    url = href(offer.url)
     if url:
         lines.append(at(lang, "order", url=url, provider=provider))
     return "\n".join(lines)
@@ -92,24 +85,26 @@ def render_block(payload: dict[str, Any], lang: str, currency: str) -> str:
 
 @dataclass(frozen=True)
 class AlertMessage:
-    """One Telegram message: its text and which outbox rows (and subscriptions) it speaks for."""
+    """One Telegram message: its text and the subscriptions it speaks for (for the stop buttons)."""
 
     text: str
-    row_ids: tuple[int, ...]
-    subscriptions: tuple[tuple[int, str], ...]  # (subscription id, its text), for the stop buttons
+    subscriptions: tuple[tuple[int, str], ...]  # (subscription id, its text)
 
 
-def pack_messages(items: Sequence[tuple[int, int, str, str]], lang: str, *, grouping: bool,
+Block = tuple[tuple[tuple[int, str], ...], str]  # (subscriptions the offer matches, the offer's block)
+
+
+def pack_messages(items: Sequence[Block], lang: str, *, grouping: bool,
                   limit: int = MESSAGE_LIMIT) -> list[AlertMessage]:
-    """(row id, subscription id, subscription text, block) -> messages: one per block without grouping, else as
-    few as fit under `limit` (a header counts the offers in each message)."""
+    """Offer blocks -> messages: one per offer without grouping, else as few as fit under `limit` (a header counts
+    the offers in each message)."""
     if not grouping:
-        return [AlertMessage(block, (rid,), ((sid, q),)) for rid, sid, q, block in items]
-    groups: list[list[tuple[int, int, str, str]]] = []
+        return [AlertMessage(block, subs) for subs, block in items]
+    groups: list[list[Block]] = []
     size = 0
     header_room = len(at(lang, "group_header", n=9999)) + 2
     for item in items:
-        block = item[3]
+        block = item[1]
         if groups and size + len(block) + 2 <= limit - header_room:
             groups[-1].append(item)
             size += len(block) + 2
@@ -119,13 +114,14 @@ def pack_messages(items: Sequence[tuple[int, int, str, str]], lang: str, *, grou
     out: list[AlertMessage] = []
     for group in groups:
         if len(group) == 1:
-            text = group[0][3]
+            text = group[0][1]
         else:
-            text = at(lang, "group_header", n=len(group)) + "\n\n" + "\n\n".join(i[3] for i in group)
+            text = at(lang, "group_header", n=len(group)) + "\n\n" + "\n\n".join(i[1] for i in group)
         subs: dict[int, str] = {}
-        for _, sid, q, _ in group:
-            subs.setdefault(sid, q)
-        out.append(AlertMessage(text, tuple(i[0] for i in group), tuple(subs.items())))
+        for item_subs, _ in group:
+            for sid, q in item_subs:
+                subs.setdefault(sid, q)
+        out.append(AlertMessage(text, tuple(subs.items())))
     return out
 
 

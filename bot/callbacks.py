@@ -64,3 +64,10 @@ class WizardCancelCb(CallbackData, prefix="wx"):
 class SettingsCb(CallbackData, prefix="set"):
     what: Literal["currency", "grouping", "lang"]
     value: Literal["RUB", "USD", "0", "1", "ru", "en"]
+
+
+class AlertCb(CallbackData, prefix="al"):
+    """The "stop these alerts" button under an alert (bot/handlers/alerts.py; built by bot/sender.py)."""
+
+    action: Literal["stop"]
+    sub: Annotated[int, Field(ge=1, le=MAX_ID)]  # subscription id (bounded: a forged one never reaches SQL)

@@ -42,11 +42,11 @@ import os
 import signal
 import socket
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from aiogram import Bot
 from aiogram.exceptions import (
@@ -63,21 +63,20 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.alert_texts import pack_messages, render_block, stop_buttons
-from bot.handlers.alerts import AlertCb
-from gpuradar import metrics
-from storage.alert_tables import AlertDelivery, DeliveryState, OutboxState
+from bot.callbacks import AlertCb
+from bot.pacing import Pacer, paced
+from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.lease import default_holder_id
 from storage.outbox import (
     ClaimConflict,
-    DueRow,
+    FanOut,
     PlannedDelivery,
+    UserPlan,
+    advance_cursors,
     claim_owners,
     create_deliveries,
     deactivate_user,
-    due_rows,
-    finish_rows,
     group_chat_gone,
-    hold_rows,
     mark_failed,
     mark_sending,
     mark_sent,
@@ -92,6 +91,27 @@ from storage.outbox import (
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+
+
+class SenderMetrics(Protocol):
+    """What the sender reports (gpuradar.metrics.Metrics has these; injected, so bot/ never imports gpuradar/)."""
+
+    def alert_sent(self, count: int = 1) -> None: ...
+
+    def alert_failed(self, reason: str = "error", count: int = 1) -> None: ...
+
+    def telegram_rate_limited(self, method: str = "sendMessage") -> None: ...
+
+
+class NoMetrics:
+    def alert_sent(self, count: int = 1) -> None:
+        pass
+
+    def alert_failed(self, reason: str = "error", count: int = 1) -> None:
+        pass
+
+    def telegram_rate_limited(self, method: str = "sendMessage") -> None:
+        pass
 
 
 def utcnow() -> datetime:
@@ -140,60 +160,6 @@ def dead_local_owners(owners: list[str], me: str) -> list[str]:
     return dead
 
 
-class Pacer:
-    """Schedules sends so Telegram's flood limits are never hit: slots at least 1/global_rate apart overall and
-    `chat_interval` apart per chat. Slots are reserved, so concurrent workers never crowd the same instant.
-    A 429 pauses everything for its retry_after (Telegram says how long; guessing only earns more 429s)."""
-
-    def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic, *,
-                 window: float = 1.0, per_window: int = 29):
-        self.spacing = 1.0 / global_rate
-        self.chat_interval = chat_interval
-        self.clock = clock
-        self.window = window
-        self.per_window = per_window
-        self._next = 0.0
-        self._chat_next: dict[int, float] = {}
-        self._paused_until = 0.0
-        self._started: deque[float] = deque()  # when the sends of the last window really started
-
-    def window_wait(self) -> float:
-        """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
-        reserved slots at once; counting real send starts in a window, as Telegram does, keeps such a burst from
-        ever exceeding the limit."""
-        now = self.clock()
-        while self._started and now - self._started[0] >= self.window:
-            self._started.popleft()
-        # Never back to back either: at least half a slot between real starts, so a window never fills in a burst
-        # whose arrival jitter could spill over Telegram's own count.
-        gap = self._started[-1] + self.spacing / 2 - now if self._started else 0.0
-        if len(self._started) < self.per_window:
-            return max(0.0, gap)
-        return max(gap, self._started[-self.per_window] + self.window - now)
-
-    def started(self) -> None:
-        self._started.append(self.clock())
-
-    def reserve(self, chat_id: int) -> float:
-        """Seconds to wait before this chat's next message may go (the slot is taken now)."""
-        now = self.clock()
-        slot = max(now, self._next, self._chat_next.get(chat_id, 0.0), self._paused_until)
-        self._next = slot + self.spacing
-        self._chat_next[chat_id] = slot + self.chat_interval
-        if len(self._chat_next) > 50_000:  # forget chats whose slot is long past
-            self._chat_next = {c: t for c, t in self._chat_next.items() if t > now}
-        return slot - now
-
-    def paused_for(self) -> float:
-        return self._paused_until - self.clock()
-
-    def pause(self, seconds: float, chat_id: int | None = None) -> None:
-        until = self.clock() + seconds
-        self._paused_until = max(self._paused_until, until)
-        if chat_id is not None:
-            self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
-
-
 @dataclass
 class SenderStats:
     sent: int = 0
@@ -223,16 +189,22 @@ class AlertSender:
     def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, global_rate: float = 29.5,
                  chat_interval: float = 1.05, time_scale: float = 1.0, workers: int = 8, poll_interval: float = 1.0,
                  batch: int = 500, max_attempts: int = 8, request_timeout: float = 15.0,
-                 clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0) -> None:
+                 clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0,
+                 metrics: SenderMetrics | None = None, fanout: FanOut | None = None,
+                 pacer: Pacer | None = None) -> None:
         self.bot = bot
+        self.metrics: SenderMetrics = metrics or NoMetrics()
+        self.fanout = fanout or FanOut()
+        self._held: dict[int, datetime] = {}  # user id -> end of their quiet hours (their events wait, in memory)
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
-        # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window.
-        self.pacer = Pacer(global_rate / time_scale, chat_interval * time_scale, window=time_scale,
-                           per_window=max(1, int(global_rate)))
+        # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window. The bot's
+        # replies share the same limiter (bot.pacing, when `pacer` is given) and go first.
+        self.pacer = pacer or Pacer(global_rate / time_scale, chat_interval * time_scale, window=time_scale,
+                                    per_window=max(1, int(global_rate)))
         self.workers = workers
         self.poll_interval = poll_interval
-        self.batch = batch
+        self.batch = batch  # messages kept ready in memory; users are planned lazily so backlogs merge into digests
         self.max_attempts = max_attempts
         # A send must end before our claim can lapse (see the module docstring), so it may not outlast half of it.
         self.request_timeout = min(request_timeout, claim_ttl / 2)
@@ -279,8 +251,8 @@ class AlertSender:
             heartbeat = asyncio.create_task(self._heartbeat(), name="alert-claims")
             while not self._stop.is_set():
                 try:
-                    if await self._claim() >= self.batch:
-                        continue  # more is due: claim the next batch now, sending has already started
+                    if await self._claim() >= 200:
+                        continue  # more may be due: plan the next users now, sending has already started
                     if self._requeued:
                         self._requeued = False
                         await self._resume_unfinished()
@@ -303,11 +275,13 @@ class AlertSender:
             self._done.set()
 
     async def idle(self) -> bool:
-        """True when nothing is queued in memory, in flight, or due in the outbox (for tests and benches)."""
+        """True when nothing is queued in memory or in flight and no user has an unheard event that is due (for
+        tests and benches)."""
         if self._known:
             return False
         async with self.sessionmaker() as session:
-            return not await due_rows(session, self.clock(), limit=1)
+            await self.fanout.refresh(session, self.clock())
+        return not self.fanout.due_users(1, self._held, self.clock())
 
     # ------------------------------------------------------------------ claims across replicas
     async def _renew(self) -> None:
@@ -374,50 +348,58 @@ class AlertSender:
                 self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts))
 
     async def _claim(self) -> int:
-        """Claim what is due; returns how many outbox rows were looked at."""
+        """Turn the unheard events of the users waiting longest into messages; returns how many users were looked
+        at. Only as many as keep `batch` messages ready: the rest wait in the queue and merge into later digests."""
         now = self.clock()
+        room = self.batch - len(self._known)
+        if room <= 0:
+            return 0
+        async with self.sessionmaker() as session:
+            await self.fanout.refresh(session, now)
+        users = self.fanout.due_users(min(room, 200), self._held, now)
+        if not users:
+            return 0
         jobs: list[_Job] = []
+        done: list[UserPlan] = []
         async with self._write() as session:
-            rows = await due_rows(session, now, self.batch, lock=True)
-            if not rows:
-                return 0
-            # One message per user and chat: a user's subscriptions may post to different chats (issue 13).
-            by_user: dict[tuple[int, int], list[DueRow]] = defaultdict(list)
-            for r in rows:
-                by_user[(r.user_id, r.chat_id)].append(r)
+            plans = await self.fanout.plans(session, users)
             planned: list[PlannedDelivery] = []
-            for (user_id, _chat_id), user_rows in by_user.items():
-                first = user_rows[0]
-                ids = [r.id for r in user_rows]
-                if not first.active or user_id in self._blocked_users:
-                    await finish_rows(session, ids, OutboxState.DROPPED, "chat inactive (blocked the bot)", now)
-                    continue
-                until = quiet_until(now, first.quiet_start, first.quiet_end, first.tz_offset_minutes)
-                if until is not None:
-                    await hold_rows(session, ids, until)  # delayed, never dropped
-                    continue
-                planned.extend(await self._plan(session, user_rows, now))
+            moves: list[tuple[int, int, int]] = []
+            for plan in plans:
+                if plan.active and plan.user_id not in self._blocked_users:
+                    until = quiet_until(now, plan.quiet_start, plan.quiet_end, plan.tz_offset_minutes)
+                    if until is not None:
+                        self._held[plan.user_id] = until  # delayed, never dropped: all of it goes out at the end
+                        continue
+                    planned.extend(self._render(plan))
+                # An inactive (blocked) user's events are dropped with the cursor move: nobody to tell.
+                self._held.pop(plan.user_id, None)
+                moves.append((plan.user_id, plan.cursor, plan.upto))
+                done.append(plan)
+            await advance_cursors(session, moves)
             delivery_ids = await create_deliveries(session, planned, now, owner=self.owner, claim_ttl=self.claim_ttl)
             jobs = [_Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
                     for p, did in zip(planned, delivery_ids, strict=True)]
+        for plan in done:
+            self.fanout.planned(plan)
         for job in jobs:
             self._push(job)
-        return len(rows)
+        return len(users)
 
-    async def _plan(self, session: AsyncSession, rows: list[DueRow], now: datetime) -> list[PlannedDelivery]:
-        first = rows[0]
-        items: list[tuple[int, int, str, str]] = []
-        for r in rows:
-            try:
-                block = render_block(r.payload, first.lang, first.currency)
-            except (KeyError, TypeError, ValueError) as e:  # a malformed payload fails alone
-                log.warning("outbox row %s cannot be rendered: %s", r.id, e)
-                await finish_rows(session, [r.id], OutboxState.FAILED, f"render: {e}", now)
-                continue
-            items.append((r.id, r.subscription_id, str(r.payload.get("query_text") or ""), block))
-        return [PlannedDelivery(first.user_id, first.chat_id, m.text, _markup(m.subscriptions, first.lang),
-                                m.row_ids)
-                for m in pack_messages(items, first.lang, grouping=first.grouping)]
+    def _render(self, plan: UserPlan) -> list[PlannedDelivery]:
+        out: list[PlannedDelivery] = []
+        for chat_id, items in plan.by_chat.items():
+            blocks: list[tuple[tuple[tuple[int, str], ...], str]] = []
+            for item in items:
+                try:
+                    block = render_block(item.event, item.reasons, plan.lang, plan.currency)
+                except (KeyError, TypeError, ValueError) as e:  # a malformed event fails alone
+                    log.warning("alert event %s cannot be rendered: %s", item.event_id, e)
+                    continue
+                blocks.append((tuple((r.subscription_id, r.query_text) for r in item.reasons), block))
+            out.extend(PlannedDelivery(plan.user_id, chat_id, m.text, _markup(m.subscriptions, plan.lang))
+                       for m in pack_messages(blocks, plan.lang, grouping=plan.grouping))
+        return out
 
     def _push(self, job: _Job) -> None:
         self._known.add(job.id)
@@ -438,6 +420,8 @@ class AlertSender:
                 async with self._known_lock:
                     self._known.discard(job.id)
                     self._lost.discard(job.id)
+                if len(self._known) < self.batch // 2:
+                    self._wake.set()  # room for more: plan the next users
 
     async def _next_job(self) -> _Job | None:
         while not self._stop.is_set():
@@ -472,14 +456,16 @@ class AlertSender:
                     await mark_sending(session, job.id, self.clock())
             job.attempts += 1
             try:
-                message = await self.bot.send_message(
-                    chat_id=job.chat_id, text=job.text, parse_mode="HTML",
-                    reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup) if job.reply_markup else None,
-                    request_timeout=int(self.request_timeout))
+                with paced():  # this slot was taken above: the session's limiter must not take another
+                    message = await self.bot.send_message(
+                        chat_id=job.chat_id, text=job.text, parse_mode="HTML",
+                        reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup)
+                        if job.reply_markup else None,
+                        request_timeout=int(self.request_timeout))
             except TelegramRetryAfter as e:
                 # Not delivered: wait as long as Telegram says (everyone waits: a global flood is the usual cause).
                 self.stats.retry_after += 1
-                metrics.telegram_429("sendMessage")
+                self.metrics.telegram_rate_limited("sendMessage")
                 self.pacer.pause(e.retry_after * self.time_scale, job.chat_id)
                 continue
             except TelegramMigrateToChat as e:
@@ -500,7 +486,7 @@ class AlertSender:
                     await self._blocked(job, f"chat gone: {e.message}")
                     return
                 self.stats.failed += 1
-                metrics.alert_failed("bad_request")
+                self.metrics.alert_failed("bad_request")
                 log.warning("delivery %s refused by Telegram: %s", job.id, e.message)
                 async with self._write() as session:
                     await mark_failed(session, job.id, e.message, self.clock())
@@ -509,7 +495,7 @@ class AlertSender:
                 self.stats.network_errors += 1
                 if job.attempts >= self.max_attempts:
                     self.stats.failed += 1
-                    metrics.alert_failed("retries_exhausted")
+                    self.metrics.alert_failed("retries_exhausted")
                     async with self._write() as session:
                         await mark_failed(session, job.id, f"gave up: {e}", self.clock())
                     return
@@ -520,14 +506,14 @@ class AlertSender:
                 return
             except TelegramAPIError as e:  # unknown Telegram refusal: not worth retrying for ever
                 self.stats.failed += 1
-                metrics.alert_failed("telegram_error")
+                self.metrics.alert_failed("telegram_error")
                 async with self._write() as session:
                     await mark_failed(session, job.id, e.message, self.clock())
                 return
             # The answer is in: record it before anything else (this is the duplicate window's end).
             await self._record_sent(job.id, message.message_id)
             self.stats.sent += 1
-            metrics.alert_sent()
+            self.metrics.alert_sent()
             self.stats.per_chat_sent[job.chat_id] += 1
             return
 
@@ -598,7 +584,7 @@ class AlertSender:
 
     async def _blocked(self, job: _Job, reason: str) -> None:
         self.stats.blocked += 1
-        metrics.alert_failed("blocked")
+        self.metrics.alert_failed("blocked")
         self._blocked_users.add(job.user_id)
         async with self._write() as session:
             await deactivate_user(session, job.user_id, reason, self.clock())
@@ -623,29 +609,13 @@ async def delivery_states(sessionmaker: async_sessionmaker[AsyncSession]) -> dic
 
 
 # ---------------------------------------------------------------------- a sender of its own
-async def _main() -> int:
-    """`python -m bot.sender`: only the sender, from the same settings as `gpuradar run` (BOT_TOKEN,
-    TELEGRAM_API_URL, DATABASE_URL). Used by the crash tests; SIGTERM / SIGINT stop it cleanly."""
-    from gpuradar.app import make_bot
-    from gpuradar.settings import Settings
-    from storage.db import make_engine, make_sessionmaker
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    settings = Settings()
-    engine = make_engine(settings.database_url)
-    bot = make_bot(settings)
-    sender = AlertSender(bot, make_sessionmaker(engine), poll_interval=0.2, claim_ttl=settings.sender.claim_ttl)
+async def run_standalone(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, claim_ttl: float,
+                         metrics: SenderMetrics | None = None, pacer: Pacer | None = None) -> int:
+    """Only the sender, until SIGTERM / SIGINT (`gpuradar sender`; the crash tests run it as a process)."""
+    sender = AlertSender(bot, sessionmaker, poll_interval=0.2, claim_ttl=claim_ttl, metrics=metrics, pacer=pacer)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: asyncio.ensure_future(sender.stop()))
-    try:
-        await sender.run()
-    finally:
-        await bot.session.close()
-        await engine.dispose()
+    await sender.run()
     log.info("sender stopped cleanly: %s sent", sender.stats.sent)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(asyncio.run(_main()))

@@ -172,7 +172,8 @@ def _tokens(text: str) -> tuple[list[str], float | None]:
         if m:
             memory = float(m.group(1))
             continue
-        if tok.isdigit() and i + 1 < len(raw) and raw[i + 1] in ("gb", "гб") and i > 0:
+        # ASCII digits only: '²' passes str.isdigit() but not float()
+        if tok.isascii() and tok.isdigit() and i + 1 < len(raw) and raw[i + 1] in ("gb", "гб") and i > 0:
             memory = float(tok)
             continue
         if tok in _NOISE:

@@ -30,12 +30,13 @@ GPUs are never slower in aggregate.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from core.estimator import QUANT_BYTES, kv_bytes_per_token
-from core.fit import Fit, default_strategy, requirement
+from core.fit import Fit, Requirement, default_strategy, requirement
 from core.gpus import GPU, PCIE_GBS, Interconnect, get_gpu
 from core.models import Arch
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
@@ -89,8 +90,9 @@ class InferenceSpeed(NamedTuple):
     replicas: int
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+@lru_cache(maxsize=128)
+def _divisors(n: int) -> tuple[int, ...]:
+    return tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
 def _peak(gpu: GPU, fp8: bool) -> float:
@@ -141,6 +143,25 @@ def _trainable_params(w: Workload) -> float:
     if w.method is Method.FREEZE:
         return (a.params_b * 1e9 - _embed_params(a)) * min(FREEZE_TRAINABLE_LAYERS, a.layers) / a.layers
     return a.params_b * 1e9
+
+
+# Per workload: (FLOPs per token, trained parameters). Workloads are frozen; an answer asks for a dozen
+# configurations of one workload, and hashing a pydantic model per question would cost more than the arithmetic, so
+# the last few are remembered by identity (the entry keeps its workload alive: an id is not reused meanwhile).
+_TRAIN_CONSTANTS: dict[int, tuple[Workload, float, float]] = {}
+
+
+def _train_constants(w: Workload) -> tuple[float, float]:
+    hit = _TRAIN_CONSTANTS.get(id(w))
+    if hit is not None and hit[0] is w:
+        return hit[1], hit[2]
+    from core.timecost import flops_per_token
+
+    flops, trained = flops_per_token(w), _trainable_params(w)
+    if len(_TRAIN_CONSTANTS) >= 256:
+        _TRAIN_CONSTANTS.clear()
+    _TRAIN_CONSTANTS[id(w)] = (w, flops, trained)
+    return flops, trained
 
 
 def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Strategy, *, fp8: bool,
@@ -210,11 +231,9 @@ def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Stra
 def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8: bool = False) -> TrainingSpeed:
     """Training throughput of `w` on `count` x `gpu`: the fastest layout whose groups hold at least `min_group`
     GPUs (the fewest that hold the model on this card; `core.fit` knows it)."""
-    from core.timecost import flops_per_token
-
     best: TrainingSpeed | None = None
     min_group = max(1, min(min_group, count))
-    flops, trained = flops_per_token(w), _trainable_params(w)
+    flops, trained = _train_constants(w)
     for group in _divisors(count):
         if group < min_group:
             continue
@@ -235,27 +254,42 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
 
 # --- inference -------------------------------------------------------------------------------------------------------
 
-def _decode_weight_bytes(w: Workload, batch: int) -> float:
-    """Bytes of weights one decode step reads for `batch` sequences (one model copy)."""
+# Per workload: (bytes read whatever the batch, bytes of all routed experts, experts, active experts); remembered
+# by identity like `_TRAIN_CONSTANTS`.
+_DECODE_CONSTANTS: dict[int, tuple[Workload, float, float, int, int]] = {}
+
+
+def _decode_constants(w: Workload) -> tuple[float, float, int, int]:
+    hit = _DECODE_CONSTANTS.get(id(w))
+    if hit is not None and hit[0] is w:
+        return hit[1:]
     a = w.arch
     per = weight_bytes_per_param(w)
-    embed = _embed_params(a)
     experts = _expert_params(a)
-    dense = a.params_b * 1e9 - embed - experts
+    dense = a.params_b * 1e9 - _embed_params(a) - experts
     # Only the lm_head matrix is read from the embeddings (one row of the input table); kept 16-bit by quantisers.
     head = a.vocab * a.hidden * (2.0 if w.precision is not Precision.FP32 else 4.0)
-    touched = 0.0
-    if experts:
-        # Experts the batch routes to, in expectation: E x (1 - (1 - k/E)^tokens).
-        e, k = a.experts, max(1, a.experts_active)
-        touched = experts * (1.0 - (1.0 - k / e) ** batch)
-    return (dense + touched) * per + head
+    out = (dense * per + head, experts * per, a.experts, max(1, a.experts_active))
+    if len(_DECODE_CONSTANTS) >= 256:
+        _DECODE_CONSTANTS.clear()
+    _DECODE_CONSTANTS[id(w)] = (w, *out)
+    return out
 
 
-def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int) -> tuple[float, str]:
+def _decode_weight_bytes(w: Workload, batch: int) -> float:
+    """Bytes of weights one decode step reads for `batch` sequences (one model copy)."""
+    fixed, experts, e, k = _decode_constants(w)
+    if not experts:
+        return fixed
+    # Experts the batch routes to, in expectation: E x (1 - (1 - k/E)^tokens).
+    return fixed + experts * (1.0 - (1.0 - k / e) ** batch)
+
+
+def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int, kv_per_token: float
+                 ) -> tuple[float, str]:
     a = w.arch
     bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
-    kv = batch * context * kv_bytes_per_token(a, w.kv_dtype, context)  # sliding windows cap local layers
+    kv = batch * context * kv_per_token
     memory = (_decode_weight_bytes(w, batch) + kv) / group / bw
     flops = batch * (2.0 * a.active_params_b * 1e9 + 4.0 * a.layers * a.q_dim * context)
     compute = flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)
@@ -289,6 +323,8 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
     default) each holding `context` tokens of KV cache (its context length by default)."""
     total = max(1, concurrency or w.concurrency)
     ctx = max(1, context or w.seq_len)
+    kv_per_token = kv_bytes_per_token(w.arch, w.kv_dtype, ctx)  # sliding windows cap local layers
+    prefill_one = _prefill_rate(w, gpu, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
     best: InferenceSpeed | None = None
     min_group = max(1, min(min_group, count))
     for group in _divisors(count):
@@ -296,8 +332,8 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
             continue
         replicas = count // group
         per_copy = math.ceil(total / replicas)
-        step, bound = _decode_step(w, gpu, group, per_copy, ctx)
-        speed = InferenceSpeed(prefill_tokens_per_s=_prefill_rate(w, gpu, group, prompt or ctx),
+        step, bound = _decode_step(w, gpu, group, per_copy, ctx, kv_per_token)
+        speed = InferenceSpeed(prefill_tokens_per_s=prefill_one * group,
                                decode_tokens_per_s=1.0 / step, aggregate_decode_tokens_per_s=total / step,
                                bound=bound, group=group, replicas=replicas)
         if best is None or speed.aggregate_decode_tokens_per_s > best.aggregate_decode_tokens_per_s * (1 + 1e-9):
@@ -308,10 +344,13 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
 
 # --- per configuration, for answers ---------------------------------------------------------------------------
 
-def smallest_group(w: Workload, gpu_id: str, count: int) -> int:
+def smallest_group(w: Workload, gpu_id: str, count: int, req: Requirement | None = None) -> int:
     """The fewest of `count` GPUs (a divisor of it) that hold the workload on this card: the model-parallel group
-    the speed model may replicate over the rest. `count` itself when nothing smaller holds it."""
-    req = requirement(w)
+    the speed model may replicate over the rest. `count` itself when nothing smaller holds it. `req`: the
+    workload's `core.fit.requirement`, when the caller has it (saves hashing the workload)."""
+    if count <= 1:
+        return count
+    req = req or requirement(w)
     gpu = get_gpu(gpu_id)
     for d in range(1, count):
         if count % d == 0 and req.fits(gpu, d):

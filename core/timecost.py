@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from core.estimator import FREEZE_TRAINABLE_LAYERS
-from core.fit import Fit
+from core.fit import Fit, Requirement
 from core.gpus import get_gpu
 from core.speed import smallest_group, training_speed
 from core.workload import ADAPTER_METHODS, Method, Strategy, Workload
@@ -70,11 +70,13 @@ def flops_per_token(w: Workload) -> float:
     return forward + backward + recompute
 
 
-def tokens_per_second(w: Workload, gpu_id: str, count: int, strategy: Strategy | None = None) -> float:
-    """Training throughput of `w` on `count` x `gpu_id` (all GPUs together)."""
+def tokens_per_second(w: Workload, gpu_id: str, count: int, strategy: Strategy | None = None,
+                      req: Requirement | None = None) -> float:
+    """Training throughput of `w` on `count` x `gpu_id` (all GPUs together). `req`: `core.fit.requirement(w)`."""
     if strategy is not None and strategy is not w.strategy:
-        w = w.with_(strategy=strategy)
-    return training_speed(w, get_gpu(gpu_id), count, min_group=smallest_group(w, gpu_id, count)).tokens_per_second
+        w, req = w.with_(strategy=strategy), None
+    return training_speed(w, get_gpu(gpu_id), count,
+                          min_group=smallest_group(w, gpu_id, count, req)).tokens_per_second
 
 
 def estimate_time(w: Workload, fits: list[Fit], extra: tuple[tuple[str, int], ...] = ()) -> TimeEstimate | None:

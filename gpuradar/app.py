@@ -35,6 +35,8 @@ from bot.dispatcher import build_dispatcher
 from bot.estimates import Estimator
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache
+from bot.pacing import Pacer, RateLimitedSession
+from core.alerts import AlertPolicy
 from core.polls import PollResult
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
@@ -44,6 +46,7 @@ from gpuradar.startup import check_database_path, check_token_format, port_in_us
 from scrapers.hub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
+from storage.ingest_worker import IngestWorker
 from storage.migrate import upgrade_async
 from storage.queries import in_stock_offers
 
@@ -64,28 +67,33 @@ class AlertHook:
     builds the sender that drains them (given the bot and the sessionmaker)."""
 
     on_events: OnEvents | None = None
-    make_sender: Callable[[Bot, async_sessionmaker[AsyncSession]], Sender] | None = None
+    make_sender: Callable[..., Sender] | None = None  # (bot, sessionmaker, *, pacer) -> Sender
 
 
-def alert_hook(**sender_options: Any) -> AlertHook:
+def alert_hook(policy: AlertPolicy | None = None, **sender_options: Any) -> AlertHook:
     """The alert pipeline's ends for `gpuradar run` (issue 5): `on_events` matches events against subscriptions
     and writes outbox rows in the ingest transaction; `make_sender` builds `bot.sender.AlertSender`, which the
     writer wakes right after the commit so an alert does not wait for the sender's next poll."""
     from bot.sender import AlertSender
     from storage.outbox import OutboxWriter
 
-    senders: list[AlertSender] = []
+    senders: list[tuple[AlertSender, asyncio.AbstractEventLoop]] = []
 
     def wake() -> None:
-        for sender in senders:
-            sender.wake()
+        # Called after the ingest commit, from the ingest worker's thread: hand the wake-up to each sender's loop.
+        for sender, loop in senders:
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(sender.wake)
 
-    def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession]) -> AlertSender:
-        sender = AlertSender(bot, sessionmaker, **sender_options)
-        senders.append(sender)
+    sender_options.setdefault("metrics", METRICS)
+
+    def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *,
+                    pacer: Pacer | None = None) -> AlertSender:
+        sender = AlertSender(bot, sessionmaker, pacer=pacer, **sender_options)
+        senders.append((sender, asyncio.get_running_loop()))
         return sender
 
-    return AlertHook(on_events=OutboxWriter(wakeup=wake), make_sender=make_sender)
+    return AlertHook(on_events=OutboxWriter(policy, wakeup=wake), make_sender=make_sender)
 
 
 class WebhookSettingsError(ValueError):
@@ -120,13 +128,28 @@ def _loopback(url: str) -> bool:
     return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
-def make_bot(settings: Settings) -> Bot:
+def make_pacer(settings: Settings) -> Pacer:
+    """The replica's one Telegram rate limiter, shared by replies and alerts (bot.pacing)."""
+    s = settings.sender
+    return Pacer(s.global_rate, s.chat_interval, window=s.window, per_window=max(1, int(s.global_rate * s.window)))
+
+
+def install_pacing(bot: Bot, pacer: Pacer, metrics: Metrics = METRICS) -> None:
+    """Every call this bot makes goes through the limiter (replies first) and survives a 429."""
+    bot.session.middleware(RateLimitedSession(pacer, on_retry_after=metrics.telegram_rate_limited,
+                                              time_scale=pacer.window))
+
+
+def make_bot(settings: Settings, pacer: Pacer | None = None) -> Bot:
     if settings.bot_token is None:
         raise ValueError("BOT_TOKEN is not set")
     session = AiohttpSession(api=TelegramAPIServer.from_base(settings.telegram_api_url)) \
         if settings.telegram_api_url else AiohttpSession()
-    return Bot(settings.bot_token.get_secret_value(), session=session,
-               default=DefaultBotProperties(parse_mode=ParseMode.HTML))
+    bot = Bot(settings.bot_token.get_secret_value(), session=session,
+              default=DefaultBotProperties(parse_mode=ParseMode.HTML))
+    if pacer is not None:
+        install_pacing(bot, pacer)
+    return bot
 
 
 class App:
@@ -165,6 +188,7 @@ class App:
         self._scheduler: Any = None
         self._client: Any = None
         self._sender: Sender | None = None
+        self.ingest_worker: IngestWorker | None = None
 
     # ------------------------------------------------------------------ pieces
     async def _load_offers(self) -> list[CachedOffer]:
@@ -173,10 +197,15 @@ class App:
             return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
 
     async def ingest(self, result: PollResult, rates: Any = None, *, on_events: Any = None) -> None:
-        """The scheduler's sink: record the poll (and the alert outbox, same transaction), then refresh the cache
-        inline mode answers from. `on_events` replaces the alert hook (the leader passes a fenced one)."""
+        """The scheduler's sink: record the poll (and the alert queue, same transaction) in the ingest worker's
+        thread, off this loop, then refresh the cache inline mode answers from. `on_events` replaces the alert hook
+        (the leader passes a fenced one)."""
         assert self.sessionmaker is not None and self.offers is not None
-        await record_poll(self.sessionmaker, result, rates=rates, on_events=on_events or self.alerts.on_events)
+        hook = on_events or self.alerts.on_events
+        if self.ingest_worker is not None:
+            await self.ingest_worker.record(result, rates=rates, on_events=hook)
+        else:
+            await record_poll(self.sessionmaker, result, rates=rates, on_events=hook)
         await self.offers.refresh()
 
     def _observe(self, result: PollResult) -> None:
@@ -206,14 +235,33 @@ class App:
         scheduler = ScrapeScheduler(self.settings, client, sink)
         scheduler.start()
         self._scheduler, self._client = scheduler, client
+        upkeep = asyncio.create_task(self._retention_loop(), name="retention")
 
         async def close() -> None:
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await upkeep
             scheduler.shutdown()
             await client.aclose()
             if self._scheduler is scheduler:
                 self._scheduler = self._client = None
 
         return close
+
+    async def _retention_loop(self, first_after: float = 60.0) -> None:
+        """The leader keeps storage bounded (storage/retention.py), in the ingest worker, every RETENTION__EVERY s."""
+        from storage.retention import run_retention
+
+        assert self.ingest_worker is not None
+        settings = self.settings.retention
+        delay = first_after
+        while True:
+            await asyncio.sleep(delay)
+            delay = settings.every
+            try:
+                await self.ingest_worker.run(lambda sm: run_retention(sm, settings))
+            except Exception:  # upkeep must never take the leader down; the next run tries again
+                log.warning("retention run failed", exc_info=True)
 
     def _leader_changed(self, leading: bool) -> None:
         self.metrics.set_leader(SCRAPERS_LEASE, leading)
@@ -269,9 +317,11 @@ class App:
         self.sessionmaker = make_sessionmaker(self.engine)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
+        self.pacer = make_pacer(s)
         if bot is None and s.bot_token is not None:
             check_token_format(s.bot_token.get_secret_value())
         self.bot = bot or make_bot(s)
+        install_pacing(self.bot, self.pacer, self.metrics)
         me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
                                   api=s.telegram_api_url or "")
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
@@ -297,12 +347,15 @@ class App:
             self._tasks.append(asyncio.create_task(self.dispatcher.start_polling(
                 self.bot, handle_signals=False, close_bot_session=False, polling_timeout=self.polling_timeout),
                 name="polling"))
+        # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`).
+        self.ingest_worker = IngestWorker(s.database_url)
+        self.ingest_worker.start()
         if self.scrape:
             self.leadership = ScrapeLeadership(self.sessionmaker, self._start_scraping, ttl=s.lease.ttl,
                                                on_change=self._leader_changed)
             self._tasks.append(asyncio.create_task(self.leadership.run(self._stop), name="scrapers-leadership"))
         if self.alerts.make_sender is not None:
-            self._sender = self.alerts.make_sender(self.bot, self.sessionmaker)
+            self._sender = self.alerts.make_sender(self.bot, self.sessionmaker, pacer=self.pacer)
             self._tasks.append(asyncio.create_task(self._sender.run(), name="sender"))
         if s.admin_ids:
             watch = DegradedWatch(self.bot, self.sessionmaker, s.admin_ids, after=self.degraded_after)
@@ -327,6 +380,8 @@ class App:
             self._scheduler.shutdown()
         if self._client is not None:
             await self._client.aclose()
+        if self.ingest_worker is not None:
+            await self.ingest_worker.stop()
         if self.web is not None:
             await self.web.close()  # after the tasks: an update being handled still had its answer to send
         for refresher in self._refreshers:

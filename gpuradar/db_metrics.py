@@ -11,22 +11,31 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from gpuradar.metrics import Metrics, Refresher
-from storage.alert_tables import AlertOutbox, OutboxState
+from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState
+from storage.user_tables import User
 
-# Rows not yet delivered: waiting to be claimed, or claimed into a message not yet sent.
-UNSENT = (OutboxState.PENDING, OutboxState.CLAIMED)
+UNSENT = (DeliveryState.QUEUED, DeliveryState.SENDING)
 
 
 def outbox_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Metrics) -> Refresher:
-    """Pending alerts and the age of the oldest one: a growing age is the first sign that sending is stuck."""
+    """Alerts waiting and the age of the oldest: messages written but not yet sent, plus queued events no sender
+    has started on yet (newer than every user's cursor). A growing age is the first sign that sending is stuck."""
 
     async def refresh_outbox() -> None:
         async with sessionmaker() as session:
-            pending, oldest = (await session.execute(
-                select(func.count(), func.min(AlertOutbox.created_at)).where(AlertOutbox.state.in_(UNSENT)))).one()
-        if oldest is not None and oldest.tzinfo is None:  # stored as UTC; a driver may hand it back naive
-            oldest = oldest.replace(tzinfo=UTC)
-        age = (datetime.now(UTC) - oldest).total_seconds() if oldest is not None else None
-        metrics.set_outbox(int(pending), age)
+            unsent, oldest_unsent = (await session.execute(
+                select(func.count(), func.min(AlertDelivery.created_at))
+                .where(AlertDelivery.state.in_(UNSENT)))).one()
+            started = select(func.coalesce(func.max(User.alert_cursor), 0)).scalar_subquery()
+            fresh, oldest_fresh = (await session.execute(
+                select(func.count(), func.min(AlertEventRow.created_at)).where(AlertEventRow.id > started))).one()
+        ages = [_age(t) for t in (oldest_unsent, oldest_fresh) if t is not None]
+        metrics.set_outbox(int(unsent) + int(fresh), max(ages) if ages else None)
 
     return refresh_outbox
+
+
+def _age(t: datetime) -> float:
+    if t.tzinfo is None:  # stored as UTC; a driver may hand it back naive
+        t = t.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - t).total_seconds()

@@ -57,8 +57,12 @@ class OfferRow:
 
 def _cheapest(a: Answer, offers: Sequence[OfferRow]) -> dict[tuple[str, int], Ranked]:
     fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
-    hours = (lambda g, c: (ct.hours if (ct := a.config_time(g, c)) is not None else None)) if a.has_time else None
-    return cheapest_per_config(rank(fitting, "USD", hours))
+
+    def hours(gpu: str, count: int) -> float | None:
+        row = a.config_time(gpu, count)
+        return None if row is None else row.hours
+
+    return cheapest_per_config(rank(fitting, "USD", hours if a.has_time else None))
 
 
 def _offer_json(r: Ranked | None, hours: float | None) -> dict[str, Any] | None:

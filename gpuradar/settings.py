@@ -13,7 +13,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from gpuradar.logs import LogSettings
 from scrapers.settings import ProvidersSettings
-from storage.db import DEFAULT_DATABASE_URL
+from storage.retention_settings import RetentionSettings
+from storage.urls import DEFAULT_DATABASE_URL
 
 
 class WebSettings(BaseModel):
@@ -59,9 +60,15 @@ class SenderSettings(BaseModel):
     on another host leaves its unsent alerts to the others after at most this long (on the same host at once).
     """
 
-    batch: int = Field(default=500, ge=1)  # outbox rows claimed per cycle
+    batch: int = Field(default=500, ge=1)  # alert messages kept written and ready in memory
     poll_interval: float = Field(default=1.0, gt=0)  # how often to look for alerts another replica queued
     claim_ttl: float = Field(default=30.0, ge=1)
+    # Telegram's limits, shared by this replica's replies and alerts (bot.pacing): messages per second overall,
+    # and seconds between two messages to one chat.
+    global_rate: float = Field(default=29.5, gt=0)
+    chat_interval: float = Field(default=1.05, ge=0)
+    # The span Telegram counts its per-second limits over; only a stand-in server with scaled time changes it.
+    window: float = Field(default=1.0, gt=0)
 
 
 class Settings(BaseSettings):
@@ -76,6 +83,7 @@ class Settings(BaseSettings):
     # ADMIN_IDS=123, =123,456 or =[123, 456] (read by `_admin_ids`, not as JSON only)
     admin_ids: Annotated[list[int], NoDecode] = Field(default_factory=list)
     providers: ProvidersSettings = ProvidersSettings()
+    retention: RetentionSettings = RetentionSettings()  # storage/retention.py: what is kept how long
     user_agent: str = "GPURadarBot/0.1 (+https://t.me/gpuradar_bot; GPU stock alerts)"
     # CBR daily rates fallback when the rates file cannot be fetched (roubles per unit)
     fx_fallback_rub_per: dict[str, float] = Field(default_factory=lambda: {"USD": 80.0, "EUR": 93.0})

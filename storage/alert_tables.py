@@ -1,14 +1,16 @@
-"""Tables of alert delivery: the outbox, the cooldown state and the delivery log.
+"""Tables of alert delivery: the queued events, the cooldown state per offer and the delivery log.
 
-- `alert_outbox`: one row per (subscription, offer key, event), written in the transaction that records the event
-  (`storage.outbox.enqueue_alerts`); `dedup_key` is unique, so a replayed hook can never queue an alert twice.
-  States: pending -> claimed (part of a delivery) -> sent | dropped (user blocked the bot, subscription gone)
-  | failed (Telegram refused it for good). `not_before` holds an alert through the user's quiet hours.
+- `alert_events`: one row per alerting event, written in the transaction that records the event
+  (`storage.outbox.OutboxWriter`); `dedup_key` is unique, so a replayed hook can never queue an event twice. A poll
+  writes as many rows as it has alerting events, whatever the number of subscribers.
+- `users.alert_cursor` (storage.user_tables): the last `alert_events.id` already turned into messages for that user.
+  The sender advances it in the transaction that writes the user's deliveries, so every event reaches each user
+  exactly once, in as few messages as the user's grouping allows.
 - `alert_deliveries`: one row per Telegram message. It is written, with its final text, BEFORE the message is sent,
-  so a restart re-sends exactly the same message for the same rows (never re-groups or re-renders them).
+  so a restart re-sends exactly the same message (never re-groups or re-renders it).
   States: queued -> sending (the request may have reached Telegram) -> sent (with Telegram's message id) | failed.
-- `alert_cooldowns`: when (and at which price) a subscription was last alerted about an offer, so stock that flaps
-  in and out does not alert every time it comes back.
+- `alert_offer_state`: the last alert about an offer everyone matching heard, so stock that flaps in and out does
+  not alert every time it comes back (core.alerts).
 """
 
 from __future__ import annotations
@@ -16,23 +18,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.db import Base
-from storage.offer_tables import KEY_LEN, NAME_LEN, UTCDateTime
+from storage.offer_tables import KEY_LEN, UTCDateTime
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-class OutboxState:
-    PENDING = "pending"
-    CLAIMED = "claimed"
-    SENT = "sent"
-    DROPPED = "dropped"
-    FAILED = "failed"
 
 
 class DeliveryState:
@@ -42,27 +36,32 @@ class DeliveryState:
     FAILED = "failed"
 
 
-class AlertOutbox(Base):
-    __tablename__ = "alert_outbox"
-    __table_args__ = (Index("ix_alert_outbox_state_not_before", "state", "not_before"),)
+class AlertEventRow(Base):
+    """One alerting event (appeared, back in stock, price drop), queued in the transaction that recorded it. Who it
+    reaches is worked out by the sender, per user, when it builds that user's next message (bot/sender.py)."""
+
+    __tablename__ = "alert_events"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    # subscription | offer key | event kind | stored event id: the same alert can be queued only once
-    dedup_key: Mapped[str] = mapped_column(String(KEY_LEN + 128), unique=True)
-    subscription_id: Mapped[int] = mapped_column(ForeignKey("subscriptions.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    # offer key | event kind | stored event id: the same event can be queued only once
+    dedup_key: Mapped[str] = mapped_column(String(KEY_LEN + 64), unique=True)
     offer_key: Mapped[str] = mapped_column(String(KEY_LEN))
     event_kind: Mapped[str] = mapped_column(String(16))
     event_id: Mapped[int | None] = mapped_column(Integer)
-    # Everything the message needs, frozen at event time: the offer, normalised prices, why it fits.
-    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
-    state: Mapped[str] = mapped_column(String(16), default=OutboxState.PENDING)
-    not_before: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now)
-    delivery_id: Mapped[int | None] = mapped_column(ForeignKey("alert_deliveries.id", ondelete="SET NULL"),
-                                                    index=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now)
-    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    reason: Mapped[str | None] = mapped_column(String(255))  # why dropped / failed
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)  # core.alerts.AlertEvent
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now, index=True)
+
+
+class OfferAlertState(Base):
+    """The last alert everyone matching an offer heard (core.alerts.LastAlert): the cooldown's memory, per offer."""
+
+    __tablename__ = "alert_offer_state"
+
+    offer_key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
+    last_alert_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_price: Mapped[float | None] = mapped_column(Float)  # per GPU-hour in the offer's currency
+    last_price_rub: Mapped[float | None] = mapped_column(Float)
+    last_price_usd: Mapped[float | None] = mapped_column(Float)
 
 
 class AlertDelivery(Base):
@@ -86,14 +85,3 @@ class AlertDelivery(Base):
     # `leases` table): renewed while it lives; once lapsed, another sender takes the message over (bot/sender.py).
     claimed_by: Mapped[str | None] = mapped_column(String(255), index=True)
     claim_expires_at: Mapped[float | None] = mapped_column(Float)
-
-
-class AlertCooldown(Base):
-    __tablename__ = "alert_cooldowns"
-
-    subscription_id: Mapped[int] = mapped_column(ForeignKey("subscriptions.id", ondelete="CASCADE"),
-                                                 primary_key=True)
-    offer_key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
-    last_alert_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    last_price: Mapped[float | None] = mapped_column(Float)  # per GPU-hour in the offer's currency
-    last_kind: Mapped[str] = mapped_column(String(NAME_LEN))

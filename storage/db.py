@@ -8,7 +8,9 @@ from sqlalchemy import MetaData, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 
-DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///gpuradar.sqlite3"
+from storage.urls import DEFAULT_DATABASE_URL
+
+__all__ = ["DEFAULT_DATABASE_URL", "Base", "make_engine", "make_sessionmaker"]
 
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
 NAMING = {

@@ -12,13 +12,16 @@ the same PollResult twice a no-op.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -30,7 +33,7 @@ from core.changes import (
     detect_changes,
     is_available,
 )
-from core.offers import Offer, Rates
+from core.offers import Billing, Offer, Period, Rates
 from core.polls import PollResult, PollStatus
 from core.verdict import shrink_verdict
 from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
@@ -50,13 +53,19 @@ async def record_poll(
     on_events: OnEvents | None = None,
     hysteresis: int = DEFAULT_HYSTERESIS,
     price_threshold: float = DEFAULT_PRICE_THRESHOLD,
+    cache: StateCache | None = None,
 ) -> list[OfferEvent]:
-    """Store one poll and return the events it produced (with their stored ids). Idempotent per poll."""
+    """Store one poll and return the events it produced (with their stored ids). Idempotent per poll.
+    `cache` (the ingest worker's) spares reloading the provider's stored state between its own polls."""
+    outcome_state: dict[str, dict[str, Stored]] = {}
     try:
         async with sessionmaker() as session, session.begin():
-            return await _record(session, result, rates=rates, now=now or result.finished_at, on_events=on_events,
-                                 hysteresis=hysteresis, price_threshold=price_threshold)
+            events, run_id = await _record(
+                session, result, rates=rates, now=now or result.finished_at, on_events=on_events,
+                hysteresis=hysteresis, price_threshold=price_threshold, cache=cache, outcome_state=outcome_state)
     except IntegrityError:
+        if cache is not None:
+            cache.forget(result.provider)
         async with sessionmaker() as session:
             seen = await session.scalar(select(ScrapeRun.id).where(
                 ScrapeRun.provider == result.provider, ScrapeRun.started_at == result.started_at))
@@ -64,10 +73,22 @@ async def record_poll(
             raise
         log.info("poll of %s started at %s was already recorded (run %s)", result.provider, result.started_at, seen)
         return []
+    except BaseException:
+        if cache is not None:
+            cache.forget(result.provider)
+        raise
+    if cache is not None:  # committed: the cache now describes the database
+        state = outcome_state.get(result.provider)
+        if state is None:
+            cache.forget(result.provider)
+        else:
+            cache.put(result.provider, run_id, state)
+    return events
 
 
 async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | None, now: datetime,
-                  on_events: OnEvents | None, hysteresis: int, price_threshold: float) -> list[OfferEvent]:
+                  on_events: OnEvents | None, hysteresis: int, price_threshold: float, cache: StateCache | None,
+                  outcome_state: dict[str, dict[str, Stored]]) -> tuple[list[OfferEvent], int]:
     provider = result.provider
     run = ScrapeRun(provider=provider, started_at=result.started_at, finished_at=result.finished_at,
                     reported_status=result.status.value, status=result.status.value, shrink=False,
@@ -76,7 +97,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
     await session.flush()  # the write lock, the run id, and the duplicate check
 
     previous = (await session.execute(
-        select(ScrapeRun.status, ScrapeRun.shrink, ScrapeRun.offer_count)
+        select(ScrapeRun.id, ScrapeRun.status, ScrapeRun.shrink, ScrapeRun.offer_count)
         .where(ScrapeRun.provider == provider, ScrapeRun.id < run.id)
         .order_by(ScrapeRun.id.desc()).limit(HISTORY_RUNS))).all()
 
@@ -93,10 +114,18 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
     if status is PollStatus.OK:
         had_trusted = await session.scalar(select(ScrapeRun.id).where(
             ScrapeRun.provider == provider, ScrapeRun.status == PollStatus.OK.value, ScrapeRun.id < run.id).limit(1))
-        events = await _apply_snapshot(session, run, result.offers, rates=rates, now=now,
-                                       baseline=had_trusted is None, hysteresis=hysteresis,
-                                       price_threshold=price_threshold)
+        cached = cache.get(provider, previous[0].id if previous else None) if cache is not None else None
+        stored = cached if cached is not None else await _load_stored(session, provider)
+        events, after = await _apply_snapshot(session, run, result.offers, rates=rates, now=now,
+                                              baseline=had_trusted is None, hysteresis=hysteresis,
+                                              price_threshold=price_threshold, stored=stored)
         run.event_count = len(events)
+        if cache is not None:
+            outcome_state[provider] = after
+    elif cache is not None and previous:
+        cached = cache.get(provider, previous[0].id)
+        if cached is not None:
+            outcome_state[provider] = cached  # nothing changed: carry the state over to this run
 
     await _update_health(session, provider, trusted=status is PollStatus.OK, reason=error or status.value, now=now)
 
@@ -104,7 +133,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
         outcome = on_events(session, events)
         if inspect.isawaitable(outcome):
             await outcome
-    return events
+    return events, run.id
 
 
 def _shrunk_streak(previous: Sequence[Any]) -> list[int]:
@@ -136,54 +165,181 @@ def normalised(offer: Offer, rates: Rates | None) -> tuple[float | None, float |
     return out[0], out[1]
 
 
+_OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpu", "ram_gb", "disk_gb",
+                  "location", "billing", "price", "currency", "period", "listed_in_stock", "available", "url")
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What a provider's `offers` row says, as far as diffing the next poll needs."""
+
+    state: OfferState
+    rub: float | None
+    usd: float | None
+
+
+class StateCache:
+    """The ingest worker's copy of each provider's stored state, so a poll loads nothing when nothing else wrote
+    since this process's last poll of that provider (checked against the provider's latest scrape run id: any
+    other writer — a previous leader — makes it reload). Only what a poll changed is written back."""
+
+    def __init__(self) -> None:
+        self._by_provider: dict[str, tuple[int, dict[str, Stored]]] = {}
+        self.hits = 0
+        self.loads = 0
+
+    def get(self, provider: str, last_run_id: int | None) -> dict[str, Stored] | None:
+        entry = self._by_provider.get(provider)
+        if entry is None or last_run_id is None or entry[0] != last_run_id:
+            return None
+        self.hits += 1
+        return entry[1]
+
+    def put(self, provider: str, run_id: int, stored: dict[str, Stored]) -> None:
+        self._by_provider[provider] = (run_id, stored)
+
+    def forget(self, provider: str) -> None:
+        self._by_provider.pop(provider, None)
+
+
+async def _load_stored(session: AsyncSession, provider: str) -> dict[str, Stored]:
+    """The provider's rows as plain tuples (no ORM objects); the Offers were validated when they were written."""
+    t = CurrentOffer.__table__
+    cols = [t.c[name] for name in _OFFER_COLUMNS]
+    rows = (await session.execute(select(t.c.key, *cols, t.c.price_per_gpu_hour_rub, t.c.price_per_gpu_hour_usd,
+                                         t.c.ref_price, t.c.in_stock, t.c.missing)
+                                  .where(t.c.provider == provider))).all()
+    out: dict[str, Stored] = {}
+    for r in rows:
+        fields = dict(zip(_OFFER_COLUMNS, r[1:18], strict=True))
+        fields["in_stock"] = fields.pop("listed_in_stock")
+        fields["billing"], fields["period"] = Billing(fields["billing"]), Period(fields["period"])
+        fields["location"] = fields["location"] or ""
+        fields["url"] = fields["url"] or ""
+        offer = Offer.model_construct(**fields)
+        out[r.key] = Stored(OfferState(r.key, offer, r.ref_price, r.in_stock, r.missing), r[18], r[19])
+    return out
+
+
+def _factors(currency: str, rates: Rates | None) -> tuple[float | None, float | None]:
+    """Multipliers from the offer's currency to RUB and USD (None where no rate is known), once per poll; the same
+    figures `normalised` gives, without a conversion per offer."""
+    out: list[float | None] = []
+    for target in ("RUB", "USD"):
+        cur = currency.upper()
+        if cur == target or (target == "RUB" and cur == "RUR"):
+            out.append(1.0)
+        elif rates is None:
+            out.append(None)
+        else:
+            try:
+                out.append(rates.convert(1.0, currency, target))
+            except KeyError:
+                out.append(None)
+    return out[0], out[1]
+
+
+def _row_values(offer: Offer) -> dict[str, Any]:
+    return {"provider": offer.provider, "sku": offer.sku, "gpu": offer.gpu, "gpu_name": offer.gpu_name,
+            "gpu_count": offer.gpu_count, "gpu_memory_gb": offer.gpu_memory_gb, "vcpu": offer.vcpu,
+            "ram_gb": offer.ram_gb, "disk_gb": offer.disk_gb, "location": offer.location,
+            "billing": offer.billing.value, "price": offer.price, "currency": offer.currency,
+            "period": offer.period.value, "listed_in_stock": offer.in_stock, "available": offer.available,
+            "url": offer.url}
+
+
 async def _apply_snapshot(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
-                          now: datetime, baseline: bool, hysteresis: int, price_threshold: float) -> list[OfferEvent]:
-    rows = {row.key: row for row in (await session.scalars(
-        select(CurrentOffer).where(CurrentOffer.provider == run.provider))).all()}
-    states = {key: OfferState(key, row.to_offer(), row.ref_price, row.in_stock, row.missing)
-              for key, row in rows.items()}
+                          now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
+                          stored: dict[str, Stored]) -> tuple[list[OfferEvent], dict[str, Stored]]:
+    """Diff the poll against the stored state and write only what changed (a few executemany statements).
+    Returns the events (with their stored ids) and the provider's state after the poll."""
+    with _gc_paused():
+        return await _apply(session, run, offers, rates=rates, now=now, baseline=baseline, hysteresis=hysteresis,
+                            price_threshold=price_threshold, stored=stored)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """A poll allocates tens of thousands of small objects that all live until it ends: the cyclic collector would
+    re-scan the whole heap many times over meanwhile (measured: a third of a 50,000-configuration ingest)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
+                 now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
+                 stored: dict[str, Stored]) -> tuple[list[OfferEvent], dict[str, Stored]]:
+    states = {key: s.state for key, s in stored.items()}
+    factors: dict[str, tuple[float | None, float | None]] = {}
     new_states, events = detect_changes(states, offers, hysteresis=hysteresis, price_threshold=price_threshold,
                                         baseline=baseline, rates=rates, now=now)
     listed = {o.key for o in offers}
-
+    after = dict(stored)
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    points: list[dict[str, Any]] = []
     for key, state in new_states.items():
         offer = state.offer
         available_now = key in listed and is_available(offer)
-        row = rows.get(key)
-        rub, usd = normalised(offer, rates)
-        if row is None:
-            row = CurrentOffer(key=key, first_seen=now)
-            session.add(row)
+        factor = factors.get(offer.currency)
+        if factor is None:
+            factor = factors[offer.currency] = _factors(offer.currency, rates)
+        per_gpu_hour = offer.price_per_gpu_hour
+        rub = None if factor[0] is None else round(per_gpu_hour * factor[0], 4)
+        usd = None if factor[1] is None else round(per_gpu_hour * factor[1], 4)
+        before = stored.get(key)
+        if before is None:
             point = True
         else:
-            before = states[key]
-            point = (before.listed != available_now or row.price != offer.price or row.currency != offer.currency
-                     or row.period != offer.period.value or row.available != offer.available)
-            if state == before and row.price_per_gpu_hour_rub == rub and row.price_per_gpu_hour_usd == usd:
+            old = before.state
+            seen = old.offer
+            point = (old.listed != available_now or seen.price != offer.price or seen.currency != offer.currency
+                     or seen.period is not offer.period or seen.available != offer.available)
+            if state == old and before.rub == rub and before.usd == usd:
                 continue  # nothing moved: no write
-        row.set_offer(offer)
-        row.price_per_gpu_hour_rub, row.price_per_gpu_hour_usd = rub, usd
-        row.in_stock, row.missing, row.ref_price = state.in_stock, state.missing, state.price
-        row.updated_at = now
+        values = {**_row_values(offer), "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
+                  "in_stock": state.in_stock, "missing": state.missing, "ref_price": state.price, "updated_at": now}
         if key in listed:
-            row.last_seen = now
+            values["last_seen"] = now
+        if before is None:
+            inserts.append({**values, "key": key, "first_seen": now, "last_seen": now})
+        else:
+            updates.append({**values, "k": key})
+        after[key] = Stored(state, rub, usd)
         if point:
-            session.add(PricePoint(offer_key=key, provider=offer.provider, gpu=offer.gpu, gpu_count=offer.gpu_count,
-                                   at=now, price=offer.price, currency=offer.currency, period=offer.period.value,
-                                   price_per_gpu_hour_rub=rub, price_per_gpu_hour_usd=usd, in_stock=available_now,
-                                   available=offer.available if key in listed else 0))
+            points.append({"offer_key": key, "provider": offer.provider, "gpu": offer.gpu,
+                           "gpu_count": offer.gpu_count, "at": now, "price": offer.price, "currency": offer.currency,
+                           "period": offer.period.value, "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
+                           "in_stock": available_now, "available": offer.available if key in listed else 0})
 
+    table = CurrentOffer.__table__
+    conn = await session.connection()  # Core executemany: no ORM bookkeeping for plain rows
+    if inserts:
+        await conn.execute(insert(table), inserts)
+    # Rows that were listed this time also move last_seen; the others keep it. Two statements, each one shape.
+    for with_seen in (True, False):
+        batch = [u for u in updates if ("last_seen" in u) is with_seen]
+        if batch:
+            cols = {c: bindparam(c) for c in batch[0] if c != "k"}
+            await conn.execute(update(table).where(table.c.key == bindparam("k")).values(**cols), batch)
+    if points:
+        await conn.execute(insert(PricePoint.__table__), points)
     if not events:
-        return []
-    event_rows = [OfferEventRow(
-        run_id=run.id, offer_key=e.key, kind=e.kind.value, provider=e.offer.provider, gpu=e.offer.gpu,
-        gpu_count=e.offer.gpu_count, at=now, old_price=e.old_price, new_price=e.new_price, currency=e.currency,
-        old_price_rub=e.old_price_rub, new_price_rub=e.new_price_rub, old_price_usd=e.old_price_usd,
-        new_price_usd=e.new_price_usd, offer=e.offer.model_dump(mode="json"),
-    ) for e in events]
-    session.add_all(event_rows)
-    await session.flush()
-    return [e.model_copy(update={"id": row.id}) for e, row in zip(events, event_rows, strict=True)]
+        return [], after
+    events_table = OfferEventRow.__table__
+    ids = (await conn.execute(
+        insert(events_table).returning(events_table.c.id, sort_by_parameter_order=True),
+        [{"run_id": run.id, "offer_key": e.key, "kind": e.kind.value, "provider": e.offer.provider,
+          "gpu": e.offer.gpu, "gpu_count": e.offer.gpu_count, "at": now, "old_price": e.old_price,
+          "new_price": e.new_price, "currency": e.currency, "old_price_rub": e.old_price_rub,
+          "new_price_rub": e.new_price_rub, "old_price_usd": e.old_price_usd, "new_price_usd": e.new_price_usd,
+          "offer": e.offer.model_dump(mode="json")} for e in events])).scalars().all()
+    return [e.model_copy(update={"id": i}) for e, i in zip(events, ids, strict=True)], after
 
 
 async def _update_health(session: AsyncSession, provider: str, *, trusted: bool, reason: str, now: datetime) -> None:

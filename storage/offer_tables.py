@@ -99,7 +99,7 @@ class PricePoint(Base):
     """A point each time a configuration's price or availability changes (for history charts)."""
 
     __tablename__ = "price_history"
-    __table_args__ = (Index("ix_price_history_gpu_at", "gpu", "at"),)
+    __table_args__ = (Index("ix_price_history_gpu_at", "gpu", "at"), Index("ix_price_history_at", "at"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     offer_key: Mapped[str] = mapped_column(String(KEY_LEN), index=True)
@@ -160,6 +160,7 @@ class OfferEventRow(Base):
     __table_args__ = (
         UniqueConstraint("offer_key", "kind", "run_id", name="uq_offer_events_key_kind_run"),
         Index("ix_offer_events_provider_at", "provider", "at"),
+        Index("ix_offer_events_at", "at"),  # retention
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

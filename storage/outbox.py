@@ -1,18 +1,21 @@
-"""The alert outbox: writing it inside the ingest transaction, and the state moves the sender makes.
+"""The alert queue: events written inside the ingest transaction, and the moves the sender makes.
 
-`OutboxWriter` is the `on_events` hook of `storage.ingest.record_poll`: it keeps the alerting events (appeared,
-back in stock, price drop), finds the active subscriptions they reach through `core.matching.WatchIndex`, applies
-the cooldown, and inserts one outbox row per (subscription, offer key, event) — in the transaction that records
-the events, so an event and its alerts are committed together or not at all.
+Work per poll is proportional to its alerting events, never to the subscribers they reach:
+- `OutboxWriter` is the `on_events` hook of `storage.ingest.record_poll`. It keeps the alerting events (appeared,
+  back in stock, price drop), applies the per-offer cooldown (`core.alerts`), and writes one `alert_events` row per
+  event plus the offer's cooldown state — in the transaction that records the events, so an event and its alert
+  are committed together or not at all.
+- `FanOut` (used by `bot.sender`) matches the queued events against the active subscriptions in memory
+  (`core.matching.WatchIndex`), keeps for every user the events they have not heard, and hands the sender one
+  user's unheard events at a time, each offer once with every subscription it matches. The sender writes that
+  user's messages (`alert_deliveries`, final text) and advances the user's `alert_cursor` past those events in one
+  transaction (`commit_plans`): every event reaches each user exactly once, and a user who is busy, in quiet hours
+  or behind a backlog gets one digest instead of a message per poll.
 
-Delivery (see `bot.sender`) moves rows pending -> claimed -> sent through `alert_deliveries`, one row per Telegram
-message, written with its final text before the message is sent.
-
-Several senders (one per replica) share the outbox: `due_rows(lock=True)` skips rows another sender is claiming
-(PostgreSQL's FOR UPDATE SKIP LOCKED), `create_deliveries` verifies every row it claims was still pending (the
-guard on SQLite, where the read is not locked) and each delivery carries its sender's claim (`claimed_by`,
-`claim_expires_at` by the database's clock), renewed by `renew_claims` and taken over by `take_over_deliveries`
-once it lapses.
+Delivery moves deliveries queued -> sending -> sent. Several senders (one per replica) share the queue: the cursor
+is advanced with a compare-and-set (`ClaimConflict` when another sender planned that user first) and each
+delivery carries its sender's claim (`claimed_by`, `claim_expires_at` by the database's clock), renewed by
+`renew_claims` and taken over by `take_over_deliveries` once it lapses.
 """
 
 from __future__ import annotations
@@ -20,195 +23,103 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import Table, bindparam, func, insert, or_, select, update
+from sqlalchemy import bindparam, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core.changes import EventKind, OfferEvent
+from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
+from core.changes import OfferEvent
 from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, watch_from_row
-from storage.alert_tables import AlertCooldown, AlertDelivery, AlertOutbox, DeliveryState, OutboxState
+from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
 from storage.upsert import upsert_insert
 from storage.user_tables import Subscription, User
 
+__all__ = ["AlertPolicy", "FanOut", "OutboxWriter"]
+
 log = logging.getLogger(__name__)
 
-DEFAULT_COOLDOWN = timedelta(hours=3)
-REARM_DROP = 0.05  # within the cooldown, a price at least 5 % under the last alerted one still alerts
 INDEX_TTL = 300.0  # seconds: rebuild the subscription index at least this often even if nothing seems changed
-_CHUNK = 500  # rows per multi-row INSERT / IN list
-
-
-@dataclass(frozen=True)
-class AlertPolicy:
-    cooldown: timedelta = DEFAULT_COOLDOWN
-    min_drop: float = 0.0  # price drops smaller than this (0.05 = 5 %) do not alert; detection has its own threshold
-    rearm_drop: float = REARM_DROP
-
-
-@dataclass(frozen=True, slots=True)
-class SubMeta:
-    """What an outbox row needs about a matched subscription besides its watch."""
-
-    user_id: int
-    kind: str
-    query_text: str
-
-
-@dataclass
-class _Cached:
-    index: WatchIndex
-    meta: dict[int, SubMeta]
-    fingerprint: tuple[Any, ...]
-    built_at: float
+MAX_EVENT_AGE = timedelta(hours=26)  # events older than this are never planned (quiet hours last < 24 h)
+_CHUNK = 500  # rows per IN list
+_EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
 
 
 
 
-def dedup_key(subscription_id: int, event: OfferEvent) -> str:
+def dedup_key(event: OfferEvent) -> str:
     # The stored event id makes it unique per poll; an event that was never stored falls back to its time.
     ident = str(event.id) if event.id is not None else (event.at.isoformat() if event.at else "")
-    return f"{subscription_id}|{event.key}|{event.kind.value}|{ident}"
+    return f"{event.key}|{event.kind.value}|{ident}"
 
 
-def alert_payload(event: OfferEvent, watch: Watch, meta: SubMeta, target: Target) -> dict[str, Any]:
-    """Everything the message will say, frozen now: the offer, both normalised prices, why it fits."""
-    return {
-        "kind": event.kind.value,
-        "offer": event.offer.model_dump(mode="json"),
-        "currency": event.currency,
-        "old_price": event.old_price,
-        "new_price": event.new_price,
-        "price_rub": target.price_rub,
-        "price_usd": target.price_usd,
-        "old_price_rub": event.old_price_rub,
-        "old_price_usd": event.old_price_usd,
-        "sub_kind": meta.kind,
-        "query_text": meta.query_text,
-        "max_price": watch.max_price,
-        "max_price_currency": watch.currency,
-        **fit_reason_data(watch, target),
-    }
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 class OutboxWriter:
-    """The `on_events` hook: events -> matched active subscriptions -> outbox rows (same transaction)."""
+    """The `on_events` hook: alerting events -> one `alert_events` row each (same transaction as the events)."""
 
-    def __init__(self, policy: AlertPolicy | None = None, *, wakeup: Callable[[], None] | None = None,
-                 index_ttl: float = INDEX_TTL) -> None:
+    def __init__(self, policy: AlertPolicy | None = None, *, wakeup: Callable[[], None] | None = None) -> None:
         self.policy = policy or AlertPolicy()
-        self.wakeup = wakeup  # told after the transaction commits, so the sender looks at once
-        self.index_ttl = index_ttl
-        self._cached: _Cached | None = None
-        self.stats: dict[str, int] = {"queued": 0, "cooled_down": 0}
+        self.wakeup = wakeup  # told after the transaction commits, so the senders look at once
+        self.stats: dict[str, int] = {"queued": 0, "cooling": 0}
 
     async def __call__(self, session: AsyncSession, events: list[OfferEvent]) -> None:
         await self.enqueue(session, events)
 
-    # ---------------------------------------------------------------- the subscription index
-    async def _fingerprint(self, session: AsyncSession) -> tuple[Any, ...]:
-        """Cheap summary of the active subscription set: any add, delete, pause, resume or block changes it."""
-        row = (await session.execute(
-            select(func.count(Subscription.id), func.max(Subscription.id), func.sum(Subscription.id))
-            .join(User, User.id == Subscription.user_id)
-            .where(Subscription.paused.is_(False), User.active.is_(True)))).one()
-        return tuple(row)
-
-    async def index(self, session: AsyncSession) -> tuple[WatchIndex, dict[int, SubMeta]]:
-        fingerprint = await self._fingerprint(session)
-        cached = self._cached
-        if cached is not None and cached.fingerprint == fingerprint \
-                and time.monotonic() - cached.built_at < self.index_ttl:
-            return cached.index, cached.meta
-        rows = (await session.execute(
-            select(Subscription.id, Subscription.user_id, Subscription.kind, Subscription.query_text,
-                   Subscription.gpu_ids, Subscription.min_gib_by_count, Subscription.max_price,
-                   Subscription.price_currency, Subscription.providers, Subscription.gpu_count,
-                   Subscription.billing, Subscription.region)
-            .join(User, User.id == Subscription.user_id)
-            .where(Subscription.paused.is_(False), User.active.is_(True)))).all()
-        watches: list[Watch] = []
-        meta: dict[int, SubMeta] = {}
-        for r in rows:
-            try:
-                watches.append(watch_from_row(
-                    id=r.id, gpu_ids=r.gpu_ids, min_gib_by_count=r.min_gib_by_count, max_price=r.max_price,
-                    price_currency=r.price_currency, providers=r.providers, gpu_count=r.gpu_count,
-                    billing=r.billing, region=r.region))
-            except (ValueError, TypeError):  # one malformed row must not silence everyone else's alerts
-                log.warning("subscription %s cannot be matched (bad stored filters); skipped", r.id)
-                continue
-            meta[r.id] = SubMeta(r.user_id, r.kind, r.query_text)
-        index = WatchIndex.build(watches)
-        self._cached = _Cached(index, meta, fingerprint, time.monotonic())
-        return index, meta
-
-    def forget_index(self) -> None:
-        self._cached = None
-
-    # ---------------------------------------------------------------- writing the outbox
     async def enqueue(self, session: AsyncSession, events: Sequence[OfferEvent], *,
                       now: datetime | None = None) -> int:
-        """Queue the alerts these events deserve; returns how many outbox rows were written."""
+        """Queue the alerting events among `events`; returns how many were queued."""
         now = now or datetime.now(UTC)
         wanted = alerting_events(events, min_drop=self.policy.min_drop)
         if not wanted:
             return 0
-        index, meta = await self.index(session)
-        pairs: list[tuple[int, OfferEvent, Target]] = []
+        if session.get_bind().dialect.name == "postgresql":
+            # One queuing transaction at a time, so ids commit in order and a user's cursor never skips an event
+            # committed late with a smaller id. (SQLite writers are serialised anyway.)
+            await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENTS_LOCK})
+        last = await self._last_alerts(session, {e.key for e in wanted})
+        rows: list[dict[str, Any]] = []
+        changed: dict[str, LastAlert] = {}
         for event in wanted:
-            target = Target.from_event(event)
-            pairs.extend((sub_id, event, target) for sub_id in index.find(target) if sub_id in meta)
-        if not pairs:
-            return 0
-        cooldowns = await self._cooldowns(session, {e.key for _, e, _ in pairs}, {s for s, _, _ in pairs})
-        outbox: list[dict[str, Any]] = []
-        cooled: dict[tuple[int, str], dict[str, Any]] = {}
-        for sub_id, event, target in pairs:
-            ck = (sub_id, event.key)
-            if ck in cooled or self._cooling(cooldowns.get(ck), event, now):
-                self.stats["cooled_down"] += ck not in cooled
-                continue
-            m, w = meta[sub_id], index.watch(sub_id)
-            outbox.append({"dedup_key": dedup_key(sub_id, event), "subscription_id": sub_id, "user_id": m.user_id,
-                           "offer_key": event.key, "event_kind": event.kind.value, "event_id": event.id,
-                           "payload": alert_payload(event, w, m, target), "state": OutboxState.PENDING,
-                           "not_before": now, "created_at": now})
-            cooled[ck] = {"subscription_id": sub_id, "offer_key": event.key, "last_alert_at": now,
-                          "last_price": event.new_price, "last_kind": event.kind.value}
-        for chunk in _chunks(outbox):
-            await session.execute(upsert_insert(session, AlertOutbox).values(chunk)
-                                  .on_conflict_do_nothing(index_elements=["dedup_key"]))
-        for chunk in _chunks(list(cooled.values())):
-            stmt = upsert_insert(session, AlertCooldown).values(chunk)
+            before = last.get(event.key)
+            verdict = assess(event, before, now, self.policy)
+            cooling = before if verdict.value == "cooling" else None
+            self.stats["cooling"] += cooling is not None
+            rows.append({"dedup_key": dedup_key(event), "offer_key": event.key, "event_kind": event.kind.value,
+                         "event_id": event.id, "created_at": now,
+                         "payload": AlertEvent.from_event(event, cooling).model_dump(mode="json")})
+            after = next_last_alert(event, before, verdict, now)
+            if after is not None and after is not before:
+                last[event.key] = changed[event.key] = after
+        queue = upsert_insert(session, AlertEventRow).on_conflict_do_nothing(index_elements=["dedup_key"])
+        await session.execute(queue, rows)
+        if changed:
+            stmt = upsert_insert(session, OfferAlertState)
             await session.execute(stmt.on_conflict_do_update(
-                index_elements=["subscription_id", "offer_key"],
+                index_elements=["offer_key"],
                 set_={"last_alert_at": stmt.excluded.last_alert_at, "last_price": stmt.excluded.last_price,
-                      "last_kind": stmt.excluded.last_kind}))
-        self.stats["queued"] += len(outbox)
-        if outbox and self.wakeup is not None:
+                      "last_price_rub": stmt.excluded.last_price_rub, "last_price_usd": stmt.excluded.last_price_usd}),
+                [{"offer_key": k, "last_alert_at": v.at, "last_price": v.price, "last_price_rub": v.price_rub,
+                  "last_price_usd": v.price_usd} for k, v in changed.items()])
+        self.stats["queued"] += len(rows)
+        if self.wakeup is not None:
             self._wake_after_commit(session)
-        return len(outbox)
+        return len(rows)
 
-    def _cooling(self, last: AlertCooldown | None, event: OfferEvent, now: datetime) -> bool:
-        """True when this alert would repeat one sent about the same offer to the same subscription too recently.
-        A price well below the last alerted one is news even then (the cooldown is against flapping stock)."""
-        if last is None or now - last.last_alert_at >= self.policy.cooldown:
-            return False
-        if event.kind is EventKind.PRICE_DROP and last.last_price and event.new_price is not None:
-            return event.new_price > last.last_price * (1 - self.policy.rearm_drop)
-        return True
-
-    async def _cooldowns(self, session: AsyncSession, keys: set[str],
-                         subs: set[int]) -> dict[tuple[int, str], AlertCooldown]:
-        out: dict[tuple[int, str], AlertCooldown] = {}
+    async def _last_alerts(self, session: AsyncSession, keys: set[str]) -> dict[str, LastAlert]:
+        out: dict[str, LastAlert] = {}
+        t = OfferAlertState
         for chunk in _chunks(sorted(keys)):
-            for row in (await session.scalars(select(AlertCooldown).where(AlertCooldown.offer_key.in_(chunk)))):
-                if row.subscription_id in subs:
-                    out[(row.subscription_id, row.offer_key)] = row
+            for r in (await session.execute(
+                    select(t.offer_key, t.last_alert_at, t.last_price, t.last_price_rub, t.last_price_usd)
+                    .where(t.offer_key.in_(chunk)))).all():
+                out[r.offer_key] = LastAlert(at=_utc(r.last_alert_at), price=r.last_price, price_rub=r.last_price_rub,
+                                             price_usd=r.last_price_usd)
         return out
 
     def _wake_after_commit(self, session: AsyncSession) -> None:
@@ -230,17 +141,41 @@ def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]
         yield items[i:i + size]
 
 
-# -------------------------------------------------------------------- the sender's moves
-@dataclass
-class DueRow:
-    """A pending outbox row with what the sender needs about its user."""
+# -------------------------------------------------------------------- the sender's fan-out
+@dataclass(frozen=True, slots=True)
+class SubMeta:
+    """What a message needs about a matched subscription besides its watch."""
 
     id: int
     user_id: int
-    subscription_id: int
-    payload: dict[str, Any]
-    created_at: datetime
     chat_id: int
+    kind: str
+    query_text: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class AlertItem:
+    """One offer in a user's next message: the event and every subscription of theirs it matches."""
+
+    event_id: int
+    event: AlertEvent
+    reasons: tuple[Reason, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    id: int
+    event: AlertEvent
+    target: Target
+    created_at: datetime
+
+
+@dataclass
+class UserPlan:
+    """A user's unheard events, ready to be turned into messages (per chat their subscriptions were made in)."""
+
+    user_id: int
     lang: str
     currency: str
     grouping: bool
@@ -248,57 +183,228 @@ class DueRow:
     quiet_start: int | None
     quiet_end: int | None
     tz_offset_minutes: int
+    cursor: int  # as read: the compare-and-set's expected value
+    upto: int  # the cursor once these events are planned
+    by_chat: dict[int, list[AlertItem]] = field(default_factory=dict)
 
 
-async def due_rows(session: AsyncSession, now: datetime, limit: int = 1000, *, lock: bool = False) -> list[DueRow]:
-    """Pending rows whose time has come. `lock` (a claim): on PostgreSQL the rows are locked until the caller's
-    transaction ends and rows another sender is claiming are skipped, so concurrent senders split the outbox."""
-    # The chat is the subscription's (its owner's private chat unless they chose a group), never the user's.
-    stmt = (select(AlertOutbox.id, AlertOutbox.user_id, AlertOutbox.subscription_id, AlertOutbox.payload,
-                   AlertOutbox.created_at, Subscription.chat_id, User.lang, User.currency, User.grouping,
-                   User.active, User.quiet_start, User.quiet_end, User.tz_offset_minutes)
-            .join(User, User.id == AlertOutbox.user_id)
-            .join(Subscription, Subscription.id == AlertOutbox.subscription_id)
-            .where(AlertOutbox.state == OutboxState.PENDING, AlertOutbox.not_before <= now)
-            .order_by(AlertOutbox.id).limit(limit))
-    if lock and session.get_bind().dialect.name == "postgresql":
-        stmt = stmt.with_for_update(skip_locked=True, of=AlertOutbox)  # the user rows stay unlocked
-    return [DueRow(*r) for r in (await session.execute(stmt)).all()]
+class FanOut:
+    """The sender's in-memory view of the queue: which users have events they have not heard, and what to say.
 
+    Memory is one int per (user, event) pair still unheard, plus the events themselves; matching costs bisects per
+    event (core.matching), listing the matches costs their number. A restart rebuilds it from the events newer than
+    the users' cursors (at most MAX_EVENT_AGE old)."""
 
-async def hold_rows(session: AsyncSession, ids: Sequence[int], until: datetime) -> None:
-    """Quiet hours: the rows wait (still pending) until `until`."""
-    for chunk in _chunks(list(ids)):
-        await session.execute(update(AlertOutbox).where(AlertOutbox.id.in_(chunk)).values(not_before=until))
+    def __init__(self, *, index_ttl: float = INDEX_TTL, max_event_age: timedelta = MAX_EVENT_AGE) -> None:
+        self.index_ttl = index_ttl
+        self.max_event_age = max_event_age
+        self._index: WatchIndex | None = None
+        self._meta: dict[int, SubMeta] = {}
+        self._user_subs: dict[int, list[int]] = {}
+        self._fingerprint: tuple[Any, ...] | None = None
+        self._built_at = 0.0
+        self._events: dict[int, _Queued] = {}
+        self._loaded_upto: int | None = None
+        self.pending: dict[int, list[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
 
+    # ---------------------------------------------------------------- the subscription index
+    async def _current_fingerprint(self, session: AsyncSession) -> tuple[Any, ...]:
+        """Cheap summary of the active subscription set: any add, delete, pause, resume, block or change of the chat
+        a subscription posts to changes it."""
+        row = (await session.execute(
+            select(func.count(Subscription.id), func.max(Subscription.id), func.sum(Subscription.id),
+                   func.sum(Subscription.chat_id))  # a subscription moved to another chat
+            .join(User, User.id == Subscription.user_id)
+            .where(Subscription.paused.is_(False), User.active.is_(True)))).one()
+        return tuple(row)
 
-async def finish_rows(session: AsyncSession, ids: Sequence[int], state: str, reason: str | None,
-                      now: datetime) -> None:
-    for chunk in _chunks(list(ids)):
-        await session.execute(update(AlertOutbox).where(AlertOutbox.id.in_(chunk))
-                              .values(state=state, reason=reason, done_at=now))
+    async def _refresh_index(self, session: AsyncSession) -> bool:
+        fingerprint = await self._current_fingerprint(session)
+        if self._index is not None and fingerprint == self._fingerprint \
+                and time.monotonic() - self._built_at < self.index_ttl:
+            return False
+        rows = (await session.execute(
+            select(Subscription.id, Subscription.user_id, Subscription.chat_id, Subscription.kind,
+                   Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
+                   Subscription.max_price, Subscription.price_currency, Subscription.providers,
+                   Subscription.gpu_count, Subscription.billing, Subscription.region, Subscription.created_at)
+            .join(User, User.id == Subscription.user_id)
+            .where(Subscription.paused.is_(False), User.active.is_(True)))).all()
+        watches: list[Watch] = []
+        meta: dict[int, SubMeta] = {}
+        user_subs: dict[int, list[int]] = {}
+        for r in rows:
+            try:
+                watches.append(watch_from_row(
+                    id=r.id, gpu_ids=r.gpu_ids, min_gib_by_count=r.min_gib_by_count, max_price=r.max_price,
+                    price_currency=r.price_currency, providers=r.providers, gpu_count=r.gpu_count,
+                    billing=r.billing, region=r.region))
+            except (ValueError, TypeError):  # one malformed row must not silence everyone else's alerts
+                log.warning("subscription %s cannot be matched (bad stored filters); skipped", r.id)
+                continue
+            meta[r.id] = SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at))
+            user_subs.setdefault(r.user_id, []).append(r.id)
+        self._index = WatchIndex.build(watches)
+        self._meta, self._user_subs = meta, user_subs
+        self._fingerprint, self._built_at = fingerprint, time.monotonic()
+        return True
+
+    def forget_index(self) -> None:
+        self._index = None
+
+    # ---------------------------------------------------------------- events -> users
+    async def refresh(self, session: AsyncSession, now: datetime) -> int:
+        """Pick up the subscription set's changes and newly queued events; returns how many events were new."""
+        await self._refresh_index(session)
+        assert self._index is not None
+        since = datetime.min.replace(tzinfo=UTC)
+        if self._loaded_upto is None:
+            # First look (a start or restart): from the oldest cursor of anyone who may still hear alerts, but no
+            # further back than MAX_EVENT_AGE before the newest event (the backlog a restart can owe anyone).
+            oldest = await session.scalar(select(func.min(User.alert_cursor)).where(User.active.is_(True)))
+            newest = await session.scalar(select(func.max(AlertEventRow.created_at)))
+            self._loaded_upto = int(oldest or 0)
+            if newest is not None:
+                since = min(_utc(newest), now) - self.max_event_age
+        new = 0
+        while True:
+            rows = (await session.execute(
+                select(AlertEventRow.id, AlertEventRow.payload, AlertEventRow.created_at)
+                .where(AlertEventRow.id > self._loaded_upto, AlertEventRow.created_at >= since)
+                .order_by(AlertEventRow.id).limit(2000))).all()
+            if not rows:
+                return new
+            for r in rows:
+                self._loaded_upto = r.id
+                created = _utc(r.created_at)
+                try:
+                    event = AlertEvent.model_validate(r.payload)
+                except ValueError as e:  # a malformed row fails alone
+                    log.warning("queued alert event %s cannot be read: %s", r.id, e)
+                    continue
+                queued = _Queued(r.id, event, Target.from_offer(event.offer, event.price_rub, event.price_usd),
+                                 created)
+                self._events[r.id] = queued
+                new += 1
+                users: set[int] = set()
+                for sub_id in self._index.find(queued.target):
+                    m = self._meta.get(sub_id)
+                    if m is not None and m.created_at <= created:
+                        users.add(m.user_id)
+                for uid in users:
+                    self.pending.setdefault(uid, []).append(r.id)
+
+    def due_users(self, limit: int, held: dict[int, datetime], now: datetime) -> list[int]:
+        """Users with unheard events, those waiting longest first, skipping those held (quiet hours) until later."""
+        out: list[int] = []
+        for uid in self.pending:
+            until = held.get(uid)
+            if until is not None and until > now:
+                continue
+            out.append(uid)
+            if len(out) >= limit:
+                break
+        return out
+
+    async def plans(self, session: AsyncSession, user_ids: Sequence[int]) -> list[UserPlan]:
+        """Each user's unheard events (newer than their stored cursor), per chat, each offer once with every
+        subscription it matches. Users whose events all turn out heard or unmatched get a plan with no items, so
+        their cursor still moves past them."""
+        if not user_ids:
+            return []
+        users: dict[int, Any] = {}
+        for chunk in _chunks(list(user_ids)):
+            for r in (await session.execute(
+                    select(User.id, User.lang, User.currency, User.grouping, User.active, User.quiet_start,
+                           User.quiet_end, User.tz_offset_minutes, User.alert_cursor)
+                    .where(User.id.in_(chunk)))).all():
+                users[r.id] = r
+        out: list[UserPlan] = []
+        assert self._index is not None
+        for uid in user_ids:
+            ids = self.pending.get(uid, [])
+            u = users.get(uid)
+            if u is None:  # the user is gone (deleted with their subscriptions)
+                self.pending.pop(uid, None)
+                continue
+            unheard = [i for i in ids if i > u.alert_cursor and i in self._events]
+            if not unheard:
+                self.pending.pop(uid, None)
+                continue
+            plan = UserPlan(uid, u.lang, u.currency, u.grouping, u.active, u.quiet_start, u.quiet_end,
+                            u.tz_offset_minutes, cursor=int(u.alert_cursor), upto=unheard[-1])
+            if u.active:
+                for event_id in unheard:
+                    q = self._events[event_id]
+                    per_chat: dict[int, list[Reason]] = {}
+                    for sub_id in self._user_subs.get(uid, ()):
+                        m = self._meta[sub_id]
+                        w = self._index.watch(sub_id)
+                        if m.created_at > q.created_at or not w.matches(q.target) \
+                                or suppressed(q.event, m.created_at, w.max_price, w.currency):
+                            continue
+                        fit = fit_reason_data(w, q.target)
+                        per_chat.setdefault(m.chat_id, []).append(Reason(
+                            sub_id, m.kind, m.query_text, w.max_price, w.currency, fit["need_gib"],
+                            fit["usable_gib"], fit["gpu_name"]))
+                    for chat_id, reasons in per_chat.items():
+                        plan.by_chat.setdefault(chat_id, []).append(AlertItem(event_id, q.event, tuple(reasons)))
+            out.append(plan)
+        return out
+
+    def planned(self, plan: UserPlan) -> None:
+        """The plan was committed: those events are heard."""
+        rest = [i for i in self.pending.get(plan.user_id, []) if i > plan.upto]
+        if rest:
+            self.pending[plan.user_id] = rest
+        else:
+            self.pending.pop(plan.user_id, None)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Forget events no user is still waiting for."""
+        if not self.pending:
+            self._events.clear()
+            return
+        if len(self._events) > 4 * 2000:
+            oldest = min(ids[0] for ids in self.pending.values())
+            self._events = {i: q for i, q in self._events.items() if i >= oldest}
 
 
 @dataclass(frozen=True)
 class PlannedDelivery:
-    """One Telegram message to be: who gets it, its final text and buttons, and the outbox rows it carries."""
+    """One Telegram message to be: who gets it, where, its final text and buttons."""
 
     user_id: int
     chat_id: int
     text: str
     reply_markup: dict[str, Any] | None
-    row_ids: tuple[int, ...]
 
 
 class ClaimConflict(RuntimeError):
-    """Another sender claimed some of these rows first: roll the transaction back and look again."""
+    """Another sender planned some of these users first: roll the transaction back and look again."""
+
+
+async def advance_cursors(session: AsyncSession, moves: Sequence[tuple[int, int, int]]) -> None:
+    """(user id, expected cursor, new cursor): compare-and-set in the caller's transaction. Raises ClaimConflict when
+    a cursor had moved (another sender planned that user), so no event can be planned into two messages."""
+    if not moves:
+        return
+    table = User.__table__
+    stmt = update(table).where(table.c.id == bindparam("uid"), table.c.alert_cursor == bindparam("old")) \
+        .values(alert_cursor=bindparam("new"))
+    # One statement per user: a row count per statement is reliable on every driver (executemany's is not), and two
+    # senders moving the same cursor to the same value must still tell who won.
+    for uid, old, new in moves:
+        result = await session.execute(stmt, {"uid": uid, "old": old, "new": new})
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise ClaimConflict(f"user {uid}'s alerts were planned by another sender")
 
 
 async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDelivery], now: datetime, *,
                             owner: str | None = None, claim_ttl: float = 30.0) -> list[int]:
-    """Write the deliveries with their final text and claim their outbox rows, in the caller's transaction
-    (a few statements for the whole batch). Returns the new delivery ids, in the order given. `owner` claims the
-    deliveries for that sender for `claim_ttl` seconds. Raises ClaimConflict when a row was no longer pending."""
+    """Write the deliveries with their final text, in the caller's transaction (one statement for the batch).
+    Returns the new delivery ids, in the order given. `owner` claims them for that sender for `claim_ttl` s."""
     if not planned:
         return []
     ids = list((await session.scalars(
@@ -306,25 +412,17 @@ async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDeli
         [{"user_id": p.user_id, "chat_id": p.chat_id, "text": p.text, "reply_markup": p.reply_markup,
           "state": DeliveryState.QUEUED, "attempts": 0, "not_before": now, "created_at": now} for p in planned],
     )).all())
-    table = cast(Table, AlertOutbox.__table__)
-    claims = [{"rid": rid, "did": did} for p, did in zip(planned, ids, strict=True) for rid in p.row_ids]
-    await session.execute(
-        update(table).where(table.c.id == bindparam("rid"), table.c.state == OutboxState.PENDING)
-        .values(state=OutboxState.CLAIMED, delivery_id=bindparam("did")), claims)
-    # Did every row get claimed? (executemany row counts are not reliable on every driver, so count.) A row another
-    # sender claimed since we read it would otherwise go out twice, once in its delivery and once in ours.
-    claimed = 0
-    for chunk in _chunks(ids):
-        claimed += int((await session.execute(
-            select(func.count()).select_from(AlertOutbox).where(AlertOutbox.delivery_id.in_(chunk)))).scalar_one())
-    if claimed != len(claims):
-        raise ClaimConflict(f"{len(claims) - claimed} of {len(claims)} outbox rows were claimed by another sender")
     if owner is not None:
         expires = db_now(session.get_bind().dialect.name) + claim_ttl
         for chunk in _chunks(ids):
             await session.execute(update(AlertDelivery).where(AlertDelivery.id.in_(chunk))
                                   .values(claimed_by=owner, claim_expires_at=expires))
     return ids
+
+
+async def queued_events(session: AsyncSession) -> list[AlertEventRow]:
+    """Every queued event (for tests and the admin)."""
+    return list((await session.scalars(select(AlertEventRow).order_by(AlertEventRow.id))).all())
 
 
 UNFINISHED = (DeliveryState.QUEUED, DeliveryState.SENDING)
@@ -389,23 +487,17 @@ async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -
 
 
 async def mark_sent(session: AsyncSession, sent: Sequence[tuple[int, int]], now: datetime) -> None:
-    """(delivery id, Telegram message id) pairs: the deliveries and their outbox rows are done."""
-    table = cast(Table, AlertDelivery.__table__)
+    """(delivery id, Telegram message id) pairs: those messages are delivered."""
+    table = AlertDelivery.__table__
     await session.execute(
         update(table).where(table.c.id == bindparam("did")).values(
             state=DeliveryState.SENT, telegram_message_id=bindparam("mid"), sent_at=now, error=None),
         [{"did": d, "mid": m} for d, m in sent])
-    for chunk in _chunks([d for d, _ in sent]):
-        await session.execute(update(AlertOutbox).where(AlertOutbox.delivery_id.in_(chunk)).values(
-            state=OutboxState.SENT, done_at=now))
 
 
-async def mark_failed(session: AsyncSession, delivery_id: int, error: str, now: datetime, *,
-                      row_state: str = OutboxState.FAILED) -> None:
+async def mark_failed(session: AsyncSession, delivery_id: int, error: str, now: datetime) -> None:
     await session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(
         state=DeliveryState.FAILED, error=error[:255]))
-    await session.execute(update(AlertOutbox).where(AlertOutbox.delivery_id == delivery_id).values(
-        state=row_state, reason=error[:255], done_at=now))
 
 
 async def requeue_delivery(session: AsyncSession, delivery_id: int, not_before: datetime, error: str,
@@ -422,10 +514,6 @@ async def deactivate_user(session: AsyncSession, user_id: int, reason: str, now:
         AlertDelivery.user_id == user_id,
         AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(
         state=DeliveryState.FAILED, error=reason[:255]))
-    await session.execute(update(AlertOutbox).where(
-        AlertOutbox.user_id == user_id,
-        AlertOutbox.state.in_((OutboxState.PENDING, OutboxState.CLAIMED))).values(
-        state=OutboxState.DROPPED, reason=reason[:255], done_at=now))
 
 
 async def migrate_chat(session: AsyncSession, user_id: int, old_chat_id: int, new_chat_id: int) -> None:
@@ -450,6 +538,7 @@ async def group_chat_gone(session: AsyncSession, user_id: int, chat_id: int) -> 
         AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(chat_id=user_id))
 
 
-async def outbox_counts(session: AsyncSession) -> dict[str, int]:
-    rows = (await session.execute(select(AlertOutbox.state, func.count()).group_by(AlertOutbox.state))).all()
+async def delivery_counts(session: AsyncSession) -> dict[str, int]:
+    rows = (await session.execute(select(AlertDelivery.state, func.count()).group_by(AlertDelivery.state))).all()
     return {state: n for state, n in rows}
+

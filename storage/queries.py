@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.fit import requirement
@@ -117,19 +118,29 @@ async def provider_health(session: AsyncSession) -> list[HealthView]:
 
 
 async def price_history(session: AsyncSession, gpu: str, *, since: datetime | None = None,
-                        currency: str = "RUB", min_count: int | None = None) -> list[HistorySeries]:
+                        currency: str = "RUB", min_count: int | None = None,
+                        buckets: int | None = None) -> list[HistorySeries]:
     """For a chart: per provider, the cheapest in-stock price per GPU-hour of this GPU after each change.
 
     Each configuration's history is a step function (a point whenever its price or availability changed); the
-    provider's series is the minimum over its configurations at each change. Points before `since` still set the
-    starting state; the series starts with the state at `since`.
+    provider's series is the minimum over its configurations at each change. With `since`, only the range is read
+    (the `(gpu, at)` index) plus each configuration's last point before it, which sets the starting state; the
+    series starts with the state at `since`. `buckets` aggregates each series to at most that many points over the
+    range (the cheapest price of each bucket), so a chart's cost does not grow with the number of changes.
     """
     column = PricePoint.price_per_gpu_hour_usd if currency.upper() == "USD" else PricePoint.price_per_gpu_hour_rub
-    q = select(PricePoint.provider, PricePoint.offer_key, PricePoint.at, PricePoint.in_stock, column).where(
-        PricePoint.gpu == gpu)
+    cols = (PricePoint.provider, PricePoint.offer_key, PricePoint.at, PricePoint.in_stock, column)
+    where = [PricePoint.gpu == gpu]
     if min_count is not None:
-        q = q.where(PricePoint.gpu_count >= min_count)
-    rows = (await session.execute(q.order_by(PricePoint.at, PricePoint.id))).all()
+        where.append(PricePoint.gpu_count >= min_count)
+    rows: list[Any] = []
+    if since is not None:
+        last_before = (select(func.max(PricePoint.id)).where(*where, PricePoint.at < since)
+                       .group_by(PricePoint.offer_key))
+        rows += (await session.execute(select(*cols).where(PricePoint.id.in_(last_before))
+                                       .order_by(PricePoint.at, PricePoint.id))).all()
+        where.append(PricePoint.at >= since)
+    rows += (await session.execute(select(*cols).where(*where).order_by(PricePoint.at, PricePoint.id))).all()
 
     current: dict[str, dict[str, float | None]] = {}
     series: dict[str, list[HistoryPoint]] = {}
@@ -143,7 +154,33 @@ async def price_history(session: AsyncSession, gpu: str, *, since: datetime | No
             points[-1] = point  # several changes at the same poll: the state after all of them
         elif not points or points[-1].price != point.price:
             points.append(point)
+    if buckets:
+        series = {p: _bucketed(pts, buckets) for p, pts in series.items()}
     return [HistorySeries(provider=p, points=pts) for p, pts in sorted(series.items())]
+
+
+def _bucketed(points: list[HistoryPoint], buckets: int) -> list[HistoryPoint]:
+    """At most `buckets` points: the cheapest in-stock price of each equal slice of the range (None when nothing was
+    in stock in it), and the last state so the line reaches the end."""
+    if len(points) <= buckets:
+        return points
+    start, end = points[0].at, points[-1].at
+    width = (end - start) / buckets
+    out: list[HistoryPoint] = []
+    slot_start, best, seen = start, None, False
+    for p in points:
+        while p.at >= slot_start + width and slot_start + width <= end:
+            if seen:
+                out.append(HistoryPoint(at=slot_start, price=best))
+            slot_start, best, seen = slot_start + width, None, False
+        seen = True
+        if p.price is not None and (best is None or p.price < best):
+            best = p.price
+    if seen:
+        out.append(HistoryPoint(at=slot_start, price=best))
+    if out[-1].at != end:
+        out.append(points[-1])
+    return out
 
 
 class RunView(BaseModel):

@@ -34,6 +34,8 @@ class User(Base):
     tz_offset_minutes: Mapped[int] = mapped_column(Integer, default=0)  # 180 (Moscow) for ru, 0 for en
     grouping: Mapped[bool] = mapped_column(Boolean, default=True)  # several offers in one cycle -> one message
     active: Mapped[bool] = mapped_column(Boolean, default=True)  # False once the chat blocked the bot
+    # The last alert_events.id already turned into this user's messages (storage.alert_tables, bot/sender.py).
+    alert_cursor: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now)
 
     subscriptions: Mapped[list[Subscription]] = relationship(back_populates="user", cascade="all, delete-orphan",

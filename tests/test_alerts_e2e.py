@@ -16,7 +16,7 @@ from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
 from scrapers.http import RetryPolicy, make_client
 from scrapers.scheduler import ScrapeScheduler
-from storage.alert_tables import AlertOutbox
+from storage.alert_tables import AlertDelivery
 from storage.user_tables import Subscription
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.provider_server import RUNPOD_PATH, ProviderServer
@@ -96,8 +96,8 @@ async def test_payload_change_alerts_each_matching_subscriber_once_and_stop_paus
         await scheduler.run_provider("runpod")
         await tg.wait_for("sendMessage", chat_id=9, predicate=lambda c: "B200" in c.text)
         async with app.sessionmaker() as s:
-            queued = (await s.scalars(select(AlertOutbox.user_id))).all()
-        assert sorted(queued) == [7, 7, 8, 9]  # nothing new for the paused subscription
+            written = (await s.scalars(select(AlertDelivery.user_id))).all()
+        assert sorted(written) == [7, 8, 9]  # one message each; nothing new for the paused subscription
     finally:
         scheduler.shutdown()
         await client.aclose()

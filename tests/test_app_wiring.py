@@ -20,7 +20,7 @@ from gpuradar.app import App
 from gpuradar.leadership import LeadershipLost, fenced
 from gpuradar.metrics import Metrics
 from gpuradar.settings import Settings
-from storage.alert_tables import AlertOutbox
+from storage.alert_tables import AlertEventRow
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import record_poll
 from storage.lease import LeaderLease
@@ -147,11 +147,11 @@ async def test_an_ex_leaders_poll_queues_no_alert(migrated_database_url: str) ->
         with pytest.raises(LeadershipLost):
             await record_poll(sm, change, rates=RATES, on_events=hook)
         async with sm() as s:
-            assert (await s.scalars(select(AlertOutbox.id))).all() == []
+            assert (await s.scalars(select(AlertEventRow.id))).all() == []
             assert len((await s.scalars(select(ScrapeRun.id))).all()) == 1  # the late poll left nothing
         # the same poll under the current leader's term does queue the alert
         await record_poll(sm, change, rates=RATES, on_events=fenced(OutboxWriter(), new, new.term or 0))
         async with sm() as s:
-            assert (await s.scalars(select(AlertOutbox.user_id))).all() == [5]
+            assert (await s.scalars(select(AlertEventRow.offer_key))).all() == [offer(sku="h100").key]
     finally:
         await engine.dispose()

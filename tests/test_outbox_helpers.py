@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.changes import EventKind, OfferEvent
 from core.offers import Billing, Offer, Period, Rates
-from storage.alert_tables import AlertDelivery, AlertOutbox
-from storage.outbox import OutboxWriter
+from storage.alert_tables import AlertDelivery, AlertEventRow
+from storage.outbox import FanOut, OutboxWriter
 from storage.user_tables import Subscription, User
 
 RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
@@ -34,7 +34,7 @@ async def add_sub(sm: async_sessionmaker[AsyncSession], uid: int, query: str = "
                   gpu_ids: list[str] | None = None, min_gib: dict[str, float] | None = None,
                   max_price: float | None = None, currency: str = "USD", providers: list[str] | None = None,
                   gpu_count: int | None = None, billing: str | None = None, region: str | None = None,
-                  paused: bool = False) -> int:
+                  paused: bool = False, created_at: datetime = T0) -> int:
     if kind == "gpu" and gpu_ids is None:
         gpu_ids = ["h100-sxm"]
     async with sm() as s, s.begin():
@@ -43,7 +43,7 @@ async def add_sub(sm: async_sessionmaker[AsyncSession], uid: int, query: str = "
         sub = Subscription(user_id=uid, chat_id=user.chat_id, kind=kind, query_text=query, gpu_ids=gpu_ids,
                            workload_json=None, min_gib_by_count=min_gib, max_price=max_price,
                            price_currency=currency, providers=providers, gpu_count=gpu_count, billing=billing,
-                           region=region, paused=paused, created_at=T0)
+                           region=region, paused=paused, created_at=created_at)
         s.add(sub)
         await s.flush()
         return sub.id
@@ -78,9 +78,42 @@ async def enqueue(sm: async_sessionmaker[AsyncSession], writer: OutboxWriter, ev
         return await writer.enqueue(s, events, now=now)
 
 
-async def outbox(sm: async_sessionmaker[AsyncSession]) -> list[AlertOutbox]:
+async def queued(sm: async_sessionmaker[AsyncSession]) -> list[AlertEventRow]:
     async with sm() as s:
-        return list((await s.scalars(select(AlertOutbox).order_by(AlertOutbox.id))).all())
+        return list((await s.scalars(select(AlertEventRow).order_by(AlertEventRow.id))).all())
+
+
+async def unheard(sm: async_sessionmaker[AsyncSession], now: datetime | None = None) -> list[Any]:
+    """What each user would be told next, as a fresh sender sees it (reads only): one entry per (user, offer, matched
+    subscription): (user id, subscription id, offer key, event kind), sorted. Active users only."""
+    fanout = FanOut()
+    async with sm() as s:
+        await fanout.refresh(s, now or datetime.now(UTC))
+        plans = await fanout.plans(s, list(fanout.pending))
+    return sorted((p.user_id, r.subscription_id, item.event.offer.key, item.event.kind.value)
+                  for p in plans if p.active for items in p.by_chat.values() for item in items for r in item.reasons)
+
+
+async def take(sm: async_sessionmaker[AsyncSession], fanout: FanOut, now: datetime) -> list[Any]:
+    """What a sender does with `fanout`, minus Telegram: plan every user with unheard events and move their cursors
+    (committed). Returns the (user, subscription, offer key, kind) entries planned."""
+    from storage.outbox import advance_cursors
+
+    async with sm() as s, s.begin():
+        await fanout.refresh(s, now)
+        plans = await fanout.plans(s, list(fanout.pending))
+        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+    for p in plans:
+        fanout.planned(p)
+    return sorted((p.user_id, r.subscription_id, item.event.offer.key, item.event.kind.value)
+                  for p in plans if p.active for items in p.by_chat.values() for item in items for r in item.reasons)
+
+
+async def all_heard(sm: async_sessionmaker[AsyncSession], now: datetime | None = None) -> bool:
+    """Every queued event planned for everyone it reaches, and every message written is finished."""
+    if await unheard(sm, now):
+        return False
+    return all(d.state in ("sent", "failed") for d in await deliveries(sm))
 
 
 async def deliveries(sm: async_sessionmaker[AsyncSession]) -> list[AlertDelivery]:
@@ -96,4 +129,5 @@ async def user(sm: async_sessionmaker[AsyncSession], uid: int) -> User:
 
 
 def pairs(rows: list[Any]) -> list[tuple[int, str, str]]:
-    return sorted((r.subscription_id, r.offer_key, r.event_kind) for r in rows)
+    """(subscription, offer key, event kind) of `unheard(...)` entries."""
+    return sorted((sub, key, kind) for _, sub, key, kind in rows)

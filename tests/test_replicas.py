@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import func, select
 
-from storage.alert_tables import AlertDelivery, AlertOutbox, DeliveryState
+from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.db import make_engine, make_sessionmaker
 from storage.lease import LeaderLease
 from storage.migrate import upgrade_async
@@ -161,7 +161,7 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
             procs[f"r{i}"] = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "gpuradar.cli", "run", "--webhook", cwd=workdir,
                 env=replica_env(i, database_url, tg, server), stdout=log, stderr=log)
-        await until(lambda: len(tg.calls_of("setWebhook")) == 3, 45, "three replicas up")
+        await until(lambda: len(tg.calls_of("setWebhook")) == 3, 120, "three replicas up")  # a loaded CI host
         assert all(p.returncode is None for p in procs.values())
         await upgrade_async(database_url)  # a no-op now: proves they reached head
 
@@ -223,8 +223,8 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
         # Every H100 alert arrives, each chat exactly once, sent by whoever is left.
         async def all_sent() -> bool:
             async with sm() as s:
-                return await s.scalar(select(func.count()).select_from(AlertOutbox)
-                                      .where(AlertOutbox.state == "sent")) == SUBSCRIBERS
+                return await s.scalar(select(func.count()).select_from(AlertDelivery)
+                                      .where(AlertDelivery.state == "sent")) == SUBSCRIBERS
 
         await until(all_sent, 40, "every alert sent")
         h100 = Counter(chat for _, chat, text in tg.accepted if "H100" in text)
@@ -245,10 +245,13 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
         b200 = Counter(chat for _, chat, text in tg.accepted if "B200" in text)
         assert b200 == dict.fromkeys(range(1, B200_FANS + 1), 1)
         assert tg.by_replica[survivor] >= 1
-        # nothing half-done is left behind
-        async with sm() as s:
-            states = Counter((await s.scalars(select(AlertDelivery.state))).all())
-        assert set(states) == {DeliveryState.SENT}
+        # nothing half-done is left behind (a delivery re-queued after the stand-in's 429 may still be on its way)
+        async def all_final() -> bool:
+            async with sm() as s:
+                states = Counter((await s.scalars(select(AlertDelivery.state))).all())
+            return set(states) == {DeliveryState.SENT}
+
+        await until(all_final, 30, "every delivery sent")
 
         last = procs.pop(survivor)
         last.send_signal(signal.SIGTERM)

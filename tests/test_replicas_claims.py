@@ -40,10 +40,9 @@ def bot_for(tg: FakeTelegram) -> Bot:
 
 
 async def sent_outbox_rows(sm) -> int:
-    from storage.alert_tables import AlertOutbox
-
+    """Messages recorded as sent (one per user: one alert each)."""
     async with sm() as s:
-        return len((await s.scalars(select(AlertOutbox.id).where(AlertOutbox.state == "sent"))).all())
+        return len((await s.scalars(select(AlertDelivery.id).where(AlertDelivery.state == "sent"))).all())
 
 
 async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeTelegram, sm) -> None:
@@ -54,8 +53,8 @@ async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeT
     await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-shared"))])
     bots = [bot_for(tg) for _ in range(3)]
     # Small batches, so that all three claim while the others are claiming too.
-    senders = [AlertSender(b, sm, poll_interval=0.02, batch=5, claim_ttl=5.0, owner=f"test:{n}") for n, b in
-               enumerate(bots)]
+    senders = [AlertSender(b, sm, poll_interval=0.02, batch=5, claim_ttl=5.0, owner=f"test:{n}", metrics=METRICS)
+               for n, b in enumerate(bots)]
     sent_before = METRICS.registry.get_sample_value("gpuradar_alerts_sent_total") or 0.0
     tasks = [asyncio.create_task(s.run()) for s in senders]
     try:

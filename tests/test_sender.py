@@ -21,11 +21,12 @@ from tests.test_outbox_helpers import (
     T0,
     add_sub,
     add_user,
+    all_heard,
     deliveries,
     enqueue,
     event,
     offer,
-    outbox,
+    unheard,
     user,
 )
 
@@ -65,7 +66,7 @@ def ok_sends(tg: FakeTelegram) -> list:
 
 
 async def all_done(sm) -> bool:
-    return all(r.state in ("sent", "dropped", "failed") for r in await outbox(sm))
+    return await all_heard(sm)
 
 
 def sender(bot, sm, **kw) -> AlertSender:
@@ -130,9 +131,8 @@ async def test_quiet_hours_hold_alerts_then_deliver_them(tg, bot, sm) -> None:
     async with Running(s):
         await until(lambda: len(ok_sends(tg)) == 1)
         await asyncio.sleep(0.3)  # several claim cycles pass: the quiet user's alert must stay held
-        held = [r for r in await outbox(sm) if r.user_id == 1]
-        assert [r.state for r in held] == ["pending"]
-        assert held[0].not_before == datetime(2025, 3, 2, 5, 0, tzinfo=UTC)  # 08:00 Moscow
+        assert [u for u, *_ in await unheard(sm)] == [1]  # held, not dropped
+        assert s._held[1] == datetime(2025, 3, 2, 5, 0, tzinfo=UTC)  # until 08:00 Moscow
         assert [c.chat_id for c in ok_sends(tg)] == [2]
         now["t"] = datetime(2025, 3, 2, 5, 1, tzinfo=UTC)
         s.wake()
@@ -181,12 +181,12 @@ async def test_a_blocked_chat_is_not_tried_again_and_others_are_unaffected(tg, b
         await until(lambda: all_done(sm))
         assert len([c for c in tg.calls_of("sendMessage") if c.chat_id == 2]) == 1
         assert not (await user(sm, 2)).active
-        assert sorted(r.state for r in await outbox(sm) if r.user_id == 2) == ["dropped", "dropped"]
+        assert sorted(d.state for d in await deliveries(sm) if d.user_id == 2) == ["failed", "failed"]
         # Later events: nobody queues or sends anything for the blocked chat.
         await enqueue(sm, writer, [event(offer(sku="c"))], T0 + timedelta(minutes=5))
         await until(lambda: len(ok_sends(tg)) == 4)
     assert Counter(c.chat_id for c in tg.calls_of("sendMessage")) == {1: 2, 2: 1, 3: 2}
-    assert all(r.user_id != 2 for r in await outbox(sm) if "|c|" in r.offer_key)
+    assert len([d for d in await deliveries(sm) if d.user_id == 2]) == 2  # nothing new was written for it
 
 
 async def test_network_errors_and_5xx_are_retried_with_backoff(tg, bot, sm) -> None:
@@ -238,3 +238,26 @@ async def test_stop_finishes_the_message_in_flight_and_leaves_the_rest_queued(tg
     async with Running(sender(bot, sm, time_scale=0.1)):
         await until(lambda: all_done(sm))
     assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 1 for uid in range(1, 6)}
+
+
+async def test_a_grouped_alert_names_each_offer_once_with_every_subscription_it_matches(tg, bot, sm) -> None:
+    await add_user(sm, 1)
+    h100 = await add_sub(sm, 1, "H100")
+    cheap = await add_sub(sm, 1, "H100 under $3", max_price=3.0)
+    lora = await add_sub(sm, 1, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    offers = [offer(sku="h200", gpu="h200", price=3.49, name="H200"), offer(sku="h100")]
+    await enqueue(sm, OutboxWriter(), [event(o) for o in offers])
+    async with Running(sender(bot, sm)):
+        await until(lambda: all_done(sm))
+    (message,) = ok_sends(tg)
+    assert "2 offers match your subscriptions" in message.text
+    assert message.text.count('href="https://runpod.example/h100"') == 1  # named once...
+    assert message.text.count('href="https://runpod.example/h200"') == 1
+    h100_block = message.text.split("\n\n")[2]
+    assert "runpod.example/h100" in h100_block
+    # ...with every subscription it matches, each saying why
+    assert "✅ You watch: H100\n" in h100_block and "✅ You watch: H100 under $3 (under your $3" in h100_block
+    assert "13B LoRA: needs 38 GiB per GPU; H100 SXM gives 79 GiB — fits" in h100_block
+    h200_block = message.text.split("\n\n")[1]
+    assert "13B LoRA" in h200_block and "H100" not in h200_block.split("fits")[-1]  # the H200 reaches only LoRA
+    assert sorted(b["callback_data"] for b in message.buttons()) == sorted(f"al:stop:{s}" for s in (h100, cheap, lora))

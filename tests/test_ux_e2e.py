@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.alert_texts import render_block
 from bot.chart import is_drawable, render_history_png
 from bot.names import model_name, region_name
 from bot.sender import quiet_until
@@ -193,8 +192,3 @@ def test_display_names_for_models_regions_and_alerts():
     assert region_name("en", "ap_northeast_kr_se_1") == "Seoul"
     assert region_name("ru", "ap_northeast_kr_se_1") == "Сеул"
     assert region_name("ru", "FI") == "Финляндия"
-    block = render_block({"kind": "appeared", "offer": {"provider": "cloudrift", "gpu": "h100-sxm", "gpu_count": 1,
-                                                        "location": "ap_northeast_kr_se_1",
-                                                        "url": "https://cloudrift.example/x"},
-                          "price_usd": 2.0, "query_text": "H100", "sub_kind": "gpu"}, "en", "USD")
-    assert "CloudRift" in block and "(Seoul)" in block and "ap_northeast" not in block

@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Annotated, Literal
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
-from aiogram.filters.callback_data import CallbackData
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
-from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.alert_texts import at
-from core.limits import MAX_ID
+from bot.callbacks import AlertCb
 from storage.subscriptions import get_subscription
 from storage.user_tables import User
 
 router = Router(name="alerts")
-
-
-class AlertCb(CallbackData, prefix="al"):
-    action: Literal["stop"]
-    sub: Annotated[int, Field(ge=1, le=MAX_ID)]  # subscription id (bounded: a forged one never reaches SQL)
 
 
 @router.callback_query(AlertCb.filter())

@@ -128,16 +128,15 @@ def ranked_rows(rows: list[StoredOffer], fitting: Answer | None, limit: int | No
     from core.ranking import rank
     from gpuradar.estimate_view import OfferRow
 
-    by_row = {id(r): r for r in rows}
     items = [OfferRow(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd) for r in rows]
-    back = {id(item): by_row[id(row)] for item, row in zip(items, rows, strict=True)}
+    back = {id(item): row for item, row in zip(items, rows, strict=True)}
     hours = None
     if fitting is not None:
         items = [o for o in items if o.gpu is not None and fitting.fits(o.gpu, o.gpu_count, o.fraction)]
         if fitting.has_time:
             def hours(gpu: str, count: int) -> float | None:
-                t = fitting.config_time(gpu, count)
-                return None if t is None else t.hours
+                row = fitting.config_time(gpu, count)
+                return None if row is None else row.hours
     ranked = [back[id(r.offer)] for r in rank(items, "RUB", hours)]
     return ranked[:limit] if limit is not None else ranked
 

@@ -123,6 +123,7 @@ unsub_all_done = { $n ->
     }
 history_usage = Name a GPU, for example <code>/history H100</code>.
 history_empty = No price history for { $gpu } yet.
+history_slow = The { $gpu } chart is taking too long to draw. Please try again in a minute, or ask for a shorter period, e.g. <code>/history { $gpu } 7d</code>.
 history_caption = { $gpu }: cheapest in-stock price per GPU-hour by provider, { $currency }
 chart_y = { $currency } per GPU-hour
 chart_x = date (UTC)

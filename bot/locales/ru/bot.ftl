@@ -130,6 +130,7 @@ unsub_all_done = { $n ->
     }
 history_usage = Укажите GPU, например <code>/history H100</code>.
 history_empty = Истории цен для { $gpu } пока нет.
+history_slow = График { $gpu } рисуется слишком долго. Попробуйте через минуту или возьмите период короче, например <code>/history { $gpu } 7d</code>.
 history_caption = { $gpu }: самая низкая цена в наличии за GPU-час по провайдерам, { $currency }
 chart_y = { $currency } за GPU-час
 chart_x = дата (UTC)

@@ -1,0 +1,308 @@
+"""One scrape cycle's alert fan-out at deployment scale, through the real path, then its delivery.
+
+Set-up: `--users` users (default 50,000) with `--subs` subscriptions (default 100,000: the realistic mix of
+bench/match.py — GPU watches and workload watches, price caps in RUB and USD, some pinned to providers, counts,
+billing), `--providers` providers (default 10) each with a Vast-sized poll of `--configs` configurations
+(default 1,440, the size of a real Vast.ai poll), all stored by a trusted first poll.
+
+Phase 1 (what the issue's "< 5 s" is about): the next cycle, with `--changed` (5 %) of every provider's
+configurations changed (a third appear, a third get cheaper, the rest sell out or rise), is recorded through
+`storage.ingest.record_poll` with the real `storage.outbox.OutboxWriter` hook, provider after provider, as the
+leader's ingest does. The figure is the time from the first poll handed to ingest to the last outbox commit.
+
+Phase 2: the real `bot.sender.AlertSender` drains what phase 1 queued into the stand-in Bot API server, which
+enforces Telegram's limits (30 messages per window overall, 1 per chat per window) with its window scaled by
+`--window` so the run stays short (both sides scaled alike). Prints the delivery rate against the limit
+(target >= 90 %), and alerts lost or doubled (target 0) by comparing what the stand-in accepted per chat with the
+deliveries the database recorded. `--deliver-users N` limits phase 2 to N users' alerts (the others' are deleted
+after phase 1, outside the timings), since at Telegram's real 30 msg/s 50,000 users take half an hour.
+
+    python3 bench/fanout_cycle.py [--db sqlite|postgres|both] [--users 50000] [--subs 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import insert, select, text  # noqa: E402
+
+from bench.match import PROVIDERS as MATCH_PROVIDERS  # noqa: E402
+from bench.match import make_watches  # noqa: E402
+from core.gpus import GPUS  # noqa: E402
+from core.offers import Billing, Offer, Rates  # noqa: E402
+from core.polls import PollResult, PollStatus  # noqa: E402
+from storage.db import make_engine, make_sessionmaker  # noqa: E402
+from storage.ingest import record_poll  # noqa: E402
+from storage.migrate import upgrade_async  # noqa: E402
+from storage.outbox import OutboxWriter, delivery_counts  # noqa: E402
+from storage.user_tables import Subscription, User  # noqa: E402
+
+TOKEN = "123456:BENCH-token"
+RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
+T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+PROVIDER_NAMES = [*MATCH_PROVIDERS, "lambda", "datacrunch", "tensordock"]
+
+
+def provider_offers(name: str, n: int, rng: random.Random) -> list[Offer]:
+    out = []
+    for i in range(n):
+        gpu = rng.choice(GPUS)
+        usd = (0.15 + 0.022 * gpu.usable_gib) * rng.uniform(0.6, 1.4)
+        count = rng.choice([1, 1, 2, 4, 8])
+        out.append(Offer(provider=name, sku=f"{gpu.id}-{i}", gpu=gpu.id, gpu_name=gpu.name, gpu_count=count,
+                         location=rng.choice(["ru-1", "us-east", "eu-west", "ca"]),
+                         billing=rng.choice([Billing.HOURLY, Billing.HOURLY, Billing.MONTHLY]),
+                         price=round(usd * count, 4), currency="USD", in_stock=True,
+                         url=f"https://{name}.example/{gpu.id}-{i}"))
+    return out
+
+
+def change(offers: list[Offer], share: float, rng: random.Random) -> list[Offer]:
+    """The next poll: `share` of the configurations changed (new ones appear, some cheaper, sold out, dearer)."""
+    out = list(offers)
+    picked = rng.sample(range(len(out)), int(len(out) * share))
+    for j, i in enumerate(picked):
+        o = out[i]
+        mode = j % 6
+        if mode in (0, 1):  # appears: a configuration not listed before
+            out.append(o.model_copy(update={"sku": o.sku + "-new", "price": round(o.price * 0.97, 4),
+                                            "url": o.url + "-new"}))
+        elif mode in (2, 3):
+            out[i] = o.model_copy(update={"price": round(o.price * 0.85, 4)})  # 15 % cheaper
+        elif mode == 4:
+            out[i] = o.model_copy(update={"in_stock": False})
+        else:
+            out[i] = o.model_copy(update={"price": round(o.price * 1.2, 4)})
+    return out
+
+
+def poll(name: str, offers: list[Offer], at: datetime) -> PollResult:
+    return PollResult(provider=name, status=PollStatus.OK, offers=offers, started_at=at,
+                      finished_at=at + timedelta(seconds=2))
+
+
+async def populate(url: str, args: argparse.Namespace) -> dict[str, list[Offer]]:
+    await upgrade_async(url)
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    rng = random.Random(args.seed)
+    watches = make_watches(args.subs, rng)
+    users = [{"id": uid, "chat_id": uid, "lang": "ru" if uid % 3 else "en", "lang_chosen": True,
+              "currency": "RUB" if uid % 3 else "USD", "tz_offset_minutes": 0, "grouping": True, "active": True,
+              "created_at": T0} for uid in range(1, args.users + 1)]
+    subs = []
+    for i, w in enumerate(watches):
+        uid = 1 + (i % args.users)
+        subs.append({"user_id": uid, "chat_id": uid, "kind": "workload" if w.min_gib_by_count else "gpu",
+                     "query_text": f"watch {i}", "gpu_ids": sorted(w.gpu_ids) if w.gpu_ids else None,
+                     "workload_json": None,
+                     "min_gib_by_count": {str(k): v for k, v in w.min_gib_by_count.items()}
+                     if w.min_gib_by_count else None,
+                     "max_price": w.max_price, "price_currency": w.currency,
+                     "providers": sorted(w.providers) if w.providers else None, "gpu_count": w.gpu_count,
+                     "billing": w.billing, "region": None,
+                     "paused": False, "created_at": T0})
+    async with sm() as s, s.begin():
+        for i in range(0, len(users), 5000):
+            await s.execute(insert(User), users[i:i + 5000])
+        for i in range(0, len(subs), 5000):
+            await s.execute(insert(Subscription), subs[i:i + 5000])
+    rng = random.Random(args.seed + 1)
+    catalog = {name: provider_offers(name, args.configs, rng) for name in PROVIDER_NAMES[:args.providers]}
+    for name, offers in catalog.items():
+        await record_poll(sm, poll(name, offers, T0), rates=RATES)
+    await engine.dispose()
+    return catalog
+
+
+async def cycle(url: str, catalog: dict[str, list[Offer]], args: argparse.Namespace) -> tuple[float, int, int]:
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    writer = OutboxWriter()
+    rng = random.Random(args.seed + 2)
+    nxt = {name: change(offers, args.changed, rng) for name, offers in catalog.items()}
+    at = T0 + timedelta(minutes=5)
+    events = 0
+    t0 = time.perf_counter()
+    for name, offers in nxt.items():
+        events += len(await record_poll(sm, poll(name, offers, at), rates=RATES, on_events=writer))
+    elapsed = time.perf_counter() - t0
+    queued = writer.stats["queued"]
+    await engine.dispose()
+    return elapsed, events, queued
+
+
+async def expected(url: str, n: int) -> dict[int, set[str]]:
+    """Which offers (order links) each of the first `n` users must hear about: every queued event checked against
+    each of their subscriptions with `Watch.matches` (the plain definition, not the index the sender uses)."""
+    from core.alerts import AlertEvent
+    from core.matching import Target, watch_from_row
+    from storage.alert_tables import AlertEventRow
+
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    async with sm() as s:
+        events = [AlertEvent.model_validate(p) for p in (await s.scalars(select(AlertEventRow.payload))).all()]
+        subs = (await s.execute(select(Subscription).where(Subscription.user_id <= n))).scalars().all()
+    await engine.dispose()
+    targets = [(e.offer.url, Target.from_offer(e.offer, e.price_rub, e.price_usd)) for e in events]
+    out: dict[int, set[str]] = {}
+    for sub in subs:
+        w = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
+                           max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
+        hits = {u for u, t in targets if w.matches(t)}
+        if hits:
+            out.setdefault(sub.chat_id, set()).update(hits)
+    return out
+
+
+async def keep_users(url: str, n: int) -> None:
+    """Phase 2 delivers to the first `n` users only: the others are set aside (outside the timings) the way a
+    blocked chat is, so the sender drops their events without a message."""
+    engine = make_engine(url)
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE users SET active = false WHERE id > :n"), {"n": n})
+    await engine.dispose()
+
+
+def _serve(conn: Any, window: float) -> None:
+    from tests.support.fake_telegram import FakeTelegram
+
+    async def main() -> None:
+        async with FakeTelegram(TOKEN) as tg:
+            tg.enforce_limits(global_rate=30, per_chat_rate=1, window=window)
+            conn.send(tg.port)
+            await asyncio.get_running_loop().run_in_executor(None, conn.recv)
+            ok = [c for c in tg.calls_of("sendMessage") if c.status == 200]
+            conn.send({"too_many": tg.stats.too_many, "texts": Counter((c.chat_id, c.text) for c in ok)})
+
+    asyncio.run(main())
+
+
+async def deliver(url: str, port: int, args: argparse.Namespace) -> tuple[float, dict[str, int], int]:
+    from aiogram import Bot
+    from aiogram.client.default import DefaultBotProperties
+    from aiogram.client.session.aiohttp import AiohttpSession
+    from aiogram.client.telegram import TelegramAPIServer
+
+    from bot.sender import AlertSender
+
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    bot = Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(f"http://127.0.0.1:{port}")),
+              default=DefaultBotProperties(parse_mode="HTML"))
+    sender = AlertSender(bot, sm, time_scale=args.window, workers=16, poll_interval=0.05,
+                         clock=lambda: T0 + timedelta(minutes=6))
+    task = asyncio.create_task(sender.run())
+    t0 = time.perf_counter()
+    while True:
+        await asyncio.sleep(0.2)
+        if await sender.idle():
+            break
+    elapsed = time.perf_counter() - t0
+    await sender.stop()
+    await task
+    async with sm() as s:
+        counts = await delivery_counts(s)
+    await bot.session.close()
+    await engine.dispose()
+    return elapsed, counts
+
+
+def run_one(url: str, label: str, args: argparse.Namespace) -> None:
+    t = time.perf_counter()
+    catalog = asyncio.run(populate(url, args))
+    print(f"[{label}] set-up: {args.users:,} users, {args.subs:,} subscriptions, {len(catalog)} providers x "
+          f"{args.configs:,} configurations stored ({time.perf_counter() - t:.0f} s)")
+    elapsed, events, queued = asyncio.run(cycle(url, catalog, args))
+    print(f"[{label}] cycle: {events:,} events, {queued:,} alerting events queued; poll -> outbox "
+          f"committed: {elapsed:.2f} s (target < 5 s: {'met' if elapsed < 5 else 'MISSED'})")
+    if args.no_deliver:
+        return
+    if args.deliver_users:
+        asyncio.run(keep_users(url, args.deliver_users))
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    server = ctx.Process(target=_serve, args=(child, args.window), daemon=True)
+    server.start()
+    port = parent.recv()
+    want = asyncio.run(expected(url, args.deliver_users or args.users))
+    seconds, counts = asyncio.run(deliver(url, port, args))
+    parent.send("stop")
+    got = parent.recv()
+    server.join(10)
+    texts: Counter[tuple[int, str]] = got["texts"]
+    accepted = sum(texts.values())
+    heard: dict[int, Counter[str]] = {}
+    for (chat, body), times in texts.items():
+        for link in re.findall(r'href="([^"]+)"', body):
+            heard.setdefault(chat, Counter())[link] += times
+    lost = sum(len(links - set(heard.get(chat, {}))) for chat, links in want.items())
+    doubled = sum(n - 1 for c in heard.values() for n in c.values() if n > 1)
+    extra = sum(len(set(c) - want.get(chat, set())) for chat, c in heard.items())
+    pairs = sum(len(v) for v in want.values())
+    limit = 30 / args.window
+    rate = accepted / seconds if seconds else 0.0
+    print(f"[{label}] delivery to {len(want):,} users ({pairs:,} (user, offer) pairs, each offer named once per "
+          f"user): {accepted:,} messages in {seconds:.1f} s = {rate:.0f} msg/s = {rate / limit * 100:.1f} % of the "
+          f"limit ({limit:.0f} msg/s: Telegram's 30/s, time x{1 / args.window:.0f}; target >= 90 %); 429s: "
+          f"{got['too_many']}; lost: {lost}; doubled: {doubled}; not expected: {extra}; deliveries: {counts}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", choices=["sqlite", "postgres", "both"], default="sqlite")
+    ap.add_argument("--users", type=int, default=50_000)
+    ap.add_argument("--subs", type=int, default=100_000)
+    ap.add_argument("--providers", type=int, default=10)
+    ap.add_argument("--configs", type=int, default=1_440)
+    ap.add_argument("--changed", type=float, default=0.05)
+    ap.add_argument("--window", type=float, default=0.1)
+    ap.add_argument("--deliver-users", type=int, default=2_000,
+                    help="phase 2 delivers the alerts of this many users (0: all)")
+    ap.add_argument("--no-deliver", action="store_true")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
+    args = ap.parse_args()
+    if args.db in ("sqlite", "both"):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_one(f"sqlite+aiosqlite:///{Path(tmp) / 'cycle.sqlite3'}", "SQLite", args)
+    if args.db in ("postgres", "both"):
+        url = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
+            [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
+        run_one(_fresh_pg(url), "PostgreSQL", args)
+
+
+def _fresh_pg(url: str) -> str:
+    """A new empty database on the server behind `url` (the bench never touches existing ones)."""
+    name = f"bench_cycle_{os.getpid()}"
+
+    async def create() -> None:
+        engine = make_engine(url, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as conn:
+            await conn.execute(text(f"DROP DATABASE IF EXISTS {name}"))
+            await conn.execute(text(f"CREATE DATABASE {name}"))
+        await engine.dispose()
+
+    asyncio.run(create())
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+if __name__ == "__main__":
+    main()

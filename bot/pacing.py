@@ -1,0 +1,184 @@
+"""One rate-aware path for every outgoing Bot API call: replies, edits, answers to callbacks and alerts share one
+limiter (`Pacer`) that keeps Telegram's limits — about 30 messages a second overall, one a second per chat — and
+waits out a 429's `retry_after` for everyone instead of dropping the call.
+
+- `RateLimitedSession` is an aiogram request middleware on the bot's session (`gpuradar.app.make_bot`): every call
+  that writes to a chat (send*, edit*, copy/forward) waits for its turn in the overall limit as a reply (ahead of
+  alerts) and for any 429 pause of its chat; every call, whatever it is, is tried again after a 429 for as long as
+  Telegram says, up to `max_retries` times.
+- The alert sender (bot/sender.py) takes its slots from the same `Pacer` itself (so it can stop between waiting
+  and sending) and marks its own calls `paced()`, so the middleware neither paces them twice nor retries them
+  (the sender has its own crash-safe retry). Alerts yield to replies: while a reply waits, no alert starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
+from aiogram.exceptions import TelegramRetryAfter
+from aiogram.methods import Response, TelegramMethod
+from aiogram.methods.base import TelegramType
+
+log = logging.getLogger(__name__)
+
+_PACED: contextvars.ContextVar[bool] = contextvars.ContextVar("gpuradar_paced", default=False)
+# Calls that put something in a chat, and so count against its one-a-second (edits included, to be safe).
+_CHAT_WRITES = ("send", "edit", "copy", "forward")
+
+
+@contextlib.contextmanager
+def paced() -> Iterator[None]:
+    """The calls made inside already have their slot (the alert sender's)."""
+    token = _PACED.set(True)
+    try:
+        yield
+    finally:
+        _PACED.reset(token)
+
+
+class Pacer:
+    """Schedules sends so Telegram's flood limits are never hit: slots at least 1/global_rate apart overall and
+    `chat_interval` apart per chat. Slots are reserved, so concurrent workers never crowd the same instant.
+    A 429 pauses everything for its retry_after (Telegram says how long; guessing only earns more 429s)."""
+
+    def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic, *,
+                 window: float = 1.0, per_window: int = 29):
+        self.spacing = 1.0 / global_rate
+        self.chat_interval = chat_interval
+        self.clock = clock
+        self.window = window
+        self.per_window = per_window
+        self._next = 0.0
+        self._chat_next: dict[int, float] = {}
+        self._paused_until = 0.0
+        self._started: deque[float] = deque()  # when the sends of the last window really started
+        self.urgent = 0  # replies waiting for room right now: alerts hold back until they are through
+        self._chat_paused: dict[int, float] = {}  # chats Telegram answered 429 for, until when
+
+    def window_wait(self, *, urgent: bool = False) -> float:
+        """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
+        reserved slots at once; counting real send starts in a window, as Telegram does, keeps such a burst from
+        ever exceeding the limit."""
+        now = self.clock()
+        if not urgent and self.urgent:
+            return self.spacing  # replies go first; look again a slot later
+        while self._started and now - self._started[0] >= self.window:
+            self._started.popleft()
+        # Never back to back either: at least half a slot between real starts, so a window never fills in a burst
+        # whose arrival jitter could spill over Telegram's own count.
+        gap = self._started[-1] + self.spacing / 2 - now if self._started else 0.0
+        if len(self._started) < self.per_window:
+            return max(0.0, gap)
+        return max(gap, self._started[-self.per_window] + self.window - now)
+
+    def started(self) -> None:
+        self._started.append(self.clock())
+
+    def reserve(self, chat_id: int) -> float:
+        """Seconds to wait before this chat's next message may go (the slot is taken now)."""
+        now = self.clock()
+        slot = max(now, self._next, self._chat_next.get(chat_id, 0.0), self._paused_until)
+        self._next = slot + self.spacing
+        self._chat_next[chat_id] = slot + self.chat_interval
+        if len(self._chat_next) > 50_000:  # forget chats whose slot is long past
+            self._chat_next = {c: t for c, t in self._chat_next.items() if t > now}
+        return slot - now
+
+    def paused_for(self) -> float:
+        return self._paused_until - self.clock()
+
+    def pause(self, seconds: float, chat_id: int | None = None) -> None:
+        until = self.clock() + seconds
+        self._paused_until = max(self._paused_until, until)
+        if chat_id is not None:
+            self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
+            self._chat_paused[chat_id] = max(self._chat_paused.get(chat_id, 0.0), until)
+            if len(self._chat_paused) > 10_000:
+                now = self.clock()
+                self._chat_paused = {c: t for c, t in self._chat_paused.items() if t > now}
+
+    def pause_chat(self, seconds: float, chat_id: int) -> None:
+        """A 429 on a reply: our overall pacing keeps the global limit, so it is that chat's; only it waits."""
+        until = self.clock() + seconds
+        self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
+        self._chat_paused[chat_id] = max(self._chat_paused.get(chat_id, 0.0), until)
+
+    def chat_wait(self, chat_id: int) -> float:
+        """Seconds until this chat may get its next message (without reserving a global slot)."""
+        return max(0.0, self._chat_next.get(chat_id, 0.0) - self.clock(), self.paused_for())
+
+    def chat_paused_for(self, chat_id: int) -> float:
+        """Seconds left of a 429 pause on this chat (or on everything)."""
+        return max(0.0, self._chat_paused.get(chat_id, 0.0) - self.clock(), self.paused_for())
+
+    def take_chat(self, chat_id: int) -> None:
+        self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), self.clock() + self.chat_interval)
+
+    async def acquire_urgent(self, chat_id: int) -> None:
+        """A reply's turn: room in the overall window, and any 429 pause of this chat or of everything — ahead of
+        alerts, which see `urgent` and wait. The one-a-second per chat is kept for replies only once Telegram asked
+        for it (a 429 pauses that chat): a reply is awaited inside its handler, whose database transaction must not
+        wait a second per earlier reply; Telegram tolerates a short burst of answers to a user's own messages."""
+        self.urgent += 1
+        try:
+            while True:
+                wait = max(self.chat_paused_for(chat_id), self.window_wait(urgent=True))
+                if wait <= 0:
+                    break
+                await asyncio.sleep(wait)
+            self.take_chat(chat_id)
+            self.started()
+        finally:
+            self.urgent -= 1
+
+
+
+class RateLimitedSession(BaseRequestMiddleware):
+    """The aiogram request middleware: pace chat writes as replies, retry every call after a 429."""
+
+    def __init__(self, pacer: Pacer, *, max_retries: int = 5, on_retry_after: Callable[[str], Any] | None = None,
+                 time_scale: float = 1.0) -> None:
+        self.pacer = pacer
+        self.max_retries = max_retries
+        self.on_retry_after = on_retry_after
+        self.time_scale = time_scale  # seconds per Telegram second (benches with a scaled stand-in)
+        self.retried = 0
+
+    async def __call__(self, make_request: NextRequestMiddlewareType[TelegramType], bot: Any,
+                       method: TelegramMethod[TelegramType]) -> Response[TelegramType]:
+        if _PACED.get():
+            return await make_request(bot, method)
+        name = type(method).__name__
+        chat_id = getattr(method, "chat_id", None)
+        writes = isinstance(chat_id, int) and name.lower().startswith(_CHAT_WRITES)
+        attempt = 0
+        while True:
+            if writes:
+                assert isinstance(chat_id, int)
+                await self.pacer.acquire_urgent(chat_id)
+            else:
+                paused = self.pacer.paused_for()
+                if paused > 0:
+                    await asyncio.sleep(paused)
+            try:
+                return await make_request(bot, method)
+            except TelegramRetryAfter as e:
+                attempt += 1
+                self.retried += 1
+                if self.on_retry_after is not None:
+                    self.on_retry_after(getattr(method, "__api_method__", name))
+                if isinstance(chat_id, int):
+                    self.pacer.pause_chat(e.retry_after * self.time_scale, chat_id)
+                else:
+                    self.pacer.pause(e.retry_after * self.time_scale)
+                if attempt > self.max_retries:
+                    raise
+                log.info("Telegram asked to wait %s s before %s; waiting", e.retry_after, name)

@@ -1,0 +1,129 @@
+"""What an alert says and when it is sent: the typed alert payload and the alert policy (cooldown, re-arm).
+
+Pure: storage persists `OfferAlertState` per offer key and `AlertEvent` per queued event; the sender asks
+`suppressed(...)` per (subscription, event). No I/O, no Telegram.
+
+The policy is kept per offer, not per (subscription, offer), so a poll's alert work is proportional to its
+events, not to the number of subscriptions they reach:
+- an event of an offer that was last alerted at least `cooldown` ago (or never) goes to everyone it matches;
+- within the cooldown, a price at least `rearm_drop` under the last alerted price goes to everyone too (news);
+- otherwise the event is "cooling": it reaches only the subscriptions that would not have heard the last alert —
+  made after it, or whose price cap the last alerted price did not meet. Flapping stock then alerts nobody twice,
+  while a subscriber whose cap is met only now still hears about it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from core.changes import EventKind, OfferEvent
+from core.offers import Offer
+
+DEFAULT_COOLDOWN = timedelta(hours=3)
+REARM_DROP = 0.05  # within the cooldown, a price at least 5 % under the last alerted one still alerts everyone
+
+
+@dataclass(frozen=True)
+class AlertPolicy:
+    cooldown: timedelta = DEFAULT_COOLDOWN
+    min_drop: float = 0.0  # price drops smaller than this (0.05 = 5 %) do not alert; detection has its own threshold
+    rearm_drop: float = REARM_DROP
+
+
+class LastAlert(BaseModel):
+    """The last alert everyone matching an offer heard: when, and at which prices per GPU-hour."""
+
+    model_config = ConfigDict(frozen=True)
+
+    at: datetime
+    price: float | None  # offer currency
+    price_rub: float | None = None
+    price_usd: float | None = None
+
+
+class AlertEvent(BaseModel):
+    """One alerting offer change, frozen when it was queued: everything a message about it says, and (for a cooling
+    event) the last alert, so the sender can tell who already heard it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: EventKind
+    offer: Offer
+    currency: str
+    old_price: float | None = None  # per GPU-hour, offer currency
+    new_price: float | None = None
+    price_rub: float | None = None  # new price per GPU-hour, normalised
+    price_usd: float | None = None
+    old_price_rub: float | None = None
+    old_price_usd: float | None = None
+    cooling_since: LastAlert | None = None  # set when the event falls inside the offer's cooldown
+
+    @classmethod
+    def from_event(cls, event: OfferEvent, cooling_since: LastAlert | None = None) -> AlertEvent:
+        return cls(kind=event.kind, offer=event.offer, currency=event.currency, old_price=event.old_price,
+                   new_price=event.new_price, price_rub=event.new_price_rub, price_usd=event.new_price_usd,
+                   old_price_rub=event.old_price_rub, old_price_usd=event.old_price_usd, cooling_since=cooling_since)
+
+    def price_in(self, currency: str, *, old: bool = False) -> tuple[float | None, str]:
+        """The price per GPU-hour in `currency`, or in the offer's own when no rate converted it."""
+        value = (self.old_price_rub if old else self.price_rub) if currency == "RUB" else \
+            (self.old_price_usd if old else self.price_usd)
+        if value is not None:
+            return value, currency
+        return (self.old_price if old else self.new_price), self.currency
+
+
+class Verdict(StrEnum):
+    FRESH = "fresh"  # first alert about the offer, or the cooldown is over: everyone matching hears it
+    REARMED = "rearmed"  # inside the cooldown, but a real price drop: everyone matching hears it
+    COOLING = "cooling"  # inside the cooldown: only who did not hear the last alert
+
+
+def assess(event: OfferEvent, last: LastAlert | None, now: datetime, policy: AlertPolicy) -> Verdict:
+    if last is None or now - last.at >= policy.cooldown:
+        return Verdict.FRESH
+    if event.kind is EventKind.PRICE_DROP and last.price and event.new_price is not None \
+            and event.new_price <= last.price * (1 - policy.rearm_drop):
+        return Verdict.REARMED
+    return Verdict.COOLING
+
+
+def next_last_alert(event: OfferEvent, last: LastAlert | None, verdict: Verdict, now: datetime) -> LastAlert | None:
+    """The offer's state after this event: a fresh or re-armed alert becomes the last alert; a cooling one does not
+    (the cooldown runs from the alert everyone heard)."""
+    if verdict is Verdict.COOLING:
+        return last
+    return LastAlert(at=now, price=event.new_price, price_rub=event.new_price_rub, price_usd=event.new_price_usd)
+
+
+def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str) -> bool:
+    """True when this subscription already heard the last alert about this offer (a cooling event only): it existed
+    then, and the last alerted price met its cap. Everything else about a match (GPU, count, provider, billing,
+    location) is fixed by the offer's key, so the price is the only thing that could have differed."""
+    last = event.cooling_since
+    if last is None or subscribed_at > last.at:
+        return False
+    if cap is None:
+        return True
+    price = last.price_rub if cap_currency == "RUB" else last.price_usd
+    if price is None and event.currency.upper() == cap_currency:
+        price = last.price
+    return price is not None and price <= cap
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why one offer reaches one subscription: shown under the offer, one line per subscription."""
+
+    subscription_id: int
+    kind: str
+    query_text: str
+    max_price: float | None
+    max_price_currency: str
+    need_gib: float | None
+    usable_gib: float | None
+    gpu_name: str | None

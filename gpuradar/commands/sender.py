@@ -1,0 +1,56 @@
+"""`gpuradar sender`: only the alert sender, from the same settings as `gpuradar run` (BOT_TOKEN, TELEGRAM_API_URL,
+DATABASE_URL, SENDER__*). Another replica's worth of sending without the bot or the scrapers; SIGTERM / SIGINT stop
+it cleanly (the message in flight is finished and recorded)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from gpuradar.commands.run import both
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("sender", help="run only the alert sender (drains the alert queue into Telegram)")
+    p.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="overrides LOG__LEVEL")
+    p.set_defaults(handler=handle)
+
+
+async def _run(settings: object) -> int:
+    from bot.sender import run_standalone
+    from gpuradar.app import make_bot, make_pacer
+    from gpuradar.metrics import METRICS
+    from gpuradar.settings import Settings
+    from storage.db import make_engine, make_sessionmaker
+
+    assert isinstance(settings, Settings)
+    engine = make_engine(settings.database_url)
+    pacer = make_pacer(settings)
+    bot = make_bot(settings, pacer)
+    try:
+        return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=settings.sender.claim_ttl,
+                                    metrics=METRICS, pacer=pacer)
+    finally:
+        await bot.session.close()
+        await engine.dispose()
+
+
+def handle(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from gpuradar.logs import configure_logging
+    from gpuradar.settings import Settings
+
+    try:
+        settings = Settings()
+    except ValidationError as e:
+        print(both("run_bad_settings", error=e), file=sys.stderr)
+        return 2
+    if settings.bot_token is None:
+        print(both("run_no_token"), file=sys.stderr)
+        return 2
+    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
+                      secrets=[settings.bot_token.get_secret_value()])
+    return asyncio.run(_run(settings))
