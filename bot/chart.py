@@ -37,9 +37,13 @@ def priced_points(series: Sequence[Any]) -> list[tuple[datetime, float]]:
     return [(p.at, p.price) for s in series for p in s.points if p.price is not None]
 
 
-def is_drawable(series: Sequence[Any]) -> bool:
-    """At least two moments with a price: one point is a fact to state, not a chart."""
-    return len({at for at, _ in priced_points(series)}) >= 2
+def is_drawable(series: Sequence[Any], since: datetime | None = None) -> bool:
+    """Two moments with a price, or a price that already held when the window began (`since`: a flat line is a
+    fact worth drawing). A single observation inside the window is stated in words, not drawn as a dot."""
+    moments = {at for at, _ in priced_points(series)}
+    if len(moments) >= 2:
+        return True
+    return bool(moments) and since is not None and min(moments) <= since
 
 
 def current_price(s: Any) -> float | None:

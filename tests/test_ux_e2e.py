@@ -5,7 +5,7 @@ names instead of ids, localised provider reasons, /history that says when one po
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.chart import is_drawable, render_history_png
 from bot.names import model_name, region_name
@@ -13,7 +13,7 @@ from bot.sender import quiet_until
 from core.polls import PollResult, PollStatus
 from storage.queries import HistoryPoint, HistorySeries
 from storage.subscriptions import get_user, list_subscriptions
-from tests.test_bot_e2e import RATES, RUNPOD, T0, app, offer, poll, say, tg
+from tests.test_bot_e2e import RATES, T0, app, offer, poll, say, tg
 
 __all__ = ["app", "tg"]
 
@@ -163,14 +163,21 @@ async def test_providers_show_display_names_and_short_localised_reasons(tg, app)
 
 
 async def test_history_of_one_point_says_so_and_a_longer_one_is_drawn(tg, app):
-    one = await say(tg, "/history RTX 4090", user_id=45)
-    assert "only one price seen so far" in one and "RunPod" in one
-    cheaper = [offer("runpod", "4090", "rtx-4090", "RTX 4090", 1, 0.29) if o.sku == "4090" else o for o in RUNPOD]
-    await app.ingest(poll("runpod", cheaper, T0 + timedelta(days=2)), RATES)
-    tg.message("/history RTX 4090", user_id=45)
+    now = datetime.now(UTC)
+    b200 = [offer("cloudrift", "b200", "b200", "B200", 1, 5.2, location="ap_northeast_kr_se_1")]
+    await app.ingest(poll("cloudrift", b200, now - timedelta(hours=2)), RATES)
+    one = await say(tg, "/history B200", user_id=45)
+    assert "only one price seen so far" in one and "CloudRift" in one and "$5.20" in one
+    cheaper = [offer("cloudrift", "b200", "b200", "B200", 1, 4.9, location="ap_northeast_kr_se_1")]
+    await app.ingest(poll("cloudrift", cheaper, now - timedelta(hours=1)), RATES)
+    tg.message("/history B200 7d", user_id=45)
     photo = await tg.wait_for("sendPhoto", chat_id=45)
     assert photo.photo is not None and photo.photo.startswith(b"\x89PNG")
-    assert "Cheapest now: RunPod, $0.29" in photo.text
+    assert "Cheapest now: CloudRift, $4.90" in photo.text
+    # a price that has held since before the window is a flat line, drawn
+    tg.message("/history RTX 4090", user_id=46)
+    flat = await tg.wait_for("sendPhoto", chat_id=46)
+    assert flat.photo is not None
 
 
 def test_chart_renders_steps_per_provider_with_dates(tmp_path):

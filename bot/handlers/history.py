@@ -97,7 +97,7 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
         await message.answer(t(lang, "history_empty", gpu=esc(label)))
         return
     labels = {s.provider: provider_name(s.provider) for s in series}
-    if not is_drawable(series):  # one moment with a price: say it, a single dot is not a chart
+    if not is_drawable(series, since):  # one moment with a price: say it, a single dot is not a chart
         at, price = priced_points(series)[0]
         where = next(labels[s.provider] for s in series if any(p.price is not None for p in s.points))
         await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency),
