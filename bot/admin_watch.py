@@ -10,12 +10,19 @@ from aiogram import Bot
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.formatting import esc
+from bot.names import provider_name
+from bot.provider_reasons import short_reason
 from bot.texts import t
 from storage.queries import provider_health
 from storage.subscriptions import get_user
 
 log = logging.getLogger(__name__)
 
+
+
+def _reason(lang: str, raw: str | None) -> str:
+    """Admins get the short reason and, for the logs, the poller's own words."""
+    return f"{short_reason(lang, raw)} — {esc(raw or '?')}"
 
 class DegradedWatch:
     def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], admin_ids: Iterable[int], *,
@@ -42,8 +49,8 @@ class DegradedWatch:
             minutes = int((now - h.since).total_seconds() // 60)
             for admin, lang in langs.items():
                 try:
-                    await self.bot.send_message(admin, t(lang, "admin_degraded", name=esc(h.provider),
-                                                         minutes=minutes, reason=esc(h.reason or "?")))
+                    await self.bot.send_message(admin, t(lang, "admin_degraded", name=esc(provider_name(h.provider)),
+                                                         minutes=minutes, reason=_reason(lang, h.reason)))
                 except Exception:  # an admin who blocked the bot must not stop the others hearing
                     log.warning("could not tell admin %s about %s", admin, h.provider, exc_info=True)
         return reported

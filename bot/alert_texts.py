@@ -14,10 +14,10 @@ from typing import Any
 
 from bot.formatting import esc, href, money
 from bot.i18n import t
+from bot.names import provider_name, region_name
 from core.alerts import AlertEvent, Reason
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH, Offer
-from core.providers import provider_title
 
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
@@ -27,11 +27,6 @@ MAX_STOP_BUTTONS = 8  # a keyboard, not a wall: the rest can be paused from /sub
 def at(lang: str, key: str, **values: Any) -> str:
     """An alert text (catalog key `alert_<key>`)."""
     return t(lang, f"alert_{key}", **values)
-
-
-def provider_name(provider: str) -> str:
-    """How a provider is called in messages: its display name from the one catalog (core.providers)."""
-    return provider_title(provider)
 
 
 def _gpu_name(offer: Offer) -> str:
@@ -63,7 +58,7 @@ def render_offer(event: AlertEvent, lang: str, currency: str) -> tuple[str, str]
     offer = event.offer
     count = offer.gpu_count
     what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
-    where = at(lang, "where", location=esc(offer.location)) if offer.location else ""
+    where = at(lang, "where", location=esc(region_name(lang, offer.location))) if offer.location else ""
     if offer.billing.value in ("monthly", "spot"):
         where += at(lang, f"billing_{offer.billing.value}")
     provider = esc(provider_name(offer.provider))

@@ -20,18 +20,21 @@ Token = Annotated[str, Field(max_length=48)]  # bot.tokens: "b" + base64 (<= 40)
 
 
 class EstimateCb(CallbackData, prefix="e"):
-    action: Literal["notify", "more"]
+    action: Literal["notify", "more", "m_inference", "m_lora", "m_qlora", "m_full"]  # m_*: the method buttons
     q: Token  # QueryTokens token of the workload text
 
 
 class OffersCb(CallbackData, prefix="o"):
     q: Token  # token of the filter text, "" for all offers
-    page: Page
+    page: Annotated[int, Field(ge=0, le=MAX_PAGE)]  # 1-based; 0 (with skip) = back to the estimate it came from
+    skip: Annotated[int, Field(ge=0, le=50)] = 0  # offers an estimate already showed: the list starts after them
 
 
 class SubCb(CallbackData, prefix="s"):
-    action: Literal["pause", "resume", "delete", "here"]  # "here": send this subscription's alerts to this chat
-    id: Id
+    # "here": send this subscription's alerts to this chat; "delete" asks, "delete_yes" deletes, "keep" goes back;
+    # "delete_all_yes" (id 0) confirms /unsubscribe all
+    action: Literal["pause", "resume", "delete", "here", "delete_yes", "keep", "delete_all_yes"]
+    id: Annotated[int, Field(ge=0, le=MAX_ID)]
 
 
 class SubsPageCb(CallbackData, prefix="sp"):

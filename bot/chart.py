@@ -2,37 +2,105 @@
 
 Matplotlib with the Agg backend (no display), figure objects rather than pyplot's global state, so charts drawn
 from concurrent handlers (in a worker thread) never share a figure.
+
+How it reads: one price step line per provider (a price holds until it changes, and the last one until `until`,
+now), the provider that is cheapest now drawn thick and named first in the legend, the others thin; gaps where
+nothing was in stock; the date axis in day.month / hours (numbers, so it reads the same in Russian and English), and
+prices with the currency symbol. A history of a single point is not drawn (see `is_drawable`): the handler says so
+in words instead.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+from matplotlib import dates as mdates
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+SYMBOL = {"RUB": "₽", "USD": "$"}
+# day.month and 24-hour times: no month names, so no locale decides the language of the axis
+DATE_FORMATS = ["%Y", "%d.%m", "%d.%m", "%H:%M", "%H:%M", "%H:%M:%S"]
+ZERO_FORMATS = ["", "%Y", "%d.%m.%Y", "%d.%m", "%H:%M", "%H:%M"]
+OFFSET_FORMATS = ["", "%Y", "%Y", "%d.%m.%Y", "%d.%m.%Y", "%d.%m.%Y %H:%M"]
 
 
-def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel: str) -> bytes:
+def priced_points(series: Sequence[Any]) -> list[tuple[datetime, float]]:
+    return [(p.at, p.price) for s in series for p in s.points if p.price is not None]
+
+
+def is_drawable(series: Sequence[Any], since: datetime | None = None) -> bool:
+    """Two moments with a price, or a price that already held when the window began (`since`: a flat line is a
+    fact worth drawing). A single observation inside the window is stated in words, not drawn as a dot."""
+    moments = {at for at, _ in priced_points(series)}
+    if len(moments) >= 2:
+        return True
+    return bool(moments) and since is not None and min(moments) <= since
+
+
+def current_price(s: Any) -> float | None:
+    return s.points[-1].price if s.points else None
+
+
+def _cheapest_now(series: Sequence[Any]) -> Any | None:
+    priced = [s for s in series if current_price(s) is not None]
+    if priced:
+        return min(priced, key=lambda s: current_price(s) or 0.0)  # all priced: never the 0.0
+    with_any = [s for s in series if any(p.price is not None for p in s.points)]
+    return min(with_any, key=lambda s: min(p.price for p in s.points if p.price is not None)) if with_any else None
+
+
+def _money(value: float, currency: str) -> str:
+    symbol = SYMBOL.get(currency, currency)
+    text = f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}"
+    return f"${text}" if symbol == "$" else f"{text} {symbol}"
+
+
+def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel: str,
+                       labels: Mapping[str, str] | None = None, until: datetime | None = None,
+                       currency: str = "") -> bytes:
     """`series`: objects with `.provider` and `.points` (each `.at`, `.price` or None = nothing in stock).
-    Steps are drawn "post" because a price holds until the next change; gaps where nothing was in stock."""
-    fig = Figure(figsize=(8, 4.5), dpi=100)
+    `labels`: display names by provider id; `until`: where the last price stops (now); `currency` for the ticks."""
+    fig = Figure(figsize=(9, 4.8), dpi=100)
     ax = fig.add_subplot()
-    for s in series:
+    cheapest = _cheapest_now(series)
+    ordered = sorted(series, key=lambda s: (s is not cheapest, current_price(s) is None, current_price(s) or 0.0))
+    for s in ordered:
         xs = [p.at for p in s.points]
-        ys = [p.price if p.price is not None else float("nan") for p in s.points]
-        if xs:
-            ax.step(xs, ys, where="post", label=s.provider, marker="o", markersize=3)
+        ys = [p.price if p.price is not None else math.nan for p in s.points]
+        if not xs:
+            continue
+        if until is not None and until > xs[-1]:
+            xs.append(until)  # the last price holds until now
+            ys.append(ys[-1])
+        name = (labels or {}).get(s.provider, s.provider)
+        price = current_price(s)
+        label = f"{name} — {_money(price, currency)}" if price is not None and currency else name
+        if s is cheapest:
+            ax.step(xs, ys, where="post", label=label, linewidth=3.0, zorder=3)
+        else:
+            ax.step(xs, ys, where="post", label=label, linewidth=1.2, alpha=0.75, zorder=2)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, formats=DATE_FORMATS,
+                                                             zero_formats=ZERO_FORMATS,
+                                                             offset_formats=OFFSET_FORMATS))
+    if currency:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _money(v, currency)))
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel)
     ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
     ax.legend(loc="best", fontsize="small")
-    fig.autofmt_xdate()
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.estimates import Estimator
 from bot.handlers import routers
+from bot.handlers.subscribe import WizardCancel
 from bot.middlewares import UserMiddleware, apologise_on_error
 from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
@@ -43,6 +44,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     middleware = UserMiddleware(sessionmaker, prefs)
     dp.message.outer_middleware(middleware)
     dp.callback_query.outer_middleware(middleware)
+    dp.message.outer_middleware(WizardCancel())  # after the user middleware: it needs the user's language
     dp.errors.register(apologise_on_error(prefs))
     limits = RateLimitMiddleware(RateLimiter())  # handlers opt in with flags={"rate": kind}
     dp.message.middleware(limits)

@@ -15,6 +15,7 @@ str to show a number exactly as formatted.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -98,6 +99,16 @@ def render(lang: str, message: Msg | Joined | str) -> str:
     if isinstance(message, Joined):
         return message.sep.join(render(lang, part) for part in message.parts)
     return t(lang, message.key, **dict(message.values))
+
+
+_CYRILLIC = re.compile("[\u0400-\u04ff]")
+
+
+def lang_for(explicit: str | None, *texts: str | None) -> str:
+    """The language to answer in: the one asked for, else Russian when the input is written in Cyrillic."""
+    if explicit:
+        return explicit
+    return "ru" if any(text and _CYRILLIC.search(text) for text in texts) else "en"
 
 
 def has(lang: str, key: str) -> bool:

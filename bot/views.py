@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
 from bot.i18n import render
+from bot.names import method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH
-from core.providers import provider_info, provider_title
+from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
@@ -35,12 +36,12 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
         return fallback or gpu_id
 
 
-def workload_label(est: Estimate) -> str:
-    """A one-line description of what was understood: '70b · qlora · nf4 · ctx 8192 · bs 4 · 8 GPU'."""
+def workload_label(est: Estimate, lang: str = "en") -> str:
+    """A one-line description of what was understood, in display names: 'Llama 3.1 70B · QLoRA · NF4 · ctx 8192'."""
     w = est.workload
-    parts = [w.model, w.method.value]
+    parts = [model_name(w.arch.name if w.arch else w.model), method_name(lang, w.method.value)]
     if w.quant is not Quant.NONE:
-        parts.append(w.quant.value)
+        parts.append(quant_name(w.quant.value))
     parts.append(f"ctx {w.seq_len}")
     if w.method is Method.INFERENCE:
         if w.concurrency > 1:
@@ -73,11 +74,11 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     per_hour = offer.per_hour(currency)
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
-    location = f" ({esc(offer.location)})" if offer.location else ""
+    location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
     extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
-    return t(lang, "offer_line", provider=esc(provider_title(offer.provider)), what=offer_what(offer, lang),
+    return t(lang, "offer_line", provider=esc(provider_name(offer.provider)), what=offer_what(offer, lang),
              location=location, per_hour=money(per_hour, currency),
              per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), extra=extra,
              link=link)
@@ -112,7 +113,7 @@ def _count(n: float) -> str:
 
 def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
     mem = est.memory
-    lines = [t(lang, "est_header", workload=esc(workload_label(est))),
+    lines = [t(lang, "est_header", workload=esc(workload_label(est, lang))),
              t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
     breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
@@ -188,7 +189,7 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
     if max_price is not None:
         out += t(lang, "f_price", price=money(max_price, price_currency))
     if providers:
-        out += t(lang, "f_providers", providers=esc(", ".join(provider_title(p) for p in providers)))
+        out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:
         out += t(lang, "f_count", count=gpu_count)
     if billing:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.gpus import GPU, find_gpu
+from core.model_context import max_context
 from core.models import Arch, did_you_mean, find_model, model_for_size
 from core.msg import Joined, Msg, msg
 from core.parser import ParseError, check_range, describe, normalise_targets
@@ -85,7 +86,7 @@ def _error(spec: WorkloadSpec, problem: Msg) -> ParseError:
     """A ParseError about the combination: what was said is listed as understood."""
     said = {k: v for k, v in spec.model_dump(exclude_none=True).items() if k != "arch"}
     items = [f"{k}={getattr(v, 'value', v)}" for k, v in said.items()]
-    return ParseError(items, problem=problem, meanings=[describe(k, v) for k, v in said.items()])
+    return ParseError(items, problem=problem, meanings=[describe(k, v) for k, v in said.items()], from_fields=True)
 
 
 @lru_cache(maxsize=1024, typed=True)
@@ -323,6 +324,12 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         f.values["images"] = spec.images
         f.notes.append(Assumption(key="images", msg=msg("assume_image_tokens", images=spec.images,
                                                          per=arch.image_tokens, total=extra)))
+
+    limit = max_context(arch.id) if spec.model and spec.arch is None else None
+    seq = f.values.get("seq_len")
+    if limit is not None and seq is not None and seq > limit:
+        raise _error(spec, msg("wl_context_too_long", name=arch.name, limit=limit, said=seq))
+
     workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
                         params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
                         attention=attention,

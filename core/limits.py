@@ -10,6 +10,9 @@ from __future__ import annotations
 
 # Characters of user text read from any entry point (a message, a command argument, a deep link, an inline query).
 MAX_INPUT_CHARS = 500
+# Concurrent sequences one serving deployment is sized for: vLLM's scheduler batches up to `max_num_seqs` (256 by
+# default, a few thousand at most in practice); more users than that are several replicas, each estimated alone.
+MAX_CONCURRENCY = 4096
 
 # GPUs per configuration, in a workload and in a subscription's "x8" filter alike.
 MIN_GPUS, MAX_GPUS = 1, 4096
@@ -17,7 +20,8 @@ MIN_GPUS, MAX_GPUS = 1, 4096
 # Workload fields the parser reads (value ranges; whole numbers where the parser says so).
 WORKLOAD_LIMITS: dict[str, tuple[float, float]] = {
     "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
-    "lora_rank": (1, 4096), "gpus": (MIN_GPUS, MAX_GPUS), "concurrency": (1, 100_000), "examples": (1, 10**10),
+    "lora_rank": (1, 4096), "gpus": (MIN_GPUS, MAX_GPUS), "concurrency": (1, MAX_CONCURRENCY),
+    "examples": (1, 10**10),
     "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000), "images": (1, 10_000),
 }
 

@@ -42,8 +42,9 @@ class ParseError(ValueError):
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
                  problem: Msg | None = None, meanings: Sequence[Msg | Joined | None] = (),
-                 reasons: Mapping[str, Msg] | None = None) -> None:
+                 reasons: Mapping[str, Msg] | None = None, from_fields: bool = False) -> None:
         self.understood: list[str] = list(understood)
+        self.from_fields = from_fields  # `understood` holds field=value codes: only their meanings are shown
         self.not_understood: list[str] = list(not_understood)
         self.problem = problem
         self._meanings = list(meanings)
@@ -58,11 +59,15 @@ class ParseError(ValueError):
         else:
             lines.append(msg("parse_not_all" if self.not_understood else "parse_cannot"))
         if self.understood:
-            items: list[Msg] = []
+            items: list[Msg | Joined] = []
             for i, frag in enumerate(self.understood):
                 meaning = self._meanings[i] if i < len(self._meanings) else None
-                item = msg("parse_item_meaning", fragment=frag, meaning=meaning) if meaning else \
-                    msg("parse_item", fragment=frag)
+                if self.from_fields:
+                    item = meaning if meaning else msg("parse_item", fragment=frag)
+                elif meaning:
+                    item = msg("parse_item_meaning", fragment=frag, meaning=meaning)
+                else:
+                    item = msg("parse_item", fragment=frag)
                 if item not in items:  # "13B LoRA 13B LoRA ..." says each thing once
                     items.append(item)
             lines.append(msg("parse_understood", items=Joined(tuple(items), "; ")))
@@ -710,6 +715,11 @@ def _meaning(found: dict[str, Any]) -> Joined:
                         for field, value in found.items()))
 
 
+def _negative(low: str, start: int) -> bool:
+    return start > 0 and low[start - 1] in "-\u2212" and low[start].isdigit() and \
+        (start == 1 or not low[start - 2].isalnum())
+
+
 def _normalise(text: str) -> str:
     return (text.lower().replace("ё", "е").replace("\u00a0", " ").replace("\u202f", " ")
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
@@ -758,6 +768,9 @@ def parse_workload(text: str) -> WorkloadSpec:
         pos = m.end()
         fragment = shown[m.start():m.end()].strip()
         rule = m.lastgroup or ""
+        if _negative(low, m.start()):  # "-7B": a sign, not a hyphen inside a name ("llama-3")
+            reject("-" + fragment, msg("parse_negative"))
+            continue
         try:
             found = _HANDLERS[rule](m)
             if "_end" in found:  # the rule used less than it matched: read the rest with the other rules

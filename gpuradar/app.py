@@ -42,6 +42,7 @@ from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
+from gpuradar.startup import check_database_path, check_token_format, port_in_use, reach_telegram
 from scrapers.hub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import OnEvents, record_poll
@@ -296,7 +297,13 @@ class App:
         if self.webhook:
             assert s.webhook.secret is not None and self.bot is not None
             webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
-        self.web = await start_server(app, s.web.host, s.web.port)
+        try:
+            self.web = await start_server(app, s.web.host, s.web.port)
+        except OSError as exc:
+            problem = port_in_use(exc, s.web.host, s.web.port)
+            if problem is not None:
+                raise problem from None
+            raise
 
     async def _watch_degraded(self, watch: DegradedWatch, every: float = 60.0) -> None:
         while not self._stop.is_set():
@@ -310,6 +317,7 @@ class App:
     # ------------------------------------------------------------------ lifecycle
     async def start(self, bot: Bot | None = None) -> None:
         s = self.settings
+        check_database_path(s.database_url)
         if self.migrate:
             async with migration_lock(s.database_url):  # replicas starting together migrate one after another
                 await upgrade_async(s.database_url)
@@ -321,9 +329,12 @@ class App:
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
         self.pacer = make_pacer(s)
+        if bot is None and s.bot_token is not None:
+            check_token_format(s.bot_token.get_secret_value())
         self.bot = bot or make_bot(s)
         install_pacing(self.bot, self.pacer, self.metrics)
-        me = await self.bot.get_me()
+        me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
+                                  api=s.telegram_api_url or "")
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
                                                                                self.sessionmaker)),

@@ -25,6 +25,12 @@ from storage.db import make_engine
 ADVISORY_KEY = 0x6770_7572_6164_6172 & 0x7FFF_FFFF_FFFF_FFFF
 
 
+def lock_path(database: str) -> Path:
+    """The SQLite lock file: beside the database (never in the working directory), ignored by git (*.migrate.lock)."""
+    db = Path(database)
+    return db.with_name(db.name + ".migrate.lock")
+
+
 @contextlib.asynccontextmanager
 async def migration_lock(url: str) -> AsyncIterator[None]:
     parsed = make_url(url)
@@ -43,8 +49,7 @@ async def migration_lock(url: str) -> AsyncIterator[None]:
         finally:
             await engine.dispose()
     elif backend == "sqlite" and parsed.database and parsed.database != ":memory:":
-        lock_path = Path(parsed.database).with_name(Path(parsed.database).name + ".migrate.lock")
-        with open(lock_path, "a+b") as handle:
+        with open(lock_path(parsed.database), "a+b") as handle:
             await asyncio.to_thread(fcntl.flock, handle.fileno(), fcntl.LOCK_EX)  # waits for the migrating one
             try:
                 yield

@@ -6,8 +6,10 @@ server (`gpuradar/web.py` imports `WebSettings` from here, not the other way rou
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
 from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from gpuradar.logs import LogSettings
 from scrapers.settings import ProvidersSettings
@@ -75,7 +77,11 @@ class Settings(BaseSettings):
     database_url: str = DEFAULT_DATABASE_URL
     bot_token: SecretStr | None = None  # secret: never logged
     telegram_api_url: str | None = None  # a self-hosted or stand-in Bot API server
-    admin_ids: list[int] = Field(default_factory=list)
+    # at start-up an unreachable Telegram is retried this many times, waiting backoff, 2x, 4x... seconds
+    telegram_connect_attempts: int = Field(default=5, ge=1)
+    telegram_connect_backoff: float = Field(default=1.0, ge=0)
+    # ADMIN_IDS=123, =123,456 or =[123, 456] (read by `_admin_ids`, not as JSON only)
+    admin_ids: Annotated[list[int], NoDecode] = Field(default_factory=list)
     providers: ProvidersSettings = ProvidersSettings()
     retention: RetentionSettings = RetentionSettings()  # storage/retention.py: what is kept how long
     user_agent: str = "GPURadarBot/0.1 (+https://t.me/gpuradar_bot; GPU stock alerts)"
@@ -87,6 +93,17 @@ class Settings(BaseSettings):
     webhook: WebhookSettings = WebhookSettings()  # WEBHOOK__URL / __SECRET / __PATH
     lease: LeaseSettings = LeaseSettings()  # LEASE__TTL
     sender: SenderSettings = SenderSettings()  # SENDER__BATCH / __POLL_INTERVAL / __CLAIM_TTL
+
+    @field_validator("admin_ids", mode="before")
+    @classmethod
+    def _admin_ids(cls, value: Any) -> Any:
+        """`123`, `123,456`, `123 456` and `[123, 456]` all mean the same list of Telegram user ids."""
+        if isinstance(value, int):
+            return [value]
+        if isinstance(value, str):
+            text = value.strip().removeprefix("[").removesuffix("]")
+            return [part for part in text.replace(",", " ").split() if part]
+        return value
 
     def secret_values(self) -> list[str]:
         """Every configured secret, for the log redactor: each SecretStr anywhere in the settings (the bot token,

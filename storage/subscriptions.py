@@ -108,6 +108,13 @@ async def set_quiet_hours(session: AsyncSession, user: User, start: int | None, 
     user.quiet_start, user.quiet_end = start, end
 
 
+async def set_tz_offset(session: AsyncSession, user: User, minutes: int) -> None:
+    """The user's time zone as minutes east of UTC: quiet hours are read in it."""
+    if not -14 * 60 <= minutes <= 14 * 60:
+        raise ValueError(f"UTC offset out of range: {minutes}")
+    user.tz_offset_minutes = minutes
+
+
 async def set_grouping(session: AsyncSession, user: User, grouping: bool) -> None:
     user.grouping = grouping
 

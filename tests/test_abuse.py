@@ -142,7 +142,10 @@ async def test_subs_and_unsubscribe_with_many_long_subscriptions_stay_under_tele
         listing = await tg.wait_for("editMessageText", chat_id=7)
         seen |= {n for n in range(1, 21) if f"\n{n}. " in "\n" + listing.text}
     assert seen == set(range(1, 21))  # every subscription is on some page
-    tg.press(listing, "🗑 20", user_id=7)  # a button on the last page acts and the page is shown again
+    tg.press(listing, "🗑 20", user_id=7)  # a button on the last page asks, then acts and the page is shown again
+    confirm = await tg.wait_for("editMessageText", chat_id=7)
+    assert "Delete subscription 20" in confirm.text and len(confirm.text) < 4096
+    tg.press(confirm, "Delete", user_id=7)
     after = await tg.wait_for("editMessageText", chat_id=7)
     assert "(19 of 20)" in after.text
     usage = await say(tg, "/unsubscribe")
@@ -243,14 +246,15 @@ async def test_a_database_that_refuses_writes_still_gets_every_user_an_answer(tg
     with read_only_connections():
         # The handler fails after touching the database: the apology must not read the (expired) user row.
         assert ERROR in await say(tg, "/subscribe A100")
-        assert ERROR in await say(tg, "/unsubscribe 1")
+        # /unsubscribe N only asks first (a read), so it still answers with the question
+        assert "Delete subscription 1" in await say(tg, "/unsubscribe 1")
         # A new user's row cannot even be created: they are answered all the same, in their language.
         tg.message("/start", user_id=555, lang="ru")
         assert "пошло не так" in (await tg.wait_for("sendMessage", chat_id=555)).text
         # A pressed button stops spinning with the apology.
         listing = await say(tg, "/subs")
         assert "H100" in listing
-        tg.press(tg.calls_of("sendMessage")[-1], "🗑 1", user_id=7)
+        tg.press(tg.calls_of("sendMessage")[-1], "⏸ 1", user_id=7)  # a write (🗑 only asks first)
         pressed = await tg.wait_for("answerCallbackQuery", predicate=lambda c: bool(c.params.get("text")))
         assert ERROR in pressed.params["text"]
         await app.engine.dispose()

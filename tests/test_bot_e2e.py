@@ -91,7 +91,8 @@ async def test_estimate_good_lists_fitting_offers_cheapest_first(tg, app):
     assert "RTX 3090" not in text.split("Cheapest in stock")[1]  # 24 GB cards cannot hold it
     assert "per month" in text or "/mo" in text
     call = tg.calls_of("sendMessage")[-1]
-    assert call.button("Notify") and call.button("More offers")
+    assert call.button("Notify")
+    assert not any("More offers" in b["text"] for b in call.buttons())  # every fitting offer is already shown
 
 
 async def test_estimate_partial_states_assumptions_and_time(tg, app):
@@ -181,9 +182,20 @@ async def test_subs_pause_resume_delete_and_unsubscribe(tg, app):
     resumed = await tg.wait_for("editMessageText", chat_id=10)
     assert "paused" not in resumed.text
     tg.press(resumed, "🗑 2", user_id=10)
+    confirm = await tg.wait_for("editMessageText", chat_id=10)  # asks first
+    assert "Delete subscription 2: 13B LoRA" in confirm.text
+    tg.press(confirm, "Keep", user_id=10)
+    kept = await tg.wait_for("editMessageText", chat_id=10)
+    assert "2. 13B LoRA" in kept.text
+    tg.press(kept, "🗑 2", user_id=10)
+    confirm = await tg.wait_for("editMessageText", chat_id=10)
+    tg.press(confirm, "Delete", user_id=10)
     after = await tg.wait_for("editMessageText", chat_id=10)
-    assert "13B LoRA" not in after.text
-    assert "deleted" in await say(tg, "/unsubscribe 1", user_id=10)
+    assert "13B LoRA" not in after.text and "1. H100" in after.text
+    assert "Delete subscription 1: H100" in await say(tg, "/unsubscribe 1", user_id=10)
+    tg.press(tg.calls_of("sendMessage")[-1], "Delete", user_id=10)
+    for _ in range(2):  # the first "Deleted." answered the press in the list above; the second is this one
+        await tg.wait_for("answerCallbackQuery", predicate=lambda c: c.params.get("text") == "Deleted.")
     assert "no subscriptions" in await say(tg, "/subs", user_id=10)
 
 
@@ -245,13 +257,15 @@ async def test_providers_and_settings(tg, app):
     assert "⏸ immers.cloud" in text  # shipped switched off until an operator checks its selectors
     text_ru = await say(tg, "/providers", user_id=18, lang="ru")
     assert "✅ RunPod" in text_ru and "🔑 Lambda — нужен ключ API" in text_ru and "⏸ immers.cloud — выключен" in text_ru
+    assert "runpod" not in text
     tg.message("/settings", user_id=16)
     s = await tg.wait_for("sendMessage", chat_id=16)
     assert "Currency: USD" in s.text
-    tg.press(s, "Currency: RUB", user_id=16)
+    assert s.buttons()[0]["text"] == "Switch prices to RUB"  # the action, not a state that is not
+    tg.press(s, "Switch prices to RUB", user_id=16)
     changed = await tg.wait_for("editMessageText", chat_id=16)
-    assert "Currency: RUB" in changed.text
-    assert "23:00–8:00" in await say(tg, "/settings quiet 23-8", user_id=16)
+    assert "Currency: RUB" in changed.text and changed.button("Switch prices to USD")
+    assert "23:00–08:00" in await say(tg, "/settings quiet 23-8", user_id=16)
     assert "quiet 23-8" in await say(tg, "/settings quiet banana", user_id=16)
     a100 = await say(tg, "/offers A100 80GB", user_id=16)
     assert "₽" in a100  # prices follow the chosen currency

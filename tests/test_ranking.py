@@ -217,6 +217,12 @@ async def test_inline_and_already_matching_now_use_the_same_order(tg: FakeTelegr
 
 
 async def test_history_of_a_family_charts_every_variant(tg: FakeTelegram, app: App) -> None:
+    # a second poll a day later (every H100 cheaper): one moment alone is said in words, not drawn
+    later = [o.model_copy(update={"price": o.price * 0.9}) if o.gpu and o.gpu.startswith("h100") else o
+             for o in STORE]
+    await app.ingest(PollResult(provider="selectel", status=PollStatus.OK, offers=later,
+                                started_at=T0 + timedelta(days=1), finished_at=T0 + timedelta(days=1, seconds=1)),
+                     RATES)
     tg.message("/history H100", user_id=37, lang="en")
     photo = await tg.wait_for("sendPhoto", chat_id=37)
     assert photo.photo is not None and photo.photo.startswith(b"\x89PNG")

@@ -1,11 +1,16 @@
 """/estimate <workload>: VRAM with the breakdown, fitting configurations, cheapest fitting offers, time and cost.
 
-Buttons: "Notify me" subscribes to the same workload, "More offers" opens the paginated offer list for it.
+Buttons: "Notify me" subscribes to the same workload; "More offers" (when more fit than are shown) turns the same
+message into the list of the others, starting after the ones shown. A phrase that names a model but no method
+("mistral 7b") is answered with method buttons.
 """
 
 from __future__ import annotations
 
-from aiogram import Router
+import contextlib
+
+from aiogram import F, Router
+from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
@@ -19,25 +24,66 @@ from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import rank_for, render_estimate
+from bot.views import OFFERS_SHOWN, rank_for, render_estimate
+from core.parser import ParseError
 from storage.user_tables import User
 
 router = Router(name="estimate")
 
 
-def estimate_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
+def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMarkup:
+    """"Notify me", and "More offers" when more offers fit than the estimate shows."""
     kb = InlineKeyboardBuilder()
     kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
                                 callback_data=EstimateCb(action="notify", q=token).pack()))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"), callback_data=OffersCb(q=token, page=1).pack()))
+    if fitting > OFFERS_SHOWN:
+        kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"),
+                                    callback_data=OffersCb(q=token, page=1, skip=OFFERS_SHOWN).pack()))
     return kb.as_markup()
+
+
+def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
+                  offers: OfferCache) -> tuple[str, InlineKeyboardMarkup]:
+    ranked = rank_for(est, offers, currency)
+    return render_estimate(est, ranked, lang, currency), estimate_keyboard(lang, token, len(ranked))
+
+
+# The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
+METHOD_CHOICES = ("inference", "lora", "qlora", "full")
+
+
+def needs_method(result: Failure) -> bool:
+    err = result.error
+    return isinstance(err, ParseError) and err.problem is not None and err.problem.key == "wl_which_method"
+
+
+def method_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    for method in METHOD_CHOICES:
+        kb.button(text=t(lang, f"btn_method_{method}"), callback_data=EstimateCb(action=f"m_{method}", q=token))
+    kb.adjust(2)
+    return kb.as_markup()
+
+
+async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:
+    """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing, else say
+    what was and was not understood."""
+    if needs_method(result):
+        await message.answer(t(lang, "ask_method", workload=esc(text)),
+                             reply_markup=method_keyboard(lang, await tokens.stored(text)))
+        return
+    await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
 
 
 async def reply_estimate(message: Message, text: str, *, lang: str, currency: str, estimator: Estimator,
                          offers: OfferCache, tokens: QueryTokens) -> bool:
-    """Answer with the estimate of `text`; False (nothing sent) when it is not a workload."""
+    """Answer with the estimate of `text` (or the method question); False (nothing sent) when it is not a
+    workload at all."""
     result = await estimator.get_resolved(text)
     if isinstance(result, Failure):
+        if needs_method(result):
+            await answer_failure(message, text, result, lang=lang, tokens=tokens)
+            return True
         return False
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
     return True
@@ -45,8 +91,8 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    body = render_estimate(est, rank_for(est, offers, currency), lang, currency)
-    await answer_long(message, body, estimate_keyboard(lang, await tokens.stored(est.query)))
+    body, keyboard = estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency, offers=offers)
+    await answer_long(message, body, keyboard)
 
 
 @router.message(Command("estimate"), flags={"rate": "estimate"})
@@ -64,12 +110,35 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
             await looking.edit_text(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
             return
     if isinstance(result, Failure):
-        await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        await answer_failure(message, text, result, lang=lang, tokens=tokens)
         return
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
-@router.callback_query(EstimateCb.filter(), flags={"rate": "deep_link"})
+@router.callback_query(EstimateCb.filter(F.action.startswith("m_")), flags={"rate": "deep_link"})
+async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                       estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+    """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
+    text = await tokens.resolve(callback_data.q)
+    method = callback_data.action.removeprefix("m_")
+    if not text or method not in METHOD_CHOICES or not isinstance(query.message, Message):
+        await query.answer(t(lang, "deep_link_bad"), show_alert=True)
+        return
+    await query.answer()
+    phrase = f"{text} {method}"
+    result = await estimator.get_resolved(phrase)
+    if isinstance(result, Failure):
+        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        return
+    body, keyboard = estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency, offers=offers)
+    if len(body) <= 4096:
+        with contextlib.suppress(TelegramBadRequest):
+            await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
+            return
+    await answer_long(query.message, body, keyboard)
+
+
+@router.callback_query(EstimateCb.filter(F.action == "notify"), flags={"rate": "deep_link"})
 async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: AsyncSession, user: User, lang: str,
                     estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
     text = await tokens.resolve(callback_data.q)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from aiogram import F, Router
 from aiogram.types import CallbackQuery, Message
 
-from bot.estimates import Estimator
+from bot.estimates import Estimator, Failure
 from bot.handlers.common import argument
-from bot.handlers.estimate import reply_estimate
+from bot.handlers.estimate import answer_failure, reply_estimate
 from bot.offer_cache import OfferCache
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
+from core.parser import ParseError
 
 router = Router(name="fallback")
 
@@ -22,14 +23,25 @@ async def unknown_command(message: Message, lang: str) -> None:
     await message.answer(t(lang, "unknown_command"))
 
 
-@router.message(F.text, flags={"rate": "estimate"})
+@router.message(F.text, F.chat.type == "private", flags={"rate": "estimate"})
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
                     tokens: QueryTokens) -> None:
+    """A plain message in a private chat is read as /estimate: the estimate, the method question, or — when part
+    of it was understood — what was and was not; only text with nothing of a workload gets the examples."""
     text = await argument(message, None, lang)
     if text and await reply_estimate(message, text, lang=lang, currency=currency, estimator=estimator,
                                      offers=offers, tokens=tokens):
         return
+    result = estimator.get(text) if text else None
+    if isinstance(result, Failure) and isinstance(result.error, ParseError) and result.error.understood:
+        await answer_failure(message, text, result, lang=lang, tokens=tokens)
+        return
     await message.answer(t(lang, "unknown", examples=examples_block(lang)))
+
+
+@router.message(F.text)
+async def group_text(message: Message) -> None:
+    """Plain talk in a group is not addressed to the bot: no answer (commands still work there)."""
 
 
 @router.message()

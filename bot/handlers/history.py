@@ -20,9 +20,10 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BufferedInputFile, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chart import render_history_png
-from bot.formatting import esc
+from bot.chart import current_price, is_drawable, priced_points, render_history_png
+from bot.formatting import esc, money
 from bot.handlers.common import argument
+from bot.names import provider_name
 from bot.texts import t
 from core.gpus import resolve_gpus
 from storage.queries import HistorySeries, price_history
@@ -90,16 +91,28 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     for gpu in gpus:
         for s in await price_history(session, gpu.id, currency=currency, since=since, buckets=POINTS):
             if any(p.price is not None for p in s.points):
-                provider = f"{s.provider} · {gpu.name}" if len(gpus) > 1 else s.provider
+                provider = f"{provider_name(s.provider)} · {gpu.name}" if len(gpus) > 1 else s.provider
                 series.append(HistorySeries(provider=provider, points=s.points))
     if not series:
         await message.answer(t(lang, "history_empty", gpu=esc(label)))
         return
+    labels = {s.provider: provider_name(s.provider) for s in series}
+    if not is_drawable(series, since):  # one moment with a price: say it, a single dot is not a chart
+        at, price = priced_points(series)[0]
+        where = next(labels[s.provider] for s in series if any(p.price is not None for p in s.points))
+        await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency),
+                               provider=esc(where), date=at.strftime("%d.%m.%Y %H:%M UTC")))
+        return
+    cheapest = min((s for s in series if current_price(s) is not None), key=lambda s: current_price(s) or 0.0,
+                   default=None)  # only priced series: never the 0.0
+    if cheapest is not None:
+        caption += "\n" + t(lang, "history_cheapest_now", provider=labels[cheapest.provider],
+                             price=money(current_price(cheapest), currency))
     # Drawing takes tens of milliseconds: off the event loop so other chats are not held up, and never for ever.
     try:
         png = await asyncio.wait_for(asyncio.to_thread(
             render_history_png, series, title=label, ylabel=t(lang, "chart_y", currency=currency),
-            xlabel=t(lang, "chart_x")), RENDER_LIMIT)
+            xlabel=t(lang, "chart_x"), labels=labels, until=datetime.now(UTC), currency=currency), RENDER_LIMIT)
     except TimeoutError:
         await message.answer(t(lang, "history_slow", gpu=esc(label)))
         return

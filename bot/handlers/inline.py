@@ -24,6 +24,7 @@ from aiogram.types import (
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
+from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.prefs import PrefsCache
 from bot.texts import examples, t
@@ -31,7 +32,6 @@ from bot.tokens import QueryTokens
 from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
-from core.providers import provider_title
 from core.ranking import Ranked, RankedGroups
 
 router = Router(name="inline")
@@ -69,7 +69,7 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
 def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
                      bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultUnion], str]:
     kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
-    label = workload_label(est)
+    label = workload_label(est, lang)
     results: list[InlineQueryResultUnion] = []
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
@@ -81,9 +81,9 @@ def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang:
         offer = r.offer
         assert isinstance(offer, CachedOffer)
         per_hour = r.price_per_hour
-        location = f" · {offer.location}" if offer.location else ""
+        location = f" · {region_name(lang, offer.location)}" if offer.location else ""
         title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency),
-                  provider=provider_title(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
+                  provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency)}"

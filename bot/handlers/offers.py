@@ -17,8 +17,9 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
-from bot.formatting import esc
+from bot.formatting import esc, split_message
 from bot.handlers.common import argument
+from bot.handlers.estimate import estimate_view
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
@@ -46,25 +47,28 @@ def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str
 
 
 def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,
-                currency: str) -> tuple[str, InlineKeyboardMarkup | None]:
+                currency: str, skip: int = 0) -> tuple[str, InlineKeyboardMarkup | None]:
+    """One page of the offers after the first `skip` (those an estimate already showed; its page 1 then has
+    ‹ Back to the estimate)."""
     what = t(lang, "offers_filter", what=esc(text)) if text else ""
-    if not items:
+    count = max(0, len(items) - skip)
+    if not count:
         return t(lang, "offers_none", filter=what), None
-    pages = max(1, math.ceil(len(items) / PAGE_SIZE))
+    pages = max(1, math.ceil(count / PAGE_SIZE))
     page = min(max(page, 1), pages)
-    chunk = items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    chunk = items[skip + (page - 1) * PAGE_SIZE: skip + page * PAGE_SIZE]
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
     lines.extend(ranked_line(r, lang, currency) for r in chunk)
     if note := vat_note([r.offer for r in chunk if isinstance(r.offer, CachedOffer)], lang):
         lines.append(note)
     kb = InlineKeyboardBuilder()
     buttons = []
-    if page > 1:
+    if page > 1 or skip:
         buttons.append(InlineKeyboardButton(text=t(lang, "btn_prev"),
-                                            callback_data=OffersCb(q=token, page=page - 1).pack()))
+                                            callback_data=OffersCb(q=token, page=page - 1, skip=skip).pack()))
     if page < pages:
         buttons.append(InlineKeyboardButton(text=t(lang, "btn_next"),
-                                            callback_data=OffersCb(q=token, page=page + 1).pack()))
+                                            callback_data=OffersCb(q=token, page=page + 1, skip=skip).pack()))
     if buttons:
         kb.row(*buttons)
     return "\n".join(lines), kb.as_markup() if buttons else None
@@ -88,26 +92,24 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
                       estimator: Estimator, tokens: QueryTokens) -> None:
     text = await tokens.resolve(callback_data.q) if callback_data.q else ""
-    if text is None or query.message is None:
+    if text is None or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    items = select_offers(text, offers, estimator, lang, currency)
-    if isinstance(items, str):
-        await query.answer()
-        await query.message.answer(items)
-        return
-    body, kb = render_page(items, text, callback_data.page, callback_data.q, lang, currency)
     await query.answer()
-    # "More offers" under an estimate opens a new list; ‹ › on a list turns its page in place.
-    if _is_offer_list(query) and isinstance(query.message, Message):
-        with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
-            await query.message.edit_text(body, reply_markup=kb, disable_web_page_preview=True)
+    kb: InlineKeyboardMarkup | None
+    if callback_data.page < 1 and callback_data.skip:  # ‹ Back from the list to the estimate it came from
+        result = estimator.get(text)
+        if isinstance(result, Failure):
+            return
+        body, kb = estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers)
     else:
-        await query.message.answer(body, reply_markup=kb, disable_web_page_preview=True)
-
-
-def _is_offer_list(query: CallbackQuery) -> bool:
-    markup = getattr(query.message, "reply_markup", None)
-    if markup is None:
-        return False
-    return all(OffersCb.__prefix__ + ":" in (b.callback_data or "") for row in markup.inline_keyboard for b in row)
+        items = select_offers(text, offers, estimator, lang, currency)
+        if isinstance(items, str):
+            await query.message.answer(items)
+            return
+        body, kb = render_page(items, text, max(callback_data.page, 1), callback_data.q, lang, currency,
+                               skip=callback_data.skip)
+    # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
+    with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
+        await query.message.edit_text(split_message(body)[-1] if len(body) > 4096 else body, reply_markup=kb,
+                                      disable_web_page_preview=True)

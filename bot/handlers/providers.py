@@ -11,6 +11,7 @@ from aiogram.types import Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.formatting import esc
+from bot.provider_reasons import short_reason
 from bot.texts import t
 from core.providers import provider_title
 from storage.queries import provider_health
@@ -46,5 +47,5 @@ async def providers(message: Message, session: AsyncSession, lang: str, provider
             lines.append(t(lang, "provider_ok", name=title, when=when(h.last_success, lang)))
         else:
             lines.append(t(lang, "provider_degraded", name=title, since=when(h.since, lang),
-                           reason=esc(h.reason or "?"), when=when(h.last_success, lang)))
+                           reason=short_reason(lang, h.reason), when=when(h.last_success, lang)))
     await message.answer("\n".join(lines))

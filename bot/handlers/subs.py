@@ -108,12 +108,47 @@ async def turn_page(query: CallbackQuery, callback_data: SubsPageCb, session: As
     await _show(query, *await render_subs(session, user, lang, callback_data.page))
 
 
+def confirm_keyboard(lang: str, yes: SubCb) -> InlineKeyboardMarkup:
+    kb = InlineKeyboardBuilder()
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_delete_yes"), callback_data=yes.pack()),
+           InlineKeyboardButton(text=t(lang, "btn_keep"), callback_data=SubCb(action="keep", id=0).pack()))
+    return kb.as_markup()
+
+
+async def confirm_delete_view(session: AsyncSession, user: User, sub_id: int,
+                              lang: str) -> tuple[str, InlineKeyboardMarkup] | None:
+    """"Delete subscription N: <what>?" with Delete / Keep, or None when it no longer exists."""
+    subs = await list_subscriptions(session, user.id)
+    for n, sub in enumerate(subs, start=1):
+        if sub.id == sub_id:
+            text = t(lang, "sub_delete_confirm", n=n, what=subscription_what(sub, lang),
+                     filters=subscription_filters(sub, lang))
+            return text, confirm_keyboard(lang, SubCb(action="delete_yes", id=sub.id))
+    return None
+
+
 @router.callback_query(SubCb.filter())
 async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSession, user: User, lang: str) -> None:
     if callback_data.action == "here":
         await alerts_here(query, callback_data, session, user, lang)
         return
-    if callback_data.action == "delete":
+    if callback_data.action == "delete":  # asks first: the list turns into the question, Keep turns it back
+        view = await confirm_delete_view(session, user, callback_data.id, lang)
+        await query.answer(None if view else t(lang, "sub_not_found"))
+        if view is not None and isinstance(query.message, Message):
+            with contextlib.suppress(TelegramBadRequest):
+                await query.message.edit_text(view[0], reply_markup=view[1])
+        return
+    if callback_data.action == "delete_all_yes":
+        n = await delete_all_subscriptions(session, user.id)
+        await session.commit()
+        await query.answer()
+        if isinstance(query.message, Message):
+            await query.message.edit_text(t(lang, "unsub_all_done", n=n))
+        return
+    if callback_data.action == "keep":
+        done, note = True, "sub_kept"
+    elif callback_data.action == "delete_yes":
         done = await delete_subscription(session, user.id, callback_data.id)
         note = "sub_deleted"
     else:
@@ -152,12 +187,14 @@ def _number(arg: str) -> int | None:
 async def unsubscribe(message: Message, command: CommandObject, session: AsyncSession, user: User,
                       lang: str) -> None:
     arg = (command.args or "").strip().lower()
-    if arg in ("all", "все", "всё"):
-        n = await delete_all_subscriptions(session, user.id)
-        await session.commit()
-        await message.answer(t(lang, "unsub_all_done", n=n))
-        return
     subs = await list_subscriptions(session, user.id)
+    if arg in ("all", "все", "всё"):
+        if not subs:
+            await message.answer(t(lang, "subs_empty"))
+            return
+        await message.answer(t(lang, "unsub_all_confirm", n=len(subs)),
+                             reply_markup=confirm_keyboard(lang, SubCb(action="delete_all_yes", id=0)))
+        return
     number = _number(arg)
     if number is None or not 1 <= number <= len(subs):
         await message.answer(t(lang, "unsub_usage"))
@@ -165,6 +202,6 @@ async def unsubscribe(message: Message, command: CommandObject, session: AsyncSe
             text, kb = await render_subs(session, user, lang)
             await message.answer(text, reply_markup=kb, disable_web_page_preview=True)
         return
-    await delete_subscription(session, user.id, subs[number - 1].id)
-    await session.commit()
-    await message.answer(t(lang, "unsub_done", n=number))
+    view = await confirm_delete_view(session, user, subs[number - 1].id, lang)
+    assert view is not None
+    await message.answer(view[0], reply_markup=view[1])

@@ -1,22 +1,29 @@
 """/subscribe: at once with text (`/subscribe 13B LoRA до 300 ₽/ч`), or, bare, a short wizard with inline
-keyboards: what (workload or GPU) -> which -> price cap -> providers -> stored."""
+keyboards: what (workload or GPU) -> which -> price cap -> providers -> stored.
+
+Each typed answer is checked where it is given (a workload that cannot be estimated, a GPU we do not know, a price
+that is not a number is refused at that step, with examples, and the step is asked again). Any command ends the
+wizard (`WizardCancel`, a dispatcher middleware): `/help` mid-wizard is help, never the price answer."""
 
 from __future__ import annotations
 
-from aiogram import F, Router
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiogram import BaseMiddleware, F, Router
 from aiogram.filters import Command, CommandObject
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import WizardCancelCb, WizardGpuCb, WizardKindCb, WizardPriceCb, WizardProviderCb
-from bot.estimates import Estimator
-from bot.formatting import money
+from bot.estimates import Estimator, Failure
+from bot.formatting import esc, money
 from bot.handlers.common import argument
 from bot.offer_cache import OfferCache
-from bot.subscribe_query import parse_subscribe
+from bot.subscribe_query import gpu_list, parse_subscribe
 from bot.subscribing import subscribe_request, subscribe_text
 from bot.texts import examples_block, t
 from core.limits import price_ok
@@ -35,6 +42,22 @@ class Wizard(StatesGroup):
     target = State()
     price = State()
     provider = State()
+
+
+class WizardCancel(BaseMiddleware):
+    """A command typed while the wizard waits for an answer ends the wizard (and says so), then runs as usual."""
+
+    async def __call__(self, handler: Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]], event: TelegramObject,
+                       data: dict[str, Any]) -> Any:
+        state: FSMContext | None = data.get("state")
+        text = getattr(event, "text", None) or ""
+        if state is not None and text.startswith("/") and isinstance(event, Message):
+            current = await state.get_state()
+            if current is not None and current.startswith(Wizard.__full_group_name__):
+                await state.clear()
+                if not text.startswith(("/subscribe", "/cancel")):  # those say what happens themselves
+                    await event.answer(t(data.get("lang", "en"), "sub_cancelled"))
+        return await handler(event, data)
 
 
 WizardButton = WizardKindCb | WizardGpuCb | WizardPriceCb | WizardProviderCb
@@ -65,6 +88,12 @@ async def start_wizard(message: Message, state: FSMContext, lang: str) -> None:
     await message.answer(t(lang, "sub_ask_kind"), reply_markup=_kb([
         [(t(lang, "btn_kind_workload"), WizardKindCb(kind="workload"))],
         [(t(lang, "btn_kind_gpu"), WizardKindCb(kind="gpu"))]], lang))
+
+
+@router.message(Command("cancel"))
+async def cancel_command(message: Message, state: FSMContext, lang: str) -> None:
+    await state.clear()
+    await message.answer(t(lang, "sub_cancelled"))
 
 
 @router.callback_query(WizardCancelCb.filter())
@@ -113,12 +142,23 @@ async def chose_gpu(query: CallbackQuery, callback_data: WizardGpuCb, state: FSM
 
 
 @router.message(Wizard.target, F.text)
-async def typed_target(message: Message, state: FSMContext, lang: str, currency: str) -> None:
+async def typed_target(message: Message, state: FSMContext, lang: str, currency: str,
+                       estimator: Estimator) -> None:
+    """The workload or GPU, checked now: a phrase that is not one is refused here and asked again."""
     text = await argument(message, None, lang)
-    if text.startswith("/"):
-        await state.clear()
-        await message.answer(t(lang, "sub_cancelled"))
-        return
+    kind = (await state.get_data()).get("kind", "workload")
+    target = parse_subscribe(text).target
+    if kind == "gpu":
+        if gpu_list(target) is None:
+            await message.answer(t(lang, "unknown_gpu", name=esc(target)) + "\n" + t(lang, "sub_ask_again"))
+            return
+    else:
+        result = estimator.get(target) if target else None
+        if result is None or isinstance(result, Failure):
+            why = esc(result.message(lang)) if isinstance(result, Failure) else ""
+            await message.answer((why + "\n\n" if why else "") +
+                                 t(lang, "sub_ask_workload", examples=examples_block(lang)))
+            return
     await _ask_price(message, state, text, lang, currency, edit=False)
 
 

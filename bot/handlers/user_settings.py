@@ -13,30 +13,34 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SettingsCb
+from bot.formatting import esc
 from bot.prefs import PrefsCache
 from bot.texts import t
-from storage.subscriptions import set_currency, set_grouping, set_language, set_quiet_hours
+from bot.timezones import format_offset, parse_tz
+from storage.subscriptions import set_currency, set_grouping, set_language, set_quiet_hours, set_tz_offset
 from storage.user_tables import User
 
 router = Router(name="settings")
 
-QUIET_RE = re.compile(r"^(?:quiet|тихие|тишина)?\s*(\d{1,2})(?::00)?\s*[-–—]\s*(\d{1,2})(?::00)?$", re.IGNORECASE)
+QUIET_RE = re.compile(r"^(?:quiet|тихие(?:\s+часы)?|тишина)?\s*(\d{1,2})(?::00)?\s*[-–—]\s*(\d{1,2})(?::00)?$",
+                      re.IGNORECASE)
+TZ_RE = re.compile(r"^(?:tz|time\s*zone|timezone|пояс|часовой\s+пояс|utc)\s+(.+)$", re.IGNORECASE)
 QUIET_OFF_RE = re.compile(r"^(?:quiet|тихие|тишина)?\s*(?:off|выкл\w*|нет|none)$", re.IGNORECASE)
 
 
 def settings_view(user: User) -> tuple[str, InlineKeyboardMarkup]:
+    """The settings as they are, and buttons that say what they do ("switch to USD"), never a state that is not."""
     lang = user.lang
     quiet = t(lang, "quiet_off") if user.quiet_start is None else \
-        t(lang, "quiet_range", start=user.quiet_start, end=user.quiet_end)
-    hours, minutes = divmod(abs(user.tz_offset_minutes), 60)
-    tz = ("+" if user.tz_offset_minutes >= 0 else "-") + (f"{hours}" if not minutes else f"{hours}:{minutes:02d}")
+        t(lang, "quiet_range", start=f"{user.quiet_start:02d}", end=f"{user.quiet_end:02d}")
+    tz = format_offset(user.tz_offset_minutes)
     text = t(lang, "settings_title", currency=user.currency, quiet=quiet,
              grouping=t(lang, "on" if user.grouping else "off"), tz=tz)
     other = "USD" if user.currency == "RUB" else "RUB"
     kb = InlineKeyboardBuilder()
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_currency", currency=other),
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_currency_switch", currency=other),
                                 callback_data=SettingsCb(what="currency", value=other).pack()))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_grouping", state=t(lang, "off" if user.grouping else "on")),
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_grouping_off" if user.grouping else "btn_grouping_on"),
                                 callback_data=SettingsCb(what="grouping", value="0" if user.grouping else "1").pack()))
     return text, kb.as_markup()
 
@@ -45,7 +49,13 @@ def settings_view(user: User) -> tuple[str, InlineKeyboardMarkup]:
 async def settings(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str) -> None:
     arg = (command.args or "").strip()
     if arg:
-        if QUIET_OFF_RE.match(arg):
+        if (tz := TZ_RE.match(arg)) is not None:
+            found = parse_tz(tz.group(1))
+            if found is None:
+                await message.answer(t(lang, "tz_bad", given=esc(tz.group(1))))
+                return
+            await set_tz_offset(session, user, found[0])
+        elif QUIET_OFF_RE.match(arg):
             await set_quiet_hours(session, user, None, None)
         elif (m := QUIET_RE.match(arg)) and int(m.group(1)) <= 23 and int(m.group(2)) <= 23:
             await set_quiet_hours(session, user, int(m.group(1)), int(m.group(2)))

@@ -178,7 +178,7 @@ def stored_offers() -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.i18n import render
+    from bot.i18n import lang_for, render
     from core.defaults import complete
     from core.hub import HubError
     from core.parser import ParseError, parse_workload
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuradar.estimate_view import answer, render_text, to_json
     from scrapers.hub import hub_error_msg, hub_name_to_resolve, with_hub_arch
 
-    lang = args.lang
+    lang = lang_for(args.lang, *args.text)
     try:
         text = " ".join(args.text).strip()
         spec = parse_workload(text) if text else WorkloadSpec()
@@ -246,5 +246,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--tokens-per-example", dest="tokens_per_example", type=int)
     p.add_argument("--epochs", type=float)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--lang", choices=("ru", "en"), default="en")
+    p.add_argument("--lang", choices=("ru", "en"), default=None,
+                   help="output language / язык вывода (default: Russian for Cyrillic input, else English)")
     p.set_defaults(handler=run)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bot.i18n import has, render, t
+from bot.i18n import has, lang_for, render, t
 from core.gpus import family_ids, get_gpu
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
@@ -82,8 +82,13 @@ def _count(offer: Offer) -> str:
     return str(offer.gpu_count) if offer.fraction is None else f"{offer.fraction:.2f}"
 
 
-def add_lang(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lang", choices=LANGS, default="en", help="output language / язык вывода (en)")
+def add_lang(parser: argparse.ArgumentParser, *, from_input: bool = False) -> None:
+    """--lang; with `from_input` the default is Russian for Cyrillic input (resolved by the command), else English."""
+    if from_input:
+        parser.add_argument("--lang", choices=LANGS, default=None,
+                            help="output language / язык вывода (default: Russian for Cyrillic input, else English)")
+    else:
+        parser.add_argument("--lang", choices=LANGS, default="en", help="output language / язык вывода (en)")
 
 
 def gpu_ids(name: str) -> list[str]:
@@ -100,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--min-count", type=int, help="at least this many GPUs")
     parser.add_argument("--limit", type=int, default=50, help="at most this many rows (default 50)")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    add_lang(parser)
+    add_lang(parser, from_input=True)
     parser.set_defaults(handler=run)
 
 
@@ -140,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuradar.settings import Settings
     from storage import migrate
 
-    lang = args.lang
+    lang = args.lang = lang_for(args.lang, args.gpu, args.fits)
     gpus: list[str] | None = None
     if args.gpu:
         gpus = gpu_ids(args.gpu)

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from gpuradar.settings import Settings
     from storage import migrate
 
-    lang = args.lang
+    lang = args.lang = args.lang or "en"
     settings = Settings()
     try:
         migrate.upgrade(settings.database_url)

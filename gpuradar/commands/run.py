@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from gpuradar.app import App, WebhookSettingsError, alert_hook
     from gpuradar.logs import configure_logging
+    from gpuradar.startup import StartupError
 
     try:
         settings = Settings()
@@ -54,5 +55,9 @@ def handle(args: argparse.Namespace) -> int:
     except WebhookSettingsError as e:
         print(e, file=sys.stderr)
         return 2
-    asyncio.run(app.run())
+    try:
+        asyncio.run(app.run())
+    except StartupError as e:
+        print(e.text(), file=sys.stderr)
+        return 2
     return 0

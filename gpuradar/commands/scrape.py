@@ -22,6 +22,7 @@ from bot.i18n import has, t
 from gpuradar.commands.offers import add_lang, offer_json, offers_table, table
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
+    from core.offers import Rates
     from core.polls import PollResult
     from gpuradar.settings import Settings
     from storage.queries import RunView
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from scrapers.settings import ProviderSettings
     from storage import migrate
 
-    lang = args.lang
+    lang = args.lang = args.lang or "en"
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings()
@@ -82,6 +83,15 @@ def run(args: argparse.Namespace) -> int:
         print(_t(lang, "stopped"))
         return 0
     return asyncio.run(_once(settings, args.provider, args.json, args.lang))
+
+
+def rates_line(rates: Rates, lang: str) -> str:
+    """Which exchange rates converted the prices, in words: the bank's of a date, the last ones kept, or the
+    configured fallback because the bank could not be reached."""
+    listed = ", ".join(f"{cur} {value:g} ₽" for cur, value in sorted(rates.rub_per.items()))
+    as_of = str(rates.as_of) if rates.as_of else "?"
+    return _t(lang, f"rates_{rates.source}" if has(lang, f"cli_scrape_rates_{rates.source}") else "rates_fallback",
+              as_of=as_of, rates=listed)
 
 
 async def _once(settings: Settings, providers: list[str] | None, as_json: bool, lang: str) -> int:
@@ -127,7 +137,7 @@ async def _once(settings: Settings, providers: list[str] | None, as_json: bool, 
         rows = [[r.provider, _word(lang, status), str(len(r.offers)), str(run.event_count if run else 0),
                  error or "—"] for r, run, (status, error) in zip(results, runs, statuses, strict=True)]
         print(table(_t(lang, "headers").split("|"), rows))
-        print(_t(lang, "rates", source=rates.source, as_of=rates.as_of or "—"))
+        print(rates_line(rates, lang))
         print()
         print(offers_table(offers, lang) if offers else _t(lang, "no_offers"))
     return 0 if all(s == PollStatus.OK.value for s, _ in statuses) else 1

@@ -138,16 +138,15 @@ never = never
 settings_title =
     <b>Settings</b>
     Currency: { $currency }
-    Quiet hours: { $quiet }
+    Quiet hours: { $quiet } (your time, UTC{ $tz })
     Alert grouping: { $grouping }
 
-    Quiet hours: send <code>/settings quiet 23-8</code> (your local time, UTC{ $tz }) or <code>/settings quiet off</code>.
+    Quiet hours: <code>/settings quiet 23-8</code> or <code>/settings quiet off</code>.
+    Time zone: <code>/settings tz +5</code> or <code>/settings tz Novosibirsk</code>.
 quiet_off = off
 quiet_range = { $start }:00–{ $end }:00
 on = on
 off = off
-btn_currency = Currency: { $currency }
-btn_grouping = Grouping: { $state }
 settings_saved = Saved.
 quiet_bad = Send quiet hours as two hours, e.g. <code>/settings quiet 23-8</code>, or <code>/settings quiet off</code>.
 lang_choose = Choose the language:
@@ -183,6 +182,26 @@ cmd_lang = Language
 cmd_help = Help and examples
 per_hour = /h
 per_month = /mo
+ask_method = What should I estimate for <b>{ $workload }</b>?
+btn_method_inference = Inference
+btn_method_lora = LoRA
+btn_method_qlora = QLoRA
+btn_method_full = Full fine-tune
+sub_ask_again = Send another name, or tap a button above.
+sub_delete_confirm = Delete subscription { $n }: { $what }{ $filters }?
+unsub_all_confirm = Delete all { $n } { $n ->
+        [one] subscription
+       *[other] subscriptions
+    }? This cannot be undone.
+btn_delete_yes = 🗑 Delete
+btn_keep = Keep
+sub_kept = Kept.
+btn_currency_switch = Switch prices to { $currency }
+btn_grouping_on = Group alerts into one message
+btn_grouping_off = Send each alert separately
+tz_bad = I do not know the time zone “{ $given }”. Send a UTC offset such as <code>/settings tz +3</code> or <code>/settings tz -5</code>, or a city: <code>/settings tz Berlin</code>.
+history_one_point = { $gpu }: only one price seen so far — { $price } per GPU-hour at { $provider } ({ $date }). A chart needs a second point: it will come with the next change.
+history_cheapest_now = Cheapest now: { $provider }, { $price } per GPU-hour (the thick line).
 
 ## speed, ranking and slices (core.speed, core.ranking)
 est_fit_tight = {" "}— tight: no safety margin

@@ -134,6 +134,8 @@ advice_more_nodes = Several nodes: { $nodes } { $nodes ->
        *[other] nodes
     } of 8x { $gpu } ({ $count } GPUs, { $strategy }).
 advice_none = Nothing in the catalog holds this workload, even across { $nodes } nodes.
+parse_negative = a size or a count cannot be negative
+wl_context_too_long = { $name } reads at most { $limit } tokens of context ({ $said } asked): it cannot attend further. Ask for { $limit } or less, or name a model with a longer context.
 
 ## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
 hub_looking = Looking up { $repo } on Hugging Face…

@@ -145,16 +145,15 @@ never = никогда
 settings_title =
     <b>Настройки</b>
     Валюта: { $currency }
-    Тихие часы: { $quiet }
+    Тихие часы: { $quiet } (ваше время, UTC{ $tz })
     Группировка уведомлений: { $grouping }
 
-    Тихие часы: пришлите <code>/settings quiet 23-8</code> (ваше время, UTC{ $tz }) или <code>/settings quiet off</code>.
+    Тихие часы: <code>/settings quiet 23-8</code> или <code>/settings quiet off</code>.
+    Часовой пояс: <code>/settings tz +5</code> или <code>/settings tz Новосибирск</code>.
 quiet_off = выключены
 quiet_range = { $start }:00–{ $end }:00
 on = вкл
 off = выкл
-btn_currency = Валюта: { $currency }
-btn_grouping = Группировка: { $state }
 settings_saved = Сохранено.
 quiet_bad = Пришлите тихие часы двумя числами, например <code>/settings quiet 23-8</code>, или <code>/settings quiet off</code>.
 lang_choose = Выберите язык:
@@ -192,6 +191,27 @@ cmd_lang = Язык
 cmd_help = Помощь и примеры
 per_hour = /ч
 per_month = /мес
+ask_method = Что посчитать для <b>{ $workload }</b>?
+btn_method_inference = Инференс
+btn_method_lora = LoRA
+btn_method_qlora = QLoRA
+btn_method_full = Полное дообучение
+sub_ask_again = Пришлите другое название или нажмите кнопку выше.
+sub_delete_confirm = Удалить подписку { $n }: { $what }{ $filters }?
+unsub_all_confirm = Удалить { $n ->
+        [one] { $n } подписку
+        [few] все { $n } подписки
+       *[many] все { $n } подписок
+    }? Отменить это будет нельзя.
+btn_delete_yes = 🗑 Удалить
+btn_keep = Оставить
+sub_kept = Оставлено.
+btn_currency_switch = Показывать цены в { $currency }
+btn_grouping_on = Собирать уведомления в одно сообщение
+btn_grouping_off = Присылать каждое уведомление отдельно
+tz_bad = Не знаю часовой пояс «{ $given }». Пришлите смещение от UTC, например <code>/settings tz +3</code> или <code>/settings tz -5</code>, или город: <code>/settings tz Новосибирск</code>.
+history_one_point = { $gpu }: пока известна только одна цена — { $price } за GPU-час у { $provider } ({ $date }). Для графика нужна вторая точка: она появится со следующим изменением.
+history_cheapest_now = Дешевле всего сейчас: { $provider }, { $price } за GPU-час (жирная линия).
 
 ## скорость, ранжирование и доли карт (core.speed, core.ranking)
 est_fit_tight = {" "}— впритык: без запаса

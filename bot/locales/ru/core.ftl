@@ -139,6 +139,8 @@ advice_more_nodes = Несколько узлов: { $nodes } { $nodes ->
        *[many] узлов
     } по 8x { $gpu } ({ $count } GPU, { $strategy }).
 advice_none = Ни одна конфигурация из каталога не вмещает эту задачу, даже на { $nodes } узлах.
+parse_negative = размер или количество не бывает отрицательным
+wl_context_too_long = { $name } читает не больше { $limit } токенов контекста (запрошено { $said }): дальше модель не видит. Укажите не больше { $limit } или модель с более длинным контекстом.
 
 ## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
 hub_looking = Ищу { $repo } на Hugging Face…
