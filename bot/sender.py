@@ -84,6 +84,7 @@ from storage.outbox import (
     release_claims,
     renew_claims,
     requeue_delivery,
+    still_claimed,
     take_over_deliveries,
     unfinished_deliveries,
 )
@@ -295,8 +296,11 @@ class AlertSender:
         async with self._write() as session:
             known = set(self._known)  # under the write lock: no claim of ours is between commit and memory now
             mine = await renew_claims(session, self.owner, self.claim_ttl)
+            gone = known - mine
+            if gone:  # finished just now (sent or failed, still in memory for a moment) is not taken over
+                gone -= await still_claimed(session, self.owner, gone)
         self._claims_until = started + self.claim_ttl
-        lost = known - mine
+        lost = gone
         self._lost = (self._lost & self._known) | lost
         if lost:
             log.warning("%d deliveries were taken over by another sender; not sending them here", len(lost))

@@ -446,6 +446,15 @@ async def renew_claims(session: AsyncSession, owner: str, claim_ttl: float) -> s
     return set(result.scalars().all())
 
 
+async def still_claimed(session: AsyncSession, owner: str, ids: set[int]) -> set[int]:
+    """Which of these deliveries `owner` still holds, whatever their state (one it just finished is still its)."""
+    out: set[int] = set()
+    for chunk in _chunks(sorted(ids)):
+        out.update((await session.scalars(select(AlertDelivery.id).where(
+            AlertDelivery.id.in_(chunk), AlertDelivery.claimed_by == owner))).all())
+    return out
+
+
 async def claim_owners(session: AsyncSession, exclude: str) -> list[str]:
     """The other senders holding unfinished deliveries (to recognise the dead among them)."""
     return list(o for o in (await session.scalars(
