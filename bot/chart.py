@@ -53,7 +53,7 @@ def current_price(s: Any) -> float | None:
 def _cheapest_now(series: Sequence[Any]) -> Any | None:
     priced = [s for s in series if current_price(s) is not None]
     if priced:
-        return min(priced, key=lambda s: current_price(s))
+        return min(priced, key=lambda s: current_price(s) or 0.0)  # all priced: never the 0.0
     with_any = [s for s in series if any(p.price is not None for p in s.points)]
     return min(with_any, key=lambda s: min(p.price for p in s.points if p.price is not None)) if with_any else None
 

@@ -47,6 +47,10 @@ class GPU:
     pcie_gen: int = 4  # host link: CPU offload and no-P2P transfers go over it
     fp8_tflops: float = 0.0  # dense FP8 tensor (0 where the card has no FP8 tensor cores)
     source: str = ""  # where the figures come from
+    # Graphics clocks, MHz: base (what the card guarantees at its board power under a worst-case load) and boost
+    # (what the datasheet TFLOPS are computed at). 0 where the vendor publishes none (B200/B300, MI300X).
+    base_mhz: float = 0.0
+    boost_mhz: float = 0.0
 
 
 # Datasheets the figures are read from (dense numbers, i.e. the sparsity figures halved). GeForce cards: the
@@ -61,6 +65,14 @@ _HOPPER = "NVIDIA H100 / H200 datasheets (dense = sparse / 2)"
 _BLACKWELL = ("NVIDIA DGX/HGX B200 and B300 datasheets; RTX Blackwell GPU architecture whitepaper "
               "(RTX 5090, RTX PRO 6000)")
 _OLD_DC = "NVIDIA Tesla T4 / V100 datasheets"
+_A2 = ("NVIDIA A2 Tensor Core GPU datasheet (BF16/FP16 tensor 18 | 36 TFLOPS sparse, 16 GB GDDR6 200 GB/s, "
+       "PCIe Gen4 x8, base 1440 / boost 1770 MHz)")
+_A16 = ("NVIDIA A16 datasheet (per board 4 GPUs x 16 GB GDDR6, 4 x 200 GB/s, BF16/FP16 tensor 4 x 35.9 | 4 x 71.8 "
+        "TFLOPS sparse, PCIe Gen4 x16; providers sell it per GPU; base 885 / boost 1695 MHz)")
+_A30 = ("NVIDIA A30 Tensor Core GPU datasheet (BF16/FP16 tensor 165 | 330 TFLOPS sparse, 24 GB HBM2 933 GB/s, "
+        "NVLink bridge 200 GB/s both ways between a pair, PCIe Gen4; base 930 / boost 1440 MHz)")
+_TURING_GF = ("NVIDIA Turing TU102 whitepaper, Appendix A (RTX 2080 Ti reference board: FP16 tensor 53.8 TFLOPS "
+              "with FP32 accumulate, no BF16; 11 GB GDDR6 616 GB/s; base 1350 / boost 1545 MHz)")
 _AMD = "AMD Instinct MI300X datasheet (dense FP16/BF16 1307.4 TFLOPS, 5.3 TB/s, Infinity Fabric 896 GB/s per OAM)"
 
 # GPU-to-GPU bandwidth per direction: NVLink 2 (V100 SXM2) 150 GB/s, NVLink 3 (A100) 300, NVLink 4 (H100/H200)
@@ -68,15 +80,22 @@ _AMD = "AMD Instinct MI300X datasheet (dense FP16/BF16 1307.4 TFLOPS, 5.3 TB/s, 
 # gen 3 / 4 / 5: 16 / 32 / 64 GB/s raw, so 12 / 25 / 50 GB/s effective (NCCL busbw on PCIe peer-to-peer).
 PCIE_GBS: dict[int, float] = {3: 12.0, 4: 25.0, 5: 50.0}
 
+# Base / boost graphics clocks (`core.speed` derives the clock dense matmuls sustain from them): NVIDIA datasheets
+# where they list them (A100, H100, H200, L4, L40, L40S, RTX 6000 Ada, RTX A-series, A2, A16, A30, T4, V100), the
+# architecture whitepapers' reference boards for GeForce (Ampere GA102, Ada, Blackwell, Turing), and the TechPowerUp
+# GPU Database entry of the same SKU for the rest.
+_CLOCKS = "clocks: NVIDIA datasheet / whitepaper reference board (TechPowerUp GPU Database, same SKU)"
+
 _S, _NV, _P, _NP = Interconnect.SXM, Interconnect.NVLINK, Interconnect.PCIE, Interconnect.PCIE_NO_P2P
 
 
 def _g(id_: str, name: str, mem: float, usable: float, tflops: float, bw: float, cls: GPUClass,
        aliases: tuple[str, ...], *, family: str, link: Interconnect, source: str, pcie: int = 4,
-       link_gbs: float | None = None, fp8: float = 0.0, bf16: bool = True, vendor: str = "nvidia") -> GPU:
+       link_gbs: float | None = None, fp8: float = 0.0, bf16: bool = True, vendor: str = "nvidia",
+       clocks: tuple[float, float] = (0.0, 0.0)) -> GPU:
     return GPU(id_, name, mem, usable, tflops, bw, cls, bf16, vendor, aliases, family=family, interconnect=link,
                link_gbs=PCIE_GBS[pcie] if link_gbs is None else link_gbs, pcie_gen=pcie, fp8_tflops=fp8,
-               source=source)
+               source=source + "; " + _CLOCKS if clocks[0] else source, base_mhz=clocks[0], boost_mhz=clocks[1])
 
 
 C, W, D = GPUClass.CONSUMER, GPUClass.WORKSTATION, GPUClass.DATACENTER
@@ -84,63 +103,79 @@ C, W, D = GPUClass.CONSUMER, GPUClass.WORKSTATION, GPUClass.DATACENTER
 # Ordered from the smallest memory up; aliases are free text, normalised by `compact_name`.
 GPUS: tuple[GPU, ...] = (
     _g("t4", "T4", 16, 14.58, 65, 320, D, ("t4", "tesla t4"), family="T4", link=_P, pcie=3, bf16=False,
-       source=_OLD_DC),
+       source=_OLD_DC, clocks=(585, 1590)),
     _g("v100-16gb", "V100 16GB", 16, 15.78, 125, 900, D,
        ("v100", "v100 16gb", "v100-sxm2-16gb", "v100 pcie 16gb", "tesla v100"), family="V100", link=_S,
-       link_gbs=150, pcie=3, bf16=False, source=_OLD_DC),
+       link_gbs=150, pcie=3, bf16=False, source=_OLD_DC, clocks=(1312, 1530)),
+    # A2 / A16: 16 GB GDDR6 with ECC on by default, like the T4: the same usable memory.
+    _g("a2", "A2", 16, 14.58, 18, 200, D, ("a2", "tesla a2"), family="A2", link=_P, source=_A2,
+       clocks=(1440, 1770)),
+    _g("a16", "A16", 16, 14.58, 35.9, 200, D, ("a16", "a16 16gb"), family="A16", link=_P, source=_A16,
+       clocks=(885, 1695)),
     _g("rtx-a4000", "RTX A4000", 16, 15.56, 76.7, 448, W, ("rtx a4000", "a4000"), family="RTX A4000", link=_P,
-       source=_AMPERE_WS),
+       source=_AMPERE_WS, clocks=(735, 1560)),
     _g("rtx-4080", "RTX 4080", 16, 15.57, 97.5, 717, C, ("rtx 4080", "4080", "rtx 4080 super"), family="RTX 4080",
-       link=_NP, fp8=195, source=_ADA_GF),
+       link=_NP, fp8=195, source=_ADA_GF, clocks=(2205, 2505)),
     _g("rtx-a2000", "RTX A2000", 12, 11.5, 32, 288, W, ("rtx a2000", "a2000", "rtx a2000 12gb"),
-       family="RTX A2000", link=_P, source=_AMPERE_WS),
+       family="RTX A2000", link=_P, source=_AMPERE_WS, clocks=(562, 1200)),
     _g("rtx-3060", "RTX 3060", 12, 11.6, 25.6, 360, C, ("rtx 3060", "3060"), family="RTX 3060", link=_NP,
-       source=_AMPERE_GF),
+       source=_AMPERE_GF, clocks=(1320, 1777)),
+    # Turing GeForce: no BF16 and no FlashAttention 2 (like T4); 11 GB reports 10.75 GiB.
+    _g("rtx-2080-ti", "RTX 2080 Ti", 11, 10.75, 53.8, 616, C, ("rtx 2080 ti", "2080 ti", "rtx 2080ti", "2080ti"),
+       family="RTX 2080 Ti", link=_NP, pcie=3, bf16=False, source=_TURING_GF, clocks=(1350, 1545)),
     _g("rtx-a4500", "RTX A4500", 20, 19.6, 94.6, 640, W, ("rtx a4500", "a4500"), family="RTX A4500", link=_P,
-       source=_AMPERE_WS),
+       source=_AMPERE_WS, clocks=(1050, 1650)),
     _g("l4", "L4", 24, 22.0, 121, 300, D, ("l4",), family="L4", link=_P, fp8=242.5,
-       source="NVIDIA L4 datasheet (BF16 242 TFLOPS sparse)"),
-    _g("a10", "A10", 24, 22.0, 125, 600, D, ("a10", "a10g"), family="A10", link=_P, source=_AMPERE_DC),
+       source="NVIDIA L4 datasheet (BF16 242 TFLOPS sparse)", clocks=(795, 2040)),
+    _g("a10", "A10", 24, 22.0, 125, 600, D, ("a10", "a10g"), family="A10", link=_P, source=_AMPERE_DC,
+       clocks=(885, 1695)),
+    # A30: HBM2 24 GB reports ~23.5 GiB; NVLink bridge pairs two cards (100 GB/s each way).
+    _g("a30", "A30", 24, 23.5, 165, 933, D, ("a30", "a30 24gb"), family="A30", link=_NV, link_gbs=100,
+       source=_A30, clocks=(930, 1440)),
     _g("rtx-3090", "RTX 3090", 24, 23.58, 71, 936, C, ("rtx 3090", "3090", "rtx 3090 ti", "3090 ti"),
-       family="RTX 3090", link=_NP, source=_AMPERE_GF),
+       family="RTX 3090", link=_NP, source=_AMPERE_GF, clocks=(1395, 1695)),
     _g("rtx-4090", "RTX 4090", 24, 23.58, 165.2, 1008, C, ("rtx 4090", "4090", "rtx 4090d", "4090d"),
-       family="RTX 4090", link=_NP, fp8=330.3, source=_ADA_GF),
+       family="RTX 4090", link=_NP, fp8=330.3, source=_ADA_GF, clocks=(2235, 2520)),
     _g("rtx-a5000", "RTX A5000", 24, 23.58, 111.1, 768, W, ("rtx a5000", "a5000"), family="RTX A5000", link=_P,
-       source=_AMPERE_WS),
+       source=_AMPERE_WS, clocks=(1170, 1695)),
     _g("rtx-5090", "RTX 5090", 32, 31.36, 209.5, 1792, C, ("rtx 5090", "5090"), family="RTX 5090", link=_NP,
-       pcie=5, fp8=419, source=_BLACKWELL),
+       pcie=5, fp8=419, source=_BLACKWELL, clocks=(2017, 2407)),
     _g("v100-32gb", "V100 32GB", 32, 31.75, 125, 900, D,
        ("v100", "v100 32gb", "v100-sxm2-32gb", "v100s", "v100 pcie 32gb"), family="V100", link=_S, link_gbs=150,
-       pcie=3, bf16=False, source=_OLD_DC),
+       pcie=3, bf16=False, source=_OLD_DC, clocks=(1312, 1530)),
     _g("a100-40gb", "A100 40GB", 40, 40.0, 312, 1555, D,
        ("a100", "a100 40gb", "a100-sxm4-40gb", "a100 pcie 40gb", "a100 sxm4", "a100 pcie", "a100 sxm"),
-       family="A100", link=_S, link_gbs=300, source=_AMPERE_DC),
-    _g("l40", "L40", 48, 44.5, 181, 864, D, ("l40",), family="L40", link=_P, fp8=362, source=_ADA_WS),
-    _g("l40s", "L40S", 48, 44.5, 362, 864, D, ("l40s",), family="L40S", link=_P, fp8=733, source=_ADA_WS),
-    _g("a40", "A40", 48, 44.5, 149.7, 696, D, ("a40",), family="A40", link=_P, source=_AMPERE_DC),
+       family="A100", link=_S, link_gbs=300, source=_AMPERE_DC, clocks=(1095, 1410)),
+    _g("l40", "L40", 48, 44.5, 181, 864, D, ("l40",), family="L40", link=_P, fp8=362, source=_ADA_WS,
+       clocks=(735, 2490)),
+    _g("l40s", "L40S", 48, 44.5, 362, 864, D, ("l40s",), family="L40S", link=_P, fp8=733, source=_ADA_WS,
+       clocks=(1110, 2520)),
+    _g("a40", "A40", 48, 44.5, 149.7, 696, D, ("a40",), family="A40", link=_P, source=_AMPERE_DC,
+       clocks=(1305, 1740)),
     _g("rtx-a6000", "RTX A6000", 48, 47.99, 154.8, 768, W, ("rtx a6000", "a6000"), family="RTX A6000", link=_P,
-       source=_AMPERE_WS),
+       source=_AMPERE_WS, clocks=(1410, 1800)),
     _g("rtx-6000-ada", "RTX 6000 Ada", 48, 47.99, 364.2, 960, W,
        ("rtx 6000 ada", "rtx 6000ada", "rtx 6000 ada generation", "6000 ada"), family="RTX 6000 Ada", link=_P,
-       fp8=728.5, source=_ADA_WS),
+       fp8=728.5, source=_ADA_WS, clocks=(915, 2505)),
     _g("a100-80gb", "A100 80GB", 80, 79.15, 312, 2039, D,
        ("a100", "a100 80gb", "a100-sxm4-80gb", "a100 80gb pcie", "a100 pcie 80gb", "a100 sxm4", "a100 sxm",
-        "a100 pcie", "a100 sxm4 80gb", "a100x"), family="A100", link=_S, link_gbs=300, source=_AMPERE_DC),
+        "a100 pcie", "a100 sxm4 80gb", "a100x"), family="A100", link=_S, link_gbs=300, source=_AMPERE_DC,
+       clocks=(1275, 1410)),
     _g("h100-pcie", "H100 PCIe", 80, 79.22, 756, 2000, D, ("h100 pcie", "h100 pcie 80gb", "h100-pcie-80gb"),
-       family="H100", link=_P, pcie=5, fp8=1513, source=_HOPPER),
+       family="H100", link=_P, pcie=5, fp8=1513, source=_HOPPER, clocks=(1125, 1755)),
     _g("h100-sxm", "H100 SXM", 80, 79.22, 989, 3350, D,
        ("h100", "h100 sxm", "h100 sxm5", "h100 80gb hbm3", "h100 hbm3", "h100-sxm5-80gb", "h100 sxm 80gb"),
-       family="H100", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER),
+       family="H100", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER, clocks=(1590, 1980)),
     _g("h100-nvl", "H100 NVL", 94, 93.1, 835, 3900, D, ("h100 nvl", "h100 nvl 94gb"), family="H100", link=_NV,
-       link_gbs=300, pcie=5, fp8=1671, source=_HOPPER),
+       link_gbs=300, pcie=5, fp8=1671, source=_HOPPER, clocks=(1080, 1785)),
     _g("rtx-pro-6000", "RTX PRO 6000", 96, 94.97, 500, 1792, W,
        ("rtx pro 6000", "rtx pro 6000 blackwell", "rtx pro 6000 blackwell server edition",
         "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we"),
-       family="RTX PRO 6000", link=_P, pcie=5, fp8=1000, source=_BLACKWELL),
+       family="RTX PRO 6000", link=_P, pcie=5, fp8=1000, source=_BLACKWELL, clocks=(1590, 2617)),
     _g("h200", "H200", 141, 139.8, 989, 4800, D, ("h200", "h200 sxm", "h200 141gb", "h200 sxm5", "h200 hbm3e"),
-       family="H200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER),
+       family="H200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER, clocks=(1590, 1980)),
     _g("h200-nvl", "H200 NVL", 141, 139.8, 835, 4800, D, ("h200 nvl",), family="H200", link=_NV, link_gbs=450,
-       pcie=5, fp8=1671, source=_HOPPER),
+       pcie=5, fp8=1671, source=_HOPPER, clocks=(1365, 1785)),
     _g("b200", "B200", 180, 178.0, 2250, 8000, D, ("b200", "b200 sxm", "b200 180gb", "hgx b200", "dgx b200"),
        family="B200", link=_S, link_gbs=900, pcie=5, fp8=4500, source=_BLACKWELL),
     _g("mi300x", "MI300X", 192, 191.5, 1307, 5300, D, ("mi300x", "instinct mi300x"), family="MI300X", link=_S,

@@ -59,7 +59,7 @@ class ParseError(ValueError):
         else:
             lines.append(msg("parse_not_all" if self.not_understood else "parse_cannot"))
         if self.understood:
-            items: list[Msg] = []
+            items: list[Msg | Joined] = []
             for i, frag in enumerate(self.understood):
                 meaning = self._meanings[i] if i < len(self._meanings) else None
                 if self.from_fields:

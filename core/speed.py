@@ -1,9 +1,15 @@
 """How fast a workload runs on a configuration: a roofline per GPU, the same physics for every card.
 
 Every card is described by its own datasheet figures (`core.gpus`: dense tensor TFLOPS, memory bandwidth,
-interconnect, host PCIe generation). A step takes the longer of its arithmetic at `MFU` of the tensor peak and its
-memory traffic at `BANDWIDTH_EFFICIENCY` of the memory bandwidth; several GPUs add the traffic between them over
-their interconnect; CPU offload adds the traffic over the host PCIe link. These fractions are the only fitted
+interconnect, host PCIe generation, base and boost clocks). Datasheet TFLOPS are counted at the boost clock; long
+dense matmuls are the most power-hungry load a card sees, so it holds a clock between its base clock (what it
+guarantees at its board power) and its boost: `SUSTAINED_CLOCK_SHARE` of the way up, the same share for every card.
+A card whose board power cannot feed its boost clock (L40S, L40, RTX 6000 Ada, L4: base 0.3-0.45 of boost) thus
+sustains much less of its datasheet peak than one with headroom (A100 SXM, RTX 4090, H100 SXM: base 0.8-0.9).
+A step takes its arithmetic at `MFU` of that sustained peak and its memory traffic at `BANDWIDTH_EFFICIENCY` of the
+memory bandwidth, overlapped by `MEMORY_OVERLAP` (norms, activations, elementwise and adapter kernels run between
+the matmuls, not under them, so a bandwidth-poor card pays for part of them); several GPUs add the traffic between
+them over their interconnect; CPU offload adds the traffic over the host PCIe link. These fractions are the only fitted
 constants and they are the same for every card (calibrated on `core/data/throughput_points.json`, shown against
 every point in the README's "Speed model accuracy" table by `bench/speed_table.py`).
 
@@ -42,13 +48,20 @@ from core.models import Arch
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
 
 # --- the achievable fractions: one set for every card ---------------------------------------------------------------
-# Fraction of the dense tensor peak that the matmuls of fine-tuning sustain (FlashAttention, bf16, no FP8).
-MFU = 0.55
+# Where between base and boost clock the tensor cores run long dense matmuls (0 = base, 1 = boost): the midpoint.
+SUSTAINED_CLOCK_SHARE = 0.5
+# Fraction of the dense tensor peak at the sustained clock that the matmuls of fine-tuning reach (FlashAttention,
+# bf16, no FP8).
+MFU = 0.67
 # FP8 tensor cores double the peak, but the attention, norms and casts around the GEMMs do not speed up: the same
 # steps reach a smaller fraction of the FP8 peak (NeMo's published FP8 runs: ~1.3-1.5x their BF16 speed).
-MFU_FP8 = 0.36
+MFU_FP8 = 0.44
 # Fraction of the peak reached by prefill (large, regular GEMMs) and by the arithmetic of a decode step.
-MFU_PREFILL = 0.5
+MFU_PREFILL = 0.55
+# Share of a training step's memory-bound work (activations written and read back, norms, elementwise, adapters)
+# hidden under its matmuls: the rest runs between them. 1 would be a pure roofline (the longer of the two), 0
+# fully serial; measured kernel timelines (PyTorch profiler traces of fine-tuning) show both.
+MEMORY_OVERLAP = 0.5
 # Fraction of the datasheet memory bandwidth a decode step or an optimizer step streams at.
 BANDWIDTH_EFFICIENCY = 0.75
 # Fixed cost of one decode step outside the GPU's work (scheduler, sampling, kernel launches), seconds.
@@ -95,9 +108,18 @@ def _divisors(n: int) -> tuple[int, ...]:
     return tuple(d for d in range(1, n + 1) if n % d == 0)
 
 
+def sustained_clock_fraction(gpu: GPU) -> float:
+    """Share of the boost clock (where datasheet TFLOPS are counted) a card holds through long dense matmuls:
+    `SUSTAINED_CLOCK_SHARE` of the way from its base clock to its boost. 1.0 where no clocks are published."""
+    if not gpu.base_mhz or not gpu.boost_mhz:
+        return 1.0
+    return (gpu.base_mhz + SUSTAINED_CLOCK_SHARE * (gpu.boost_mhz - gpu.base_mhz)) / gpu.boost_mhz
+
+
 def _peak(gpu: GPU, fp8: bool) -> float:
-    """FLOP/s the tensor cores give: FP8 where asked for and available, else BF16/FP16."""
-    return (gpu.fp8_tflops if fp8 and gpu.fp8_tflops > 0 else gpu.bf16_tflops) * 1e12
+    """FLOP/s the tensor cores give at the sustained clock: FP8 where asked for and available, else BF16/FP16."""
+    tflops = gpu.fp8_tflops if fp8 and gpu.fp8_tflops > 0 else gpu.bf16_tflops
+    return tflops * 1e12 * sustained_clock_fraction(gpu)
 
 
 def link_bandwidth(gpu: GPU, group: int) -> float:
@@ -189,6 +211,7 @@ def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Stra
     bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
     memory = traffic / bw
     work, bound = (compute, "compute") if compute >= memory else (memory, "memory")
+    work += (1.0 - MEMORY_OVERLAP) * min(compute, memory)  # the part of the shorter one not hidden
 
     sharded = strategy in (Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP) and group > 1
     opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)

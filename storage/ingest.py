@@ -19,9 +19,9 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -317,7 +317,7 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
                            "period": offer.period.value, "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                            "in_stock": available_now, "available": offer.available if key in listed else 0})
 
-    table = CurrentOffer.__table__
+    table = cast(Table, CurrentOffer.__table__)
     conn = await session.connection()  # Core executemany: no ORM bookkeeping for plain rows
     if inserts:
         await conn.execute(insert(table), inserts)
@@ -325,13 +325,13 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
     for with_seen in (True, False):
         batch = [u for u in updates if ("last_seen" in u) is with_seen]
         if batch:
-            cols = {c: bindparam(c) for c in batch[0] if c != "k"}
+            cols: dict[str, Any] = {c: bindparam(c) for c in batch[0] if c != "k"}
             await conn.execute(update(table).where(table.c.key == bindparam("k")).values(**cols), batch)
     if points:
-        await conn.execute(insert(PricePoint.__table__), points)
+        await conn.execute(insert(cast(Table, PricePoint.__table__)), points)
     if not events:
         return [], after
-    events_table = OfferEventRow.__table__
+    events_table = cast(Table, OfferEventRow.__table__)
     ids = (await conn.execute(
         insert(events_table).returning(events_table.c.id, sort_by_parameter_order=True),
         [{"run_id": run.id, "offer_key": e.key, "kind": e.kind.value, "provider": e.offer.provider,

@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, func, insert, or_, select, text, update
+from sqlalchemy import Table, bindparam, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
@@ -390,7 +390,7 @@ async def advance_cursors(session: AsyncSession, moves: Sequence[tuple[int, int,
     a cursor had moved (another sender planned that user), so no event can be planned into two messages."""
     if not moves:
         return
-    table = User.__table__
+    table = cast(Table, User.__table__)
     stmt = update(table).where(table.c.id == bindparam("uid"), table.c.alert_cursor == bindparam("old")) \
         .values(alert_cursor=bindparam("new"))
     # One statement per user: a row count per statement is reliable on every driver (executemany's is not), and two
@@ -488,7 +488,7 @@ async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -
 
 async def mark_sent(session: AsyncSession, sent: Sequence[tuple[int, int]], now: datetime) -> None:
     """(delivery id, Telegram message id) pairs: those messages are delivered."""
-    table = AlertDelivery.__table__
+    table = cast(Table, AlertDelivery.__table__)
     await session.execute(
         update(table).where(table.c.id == bindparam("did")).values(
             state=DeliveryState.SENT, telegram_message_id=bindparam("mid"), sent_at=now, error=None),

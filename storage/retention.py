@@ -18,9 +18,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
@@ -137,7 +137,7 @@ async def run_retention(sm: async_sessionmaker[AsyncSession], settings: Retentio
     if s.events_days:
         t = OfferEventRow.__table__
         report.add("offer_events", await _delete_where(sm, t, t.c.at < now - s.events_days * days, s.batch))
-        a = OfferAlertState.__table__
+        a = cast(Table, OfferAlertState.__table__)
         async with sm() as session, session.begin():
             result = await session.execute(delete(a).where(a.c.last_alert_at < now - s.events_days * days))
         report.add("alert_offer_state", int(result.rowcount or 0))  # type: ignore[attr-defined]

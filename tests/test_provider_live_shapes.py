@@ -38,6 +38,8 @@ SELECTEL_MODELS = [
     ("RTX A2000", "rtx-a2000"), ("RTX A4000", "rtx-a4000"), ("RTX A5000", "rtx-a5000"), ("RTX A6000", "rtx-a6000"),
     ("RTX 3090", "rtx-3090"), ("RTX 4090", "rtx-4090"), ("Tesla T4", "t4"), ("L4", "l4"), ("A40", "a40"),
     ("L40S", "l40s"), ("A100", "a100-80gb"), ("A100 40GB", "a100-40gb"), ("H100", "h100-sxm"), ("H200", "h200"),
+    ("Tesla A2", "a2"), ("A2", "a2"), ("A30", "a30"), ("Tesla A30", "a30"), ("RTX 2080 Ti", "rtx-2080-ti"),
+    ("GeForce RTX 2080Ti", "rtx-2080-ti"), ("A16", "a16"),
 ]
 
 
@@ -59,8 +61,8 @@ def test_selectel_cpu_servers_are_not_gpu_offers(gpu: dict[str, Any] | None) -> 
 
 
 def test_selectel_unknown_model_is_kept_as_spelled_never_guessed() -> None:
-    offers = selectel.parse(selectel_payload({"name": "Tesla A2", "count": 1}))
-    assert offers and all(o.gpu is None and o.gpu_name == "Tesla A2" for o in offers)
+    offers = selectel.parse(selectel_payload({"name": "Tesla P40", "count": 1}))
+    assert offers and all(o.gpu is None and o.gpu_name == "Tesla P40" for o in offers)
 
 
 async def test_selectel_keeps_the_last_good_location_list_when_the_lookup_is_slow(
@@ -131,10 +133,23 @@ def test_vultr_count_and_model_come_from_the_plan_fields() -> None:
         vultr_plan("vcg-a100-3c-30g-20vram", gpu_type="NVIDIA_A100", gpu_vram_gb=20, gpu_count="1/4"),
     )
     assert offers["vcg-a16-96c-960g-256vram"].gpu_count == 16  # 16x A16 (16 GB each), not "1 card"
+    assert offers["vcg-a16-96c-960g-256vram"].gpu == "a16"
     assert (offers["vcg-l40s-64c-720g-192vram"].gpu, offers["vcg-l40s-64c-720g-192vram"].gpu_count) == ("l40s", 4)
     assert (offers["vcg-odd-name"].gpu_count, offers["vcg-odd-name"].gpu_memory_gb) == (4, 80)  # no id regex
     quarter = offers["vcg-a100-3c-30g-20vram"]
     assert (quarter.gpu, quarter.gpu_count, quarter.gpu_fraction, quarter.gpu_memory_gb) == (None, 1, 0.25, 20)
+
+
+def test_vultr_a16_whole_cards_map_to_the_catalog_and_slices_stay_slices() -> None:
+    offers = vultr_offers(
+        vultr_plan("vcg-a16-6c-64g-16vram", gpu_type="NVIDIA_A16", gpu_vram_gb=16),
+        vultr_plan("vcg-a16-12c-128g-32vram", gpu_type="NVIDIA_A16", gpu_vram_gb=32),
+        vultr_plan("vcg-a16-2c-8g-2vram", gpu_type="NVIDIA_A16", gpu_vram_gb=2),
+    )
+    assert (offers["vcg-a16-6c-64g-16vram"].gpu, offers["vcg-a16-6c-64g-16vram"].gpu_count) == ("a16", 1)
+    assert (offers["vcg-a16-12c-128g-32vram"].gpu, offers["vcg-a16-12c-128g-32vram"].gpu_count) == ("a16", 2)
+    two_gb = offers["vcg-a16-2c-8g-2vram"]  # a vGPU slice is never counted as the card
+    assert (two_gb.gpu, two_gb.gpu_count, two_gb.gpu_fraction) == (None, 1, 0.125)
 
 
 def test_vultr_bare_metal_plans_from_the_known_table() -> None:

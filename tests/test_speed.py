@@ -32,15 +32,23 @@ def test_decode_batch_one_is_the_weights_over_bandwidth(gpu_id: str) -> None:
 @pytest.mark.parametrize("gpu_id", ["a100-80gb", "rtx-4090", "rtx-a6000", "h100-sxm"])
 def test_training_on_one_card_is_compute_bound_at_the_one_achievable_fraction(gpu_id: str) -> None:
     """Llama-3.1-8B LoRA, 2 x 2048 tokens, checkpointing: 3 forwards' worth of FLOPs per token (forward, input
-    gradients, recompute) at MFU of the card's dense BF16 peak; memory traffic and the adapters' optimizer step add
-    a few per cent at most."""
+    gradients, recompute) at MFU of the card's dense BF16 peak at its sustained clock (halfway between base and
+    boost); the memory traffic not hidden under the matmuls and the adapters' optimizer step add a few per cent."""
     gpu = get_gpu(gpu_id)
     w = wl(model="llama-3.1-8b", method=Method.LORA, seq_len=2048, batch=2, grad_ckpt=True)
     forward = 2 * 8.03e9 + 2 * 32 * 4096 * 2048
-    by_hand = gpu.bf16_tflops * 1e12 * speed.MFU / (3 * forward)
+    clock = (gpu.base_mhz + (gpu.boost_mhz - gpu.base_mhz) / 2) / gpu.boost_mhz
+    tokens = 2 * 2048
+    compute = tokens * 3 * forward / (gpu.bf16_tflops * 1e12 * clock * speed.MFU)
+    # 3 passes each read the bf16 weights and write + read back every layer's activations (hidden x4, q x2, kv x2,
+    # MLP intermediate x4, 2 bytes each); half of that traffic is not hidden under the matmuls.
+    act = 2 * (4 * 4096 + 2 * 4096 + 2 * 1024 + 4 * 14336)
+    traffic = 3 * 8.03e9 * 2 + tokens * 32 * act * 2 * 3
+    memory = traffic / (gpu.bandwidth_gbs * 1e9 * speed.BANDWIDTH_EFFICIENCY)
+    by_hand = tokens / (compute + 0.5 * memory)
     s = training_speed(w, gpu, 1)
     assert s.bound == "compute"
-    assert by_hand * 0.95 <= s.tokens_per_second <= by_hand * 1.0001
+    assert by_hand * 0.97 <= s.tokens_per_second <= by_hand * 1.0001
 
 
 def test_cards_rank_by_their_own_figures_not_their_class() -> None:
@@ -55,12 +63,45 @@ def test_cards_rank_by_their_own_figures_not_their_class() -> None:
     assert two < 0.6 * tps["a100-80gb"]
 
 
+@pytest.mark.parametrize("method", [Method.LORA, Method.FULL])
+def test_power_limited_workstation_cards_train_slower_than_an_a100(method: Method) -> None:
+    """RTX 6000 Ada and L40S list more dense BF16 than an A100 (364 / 362 vs 312 TFLOPS at boost), but their board
+    power holds far lower clocks under dense matmuls (base 915 / 1110 MHz vs boost ~2500) and they have less than
+    half its memory bandwidth: measured fine-tuning puts them below an A100, the H100 well above it."""
+    w = wl(model="llama-3.1-8b", method=method, seq_len=2048, batch=2, grad_ckpt=True)
+    tps = {g: training_speed(w, get_gpu(g), 1).tokens_per_second
+           for g in ("a100-80gb", "rtx-6000-ada", "l40s", "l40", "rtx-a6000", "a40", "l4", "rtx-4090", "h100-sxm")}
+    a100 = tps["a100-80gb"]
+    for card in ("rtx-6000-ada", "l40s", "l40", "rtx-a6000", "a40", "l4", "rtx-4090"):
+        assert tps[card] < 0.9 * a100, (card, tps[card] / a100)
+    assert tps["h100-sxm"] > 2 * a100
+    assert tps["l40s"] > tps["l40"] > tps["l4"]  # same chip, more power / fewer cores
+    assert speed.sustained_clock_fraction(get_gpu("l40s")) < speed.sustained_clock_fraction(get_gpu("a100-80gb"))
+
+
+def test_memory_bound_work_is_only_partly_hidden_under_the_matmuls() -> None:
+    """Same arithmetic, less bandwidth: a card with a lower bandwidth-to-FLOPs ratio loses more of its step to the
+    activations and norms that run between the matmuls."""
+    w = wl(model="llama-3.1-8b", method=Method.LORA, seq_len=2048, batch=2, grad_ckpt=True)
+    gpu = get_gpu("l40s")
+    full = training_speed(w, gpu, 1).tokens_per_second
+    from dataclasses import replace
+
+    starved = training_speed(w, replace(gpu, bandwidth_gbs=gpu.bandwidth_gbs / 2), 1).tokens_per_second
+    assert starved < 0.97 * full
+
+
 def test_catalog_figures_have_sources_and_interconnects() -> None:
     for g in GPUS:
         assert g.source and g.family and g.bf16_tflops > 0 and g.bandwidth_gbs > 0 and g.link_gbs > 0, g.id
     assert get_gpu("rtx-4090").interconnect is Interconnect.PCIE_NO_P2P
     assert get_gpu("h100-sxm").interconnect is Interconnect.SXM
     assert get_gpu("rtx-3060").bf16_tflops < 30  # GeForce at the FP32-accumulate rate
+    for g in GPUS:  # clocks where the vendor publishes them, base below boost
+        assert (g.base_mhz == g.boost_mhz == 0) or 0 < g.base_mhz < g.boost_mhz, g.id
+    assert not get_gpu("rtx-2080-ti").bf16 and get_gpu("rtx-2080-ti").bf16_tflops == 53.8  # FP32-accumulate rate
+    assert (get_gpu("a30").interconnect, get_gpu("a16").memory_gb, get_gpu("a2").bf16_tflops) == (
+        Interconnect.NVLINK, 16, 18)
 
 
 # --- physics the model must respect -----------------------------------------------------------------------------
@@ -139,8 +180,8 @@ def test_median_error_on_the_measured_points() -> None:
     cases = load_cases()
     train = [c for c in cases if c.kind == "train"]
     decode = [c for c in cases if c.kind in ("decode", "aggregate")]
-    assert median_abs_error(train) <= 0.25
-    assert median_abs_error(decode) <= 0.20
+    assert median_abs_error(train) <= 0.16  # 14.0 % with the sustained-clock model (15.9 % before it)
+    assert median_abs_error(decode) <= 0.145  # 13.1 %
     # Nothing wildly off: within a factor of 3 either way. (torchtune's A6000 LoRA row would need ~95 % of the card's
     # dense peak under any FLOP count with an input-gradient backward: no single achievable fraction reaches it.)
     assert all(1 / 3 <= c.predicted() / c.measured <= 3 for c in cases), [

@@ -121,7 +121,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
     text = await tokens.resolve(callback_data.q)
     method = callback_data.action.removeprefix("m_")
-    if not text or method not in METHOD_CHOICES or query.message is None:
+    if not text or method not in METHOD_CHOICES or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
     await query.answer()

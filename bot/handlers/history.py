@@ -103,7 +103,8 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
         await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency),
                                provider=esc(where), date=at.strftime("%d.%m.%Y %H:%M UTC")))
         return
-    cheapest = min((s for s in series if current_price(s) is not None), key=current_price, default=None)
+    cheapest = min((s for s in series if current_price(s) is not None), key=lambda s: current_price(s) or 0.0,
+                   default=None)  # only priced series: never the 0.0
     if cheapest is not None:
         caption += "\n" + t(lang, "history_cheapest_now", provider=labels[cheapest.provider],
                              price=money(current_price(cheapest), currency))

@@ -135,7 +135,7 @@ async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSessi
     if callback_data.action == "delete":  # asks first: the list turns into the question, Keep turns it back
         view = await confirm_delete_view(session, user, callback_data.id, lang)
         await query.answer(None if view else t(lang, "sub_not_found"))
-        if view is not None and query.message is not None:
+        if view is not None and isinstance(query.message, Message):
             with contextlib.suppress(TelegramBadRequest):
                 await query.message.edit_text(view[0], reply_markup=view[1])
         return
@@ -143,7 +143,7 @@ async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSessi
         n = await delete_all_subscriptions(session, user.id)
         await session.commit()
         await query.answer()
-        if query.message is not None:
+        if isinstance(query.message, Message):
             await query.message.edit_text(t(lang, "unsub_all_done", n=n))
         return
     if callback_data.action == "keep":
