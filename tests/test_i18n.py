@@ -96,3 +96,4 @@ def test_no_text_tables_outside_the_catalog():
         source = path.read_text(encoding="utf-8")
         assert not re.search(r"^(TEXTS|ALERT_TEXTS|MESSAGES|WEBHOOK_MESSAGES|_L)\b.*= \{", source, re.M), path
         assert 'or TEXTS["en"]' not in source and 'ALERT_TEXTS["en"]' not in source, path
+        assert not re.search(r"\"[^\"]*\" if lang == \"ru\" else \"", source), path  # an inline sentence pair

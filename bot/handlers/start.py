@@ -22,8 +22,7 @@ router = Router(name="start")
 def start_text(lang: str, provider_names: list[str]) -> str:
     """The welcome, naming the providers actually watched (display names from the one catalog)."""
     names = [provider_title(n) for n in provider_names] or ["—"]
-    joined = names[0] if len(names) == 1 else (", ".join(names[:-1]) + (" и " if lang == "ru" else " and ")
-                                               + names[-1])
+    joined = names[0] if len(names) == 1 else t(lang, "list_and", head=", ".join(names[:-1]), last=names[-1])
     return t(lang, "start", providers=joined)
 
 DEEP_LINK_PREFIX = "sub_"

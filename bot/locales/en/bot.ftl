@@ -212,3 +212,4 @@ est_job_cost = {" "}· job ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)
 offer_spot = {" "}· <i>spot: may be interrupted</i>
 inline_spot = {" "}(spot)
+list_and = { $head } and { $last }

@@ -222,3 +222,4 @@ est_job_cost = {" "}· задача ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
 offer_spot = {" "}· <i>спот: могут прервать</i>
 inline_spot = {" "}(спот)
+list_and = { $head } и { $last }
