@@ -46,7 +46,7 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
                   gpu_count=req.gpu_count, billing=req.billing, region=req.region)
     if est is None:
         return SubscriptionDraft(kind="gpu", gpu_ids=req.gpu_ids, **common)
-    pinned = [est.workload.gpu] if est.workload.gpu else None  # "70B full on 8 H100": watch that GPU only
+    pinned = list(est.workload.gpu_ids) or None  # "70B full on 8 H100": watch that GPU (every H100 variant) only
     count = req.gpu_count or (est.workload.gpus if est.workload.gpus > 1 else None)
     common["gpu_count"] = count
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),

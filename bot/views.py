@@ -93,7 +93,7 @@ def ranked_line(r: Ranked, lang: str, currency: str) -> str:
 def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
     """The offers in stock that run a workload, best first: what the configuration costs per hour, or the job when
     the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
-    groups = offers.groups(currency, gpu_ids=[est.workload.gpu] if est.workload.gpu else None, fits=est.fits)
+    groups = offers.groups(currency, gpu_ids=list(est.workload.gpu_ids) or None, fits=est.fits)
     return rank_groups(groups, currency, est.hours)
 
 

@@ -35,7 +35,8 @@ class Answer:
         self.requirement: Requirement = requirement(w)
         self.memory: MemoryEstimate = estimate_memory(config_for(w, max(1, w.gpus)))
         # The configuration asked for by name (`--gpu NAME --gpus N`, "on 2x 4090"): always answered.
-        self.named: tuple[tuple[str, int], ...] = ((self.report.gpu, max(1, w.gpus)),) if self.report.gpu else ()
+        # A family name ("on H100") names each of its variants.
+        self.named: tuple[tuple[str, int], ...] = tuple((g, max(1, w.gpus)) for g in self.report.gpu_ids)
         self._fit_memo: dict[tuple[str, int, float | None], bool] = {}
         self._time: dict[tuple[str, int], ConfigTime] = {}
         self._speed: dict[tuple[str, int], ConfigSpeed] = {}

@@ -84,7 +84,7 @@ _INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quan
 
 def _error(spec: WorkloadSpec, problem: Msg) -> ParseError:
     """A ParseError about the combination: what was said is listed as understood."""
-    said = {k: v for k, v in spec.model_dump(exclude_none=True).items() if k != "arch"}
+    said = {k: v for k, v in spec.model_dump(exclude_none=True).items() if k not in ("arch", "gpu_family")}
     items = [f"{k}={getattr(v, 'value', v)}" for k, v in said.items()]
     return ParseError(items, problem=problem, meanings=[describe(k, v) for k, v in said.items()], from_fields=True)
 
@@ -334,6 +334,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
                         params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
                         attention=attention,
                         gpus=gpus, strategy=strategy, gpu=gpu.id if gpu else None,
+                        gpu_family=tuple(spec.gpu_family or ()) if gpu else (),
                         **{k: v for k, v in f.values.items()
                            if k not in ("precision", "quant", "gpus", "strategy", "attention", "method")})
     return workload, f.notes

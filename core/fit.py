@@ -95,7 +95,8 @@ class FitReport:
     fits: list[Fit]  # fewest GPUs first, comfortable before tight, then the smallest card
     advice: list[Advice]  # empty when something fits
     counts: tuple[int, ...]  # the GPU counts that were tried
-    gpu: str | None  # the one card asked about, if any
+    gpu: str | None  # the one card asked about, if any (a family's representative variant)
+    gpu_ids: tuple[str, ...] = ()  # every card asked about: a family's variants, each fitted on its own memory
 
 
 class Requirement:
@@ -238,13 +239,16 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *
     return out
 
 
-def _named_gpu(w: Workload) -> GPU | None:
-    if not w.gpu:
-        return None
+def _card(gpu_id: str) -> GPU | None:
     try:
-        return get_gpu(w.gpu)
+        return get_gpu(gpu_id)
     except KeyError:
-        return find_gpu(w.gpu)
+        return find_gpu(gpu_id)
+
+
+def _named_gpus(w: Workload) -> tuple[GPU, ...]:
+    """The cards the workload names: every variant of a family ("H100"), one card ("H100 PCIe"), or none."""
+    return tuple(g for g in (_card(i) for i in w.gpu_ids) if g is not None)
 
 
 @lru_cache(maxsize=1024)
@@ -252,18 +256,19 @@ def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitRep
     """Every catalog GPU x count that fits, in `_fit_key` order (fewest GPUs, comfortable before tight, smallest
     card); advice when nothing up to 8 GPUs does.
 
-    With `w.gpu` set the answer is about that card (at `w.gpus` when more than one was asked for); with only
-    `w.gpus > 1` it is about every card at that count. Memoised per workload (the bot re-asks the same phrase
-    keystroke after keystroke): treat the report as read-only.
+    With `w.gpu` set the answer is about that card, or every variant of a named family (`w.gpu_ids`), at `w.gpus`
+    when more than one was asked for; with only `w.gpus > 1` it is about every card at that count. Memoised per
+    workload (the bot re-asks the same phrase keystroke after keystroke): treat the report as read-only.
     """
     req = requirement(w)
-    named = _named_gpu(w)
+    named = _named_gpus(w)
     if w.gpus > 1:
         counts = (w.gpus,)
-    gpus = (named,) if named else GPUS
-    fits = _fits_at(req, gpus, tuple(counts))  # sorted by `_fit_key`
-    advice = [] if fits else _advice(w, req, named)
-    return FitReport(fits=fits, advice=advice, counts=tuple(counts), gpu=named.id if named else None)
+    fits = _fits_at(req, named or GPUS, tuple(counts))  # sorted by `_fit_key`
+    # advice for a family is about its roomiest variant: the one most likely to hold the workload with more cards
+    advice = [] if fits else _advice(w, req, max(named, key=lambda g: g.usable_gib) if named else None)
+    return FitReport(fits=fits, advice=advice, counts=tuple(counts), gpu=named[0].id if named else None,
+                     gpu_ids=tuple(g.id for g in named))
 
 
 # --- advice when nothing fits ------------------------------------------------------------------------------------
@@ -289,7 +294,7 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
                 out.append(Advice(code="more_gpus", msg=msg("advice_more_gpus", have=str(max(w.gpus, 1)),
                                                             gpu=named.name, count=str(count))))
                 break
-        other = _smallest_fit(w.with_(gpu=None))
+        other = _smallest_fit(w.with_(gpu=None, gpu_family=()))
         if other is not None:
             out.append(Advice(code="bigger_gpu", msg=msg("advice_bigger_gpu", where=_where(other))))
             return out
@@ -297,7 +302,7 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
         for offload in (Offload.OPTIMIZER, Offload.ALL):
             if offload is w.offload:
                 continue
-            alt = w.with_(offload=offload, gpu=None, gpus=1, strategy=w.strategy)
+            alt = w.with_(offload=offload, gpu=None, gpu_family=(), gpus=1, strategy=w.strategy)
             f = _smallest_fit(alt)
             if f is not None:
                 cpu = estimate_memory(config_for(alt, f.count)).cpu_ram_gib
@@ -307,11 +312,11 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
     if w.method in (Method.FULL, Method.FREEZE, Method.LORA):
         alt = w.with_(method=Method.QLORA, quant=Quant.NF4, lora_rank=w.lora_rank or 16,
                       lora_targets=w.lora_targets or "all-linear", optimizer=w.optimizer or Optimizer.ADAMW,
-                      offload=Offload.NONE, gpu=None, gpus=1)
+                      offload=Offload.NONE, gpu=None, gpu_family=(), gpus=1)
         f = _smallest_fit(alt)
         if f is not None:
             out.append(Advice(code="qlora", msg=msg("advice_qlora", where=_where(f))))
-    base = w.with_(gpu=None, gpus=1)
+    base = w.with_(gpu=None, gpu_family=(), gpus=1)
     breq = requirement(base)
     for nodes in range(2, MAX_NODES + 1):
         count = nodes * NODE_SIZE

@@ -21,7 +21,7 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
-from core.gpus import GPUS, find_gpu
+from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.models import find_model
 from core.msg import Joined, Msg, msg
@@ -263,6 +263,7 @@ def _moe(m: re.Match[str]) -> dict[str, Any]:
 # The catalogs' lookups normalise their input with several regex passes; a phrase names the same few cards and
 # models again and again (keystroke by keystroke), so the answers are remembered.
 _gpu_named_as = lru_cache(maxsize=1024)(find_gpu)
+_gpus_named_as = lru_cache(maxsize=1024)(resolve_gpus)
 _model_named_as = lru_cache(maxsize=1024)(find_model)
 
 
@@ -274,6 +275,9 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
         if gpu is None:
             raise Bad(msg("parse_gpu_unknown"))
         out: dict[str, Any] = {"gpu": gpu.id}
+        family = _gpus_named_as(m.group(name_group))
+        if len(family) > 1:  # a family name covers its variants (issue 10): "on H100" is SXM, PCIe and NVL
+            out["gpu_family"] = tuple(g.id for g in family)
         if count is not None:
             out.update(count(m))
         return out
@@ -712,7 +716,7 @@ _FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quan
 def _meaning(found: dict[str, Any]) -> Joined:
     """What one understood fragment set, in words (only needed for an error message)."""
     return Joined(tuple(value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value)
-                        for field, value in found.items()))
+                        for field, value in found.items() if field != "gpu_family"))
 
 
 def _negative(low: str, start: int) -> bool:

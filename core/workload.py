@@ -108,6 +108,8 @@ class WorkloadSpec(BaseModel):
     strategy: Strategy | None = None
     offload: Offload | None = None
     gpu: str | None = None  # catalog GPU id when the user named one
+    # every variant a family name covers ("H100" = SXM, PCIe, NVL); None for one named card (issue 10)
+    gpu_family: tuple[str, ...] | None = None
     kv_dtype: str | None = None  # "bf16" | "fp16" | "fp8" | "int8" | "int4"
     concurrency: int | None = Field(default=None, ge=1)
     examples: int | None = Field(default=None, ge=1)
@@ -118,6 +120,10 @@ class WorkloadSpec(BaseModel):
         """This spec with every field the override states replacing ours (command-line options beat text)."""
         data = self.model_dump(exclude_none=True)
         data.update(override.model_dump(exclude_none=True))
+        if override.gpu is not None:  # a card named in the options replaces the text's card and its family
+            data.pop("gpu_family", None)
+            if override.gpu_family is not None:
+                data["gpu_family"] = override.gpu_family
         if override.arch is not None or self.arch is not None:
             data["arch"] = override.arch or self.arch
         return WorkloadSpec(**data)
@@ -146,13 +152,21 @@ class Workload(BaseModel):
     gpus: int
     strategy: Strategy
     offload: Offload
-    gpu: str | None
+    gpu: str | None  # the named card (a family's representative variant: JSON readers of one id keep working)
     kv_dtype: str
     concurrency: int
     examples: int | None
     tokens_per_example: int | None
     epochs: float | None
     images: int = 0  # images per sequence; their tokens are in seq_len
+    gpu_family: tuple[str, ...] = ()  # every variant a family name covers ("H100"); empty for one named card
+
+    @property
+    def gpu_ids(self) -> tuple[str, ...]:
+        """The cards the workload was named on: a family's variants, the one card, or none (any card)."""
+        if not self.gpu:
+            return ()
+        return (self.gpu, *(g for g in self.gpu_family if g != self.gpu))  # the representative first
 
     @property
     def active_params_b(self) -> float:

@@ -187,7 +187,7 @@ def _describe(w: Workload) -> str:
     if w.offload.value != "none":
         parts.append(f"offload {w.offload.value}")
     if w.gpu:
-        parts.append(get_gpu(w.gpu).name)
+        parts.append(" / ".join(get_gpu(g).name for g in w.gpu_ids))
     return " · ".join(parts)
 
 
@@ -223,7 +223,8 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         if len(fits) > MAX_FITS_SHOWN:
             lines.append("  " + _t("more", lang, n=len(fits) - MAX_FITS_SHOWN))
     elif a.report.gpu:
-        lines.append(_t("no_fit", lang, where=f"{max(1, a.workload.gpus)}x {get_gpu(a.report.gpu).name}"))
+        lines.append(_t("no_fit", lang, where=f"{max(1, a.workload.gpus)}x "
+                       + " / ".join(get_gpu(g).name for g in a.report.gpu_ids)))
     else:
         lines.append(_t("none", lang))
     if a.report.advice:

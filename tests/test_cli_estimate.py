@@ -218,6 +218,25 @@ def test_json_time_per_config_lists_the_named_configuration(as_json: Callable[..
     assert data["speed"] is None
 
 
+def test_a_family_gpu_lists_each_variant(as_json: Callable[..., dict[str, Any]]) -> None:
+    """Issue 10: `--gpu H100 --gpus 1` is SXM, PCIe and NVL, each fitted on its own memory; a variant is one card."""
+    data = as_json("70B QLoRA 2000 examples", "--gpu", "H100", "--gpus", "1")
+    assert data["workload"]["gpu"] == "h100-sxm"  # the representative id JSON readers already know
+    assert set(data["workload"]["gpu_family"]) == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    rows = data["time"]["per_config"]
+    assert {r["gpu_id"] for r in rows} == {"h100-sxm", "h100-pcie", "h100-nvl"}  # no other family
+    assert {r["gpu_id"] for r in rows if r["count"] == 1 and r["hours"] > 0} == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    assert {f["gpu_id"] for f in data["fits"] if f["count"] == 1} == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    usable = {f["gpu_id"]: f["usable_gib"] for f in data["fits"] if f["count"] == 1}
+    assert usable["h100-nvl"] > usable["h100-pcie"]  # 94 GB against 80 GB: each on its own memory
+    # each variant on its own memory: a 34B fp16 model (~68 GB of weights) fits one A100 80GB, not one 40GB
+    big = as_json("34B inference", "--gpu", "A100", "--gpus", "1")
+    one_card = {r["gpu_id"]: r["fits"] for r in big["speed"]["per_config"] if r["count"] == 1}
+    assert one_card == {"a100-80gb": True, "a100-40gb": False}
+    one = as_json("70B QLoRA", "--gpu", "H100 PCIe", "--gpus", "1")
+    assert {f["gpu_id"] for f in one["fits"]} == {"h100-pcie"} and one["workload"]["gpu_family"] == []
+
+
 def test_json_speed_block_for_inference(as_json: Callable[..., dict[str, Any]]) -> None:
     data = as_json("70B inference 8 users", "--gpu", "RTX 4090", "--gpus", "2")
     assert data["time"] is None

@@ -284,3 +284,38 @@ def test_complete_any_spec_only_ever_raises_parse_error(spec: WorkloadSpec) -> N
     except ParseError:
         return
     assert isinstance(workload, Workload)
+
+
+# --- a family name in a workload covers its variants (issue 10) -----------------------------------------------------
+
+@pytest.mark.parametrize(("text", "ids"), [
+    ("70B QLoRA on H100", {"h100-sxm", "h100-pcie", "h100-nvl"}),
+    ("70B QLoRA на 2 A100", {"a100-40gb", "a100-80gb"}),
+    ("70B QLoRA on H100 PCIe", {"h100-pcie"}),
+    ("70B QLoRA on A100 80GB", {"a100-80gb"}),
+    ("8B LoRA on RTX 4090", {"rtx-4090"}),
+    ("8B LoRA", set()),
+])
+def test_a_family_named_in_a_workload_covers_its_variants(text: str, ids: set[str]) -> None:
+    w, _ = complete(parse_workload(text))
+    assert set(w.gpu_ids) == ids
+    assert (w.gpu is None) == (not ids) and (not w.gpu or w.gpu in ids)
+    assert w.gpu_ids[:1] == ((w.gpu,) if w.gpu else ())  # the representative first
+    assert len(w.gpu_family) == (len(ids) if len(ids) > 1 else 0)
+
+
+def test_a_family_keeps_one_representative_gpu_in_json() -> None:
+    w, _ = complete(parse_workload("70B QLoRA on H100"))
+    data = w.model_dump(mode="json")
+    assert data["gpu"] == "h100-sxm" and set(data["gpu_family"]) == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    one, _ = complete(parse_workload("70B QLoRA on H100 SXM"))
+    assert one.gpu == "h100-sxm" and one.model_dump(mode="json")["gpu_family"] == []
+
+
+def test_options_naming_a_variant_replace_the_texts_family() -> None:
+    from core.workload import WorkloadSpec
+
+    spec = parse_workload("70B QLoRA on H100").merged(WorkloadSpec(gpu="h100-pcie"))
+    assert spec.gpu == "h100-pcie" and spec.gpu_family is None
+    w, _ = complete(spec)
+    assert w.gpu_ids == ("h100-pcie",)

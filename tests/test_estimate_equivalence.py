@@ -21,7 +21,7 @@ from core.fit import (
     Fit,
     Requirement,
     _fits_at,
-    _named_gpu,
+    _named_gpus,
     config_for,
     fit_configs,
     requirement,
@@ -71,9 +71,9 @@ def test_fit_configs_equal_the_reference_exactly(phrase: str) -> None:
     w, _ = complete(parse_workload(phrase))
     fit_configs.cache_clear()
     report = fit_configs(w)
-    named = _named_gpu(w)
+    named = _named_gpus(w)  # a family name: each of its variants
     counts = (w.gpus,) if w.gpus > 1 else DEFAULT_COUNTS
-    expected = _reference_fits(w, (named,) if named else GPUS, counts)
+    expected = _reference_fits(w, named or GPUS, counts)
     assert report.fits == expected  # dataclass equality: every float bit for bit, and the order
     assert all(type(f) is Fit for f in report.fits)
     assert bool(report.advice) == (not expected)

@@ -40,7 +40,8 @@ ISSUE_PHRASES = [
     ("13B LoRA 10k примеров 3 эпохи", {"params_b": 13.0, "method": Method.LORA, "examples": 10_000, "epochs": 3.0}),
     ("7B LoRA, 5k examples x 3 epochs", {"params_b": 7.0, "method": Method.LORA, "examples": 5_000, "epochs": 3.0}),
     ("70B full fine-tune zero3 on 8 H100",
-     {"params_b": 70.0, "method": Method.FULL, "strategy": Strategy.ZERO3, "gpus": 8, "gpu": "h100-sxm"}),
+     {"params_b": 70.0, "method": Method.FULL, "strategy": Strategy.ZERO3, "gpus": 8, "gpu": "h100-sxm",
+      "gpu_family": ("h100-pcie", "h100-sxm", "h100-nvl")}),  # a family name covers its variants (issue 10)
 ]
 
 

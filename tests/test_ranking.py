@@ -146,6 +146,25 @@ async def test_stored_offers_ranked_for_a_workload(migrated_database_url: str) -
     assert {r.offer.gpu for r in fam} == {"h100-sxm", "h100-pcie", "h100-nvl"}
 
 
+async def test_a_family_named_in_a_workload_covers_its_variants(migrated_database_url: str) -> None:
+    """Issue 10: "70B QLoRA on H100" is about SXM, PCIe and NVL; "on H100 PCIe" only that card."""
+    from bot.estimates import Estimate, Estimator
+    from bot.handlers.offers import select_offers
+
+    cache = await _cache(migrated_database_url)
+    est = Estimator().get("70B QLoRA on H100")
+    assert isinstance(est, Estimate)
+    assert {f.gpu for f in est.answer.report.fits} == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    ranked = select_offers("70B QLoRA on H100", cache, Estimator(), "ru", "RUB")
+    assert not isinstance(ranked, str)
+    keys = [r.offer.key.split("|")[1] for r in ranked]
+    assert keys[0] == "h100pcie" and {"h100pcie", "nvl", "spot"} <= set(keys)  # the PCIe and NVL offers listed
+    assert "a100" not in keys and "l40sx4" not in keys  # other families stay out
+    one = select_offers("70B QLoRA on H100 PCIe", cache, Estimator(), "ru", "RUB")
+    assert not isinstance(one, str)
+    assert {r.offer.gpu for r in one} == {"h100-pcie"}
+
+
 # --- the bot, through the stand-in Telegram server -----------------------------------------------------------------
 
 @pytest.fixture

@@ -80,7 +80,7 @@ def _config_arch(path: str) -> Any:
 
 def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     """What the command-line options say, as a WorkloadSpec (None where an option was not given)."""
-    from core.gpus import find_gpu
+    from core.gpus import find_gpu, resolve_gpus
     from core.parser import normalise_targets, parse_size
     from core.workload import Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
@@ -103,6 +103,9 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         if gpu is None:
             raise _problem("cli_gpu_unknown", gpu=repr(args.gpu))
         fields["gpu"] = gpu.id
+        family = resolve_gpus(args.gpu)
+        if len(family) > 1:  # `--gpu H100` covers SXM, PCIe and NVL; `--gpu "H100 PCIe"` that card only
+            fields["gpu_family"] = tuple(g.id for g in family)
     if args.kv_dtype:
         kv = args.kv_dtype.strip().lower()
         if kv not in _KV_DTYPES:
