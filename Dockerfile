@@ -4,10 +4,12 @@
 #   docker build -t gpuradar .
 #   docker run --env-file .env -p 8080:8080 -v gpuradar-data:/home/radar/data gpuradar
 
-# The base image. Pin it by digest for a reproducible build: `.ci/pin-base-image.sh` resolves the tag's current
-# digest (docker buildx imagetools inspect) and writes it here as python:3.11-slim@sha256:<digest>. It was written
-# where no container registry could be reached, so the digest is not filled in yet: the tag is used until then.
-ARG PYTHON_IMAGE=python:3.11-slim
+# The base image, pinned by digest for a reproducible build. No registry was reachable where this was written, so the
+# digest is the official `python:3.11-slim` manifest-list digest as two unrelated public repositories pin it (one
+# from Docker Hub, one from the same library image mirrored on public.ecr.aws/docker/library): the same 9c900dea…
+# in both. To move to the tag's current digest, run `.ci/pin-base-image.sh` where a registry is reachable (docker
+# buildx imagetools inspect) and commit the Dockerfile it rewrites.
+ARG PYTHON_IMAGE=python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7
 
 # ---- build: install into a virtualenv that the runtime stage copies whole ----------------------------------------
 FROM ${PYTHON_IMAGE} AS build

@@ -17,6 +17,14 @@ from typing import Any, TypeVar
 import pytest
 from sqlalchemy.engine import URL, make_url
 
+# No test reaches the internet: any HTTP(S) request a test (or a process it starts, which inherits the environment)
+# makes to a host other than loopback goes to a proxy address where nothing listens, and fails at once. A provider or
+# Hub base URL a test forgot to point at its stand-in then shows up as a failed poll, never as live traffic.
+_DEAD_PROXY = "http://127.0.0.1:9"
+for _var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    os.environ[_var] = _DEAD_PROXY
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost,::1"
+
 # `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (tests/support/provider_server.py).
 pytest_plugins = ["tests.support.provider_server", "tests.support.hub_server"]
 

@@ -51,6 +51,7 @@ def handle(args: argparse.Namespace) -> int:
     if settings.bot_token is None:
         print(both("run_no_token"), file=sys.stderr)
         return 2
+    # The same redaction as `gpuradar run`: every configured secret, not only the bot token.
     configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
-                      secrets=[settings.bot_token.get_secret_value()])
+                      secrets=settings.secret_values())
     return asyncio.run(_run(settings))
