@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.gpus import GPU, find_gpu
-from core.model_context import max_context
 from core.models import Arch, did_you_mean, find_model, model_for_size
 from core.msg import Joined, Msg, msg
 from core.parser import ParseError, check_range, describe, normalise_targets
@@ -84,7 +83,8 @@ _INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quan
 
 def _error(spec: WorkloadSpec, problem: Msg) -> ParseError:
     """A ParseError about the combination: what was said is listed as understood."""
-    said = {k: v for k, v in spec.model_dump(exclude_none=True).items() if k not in ("arch", "gpu_family")}
+    said = {k: v for k, v in spec.model_dump(exclude_none=True).items()
+            if k not in ("arch", "model_source", "gpu_family")}
     items = [f"{k}={getattr(v, 'value', v)}" for k, v in said.items()]
     return ParseError(items, problem=problem, meanings=[describe(k, v) for k, v in said.items()], from_fields=True)
 
@@ -325,9 +325,11 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         f.notes.append(Assumption(key="images", msg=msg("assume_image_tokens", images=spec.images,
                                                          per=arch.image_tokens, total=extra)))
 
-    limit = max_context(arch.id) if spec.model and spec.arch is None else None
+    # a named model (catalog, Hub or config.json) cannot attend past its context; a bare size ("13B") stands for a
+    # typical architecture and is not held to that stand-in's limit
+    limit = arch.max_context if (spec.model or spec.arch is not None) else 0
     seq = f.values.get("seq_len")
-    if limit is not None and seq is not None and seq > limit:
+    if limit and seq is not None and seq > limit:
         raise _error(spec, msg("wl_context_too_long", name=arch.name, limit=limit, said=seq))
 
     workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,

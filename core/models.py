@@ -61,6 +61,7 @@ class Arch:
     vision_params_b: float = 0.0  # vision/audio tower, counted in params_b
     image_tokens: int = 0  # tokens one image adds to the sequence (0: text only)
     native_quant: str = ""  # weights as published: "mxfp4" (routed experts), "fp8", "gptq-int4", "awq"...
+    max_context: int = 0  # the longest context the model attends over, tokens (0 = not known: not limited)
     family: str = ""
     source: str = ""  # where the numbers come from
 
@@ -194,7 +195,7 @@ def count_params(a: Arch) -> tuple[float, float]:
 _INT_FIELDS = ("hidden", "layers", "heads", "kv_heads", "intermediate", "vocab", "head_dim", "experts",
                "experts_active", "shared_intermediate", "moe_layers", "dense_intermediate", "mlp_matrices",
                "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim", "window", "local_layers",
-               "cross_layers", "image_tokens")
+               "cross_layers", "image_tokens", "max_context")
 
 
 def arch_from_entry(entry: Mapping[str, Any]) -> Arch:
@@ -607,12 +608,29 @@ def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_
                 v_head_dim=_int(cfg, "v_head_dim", default=0) if kv_lora else 0, window=window, local_layers=local,
                 cross_layers=cross_layers, vision_params_b=round(_vision_params(root), 3),
                 image_tokens=_image_tokens(root),
-                native_quant=_quant_of(root) or _quant_of(cfg), family=mtype, source=source)
+                native_quant=_quant_of(root) or _quant_of(cfg), max_context=config_max_context(cfg),
+                family=mtype, source=source)
     total, act_b = count_params(arch)
     if params_b:
         scale = params_b / total
         total, act_b = params_b, act_b * scale if experts > 1 else params_b
     return replace(arch, params_b=round(total, 3), active_b=round(active_b or act_b, 3) if experts > 1 else 0.0)
+
+
+def config_max_context(cfg: Mapping[str, Any]) -> int:
+    """The longest context a config.json declares: `max_position_embeddings` (or its older spellings), raised to
+    what YaRN / dynamic RoPE scaling reaches when the config enables it (original length x factor). 0 = not said."""
+    try:
+        limit = _int(cfg, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", default=0)
+        scaling = cfg.get("rope_scaling")
+        if isinstance(scaling, Mapping) and scaling.get("factor"):
+            kind = str(scaling.get("rope_type") or scaling.get("type") or "")
+            original = _int(scaling, "original_max_position_embeddings", default=0)
+            if kind in ("yarn", "dynamic", "longrope") and original:
+                limit = max(limit, int(original * float(scaling["factor"])))
+    except (TypeError, ValueError):
+        return 0
+    return max(0, limit)
 
 
 def from_hf_config(config: dict[str, Any], name: str = "custom") -> Arch:

@@ -8,6 +8,9 @@ Sources, each entry saying which it came from:
      Llama 4, GLM, Command R, Qwen-VL, Russian models...), read with the same `core.models.arch_from_config` that
      reads a config.json from a file or the Hub.
 
+The context limit (`max_context`) is litgpt's `block_size`, `CONTEXT_FIXES` below where litgpt's differs from the
+model's, and for `model_facts` entries their config's `max_position_embeddings` or `model_facts.CONTEXT`.
+
 Parameter counts come from `core.models.count_params` (the shape), or from the model card / safetensors index
 where `model_facts` states one; `tests/test_models.py` checks the counts against model cards.
 
@@ -33,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from model_facts import FACTS, HF  # noqa: E402
+from model_facts import CONTEXT, FACTS, HF  # noqa: E402
 
 from core.models import Arch, arch_from_config, count_params  # noqa: E402
 
@@ -61,6 +64,21 @@ EXTRA_ALIASES: dict[str, list[str]] = {
     "qwen3-30b-a3b": ["qwen3 30b", "qwen3-30b", "qwen3-coder-30b-a3b"],
     "mistral-large-2407": ["mistral large 2", "mistral-large-2", "mistral large", "mistral-large-123b"],
     "mistral-large-2411": ["mistral large 2.1", "mistral-large-2.1", "mistral large 24.11"],
+}
+# litgpt's `block_size` is the model's context except where litgpt chose otherwise; these catalog ids take the
+# Hugging Face config.json `max_position_embeddings` or the model card instead (the reason goes into `source`).
+CONTEXT_FIXES: dict[str, tuple[int, str]] = {
+    "mistral-7b": (32768, "config.json max_position_embeddings; litgpt uses the 4096 sliding window"),
+    "qwen2.5-1.5b": (32768, "model card: 32,768 tokens"),
+    "qwen2.5-coder-7b": (131072, "model card: 131,072 tokens with YaRN"),
+    "qwen2.5-coder-14b": (131072, "model card: 131,072 tokens with YaRN"),
+    "qwen2.5-coder-32b": (131072, "model card: 131,072 tokens with YaRN"),
+    "phi-3.5-mini": (131072, "config.json max_position_embeddings"),
+    "gemma-2b": (8192, "config.json max_position_embeddings"),
+    "gemma-7b": (8192, "config.json max_position_embeddings"),
+    "codegemma-7b": (8192, "config.json max_position_embeddings"),
+    "mistral-large-2407": (131072, "config.json max_position_embeddings"),
+    "mistral-large-2411": (131072, "config.json max_position_embeddings"),
 }
 VARIANT_TAIL = re.compile(r"(?:[-_](?:instruct|it|chat|hf|base|Base|Instruct|Chat))+$", re.I)
 NAME_VARIANTS = re.compile(r"-(?:Instruct|Base|Chat|chat|it|hf|instruct|pretrain)(?=-|$)")
@@ -118,7 +136,7 @@ def _from_litgpt(item: dict[str, Any]) -> Arch | None:
         tied_embeddings=bool(TIED.match(raw["name"])), qkv_bias=bool(c.attn_bias or c.bias),
         experts=c.n_expert if moe else 1, experts_active=c.n_expert_per_token if moe else 1,
         mlp_matrices=2 if c.mlp_class_name == "GptNeoxMLP" else 3, window=window, local_layers=local,
-        family=name.split("-")[0].lower(),
+        family=name.split("-")[0].lower(), max_context=c.block_size,
         source=f"litgpt {LITGPT_VERSION} config '{raw['name']}' ({HF.format(repo=repo)})")
     total, active = count_params(arch)
     return replace(arch, params_b=round(total, 3), active_b=round(active, 3) if moe else 0.0,
@@ -134,10 +152,12 @@ def _from_fact(f: dict[str, Any], by_id: dict[str, Arch]) -> Arch:
     if "same_as" in f and "config" not in f:
         base = by_id[f["same_as"]]
         return replace(base, id=slug, name=_display(name), aliases=aliases,
+                       max_context=CONTEXT.get(repo, base.max_context),
                        source=f"{source}: the architecture of {base.name}")
     arch = arch_from_config(f["config"], _display(name), params_b=f.get("params_b"),
                             active_b=f.get("active_b"), source=source)
-    return replace(arch, id=slug, aliases=aliases, family=name.split("-")[0].lower())
+    return replace(arch, id=slug, aliases=aliases, family=name.split("-")[0].lower(),
+                   max_context=CONTEXT.get(repo, arch.max_context))
 
 
 def _entry(a: Arch) -> dict[str, Any]:
@@ -170,6 +190,9 @@ def build(litgpt: Path | None) -> dict[str, Any]:
             else:
                 arch = replace(old, aliases=tuple(dict.fromkeys((*old.aliases, *arch.aliases))))
         by_id[arch.id] = arch
+    for arch_id, (limit, why) in CONTEXT_FIXES.items():
+        a = by_id[arch_id]
+        by_id[arch_id] = replace(a, max_context=limit, source=f"{a.source}; max_context {limit}: {why}")
     for arch_id, extra in EXTRA_ALIASES.items():
         a = by_id[arch_id]
         by_id[arch_id] = replace(a, aliases=tuple(dict.fromkeys((*a.aliases, *extra))))

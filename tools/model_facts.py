@@ -366,3 +366,42 @@ FACTS: list[dict[str, Any]] = [
     {"repo": "RefalMachine/ruadapt_qwen2.5_32B_instruct", "same_as": "qwen2.5-32b"},
     {"repo": "Qwen/QwQ-32B", "same_as": "qwen2.5-32b", "aliases": ["qwq", "qwq 32b", "qwq-32b-preview"]},
 ]
+
+# The longest context of each entry above whose `config` does not state `max_position_embeddings`, in tokens:
+# the repository's config.json value, or the model card's figure where the card extends it (noted). An entry that
+# is `same_as` another takes that one's context unless it is listed here. Unlisted: not known, not limited.
+CONTEXT: dict[str, int] = {
+    "meta-llama/Llama-3.2-11B-Vision-Instruct": 131072, "meta-llama/Llama-3.2-90B-Vision-Instruct": 131072,
+    **{f"Qwen/Qwen1.5-{s}": 32768 for s in ("0.5B", "1.8B", "4B", "7B", "14B", "32B", "72B", "110B")},
+    "Qwen/Qwen1.5-MoE-A2.7B": 8192,
+    "Qwen/Qwen2-0.5B": 32768, "Qwen/Qwen2-1.5B": 32768,  # the cards: 32K (config.json says 131072)
+    "Qwen/Qwen2-7B": 131072, "Qwen/Qwen2-72B": 131072,
+    "Qwen/Qwen2-57B-A14B": 65536,  # the Instruct card: 65,536 tokens
+    "Qwen/Qwen2-VL-2B-Instruct": 32768, "Qwen/Qwen2-VL-7B-Instruct": 32768, "Qwen/Qwen2-VL-72B-Instruct": 32768,
+    "Qwen/Qwen2.5-VL-3B-Instruct": 128000, "Qwen/Qwen2.5-VL-7B-Instruct": 128000,
+    "Qwen/Qwen2.5-VL-32B-Instruct": 128000, "Qwen/Qwen2.5-VL-72B-Instruct": 128000,
+    "Qwen/Qwen3-Coder-480B-A35B-Instruct": 262144, "Qwen/Qwen3-Coder-30B-A3B-Instruct": 262144,
+    "google/gemma-3-1b-it": 32768, "google/gemma-3-4b-it": 131072, "google/gemma-3-12b-it": 131072,
+    "google/gemma-3-27b-it": 131072,
+    "mistralai/Mistral-Nemo-Instruct-2407": 131072,  # the card: 128k (config.json says 1024000)
+    "mistralai/Mistral-Small-Instruct-2409": 32768, "mistralai/Mistral-Small-24B-Instruct-2501": 32768,
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": 131072, "mistralai/Devstral-Small-2505": 131072,
+    "mistralai/Pixtral-12B-2409": 131072, "mistralai/Ministral-8B-Instruct-2410": 32768,
+    "microsoft/Phi-3-medium-4k-instruct": 4096, "microsoft/Phi-3-small-8k-instruct": 8192,
+    "microsoft/Phi-3.5-MoE-instruct": 131072, "microsoft/Phi-3.5-vision-instruct": 131072,
+    "deepseek-ai/DeepSeek-V2": 163840, "deepseek-ai/DeepSeek-V2-Lite": 163840, "deepseek-ai/DeepSeek-V3": 163840,
+    "deepseek-ai/DeepSeek-R1": 163840, "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B": 131072,
+    "deepseek-ai/deepseek-llm-7b-base": 4096, "deepseek-ai/deepseek-llm-67b-base": 4096,
+    "deepseek-ai/deepseek-coder-6.7b-instruct": 16384, "deepseek-ai/deepseek-coder-33b-instruct": 16384,
+    "openai/gpt-oss-20b": 131072, "openai/gpt-oss-120b": 131072,
+    "moonshotai/Kimi-K2-Instruct": 131072,
+    "THUDM/glm-4-9b-chat": 131072, "THUDM/GLM-4-32B-0414": 32768, "zai-org/GLM-4.5": 131072,
+    "zai-org/GLM-4.5-Air": 131072,
+    "01-ai/Yi-1.5-6B": 4096, "01-ai/Yi-1.5-9B": 4096, "01-ai/Yi-1.5-34B": 4096,
+    # Command R: config.json says 8192, the cards 128k
+    "CohereForAI/c4ai-command-r-v01": 131072, "CohereForAI/c4ai-command-r-08-2024": 131072,
+    "CohereForAI/c4ai-command-r-plus": 131072, "CohereForAI/c4ai-command-r7b-12-2024": 131072,
+    "HuggingFaceTB/SmolLM3-3B": 65536,
+    "allenai/OLMo-2-0325-32B": 4096, "allenai/OLMo-2-0425-1B": 4096,
+    "yandex/YandexGPT-5-Lite-8B-pretrain": 32768,
+}
