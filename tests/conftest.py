@@ -9,6 +9,7 @@ import os
 import shutil
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -75,8 +76,19 @@ class PostgresAdmin:
         return name
 
     def drop(self, name: str) -> None:
-        # FORCE ends connections a test forgot to close (an engine not disposed) instead of failing the drop.
-        self.call(self._conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        # FORCE ends connections a test forgot to close (an engine not disposed) instead of failing the drop. It may
+        # not end a server-owned backend (an autovacuum worker that just started on the database: "must be a member
+        # of the role whose process is being terminated"); that one finishes by itself, so wait for it and retry.
+        import asyncpg
+
+        for attempt in range(20):
+            try:
+                self.call(self._conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+                return
+            except asyncpg.exceptions.InsufficientPrivilegeError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.5)
 
     def _drop_orphans(self) -> None:
         """Drop databases left by test sessions that were killed, recognised by a pid that no longer runs here."""
