@@ -33,8 +33,9 @@ from core.workload import Attention, Method, Offload, Optimizer, Precision, Quan
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Copies of the public measurements, with their sources (the product and its tests need nothing outside the repo):
-# measured_public.json is ../shared/reference/measured_public.json as given; measured_architectures.json adds
-# current architectures (MoE, small dense models, FP8 checkpoints) from the sources each point names.
+# measured_public.json is the steering repo's shared/reference/measured_public.json as given;
+# measured_architectures.json adds current architectures (MoE, small dense models, FP8 checkpoints) from the
+# sources each point names.
 MEASURED_PATH = REPO_ROOT / "bench" / "data" / "measured_public.json"
 ARCH_PATH = REPO_ROOT / "bench" / "data" / "measured_architectures.json"
 

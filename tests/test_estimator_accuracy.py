@@ -1,5 +1,5 @@
 """The estimator against every public measurement in bench/data/ (copies with sources: measured_public.json from
-../shared/reference, measured_architectures.json for MoE, small dense and FP8 models).
+the steering repo's shared/reference, measured_architectures.json for MoE, small dense and FP8 models).
 
 How each kind of point is judged is argued in bench/measured_points.py and the README's "Estimator accuracy":
 - training points with known conditions: median |error| <= 10 %, none more than 15 % below its measurement;

@@ -20,6 +20,25 @@ def both(key: str, **values: object) -> str:
     return "\n".join(t(lang, key, **values) for lang in ("ru", "en"))
 
 
+def start_settings(args: argparse.Namespace) -> Settings | None:
+    """What every long-running command does first: read the settings (a problem is printed in both languages; None
+    means exit 2), then configure logging so that no line can carry a configured secret (the bot token, the webhook
+    secret, provider keys, the database password) in a message, a URL or a traceback."""
+    from gpuradar.logs import configure_logging
+
+    try:
+        settings = Settings()
+    except ValidationError as e:
+        print(both("run_bad_settings", error=e), file=sys.stderr)
+        return None
+    if settings.bot_token is None:
+        print(both("run_no_token"), file=sys.stderr)
+        return None
+    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
+                      secrets=settings.secret_values())
+    return settings
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("run", help="run the Telegram bot, the scrapers and the alert sender")
     p.add_argument("--no-scrape", action="store_true", help="do not poll providers (bot only)")
@@ -32,21 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from gpuradar.app import App, WebhookSettingsError, alert_hook
-    from gpuradar.logs import configure_logging
     from gpuradar.startup import StartupError
 
-    try:
-        settings = Settings()
-    except ValidationError as e:
-        print(both("run_bad_settings", error=e), file=sys.stderr)
+    settings = start_settings(args)
+    if settings is None:
         return 2
-    if settings.bot_token is None:
-        print(both("run_no_token"), file=sys.stderr)
-        return 2
-    # First thing once the settings are known: from here on no log line can carry a configured secret (the bot
-    # token, the webhook secret, provider keys, the database password), in a message, a URL or a traceback.
-    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
-                      secrets=settings.secret_values())
     try:
         sender = settings.sender
         alerts = alert_hook(batch=sender.batch, poll_interval=sender.poll_interval, claim_ttl=sender.claim_ttl)

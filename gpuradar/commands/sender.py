@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 
-from gpuradar.commands.run import both
+from gpuradar.commands.run import start_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,20 +37,7 @@ async def _run(settings: object) -> int:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from gpuradar.logs import configure_logging
-    from gpuradar.settings import Settings
-
-    try:
-        settings = Settings()
-    except ValidationError as e:
-        print(both("run_bad_settings", error=e), file=sys.stderr)
+    settings = start_settings(args)
+    if settings is None:
         return 2
-    if settings.bot_token is None:
-        print(both("run_no_token"), file=sys.stderr)
-        return 2
-    # The same redaction as `gpuradar run`: every configured secret, not only the bot token.
-    configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
-                      secrets=settings.secret_values())
     return asyncio.run(_run(settings))
