@@ -145,7 +145,7 @@ FACTS: list[dict[str, Any]] = [
             "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
     # google/gemma-3-270m config.json; its KV layout (3 global + 15 sliding layers, 1 KV head x 256, window 512) is
     # what llama-server allocated in unsloth PR #5225's measurements (bench/data/measured_components.json).
-    {"repo": "google/gemma-3-270m", "params_b": 0.268, "aliases": ["gemma 3 270m", "gemma-3-270m-it"], "config": {
+    {"repo": "google/gemma-3-270m", "params_b": 0.268, "aliases": ["gemma-3-270m-it"], "config": {
         "model_type": "gemma3_text", "hidden_size": 640, "num_hidden_layers": 18, "num_attention_heads": 4,
         "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 2048, "vocab_size": 262144,
         "sliding_window": 512, "sliding_window_pattern": 6, "max_position_embeddings": 32768}},
