@@ -257,12 +257,12 @@ def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitRep
     card); advice when nothing up to 8 GPUs does.
 
     With `w.gpu` set the answer is about that card, or every variant of a named family (`w.gpu_ids`), at `w.gpus`
-    when more than one was asked for; with only `w.gpus > 1` it is about every card at that count. Memoised per
+    when a count was asked for; with only a count (`w.gpus_stated`) it is about every card at that count. Memoised per
     workload (the bot re-asks the same phrase keystroke after keystroke): treat the report as read-only.
     """
     req = requirement(w)
     named = _named_gpus(w)
-    if w.gpus > 1:
+    if w.gpus > 1 or w.gpus_stated:
         counts = (w.gpus,)
     fits = _fits_at(req, named or GPUS, tuple(counts))  # sorted by `_fit_key`
     # advice for a family is about its roomiest variant: the one most likely to hold the workload with more cards

@@ -166,6 +166,8 @@ class Workload(BaseModel):
     # context is counted as prompt, the worst case for the prefill working set.
     prompt_len: int | None = None
     gpu_family: tuple[str, ...] = ()  # every variant a family name covers ("H100"); empty for one named card
+    # the user said how many GPUs ("--gpus 1", "on one A100"): the answer is about that count only, not 1/2/4/8
+    gpus_stated: bool = False
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:
