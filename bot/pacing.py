@@ -80,13 +80,18 @@ class Pacer:
             return max(0.0, gap)
         return max(gap, self._started[-self.per_window] + self.window - now)
 
-    def started(self, chat_id: int | None = None) -> None:
+    def started(self, chat_id: int | None = None) -> float | None:
+        """A send really starts now; returns the seconds since the last start to the same chat (None: none known)."""
         now = self.clock()
         self._started.append(now)
+        since = None
         if chat_id is not None:
+            last = self._chat_started.get(chat_id)
+            since = None if last is None else now - last
             self._chat_started[chat_id] = now
             if len(self._chat_started) > 50_000:
                 self._chat_started = {c: t for c, t in self._chat_started.items() if now - t < self.chat_interval}
+        return since
 
     def chat_gap(self, chat_id: int) -> float:
         """Seconds until this chat's last real start is `chat_interval` ago (a reserved slot can come early when the

@@ -95,6 +95,7 @@ Clock = Callable[[], datetime]
 # Users planned per transaction: rendering their digests holds the event loop, so a few at a time keeps sending
 # going between plans.
 PLAN_USERS = 40
+_SHORT_SLEEP = 0.05  # seconds: waits up to this long are plain sleeps (a stop is noticed at their end)
 
 
 class SenderMetrics(Protocol):
@@ -168,6 +169,7 @@ def dead_local_owners(owners: list[str], me: str) -> list[str]:
 class SenderStats:
     sent: int = 0
     retry_after: int = 0  # 429s received
+    retry_after_chat: int = 0  # of which taken for one chat's limit (only that chat waited)
     network_errors: int = 0
     blocked: int = 0
     migrated: int = 0
@@ -184,6 +186,8 @@ class _Job:
     text: str
     reply_markup: dict[str, Any] | None
     attempts: int = 0
+    since_chat: float | None = None  # seconds between this attempt's start and the chat's previous start
+    marked: bool = False  # its state "sending" is committed (a retry after an attempt that may have arrived)
 
 
 class AlertSender:
@@ -354,41 +358,51 @@ class AlertSender:
                     self.stats.resumed_sending += 1
                     log.warning("delivery %s was in flight when the last process died: sending again "
                                 "(a duplicate is possible if Telegram had already accepted it)", d.id)
-                self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts))
+                self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts,
+                                marked=d.state == DeliveryState.SENDING))
 
     async def _claim(self) -> int:
         """Turn the unheard events of the users waiting longest into messages; returns how many users were looked
-        at. Only as many as keep `batch` messages ready: the rest wait in the queue and merge into later digests."""
+        at. Only as many as keep `batch` messages ready: the rest wait in the queue and merge into later digests.
+
+        Reading and rendering happen outside the write transaction and hand the event loop back between users, so
+        the messages already prepared keep going out meanwhile (a batch rendered in one go held the loop for
+        100-200 ms: the pipe to Telegram idled, and sends that had started late arrived bunched, earning 429s).
+        The write is short: the cursors' compare-and-set (another sender that planned one of these users first
+        makes it roll back, `ClaimConflict`) and the deliveries with their final text, in one transaction."""
         now = self.clock()
         room = self.batch - len(self._known)
         if room <= 0:
             return 0
         async with self.sessionmaker() as session:
             await self.fanout.refresh(session, now)
-        users = self.fanout.due_users(min(room, PLAN_USERS), self._held, now)
-        if not users:
-            return 0
-        jobs: list[_Job] = []
-        done: list[UserPlan] = []
-        async with self._write() as session:
+            users = self.fanout.due_users(min(room, PLAN_USERS), self._held, now)
+            if not users:
+                return 0
             plans = await self.fanout.plans(session, users)
-            planned: list[PlannedDelivery] = []
-            moves: list[tuple[int, int, int]] = []
-            for plan in plans:
-                if plan.active and plan.user_id not in self._blocked_users:
-                    until = quiet_until(now, plan.quiet_start, plan.quiet_end, plan.tz_offset_minutes)
-                    if until is not None:
-                        self._held[plan.user_id] = until  # delayed, never dropped: all of it goes out at the end
-                        continue
-                    planned.extend(self._render(plan))
-                # An inactive (blocked) user's events are dropped with the cursor move: nobody to tell.
-                self._held.pop(plan.user_id, None)
-                moves.append((plan.user_id, plan.cursor, plan.upto))
-                done.append(plan)
+        done: list[UserPlan] = []
+        planned: list[PlannedDelivery] = []
+        moves: list[tuple[int, int, int]] = []
+        for plan in plans:
+            if plan.active and plan.user_id not in self._blocked_users:
+                until = quiet_until(now, plan.quiet_start, plan.quiet_end, plan.tz_offset_minutes)
+                if until is not None:
+                    self._held[plan.user_id] = until  # delayed, never dropped: all of it goes out at the end
+                    continue
+                planned.extend(self._render(plan))
+                await asyncio.sleep(0)  # let the prepared messages go out between users
+            # An inactive (blocked) user's events are dropped with the cursor move: nobody to tell.
+            self._held.pop(plan.user_id, None)
+            moves.append((plan.user_id, plan.cursor, plan.upto))
+            done.append(plan)
+        async with self._write() as session:
+            # A user who blocked the bot while we rendered: their events are dropped like an inactive user's (under
+            # the write lock, so `_blocked`'s own write either came before this check or fails these deliveries).
+            planned = [p for p in planned if p.user_id not in self._blocked_users]
             await advance_cursors(session, moves)
             delivery_ids = await create_deliveries(session, planned, now, owner=self.owner, claim_ttl=self.claim_ttl)
-            jobs = [_Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
-                    for p, did in zip(planned, delivery_ids, strict=True)]
+        jobs = [_Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
+                for p, did in zip(planned, delivery_ids, strict=True)]
         for plan in done:
             self.fanout.planned(plan)
         for job in _round_robin(jobs):
@@ -439,6 +453,8 @@ class AlertSender:
                     self._wake.set()  # room for more: plan the next users
 
     async def _next_job(self) -> _Job | None:
+        if not self._stop.is_set() and not self._queue.empty():
+            return self._queue.get_nowait()  # the usual case while a backlog drains: no waiting machinery
         while not self._stop.is_set():
             getter = asyncio.ensure_future(self._queue.get())
             stopper = asyncio.ensure_future(self._stop.wait())
@@ -451,24 +467,29 @@ class AlertSender:
 
     async def _sleep_unless_stopped(self, seconds: float) -> bool:
         """Sleep; False when stop() came first (the caller must not start a send then)."""
-        if seconds > 0:
+        if 0 < seconds <= _SHORT_SLEEP:
+            # The wait for a slot, many times per message: a plain sleep (a waiter on the stop event costs a task
+            # each time), after which a stop that came meanwhile is still seen before anything starts.
+            await asyncio.sleep(seconds)
+        elif seconds > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), seconds)
         return not self._stop.is_set()
 
     async def _deliver(self, job: _Job) -> None:
         while True:
-            if not await self._wait_for_slot(job.chat_id):
+            if not await self._wait_for_slot(job):
                 return  # stopping: still queued in the database, sent after the restart
             if job.user_id in self._blocked_users:
                 return  # blocked while this one waited for its slot (the database already dropped it)
             if not await self._claim_holds(job):
                 return  # taken over by another sender (it sends it), or stopping (still queued)
-            if job.attempts:
-                # A retry: the earlier attempt may have reached Telegram (a lost answer), so say so durably.
+            if job.attempts and not job.marked:
+                # A retry: the earlier attempt may have reached Telegram (a lost answer), so say so durably, once.
                 # First attempts skip this commit: a restart re-sends queued and sending deliveries alike.
                 async with self._write() as session:
                     await mark_sending(session, job.id, self.clock())
+                job.marked = True
             job.attempts += 1
             try:
                 with paced():  # this slot was taken above: the session's limiter must not take another
@@ -478,10 +499,19 @@ class AlertSender:
                         if job.reply_markup else None,
                         request_timeout=int(self.request_timeout))
             except TelegramRetryAfter as e:
-                # Not delivered: wait as long as Telegram says (everyone waits: a global flood is the usual cause).
+                # Not delivered: wait as long as Telegram says. A 429 does not say which limit it was. When this
+                # chat had a message just before (under two chat intervals: its one-a-second is the likely limit,
+                # e.g. the earlier one arrived late) only this chat waits; otherwise everyone does, since the
+                # overall limit is then the likely one. A whole window of silence per chat-level 429 cost more
+                # than a tenth of the rate; a real overall flood still pauses everything at its next 429.
                 self.stats.retry_after += 1
                 self.metrics.telegram_rate_limited("sendMessage")
-                self.pacer.pause(e.retry_after * self.time_scale, job.chat_id)
+                job.attempts -= 1  # refused, so it never reached the chat: the retry is a first attempt again
+                if job.since_chat is not None and job.since_chat < 2 * self.pacer.chat_interval:
+                    self.stats.retry_after_chat += 1
+                    self.pacer.pause_chat(e.retry_after * self.time_scale, job.chat_id)
+                else:
+                    self.pacer.pause(e.retry_after * self.time_scale, job.chat_id)
                 continue
             except TelegramMigrateToChat as e:
                 self.stats.migrated += 1
@@ -532,15 +562,15 @@ class AlertSender:
             self.stats.per_chat_sent[job.chat_id] += 1
             return
 
-    async def _wait_for_slot(self, chat_id: int) -> bool:
+    async def _wait_for_slot(self, job: _Job) -> bool:
         """Wait for this chat's reserved slot, then for any 429 pause that came meanwhile and for room in the
         sliding window (without taking a new slot: that would waste one). False when stop() came first."""
-        if not await self._sleep_unless_stopped(self.pacer.reserve(chat_id)):
+        if not await self._sleep_unless_stopped(self.pacer.reserve(job.chat_id)):
             return False
         while True:
-            wait = max(self.pacer.paused_for(), self.pacer.window_wait(), self.pacer.chat_gap(chat_id))
+            wait = max(self.pacer.paused_for(), self.pacer.window_wait(), self.pacer.chat_gap(job.chat_id))
             if wait <= 0:
-                self.pacer.started(chat_id)
+                job.since_chat = self.pacer.started(job.chat_id)
                 return True
             if not await self._sleep_unless_stopped(wait):
                 return False

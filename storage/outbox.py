@@ -44,6 +44,11 @@ __all__ = ["AlertPolicy", "FanOut", "OutboxWriter"]
 log = logging.getLogger(__name__)
 
 INDEX_TTL = 300.0  # seconds: rebuild the subscription index at least this often even if nothing seems changed
+# Seconds between looks at the subscription set while no new event is queued. Its fingerprint is an aggregate over
+# every active subscription (tens of ms at 100,000 on SQLite): looked at before every batch of users it took a
+# large share of the sender's time. Before new events are matched it is always looked at, so matching never uses a
+# stale set; between them a digest may name a subscription paused or deleted at most this long ago.
+INDEX_CHECK = 2.0
 MAX_EVENT_AGE = timedelta(hours=26)  # events older than this are never planned (quiet hours last < 24 h)
 _CHUNK = 500  # rows per IN list
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
@@ -196,8 +201,11 @@ class FanOut:
     event (core.matching), listing the matches costs their number. A restart rebuilds it from the events newer than
     the users' cursors (at most MAX_EVENT_AGE old)."""
 
-    def __init__(self, *, index_ttl: float = INDEX_TTL, max_event_age: timedelta = MAX_EVENT_AGE) -> None:
+    def __init__(self, *, index_ttl: float = INDEX_TTL, max_event_age: timedelta = MAX_EVENT_AGE,
+                 index_check: float = INDEX_CHECK) -> None:
         self.index_ttl = index_ttl
+        self.index_check = index_check
+        self._checked_at = 0.0
         self.max_event_age = max_event_age
         self._index: WatchIndex | None = None
         self._meta: dict[int, SubMeta] = {}
@@ -221,6 +229,7 @@ class FanOut:
         return tuple(row)
 
     async def _refresh_index(self, session: AsyncSession) -> bool:
+        self._checked_at = time.monotonic()
         fingerprint = await self._current_fingerprint(session)
         if self._index is not None and fingerprint == self._fingerprint \
                 and time.monotonic() - self._built_at < self.index_ttl:
@@ -263,7 +272,14 @@ class FanOut:
             return await self._refresh(session, now)
 
     async def _refresh(self, session: AsyncSession, now: datetime) -> int:
-        await self._refresh_index(session)
+        if self._index is None or self._loaded_upto is None \
+                or time.monotonic() - self._checked_at >= self.index_check:
+            await self._refresh_index(session)
+        else:
+            newest = await session.scalar(select(func.max(AlertEventRow.id)))
+            if newest is None or newest <= self._loaded_upto:
+                return 0  # nothing new to match (an id lookup on the primary key)
+            await self._refresh_index(session)  # new events are matched against the current subscriptions
         assert self._index is not None
         since = datetime.min.replace(tzinfo=UTC)
         if self._loaded_upto is None:
@@ -357,6 +373,7 @@ class FanOut:
                             fit["usable_gib"], fit["gpu_name"]))
                     for chat_id, reasons in per_chat.items():
                         plan.by_chat.setdefault(chat_id, []).append(AlertItem(event_id, q.event, tuple(reasons)))
+                await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
         return out
 
@@ -415,17 +432,24 @@ async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDeli
     Returns the new delivery ids, in the order given. `owner` claims them for that sender for `claim_ttl` s."""
     if not planned:
         return []
-    ids = list((await session.scalars(
-        insert(AlertDelivery).returning(AlertDelivery.id, sort_by_parameter_order=True),
-        [{"user_id": p.user_id, "chat_id": p.chat_id, "text": p.text, "reply_markup": p.reply_markup,
-          "state": DeliveryState.QUEUED, "attempts": 0, "not_before": now, "created_at": now} for p in planned],
-    )).all())
-    if owner is not None:
-        expires = db_now(session.get_bind().dialect.name) + claim_ttl
-        for chunk in _chunks(ids):
-            await session.execute(update(AlertDelivery).where(AlertDelivery.id.in_(chunk))
-                                  .values(claimed_by=owner, claim_expires_at=expires))
-    return ids
+    dialect = session.get_bind().dialect.name
+    table = cast(Table, AlertDelivery.__table__)
+    # The claim's expiry by the database's clock, read once and written with the rows (not a second UPDATE).
+    expires = await session.scalar(select(db_now(dialect) + claim_ttl)) if owner is not None else None
+    rows = [{"user_id": p.user_id, "chat_id": p.chat_id, "text": p.text, "reply_markup": p.reply_markup,
+             "state": DeliveryState.QUEUED, "attempts": 0, "not_before": now, "created_at": now,
+             "claimed_by": owner, "claim_expires_at": expires} for p in planned]
+    if dialect == "sqlite":
+        # SQLAlchemy sends an INSERT .. RETURNING whose ids must come back in parameter order one row at a time on
+        # SQLite (about 1 ms a row, with the write lock held). SQLite has one writer: inside this transaction no one
+        # else inserts, and an executemany inserts its rows in parameter order, each with the largest rowid + 1
+        # (https://sqlite.org/autoinc.html), so the ids are the last len(rows) ones.
+        await session.execute(insert(table), rows)
+        last = int(await session.scalar(select(func.max(table.c.id))) or 0)
+        return list(range(last - len(rows) + 1, last + 1))
+    # PostgreSQL: one INSERT .. SELECT per batch, sorted by a sentinel (SQLAlchemy's insertmanyvalues).
+    return list((await session.execute(insert(table).returning(table.c.id, sort_by_parameter_order=True),
+                                       rows)).scalars().all())
 
 
 async def queued_events(session: AsyncSession) -> list[AlertEventRow]:
