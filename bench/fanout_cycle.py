@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import multiprocessing as mp
 import os
 import random
@@ -191,12 +192,13 @@ def _serve(conn: Any, window: float) -> None:
             conn.send(tg.port)
             await asyncio.get_running_loop().run_in_executor(None, conn.recv)
             ok = [c for c in tg.calls_of("sendMessage") if c.status == 200]
-            conn.send({"too_many": tg.stats.too_many, "texts": Counter((c.chat_id, c.text) for c in ok)})
+            conn.send({"too_many": tg.stats.too_many, "texts": Counter((c.chat_id, c.text) for c in ok),
+                       "accepted_at": sorted(c.at for c in ok)})
 
     asyncio.run(main())
 
 
-async def deliver(url: str, port: int, args: argparse.Namespace) -> tuple[float, dict[str, int], int]:
+async def deliver(url: str, port: int, args: argparse.Namespace) -> tuple[float, dict[str, int], float, Any]:
     from aiogram import Bot
     from aiogram.client.default import DefaultBotProperties
     from aiogram.client.session.aiohttp import AiohttpSession
@@ -213,18 +215,20 @@ async def deliver(url: str, port: int, args: argparse.Namespace) -> tuple[float,
                          clock=lambda: T0 + timedelta(minutes=6))
     task = asyncio.create_task(sender.run())
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     while True:
         await asyncio.sleep(0.2)
         if await sender.idle():
             break
     elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0  # this process: the sender, its SQLite thread, and these idle checks
     await sender.stop()
     await task
     async with sm() as s:
         counts = await delivery_counts(s)
     await bot.session.close()
     await engine.dispose()
-    return elapsed, counts
+    return elapsed, counts, cpu, sender.stats
 
 
 def run_one(url: str, label: str, args: argparse.Namespace) -> None:
@@ -245,7 +249,7 @@ def run_one(url: str, label: str, args: argparse.Namespace) -> None:
     server.start()
     port = parent.recv()
     want = asyncio.run(expected(url, args.deliver_users or args.users))
-    seconds, counts = asyncio.run(deliver(url, port, args))
+    seconds, counts, cpu, stats = asyncio.run(deliver(url, port, args))
     parent.send("stop")
     got = parent.recv()
     server.join(10)
@@ -265,6 +269,17 @@ def run_one(url: str, label: str, args: argparse.Namespace) -> None:
           f"user): {accepted:,} messages in {seconds:.1f} s = {rate:.0f} msg/s = {rate / limit * 100:.1f} % of the "
           f"limit ({limit:.0f} msg/s: Telegram's 30/s, time x{1 / args.window:.0f}; target >= 90 %); 429s: "
           f"{got['too_many']}; lost: {lost}; doubled: {doubled}; not expected: {extra}; deliveries: {counts}")
+    at: list[float] = got["accepted_at"]
+    if len(at) > 1:
+        slot = args.window / 30
+        gaps = [b - a for a, b in itertools.pairwise(at)]
+        idle = sum(g - slot for g in gaps if g > 2 * slot)
+        print(f"[{label}] where the time went: first to last accepted message {at[-1] - at[0]:.1f} s "
+              f"({(len(at) - 1) / (at[-1] - at[0]) / limit * 100:.1f} % of the limit); gaps over two slots "
+              f"({2 * slot * 1000:.1f} ms) add up to {idle:.1f} s, the longest {max(gaps) * 1000:.0f} ms; 429s "
+              f"answered to the sender: {stats.retry_after} ({stats.retry_after_chat} taken as one chat's); "
+              f"sender process CPU {cpu:.1f} s = {cpu / accepted * 1000:.2f} ms a message (at Telegram's real "
+              f"30 msg/s: {cpu / accepted * 30 * 100:.0f} % of a core); load average {os.getloadavg()[0]:.2f}")
 
 
 def main() -> None:

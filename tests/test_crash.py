@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 from collections import Counter
@@ -141,3 +142,44 @@ async def test_sigkill_between_messages_then_restart(tg: KillingTelegram, sm, mi
         await asyncio.wait_for(proc.wait(), 60)
     texts = [c.text for c in tg.calls_of("sendMessage") if c.status == 200]
     assert len(texts) == 4 and len(set(texts)) == 4  # four different alerts, each once
+
+
+async def test_sigkill_with_rendered_digests_waiting_then_restart(tg: KillingTelegram, sm, migrated_database_url,
+                                                                 tmp_path) -> None:
+    """The sender prepares (matches, renders, commits) the next users' digests while earlier ones are being sent.
+    Killed with digests prepared but not sent, and with a one-chat 429 just before: after the restart every offer
+    reaches every user exactly once (a digest of several messages included), and nothing stays half-done."""
+    users, offers = 6, 30
+    for uid in range(1, users + 1):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h100-{i}")) for i in range(offers)])
+    tg.fail("sendMessage", "429", times=1, chat_id=2)
+    tg.kill_at = 5
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    tg.pid = proc.pid
+    assert await asyncio.wait_for(proc.wait(), 60) == -signal.SIGKILL
+    dels = await states(sm)
+    assert dels["queued"] > 0  # rendered and committed, not sent: what the restart must send once
+    assert await unheard(sm) == []  # every user's digest was prepared before the kill
+    tg.kill_at = None
+
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    try:
+        await until(lambda: _none_waiting(sm))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+    heard: Counter[tuple[Any, str]] = Counter()
+    for c in tg.calls_of("sendMessage"):
+        if c.status == 200:
+            heard.update((c.chat_id, link) for link in re.findall(r'href="([^"]+)"', c.text))
+    want = {(uid, f"https://runpod.example/h100-{i}") for uid in range(1, users + 1) for i in range(offers)}
+    assert set(heard) == want  # nobody lost an offer
+    assert max(heard.values()) == 1  # nobody heard one twice
+    assert (await states(sm))["sent"] > users  # digests of several messages each, all recorded sent
+
+
+async def _none_waiting(sm) -> bool:
+    s = await states(sm)
+    return s["queued"] == 0 and s["sending"] == 0 and s["sent"] > 0
