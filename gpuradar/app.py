@@ -195,6 +195,8 @@ class App:
         self.use_ingest_process = ingest_process
         self.ingest_process: IngestProcess | None = None
         self.ingest_worker: IngestWorker | None = None
+        self._offers_held: dict[str, CachedOffer] = {}  # the offers of the ingest process's reading below
+        self._offers_reading: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ pieces
     async def _load_offers(self) -> list[CachedOffer]:
@@ -207,13 +209,19 @@ class App:
                 return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
 
         if self.ingest_process is not None and self.ingest_process.pid is not None:
-            rows = await self.ingest_process.offers()
-            out: list[CachedOffer] = []
-            for i in range(0, len(rows), OFFER_SLICE):
+            # Only what changed since the reading this replica holds crosses over (all after a child restart).
+            got = await self.ingest_process.offers(self._offers_reading)
+            held = {} if got.full else dict(self._offers_held)
+            for key in got.gone:
+                held.pop(key, None)
+            for i in range(0, len(got.rows), OFFER_SLICE):
                 if i:
                     await asyncio.sleep(0)
-                out.extend([CachedOffer(*row) for row in rows[i:i + OFFER_SLICE]])
-            return out
+                for row in got.rows[i:i + OFFER_SLICE]:
+                    offer = CachedOffer(*row)
+                    held[offer.key] = offer
+            self._offers_held, self._offers_reading = held, got.reading
+            return list(held.values())
         if self.ingest_worker is not None:
             return await self.ingest_worker.run(load)
         assert self.sessionmaker is not None

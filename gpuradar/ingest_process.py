@@ -37,6 +37,7 @@ import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 _HEADER = struct.Struct("!I")  # frame length
 OFFER_FIELDS: tuple[str, ...] = tuple(Offer.model_fields)
 _offer_values = attrgetter(*OFFER_FIELDS)
+_NOT_READ = datetime.min.replace(tzinfo=UTC)  # first/last seen: a cached offer reads neither
 STOP_TIMEOUT = 10.0  # seconds the child gets to finish its call and exit before it is killed
 
 
@@ -98,7 +100,18 @@ class Recorded:
 
 @dataclass(frozen=True, slots=True)
 class ReadOffers:
-    """The in-stock offers inline mode answers from, as `bot.offer_cache.CachedOffer` init-field tuples."""
+    """The in-stock offers inline mode answers from, as `bot.offer_cache.CachedOffer` init-field tuples: all of
+    them, or only what changed since the reading `since` names (when the child still has that one)."""
+
+    since: tuple[int, int] | None = None  # (child pid, reading number) the parent holds
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRows:
+    reading: tuple[int, int]
+    full: bool  # True: `rows` is every offer; False: only those added or changed since `since`
+    rows: list[tuple[Any, ...]]
+    gone: list[str]  # keys no longer in stock (when not full)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +236,9 @@ class IngestProcess:
         assert isinstance(reply, Recorded)
         return reply
 
-    async def offers(self) -> list[tuple[Any, ...]]:
-        reply = await self._call(ReadOffers())
-        assert isinstance(reply, list)
+    async def offers(self, since: tuple[int, int] | None = None) -> OfferRows:
+        reply = await self._call(ReadOffers(since))
+        assert isinstance(reply, OfferRows)
         return reply
 
     async def retention(self, settings: Any) -> Any:
@@ -275,12 +288,15 @@ class _Child:
         self.engine = make_engine(config.database_url)
         self.sessionmaker = make_sessionmaker(self.engine)
         self.cache = StateCache()
+        self._readings = 0
+        self._sent: dict[str, tuple[Any, ...]] = {}  # the offers of the latest reading, by key
+        self._raw: dict[str, tuple[Any, ...]] = {}  # and the rows they were built from
 
     async def handle(self, message: object) -> object:
         if isinstance(message, RecordPoll):
             return await self.record(message)
         if isinstance(message, ReadOffers):
-            return await self.offers()
+            return await self.offers(message.since)
         if isinstance(message, Retention):
             from storage.retention import run_retention
 
@@ -308,16 +324,45 @@ class _Child:
         stats = writer.stats if writer is not None else {"queued": 0, "cooling": 0}
         return Recorded(len(events), stats["queued"], stats["cooling"])
 
-    async def offers(self) -> list[tuple[Any, ...]]:
+    async def offers(self, since: tuple[int, int] | None) -> OfferRows:
         from dataclasses import fields
 
+        from sqlalchemy import select
+
         from bot.offer_cache import CachedOffer
-        from storage.queries import in_stock_offers
+        from storage.ingest import OFFER_COLUMNS, offer_from_row
+        from storage.offer_tables import CurrentOffer
+        from storage.queries import StoredOffer
 
         names = [f.name for f in fields(CachedOffer) if f.init]
-        async with self.sessionmaker() as session:
-            stored = await in_stock_offers(session)
-        return [tuple(getattr(c, n) for n in names) for c in map(CachedOffer.from_stored, stored)]
+        t = CurrentOffer.__table__.c
+        n = len(OFFER_COLUMNS)
+        async with self.sessionmaker() as session:  # what storage.queries.in_stock_offers reads, as plain rows
+            listed = (await session.execute(
+                select(t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
+                .where(t.in_stock.is_(True), t.missing == 0))).all()
+        # A row as read last time keeps its offer: only new and changed rows are built into offers.
+        raw, made = self._raw, {}
+        rows: dict[str, tuple[Any, ...]] = {}
+        for r in listed:
+            key, values = r[0], tuple(r[1:])
+            if raw.get(key) == values:
+                rows[key] = self._sent[key]
+                continue
+            made[key] = values
+            offer = CachedOffer.from_stored(StoredOffer.model_construct(
+                offer=offer_from_row(values[:n]), price_per_gpu_hour_rub=values[n],
+                price_per_gpu_hour_usd=values[n + 1], first_seen=_NOT_READ, last_seen=_NOT_READ))
+            rows[key] = tuple(getattr(offer, name) for name in names)
+        self._raw = {key: raw[key] if key not in made else made[key] for key in rows}
+        previous, current = self._sent, (os.getpid(), self._readings)
+        self._readings += 1
+        self._sent = rows
+        reading = (os.getpid(), self._readings)
+        if since != current:  # the parent holds another reading (or none): everything
+            return OfferRows(reading, True, list(rows.values()), [])
+        changed = [row for key, row in rows.items() if previous.get(key) != row]
+        return OfferRows(reading, False, changed, [key for key in previous.keys() - rows.keys()])
 
     async def close(self) -> None:
         await self.engine.dispose()

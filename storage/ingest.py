@@ -166,7 +166,7 @@ def normalised(offer: Offer, rates: Rates | None) -> tuple[float | None, float |
     return out[0], out[1]
 
 
-_OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpu", "ram_gb", "disk_gb",
+OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpu", "ram_gb", "disk_gb",
                   "location", "billing", "price", "currency", "period", "listed_in_stock", "available", "url")
 Factors = dict[str, tuple[float | None, float | None]]  # currency -> multipliers to RUB and USD
 
@@ -183,17 +183,12 @@ class Stored:
     rub: float | None
     usd: float | None
     offer: Offer | None = None
-    row: tuple[Any, ...] | None = None  # the `_OFFER_COLUMNS` as stored
+    row: tuple[Any, ...] | None = None  # the `OFFER_COLUMNS` as stored
 
     def listing(self) -> Offer:
         if self.offer is None:
             assert self.row is not None
-            fields = dict(zip(_OFFER_COLUMNS, self.row, strict=True))
-            fields["in_stock"] = fields.pop("listed_in_stock")
-            fields["billing"], fields["period"] = Billing(fields["billing"]), Period(fields["period"])
-            fields["location"] = fields["location"] or ""
-            fields["url"] = fields["url"] or ""
-            self.offer = Offer.model_construct(**fields)  # validated when it was written
+            self.offer = offer_from_row(self.row)
         return self.offer
 
     def state(self, key: str) -> OfferState:
@@ -207,6 +202,16 @@ class Stored:
         if offer.vat_rate is not None or offer.vat_included is not None or offer.gpu_fraction is not None:
             return False
         return self.row == _row_tuple(offer)
+
+
+def offer_from_row(row: Sequence[Any]) -> Offer:
+    """The listing an `offers` row holds (its `OFFER_COLUMNS`), not validated again: it was when it was written."""
+    fields = dict(zip(OFFER_COLUMNS, row, strict=True))
+    fields["in_stock"] = fields.pop("listed_in_stock")
+    fields["billing"], fields["period"] = Billing(fields["billing"]), Period(fields["period"])
+    fields["location"] = fields["location"] or ""
+    fields["url"] = fields["url"] or ""
+    return Offer.model_construct(**fields)
 
 
 def _row_tuple(o: Offer) -> tuple[Any, ...]:
@@ -250,7 +255,7 @@ class StateCache:
 async def _load_stored(session: AsyncSession, provider: str) -> ProviderState:
     """The provider's rows as plain tuples: no ORM objects, and no `Offer` until a configuration changes."""
     t = cast(Table, CurrentOffer.__table__)
-    cols = [t.c[name] for name in _OFFER_COLUMNS]
+    cols = [t.c[name] for name in OFFER_COLUMNS]
     rows = (await session.execute(select(t.c.key, t.c.ref_price, t.c.in_stock, t.c.missing,
                                          t.c.price_per_gpu_hour_rub, t.c.price_per_gpu_hour_usd, *cols)
                                   .where(t.c.provider == provider))).all()
