@@ -19,6 +19,7 @@ from bench.measured_points import (
     Point,
     arch_kind,
     load_arch_points,
+    load_dense_points,
     load_points,
 )
 from core.estimator import estimate_memory
@@ -83,7 +84,10 @@ def _conditions(p: Point) -> str:
         if w.optimizer and w.optimizer.value != "adamw":
             parts.append(w.optimizer.value)
     else:
-        parts.append(f"ctx {w.seq_len}{'?' if p.assumed_seq else ''}")
+        if w.prompt_len is not None and w.prompt_len < w.seq_len:
+            parts.append(f"input {w.prompt_len} + output {w.seq_len - w.prompt_len}")
+        else:
+            parts.append(f"ctx {w.seq_len}{'?' if p.assumed_seq else ''}")
     if w.gpus > 1:
         parts.append(f"{w.gpus} GPU {w.strategy.value}")
     return ", ".join(parts)
@@ -174,49 +178,95 @@ def main() -> None:
     _architectures()
 
 
-def _architectures() -> None:
-    """The second table: current architectures (MoE, small dense models, FP8 checkpoints)."""
-    points = load_arch_points()
-    by_kind: dict[str, list[float]] = {"moe": [], "short": [], "long": []}
+TARGET_INFERENCE = 0.05  # the issue's target for inference: within 5 %
+
+# What each kind of inference point is, in the README's words (kinds: `bench.measured_points.arch_kind`).
+_KIND_TEXT = {
+    "short": "Short input (1 token + 2048 generated), every size 0.5B-72B, BF16, FP8, GPTQ, AWQ",
+    "long": "Long input (6k-30k tokens + 2048 generated), transformers 4.46 (Qwen2.5 0.5B-72B)",
+    "long-unseen": "Long input (6k-30k tokens + 2048 generated), transformers 4.51 (Qwen3 0.6B-32B)",
+    "moe": "MoE (Qwen3-30B-A3B, memory = all 128 experts)",
+}
+
+
+def _verdict(kind: str, errs: list[float]) -> str:
+    worst = max(abs(e) for e in errs)
+    if worst <= TARGET_INFERENCE:
+        return f"max |error| **{worst * 100:.1f} %**: target 5 % met"
+    over = sum(abs(e) > TARGET_INFERENCE for e in errs)
+    text = f"max |error| **{worst * 100:.1f} %**: target 5 % **missed** by {over} of {len(errs)} points"
+    if kind == "long-unseen" and min(errs) >= -TARGET_INFERENCE:
+        text += " (all over-estimates, none more than 5 % under)"
+    return text
+
+
+def _judged_rows(points: list[Point], kinds: dict[str, list[float]]) -> list[str]:
     rows = []
     for p in points:
         pred = estimate_memory(p.workload).per_gpu_gib
         assert p.measured_gib is not None
         err = pred / p.measured_gib - 1
         kind = arch_kind(p)
-        by_kind[kind].append(err)
+        if p.known_conditions:
+            kinds.setdefault(kind, []).append(err)
+        else:
+            kind = "not judged: heavier than its own longer-input row minus that row's extra cache"
         a = p.workload.arch
         size = f"{a.params_b:.3g}B" + (f" / {a.active_params_b:.3g}B active" if a.experts > 1 else "")
-        rows.append(f"| {p.id} | {a.name} ({size}) | {_conditions(p)} | {p.measured_gib:.2f} | {pred:.2f} "
-                    f"({err * 100:+.1f} %) | {kind} |")
+        rows.append(f"| {p.id} | {a.name} ({size}) | {_conditions(p)} | {p.gpu.name if p.gpu else '—'} | "
+                    f"{p.measured_gib:.2f} | {pred:.2f} ({err * 100:+.1f} %) | {kind} |")
+    return rows
+
+
+def _architectures() -> None:
+    """The second part: every inference point with a stated input length (current architectures, dense models of
+    every size), judged against the issue's 5 %."""
+    arch, dense = load_arch_points(), load_dense_points()
+    kinds: dict[str, list[float]] = {}
+    arch_rows, dense_rows = _judged_rows(arch, kinds), _judged_rows(dense, kinds)
+    qwen25 = [p for p in load_points() if p.known_conditions and p.input_tokens is not None]
+    for p in qwen25:  # the Qwen2.5-7B/14B rows of measured_public.json, judged above, belong to the same groups
+        assert p.measured_gib is not None
+        kinds.setdefault(arch_kind(p), []).append(estimate_memory(p.workload).per_gpu_gib / p.measured_gib - 1)
 
     def span(xs: list[float]) -> str:
         return f"{min(xs) * 100:+.1f} % .. {max(xs) * 100:+.1f} %, median |error| " \
                f"{statistics.median(abs(x) for x in xs) * 100:.1f} %"
 
-    print("### Current architectures")
+    print("### Inference at stated input lengths: every size, short and long")
     print()
-    print("Qwen3's own speed benchmark (Hugging Face transformers 4.51, H20 96GB, batch 1, 2048 tokens generated "
-          "after the input; peak = `torch.cuda.max_memory_allocated`), BF16 and FP8 checkpoints, 0.6B to 32B dense "
-          "and the 30B-A3B MoE; copied with the source into `bench/data/measured_architectures.json`.")
+    print("The Qwen2.5 and Qwen3 speed benchmarks (the same script: Hugging Face transformers, batch 1, 2048 tokens "
+          "generated after an input of 1 to 30,720 tokens; peak = `torch.cuda.max_memory_allocated`), copied with "
+          "the source of each point into `bench/data/measured_dense.json` (Qwen2.5 0.5B-72B on an A100 80GB with "
+          "transformers 4.46; Qwen3 GPTQ/AWQ on an H20), `bench/data/measured_architectures.json` (Qwen3 BF16/FP8 "
+          "and the 30B-A3B MoE, transformers 4.51) and `bench/data/measured_public.json` (Qwen2.5-7B/14B). The "
+          "workload states the input as the prompt (`input 6k output 2k`), so the prefill is sized on the prompt "
+          "and the cache on the whole context; the peak is the larger of the two moments. Rows measured across "
+          "several GPUs (`device_map='auto'` splits the layers) are left out.")
     print()
-    print(f"- MoE (Qwen3-30B-A3B, memory = all 128 experts; {len(by_kind['moe'])} points): {span(by_kind['moe'])} "
-          "(target 5 %).")
-    print(f"- Dense, short sequence (input 1 token + 2048 generated, 0.6B-32B; {len(by_kind['short'])} points): "
-          f"{span(by_kind['short'])} (target: within 10 %, never more than 5 % under, median within 5 %). The "
-          "small models are where fixed costs dominate; their FP8 checkpoints keep a separate 16-bit lm_head, which "
-          "the estimator counts.")
-    print(f"- Dense, long input (6k-30k tokens; {len(by_kind['long'])} points): {span(by_kind['long'])} (target: "
-          "never more than 5 % under). These runs grew by little more than the KV cache: the prefill working set "
-          "calibrated on Qwen2.5 (transformers 4.46) barely shows in transformers 4.51, so long prompts on dense "
-          "models are over-estimated here (the safe side) rather than re-fitted to one benchmark.")
-    print("- MLA (DeepSeek V2/V3, Kimi K2) and sliding-window (Gemma 2/3, gpt-oss) models: no public peak-memory "
-          "measurement with its conditions stated was found; their KV cache is tested against hand calculations "
-          "(`tests/test_architectures.py`).")
+    for kind in ("short", "long", "long-unseen", "moe"):
+        errs = kinds.get(kind)
+        if errs:
+            print(f"- {_KIND_TEXT[kind]} ({len(errs)} points): {span(errs)}; {_verdict(kind, errs)}.")
+    print("- Why the transformers 4.51 long-input rows miss: in every Qwen3 table the peak is weights + the final "
+          "cache + about 32 MiB (cuBLAS's workspace on Hopper) at every prompt length, i.e. no prefill working "
+          "set at all. A single forward pass over the prompt cannot do that (Qwen3-8B, 30,720 tokens: one "
+          "MLP-width tensor is 720 MiB, more than the 288 MiB the 2048 generated tokens add to the cache), and the "
+          "same script on transformers 4.46 shows three MLP-width and four hidden-width tensors per prompt token "
+          "on all six Qwen2.5 sizes. We keep the working set: an under-estimate is an out-of-memory error for "
+          "the user. The test holds these rows to never more than 5 % under.")
+    print("- Three Qwen2.5 AWQ rows at input 1 (0.5B, 1.5B, 3B) used more memory than the same model's 6144-token "
+          "row minus the cache those tokens add, which no prompt can cause; they are shown, not judged "
+          "(`flag_inconsistent` in `bench/measured_points.py`).")
+    print("- Left out: the Qwen2 tables (transformers 4.38) compute logits for every prompt token in fp32 (+5 GiB at "
+          "6144 tokens on the 0.5B), a condition the workload does not describe; their 1-token rows are also "
+          "0.2-0.5 GiB above the Qwen2.5 rows of the same shapes, unexplained.")
+    print("- MLA (DeepSeek V2/V3, Kimi K2) and sliding-window (Gemma 2/3, gpt-oss) models: their KV cache is tested "
+          "against hand calculations (`tests/test_architectures.py`).")
     print()
-    print("| point | model | conditions | measured | ours | kind |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
+    print("| point | model | conditions | GPU | measured | ours | kind |")
+    print("|---|---|---|---|---|---|---|")
+    for r in arch_rows + dense_rows:
         print(r)
 
 

@@ -47,7 +47,8 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     if est is None:
         return SubscriptionDraft(kind="gpu", gpu_ids=req.gpu_ids, **common)
     pinned = list(est.workload.gpu_ids) or None  # "70B full on 8 H100": watch that GPU (every H100 variant) only
-    count = req.gpu_count or (est.workload.gpus if est.workload.gpus > 1 else None)
+    w = est.workload
+    count = req.gpu_count or (w.gpus if w.gpus > 1 or w.gpus_stated else None)
     common["gpu_count"] = count
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
                              min_gib_by_count=est.min_gib_by_count(), **common)

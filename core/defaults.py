@@ -335,7 +335,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
                         params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
                         attention=attention,
-                        gpus=gpus, strategy=strategy, gpu=gpu.id if gpu else None,
+                        gpus=gpus, gpus_stated=spec.gpus is not None, strategy=strategy, gpu=gpu.id if gpu else None,
                         gpu_family=tuple(spec.gpu_family or ()) if gpu else (),
                         **{k: v for k, v in f.values.items()
                            if k not in ("precision", "quant", "gpus", "strategy", "attention", "method")})

@@ -90,11 +90,17 @@ FREEZE_TRAINABLE_LAYERS = 2
 LOGIT_BYTES_PLAIN = 16.0
 LOGIT_BYTES_FUSED = 1.0
 
-# Prefill working set of inference, elements per prompt token: three 16-bit tensors of the MLP width (gate, up,
-# their product) and two of the hidden width alive at once. Calibrated on the Qwen2.5-7B/14B HF-transformers points
-# (1 -> 30,720 prompt tokens); the whole context is counted as prompt, the worst case.
+# Prefill working set of inference, elements per prompt token, at the moment a layer's MLP runs over the whole
+# prompt: three 16-bit tensors of the MLP width (SiLU(gate), up, their product) and four of the hidden width (the
+# embedding output and the layer's input, both still referenced by the model's forward, the residual and the
+# normed MLP input). Checked on the Qwen2.5 speed benchmark (HF transformers 4.46, 0.5B to 72B, 6k-30k prompt
+# tokens, bench/data/measured_dense.json): a least-squares fit over six sizes gives 2.9 x MLP + 4.2 x hidden
+# elements per token beyond weights and cache. Only the prompt is prefilled at once: a workload that states its
+# prompt ("input 1k output 2k") is sized on it; one that does not counts the whole context as prompt (worst case).
+# The inference peak is the larger of two moments (`_Inference.terms`): the prefill (cache at the prompt + this
+# working set) and the end of generation (cache at the full context).
 PREFILL_ELEMS_I = 3
-PREFILL_ELEMS_H = 2
+PREFILL_ELEMS_H = 4
 
 # Allocator overhead. Training: fragmentation of the short-lived activation/logit blocks (reference §2: 5–10 %)
 # plus a fixed workspace. Inference: a workspace proportional to the weights. Calibrated on the measured points.
@@ -104,6 +110,10 @@ INFER_WORKSPACE_FRACTION = 0.005
 INFER_WORKSPACE_GIB = 0.02
 # bitsandbytes dequantises a weight through a 16-bit copy and an fp32 intermediate: the largest such matrix.
 DEQUANT_BYTES_PER_PARAM = 6.0
+# GPTQ kernels (ExLlamaV2 in AutoGPTQ/GPTQModel) keep one 16-bit scratch buffer the size of the largest weight they
+# dequantise into for long inputs, allocated at load time (Qwen2.5-7B GPTQ-Int4: +0.13 GiB over its AWQ twin).
+GPTQ_SCRATCH_BYTES_PER_PARAM = 2.0
+_GPTQ = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8})
 
 # Outside PyTorch's allocator: CUDA context + kernels (reference §2: 0.3–2 GiB) and NCCL buffers between GPUs.
 CUDA_CONTEXT_GIB = 0.5
@@ -505,8 +515,8 @@ class _Training:
 class _Inference:
     """The configuration-independent part of an inference workload's memory (see `_Training`)."""
 
-    __slots__ = ("dequant", "eager_scores", "gather", "kv", "kv_heads", "logits", "margin_1", "margin_n",
-                 "offload", "offload_weights", "prefill_h", "prefill_i", "weights")
+    __slots__ = ("dequant", "eager_scores", "gather", "kv", "kv_heads", "kv_prompt", "logits", "margin_1",
+                 "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "weights")
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -515,18 +525,23 @@ class _Inference:
         quant = _effective_quant(w)
         base_bytes = act_b if quant is _QNONE else QUANT_BYTES[quant]
         seq_len = w.seq_len
+        # The prompt is what is prefilled at once; unstated, the whole context (the worst case).
+        prompt = seq_len if w.prompt_len is None else min(seq_len, w.prompt_len)
         self.weights = _weights_bytes(w, d, quant)
         self.kv = kv_cache_bytes(a, seq_len, w.kv_dtype) * w.concurrency
+        # What the cache holds while the prompts are prefilled (all of it when the prompt is the whole context).
+        self.kv_prompt = self.kv if prompt == seq_len else kv_cache_bytes(a, prompt, w.kv_dtype) * w.concurrency
         # MLA's latent is one "head" shared by all query heads: tensor parallel replicates it on every GPU.
         self.kv_heads = 1 if a.is_mla else a.kv_heads
-        # Prefill of one prompt of the full context (engines prefill sequences one chunk at a time, HF all at once).
-        self.prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * seq_len
-        self.prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * seq_len
+        # Prefill of one prompt (engines prefill sequences one chunk at a time, HF all at once).
+        self.prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * prompt
+        self.prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * prompt
         self.logits = w.concurrency * a.vocab * 4.0 * 2  # last-position logits in fp32 and their softmax
         self.gather = 2 * d.layer_params * base_bytes
         # Without FlashAttention the prefill builds one layer's score matrix and softmax (16-bit) at a time.
-        self.eager_scores = 4.0 * a.heads * float(seq_len) ** 2
-        self.dequant = DEQUANT_BYTES_PER_PARAM * d.largest_matrix if quant in BNB else None
+        self.eager_scores = 4.0 * a.heads * float(prompt) ** 2
+        self.dequant = DEQUANT_BYTES_PER_PARAM * d.largest_matrix if quant in BNB else \
+            GPTQ_SCRATCH_BYTES_PER_PARAM * d.largest_matrix if quant in _GPTQ else None
         # Offloaded inference (accelerate device_map / ZeRO-Inference): weights stream from CPU, two blocks resident.
         self.offload = w.offload is not _OFF_NONE
         self.offload_weights = self.gather + d.embed * 2.0 / (1 if a.tied_embeddings else 2)
@@ -536,13 +551,15 @@ class _Inference:
         n = max(1, gpus)
         if gpus <= 1:
             strategy = _SINGLE
-        weights, kv, prefill_i, logits = self.weights, self.kv, self.prefill_i, self.logits
+        weights, kv, kv_prompt, prefill_i, logits = self.weights, self.kv, self.kv_prompt, self.prefill_i, self.logits
         gather = 0.0
         tp = strategy is _TP
         if tp or (n > 1 and strategy in _SHARDED):
             weights /= n
             # TP splits KV heads; when there are fewer KV heads than GPUs each GPU keeps (replicates) one.
-            kv *= max(1, math.ceil(self.kv_heads / n)) / self.kv_heads if tp else 1.0 / n
+            share = max(1, math.ceil(self.kv_heads / n)) / self.kv_heads if tp else 1.0 / n
+            kv *= share
+            kv_prompt *= share
             if tp:
                 prefill_i /= n
                 logits /= n
@@ -551,6 +568,10 @@ class _Inference:
         acts = prefill_i + self.prefill_h
         if attention is _EAGER:
             acts += self.eager_scores / (n if tp else 1)
+        if kv_prompt != kv:
+            # The peak is the prefill (cache at the prompt + working set) or the end of generation (cache full),
+            # whichever is higher: the working set counts only where it exceeds the cache the generation adds.
+            acts = max(0.0, acts - (kv - kv_prompt))
         overhead = INFER_WORKSPACE_FRACTION * weights + _INFER_FIXED + gather
         if self.dequant is not None:
             overhead += self.dequant
@@ -605,7 +626,10 @@ def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
         strategy=_effective_strategy(cfg))
 
 
-@lru_cache(maxsize=8192)
+# Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024
+# entries are ~5 MB (8,192 were ~40 MB after 10,000 distinct inline phrases: bench/memory.py). Repeats of a phrase
+# are answered from the bot's Estimator and `core.fit.requirement`'s per-count memo, not from here.
+@lru_cache(maxsize=1024)
 def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention) -> MemoryEstimate:
     """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
     cfg = _Cfg(gpus, strategy, attention)

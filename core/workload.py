@@ -97,6 +97,9 @@ class WorkloadSpec(BaseModel):
     quant: Quant | None = None
     precision: Precision | None = None
     seq_len: int | None = Field(default=None, ge=1)
+    # inference: tokens of the prompt (prefilled at once) and tokens generated after it ("input 1k output 2k")
+    prompt_len: int | None = Field(default=None, ge=1)
+    output_len: int | None = Field(default=None, ge=1)
     batch: int | None = Field(default=None, ge=1)
     grad_ckpt: bool | None = None
     attention: Attention | None = None
@@ -159,7 +162,12 @@ class Workload(BaseModel):
     tokens_per_example: int | None
     epochs: float | None
     images: int = 0  # images per sequence; their tokens are in seq_len
+    # inference: the prompt's tokens within seq_len (prefilled at once; the rest is generated). None: the whole
+    # context is counted as prompt, the worst case for the prefill working set.
+    prompt_len: int | None = None
     gpu_family: tuple[str, ...] = ()  # every variant a family name covers ("H100"); empty for one named card
+    # the user said how many GPUs ("--gpus 1", "on one A100"): the answer is about that count only, not 1/2/4/8
+    gpus_stated: bool = False
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:

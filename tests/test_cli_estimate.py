@@ -278,3 +278,20 @@ async def test_json_cheapest_offer_per_configuration(migrated_database_url: str,
     assert best["price_per_hour_rub"] == pytest.approx(200.0)
     assert best["job_cost_usd"] == pytest.approx(2.5 * h100["hours"], abs=0.01)  # both rounded in the JSON
     assert all("cheapest_offer" not in r for r in rows if r["gpu_id"] != "h100-sxm")
+
+
+def test_a_stated_gpu_count_is_the_only_count_answered(as_json: Callable[..., dict[str, Any]],
+                                                        run: Callable[..., Done]) -> None:
+    # `--gpus 1` (or "on one A100") asks about one card: 2/4/8-card configurations are not what was asked
+    one = as_json("7B LoRA", "--gpu", "A100", "--gpus", "1")
+    assert one["fits"] and {f["count"] for f in one["fits"]} == {1}
+    assert {f["gpu"] for f in one["fits"]} == {"A100 40GB", "A100 80GB"}
+    said = as_json("70B QLoRA on one A100 80GB")
+    assert {(f["gpu"], f["count"]) for f in said["fits"]} == {("A100 80GB", 1)}
+    # without a count the usual 1/2/4/8 are offered
+    assert {f["count"] for f in as_json("13B LoRA", "--gpu", "RTX 4090")["fits"]} == {2, 4, 8}
+    # a stated count that does not hold the job says so, and says what count would
+    done = run("13B LoRA", "--gpu", "RTX 4090", "--gpus", "1")
+    assert done.returncode == 0
+    assert "1x RTX 4090" in done.stdout and "2x RTX 4090" in done.stdout
+    assert "Fits on" not in done.stdout

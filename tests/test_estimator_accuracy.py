@@ -1,9 +1,12 @@
 """The estimator against every public measurement in bench/data/ (copies with sources: measured_public.json from
-the steering repo's shared/reference, measured_architectures.json for MoE, small dense and FP8 models).
+the steering repo's shared/reference, measured_architectures.json for MoE, small dense and FP8 models,
+measured_dense.json for dense models of every size at short and long inputs).
 
 How each kind of point is judged is argued in bench/measured_points.py and the README's "Estimator accuracy":
 - training points with known conditions: median |error| <= 10 %, none more than 15 % below its measurement;
-- inference points with known conditions: within 5 %;
+- inference points with known conditions: within 5 % (the issue's target), short inputs at every size included;
+  the one group that misses (long prompts of the transformers 4.51 benchmark, whose peaks show no prefill) is held
+  to never more than 5 % under and reported as missed in the README;
 - out-of-memory points: predicted above the card's usable memory;
 - points with an unknown sequence length: the answer must not hinge on the unknown (inference), or the
   measurements' order and rough size must come out (training);
@@ -19,17 +22,21 @@ import pytest
 
 from bench.measured_points import (
     ARCH_PATH,
+    DENSE_PATH,
     MEASURED_PATH,
     REPO_ROOT,
     Point,
     arch_kind,
+    flag_inconsistent,
     load_arch_points,
+    load_dense_points,
     load_points,
     load_raw,
     to_point,
 )
 from core.estimator import estimate_memory
 from core.fit import requirement
+from core.workload import Quant
 
 
 def _error(p: Point) -> float:
@@ -155,6 +162,51 @@ def arch_points() -> list[Point]:
     return pts
 
 
+def _stated_input_points() -> list[Point]:
+    """Every inference point with a stated input length, from all three files (the README's second table)."""
+    return [p for p in load_points() + load_arch_points() + load_dense_points()
+            if p.input_tokens is not None and not p.is_training]
+
+
+@pytest.fixture(scope="module")
+def stated() -> list[Point]:
+    assert DENSE_PATH.is_file()
+    pts = _stated_input_points()
+    assert len(load_raw(DENSE_PATH)) >= 90
+    return pts
+
+
+def test_short_inputs_hold_the_inference_target_at_every_size(stated: list[Point]) -> None:
+    # The issue: "the targets hold for small models (1-3B) at short sequences too, where fixed costs dominate the
+    # peak". 1 token in + 2048 out, 0.5B to 72B, BF16 / FP8 / GPTQ-Int4 / GPTQ-Int8 / AWQ, two benchmarks.
+    short = [p for p in stated if arch_kind(p) == "short" and p.known_conditions]
+    sizes = {p.workload.arch.params_b for p in short}
+    assert min(sizes) < 1 and any(1 <= s <= 3.5 for s in sizes) and max(sizes) > 70
+    assert {p.workload.quant for p in short} >= {Quant.NONE, Quant.FP8, Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ}
+    errors = {p.id: round(_error(p), 4) for p in short}
+    assert len(errors) >= 35
+    bad = {k: e for k, e in errors.items() if abs(e) > 0.05}
+    assert not bad, bad
+
+
+def test_long_inputs_hold_the_inference_target_where_the_prefill_shows(stated: list[Point]) -> None:
+    # Qwen2.5 0.5B-72B on transformers 4.46, 6k-30k prompt tokens: the prefill working set sets the peak.
+    long = [p for p in stated if arch_kind(p) == "long" and p.known_conditions]
+    assert len(long) >= 60 and len({p.workload.arch.id for p in long}) >= 6
+    errors = {p.id: round(_error(p), 4) for p in long}
+    bad = {k: e for k, e in errors.items() if abs(e) > 0.05}
+    assert not bad, bad
+
+
+def test_long_inputs_whose_prefill_does_not_show_are_never_under_estimated(stated: list[Point]) -> None:
+    # Qwen3 on transformers 4.51: the peaks show no prefill working set (README); the estimate keeps it, so these
+    # are over-estimates (the README reports the missed target with its figure) but never an OOM for the user.
+    unseen = [p for p in stated if arch_kind(p) == "long-unseen"]
+    assert len(unseen) >= 50
+    under = {p.id: round(_error(p), 4) for p in unseen if _error(p) < -0.05}
+    assert not under, under
+
+
 def test_moe_inference_points_within_5_percent(arch_points: list[Point]) -> None:
     moe = [p for p in arch_points if arch_kind(p) == "moe"]
     assert len(moe) >= 8 and all(p.workload.arch.experts > 1 for p in moe)
@@ -162,17 +214,20 @@ def test_moe_inference_points_within_5_percent(arch_points: list[Point]) -> None
     assert all(abs(e) <= 0.05 for e in errors.values()), errors
 
 
-def test_small_and_large_dense_models_at_short_sequences(arch_points: list[Point]) -> None:
-    # Fixed costs dominate a 0.6-4B model's peak: the targets must hold there too, BF16 and FP8 checkpoints alike.
-    short = [p for p in arch_points if arch_kind(p) == "short"]
-    assert {p.workload.arch.id for p in short} >= {"qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-32b"}
-    errors = {p.id: round(_error(p), 4) for p in short}
-    assert all(-0.05 <= e <= 0.10 for e in errors.values()), errors
-    assert statistics.median(abs(e) for e in errors.values()) <= 0.05, errors
+def test_a_run_heavier_than_its_own_longer_input_is_flagged_not_judged() -> None:
+    flagged = {p.id for p in load_dense_points() if p.inconsistent}
+    assert flagged == {"q25-0.5b-awq-1", "q25-1.5b-awq-1", "q25-3b-awq-1"}
+    assert not any(p.inconsistent for p in load_points() + load_arch_points())
+    # the rule itself: a longer prompt can only add memory (the cache it adds, at least)
+    raw = [r for r in load_raw(DENSE_PATH) if r["id"] in ("q25-0.5b-bf16-1", "q25-0.5b-bf16-6144")]
+    raw[0] = {**raw[0], "measured": raw[1]["measured"]}  # the 1-token run as heavy as the 6144-token one
+    assert [p.inconsistent for p in flag_inconsistent([to_point(r) for r in raw])] == [True, False]
 
 
-def test_dense_long_context_points_are_never_under_estimated(arch_points: list[Point]) -> None:
-    long = [p for p in arch_points if arch_kind(p) == "long"]
-    assert len(long) >= 30
-    under = {p.id: round(_error(p), 4) for p in long if _error(p) < -0.05}
-    assert not under, under
+def test_the_stated_input_is_the_prompt_and_the_rest_is_generated(stated: list[Point]) -> None:
+    for p in stated:
+        w = p.workload
+        assert w.prompt_len == p.input_tokens and w.seq_len == p.input_tokens + int(p.raw["generated_tokens"])
+    # one input 1 + 2048 generated is lighter than a 2049-token prompt (no prefill working set to speak of)
+    p = next(p for p in stated if p.id == "q3-1.7b-bf16-1")
+    assert estimate_memory(p.workload).per_gpu_gib < estimate_memory(p.workload.with_(prompt_len=None)).per_gpu_gib
