@@ -626,7 +626,10 @@ def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
         strategy=_effective_strategy(cfg))
 
 
-@lru_cache(maxsize=8192)
+# Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024
+# entries are ~5 MB (8,192 were ~40 MB after 10,000 distinct inline phrases: bench/memory.py). Repeats of a phrase
+# are answered from the bot's Estimator and `core.fit.requirement`'s per-count memo, not from here.
+@lru_cache(maxsize=1024)
 def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention) -> MemoryEstimate:
     """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
     cfg = _Cfg(gpus, strategy, attention)
