@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -55,7 +56,10 @@ class Pacer:
         self.chat_interval = chat_interval
         self.clock = clock
         self.window = window
-        self.per_window = per_window
+        self.per_window = per_window  # room per window now (narrowed after an overall 429, see `overflowed`)
+        self.ceiling = per_window
+        self._floor = max(1, math.ceil(per_window * 0.9))
+        self._narrowed_at = 0.0
         self._next = 0.0
         self._chat_next: dict[int, float] = {}
         self._paused_until = 0.0
@@ -73,12 +77,22 @@ class Pacer:
             return self.spacing  # replies go first; look again a slot later
         while self._started and now - self._started[0] >= self.window:
             self._started.popleft()
+        if self.per_window < self.ceiling and now - self._narrowed_at >= 10 * self.window:
+            self.per_window += 1  # ten windows without an overall 429: give one send of room back
+            self._narrowed_at = now
         # Never back to back either: at least half a slot between real starts, so a window never fills in a burst
         # whose arrival jitter could spill over Telegram's own count.
         gap = self._started[-1] + self.spacing / 2 - now if self._started else 0.0
         if len(self._started) < self.per_window:
             return max(0.0, gap)
         return max(gap, self._started[-self.per_window] + self.window - now)
+
+    def overflowed(self) -> None:
+        """A 429 the overall limit is the likely cause of, though no window had more starts than allowed: the sends
+        arrive bunched (network or scheduling jitter). Leave one more send of room per window, down to 90 % of
+        the ceiling; each 429 of the kind costs a pause of everything, so a little room is the cheaper side."""
+        self.per_window = max(self._floor, self.per_window - 1)
+        self._narrowed_at = self.clock()
 
     def started(self, chat_id: int | None = None) -> float | None:
         """A send really starts now; returns the seconds since the last start to the same chat (None: none known)."""

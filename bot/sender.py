@@ -512,6 +512,7 @@ class AlertSender:
                     self.pacer.pause_chat(e.retry_after * self.time_scale, job.chat_id)
                 else:
                     self.pacer.pause(e.retry_after * self.time_scale, job.chat_id)
+                    self.pacer.overflowed()
                 continue
             except TelegramMigrateToChat as e:
                 self.stats.migrated += 1

@@ -84,3 +84,37 @@ async def test_the_senders_own_calls_are_not_paced_twice() -> None:
                 await asyncio.wait_for(bot.send_message(3, "alert"), 5)
         finally:
             await bot.session.close()
+
+
+def test_an_overall_429_narrows_the_window_down_to_90_percent_and_quiet_windows_give_it_back() -> None:
+    now = [0.0]
+    pacer = Pacer(30, 1.05, lambda: now[0], window=1.0, per_window=30)
+    for _ in range(10):
+        pacer.overflowed()
+    assert pacer.per_window == 27  # never below 90 % of the limit
+    for t in range(30):  # 29 sends in the second after the last 429: the 28th waits for the window to move
+        now[0] = t / 30
+        if pacer.window_wait() > 0:
+            break
+        pacer.started(t)
+    assert t == 27
+    now[0] = 10.0  # ten windows without another 429: one send of room back per ten windows
+    pacer.window_wait()
+    assert pacer.per_window == 28
+    now[0] = 40.0
+    pacer.window_wait()
+    now[0] = 50.0
+    pacer.window_wait()
+    assert pacer.per_window == 30  # back to the ceiling, never above it
+    now[0] = 60.0
+    pacer.window_wait()
+    assert pacer.per_window == 30
+
+
+def test_started_tells_how_long_ago_the_chat_had_its_last_message() -> None:
+    now = [5.0]
+    pacer = Pacer(30, 1.0, lambda: now[0])
+    assert pacer.started(7) is None
+    now[0] = 6.25
+    assert pacer.started(7) == 1.25
+    assert pacer.started(8) is None
