@@ -59,7 +59,7 @@ class Pacer:
         self.per_window = per_window  # room per window now (narrowed after an overall 429, see `overflowed`)
         self.ceiling = per_window
         self._floor = max(1, math.ceil(per_window * 0.9))
-        self._narrowed_at = 0.0
+        self._narrowed_at = -math.inf
         self._next = 0.0
         self._chat_next: dict[int, float] = {}
         self._paused_until = 0.0
@@ -87,12 +87,16 @@ class Pacer:
             return max(0.0, gap)
         return max(gap, self._started[-self.per_window] + self.window - now)
 
-    def overflowed(self) -> None:
+    def overflowed(self) -> bool:
         """A 429 the overall limit is the likely cause of, though no window had more starts than allowed: the sends
         arrive bunched (network or scheduling jitter). Leave one more send of room per window, down to 90 % of
-        the ceiling; each 429 of the kind costs a pause of everything, so a little room is the cheaper side."""
+        the ceiling. True when another came less than a window ago: then it is a flood, not a bunch that has
+        slid out of the window by the time the answer is in, and everything must wait."""
+        now = self.clock()
+        repeated = now - self._narrowed_at < self.window
         self.per_window = max(self._floor, self.per_window - 1)
-        self._narrowed_at = self.clock()
+        self._narrowed_at = now
+        return repeated
 
     def started(self, chat_id: int | None = None) -> float | None:
         """A send really starts now; returns the seconds since the last start to the same chat (None: none known)."""

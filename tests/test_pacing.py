@@ -89,7 +89,9 @@ async def test_the_senders_own_calls_are_not_paced_twice() -> None:
 def test_an_overall_429_narrows_the_window_down_to_90_percent_and_quiet_windows_give_it_back() -> None:
     now = [0.0]
     pacer = Pacer(30, 1.05, lambda: now[0], window=1.0, per_window=30)
-    for _ in range(10):
+    assert pacer.overflowed() is False  # one bunch: no flood, nobody else has to wait
+    assert pacer.overflowed() is True  # a second within a window: a flood, everyone waits
+    for _ in range(8):
         pacer.overflowed()
     assert pacer.per_window == 27  # never below 90 % of the limit
     for t in range(30):  # 29 sends in the second after the last 429: the 28th waits for the window to move
