@@ -67,6 +67,15 @@ def test_mla_caches_the_latent_not_full_heads() -> None:
     assert k2.attention == "mla" and kv_bytes_per_token(k2, "fp8") == 61 * 576 * 1
 
 
+def test_gigachat_20b_is_a_gqa_deepseek_moe_not_mla() -> None:
+    # llama.cpp loads GigaChat-20B-A3B as LLM_ARCH_DEEPSEEK (v1 MoE, grouped-query attention): its cache is K and V
+    # of 8 heads x 128 on 28 layers, 3.6x the 576-wide latent the earlier MLA guess gave per layer
+    g = get_model("gigachat-20b-a3b")
+    assert (g.attention, g.layers, g.heads, g.kv_heads, g.experts, g.experts_active) == ("gqa", 28, 16, 8, 64, 6)
+    assert kv_bytes_per_token(g, "bf16") == 28 * 2 * 8 * 128 * 2
+    assert g.max_context == 131072
+
+
 def test_tensor_parallel_replicates_mla_down_projections_and_routers() -> None:
     # vLLM keeps MLA's q_a / kv_a projections and the MoE routers whole on every rank. DeepSeek-R1 FP8 on 8 GPUs:
     # 61 layers x 7168 x (1536 + 512 + 64) in FP8, 58 MoE layers x 7168 x 256 router in 16-bit, on each GPU; the
