@@ -3,8 +3,10 @@ the bot for it, through the real stack (App, aiogram long polling, offer cache o
 offers recorded by storage's ingest). Target: p99 under 50 ms. Prints the figures; asserts nothing.
 
 `--ingest` also measures the same queries while Vast-sized polls (1,440 configurations, 5 % of them changing each
-time) are ingested back to back through `App.ingest` (the scheduler's sink: record the poll in the ingest worker,
-refresh the offer cache), as the leader does while users type.
+time) are ingested back to back through `App.ingest` (the scheduler's sink: record the poll in the ingest process,
+refresh the offer cache), as the leader does while users type; then the same again with ingest in a worker thread
+of the bot's process (the previous design, `App(ingest_process=False)`), for comparison. Alongside each it prints
+the bot's loop lag (how late a 1 ms timer fires) and the bot process's CPU per poll.
 
     python3 bench/inline.py [--queries 400] [--ingest]
 """
@@ -73,6 +75,14 @@ async def ingest_back_to_back(app: App, stop: asyncio.Event, done: list[float]) 
         done.append(time.perf_counter() - t0)
 
 
+async def loop_lag(stop: asyncio.Event, lags: list[float]) -> None:
+    """How late a 1 ms sleep wakes: the longest stretches the bot's loop was kept from answering."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        await asyncio.sleep(0.001)
+        lags.append((time.perf_counter() - t0 - 0.001) * 1000)
+
+
 async def measure(tg: FakeTelegram, n_queries: int, label: str) -> None:
     latencies: list[float] = []
     for i in range(n_queries):
@@ -85,12 +95,12 @@ async def measure(tg: FakeTelegram, n_queries: int, label: str) -> None:
           f"max {max(latencies):.1f} ms (target p99 < 50 ms: {'met' if q[98] < 50 else 'MISSED'})")
 
 
-async def main(n_queries: int, with_ingest: bool = False) -> None:
+async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool = True) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
         async with FakeTelegram() as tg:
             settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
-            app = App(settings, scrape=False, polling_timeout=1)
+            app = App(settings, scrape=False, polling_timeout=1, ingest_process=ingest_process)
             await app.start()
             at = datetime(2025, 1, 1, tzinfo=UTC)
             for provider, rows in offers(250).items():
@@ -108,16 +118,25 @@ async def main(n_queries: int, with_ingest: bool = False) -> None:
                     ms = (call.at - tg.update_times[uid]) * 1000
                     (cold if i < len(PHRASES) else latencies).append(ms)
                 if with_ingest:
+                    how = "in a child process" if ingest_process else "in a worker thread"
                     stop = asyncio.Event()
                     took: list[float] = []
                     task = asyncio.create_task(ingest_back_to_back(app, stop, took))
                     while not took:  # the first (baseline) poll of the Vast-sized provider is in
                         await asyncio.sleep(0.05)
-                    await measure(tg, n_queries, "warm, while Vast-sized polls are ingested back to back")
+                    lags: list[float] = []
+                    lag = asyncio.create_task(loop_lag(stop, lags))
+                    cpu0, polls0 = time.process_time(), len(took)
+                    await measure(tg, n_queries, f"warm, while Vast-sized polls are ingested back to back {how}")
+                    cpu = (time.process_time() - cpu0) / max(1, len(took) - polls0)
                     stop.set()
                     await task
+                    await lag
+                    q = statistics.quantiles(lags, n=100)
                     print(f"  polls ingested meanwhile: {len(took)}, each {statistics.median(took) * 1000:.0f} ms "
                           f"(median) from the sink's call to the offer cache refreshed")
+                    print(f"  bot's loop lag: p99 {q[98]:.1f} ms, max {max(lags):.1f} ms; bot process CPU per poll "
+                          f"{cpu * 1000:.0f} ms (answering the queries included)")
             finally:
                 await app.stop()
     q = statistics.quantiles(latencies, n=100)
@@ -134,4 +153,7 @@ if __name__ == "__main__":
     options = parser.parse_args()
     started = time.perf_counter()
     asyncio.run(main(options.queries, options.ingest))
+    if options.ingest:
+        print("-- the same with ingest in a worker thread of the bot's process (before), for comparison:")
+        asyncio.run(main(options.queries, options.ingest, ingest_process=False))
     print(f"bench wall time {time.perf_counter() - started:.1f} s")

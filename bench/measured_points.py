@@ -28,7 +28,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from core.estimator import kv_cache_bytes
+from core.estimator import estimate_memory, kv_cache_bytes
 from core.gpus import GPU, find_gpu
 from core.models import find_model
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
@@ -40,6 +40,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # sources each point names.
 MEASURED_PATH = REPO_ROOT / "bench" / "data" / "measured_public.json"
 ARCH_PATH = REPO_ROOT / "bench" / "data" / "measured_architectures.json"
+# measured_components.json: one component (KV cache, weights in memory) of MoE / MLA / sliding-window models as an
+# engine allocated it (start-up logs quoted in public issues), judged against the matching breakdown term.
+COMPONENTS_PATH = REPO_ROOT / "bench" / "data" / "measured_components.json"
 # measured_dense.json: dense models of every size (0.5B-72B) at short and long inputs, BF16 and quantised, from the
 # Qwen2.5 and Qwen3 speed benchmarks (each point names its table).
 DENSE_PATH = REPO_ROOT / "bench" / "data" / "measured_dense.json"
@@ -49,8 +52,10 @@ ASSUMED_INFER_SEQ = 128
 GB_PER_GIB = 2**30 / 1e9
 
 _QUANTS = {"nf4": Quant.NF4, "nf4 double-quant": Quant.NF4_DQ, "bf16": Quant.NONE, "gptq-int4": Quant.GPTQ_INT4,
-           "awq": Quant.AWQ, "int8": Quant.INT8, "fp8": Quant.FP8, "gptq-int8": Quant.GPTQ_INT8}
-_UNIT_DIVISOR = {"GB": GB_PER_GIB, "MiB": 1024.0, "MB": 1024.0}  # MB as torch reports it: max_memory_allocated/2^20
+           "awq": Quant.AWQ, "int8": Quant.INT8, "fp8": Quant.FP8, "gptq-int8": Quant.GPTQ_INT8,
+           "mxfp4": Quant.MXFP4}
+# MB as torch reports it: max_memory_allocated/2^20
+_UNIT_DIVISOR = {"GB": GB_PER_GIB, "MiB": 1024.0, "MB": 1024.0, "GiB": 1.0}
 _ALLOCATOR_ARTEFACTS = {"tt-8b-lora-a6000"}
 # Known conditions the workload model cannot express: still judged (they count in the median), and said so.
 UNMODELLED: dict[str, str] = {
@@ -203,3 +208,51 @@ def flag_inconsistent(points: list[Point]) -> list[Point]:
 
 def load_dense_points(path: Path = DENSE_PATH) -> list[Point]:
     return flag_inconsistent([to_point(r) for r in load_raw(path)])
+
+
+# --- one component of the memory (bench/data/measured_components.json) -------------------------------------------
+
+COMPONENTS = ("kv_cache", "weights")
+
+
+@dataclass(frozen=True)
+class ComponentPoint:
+    """A measured KV cache or weights-in-memory figure, with the workload whose breakdown term it checks."""
+
+    id: str
+    component: str  # "kv_cache" | "weights": the `Breakdown` field it is judged against
+    workload: Workload
+    measured_gib: float
+    raw: dict[str, Any]
+
+    @property
+    def attention(self) -> str:
+        return self.workload.arch.attention
+
+    def predicted_gib(self) -> float:
+        """The estimator's term for this component, GiB per GPU (what the engine's log reports per device)."""
+        return float(getattr(estimate_memory(self.workload).breakdown, self.component))
+
+
+def to_component_point(raw: dict[str, Any]) -> ComponentPoint:
+    arch = find_model(raw["model"])
+    if arch is None:
+        raise ValueError(f"component point {raw['id']}: unknown model {raw['model']!r}")
+    component = str(raw["component"])
+    if component not in COMPONENTS:
+        raise ValueError(f"component point {raw['id']}: unknown component {component!r}")
+    gpus = int(raw.get("gpus") or 1)
+    w = Workload(
+        model=arch.id, arch=arch, params_b=arch.params_b, method=Method.INFERENCE, quant=_QUANTS[str(raw["quant"])],
+        precision=Precision.BF16, seq_len=int(raw["seq_len"]), batch=1, grad_ckpt=False, attention=Attention.FLASH,
+        lora_rank=None, lora_targets=None, optimizer=None, fused_ce=False, gpus=gpus,
+        strategy=Strategy(raw["strategy"]) if raw.get("strategy") else Strategy.SINGLE, offload=Offload.NONE,
+        gpu=None, kv_dtype=str(raw.get("kv_dtype") or "bf16"), concurrency=int(raw.get("concurrency") or 1),
+        examples=None, tokens_per_example=None, epochs=None,
+    )
+    gib = float(raw["measured"]) / _UNIT_DIVISOR[str(raw["unit"])]
+    return ComponentPoint(id=raw["id"], component=component, workload=w, measured_gib=gib, raw=raw)
+
+
+def load_component_points(path: Path = COMPONENTS_PATH) -> list[ComponentPoint]:
+    return [to_component_point(r) for r in load_raw(path)]

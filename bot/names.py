@@ -17,6 +17,7 @@ from functools import lru_cache
 from bot.i18n import t
 from core.models import find_model
 from core.providers import provider_title
+from core.workload import Workload
 
 # Region id -> city (catalog key `city_<name>`). Sources: CloudRift's datacenter ids in its API's instance-types
 # answer (tests/fixtures/providers/cloudrift.sample.json); Vultr's region ids (GET /v2/regions: "ewr" New Jersey …);
@@ -83,3 +84,11 @@ def region_name(lang: str, location: str) -> str:
     if m:
         return _country(lang, m.group("cc")) or raw
     return raw
+
+
+def ctx_label(w: Workload, lang: str = "en") -> str:
+    """'ctx 8192', or with a stated prompt 'ctx 3072 (input 1024 + output 2048)' (inference)."""
+    if w.prompt_len is not None and w.prompt_len < w.seq_len:
+        return t(lang, "label_ctx_io", ctx=str(w.seq_len), prompt=str(w.prompt_len),
+                 output=str(w.seq_len - w.prompt_len))
+    return f"ctx {w.seq_len}"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
 from bot.i18n import render
-from bot.names import method_name, model_name, provider_name, quant_name, region_name
+from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.estimator import Breakdown
@@ -42,7 +42,7 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
     parts = [model_name(w.arch.name if w.arch else w.model), method_name(lang, w.method.value)]
     if w.quant is not Quant.NONE:
         parts.append(quant_name(w.quant.value))
-    parts.append(f"ctx {w.seq_len}")
+    parts.append(ctx_label(w, lang))
     if w.method is Method.INFERENCE:
         if w.concurrency > 1:
             parts.append(f"×{w.concurrency}")

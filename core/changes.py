@@ -91,7 +91,7 @@ def is_available(offer: Offer) -> bool:
     return offer.in_stock and (offer.available is None or offer.available > 0)
 
 
-def _dedupe(snapshot: Iterable[Offer]) -> dict[str, Offer]:
+def dedupe(snapshot: Iterable[Offer]) -> dict[str, Offer]:
     """One offer per key; when a provider lists the same configuration twice, prefer available, then cheaper."""
     out: dict[str, Offer] = {}
     for offer in snapshot:
@@ -150,7 +150,7 @@ def detect_changes(
     if baseline is None:
         baseline = not previous_states
 
-    current = _dedupe(snapshot)
+    current = dedupe(snapshot)
     states: dict[str, OfferState] = {}
     events: list[OfferEvent] = []
     # On a baseline poll the states move exactly as usual but nothing is announced.

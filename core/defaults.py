@@ -170,6 +170,8 @@ def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
     hint: Msg | None = None
     if spec.concurrency is not None:
         hint = msg("why_concurrency")
+    elif spec.prompt_len is not None or spec.output_len is not None:
+        hint = msg("why_prompt_output")
     elif spec.kv_dtype is not None:
         hint = msg("why_kv")
     elif spec.quant in _INFERENCE_QUANTS:
@@ -189,7 +191,8 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
                  "lora_targets": spec.lora_targets, "examples": spec.examples,
                  "tokens_per_example": spec.tokens_per_example, "epochs": spec.epochs}
     else:
-        stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype}
+        stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype, "prompt_len": spec.prompt_len,
+                 "output_len": spec.output_len}
         if method not in ADAPTER_METHODS:
             stray |= {"lora_rank": spec.lora_rank, "lora_targets": spec.lora_targets}
     said = [k for k, v in stray.items() if v is not None]
@@ -212,6 +215,34 @@ def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
     kv = arch.kv_heads
     if gpus > 1 and (arch.heads % gpus or (kv % gpus and gpus % kv)):
         raise _error(spec, msg("wl_tp_heads", gpus=str(gpus), name=arch.name, heads=str(arch.heads), kv=str(kv)))
+
+
+def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:
+    """Inference: the context (seq_len) and the prompt within it (prompt_len), from what was said.
+
+    The prompt is prefilled at once and the rest of the context generated, so the two are sized apart. Input and
+    output make the context when it is not given; an unstated prompt is the whole context (the worst case for the
+    prefill), or the context less the stated output.
+    """
+    prompt, output, context = spec.prompt_len, spec.output_len, spec.seq_len
+    if prompt is not None and output is not None:
+        if context is not None and context < prompt + output:
+            raise _error(spec, msg("wl_prompt_output_context", prompt=prompt, output=output, context=context))
+        f.values["seq_len"] = context if context is not None else prompt + output
+        f.values["prompt_len"] = prompt
+    elif prompt is not None:
+        if context is not None and context < prompt:
+            raise _error(spec, msg("wl_prompt_context", prompt=prompt, context=context))
+        f.take("seq_len", context, max(SEQ_INFERENCE, prompt))
+        f.values["prompt_len"] = prompt
+    elif output is not None:
+        seq = f.take("seq_len", context, max(SEQ_INFERENCE, output + 1))
+        if seq <= output:
+            raise _error(spec, msg("wl_output_context", output=output, context=seq))
+        f.assume("prompt_len", seq - output, msg("why_prompt_rest"))
+    else:
+        seq = f.take("seq_len", context, SEQ_INFERENCE)
+        f.assume("prompt_len", seq, msg("why_prompt_whole"))
 
 
 def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
@@ -303,7 +334,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         else:
             f.values |= {"examples": None, "tokens_per_example": None, "epochs": None}
     else:
-        f.take("seq_len", spec.seq_len, SEQ_INFERENCE)
+        _take_prompt(spec, f)
         concurrency = spec.concurrency
         if spec.batch is not None:
             if concurrency is not None and concurrency != spec.batch:
@@ -321,6 +352,8 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
             raise _error(spec, msg("wl_no_vision", name=arch.name))
         extra = spec.images * arch.image_tokens
         f.values["seq_len"] = f.values["seq_len"] + extra
+        if f.values.get("prompt_len") is not None:  # an image is read with the prompt
+            f.values["prompt_len"] = f.values["prompt_len"] + extra
         f.values["images"] = spec.images
         f.notes.append(Assumption(key="images", msg=msg("assume_image_tokens", images=spec.images,
                                                          per=arch.image_tokens, total=extra)))

@@ -23,6 +23,7 @@ WORKLOAD_LIMITS: dict[str, tuple[float, float]] = {
     "lora_rank": (1, 4096), "gpus": (MIN_GPUS, MAX_GPUS), "concurrency": (1, MAX_CONCURRENCY),
     "examples": (1, 10**10),
     "tokens_per_example": (1, 4_194_304), "epochs": (0.01, 1000), "images": (1, 10_000),
+    "prompt_len": (1, 4_194_304), "output_len": (1, 4_194_304),
 }
 
 # A subscription's price cap per GPU-hour, in its currency: above 0 (exclusive) and at most this.

@@ -27,6 +27,13 @@ DATA = Path(__file__).with_name("data") / "models.json"
 # Attention kinds as the JSON contract names them (`workload.arch.attention`).
 ATTENTION_KINDS = ("mha", "gqa", "mla", "sliding", "hybrid")
 
+# Tokens a sliding-window layer caches beyond its window: the batch being evaluated must fit beside the window it
+# attends to. llama.cpp sizes each sequence's SWA cache as window + n_ubatch (default 512; `llama-kv-cache-iswa.cpp`,
+# PR ggml-org/llama.cpp#13194), which live llama-server allocations confirm to the byte (unsloth PR #5225's
+# Gemma-3-270m table, bench/data/measured_components.json); vLLM keeps the window plus the chunk being prefilled.
+# Counting only the window under-estimated those caches by 19-36 % at 2k-8k contexts.
+SWA_BATCH_TOKENS = 512
+
 
 @dataclass(frozen=True, slots=True)
 class Arch:
@@ -126,11 +133,13 @@ class Arch:
 
     def kv_cached_tokens(self, context: int) -> float:
         """Token-layers held in the KV cache for one sequence of `context` tokens, summed over the layers:
-        sliding-window layers keep at most `window` tokens, global ones the whole context."""
+        global layers keep the whole context; sliding-window layers keep the window plus the batch of tokens
+        being evaluated on top of it (`SWA_BATCH_TOKENS`), never more than the context."""
         layers = self.kv_layers
         if self.window and self.local_layers and not self.kv_lora_rank:
             local = min(self.local_layers, layers)
-            return (layers - local) * float(context) + local * float(min(context, self.window))
+            kept = min(context, self.window + SWA_BATCH_TOKENS)
+            return (layers - local) * float(context) + local * float(kept)
         return layers * float(context)
 
     def linear_shapes(self) -> dict[str, tuple[int, int, int]]:

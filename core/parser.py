@@ -89,7 +89,7 @@ class ParseError(ValueError):
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
-          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images")
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -107,7 +107,7 @@ def render_value(field: str, value: Any) -> Msg | str:
         return msg("val_on" if value else "val_off")
     if field == "params_b":
         return f"{value:g}B"
-    if field in ("seq_len", "tokens_per_example"):
+    if field in ("seq_len", "tokens_per_example", "prompt_len", "output_len"):
         return msg("val_tokens", n=int(value))
     if field == "model":
         arch = find_model(str(value))
@@ -134,7 +134,7 @@ def describe(field: str, value: Any) -> Msg:
 # never passed on (no 10^30-token contexts).
 LIMITS: dict[str, tuple[float, float]] = WORKLOAD_LIMITS
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
-                         "tokens_per_example", "images"})
+                         "tokens_per_example", "images", "prompt_len", "output_len"})
 
 _UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
 
@@ -196,6 +196,11 @@ FCE = (r"(?:(?:fused|chunked)[\s_\-]*(?:ce|cross[\s_\-]*entropy|loss)|cut[\s_\-]
 OFF = r"(?:offload\w*|оффлоад\w*|выгрузк\w*)"
 TI = r"(?:[qkvo]|gate|up|down)(?:_proj)?"
 NO = r"(?:no|without|disable|без)[\s_\-]+"
+# Inference: the prompt (prefilled at once) and the tokens generated after it ("input 1k output 2k", "ISL/OSL").
+PROMPTW = (r"(?:(?:prompt|input)(?:[\s_\-]*(?:len(?:gth)?|tokens?|size))?|isl|входн\w*(?:\s+(?:токен\w*|контекст\w*|"
+           r"текст\w*|данн\w*))?|вход|промпт\w*|на\s+входе)")
+OUTPUTW = (r"(?:output(?:[\s_\-]*(?:len(?:gth)?|tokens?|size))?|osl|(?:max[\s_\-]*)?new[\s_\-]*tokens|"
+           r"выходн\w*(?:\s+токен\w*)?|выход|ответ\w*|на\s+выходе|генераци\w*\s+(?:до\s+)?)")
 
 
 def _gpu_pattern() -> str:
@@ -566,6 +571,12 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("p_fp16", r"fp16|float16|half(?:[\s_\-]*precision)?", _const(precision=Precision.FP16)),
     ("p_fp32", r"fp32|float32|(?:full|single)[\s_\-]*precision|полн\w*\s+точност\w*", _const(precision=Precision.FP32)),
     ("single", r"single", _const(strategy=Strategy.SINGLE)),
+    ("prompt", rf"{PROMPTW}\s*(?:of\s+|=|:)?\s*(?P<pr_a>{AMT})(?:\s*{TOKW})?", _field("prompt_len", "pr_a", kilo=1024)),
+    ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|in|на\s+входе|входн\w*|"
+                r"(?:в\s+)?промпт\w*)", _field("prompt_len", "pr_b", kilo=1024)),
+    ("output", rf"{OUTPUTW}\s*(?:of\s+|=|:)?\s*(?P<ou_a>{AMT})(?:\s*{TOKW})?", _field("output_len", "ou_a", kilo=1024)),
+    ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|out|new\s+tokens|generated|на\s+выходе|"
+                r"выходн\w*|(?:в\s+)?ответ\w*)", _field("output_len", "ou_b", kilo=1024)),
     ("seq", r"(?:ctx|context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
             r"seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|max[\s_\-]*(?:seq(?:uence)?[\s_\-]*)?len(?:gth)?|"
             r"max[\s_\-]*model[\s_\-]*len|cutoff[\s_\-]*len|max[\s_\-]*tokens|длин\w*(?:\s+(?:контекста|"

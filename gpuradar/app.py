@@ -19,7 +19,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
@@ -38,6 +38,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.pacing import Pacer, RateLimitedSession
 from core.alerts import AlertPolicy
 from core.polls import PollResult
+from gpuradar.ingest_process import Fence, IngestProcess
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
@@ -51,6 +52,7 @@ from storage.migrate import upgrade_async
 from storage.queries import in_stock_offers
 
 log = logging.getLogger(__name__)
+OFFER_SLICE = 500  # offers built per step of the bot's loop when the cache is refreshed from the ingest process
 
 
 class Sender(Protocol):
@@ -157,11 +159,13 @@ class App:
                  migrate: bool = True, polling_timeout: int = 10,
                  degraded_after: timedelta = timedelta(minutes=30), serve_web: bool = False,
                  webhook: bool | None = None, metrics: Metrics = METRICS,
-                 fsm_storage: BaseStorage | None = None) -> None:
+                 fsm_storage: BaseStorage | None = None, ingest_process: bool = True) -> None:
         """`serve_web`: bind WEB__HOST:WEB__PORT for /healthz and /metrics (`gpuradar run` does; embedding code
         and tests usually do not, so they never contend for the port). `webhook`: receive updates by webhook
         (None: when WEBHOOK__URL is set); it implies the web server. `fsm_storage`: wizard state (default: the
-        shared database, so a conversation survives a switch between replicas)."""
+        shared database, so a conversation survives a switch between replicas). `ingest_process`: record polls in
+        a child process (gpuradar.ingest_process) when the alert hook is the standard outbox writer; otherwise,
+        and with False, in a worker thread of this process (storage.ingest_worker)."""
         self.settings = settings
         self.alerts = alerts or AlertHook()
         self.scrape = scrape
@@ -188,32 +192,70 @@ class App:
         self._scheduler: Any = None
         self._client: Any = None
         self._sender: Sender | None = None
+        self.use_ingest_process = ingest_process
+        self.ingest_process: IngestProcess | None = None
         self.ingest_worker: IngestWorker | None = None
+        self._offers_held: dict[str, CachedOffer] = {}  # the offers of the ingest process's reading below
+        self._offers_reading: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ pieces
     async def _load_offers(self) -> list[CachedOffer]:
-        """The offers inline mode answers from. Read and built in the ingest worker when it runs (thousands of rows
-        validated into models is CPU this loop would otherwise spend while users wait)."""
+        """The offers inline mode answers from. Read and built off this loop where ingest runs (thousands of rows
+        validated into models is CPU this loop would otherwise spend while users wait): in the ingest process,
+        which hands over plain tuples, turned into offers here a slice at a time so no answer waits long."""
 
         async def load(sm: async_sessionmaker[AsyncSession]) -> list[CachedOffer]:
             async with sm() as session:
                 return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
 
+        if self.ingest_process is not None and self.ingest_process.pid is not None:
+            # Only what changed since the reading this replica holds crosses over (all after a child restart).
+            got = await self.ingest_process.offers(self._offers_reading)
+            held = {} if got.full else dict(self._offers_held)
+            for key in got.gone:
+                held.pop(key, None)
+            for i in range(0, len(got.rows), OFFER_SLICE):
+                if i:
+                    await asyncio.sleep(0)
+                for row in got.rows[i:i + OFFER_SLICE]:
+                    offer = CachedOffer(*row)
+                    held[offer.key] = offer
+            self._offers_held, self._offers_reading = held, got.reading
+            return list(held.values())
         if self.ingest_worker is not None:
             return await self.ingest_worker.run(load)
         assert self.sessionmaker is not None
         return await load(self.sessionmaker)
 
-    async def ingest(self, result: PollResult, rates: Any = None, *, on_events: Any = None) -> None:
-        """The scheduler's sink: record the poll (and the alert queue, same transaction) in the ingest worker's
-        thread, off this loop, then refresh the cache inline mode answers from. `on_events` replaces the alert hook
-        (the leader passes a fenced one)."""
+    async def ingest(self, result: PollResult, rates: Any = None, *, term: int | None = None) -> None:
+        """The scheduler's sink: record the poll (and the alert queue, same transaction) off this loop, in the
+        ingest process (or worker thread), then refresh the cache inline mode answers from. `term`: the leader's
+        term; the alert queue is then written only while this replica still holds the lease with it
+        (LeadershipLost otherwise, and nothing of the poll is recorded)."""
         assert self.sessionmaker is not None and self.offers is not None
-        hook = on_events or self.alerts.on_events
-        if self.ingest_worker is not None:
-            await self.ingest_worker.record(result, rates=rates, on_events=hook)
+        hook = self.alerts.on_events
+        if self.ingest_process is not None:
+            fence = None
+            if term is not None:
+                assert self.leadership is not None
+                lease = self.leadership.lease
+                fence = Fence(lease.name, lease.holder, term)
+            writer = cast(Any, hook)  # an OutboxWriter or None (checked in start)
+            done = await self.ingest_process.record(result, rates=rates, fence=fence,
+                                                    alerts=writer.policy if writer is not None else None)
+            if writer is not None:
+                writer.stats["queued"] += done.queued
+                writer.stats["cooling"] += done.cooling
+                if done.queued and writer.wakeup is not None:
+                    writer.wakeup()  # committed: the senders look at once
         else:
-            await record_poll(self.sessionmaker, result, rates=rates, on_events=hook)
+            if term is not None:
+                assert self.leadership is not None
+                hook = fenced(hook, self.leadership.lease, term)
+            if self.ingest_worker is not None:
+                await self.ingest_worker.record(result, rates=rates, on_events=hook)
+            else:
+                await record_poll(self.sessionmaker, result, rates=rates, on_events=hook)
         await self.offers.refresh()
 
     def _observe(self, result: PollResult) -> None:
@@ -230,12 +272,13 @@ class App:
         assert self.leadership is not None
         client = make_client(self.settings)
         rates = RatesProvider.from_settings(self.settings)
-        hook = fenced(self.alerts.on_events, self.leadership.lease, term)
+        if self.ingest_process is not None:
+            await self.ingest_process.start()  # the leader's ingest process, before its first poll is due
 
         async def sink(result: PollResult) -> None:
             self._observe(result)
             try:
-                await self.ingest(result, await rates.get(client), on_events=hook)
+                await self.ingest(result, await rates.get(client), term=term)
             except LeadershipLost:
                 # Another replica leads now and polls the same providers: this poll's changes are its to record.
                 log.warning("poll of %s discarded: leadership (term %d) was lost meanwhile", result.provider, term)
@@ -260,14 +303,17 @@ class App:
         """The leader keeps storage bounded (storage/retention.py), in the ingest worker, every RETENTION__EVERY s."""
         from storage.retention import run_retention
 
-        assert self.ingest_worker is not None
         settings = self.settings.retention
         delay = first_after
         while True:
             await asyncio.sleep(delay)
             delay = settings.every
             try:
-                await self.ingest_worker.run(lambda sm: run_retention(sm, settings))
+                if self.ingest_process is not None:
+                    await self.ingest_process.retention(settings)
+                else:
+                    assert self.ingest_worker is not None
+                    await self.ingest_worker.run(lambda sm: run_retention(sm, settings))
             except Exception:  # upkeep must never take the leader down; the next run tries again
                 log.warning("retention run failed", exc_info=True)
 
@@ -323,9 +369,17 @@ class App:
                 await upgrade_async(s.database_url)
         self.engine = make_engine(s.database_url)
         self.sessionmaker = make_sessionmaker(self.engine)
-        # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`).
-        self.ingest_worker = IngestWorker(s.database_url)
-        self.ingest_worker.start()
+        # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`): in a
+        # child process, started when first needed (the leader starts it with its scheduler), so a replica that
+        # never leads runs none. An alert hook other than the outbox writer cannot cross to a process: a thread.
+        from storage.outbox import OutboxWriter
+
+        hook = self.alerts.on_events
+        if self.use_ingest_process and (hook is None or type(hook) is OutboxWriter):
+            self.ingest_process = IngestProcess(s.database_url)
+        else:
+            self.ingest_worker = IngestWorker(s.database_url)
+            self.ingest_worker.start()
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
         self.pacer = make_pacer(s)
@@ -388,6 +442,8 @@ class App:
             self._scheduler.shutdown()
         if self._client is not None:
             await self._client.aclose()
+        if self.ingest_process is not None:
+            await self.ingest_process.stop()  # the poll in flight finishes; the child exits
         if self.ingest_worker is not None:
             await self.ingest_worker.stop()
         if self.web is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.i18n import render, t
+from bot.names import ctx_label
 from core.answer import Answer, answer
 from core.gpus import get_gpu
 from core.models import Arch
@@ -167,7 +168,7 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     return out
 
 
-def _describe(w: Workload) -> str:
+def _describe(w: Workload, lang: str = "en") -> str:
     name = w.arch.name
     if w.arch.experts > 1:  # a MoE model: memory follows the total, speed the active parameters
         name += f" (MoE {w.params_b:.3g}B / {w.active_params_b:.3g}B active)"
@@ -181,7 +182,7 @@ def _describe(w: Workload) -> str:
         parts.append(f"{w.precision.value}, {w.optimizer.value if w.optimizer else '-'}")
         parts.append("grad-ckpt" if w.grad_ckpt else "no grad-ckpt")
     else:
-        parts.append(f"ctx {w.seq_len} x {w.concurrency}, KV {w.kv_dtype}")
+        parts.append(f"{ctx_label(w, lang)} x {w.concurrency}, KV {w.kv_dtype}")
     if w.gpus > 1:
         parts.append(f"{w.gpus} GPU {w.strategy.value}")
     if w.offload.value != "none":
@@ -194,7 +195,7 @@ def _describe(w: Workload) -> str:
 def render_text(a: EstimateAnswer, lang: str) -> str:
     m, b = a.memory, a.memory.breakdown
     gib = _t("gib", lang)
-    lines = [f"{_t('workload', lang)}: {_describe(a.workload)}"]
+    lines = [f"{_t('workload', lang)}: {_describe(a.workload, lang)}"]
     if a.assumptions:
         lines.append(f"{_t('assumed', lang)}:")
         lines += [f"  - {render(lang, x.msg)}" for x in a.assumptions]

@@ -30,6 +30,7 @@ from core.changes import (
     DEFAULT_PRICE_THRESHOLD,
     OfferEvent,
     OfferState,
+    dedupe,
     detect_changes,
     is_available,
 )
@@ -57,7 +58,7 @@ async def record_poll(
 ) -> list[OfferEvent]:
     """Store one poll and return the events it produced (with their stored ids). Idempotent per poll.
     `cache` (the ingest worker's) spares reloading the provider's stored state between its own polls."""
-    outcome_state: dict[str, dict[str, Stored]] = {}
+    outcome_state: dict[str, ProviderState] = {}
     try:
         async with sessionmaker() as session, session.begin():
             events, run_id = await _record(
@@ -88,7 +89,7 @@ async def record_poll(
 
 async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | None, now: datetime,
                   on_events: OnEvents | None, hysteresis: int, price_threshold: float, cache: StateCache | None,
-                  outcome_state: dict[str, dict[str, Stored]]) -> tuple[list[OfferEvent], int]:
+                  outcome_state: dict[str, ProviderState]) -> tuple[list[OfferEvent], int]:
     provider = result.provider
     run = ScrapeRun(provider=provider, started_at=result.started_at, finished_at=result.finished_at,
                     reported_status=result.status.value, status=result.status.value, shrink=False,
@@ -165,17 +166,66 @@ def normalised(offer: Offer, rates: Rates | None) -> tuple[float | None, float |
     return out[0], out[1]
 
 
-_OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpu", "ram_gb", "disk_gb",
+OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpu", "ram_gb", "disk_gb",
                   "location", "billing", "price", "currency", "period", "listed_in_stock", "available", "url")
+Factors = dict[str, tuple[float | None, float | None]]  # currency -> multipliers to RUB and USD
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Stored:
-    """What a provider's `offers` row says, as far as diffing the next poll needs."""
+    """What a provider's `offers` row says, as far as diffing the next poll needs: the change-detection state and
+    the normalised prices, with the listing either as an `Offer` (seen by this process) or as the row's raw
+    columns (loaded from the database; an `Offer` is built from them only when the configuration changed)."""
 
-    state: OfferState
+    ref_price: float
+    in_stock: bool
+    missing: int
     rub: float | None
     usd: float | None
+    offer: Offer | None = None
+    row: tuple[Any, ...] | None = None  # the `OFFER_COLUMNS` as stored
+
+    def listing(self) -> Offer:
+        if self.offer is None:
+            assert self.row is not None
+            self.offer = offer_from_row(self.row)
+        return self.offer
+
+    def state(self, key: str) -> OfferState:
+        return OfferState(key, self.listing(), self.ref_price, self.in_stock, self.missing)
+
+    def same_listing(self, offer: Offer) -> bool:
+        """Whether `offer` is exactly the listing stored (every field)."""
+        if self.offer is not None:
+            return self.offer.__dict__ == offer.__dict__
+        # The columns hold no VAT override or slice share: an offer with one is compared as an Offer (rebuilt).
+        if offer.vat_rate is not None or offer.vat_included is not None or offer.gpu_fraction is not None:
+            return False
+        return self.row == _row_tuple(offer)
+
+
+def offer_from_row(row: Sequence[Any]) -> Offer:
+    """The listing an `offers` row holds (its `OFFER_COLUMNS`), not validated again: it was when it was written."""
+    fields = dict(zip(OFFER_COLUMNS, row, strict=True))
+    fields["in_stock"] = fields.pop("listed_in_stock")
+    fields["billing"], fields["period"] = Billing(fields["billing"]), Period(fields["period"])
+    fields["location"] = fields["location"] or ""
+    fields["url"] = fields["url"] or ""
+    return Offer.model_construct(**fields)
+
+
+def _row_tuple(o: Offer) -> tuple[Any, ...]:
+    return (o.provider, o.sku, o.gpu, o.gpu_name, o.gpu_count, o.gpu_memory_gb, o.vcpu, o.ram_gb, o.disk_gb,
+            o.location, o.billing.value, o.price, o.currency, o.period.value, o.in_stock, o.available, o.url)
+
+
+@dataclass(slots=True)
+class ProviderState:
+    """One provider's stored state: per configuration key, and the exchange factors its normalised prices were
+    worked out with (None when loaded from the database: then each unchanged listing's prices are re-checked)."""
+
+    by_key: dict[str, Stored]
+    factors: Factors | None = None
 
 
 class StateCache:
@@ -184,41 +234,32 @@ class StateCache:
     other writer — a previous leader — makes it reload). Only what a poll changed is written back."""
 
     def __init__(self) -> None:
-        self._by_provider: dict[str, tuple[int, dict[str, Stored]]] = {}
+        self._by_provider: dict[str, tuple[int, ProviderState]] = {}
         self.hits = 0
         self.loads = 0
 
-    def get(self, provider: str, last_run_id: int | None) -> dict[str, Stored] | None:
+    def get(self, provider: str, last_run_id: int | None) -> ProviderState | None:
         entry = self._by_provider.get(provider)
         if entry is None or last_run_id is None or entry[0] != last_run_id:
             return None
         self.hits += 1
         return entry[1]
 
-    def put(self, provider: str, run_id: int, stored: dict[str, Stored]) -> None:
+    def put(self, provider: str, run_id: int, stored: ProviderState) -> None:
         self._by_provider[provider] = (run_id, stored)
 
     def forget(self, provider: str) -> None:
         self._by_provider.pop(provider, None)
 
 
-async def _load_stored(session: AsyncSession, provider: str) -> dict[str, Stored]:
-    """The provider's rows as plain tuples (no ORM objects); the Offers were validated when they were written."""
+async def _load_stored(session: AsyncSession, provider: str) -> ProviderState:
+    """The provider's rows as plain tuples: no ORM objects, and no `Offer` until a configuration changes."""
     t = cast(Table, CurrentOffer.__table__)
-    cols = [t.c[name] for name in _OFFER_COLUMNS]
-    rows = (await session.execute(select(t.c.key, *cols, t.c.price_per_gpu_hour_rub, t.c.price_per_gpu_hour_usd,
-                                         t.c.ref_price, t.c.in_stock, t.c.missing)
+    cols = [t.c[name] for name in OFFER_COLUMNS]
+    rows = (await session.execute(select(t.c.key, t.c.ref_price, t.c.in_stock, t.c.missing,
+                                         t.c.price_per_gpu_hour_rub, t.c.price_per_gpu_hour_usd, *cols)
                                   .where(t.c.provider == provider))).all()
-    out: dict[str, Stored] = {}
-    for r in rows:
-        fields = dict(zip(_OFFER_COLUMNS, r[1:18], strict=True))
-        fields["in_stock"] = fields.pop("listed_in_stock")
-        fields["billing"], fields["period"] = Billing(fields["billing"]), Period(fields["period"])
-        fields["location"] = fields["location"] or ""
-        fields["url"] = fields["url"] or ""
-        offer = Offer.model_construct(**fields)
-        out[r.key] = Stored(OfferState(r.key, offer, r.ref_price, r.in_stock, r.missing), r[18], r[19])
-    return out
+    return ProviderState({r[0]: Stored(r[1], r[2], r[3], r[4], r[5], None, tuple(r[6:])) for r in rows})
 
 
 def _factors(currency: str, rates: Rates | None) -> tuple[float | None, float | None]:
@@ -250,7 +291,7 @@ def _row_values(offer: Offer) -> dict[str, Any]:
 
 async def _apply_snapshot(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
                           now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
-                          stored: dict[str, Stored]) -> tuple[list[OfferEvent], dict[str, Stored]]:
+                          stored: ProviderState) -> tuple[list[OfferEvent], ProviderState]:
     """Diff the poll against the stored state and write only what changed (a few executemany statements).
     Returns the events (with their stored ids) and the provider's state after the poll."""
     with _gc_paused():
@@ -271,32 +312,57 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _prices(offer: Offer, factor: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    per_gpu_hour = offer.price_per_gpu_hour
+    return (None if factor[0] is None else round(per_gpu_hour * factor[0], 4),
+            None if factor[1] is None else round(per_gpu_hour * factor[1], 4))
+
+
 async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
                  now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
-                 stored: dict[str, Stored]) -> tuple[list[OfferEvent], dict[str, Stored]]:
-    states = {key: s.state for key, s in stored.items()}
-    factors: dict[str, tuple[float | None, float | None]] = {}
-    new_states, events = detect_changes(states, offers, hysteresis=hysteresis, price_threshold=price_threshold,
+                 stored: ProviderState) -> tuple[list[OfferEvent], ProviderState]:
+    by_key = stored.by_key
+    factors: Factors = {}
+    current = dedupe(offers)
+    # The common case first, with no model built and nothing computed: a configuration listed, available and
+    # in stock as before, every field the same (and, where the exchange factors moved, its normalised prices
+    # re-checked) keeps its state exactly (`detect_changes` would return it unchanged). Only the rest — changed,
+    # new, and vanished configurations — goes through change detection and gets written.
+    previous: dict[str, OfferState] = {key: by_key[key].state(key) for key in by_key.keys() - current.keys()}
+    changed: list[Offer] = []
+    same_factors = stored.factors
+    for key, offer in current.items():
+        before = by_key.get(key)
+        if (before is not None and before.in_stock and not before.missing and offer.in_stock
+                and (offer.available is None or offer.available > 0) and before.same_listing(offer)):
+            factor = factors.get(offer.currency)
+            if factor is None:
+                factor = factors[offer.currency] = _factors(offer.currency, rates)
+            if (same_factors is not None and same_factors.get(offer.currency) == factor) \
+                    or _prices(offer, factor) == (before.rub, before.usd):
+                continue
+        if before is not None:
+            previous[key] = before.state(key)
+        changed.append(offer)
+    new_states, events = detect_changes(previous, changed, hysteresis=hysteresis, price_threshold=price_threshold,
                                         baseline=baseline, rates=rates, now=now)
-    listed = {o.key for o in offers}
-    after = dict(stored)
+    after = dict(by_key)
     inserts: list[dict[str, Any]] = []
     updates: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
     for key, state in new_states.items():
         offer = state.offer
-        available_now = key in listed and is_available(offer)
+        listed = key in current
+        available_now = listed and is_available(offer)
         factor = factors.get(offer.currency)
         if factor is None:
             factor = factors[offer.currency] = _factors(offer.currency, rates)
-        per_gpu_hour = offer.price_per_gpu_hour
-        rub = None if factor[0] is None else round(per_gpu_hour * factor[0], 4)
-        usd = None if factor[1] is None else round(per_gpu_hour * factor[1], 4)
-        before = stored.get(key)
+        rub, usd = _prices(offer, factor)
+        before = by_key.get(key)
         if before is None:
             point = True
         else:
-            old = before.state
+            old = previous[key]
             seen = old.offer
             point = (old.listed != available_now or seen.price != offer.price or seen.currency != offer.currency
                      or seen.period is not offer.period or seen.available != offer.available)
@@ -304,18 +370,20 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
                 continue  # nothing moved: no write
         values = {**_row_values(offer), "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                   "in_stock": state.in_stock, "missing": state.missing, "ref_price": state.price, "updated_at": now}
-        if key in listed:
+        if listed:
             values["last_seen"] = now
         if before is None:
             inserts.append({**values, "key": key, "first_seen": now, "last_seen": now})
         else:
             updates.append({**values, "k": key})
-        after[key] = Stored(state, rub, usd)
+        after[key] = Stored(state.price, state.in_stock, state.missing, rub, usd, offer)
         if point:
             points.append({"offer_key": key, "provider": offer.provider, "gpu": offer.gpu,
                            "gpu_count": offer.gpu_count, "at": now, "price": offer.price, "currency": offer.currency,
                            "period": offer.period.value, "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
-                           "in_stock": available_now, "available": offer.available if key in listed else 0})
+                           "in_stock": available_now, "available": offer.available if listed else 0})
+    # Every configuration was either written with this poll's factors or found to agree with them.
+    state_after = ProviderState(after, factors)
 
     table = cast(Table, CurrentOffer.__table__)
     conn = await session.connection()  # Core executemany: no ORM bookkeeping for plain rows
@@ -330,16 +398,20 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
     if points:
         await conn.execute(insert(cast(Table, PricePoint.__table__)), points)
     if not events:
-        return [], after
+        return [], state_after
     events_table = cast(Table, OfferEventRow.__table__)
-    ids = (await conn.execute(
-        insert(events_table).returning(events_table.c.id, sort_by_parameter_order=True),
-        [{"run_id": run.id, "offer_key": e.key, "kind": e.kind.value, "provider": e.offer.provider,
-          "gpu": e.offer.gpu, "gpu_count": e.offer.gpu_count, "at": now, "old_price": e.old_price,
-          "new_price": e.new_price, "currency": e.currency, "old_price_rub": e.old_price_rub,
-          "new_price_rub": e.new_price_rub, "old_price_usd": e.old_price_usd, "new_price_usd": e.new_price_usd,
-          "offer": e.offer.model_dump(mode="json")} for e in events])).scalars().all()
-    return [e.model_copy(update={"id": i}) for e, i in zip(events, ids, strict=True)], after
+    # A plain executemany, then the ids read back by the run's unique (offer key, kind): RETURNING with the
+    # parameters' order kept is one statement per row on SQLite (no insertmanyvalues sentinel there).
+    await conn.execute(insert(events_table), [
+        {"run_id": run.id, "offer_key": e.key, "kind": e.kind.value, "provider": e.offer.provider,
+         "gpu": e.offer.gpu, "gpu_count": e.offer.gpu_count, "at": now, "old_price": e.old_price,
+         "new_price": e.new_price, "currency": e.currency, "old_price_rub": e.old_price_rub,
+         "new_price_rub": e.new_price_rub, "old_price_usd": e.old_price_usd, "new_price_usd": e.new_price_usd,
+         "offer": e.offer.model_dump(mode="json")} for e in events])
+    ids = {(k, kind): i for i, k, kind in (await conn.execute(
+        select(events_table.c.id, events_table.c.offer_key, events_table.c.kind)
+        .where(events_table.c.run_id == run.id))).all()}
+    return [e.model_copy(update={"id": ids[e.key, e.kind.value]}) for e in events], state_after
 
 
 async def _update_health(session: AsyncSession, provider: str, *, trusted: bool, reason: str, now: datetime) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from core.defaults import complete
 from core.estimator import GIB, QUANT_BYTES, estimate_memory, kv_bytes_per_token, kv_cache_bytes
-from core.models import arch_from_config, count_params, get_model
+from core.models import SWA_BATCH_TOKENS, arch_from_config, count_params, get_model
 from core.parser import ParseError, parse_workload
 from core.workload import Method, Quant, Workload
 
@@ -71,14 +71,17 @@ def test_mla_caches_the_latent_not_full_heads() -> None:
 
 def test_gemma3_hybrid_local_global_kv_by_hand() -> None:
     g = get_model("gemma-3-27b")
-    # 62 layers: every 6th global (10), 52 local with a 1024-token window; K+V of 16 heads x 128, 2 bytes
+    # 62 layers: every 6th global (10), 52 local with a 1024-token window; K+V of 16 heads x 128, 2 bytes.
+    # A local layer keeps its window plus the batch being evaluated (512 tokens, llama.cpp's n_ubatch).
     per_layer_token = 2 * 16 * 128 * 2
     assert (g.attention, g.window, g.local_layers, g.layers) == ("hybrid", 1024, 52, 62)
+    assert SWA_BATCH_TOKENS == 512
     ctx = 131072
-    assert kv_cache_bytes(g, ctx) == per_layer_token * (10 * ctx + 52 * 1024)
-    assert kv_cache_bytes(g, 512) == per_layer_token * 62 * 512  # below the window every layer holds everything
+    assert kv_cache_bytes(g, ctx) == per_layer_token * (10 * ctx + 52 * (1024 + 512))
+    assert kv_cache_bytes(g, 1536) == per_layer_token * 62 * 1536  # up to window + batch every layer holds all
+    assert kv_cache_bytes(g, 4096) == per_layer_token * (10 * 4096 + 52 * 1536)
     # per-token cost at a long context is about the global layers' only
-    assert kv_bytes_per_token(g, context=ctx) == pytest.approx(per_layer_token * (10 + 52 * 1024 / ctx))
+    assert kv_bytes_per_token(g, context=ctx) == pytest.approx(per_layer_token * (10 + 52 * 1536 / ctx))
     assert kv_bytes_per_token(g) == per_layer_token * 62  # no context: the upper bound
     est = estimate_memory(w("gemma-3-27b inference 128k"))
     assert est.breakdown.kv_cache == pytest.approx(kv_cache_bytes(g, ctx) / GIB)
@@ -87,13 +90,13 @@ def test_gemma3_hybrid_local_global_kv_by_hand() -> None:
 def test_gemma2_alternating_and_mistral_sliding_and_gpt_oss() -> None:
     g2 = get_model("gemma-2-9b")
     assert (g2.attention, g2.window, g2.local_layers) == ("hybrid", 4096, 21)
-    assert kv_cache_bytes(g2, 8192) == 2 * 8 * 256 * 2 * (21 * 8192 + 21 * 4096)
+    assert kv_cache_bytes(g2, 8192) == 2 * 8 * 256 * 2 * (21 * 8192 + 21 * (4096 + 512))
     m = get_model("mistral-7b")  # v0.1: every layer slides over 4096 tokens
-    assert m.attention == "sliding" and kv_cache_bytes(m, 32768) == kv_cache_bytes(m, 4096)
+    assert m.attention == "sliding" and kv_cache_bytes(m, 32768) == kv_cache_bytes(m, 4096 + 512)
     assert get_model("mistral-7b-v0.3").attention == "gqa"
     oss = get_model("gpt-oss-120b")
     assert (oss.attention, oss.window, oss.local_layers, oss.head_dim) == ("hybrid", 128, 18, 64)
-    assert kv_cache_bytes(oss, 65536) == 2 * 8 * 64 * 2 * (18 * 65536 + 18 * 128)
+    assert kv_cache_bytes(oss, 65536) == 2 * 8 * 64 * 2 * (18 * 65536 + 18 * (128 + 512))
 
 
 def test_sliding_window_from_a_config_json() -> None:

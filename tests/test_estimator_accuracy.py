@@ -20,15 +20,19 @@ from pathlib import Path
 
 import pytest
 
+from bench.accuracy_table import window_only_gib
 from bench.measured_points import (
     ARCH_PATH,
+    COMPONENTS_PATH,
     DENSE_PATH,
     MEASURED_PATH,
     REPO_ROOT,
+    ComponentPoint,
     Point,
     arch_kind,
     flag_inconsistent,
     load_arch_points,
+    load_component_points,
     load_dense_points,
     load_points,
     load_raw,
@@ -231,3 +235,47 @@ def test_the_stated_input_is_the_prompt_and_the_rest_is_generated(stated: list[P
     # one input 1 + 2048 generated is lighter than a 2049-token prompt (no prefill working set to speak of)
     p = next(p for p in stated if p.id == "q3-1.7b-bf16-1")
     assert estimate_memory(p.workload).per_gpu_gib < estimate_memory(p.workload.with_(prompt_len=None)).per_gpu_gib
+
+
+# --- one component of MoE / MLA / sliding-window models (bench/data/measured_components.json) --------------------
+
+@pytest.fixture(scope="module")
+def component_points() -> list[ComponentPoint]:
+    assert COMPONENTS_PATH.is_file()
+    pts = load_component_points()
+    assert len(pts) == len(load_raw(COMPONENTS_PATH)) >= 10
+    for p in pts:  # every point says where it is from and what the engine printed
+        assert p.raw["source"].startswith("https://") and p.raw["quote"] and p.raw["engine"], p.id
+    return pts
+
+
+def test_component_points_within_5_percent(component_points: list[ComponentPoint]) -> None:
+    # MLA and hybrid local/global attention, KV caches and natively quantised weights are all represented.
+    assert {p.attention for p in component_points} >= {"mla", "hybrid"}
+    assert {p.component for p in component_points} == {"kv_cache", "weights"}
+    assert any(p.workload.arch.experts > 1 and p.component == "weights" for p in component_points)
+    errors = {p.id: round(p.predicted_gib() / p.measured_gib - 1, 4) for p in component_points}
+    assert all(abs(e) <= 0.05 for e in errors.values()), errors
+
+
+def test_sliding_window_layers_keep_window_plus_batch_as_llama_cpp_allocates(
+        component_points: list[ComponentPoint]) -> None:
+    # Gemma-3-270M: 3 global + 15 sliding layers, one KV head of 256 (K+V f16 = 1024 bytes per token-layer), a
+    # 512-token window. llama-server gave each sequence window + n_ubatch (512) cells on the sliding layers, capped
+    # by the context; counting the window alone is far under (the table's last column).
+    gemma = [p for p in component_points if p.workload.arch.id == "gemma-3-270m"]
+    assert len(gemma) >= 5
+    for p in gemma:
+        ctx, n = p.workload.seq_len, p.workload.concurrency
+        by_hand = (3 * ctx + 15 * min(ctx, 512 + 512)) * 1024 * n / 2**30
+        assert p.measured_gib == pytest.approx(by_hand, rel=1e-6), p.id
+        assert p.predicted_gib() == pytest.approx(by_hand, rel=1e-6), p.id
+    window_only = [window_only_gib(p) / p.measured_gib - 1 for p in gemma]  # type: ignore[operator]
+    assert min(window_only) < -0.15
+
+
+def test_mla_cache_is_the_latent_and_rope_key(component_points: list[ComponentPoint]) -> None:
+    r1 = next(p for p in component_points if p.id == "dsr1-kv-16k-mla")
+    # 61 layers x (kv_lora_rank 512 + rope 64) x 2 bytes x 16384 tokens = 1098 MiB, not 128 heads' K and V
+    assert r1.measured_gib * 2**30 == 61 * (512 + 64) * 2 * 16384
+    assert r1.predicted_gib() == pytest.approx(r1.measured_gib, rel=1e-9)

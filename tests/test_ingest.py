@@ -218,3 +218,60 @@ async def test_first_trusted_poll_empty_still_sets_baseline(sm: async_sessionmak
     assert kinds(await record_poll(sm, poll([offer("a")]))) == [("appeared", "a")]
     assert kinds(await record_poll(sm, poll([offer("a"), offer("z", in_stock=False)]))) == []
     assert [e.kind for e in await record_poll(sm, poll([offer("a"), offer("z")]))] == [EventKind.BACK_IN_STOCK]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_incremental_ingest_equals_change_detection_over_every_configuration(
+        sm: async_sessionmaker[AsyncSession], seed: int) -> None:
+    """Ingest diffs only the configurations that changed (unchanged ones are skipped before change detection and
+    never written). Over random polls — price moves, listings at zero, vanished and returning configurations, new
+    ones, an exchange-rate move — its events and stored state equal those of `detect_changes` run over every
+    configuration, with the worker's state cache and without it (each poll loaded from the database)."""
+    import random
+
+    from core.changes import detect_changes
+    from storage.ingest import StateCache, normalised
+
+    rng = random.Random(seed)
+    names = [f"s{i}" for i in range(40)]
+    prices = {n: round(rng.uniform(1, 4), 2) for n in names}
+    cache = StateCache()
+    paths = {"cached": Poller("cached"), "cold": Poller("cold")}
+    reference: dict[str, object] = {}
+    rates = RATES
+    for n in range(14):
+        if n == 7:
+            rates = Rates(rub_per={"USD": 95.0, "EUR": 90.0})  # the dollar moves: every stored RUB price with it
+        listing = []
+        for name in names:
+            r = rng.random()
+            if n and r < 0.06:
+                continue  # not listed this time
+            if n and r < 0.2:
+                prices[name] = round(prices[name] * rng.choice((0.7, 0.99, 1.3)), 2)
+            listing.append((name, prices[name], 0 if n and rng.random() < 0.05 else None))
+        if n in (4, 9):
+            names.append(f"new{n}")
+            prices[f"new{n}"] = 2.5
+        results = {}
+        for path, poll in paths.items():
+            offers = [offer(name, price, available=avail, provider=path) for name, price, avail in listing]
+            events = await record_poll(sm, poll(offers), rates=rates, cache=cache if path == "cached" else None)
+            results[path] = [(e.kind, e.offer.sku, e.old_price, e.new_price, e.new_price_rub, e.new_price_usd)
+                             for e in events]
+        ref_offers = [offer(name, price, available=avail) for name, price, avail in listing]
+        states, ref_events = detect_changes(reference, ref_offers, baseline=n == 0, rates=rates)  # type: ignore[arg-type]
+        reference = dict(states)
+        expected = [(e.kind, e.offer.sku, e.old_price, e.new_price, e.new_price_rub, e.new_price_usd)
+                    for e in ref_events]
+        assert results["cached"] == expected, f"poll {n}"
+        assert results["cold"] == expected, f"poll {n}"
+
+    for path in paths:
+        async with sm() as s:
+            stored = {row.sku: (row.ref_price, row.in_stock, row.missing, row.price, row.available,
+                                row.price_per_gpu_hour_rub, row.price_per_gpu_hour_usd)
+                      for row in (await s.scalars(select(CurrentOffer).where(CurrentOffer.provider == path))).all()}
+        assert stored == {state.offer.sku: (state.price, state.in_stock, state.missing, state.offer.price,
+                                            state.offer.available, *normalised(state.offer, rates))
+                          for state in reference.values()}, path  # type: ignore[attr-defined]

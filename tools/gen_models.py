@@ -148,7 +148,9 @@ def _from_fact(f: dict[str, Any], by_id: dict[str, Arch]) -> Arch:
     name = repo.split("/", 1)[1]
     slug = f.get("id") or _slug(name)
     aliases = (repo, name, *f.get("aliases", ()))
-    source = HF.format(repo=repo) + (f" ({f['note']})" if f.get("note") else "")
+    # `source`: where the numbers come from when it is not the repository's config.json (a paper, an engine's loader)
+    source = f.get("source") or HF.format(repo=repo)
+    source += f" ({f['note']})" if f.get("note") else ""
     if "same_as" in f and "config" not in f:
         base = by_id[f["same_as"]]
         return replace(base, id=slug, name=_display(name), aliases=aliases,

@@ -3,7 +3,8 @@
 Each entry: `repo` (the Hub repository whose config.json the numbers are from: also the `source` of the catalog
 entry), `config` (the config.json keys the estimator reads), `params_b` / `active_b` (the model card's or the
 safetensors index's count, when stated: the generator checks its own count against them), `aliases`.
-`same_as` makes an entry that shares another's architecture (fine-tunes, distills, releases).
+`same_as` makes an entry that shares another's architecture (fine-tunes, distills, releases). `source` replaces the
+config.json address when the numbers come from elsewhere (a paper, an engine's loader).
 Read by `tools/gen_models.py`; nothing here is imported at run time.
 """
 
@@ -142,6 +143,12 @@ FACTS: list[dict[str, Any]] = [
             "model_type": "gemma3_text", "hidden_size": 5376, "num_hidden_layers": 62, "num_attention_heads": 32,
             "num_key_value_heads": 16, "head_dim": 128, "intermediate_size": 21504, "vocab_size": 262208,
             "sliding_window": 1024, "sliding_window_pattern": 6, "hidden_activation": "gelu_pytorch_tanh"}}},
+    # google/gemma-3-270m config.json; its KV layout (3 global + 15 sliding layers, 1 KV head x 256, window 512) is
+    # what llama-server allocated in unsloth PR #5225's measurements (bench/data/measured_components.json).
+    {"repo": "google/gemma-3-270m", "params_b": 0.268, "aliases": ["gemma-3-270m-it"], "config": {
+        "model_type": "gemma3_text", "hidden_size": 640, "num_hidden_layers": 18, "num_attention_heads": 4,
+        "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 2048, "vocab_size": 262144,
+        "sliding_window": 512, "sliding_window_pattern": 6, "max_position_embeddings": 32768}},
     {"repo": "google/gemma-3-1b-it", "params_b": 1.0, "config": {
         "model_type": "gemma3_text", "hidden_size": 1152, "num_hidden_layers": 26, "num_attention_heads": 4,
         "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 6912, "vocab_size": 262144,
@@ -337,8 +344,20 @@ FACTS: list[dict[str, Any]] = [
     {"repo": "ai-sage/GigaChat-20B-A3B-instruct", "params_b": 20.9, "active_b": 3.3,
      "aliases": ["gigachat 20b", "gigachat-20b-a3b", "gigachat 20b a3b", "gigachat-20b-a3b-base", "gigachat lite",
                  "gigachat"],
-     "note": "DeepSeek-V2-Lite-style MLA MoE; count from the model card",
-     "config": mla(2048, 32, 16, None, 10944, 1408, 64, 2, 6, 1, 128256, model_type="deepseek_v2")},
+     # Not MLA: a DeepSeek-MoE (v1) layout with grouped-query attention. Stated: 28 layers, 16 attention heads,
+     # 8 KV heads, 64 routed + 2 shared experts, a dense first layer 14,336 wide, 131k context (the GigaChat
+     # paper, arXiv:2506.09440, section 3); llama.cpp loads it as LLM_ARCH_DEEPSEEK, whose 28-layer model it
+     # names 20B (src/llama-model.cpp; ggml-org/llama.cpp#12652). Derived, not read from its config.json:
+     # hidden 2048 (16 heads x 128), 6 routed experts per token and an expert width of 1792, the values that
+     # give the card's 20.9B total / 3.3B active (counted: 20.6B / 3.35B); vocabulary 128256 unconfirmed.
+     "source": "https://arxiv.org/abs/2506.09440 (GigaChat paper, section 3) and llama.cpp src/llama-model.cpp "
+               "(LLM_ARCH_DEEPSEEK, 28 layers = 20B)",
+     "note": "DeepSeek-MoE (v1) GQA layout; hidden 2048, expert width 1792 and 6 experts per token derived from the "
+             "card's 20.9B / 3.3B",
+     "config": {"model_type": "deepseek", "hidden_size": 2048, "num_hidden_layers": 28, "num_attention_heads": 16,
+                "num_key_value_heads": 8, "intermediate_size": 14336, "moe_intermediate_size": 1792,
+                "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+                "vocab_size": 128256, "max_position_embeddings": 131072}},
     {"repo": "ai-sage/GigaChat3-10B-A1.8B", "params_b": 10.7, "active_b": 1.8,
      "aliases": ["gigachat3 lightning", "gigachat 3 lightning", "gigachat3 10b", "gigachat3-10b-a1.8b-base"],
      "note": "DeepSeek-V3-style MLA MoE; count from the model card",

@@ -86,7 +86,8 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
 
     for option, value in (("--seq", args.seq), ("--batch", args.batch), ("--lora-rank", args.lora_rank),
                           ("--gpus", args.gpus), ("--concurrency", args.concurrency), ("--examples", args.examples),
-                          ("--tokens-per-example", args.tokens_per_example), ("--epochs", args.epochs)):
+                          ("--tokens-per-example", args.tokens_per_example), ("--epochs", args.epochs),
+                          ("--input", args.prompt_len), ("--output", args.output_len)):
         _positive(option, value)
     fields: dict[str, Any] = {}
     if args.model:
@@ -120,7 +121,8 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
              "offload": _enum(Offload, "--offload", args.offload)}
     plain = {"seq_len": args.seq, "batch": args.batch, "grad_ckpt": args.grad_ckpt, "lora_rank": args.lora_rank,
              "fused_ce": args.fused_ce, "gpus": args.gpus, "concurrency": args.concurrency,
-             "examples": args.examples, "tokens_per_example": args.tokens_per_example, "epochs": args.epochs}
+             "examples": args.examples, "tokens_per_example": args.tokens_per_example, "epochs": args.epochs,
+             "prompt_len": args.prompt_len, "output_len": args.output_len}
     fields.update({k: v for k, v in {**enums, **plain}.items() if v is not None})
     return WorkloadSpec(**fields)
 
@@ -231,6 +233,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--quant", help="none|nf4|nf4-dq|int8|fp8|gptq-int4|gptq-int8|awq|q4_k_m|q5_k_m|q6_k|q8_0")
     p.add_argument("--precision", help="bf16|fp16|fp32|bf16-true")
     p.add_argument("--seq", type=int, help="sequence length (context for inference)")
+    p.add_argument("--input", "--prompt", dest="prompt_len", type=int,
+                   help="inference: prompt tokens, prefilled at once (unset: the whole context, the worst case)")
+    p.add_argument("--output", dest="output_len", type=int, help="inference: tokens generated after the prompt")
     p.add_argument("--batch", type=int, help="micro-batch per GPU")
     p.add_argument("--grad-ckpt", dest="grad_ckpt", action=argparse.BooleanOptionalAction, default=None,
                    help="gradient checkpointing on/off")

@@ -213,3 +213,4 @@ offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)
 offer_spot = {" "}· <i>spot: may be interrupted</i>
 inline_spot = {" "}(spot)
 list_and = { $head } and { $last }
+label_ctx_io = ctx { $ctx } (input { $prompt } + output { $output })

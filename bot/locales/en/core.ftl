@@ -149,3 +149,13 @@ hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (n
 field_images = images
 wl_no_vision = { $name } reads text only: it has no vision tower for images.
 assume_image_tokens = images: { $images } × { $per } tokens = { $total } tokens added to the sequence
+
+## Inference: the prompt and the generated tokens (issue 9)
+field_prompt_len = prompt (input)
+field_output_len = output (generated)
+why_prompt_output = you gave input/output lengths
+why_prompt_whole = the whole context counted as prompt, the worst case; say e.g. «input 1k output 2k» if you know them
+why_prompt_rest = the context less the output
+wl_prompt_output_context = Input { $prompt } + output { $output } tokens do not fit in a context of { $context }: give a longer context, or leave it out.
+wl_prompt_context = The input ({ $prompt } tokens) is longer than the context ({ $context }).
+wl_output_context = The output ({ $output } tokens) leaves no room for a prompt in a context of { $context }: give a longer context, or the input length.

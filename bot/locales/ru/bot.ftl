@@ -223,3 +223,4 @@ offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
 offer_spot = {" "}· <i>спот: могут прервать</i>
 inline_spot = {" "}(спот)
 list_and = { $head } и { $last }
+label_ctx_io = ctx { $ctx } (вход { $prompt } + выход { $output })

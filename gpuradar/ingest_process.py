@@ -1,0 +1,415 @@
+"""Ingest in a child process of the leader: recording polls (change detection, the offers rows, price history, the
+events and the alert queue in one transaction), reading the offers inline mode answers from, and retention all run
+there, with the child's own interpreter, event loop and database connections. The bot's loop never competes with
+them for the GIL: all it does per poll is hand over the configurations as compact tuples and, afterwards, swap in
+the offers the child read.
+
+    ingest = IngestProcess(database_url)
+    await ingest.start()
+    done = await ingest.record(result, rates=rates, alerts=AlertPolicy(), fence=Fence("scrapers", holder, term))
+    rows = await ingest.offers()              # CachedOffer fields, cheapest first
+    await ingest.stop()
+
+What crosses the boundary is small and typed: frozen dataclasses of tuples, pickled, one length-prefixed frame
+each way per call over a socket pair (the child's stdout and stderr stay the parent's, for its logs).
+
+The child dies with its parent: it reads end-of-file on the socket when the parent goes (and finishes nothing
+afterwards), and on Linux the kernel also sends it SIGTERM when the parent dies (PR_SET_PDEATHSIG), so a SIGKILLed
+leader leaves no child behind. A child that dies mid-call (killed, out of memory) is restarted and the call is
+made again: recording a poll is idempotent per (provider, started_at) and the transaction that died rolled back,
+so the poll is recorded exactly once; reading offers and retention are safe to repeat.
+
+Alerts: the child writes the outbox with `storage.outbox.OutboxWriter` under the leader's fence
+(`gpuradar.leadership.fenced`: the lease row must still name this replica with the same term, checked inside the
+transaction), and says how many alerts it queued; the parent then wakes its senders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from operator import attrgetter
+from typing import Any
+
+from core.alerts import AlertPolicy
+from core.offers import Offer, Rates
+from core.polls import PollResult
+
+log = logging.getLogger(__name__)
+
+_HEADER = struct.Struct("!I")  # frame length
+OFFER_FIELDS: tuple[str, ...] = tuple(Offer.model_fields)
+_offer_values = attrgetter(*OFFER_FIELDS)
+_NOT_READ = datetime.min.replace(tzinfo=UTC)  # first/last seen: a cached offer reads neither
+STOP_TIMEOUT = 10.0  # seconds the child gets to finish its call and exit before it is killed
+
+
+# ------------------------------------------------------------------------------------------------ wire types
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The leader's fencing token: the ingest writes only while the lease row still says this."""
+
+    lease: str
+    holder: str
+    term: int
+
+
+@dataclass(frozen=True, slots=True)
+class PackedPoll:
+    """A `PollResult` as plain values: its fields except the offers, and each offer as a tuple of `OFFER_FIELDS`."""
+
+    meta: dict[str, Any]
+    offers: list[tuple[Any, ...]]
+
+    @classmethod
+    def pack(cls, result: PollResult) -> PackedPoll:
+        meta = {name: getattr(result, name) for name in PollResult.model_fields if name != "offers"}
+        return cls(meta, [_offer_values(o) for o in result.offers])
+
+    def unpack(self) -> PollResult:
+        # The offers were validated when they were parsed; rebuilding them needs no second validation.
+        construct = Offer.model_construct
+        offers = [construct(**dict(zip(OFFER_FIELDS, values, strict=True))) for values in self.offers]
+        return PollResult.model_construct(**self.meta, offers=offers)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPoll:
+    poll: PackedPoll
+    rates: Rates | None
+    alerts: AlertPolicy | None  # None: no alert queue (embedding code without the alert pipeline)
+    fence: Fence | None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    events: int  # change events the poll produced
+    queued: int  # alerts queued in the same transaction
+    cooling: int  # of those, queued as cooling down (see OutboxWriter.stats)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOffers:
+    """The in-stock offers inline mode answers from, as `bot.offer_cache.CachedOffer` init-field tuples: all of
+    them, or only what changed since the reading `since` names (when the child still has that one)."""
+
+    since: tuple[int, int] | None = None  # (child pid, reading number) the parent holds
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRows:
+    reading: tuple[int, int]
+    full: bool  # True: `rows` is every offer; False: only those added or changed since `since`
+    rows: list[tuple[Any, ...]]
+    gone: list[str]  # keys no longer in stock (when not full)
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    settings: Any  # storage.retention_settings.RetentionSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class ChildConfig:
+    database_url: str
+    log_level: int = logging.INFO
+    log_json: bool | None = None  # None: no logging set up by the parent (leave Python's defaults)
+    log_secrets: list[str] = field(default_factory=list)
+
+
+class IngestProcessDied(RuntimeError):
+    """The ingest child died twice in a row on the same call."""
+
+
+# ------------------------------------------------------------------------------------------------ framing
+async def _send(writer: asyncio.StreamWriter, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    writer.write(_HEADER.pack(len(data)) + data)
+    await writer.drain()
+
+
+async def _receive(reader: asyncio.StreamReader) -> Any:
+    (size,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
+    return pickle.loads(await reader.readexactly(size))
+
+
+# ------------------------------------------------------------------------------------------------ parent side
+class IngestProcess:
+    """The parent's handle on the ingest child: one call at a time, in the order made."""
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self.restarts = 0
+        self._proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._lock = asyncio.Lock()
+        self._closing = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    async def start(self) -> None:
+        async with self._lock:
+            if self._proc is None:
+                await self._spawn()
+
+    async def _spawn(self) -> None:
+        parent_end, child_end = socket.socketpair()
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                # Imported, not run as __main__: the pickled messages name their classes by this module's name.
+                sys.executable, "-c", "from gpuradar.ingest_process import main; main()",
+                str(child_end.fileno()), str(os.getpid()),
+                pass_fds=(child_end.fileno(),), stdin=asyncio.subprocess.DEVNULL)
+        finally:
+            child_end.close()
+        self._reader, self._writer = await asyncio.open_connection(sock=parent_end)
+        await _send(self._writer, _child_config(self.database_url))
+        ready = await _receive(self._reader)  # the child has imported everything and made its engine
+        if ready != "ready":
+            raise RuntimeError(f"ingest child failed to start: {ready!r}")
+        log.info("ingest process %d started", self._proc.pid)
+
+    async def _reap(self) -> None:
+        proc, writer = self._proc, self._writer
+        self._proc = self._reader = self._writer = None
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        if proc is not None:
+            try:
+                await asyncio.wait_for(proc.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+    async def _exchange(self, message: object) -> Any:
+        async with self._lock:
+            for attempt in (1, 2):
+                if self._closing:
+                    raise RuntimeError("the ingest process is stopping")
+                if self._proc is None:
+                    await self._spawn()
+                assert self._reader is not None and self._writer is not None
+                try:
+                    await _send(self._writer, message)
+                    reply = await _receive(self._reader)
+                except (asyncio.IncompleteReadError, ConnectionError, OSError):
+                    code = self._proc.returncode if self._proc is not None else None
+                    log.warning("ingest process died during a call (exit %s); %s", code,
+                                "restarting it" if attempt == 1 and not self._closing else "giving up")
+                    await self._reap()
+                    self.restarts += 1
+                    continue
+                if isinstance(reply, Failed):
+                    raise reply.error
+                return reply
+            raise IngestProcessDied("the ingest process died twice on the same call")
+
+    async def _call(self, message: object) -> Any:
+        # Shielded: a caller cancelled mid-call must not leave a reply unread on the channel (the next call would
+        # read it); the exchange finishes on its own and the lock passes on after it.
+        return await asyncio.shield(self._exchange(message))
+
+    async def record(self, result: PollResult, *, rates: Rates | None = None, alerts: AlertPolicy | None = None,
+                     fence: Fence | None = None) -> Recorded:
+        """Record one poll in the child (`storage.ingest.record_poll`, with the child's state cache)."""
+        reply = await self._call(RecordPoll(PackedPoll.pack(result), rates, alerts, fence))
+        assert isinstance(reply, Recorded)
+        return reply
+
+    async def offers(self, since: tuple[int, int] | None = None) -> OfferRows:
+        reply = await self._call(ReadOffers(since))
+        assert isinstance(reply, OfferRows)
+        return reply
+
+    async def retention(self, settings: Any) -> Any:
+        return await self._call(Retention(settings))
+
+    async def stop(self) -> None:
+        """Let the call in flight finish, then close the channel: the child exits on end-of-file."""
+        self._closing = True
+        async with self._lock:
+            await self._reap()
+
+
+def _child_config(database_url: str) -> ChildConfig:
+    """The parent's logging, so the child's lines look the same and redact the same secrets."""
+    from gpuradar.logs import _GpuradarHandler
+
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if isinstance(handler, _GpuradarHandler):
+            formatter = handler.formatter
+            redactor = getattr(formatter, "redactor", None)
+            from gpuradar.logs import JsonFormatter
+
+            return ChildConfig(database_url, root.level, isinstance(formatter, JsonFormatter),
+                               list(getattr(redactor, "secrets", [])))
+    return ChildConfig(database_url, root.level)
+
+
+# ------------------------------------------------------------------------------------------------ child side
+def _die_with_parent() -> None:
+    """Linux: the kernel sends SIGTERM to this process when its parent dies (nothing else to rely on if the parent
+    is SIGKILLed while this child is busy: the end-of-file is only seen between calls)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class _Child:
+    def __init__(self, config: ChildConfig) -> None:
+        from storage.db import make_engine, make_sessionmaker
+        from storage.ingest import StateCache
+
+        self.engine = make_engine(config.database_url)
+        self.sessionmaker = make_sessionmaker(self.engine)
+        self.cache = StateCache()
+        self._readings = 0
+        self._sent: dict[str, tuple[Any, ...]] = {}  # the offers of the latest reading, by key
+        self._raw: dict[str, tuple[Any, ...]] = {}  # and the rows they were built from
+
+    async def handle(self, message: object) -> object:
+        if isinstance(message, RecordPoll):
+            return await self.record(message)
+        if isinstance(message, ReadOffers):
+            return await self.offers(message.since)
+        if isinstance(message, Retention):
+            from storage.retention import run_retention
+
+            return await run_retention(self.sessionmaker, message.settings)
+        raise TypeError(f"unknown ingest request {type(message).__name__}")
+
+    async def record(self, job: RecordPoll) -> Recorded:
+        from storage.ingest import record_poll
+        from storage.outbox import OutboxWriter
+
+        hook: Any = None
+        writer: OutboxWriter | None = None
+        if job.alerts is not None:
+            writer = OutboxWriter(job.alerts)
+        if job.fence is not None:
+            from gpuradar.leadership import fenced
+            from storage.lease import LeaderLease
+
+            lease = LeaderLease(self.sessionmaker, job.fence.lease, holder=job.fence.holder)
+            hook = fenced(writer, lease, job.fence.term)
+        else:
+            hook = writer
+        events = await record_poll(self.sessionmaker, job.poll.unpack(), rates=job.rates, on_events=hook,
+                                   cache=self.cache)
+        stats = writer.stats if writer is not None else {"queued": 0, "cooling": 0}
+        return Recorded(len(events), stats["queued"], stats["cooling"])
+
+    async def offers(self, since: tuple[int, int] | None) -> OfferRows:
+        from dataclasses import fields
+
+        from sqlalchemy import select
+
+        from bot.offer_cache import CachedOffer
+        from storage.ingest import OFFER_COLUMNS, offer_from_row
+        from storage.offer_tables import CurrentOffer
+        from storage.queries import StoredOffer
+
+        names = [f.name for f in fields(CachedOffer) if f.init]
+        t = CurrentOffer.__table__.c
+        n = len(OFFER_COLUMNS)
+        async with self.sessionmaker() as session:  # what storage.queries.in_stock_offers reads, as plain rows
+            listed = (await session.execute(
+                select(t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
+                .where(t.in_stock.is_(True), t.missing == 0))).all()
+        # A row as read last time keeps its offer: only new and changed rows are built into offers.
+        raw, made = self._raw, {}
+        rows: dict[str, tuple[Any, ...]] = {}
+        for r in listed:
+            key, values = r[0], tuple(r[1:])
+            if raw.get(key) == values:
+                rows[key] = self._sent[key]
+                continue
+            made[key] = values
+            offer = CachedOffer.from_stored(StoredOffer.model_construct(
+                offer=offer_from_row(values[:n]), price_per_gpu_hour_rub=values[n],
+                price_per_gpu_hour_usd=values[n + 1], first_seen=_NOT_READ, last_seen=_NOT_READ))
+            rows[key] = tuple(getattr(offer, name) for name in names)
+        self._raw = {key: raw[key] if key not in made else made[key] for key in rows}
+        previous, current = self._sent, (os.getpid(), self._readings)
+        self._readings += 1
+        self._sent = rows
+        reading = (os.getpid(), self._readings)
+        if since != current:  # the parent holds another reading (or none): everything
+            return OfferRows(reading, True, list(rows.values()), [])
+        changed = [row for key, row in rows.items() if previous.get(key) != row]
+        return OfferRows(reading, False, changed, [key for key in previous.keys() - rows.keys()])
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+async def _child_main(fd: int) -> None:
+    sock = socket.socket(fileno=fd)
+    reader, writer = await asyncio.open_connection(sock=sock)
+    config: ChildConfig = await _receive(reader)
+    if config.log_json is not None:
+        from gpuradar.logs import configure_logging
+
+        redactor = configure_logging(config.log_level, json_lines=config.log_json)
+        redactor.secrets = config.log_secrets
+    else:
+        logging.basicConfig(level=config.log_level)
+    child = _Child(config)
+    try:
+        await _send(writer, "ready")
+        while True:
+            try:
+                message = await _receive(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return  # the parent closed the channel (stop) or died
+            try:
+                reply: object = await child.handle(message)
+            except Exception as exc:  # handed to the parent, which raises it for its caller
+                log.debug("ingest call failed", exc_info=True)
+                reply = Failed(_picklable(exc))
+            await _send(writer, reply)
+    finally:
+        await child.close()
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def main(argv: list[str] | None = None, run: Callable[..., Any] = asyncio.run) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops us in order
+    if os.getppid() != int(args[1]):  # the parent died before we could ask to die with it
+        return
+    run(_child_main(int(args[0])))
+
