@@ -5,7 +5,9 @@ about on its own:
 
   weights           what the GPU holds of the model itself (16-bit, fp32 or a quantised base; sharded by ZeRO-3/TP)
   trainable_states  gradients, fp32 master copies and optimizer states of what is trained (sharded by ZeRO-2/3)
-  activations       what the forward pass keeps for the backward one (training) or the prefill working set (inference)
+  activations       what the forward pass keeps for the backward one (training); inference: the prefill working set
+                    of the prompt beyond the cache that generation adds after it (the peak is the prefill or the end
+                    of generation, whichever is higher)
   logits            the vocabulary-wide logits and loss: the term most estimators forget
   kv_cache          inference only: 2 * L * kv_heads * head_dim * bytes per token, times context and sequences
   overhead          allocator fragmentation, dequantisation buffers, gradient buckets, gathered FSDP layers
