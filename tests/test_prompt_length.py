@@ -137,3 +137,18 @@ async def test_the_bot_shows_input_and_output(tg, app):  # noqa: F811
     assert "ctx 3072 (вход 1024 + выход 2048)" in text
     text = await say(tg, "/estimate qwen3-8b inference ctx 8k")
     assert "worst case" in text
+
+
+def test_the_prefill_speed_is_that_of_the_stated_prompt() -> None:
+    from core.gpus import find_gpu
+    from core.speed import _prefill_rate, inference_speed
+
+    gpu = find_gpu("H100 SXM")
+    assert gpu is not None
+    long = wl("qwen3-8b", method="inference", seq_len=32768, prompt_len=None)
+    short = long.with_(prompt_len=1024)
+    assert inference_speed(short, gpu, 1).prefill_tokens_per_s == _prefill_rate(short, gpu, 1, 1024)
+    assert inference_speed(long, gpu, 1).prefill_tokens_per_s == _prefill_rate(long, gpu, 1, 32768)
+    # attention over a shorter prompt costs less per token; the decode step still reads the whole context's cache
+    assert inference_speed(short, gpu, 1).prefill_tokens_per_s > inference_speed(long, gpu, 1).prefill_tokens_per_s
+    assert inference_speed(short, gpu, 1).decode_tokens_per_s == inference_speed(long, gpu, 1).decode_tokens_per_s
