@@ -163,11 +163,16 @@ def _amount(text: str, kilo: int = 1000) -> float:
     return value * (kilo * kilo if u == "m" else 1_000_000)
 
 
+def _plain(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else x
+
+
 def check_range(field: str, value: float) -> Msg | None:
     """None when the value is sane for the field, else why not."""
     lo, hi = LIMITS[field]
     if not lo <= value <= hi:
-        return msg("parse_range", label=field_label(field), lo=f"{lo:g}", hi=f"{hi:g}")
+        # plain numbers, never "4.1943e+06": the catalog formats them for the user's language
+        return msg("parse_range", label=field_label(field), lo=_plain(lo), hi=_plain(hi))
     if field in _INT_FIELDS and abs(value - round(value)) > 1e-6:
         return msg("parse_whole", label=field_label(field))
     return None
@@ -338,6 +343,7 @@ def _model_vocabulary() -> tuple[str, str]:
 
 _FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
 _MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?b(?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
+_MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
 _MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
 _MJOINED = r"(?:[\-_.][a-z0-9]+)*"
 # a spaced part: a size, a name word, a version followed by more name, or a version right after a bare family
