@@ -684,9 +684,6 @@ class _ChatLine:
         self._heap: list[tuple[float, int, int]] = []  # (ready at, arrival, chat id), one entry per chat
         self._order = itertools.count()
 
-    def __len__(self) -> int:
-        return sum(len(q) for q in self._chats.values())
-
     def put(self, job: _Job) -> None:
         line = self._chats.get(job.chat_id)
         if line is None:
