@@ -162,6 +162,9 @@ async def test_sigkill_with_rendered_digests_waiting_then_restart(tg: KillingTel
     dels = await states(sm)
     assert dels["queued"] > 0  # rendered and committed, not sent: what the restart must send once
     assert await unheard(sm) == []  # every user's digest was prepared before the kill
+    # The one duplicate window (module docstring of bot.sender): accepted by Telegram, killed before "sent" was
+    # committed. Only those may go out twice.
+    window = sum(accepted(tg).values()) - dels["sent"]
     tg.kill_at = None
 
     proc = await start_sender(migrated_database_url, tg, tmp_path)
@@ -176,7 +179,9 @@ async def test_sigkill_with_rendered_digests_waiting_then_restart(tg: KillingTel
             heard.update((c.chat_id, link) for link in re.findall(r'href="([^"]+)"', c.text))
     want = {(uid, f"https://runpod.example/h100-{i}") for uid in range(1, users + 1) for i in range(offers)}
     assert set(heard) == want  # nobody lost an offer
-    assert max(heard.values()) == 1  # nobody heard one twice
+    twice = {chat for (chat, _), n in heard.items() if n > 1}
+    assert max(heard.values()) <= 2 and len(twice) <= window  # nothing twice but what was in the crash window
+    assert sum(accepted(tg).values()) - (await states(sm))["sent"] == window  # each message recorded once
     assert (await states(sm))["sent"] > users  # digests of several messages each, all recorded sent
 
 
