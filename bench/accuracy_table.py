@@ -320,8 +320,9 @@ def _components() -> None:
           "under at 1k-8k tokens per sequence, which is how the rule was found.")
     print("- MLA caches the latent plus the rope key per token and layer (576 values for DeepSeek V2/V3), which "
           "ik_llama.cpp and vLLM allocate to the MiB; gpt-oss keeps MXFP4 experts beside 16-bit attention and "
-          "embeddings; DeepSeek-R1's FP8 weights under 8-way tensor parallelism come 1.4 % under Gaudi's figure "
-          "(small replicated parts: norms, router, MLA's low-rank projections).")
+          "embeddings. Under tensor parallelism MLA's down-projections (q_a, kv_a) and the MoE routers stay whole "
+          "on every rank (`_Dims.tp_replicated_*` in `core/estimator.py`): splitting everything 8 ways had "
+          "DeepSeek-R1's FP8 weights 1.4 % under Gaudi's figure, 0.2 % with them.")
     print()
     print("| point | model (attention) | component | conditions | engine | measured GiB | ours | window only |")
     print("|---|---|---|---|---|---|---|---|")

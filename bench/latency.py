@@ -2,10 +2,13 @@
 server. The real application (`gpuradar.app.App` with the alert hook) polls RunPod every 5 s through the real
 scraper, records the change, queues the alert in the same transaction and the sender delivers it.
 
-Each sample puts the H100's price back up (one poll records it, no alert), waits a random part of the poll interval,
-lowers it by 10 % (a price-drop alert) and times until the alert's sendMessage arrives. The alert cooldown is off
-for the bench, so every drop alerts. The seed is random per run (printed; --seed repeats a run). Prints p50 / p99
-(target: p99 under the interval plus 5 s).
+Each sample lowers one offer's price by 10 % at a random moment of the poll cycle (a price-drop alert) and times
+until that alert's sendMessage arrives at the stand-in. Two offers take turns (an H100 watched by one user, an
+A100 by another), and the payload of each sample puts the other offer back to its price: the poll that records a
+drop also records the other's rise (a rise alerts nobody), so no sample waits for a separate "back up" poll, and
+every drop is measured from the price the previous poll stored. The alert cooldown is off for the bench, so every
+drop alerts. The seed is random per run (printed; --seed repeats a run). Prints p50 / p99 (target: p99 under the
+interval plus 5 s).
 
     python3 bench/latency.py [--samples 100] [--interval 1] [--seed N]
 """
@@ -34,22 +37,27 @@ from storage.user_tables import Subscription, User
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.provider_server import RUNPOD_PATH, ProviderServer
 
-H100 = "NVIDIA H100 80GB HBM3"
+# (RunPod's GPU type id, our catalog id, the chat whose subscription watches it)
+WATCHED = (("NVIDIA H100 80GB HBM3", "h100-sxm", 7), ("NVIDIA A100-SXM4-80GB", "a100-80gb", 8))
+PRICE = 3.0
 
 
-def runpod(price: float) -> dict[str, Any]:
-    t = {"id": H100, "displayName": "H100 SXM", "memoryInGb": 80, "secureCloud": True, "communityCloud": False,
-         "securePrice": price, "communityPrice": None,
-         "lowestPrice": {"stockStatus": "High", "maxUnreservedGpuCount": 8, "uninterruptablePrice": price,
-                         "minVcpu": 16, "minMemory": 64}}
-    return {"data": {"secure": [t], "community": []}}
+def runpod(dropped: int | None) -> dict[str, Any]:
+    """The payload with every watched GPU at PRICE, except `dropped` (an index of WATCHED) 10 % cheaper."""
+    types = []
+    for i, (type_id, _, _) in enumerate(WATCHED):
+        price = round(PRICE * 0.9, 4) if i == dropped else PRICE
+        types.append({"id": type_id, "displayName": type_id, "memoryInGb": 80, "secureCloud": True,
+                      "communityCloud": False, "securePrice": price, "communityPrice": None,
+                      "lowestPrice": {"stockStatus": "High", "maxUnreservedGpuCount": 8, "uninterruptablePrice": price,
+                                      "minVcpu": 16, "minMemory": 64}})
+    return {"data": {"secure": types, "community": []}}
 
 
 async def main(args: argparse.Namespace) -> list[float]:
     rng = random.Random(args.seed)
     async with FakeTelegram() as tg, ProviderServer() as server:
-        price = 3.0
-        server.serve(RUNPOD_PATH, runpod(price))
+        server.serve(RUNPOD_PATH, runpod(None))
         overrides: dict[str, Any] = {name: {"enabled": False} for name in
                                      ("selectel", "hostkey", "vastai", "cloudrift", "vultr")}
         overrides["runpod"] = {"interval": args.interval, "jitter": 0}
@@ -61,26 +69,25 @@ async def main(args: argparse.Namespace) -> list[float]:
         await app.start()
         assert app.sessionmaker is not None
         async with app.sessionmaker() as s, s.begin():
-            s.add(User(id=7, chat_id=7, lang="en", lang_chosen=True, currency="USD", tz_offset_minutes=0,
-                       grouping=True, active=True))
+            for _, _gpu, chat in WATCHED:
+                s.add(User(id=chat, chat_id=chat, lang="en", lang_chosen=True, currency="USD", tz_offset_minutes=0,
+                           grouping=True, active=True))
             await s.flush()
-            s.add(Subscription(user_id=7, chat_id=7, kind="gpu", query_text="H100", gpu_ids=["h100-sxm"],
-                               price_currency="USD", paused=False))
+            for _, gpu, chat in WATCHED:
+                s.add(Subscription(user_id=chat, chat_id=chat, kind="gpu", query_text=gpu, gpu_ids=[gpu],
+                                   price_currency="USD", paused=False))
         await asyncio.sleep(args.interval + 1)  # the baseline poll has happened
         latencies: list[float] = []
         try:
             for i in range(args.samples):
-                seen = len(server.requests_to(RUNPOD_PATH))
-                server.serve(RUNPOD_PATH, runpod(price))  # back up: a rise, recorded by the next poll, no alert
-                while len(server.requests_to(RUNPOD_PATH)) < seen + 2:  # a whole poll has seen it
-                    await asyncio.sleep(0.05)
-                await asyncio.sleep(0.5 + rng.uniform(0, args.interval))  # recorded; then a random moment
-                server.serve(RUNPOD_PATH, runpod(round(price * 0.9, 4)))
+                dropped = i % len(WATCHED)
+                await asyncio.sleep(rng.uniform(0, args.interval))  # a random moment of the poll cycle
+                server.serve(RUNPOD_PATH, runpod(dropped))  # this one cheaper; the previous one back up
                 changed = time.perf_counter()
-                call = await tg.wait_for("sendMessage", chat_id=7, timeout=args.interval * 4 + 10,
+                call = await tg.wait_for("sendMessage", chat_id=WATCHED[dropped][2], timeout=args.interval * 4 + 10,
                                          predicate=lambda c: "Cheaper" in c.text)
                 latencies.append(call.at - changed)
-                print(f"  sample {i + 1:2d}: {latencies[-1]:.2f} s")
+                print(f"  sample {i + 1:3d}: {latencies[-1]:.2f} s", flush=True)
         finally:
             await app.stop()
         return latencies

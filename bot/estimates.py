@@ -99,8 +99,10 @@ def normalise(text: str) -> str:
 
 
 class Estimator:
-    def __init__(self, capacity: int = 1024, hub: HubResolver | None = None) -> None:
-        # ~20 KB per answer (the estimate with its per-configuration memo): 1,024 phrases are ~20 MB.
+    def __init__(self, capacity: int = 256, hub: HubResolver | None = None) -> None:
+        # Bounded by what an entry holds: ~20 KB when computed, ~45 KB once inline answers have ranked the offers
+        # in stock against it (the per-(card, count) fit and time memos of `core.answer.Answer`), so 256 phrases
+        # are ~11 MB (1,024 were ~45 MB: bench/memory.py). A phrase not kept costs ~0.3 ms to answer again.
         self._cache: OrderedDict[str, Estimate | Failure] = OrderedDict()
         self._capacity = capacity
         self.hub = hub  # None: an org/name the catalog lacks is "not in the catalog"

@@ -5,7 +5,9 @@ about on its own:
 
   weights           what the GPU holds of the model itself (16-bit, fp32 or a quantised base; sharded by ZeRO-3/TP)
   trainable_states  gradients, fp32 master copies and optimizer states of what is trained (sharded by ZeRO-2/3)
-  activations       what the forward pass keeps for the backward one (training) or the prefill working set (inference)
+  activations       what the forward pass keeps for the backward one (training); inference: the prefill working set
+                    of the prompt beyond the cache that generation adds after it (the peak is the prefill or the end
+                    of generation, whichever is higher)
   logits            the vocabulary-wide logits and loss: the term most estimators forget
   kv_cache          inference only: 2 * L * kv_heads * head_dim * bytes per token, times context and sequences
   overhead          allocator fragmentation, dequantisation buffers, gradient buckets, gathered FSDP layers
@@ -195,6 +197,10 @@ class _Dims:
     act_elems: int  # `_layer_act_elems` of a Llama-style block before any adapter term
     bnb_elems: int  # what bitsandbytes' matmuls add to it (see `_layer_act_elems`)
     generic: bool  # scaled from a bare size rather than read from a config (`MARGIN_GENERIC_ARCH`)
+    # Parameters every tensor-parallel rank holds whole (vLLM/SGLang replicate them rather than split them): MLA's
+    # down-projections into its latents (q_a, kv_a) and MoE routers. DeepSeek-R1 FP8 on 8 devices: +0.85 GiB each.
+    tp_replicated_proj: float
+    tp_replicated_router: float
     shapes: dict[str, tuple[int, int, int]]  # `Arch.linear_shapes()`: read-only
     # LoRA targets string -> (adapter parameters per layer, adapter dropout elements per token-layer)
     adapters: dict[str | None, tuple[int, int]]
@@ -233,13 +239,17 @@ def _dims(arch: Arch) -> _Dims:
     layer = sum(d_in * d_out * n for d_in, d_out, n in shapes.values())
     largest = max(d_in * d_out for d_in, d_out, _ in shapes.values())
     active_i = arch.intermediate * max(1, arch.experts_active) + arch.shared_intermediate
+    mla_down = arch.q_lora_rank + arch.kv_lora_rank + arch.rope_head_dim  # q_a and kv_a output widths
     d = _Dims(params=params, embed=embed, layer_params=max(layer, (params - embed) / arch.layers),
               largest_matrix=float(largest), experts=min(arch.expert_params_b * 1e9, params - embed),
               tied_embed=float(arch.vocab * arch.hidden) if arch.tied_embeddings else 0.0,
               active_i=active_i,
               act_elems=4 * arch.hidden + 2 * arch.q_dim + 2 * arch.kv_dim + (arch.mlp_matrices + 1) * active_i,
               bnb_elems=3 * arch.hidden + arch.q_dim + 2 * arch.hidden * arch.experts_active,
-              generic=arch.id.startswith(("generic-", "moe-")), shapes=shapes, adapters={})
+              generic=arch.id.startswith(("generic-", "moe-")),
+              tp_replicated_proj=float(arch.layers * arch.hidden * mla_down) if arch.kv_lora_rank else 0.0,
+              tp_replicated_router=float(arch.hidden * arch.experts * arch.n_moe_layers) if arch.experts > 1 else 0.0,
+              shapes=shapes, adapters={})
     if len(_DIMS) >= 1024:  # configs read from config.json are new objects each time: keep this bounded
         _DIMS.clear()
     _DIMS[id(arch)] = (arch, d)
@@ -376,6 +386,14 @@ def _weights_bytes(w: Workload, d: _Dims, quant: Quant | None = None) -> float:
     return (d.params - d.embed) * QUANT_BYTES[quant] + (d.embed + untied) * 2.0
 
 
+def _tp_replicated_bytes(w: Workload, d: _Dims, quant: Quant) -> float:
+    """Bytes of the weights tensor parallelism leaves whole on every rank (`_Dims.tp_replicated_proj/_router`): the
+    MLA projections in the base's format (FP8 in DeepSeek V3/R1's checkpoint), the routers in 16-bit."""
+    w16 = _w16(w.precision)
+    proj_bytes = w16 if quant is _QNONE or quant is _MXFP4 else QUANT_BYTES[quant]
+    return d.tp_replicated_proj * proj_bytes + d.tp_replicated_router * w16
+
+
 def _layer_act_elems(w: Workload, d: _Dims, quant: Quant) -> float:
     """16-bit elements one transformer block keeps per token for its backward pass (FlashAttention).
 
@@ -413,7 +431,7 @@ class _Training:
     """
 
     __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "cpu", "dequant", "logits", "margin_1",
-                 "margin_n", "states", "trainable", "weights", "weights_gather")
+                 "margin_n", "states", "tp_replicated", "trainable", "weights", "weights_gather")
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -461,6 +479,7 @@ class _Training:
             gather = 2 * d.layer_params * base_bytes + d.embed / (1 if a.tied_embeddings else 2) * 2.0
             weights = grads = master = opt = states_w = 0.0
         self.weights, self.trainable, self.cpu = weights, trainable, cpu
+        self.tp_replicated = _tp_replicated_bytes(w, d, quant) if weights else 0.0
         self.states = states_w + grads + master + opt
         self.base_gather = gather  # before any sharding
         # Two blocks gathered at once under ZeRO-3/FSDP (current + prefetch): reference §3's "4 x largest layer".
@@ -501,7 +520,7 @@ class _Training:
                 gather = self.weights_gather
         elif strategy is _TP:
             states /= n
-            weights /= n
+            weights = (weights - self.tp_replicated) / n + self.tp_replicated
             acts /= n
             logits /= n
         overhead = TRAIN_FRAGMENTATION * (acts + logits) + _TRAIN_FIXED + gather
@@ -516,7 +535,7 @@ class _Inference:
     """The configuration-independent part of an inference workload's memory (see `_Training`)."""
 
     __slots__ = ("dequant", "eager_scores", "gather", "kv", "kv_heads", "kv_prompt", "logits", "margin_1",
-                 "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "weights")
+                 "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "tp_replicated", "weights")
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -528,6 +547,7 @@ class _Inference:
         # The prompt is what is prefilled at once; unstated, the whole context (the worst case).
         prompt = seq_len if w.prompt_len is None else min(seq_len, w.prompt_len)
         self.weights = _weights_bytes(w, d, quant)
+        self.tp_replicated = _tp_replicated_bytes(w, d, quant)
         self.kv = kv_cache_bytes(a, seq_len, w.kv_dtype) * w.concurrency
         # What the cache holds while the prompts are prefilled (all of it when the prompt is the whole context).
         self.kv_prompt = self.kv if prompt == seq_len else kv_cache_bytes(a, prompt, w.kv_dtype) * w.concurrency
@@ -555,7 +575,7 @@ class _Inference:
         gather = 0.0
         tp = strategy is _TP
         if tp or (n > 1 and strategy in _SHARDED):
-            weights /= n
+            weights = (weights - self.tp_replicated) / n + self.tp_replicated if tp else weights / n
             # TP splits KV heads; when there are fewer KV heads than GPUs each GPU keeps (replicates) one.
             share = max(1, math.ceil(self.kv_heads / n)) / self.kv_heads if tp else 1.0 / n
             kv *= share

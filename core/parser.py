@@ -163,11 +163,16 @@ def _amount(text: str, kilo: int = 1000) -> float:
     return value * (kilo * kilo if u == "m" else 1_000_000)
 
 
+def _plain(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else x
+
+
 def check_range(field: str, value: float) -> Msg | None:
     """None when the value is sane for the field, else why not."""
     lo, hi = LIMITS[field]
     if not lo <= value <= hi:
-        return msg("parse_range", label=field_label(field), lo=f"{lo:g}", hi=f"{hi:g}")
+        # plain numbers, never "4.1943e+06": the catalog formats them for the user's language
+        return msg("parse_range", label=field_label(field), lo=_plain(lo), hi=_plain(hi))
     if field in _INT_FIELDS and abs(value - round(value)) > 1e-6:
         return msg("parse_whole", label=field_label(field))
     return None
@@ -248,6 +253,8 @@ def _field(field: str, *groups: str, kilo: int = 1000, **extra: Any) -> Handler:
 
 
 _SIZE_FIELD = _field("params_b", "sz_n")
+_PROMPT_IN = _field("prompt_len", "io_p", kilo=1024)
+_OUTPUT_OUT = _field("output_len", "io_o", kilo=1024)
 
 
 def _size(m: re.Match[str]) -> dict[str, Any]:
@@ -336,6 +343,7 @@ def _model_vocabulary() -> tuple[str, str]:
 
 _FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
 _MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?b(?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
+_MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
 _MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
 _MJOINED = r"(?:[\-_.][a-z0-9]+)*"
 # a spaced part: a size, a name word, a version followed by more name, or a version right after a bare family
@@ -572,10 +580,13 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("p_fp32", r"fp32|float32|(?:full|single)[\s_\-]*precision|полн\w*\s+точност\w*", _const(precision=Precision.FP32)),
     ("single", r"single", _const(strategy=Strategy.SINGLE)),
     ("prompt", rf"{PROMPTW}\s*(?:of\s+|=|:)?\s*(?P<pr_a>{AMT})(?:\s*{TOKW})?", _field("prompt_len", "pr_a", kilo=1024)),
-    ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|in|на\s+входе|входн\w*|"
+    # "1k in, 2k out" only as a pair: a lone "8k in bf16" stays a context length
+    ("in_out", rf"(?P<io_p>{AMT})\s*(?:{TOKW}\s*)?in\s*[,;/]?\s*(?:and\s+|и\s+)?(?P<io_o>{AMT})\s*(?:{TOKW}\s*)?out",
+     lambda m: {**_PROMPT_IN(m), **_OUTPUT_OUT(m)}),
+    ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|на\s+входе|входн\w*|"
                 r"(?:в\s+)?промпт\w*)", _field("prompt_len", "pr_b", kilo=1024)),
     ("output", rf"{OUTPUTW}\s*(?:of\s+|=|:)?\s*(?P<ou_a>{AMT})(?:\s*{TOKW})?", _field("output_len", "ou_a", kilo=1024)),
-    ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|out|new\s+tokens|generated|на\s+выходе|"
+    ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|new\s+tokens|generated|на\s+выходе|"
                 r"выходн\w*|(?:в\s+)?ответ\w*)", _field("output_len", "ou_b", kilo=1024)),
     ("seq", r"(?:ctx|context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
             r"seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|max[\s_\-]*(?:seq(?:uence)?[\s_\-]*)?len(?:gth)?|"

@@ -347,6 +347,8 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
     total = max(1, concurrency or w.concurrency)
     ctx = max(1, context or w.seq_len)
     kv_per_token = kv_bytes_per_token(w.arch, w.kv_dtype, ctx)  # sliding windows cap local layers
+    if prompt is None and context is None:
+        prompt = w.prompt_len  # the stated prompt ("input 1k output 2k"); unstated, the whole context
     prefill_one = _prefill_rate(w, gpu, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
     best: InferenceSpeed | None = None
     min_group = max(1, min(min_group, count))

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import pytest
 from sqlalchemy.engine import URL, make_url
 
+import bot  # noqa: F401  # first, as in `gpuradar run`: aiogram's types are built when first used (bot/lazy_aiogram.py)
+
 # No test reaches the internet: any HTTP(S) request a test (or a process it starts, which inherits the environment)
 # makes to a host other than loopback goes to a proxy address where nothing listens, and fails at once. A provider or
 # Hub base URL a test forgot to point at its stand-in then shows up as a failed poll, never as live traffic.

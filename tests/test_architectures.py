@@ -67,6 +67,36 @@ def test_mla_caches_the_latent_not_full_heads() -> None:
     assert k2.attention == "mla" and kv_bytes_per_token(k2, "fp8") == 61 * 576 * 1
 
 
+def test_gigachat_20b_is_a_gqa_deepseek_moe_not_mla() -> None:
+    # llama.cpp loads GigaChat-20B-A3B as LLM_ARCH_DEEPSEEK (v1 MoE, grouped-query attention): its cache is K and V
+    # of 8 heads x 128 on 28 layers, 3.6x the 576-wide latent the earlier MLA guess gave per layer
+    g = get_model("gigachat-20b-a3b")
+    assert (g.attention, g.layers, g.heads, g.kv_heads, g.experts, g.experts_active) == ("gqa", 28, 16, 8, 64, 6)
+    assert kv_bytes_per_token(g, "bf16") == 28 * 2 * 8 * 128 * 2
+    assert g.max_context == 131072
+
+
+def test_tensor_parallel_replicates_mla_down_projections_and_routers() -> None:
+    # vLLM keeps MLA's q_a / kv_a projections and the MoE routers whole on every rank. DeepSeek-R1 FP8 on 8 GPUs:
+    # 61 layers x 7168 x (1536 + 512 + 64) in FP8, 58 MoE layers x 7168 x 256 router in 16-bit, on each GPU; the
+    # rest (16-bit embeddings, FP8 everything else) split 8 ways. Gaudi's vLLM printed 79.41 GiB per device
+    # (bench/data/measured_components.json); by hand 79.25.
+    r1 = get_model("deepseek-r1")
+    load = w("DeepSeek-R1 inference on 8 H200")
+    assert load.quant is Quant.FP8 and load.gpus == 8 and load.strategy.value == "tp"
+    embed = 2 * 129280 * 7168
+    total = (r1.params_b * 1e9 - embed) * 1.0 + embed * 2.0
+    replicated = 61 * 7168 * (1536 + 512 + 64) * 1.0 + 58 * 7168 * 256 * 2.0
+    by_hand = ((total - replicated) / 8 + replicated) / GIB
+    assert estimate_memory(load).breakdown.weights == pytest.approx(by_hand, rel=1e-9)
+    assert 79.0 < by_hand < 79.41
+    # a dense model has nothing replicated: its weights split exactly
+    dense = w("llama-3.1-70b inference on 4 H100")
+    assert dense.strategy.value == "tp"
+    assert estimate_memory(dense).breakdown.weights == pytest.approx(
+        estimate_memory(w("llama-3.1-70b inference")).breakdown.weights / 4, rel=1e-12)
+
+
 # --- sliding window / hybrid -------------------------------------------------------------------------------------
 
 def test_gemma3_hybrid_local_global_kv_by_hand() -> None:

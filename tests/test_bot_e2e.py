@@ -319,6 +319,31 @@ async def test_inline_paging_and_deep_link_subscribes(tg, app):
     assert "Now watching" in text and "1B inference" in text
 
 
+async def test_inline_pages_are_kept_as_text_bounded_and_answered_the_same(tg, app, monkeypatch):
+    """The inline page cache keeps each page's text (never aiogram objects or rankings), stays within its bound, and
+    a page answered from it is the same answer, in the asker's language, as the one built the first time."""
+    from bot.handlers import inline
+
+    monkeypatch.setattr(inline, "PAGES_KEPT", 3)
+    inline._PAGES.clear()
+    answers = {}
+    for i, phrase in enumerate(["1B inference", "7B LoRA", "13B LoRA", "8B QLoRA", "1B inference"]):
+        qid = tg.inline_query(phrase, user_id=30 + i % 2, lang=("en", "ru")[i % 2])
+        answers.setdefault(phrase, []).append((await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params)
+        assert len(inline._PAGES) <= 3
+    first, again = answers["1B inference"]  # user 30 (en) both times; the page was evicted and built again
+    assert first["results"] == again["results"] and first["next_offset"] == again["next_offset"] == "20"
+    qid = tg.inline_query("1B inference", user_id=30)  # now kept: answered from the text, the same again
+    assert (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"] == first["results"]
+    ru = answers["7B LoRA"][0]["results"]
+    assert ru[0]["reply_markup"]["inline_keyboard"][0][0]["text"] != first["results"][0]["reply_markup"][
+        "inline_keyboard"][0][0]["text"]  # the button in Russian for the Russian user
+    for page in inline._PAGES.values():
+        assert isinstance(page, inline.Page) and page.articles
+        for article in page.articles:
+            assert all(isinstance(getattr(article, f), str) for f in ("id", "title", "description", "text"))
+
+
 async def test_broken_deep_link(tg, app):
     tg.message("/start sub_hdeadbeef", user_id=21)
     await tg.wait_for("sendMessage", chat_id=21)

@@ -139,6 +139,9 @@ def test_quant_named_in_a_repository_name() -> None:
     ("Mistral Large 2 inference", "mistral-large-2407", Method.INFERENCE),
     ("поднять deepseek r1 на 8 H200", "deepseek-r1", Method.INFERENCE),
     ("serve llama 3.3 70b on 2 H100", "llama-3.3-70b", Method.INFERENCE),
+    ("smollm2 135m inference", "smollm2-135m", Method.INFERENCE),  # a size in millions, spaced like "32b"
+    ("SmolLM2 360M lora", "smollm2-360m", Method.LORA),
+    ("gemma 3 270m inference", "gemma-3-270m", Method.INFERENCE),
 ])
 def test_more_ways_of_saying_it(phrase: str, model: str, method: Method) -> None:
     spec = parse_workload(phrase)

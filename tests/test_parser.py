@@ -402,3 +402,11 @@ def test_dispatch_agrees_with_the_full_alternation(text: str) -> None:
         fast = scanner.match(text, start.start()) if scanner else None
         slow = full.match(text, start.start())
         assert (fast and (fast.lastgroup, fast.span())) == (slow and (slow.lastgroup, slow.span()))
+
+
+def test_range_errors_show_plain_numbers_in_each_language() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("llama 8b 500m tokens")
+    assert "4,194,304" in render("en", info.value.explain())
+    assert "4\u00a0194\u00a0304" in render("ru", info.value.explain()).replace(" ", "\u00a0")
+    assert "e+" not in render("en", info.value.explain())

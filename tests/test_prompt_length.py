@@ -26,6 +26,7 @@ from tests.test_estimator import wl
     ("8B inference input 1k output 2k", 1024, 2048),
     ("8B inference prompt 6k, output 512", 6144, 512),
     ("8B inference 1k in 2k out", 1024, 2048),
+    ("8B inference 1k tokens in, 512 out", 1024, 512),
     ("8B inference 1k input tokens, 2k output tokens", 1024, 2048),
     ("8B inference isl 1024 osl 2048", 1024, 2048),
     ("8B inference input_len=3000 max_new_tokens=500", 3000, 500),
@@ -38,6 +39,13 @@ def test_the_phrase_states_input_and_output(phrase: str, prompt: int, output: in
     assert (spec.prompt_len, spec.output_len, spec.method) == (prompt, output, Method.INFERENCE)
     w, _ = complete(spec)
     assert (w.prompt_len, w.seq_len) == (prompt, prompt + output)
+
+
+@pytest.mark.parametrize(("phrase", "seq"), [("13B LoRA 4k in bf16", 4096), ("70B inference 32k in fp8", 32768),
+                                          ("qwen 7b 4k context in 4bit", 4096)])
+def test_a_lone_in_after_a_length_is_still_the_context(phrase: str, seq: int) -> None:
+    spec = parse_workload(phrase)
+    assert (spec.seq_len, spec.prompt_len, spec.output_len) == (seq, None, None)
 
 
 def test_a_stated_context_stays_and_holds_the_prompt() -> None:
@@ -137,3 +145,18 @@ async def test_the_bot_shows_input_and_output(tg, app):  # noqa: F811
     assert "ctx 3072 (вход 1024 + выход 2048)" in text
     text = await say(tg, "/estimate qwen3-8b inference ctx 8k")
     assert "worst case" in text
+
+
+def test_the_prefill_speed_is_that_of_the_stated_prompt() -> None:
+    from core.gpus import find_gpu
+    from core.speed import _prefill_rate, inference_speed
+
+    gpu = find_gpu("H100 SXM")
+    assert gpu is not None
+    long = wl("qwen3-8b", method="inference", seq_len=32768, prompt_len=None)
+    short = long.with_(prompt_len=1024)
+    assert inference_speed(short, gpu, 1).prefill_tokens_per_s == _prefill_rate(short, gpu, 1, 1024)
+    assert inference_speed(long, gpu, 1).prefill_tokens_per_s == _prefill_rate(long, gpu, 1, 32768)
+    # attention over a shorter prompt costs less per token; the decode step still reads the whole context's cache
+    assert inference_speed(short, gpu, 1).prefill_tokens_per_s > inference_speed(long, gpu, 1).prefill_tokens_per_s
+    assert inference_speed(short, gpu, 1).decode_tokens_per_s == inference_speed(long, gpu, 1).decode_tokens_per_s

@@ -31,7 +31,7 @@ def test_cyrillic_input_answers_in_russian(capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(("args", "needle_en"), [
     (("--", "-7B", "lora"), "cannot be negative"),
     (("llama-3.1-70b", "inference", "ctx", "1m"), "at most 131,072 tokens"),
-    (("70B", "inference", "100000", "users"), "between 1 and 4096"),
+    (("70B", "inference", "100000", "users"), "between 1 and 4,096"),
 ])
 def test_impossible_sizes_are_refused_with_the_limit(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
                                                      needle_en: str) -> None:

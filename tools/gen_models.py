@@ -85,9 +85,11 @@ NAME_VARIANTS = re.compile(r"-(?:Instruct|Base|Chat|chat|it|hf|instruct|pretrain
 
 
 def _display(name: str) -> str:
-    """'Llama-2-13b-hf' -> 'Llama-2-13B': sizes in capitals, variant words dropped."""
+    """'Llama-2-13b-hf' -> 'Llama-2-13B', 'gemma-3-270m' -> 'gemma-3-270M': sizes in capitals, variant words
+    dropped."""
     name = NAME_VARIANTS.sub("", name)
-    return re.sub(r"(?<=[-_])(\d+(?:\.\d+)?)b(?=[-_]|$)", r"\1B", name)
+    name = re.sub(r"(?<=[-_])(\d+(?:\.\d+)?)([bm])(?=[-_]|$)", lambda m: m.group(1) + m.group(2).upper(), name)
+    return name
 
 
 def _slug(name: str) -> str:

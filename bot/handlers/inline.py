@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aiogram import Router
 from aiogram.types import (
@@ -32,24 +33,60 @@ from bot.tokens import QueryTokens
 from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
-from core.ranking import Ranked, RankedGroups
+from core.ranking import Ranked
 
 router = Router(name="inline")
 
-# Built answers are big (~20 rendered articles with keyboards: hundreds of KB), so only the hottest few are kept;
-# the ranking behind an answer is small (references to cached offers) and is kept for many more phrases.
-ANSWERS_KEPT = 64
-RANKINGS_KEPT = 2048
-_ANSWERS: OrderedDict[tuple[object, ...], tuple[list[InlineQueryResultUnion], str]] = OrderedDict()
-_RANKINGS: OrderedDict[tuple[object, ...], RankedGroups] = OrderedDict()
+# Keystrokes repeat the same few phrases, so answer pages are kept until the next ingest changes the offers. What
+# is kept is a page's text, about 30 KB for 21 articles (an emoji in a text makes Python keep it at 4 bytes a
+# character), not the aiogram objects built from it (about 110 KB: each article is a pydantic model with its keyboard,
+# content and preview options): building those again costs ~0.4 ms, the text ~2 ms. The ranking behind a page is not
+# kept at all: a lazy merge ranks a page in ~0.3 ms, while keeping it kept the phrase's Estimate and a generator per
+# offer group alive (~75 KB a phrase). Measured by bench/memory.py (RSS after 10,000 distinct inline queries).
+PAGES_KEPT = 128  # ~4 MB at most
+
+
+@dataclass(frozen=True, slots=True)
+class Article:
+    """One result's text, cut to the Bot API's limits (title 200, description 500, message 4,096 characters)."""
+
+    id: str
+    title: str
+    description: str
+    text: str  # HTML
+
+    @classmethod
+    def cut(cls, id_: str, title: str, description: str, text: str) -> Article:
+        return cls(id_, title[:200], description[:500], text[:4096])
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One answer page as plain text: what `results()` turns into Bot API objects for each query."""
+
+    articles: tuple[Article, ...]
+    subscribe_url: str  # the deep link behind every article's "Subscribe" button
+    next_offset: str
+
+    def results(self, lang: str) -> list[InlineQueryResultUnion]:
+        kb = InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=t(lang, "btn_subscribe"),
+                                                                         url=self.subscribe_url)]])
+        return [_article(a.id, a.title, a.description, a.text, kb) for a in self.articles]
+
+
+_PAGES: OrderedDict[tuple[object, ...], Page] = OrderedDict()
 
 PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
 CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
 
 
+def _subscribe_url(bot_username: str, token: str) -> str:
+    return f"https://t.me/{bot_username}?start={DEEP_LINK_PREFIX}{token}"
+
+
 def _subscribe_kb(bot_username: str, token: str, lang: str) -> InlineKeyboardMarkup:
-    url = f"https://t.me/{bot_username}?start={DEEP_LINK_PREFIX}{token}"
-    return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=t(lang, "btn_subscribe"), url=url)]])
+    return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=t(lang, "btn_subscribe"),
+                                                                       url=_subscribe_url(bot_username, token))]])
 
 
 def _article(id_: str, title: str, description: str, text: str,
@@ -66,17 +103,16 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
             for i, ex in enumerate(examples(lang))]
 
 
-def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
-                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultUnion], str]:
-    kb = _subscribe_kb(bot_username, tokens.encode(est.query), lang)
+def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
+                  bot_username: str, tokens: QueryTokens) -> Page:
     label = workload_label(est, lang)
-    results: list[InlineQueryResultUnion] = []
+    articles: list[Article] = []
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
             or t(lang, "est_no_fit")
-        results.append(_article("e", t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib)),
-                                t(lang, "inline_est_desc", fits=fits),
-                                render_estimate(est, ranked, lang, currency), kb))
+        title = t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib))
+        articles.append(Article.cut("e", title, t(lang, "inline_est_desc", fits=fits),
+                                    render_estimate(est, ranked, lang, currency)))
     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):
         offer = r.offer
         assert isinstance(offer, CachedOffer)
@@ -87,9 +123,16 @@ def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang:
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency)}"
-        results.append(_article(f"o{i}", title, desc, text, kb))
+        articles.append(Article.cut(f"o{i}", title, desc, text))
     next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""
-    return results, next_offset
+    return Page(tuple(articles), _subscribe_url(bot_username, tokens.encode(est.query)), next_offset)
+
+
+def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
+                     bot_username: str, tokens: QueryTokens) -> tuple[list[InlineQueryResultUnion], str]:
+    """The Bot API results of one answer page and its `next_offset`."""
+    page = estimate_page(est, ranked, offset, lang, currency, bot_username, tokens)
+    return page.results(lang), page.next_offset
 
 
 def parse_offset(raw: str) -> int:
@@ -118,23 +161,13 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         await query.answer(only, cache_time=CACHE_TIME, is_personal=True)
         return
     offset = parse_offset(query.offset)
-    # Keystrokes repeat the same few phrases: the built answer is kept until the next ingest changes the offers.
     key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
-    answer = _ANSWERS.get(key)
-    if answer is None:
-        rank_key = (id(offers), offers.version, result.query.lower(), p.currency)
-        ranked = _RANKINGS.get(rank_key)
-        if ranked is None:
-            ranked = _RANKINGS[rank_key] = rank_for(result, offers, p.currency)
-            while len(_RANKINGS) > RANKINGS_KEPT:
-                _RANKINGS.popitem(last=False)
-        else:
-            _RANKINGS.move_to_end(rank_key)
-        answer = estimate_results(result, ranked, offset, p.lang, p.currency, bot_username, tokens)
-        _ANSWERS[key] = answer
-        while len(_ANSWERS) > ANSWERS_KEPT:
-            _ANSWERS.popitem(last=False)
+    page = _PAGES.get(key)
+    if page is None:
+        page = _PAGES[key] = estimate_page(result, rank_for(result, offers, p.currency), offset, p.lang, p.currency,
+                                           bot_username, tokens)
+        while len(_PAGES) > PAGES_KEPT:
+            _PAGES.popitem(last=False)
     else:
-        _ANSWERS.move_to_end(key)
-    results, next_offset = answer
-    await query.answer(results, cache_time=CACHE_TIME, is_personal=True, next_offset=next_offset)
+        _PAGES.move_to_end(key)
+    await query.answer(page.results(p.lang), cache_time=CACHE_TIME, is_personal=True, next_offset=page.next_offset)

@@ -1,0 +1,51 @@
+"""Build aiogram's Bot API type schemas when they are first used, not all of them when aiogram is imported.
+
+aiogram declares its ~300 Telegram types with pydantic's `defer_build=True`, then ends `aiogram/types/__init__.py`
+with a loop calling `model_rebuild(_types_namespace=...)` on every one of them, which builds every validator and
+serializer at once (aiogram issue #1513, "High memory consumption due to importing any object from aiogram"). A
+running bot validates a handful of them (Update, Message, InlineQuery, CallbackQuery and what our replies send). The
+eager build cost this process about 110 MB of RSS and 3 s of start-up (bench/memory.py: aiogram 3.31, pydantic 2.13).
+
+`install()` makes that one loop record the namespace instead of building: each aiogram type module gets the names
+its annotations refer to (the ones aiogram imports only under TYPE_CHECKING), so pydantic's own deferred build
+resolves them whenever and wherever a type is first validated, exactly as the eager rebuild would have. Every other
+`model_rebuild` call, and this one once aiogram is imported, behaves as pydantic's own. Verified by
+tests/test_lazy_aiogram.py (every aiogram type still builds and validates; the deferral is in effect in the bot) and
+by every end-to-end test, which runs the bot through this path.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from pydantic import BaseModel
+
+_PATCHED = "_gpuradar_lazy_aiogram"
+
+
+def install() -> None:
+    """Defer aiogram's type builds; a no-op when aiogram.types is already imported (the work is done by then)."""
+    if "aiogram.types" in sys.modules or getattr(BaseModel, _PATCHED, False):
+        return
+    pydantic_rebuild = BaseModel.__dict__["model_rebuild"].__func__
+
+    def model_rebuild(cls: type[BaseModel], *, force: bool = False, raise_errors: bool = True,
+                      _parent_namespace_depth: int = 2, _types_namespace: dict[str, Any] | None = None) -> bool | None:
+        module = sys.modules.get(cls.__module__)
+        if (_types_namespace is not None and not force and module is not None
+                and cls.__module__.startswith("aiogram.types.") and _in_aiogram_import_loop()):
+            names = vars(module)
+            for name, value in _types_namespace.items():
+                names.setdefault(name, value)
+            return None  # still incomplete: pydantic builds it on first use (defer_build)
+        return pydantic_rebuild(cls, force=force, raise_errors=raise_errors,  # type: ignore[no-any-return]
+                                _parent_namespace_depth=_parent_namespace_depth, _types_namespace=_types_namespace)
+
+    BaseModel.model_rebuild = classmethod(model_rebuild)  # type: ignore[method-assign,assignment]
+    setattr(BaseModel, _PATCHED, True)
+
+
+def _in_aiogram_import_loop() -> bool:
+    """Whether aiogram.types' own import is running its rebuild loop (`_types_namespace` is deleted after it)."""
+    return hasattr(sys.modules.get("aiogram.types"), "_types_namespace")
