@@ -102,6 +102,7 @@ async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool =
             settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
             app = App(settings, scrape=False, polling_timeout=1, ingest_process=ingest_process)
             await app.start()
+            app.freeze_heap()  # as `gpuradar run` does once started
             at = datetime(2025, 1, 1, tzinfo=UTC)
             for provider, rows in offers(250).items():
                 await app.ingest(PollResult(provider=provider, status=PollStatus.OK, offers=rows, started_at=at,
