@@ -253,6 +253,8 @@ def _field(field: str, *groups: str, kilo: int = 1000, **extra: Any) -> Handler:
 
 
 _SIZE_FIELD = _field("params_b", "sz_n")
+_PROMPT_IN = _field("prompt_len", "io_p", kilo=1024)
+_OUTPUT_OUT = _field("output_len", "io_o", kilo=1024)
 
 
 def _size(m: re.Match[str]) -> dict[str, Any]:
@@ -578,10 +580,13 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("p_fp32", r"fp32|float32|(?:full|single)[\s_\-]*precision|полн\w*\s+точност\w*", _const(precision=Precision.FP32)),
     ("single", r"single", _const(strategy=Strategy.SINGLE)),
     ("prompt", rf"{PROMPTW}\s*(?:of\s+|=|:)?\s*(?P<pr_a>{AMT})(?:\s*{TOKW})?", _field("prompt_len", "pr_a", kilo=1024)),
-    ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|in|на\s+входе|входн\w*|"
+    # "1k in, 2k out" only as a pair: a lone "8k in bf16" stays a context length
+    ("in_out", rf"(?P<io_p>{AMT})\s*(?:{TOKW}\s*)?in\s*[,;/]?\s*(?:and\s+|и\s+)?(?P<io_o>{AMT})\s*(?:{TOKW}\s*)?out",
+     lambda m: {**_PROMPT_IN(m), **_OUTPUT_OUT(m)}),
+    ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|на\s+входе|входн\w*|"
                 r"(?:в\s+)?промпт\w*)", _field("prompt_len", "pr_b", kilo=1024)),
     ("output", rf"{OUTPUTW}\s*(?:of\s+|=|:)?\s*(?P<ou_a>{AMT})(?:\s*{TOKW})?", _field("output_len", "ou_a", kilo=1024)),
-    ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|out|new\s+tokens|generated|на\s+выходе|"
+    ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|new\s+tokens|generated|на\s+выходе|"
                 r"выходн\w*|(?:в\s+)?ответ\w*)", _field("output_len", "ou_b", kilo=1024)),
     ("seq", r"(?:ctx|context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
             r"seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|max[\s_\-]*(?:seq(?:uence)?[\s_\-]*)?len(?:gth)?|"

@@ -26,6 +26,7 @@ from tests.test_estimator import wl
     ("8B inference input 1k output 2k", 1024, 2048),
     ("8B inference prompt 6k, output 512", 6144, 512),
     ("8B inference 1k in 2k out", 1024, 2048),
+    ("8B inference 1k tokens in, 512 out", 1024, 512),
     ("8B inference 1k input tokens, 2k output tokens", 1024, 2048),
     ("8B inference isl 1024 osl 2048", 1024, 2048),
     ("8B inference input_len=3000 max_new_tokens=500", 3000, 500),
@@ -38,6 +39,13 @@ def test_the_phrase_states_input_and_output(phrase: str, prompt: int, output: in
     assert (spec.prompt_len, spec.output_len, spec.method) == (prompt, output, Method.INFERENCE)
     w, _ = complete(spec)
     assert (w.prompt_len, w.seq_len) == (prompt, prompt + output)
+
+
+@pytest.mark.parametrize(("phrase", "seq"), [("13B LoRA 4k in bf16", 4096), ("70B inference 32k in fp8", 32768),
+                                          ("qwen 7b 4k context in 4bit", 4096)])
+def test_a_lone_in_after_a_length_is_still_the_context(phrase: str, seq: int) -> None:
+    spec = parse_workload(phrase)
+    assert (spec.seq_len, spec.prompt_len, spec.output_len) == (seq, None, None)
 
 
 def test_a_stated_context_stays_and_holds_the_prompt() -> None:
@@ -152,3 +160,12 @@ def test_the_prefill_speed_is_that_of_the_stated_prompt() -> None:
     # attention over a shorter prompt costs less per token; the decode step still reads the whole context's cache
     assert inference_speed(short, gpu, 1).prefill_tokens_per_s > inference_speed(long, gpu, 1).prefill_tokens_per_s
     assert inference_speed(short, gpu, 1).decode_tokens_per_s == inference_speed(long, gpu, 1).decode_tokens_per_s
+
+
+def test_the_help_examples_show_input_and_output_and_are_understood() -> None:
+    from bot.texts import EXAMPLES, EXAMPLES_RU
+
+    for example in (*EXAMPLES, *EXAMPLES_RU):
+        complete(parse_workload(example))  # every example the bot offers is understood
+    assert any(complete(parse_workload(e))[0].prompt_len == 1024 for e in EXAMPLES)
+    assert any(complete(parse_workload(e))[0].prompt_len == 1024 for e in EXAMPLES_RU)
