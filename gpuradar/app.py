@@ -248,7 +248,7 @@ class App:
             if writer is not None:
                 writer.stats["queued"] += done.queued
                 writer.stats["cooling"] += done.cooling
-                if done.queued and writer.wakeup is not None:
+                if (done.queued or done.retried) and writer.wakeup is not None:
                     writer.wakeup()  # committed: the senders look at once
         else:
             if term is not None:

@@ -36,7 +36,7 @@ import socket
 import struct
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
@@ -106,6 +106,9 @@ class Recorded:
     events: int  # change events the poll produced
     queued: int  # alerts queued in the same transaction
     cooling: int  # of those, queued as cooling down (see OutboxWriter.stats)
+    # The child died during the call and it was made again: the dead child may have committed the poll (and queued
+    # its alerts) before it could reply, so the repeat found it recorded. The senders should look anyway.
+    retried: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,9 +245,10 @@ class IngestProcess:
     async def record(self, result: PollResult, *, rates: Rates | None = None, alerts: AlertPolicy | None = None,
                      fence: Fence | None = None) -> Recorded:
         """Record one poll in the child (`storage.ingest.record_poll`, with the child's state cache)."""
+        restarts = self.restarts
         reply = await self._call(RecordPoll(PackedPoll.pack(result), rates, alerts, fence))
         assert isinstance(reply, Recorded)
-        return reply
+        return replace(reply, retried=True) if self.restarts != restarts else reply
 
     async def offers(self, since: tuple[int, int] | None = None) -> OfferRows:
         reply = await self._call(ReadOffers(since))
