@@ -5,10 +5,13 @@ API server. Target: under 300 MB after the queries. Also prints the start-up tim
 The bot runs in its own process, so the figure is the bot's alone: neither this driver nor the stand-in server (which
 records every request it gets) is in it. Its database is a migrated SQLite file where storage's ingest
 (`storage.ingest.record_poll`, the function the leader's ingest runs) has recorded 1,440 offers from four providers
-first; the bot loads them into its offer cache on start, as every replica does. Scraping itself is not in this
-figure (the leader's ingest: bench/scrape.py).
+first; the bot loads them into its offer cache on start, as every replica does.
 
-    python3 bench/memory.py [--queries 10000] [--seed N]
+`--leader` measures the replica that holds the scrapers' lease instead (`gpuradar run`, scraping): it polls a
+Vast-sized marketplace on the stand-in provider server (10,000 listings, 5 % of the prices changing between polls)
+every 10 s throughout, and records the polls in its ingest child process, whose RSS is added to the figure.
+
+    python3 bench/memory.py [--queries 10000] [--seed N] [--leader]
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.inline import offers  # noqa: E402
+from bench.scrape import vast_payload  # noqa: E402
 from core.offers import Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
 from scrapers.registry import PROVIDERS  # noqa: E402
@@ -39,6 +43,7 @@ from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import record_poll  # noqa: E402
 from storage.migrate import upgrade_async  # noqa: E402
 from tests.support.fake_telegram import FakeTelegram  # noqa: E402
+from tests.support.provider_server import VAST_PATH, ProviderServer  # noqa: E402
 
 TARGET_MB = 300
 OFFERS_PER_PROVIDER = 360
@@ -48,21 +53,25 @@ MODELS = ["llama-3.1-8b", "qwen2.5-72b", "mixtral", "gemma-3-27b", "deepseek r1"
           "mistral nemo", "yi 1.5 34b", "gpt-oss-20b"]
 
 
-def process_tree_rss_mb(pid: int) -> tuple[float, int]:
-    """RSS of `pid` and every process under it (MB), and how many processes that is."""
-    total, count, todo = 0, 0, [pid]
+def process_tree_rss_mb(pid: int) -> tuple[float, list[float]]:
+    """RSS (MB) of `pid` and every process under it: the total, and each process's, the bot's first."""
+    each: list[float] = []
+    todo = [pid]
     while todo:
-        p = todo.pop()
+        p = todo.pop(0)
         try:
             with open(f"/proc/{p}/status") as f:
-                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-            count += 1
+                each.append(next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024)
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
                     todo += [int(c) for c in f.read().split()]
         except (FileNotFoundError, ProcessLookupError, StopIteration):
             continue  # ended meanwhile
-    return total / 1024, count
+    return sum(each), each
+
+
+def _split(each: list[float]) -> str:
+    return "" if len(each) < 2 else " (" + " + ".join(f"{mb:.0f}" for mb in each) + ": the bot, then its children)"
 
 
 def distinct_queries(n: int, rng: random.Random) -> list[str]:
@@ -100,16 +109,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def bot_env(url: str, tg: FakeTelegram) -> dict[str, str]:
+def bot_env(url: str, tg: FakeTelegram, provider_url: str | None = None) -> dict[str, str]:
     ours = ("PROVIDERS__", "WEBHOOK__", "WEB__", "LEASE__", "SENDER__", "LOG__", "DATABASE_URL", "BOT_TOKEN",
             "TELEGRAM_API_URL", "FX_", "ADMIN_IDS", "HF_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
     env.update({"DATABASE_URL": url, "BOT_TOKEN": tg.token, "TELEGRAM_API_URL": tg.base_url,
                 "WEB__HOST": "127.0.0.1", "WEB__PORT": str(free_port()), "LOG__LEVEL": "WARNING",
                 "HF_ENDPOINT": "http://127.0.0.1:9", "PYTHONPATH": str(ROOT)})
-    for name in PROVIDERS:  # nothing polls anything: --no-scrape, and every provider off besides
+    for name in PROVIDERS:  # nothing polls anything but the stand-in's marketplace (with --leader)
         env[f"PROVIDERS__{name.upper()}__ENABLED"] = "false"
+    if provider_url is not None:
+        env.update({"PROVIDERS__VASTAI__ENABLED": "true", "PROVIDERS__VASTAI__BASE_URL": provider_url,
+                    "PROVIDERS__VASTAI__INTERVAL": str(POLL_EVERY), "PROVIDERS__VASTAI__JITTER": "0",
+                    "PROVIDERS__VASTAI__LIMIT": "10000", "FX_URL": f"{provider_url}/no-rates-here"})
     return env
+
+
+POLL_EVERY = 10  # seconds between the leader's polls of the marketplace (Vast allows 10 requests a minute)
+
+
+async def churn(server: ProviderServer, rng: random.Random) -> None:
+    """Keeps the marketplace moving: every poll interval 5 % of the listings change price."""
+    payload = vast_payload(10_000, rng)
+    payload["truncated"] = False
+    while True:
+        server.serve(VAST_PATH, payload)
+        await asyncio.sleep(POLL_EVERY)
+        for row in rng.sample(payload["offers"], len(payload["offers"]) // 20):
+            row["dph_total"] = round(row["dph_total"] * rng.uniform(0.8, 1.2), 4)
 
 
 async def until_healthy(port: str, proc: asyncio.subprocess.Process, timeout: float = 180.0) -> None:
@@ -163,15 +190,19 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite+aiosqlite:///{Path(tmp) / 'memory.sqlite3'}"
         n_offers = await record_offers(url)
-        async with FakeTelegram() as tg:
+        async with FakeTelegram() as tg, ProviderServer() as server:
+            market = asyncio.create_task(churn(server, random.Random(args.seed + 1))) if args.leader else None
             log = open(Path(tmp) / "bot.log", "wb")  # noqa: SIM115  # closed below, after the process
             started = time.perf_counter()
-            env = bot_env(url, tg)
-            proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "gpuradar.cli", "run", "--no-scrape",
-                                                        cwd=tmp, env=env, stdout=log, stderr=log)
+            env = bot_env(url, tg, server.base_url if args.leader else None)
+            cmd = [sys.executable, "-m", "gpuradar.cli", "run", *([] if args.leader else ["--no-scrape"])]
+            proc = await asyncio.create_subprocess_exec(*cmd, cwd=tmp, env=env, stdout=log, stderr=log)
             try:
                 await until_healthy(env["WEB__PORT"], proc)  # started: migrated, offers cached, polling
                 up = time.perf_counter() - started
+                if args.leader:  # the first poll recorded (the next one asked for), before "idle"
+                    while len(server.requests_to(VAST_PATH)) < 2:
+                        await asyncio.sleep(0.2)
                 await asyncio.sleep(2)
                 idle, procs = process_tree_rss_mb(proc.pid)
                 answers = Answers(tg)
@@ -184,6 +215,8 @@ async def main(args: argparse.Namespace) -> None:
                 await asyncio.sleep(1)
                 after, procs_after = process_tree_rss_mb(proc.pid)
             finally:
+                if market is not None:
+                    market.cancel()
                 if proc.returncode is None:
                     proc.terminate()
                     try:
@@ -195,11 +228,13 @@ async def main(args: argparse.Namespace) -> None:
                 if proc.returncode not in (0, -15) or sys.exc_info()[0] is not None:
                     print((Path(tmp) / "bot.log").read_text()[-3000:])
     print(f"seed {args.seed}; load average {os.getloadavg()[0]:.1f}")
-    print(f"bot up (migrated, {n_offers:,} offers cached, polling) in {up:.1f} s; "
-          f"processes measured: {procs} idle, {procs_after} after")
-    print(f"RSS idle: {idle:.0f} MB")
+    role = (f"the scraping leader ({len(server.requests_to(VAST_PATH))} polls of a 10,000-listing marketplace "
+            f"meanwhile)" if args.leader else "a replica (--no-scrape)")
+    print(f"bot: {role}; up (migrated, {n_offers:,} offers cached, polling) in {up:.1f} s; "
+          f"processes measured: {len(procs)} idle, {len(procs_after)} after")
+    print(f"RSS idle: {idle:.0f} MB{_split(procs)}")
     print(f"RSS after {len(queries):,} distinct inline queries ({answers.with_estimate:,} answered with an estimate, "
-          f"{answers.other:,} with a polite 'not understood'; {took:.0f} s): {after:.0f} MB "
+          f"{answers.other:,} with a polite 'not understood'; {took:.0f} s): {after:.0f} MB{_split(procs_after)} "
           f"(target < {TARGET_MB} MB: {'met' if after < TARGET_MB else 'MISSED'}, {after / TARGET_MB:.2f}x)")
     cmd = [sys.executable, "-X", "importtime", "-c", "import gpuradar.commands.estimate"]
     imports = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).stderr.splitlines()
@@ -218,4 +253,5 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=random.randrange(1 << 30))
+    ap.add_argument("--leader", action="store_true", help="the scraping leader (its ingest child counted too)")
     asyncio.run(main(ap.parse_args()))

@@ -1,22 +1,29 @@
-"""Build aiogram's Bot API type schemas when they are first used, not all of them when aiogram is imported.
+"""Build aiogram's Bot API type and method schemas when they are first used, not all of them when aiogram is imported.
 
 aiogram declares its ~300 Telegram types with pydantic's `defer_build=True`, then ends `aiogram/types/__init__.py`
 with a loop calling `model_rebuild(_types_namespace=...)` on every one of them, which builds every validator and
 serializer at once (aiogram issue #1513, "High memory consumption due to importing any object from aiogram"). A
 running bot validates a handful of them (Update, Message, InlineQuery, CallbackQuery and what our replies send). The
 eager build cost this process about 110 MB of RSS and 3 s of start-up (bench/memory.py: aiogram 3.31, pydantic 2.13).
+Its ~190 API methods (`TelegramMethod` models, no `defer_build`) are built as each class is defined: another ~26 MB.
 
 `install()` makes that one loop record the namespace instead of building: each aiogram type module gets the names
 its annotations refer to (the ones aiogram imports only under TYPE_CHECKING), so pydantic's own deferred build
 resolves them whenever and wherever a type is first validated, exactly as the eager rebuild would have. Every other
-`model_rebuild` call, and this one once aiogram is imported, behaves as pydantic's own. Verified by
-tests/test_lazy_aiogram.py (every aiogram type still builds and validates; the deferral is in effect in the bot) and
-by every end-to-end test, which runs the bot through this path.
+`model_rebuild` call, and this one once aiogram is imported, behaves as pydantic's own. For the methods, the moment
+`aiogram.methods.base` has defined `TelegramMethod`, its config gains `defer_build=True`, which every method class
+inherits (their modules import the types they name, so nothing else is needed). Verified by
+tests/test_lazy_aiogram.py (every aiogram type and method still builds and validates; the deferral is in effect in
+the bot) and by every end-to-end test, which runs the bot through this path.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
@@ -44,6 +51,29 @@ def install() -> None:
 
     BaseModel.model_rebuild = classmethod(model_rebuild)  # type: ignore[method-assign,assignment]
     setattr(BaseModel, _PATCHED, True)
+    if "aiogram.methods.base" not in sys.modules:
+        sys.meta_path.insert(0, _DeferMethods())
+
+
+class _DeferMethods(importlib.abc.MetaPathFinder):
+    """Once `aiogram.methods.base` is executed, `TelegramMethod` defers the build of every method class after it."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "aiogram.methods.base":
+            return None
+        sys.meta_path.remove(self)  # one module, once
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            module.TelegramMethod.model_config["defer_build"] = True
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 def _in_aiogram_import_loop() -> bool:

@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 
 from bot.i18n import t
-from core.models import find_model
+from core.models import MODELS, find_model
 from core.providers import provider_title
 from core.workload import Workload
 
@@ -44,6 +44,18 @@ def provider_name(provider: str) -> str:
     return provider_title(provider)
 
 
+@lru_cache(maxsize=1)
+def _family_spellings() -> dict[str, str]:
+    """'gemma' -> 'Gemma', 'glm' -> 'GLM': how the catalog's own capitalised names write a family that some
+    upstream configs spell in lower case ('gemma-3-27B', 'glm-4-9B' from litgpt)."""
+    out: dict[str, str] = {}
+    for arch in MODELS:
+        head = re.sub(r"\d+(?:\.\d+)?$", "", re.split(r"[-_ ]", arch.name)[0])
+        if head and head != head.lower():
+            out.setdefault(head.lower(), head)
+    return out
+
+
 @lru_cache(maxsize=512)
 def model_name(model: str) -> str:
     """'llama-3.1-70b' or 'Llama-3.1-70B' -> 'Llama 3.1 70B'; a name not in the catalog is kept as it is."""
@@ -53,7 +65,9 @@ def model_name(model: str) -> str:
     name = arch.name
     if "(" in name or " " in name:  # "70B (scaled from …)", "8x70B MoE (…)": already prose
         return name
-    return name.replace("-", " ")
+    head, sep, rest = name.partition("-")
+    head = _family_spellings().get(head, head)
+    return (head + sep + rest).replace("-", " ")
 
 
 def method_name(lang: str, method: str) -> str:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from bot.i18n import LANGS, render, t
 
-EXAMPLES = ("13B LoRA", "70B QLoRA ctx 8k", "Qwen2.5-72B inference 32k", "7B LoRA, 5k examples x 3 epochs")
-EXAMPLES_RU = ("13B LoRA", "70B QLoRA ctx 8k", "инференс 70B int4, контекст 32k", "полное дообучение 7B")
+EXAMPLES = ("13B LoRA", "70B QLoRA ctx 8k", "Qwen2.5-72B inference 32k", "qwen3-8b inference input 1k output 2k",
+            "7B LoRA, 5k examples x 3 epochs")
+EXAMPLES_RU = ("13B LoRA", "70B QLoRA ctx 8k", "инференс 70B int4, контекст 32k",
+               "инференс qwen3-8b, вход 1к, выход 2к", "полное дообучение 7B")
 
 
 def examples(lang: str) -> tuple[str, ...]:

@@ -62,7 +62,8 @@ class Offer(BaseModel):
     @property
     def key(self) -> str:
         """Stable identity across polls: alerts follow configurations, not listings."""
-        return "|".join((self.provider, self.sku, str(self.gpu_count), self.location, self.billing.value))
+        # `billing` is a StrEnum: joined as its value (without the enum's slower `.value`; computed per offer per poll).
+        return "|".join((self.provider, self.sku, str(self.gpu_count), self.location, self.billing))
 
     @property
     def vat(self) -> tuple[float, bool]:
@@ -74,14 +75,12 @@ class Offer(BaseModel):
     @property
     def gross_price(self) -> float:
         """`price` with VAT, what the buyer pays (equal to `price` where VAT is included or does not apply)."""
-        rate, included = self.vat
-        return self.price if included or not rate else self.price * (1 + rate)
+        return gross(self.price, self.vat)
 
     @property
     def price_per_hour(self) -> float:
         """Whole configuration, per hour, in the offer's currency, VAT included where it applies."""
-        price = self.gross_price
-        return price / HOURS_PER_MONTH if self.period is Period.MONTH else price
+        return hourly(self.gross_price, self.period)
 
     @property
     def price_per_gpu_hour(self) -> float:
@@ -94,6 +93,17 @@ class Offer(BaseModel):
         if self.gpu_fraction is not None:
             return self.gpu_fraction
         return gpu_fraction(self.gpu, self.gpu_count, self.gpu_memory_gb)
+
+
+def gross(price: float, vat: tuple[float, bool]) -> float:
+    """A published price with VAT added where it is not included (`Offer.vat`'s rate and inclusion)."""
+    rate, included = vat
+    return price if included or not rate else price * (1 + rate)
+
+
+def hourly(price: float, period: Period) -> float:
+    """A price per `period` as a price per hour."""
+    return price / HOURS_PER_MONTH if period is Period.MONTH else price
 
 
 # A card listed with less than this share of its catalog memory is a slice of it (a vGPU / MIG partition).

@@ -36,7 +36,7 @@ import socket
 import struct
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
@@ -74,12 +74,22 @@ class PackedPoll:
     @classmethod
     def pack(cls, result: PollResult) -> PackedPoll:
         meta = {name: getattr(result, name) for name in PollResult.model_fields if name != "offers"}
-        return cls(meta, [_offer_values(o) for o in result.offers])
+        values = []
+        for offer in result.offers:
+            fields = offer.__dict__  # a model's field values, in declaration order (checked: else one by one)
+            values.append(tuple(fields.values()) if tuple(fields) == OFFER_FIELDS else _offer_values(offer))
+        return cls(meta, values)
 
     def unpack(self) -> PollResult:
-        # The offers were validated when they were parsed; rebuilding them needs no second validation.
-        construct = Offer.model_construct
-        offers = [construct(**dict(zip(OFFER_FIELDS, values, strict=True))) for values in self.offers]
+        # The offers were validated when they were parsed: each is restored the way unpickling restores a model
+        # (pydantic's __setstate__), at a tenth of model_construct's cost per offer.
+        offers = []
+        new, names, all_set = Offer.__new__, OFFER_FIELDS, set(OFFER_FIELDS)
+        for values in self.offers:
+            offer = new(Offer)
+            offer.__setstate__({"__dict__": dict(zip(names, values, strict=True)), "__pydantic_extra__": None,
+                                "__pydantic_fields_set__": set(all_set), "__pydantic_private__": None})
+            offers.append(offer)
         return PollResult.model_construct(**self.meta, offers=offers)
 
 
@@ -96,6 +106,9 @@ class Recorded:
     events: int  # change events the poll produced
     queued: int  # alerts queued in the same transaction
     cooling: int  # of those, queued as cooling down (see OutboxWriter.stats)
+    # The child died during the call and it was made again: the dead child may have committed the poll (and queued
+    # its alerts) before it could reply, so the repeat found it recorded. The senders should look anyway.
+    retried: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,9 +245,10 @@ class IngestProcess:
     async def record(self, result: PollResult, *, rates: Rates | None = None, alerts: AlertPolicy | None = None,
                      fence: Fence | None = None) -> Recorded:
         """Record one poll in the child (`storage.ingest.record_poll`, with the child's state cache)."""
+        restarts = self.restarts
         reply = await self._call(RecordPoll(PackedPoll.pack(result), rates, alerts, fence))
         assert isinstance(reply, Recorded)
-        return reply
+        return replace(reply, retried=True) if self.restarts != restarts else reply
 
     async def offers(self, since: tuple[int, int] | None = None) -> OfferRows:
         reply = await self._call(ReadOffers(since))

@@ -17,7 +17,7 @@ import gc
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
@@ -34,7 +34,7 @@ from core.changes import (
     detect_changes,
     is_available,
 )
-from core.offers import Billing, Offer, Period, Rates
+from core.offers import Billing, Offer, Period, Rates, gross, hourly
 from core.polls import PollResult, PollStatus
 from core.verdict import shrink_verdict
 from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
@@ -173,35 +173,27 @@ Factors = dict[str, tuple[float | None, float | None]]  # currency -> multiplier
 
 @dataclass(slots=True)
 class Stored:
-    """What a provider's `offers` row says, as far as diffing the next poll needs: the change-detection state and
-    the normalised prices, with the listing either as an `Offer` (seen by this process) or as the row's raw
-    columns (loaded from the database; an `Offer` is built from them only when the configuration changed)."""
+    """A configuration's state as this process last wrote it: the change-detection state, the normalised prices,
+    and the listing."""
 
     ref_price: float
     in_stock: bool
     missing: int
     rub: float | None
     usd: float | None
-    offer: Offer | None = None
-    row: tuple[Any, ...] | None = None  # the `OFFER_COLUMNS` as stored
-
-    def listing(self) -> Offer:
-        if self.offer is None:
-            assert self.row is not None
-            self.offer = offer_from_row(self.row)
-        return self.offer
+    offer: Offer
 
     def state(self, key: str) -> OfferState:
-        return OfferState(key, self.listing(), self.ref_price, self.in_stock, self.missing)
+        return OfferState(key, self.offer, self.ref_price, self.in_stock, self.missing)
 
-    def same_listing(self, offer: Offer) -> bool:
-        """Whether `offer` is exactly the listing stored (every field)."""
-        if self.offer is not None:
-            return self.offer.__dict__ == offer.__dict__
-        # The columns hold no VAT override or slice share: an offer with one is compared as an Offer (rebuilt).
-        if offer.vat_rate is not None or offer.vat_included is not None or offer.gpu_fraction is not None:
-            return False
-        return self.row == _row_tuple(offer)
+
+# A row as loaded from the database, as the SELECT returns it: no object per configuration until it changes.
+Raw = Sequence[Any]  # ref_price, in_stock, missing, rub, usd, *OFFER_COLUMNS, key
+_RAW_LISTING = 5  # where OFFER_COLUMNS start in a Raw row
+
+
+def _stored(raw: Raw) -> Stored:
+    return Stored(raw[0], raw[1], raw[2], raw[3], raw[4], offer_from_row(raw[_RAW_LISTING:-1]))
 
 
 def offer_from_row(row: Sequence[Any]) -> Offer:
@@ -215,17 +207,31 @@ def offer_from_row(row: Sequence[Any]) -> Offer:
 
 
 def _row_tuple(o: Offer) -> tuple[Any, ...]:
+    """The offer as its row's `OFFER_COLUMNS`, for comparing (the StrEnums equal their stored values)."""
     return (o.provider, o.sku, o.gpu, o.gpu_name, o.gpu_count, o.gpu_memory_gb, o.vcpu, o.ram_gb, o.disk_gb,
-            o.location, o.billing.value, o.price, o.currency, o.period.value, o.in_stock, o.available, o.url)
+            o.location, o.billing, o.price, o.currency, o.period, o.in_stock, o.available, o.url)
 
 
 @dataclass(slots=True)
 class ProviderState:
-    """One provider's stored state: per configuration key, and the exchange factors its normalised prices were
-    worked out with (None when loaded from the database: then each unchanged listing's prices are re-checked)."""
+    """One provider's stored state by configuration key: what this process wrote (`by_key`, which wins) and the
+    rest as loaded from the database (`raw`); and the exchange factors every stored normalised price agrees with
+    (None when loaded from the database: each unchanged listing's prices are then re-checked)."""
 
     by_key: dict[str, Stored]
+    raw: dict[str, Raw] = field(default_factory=dict)
     factors: Factors | None = None
+
+    def get(self, key: str) -> Stored | None:
+        stored = self.by_key.get(key)
+        if stored is None:
+            raw = self.raw.get(key)
+            if raw is not None:
+                stored = _stored(raw)
+        return stored
+
+    def keys(self) -> set[str]:
+        return self.by_key.keys() | self.raw.keys()
 
 
 class StateCache:
@@ -256,10 +262,10 @@ async def _load_stored(session: AsyncSession, provider: str) -> ProviderState:
     """The provider's rows as plain tuples: no ORM objects, and no `Offer` until a configuration changes."""
     t = cast(Table, CurrentOffer.__table__)
     cols = [t.c[name] for name in OFFER_COLUMNS]
-    rows = (await session.execute(select(t.c.key, t.c.ref_price, t.c.in_stock, t.c.missing,
-                                         t.c.price_per_gpu_hour_rub, t.c.price_per_gpu_hour_usd, *cols)
+    rows = (await session.execute(select(t.c.ref_price, t.c.in_stock, t.c.missing, t.c.price_per_gpu_hour_rub,
+                                         t.c.price_per_gpu_hour_usd, *cols, t.c.key)
                                   .where(t.c.provider == provider))).all()
-    return ProviderState({r[0]: Stored(r[1], r[2], r[3], r[4], r[5], None, tuple(r[6:])) for r in rows})
+    return ProviderState({}, {r[-1]: r for r in rows})
 
 
 def _factors(currency: str, rates: Rates | None) -> tuple[float | None, float | None]:
@@ -318,32 +324,64 @@ def _prices(offer: Offer, factor: tuple[float | None, float | None]) -> tuple[fl
             None if factor[1] is None else round(per_gpu_hour * factor[1], 4))
 
 
+def _vat(offer: Offer, vats: dict[tuple[str, str], tuple[float, bool]]) -> tuple[float, bool]:
+    """`offer.vat`, with the provider's terms looked up once per poll (the property's figures, the same floats)."""
+    if offer.vat_rate is not None or offer.vat_included is not None:
+        return offer.vat
+    vat = vats.get((offer.provider, offer.currency))
+    if vat is None:
+        vat = vats[offer.provider, offer.currency] = offer.vat
+    return vat
+
+
 async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
                  now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
                  stored: ProviderState) -> tuple[list[OfferEvent], ProviderState]:
-    by_key = stored.by_key
+    by_key, raw_rows = stored.by_key, stored.raw
     factors: Factors = {}
+    vats: dict[tuple[str, str], tuple[float, bool]] = {}
     current = dedupe(offers)
     # The common case first, with no model built and nothing computed: a configuration listed, available and
     # in stock as before, every field the same (and, where the exchange factors moved, its normalised prices
     # re-checked) keeps its state exactly (`detect_changes` would return it unchanged). Only the rest — changed,
     # new, and vanished configurations — goes through change detection and gets written.
-    previous: dict[str, OfferState] = {key: by_key[key].state(key) for key in by_key.keys() - current.keys()}
+    before_of: dict[str, Stored] = {}
+    for key in stored.keys() - current.keys():
+        s = stored.get(key)
+        assert s is not None
+        before_of[key] = s
     changed: list[Offer] = []
     same_factors = stored.factors
     for key, offer in current.items():
         before = by_key.get(key)
-        if (before is not None and before.in_stock and not before.missing and offer.in_stock
-                and (offer.available is None or offer.available > 0) and before.same_listing(offer)):
-            factor = factors.get(offer.currency)
-            if factor is None:
-                factor = factors[offer.currency] = _factors(offer.currency, rates)
-            if (same_factors is not None and same_factors.get(offer.currency) == factor) \
-                    or _prices(offer, factor) == (before.rub, before.usd):
-                continue
+        raw = raw_rows.get(key) if before is None else None
+        if offer.in_stock and (offer.available is None or offer.available > 0):
+            if before is not None:
+                unchanged = before.in_stock and not before.missing and before.offer.__dict__ == offer.__dict__
+                rub, usd = before.rub, before.usd
+            elif raw is not None:
+                # The columns hold no VAT override or slice share: an offer with one takes the long way.
+                unchanged = (raw[1] and not raw[2] and offer.vat_rate is None and offer.vat_included is None
+                             and offer.gpu_fraction is None and tuple(raw[_RAW_LISTING:-1]) == _row_tuple(offer))
+                rub, usd = raw[3], raw[4]
+            else:
+                unchanged = False
+            if unchanged:
+                factor = factors.get(offer.currency)
+                if factor is None:
+                    factor = factors[offer.currency] = _factors(offer.currency, rates)
+                if same_factors is not None and same_factors.get(offer.currency) == factor:
+                    continue
+                per_gpu_hour = hourly(gross(offer.price, _vat(offer, vats)), offer.period) / offer.gpu_count
+                if ((None if factor[0] is None else round(per_gpu_hour * factor[0], 4)),
+                        (None if factor[1] is None else round(per_gpu_hour * factor[1], 4))) == (rub, usd):
+                    continue
+        if before is None and raw is not None:
+            before = _stored(raw)
         if before is not None:
-            previous[key] = before.state(key)
+            before_of[key] = before
         changed.append(offer)
+    previous = {key: s.state(key) for key, s in before_of.items()}
     new_states, events = detect_changes(previous, changed, hysteresis=hysteresis, price_threshold=price_threshold,
                                         baseline=baseline, rates=rates, now=now)
     after = dict(by_key)
@@ -358,7 +396,7 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
         if factor is None:
             factor = factors[offer.currency] = _factors(offer.currency, rates)
         rub, usd = _prices(offer, factor)
-        before = by_key.get(key)
+        before = before_of.get(key)
         if before is None:
             point = True
         else:
@@ -367,7 +405,8 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
             point = (old.listed != available_now or seen.price != offer.price or seen.currency != offer.currency
                      or seen.period is not offer.period or seen.available != offer.available)
             if state == old and before.rub == rub and before.usd == usd:
-                continue  # nothing moved: no write
+                after[key] = before  # nothing moved: no write
+                continue
         values = {**_row_values(offer), "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                   "in_stock": state.in_stock, "missing": state.missing, "ref_price": state.price, "updated_at": now}
         if listed:
@@ -383,7 +422,7 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
                            "period": offer.period.value, "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                            "in_stock": available_now, "available": offer.available if listed else 0})
     # Every configuration was either written with this poll's factors or found to agree with them.
-    state_after = ProviderState(after, factors)
+    state_after = ProviderState(after, raw_rows, factors)
 
     table = cast(Table, CurrentOffer.__table__)
     conn = await session.connection()  # Core executemany: no ORM bookkeeping for plain rows

@@ -1,7 +1,9 @@
-"""Ingest off the bot's event loop: polls are recorded in a thread of their own, with its own event loop and its
-own database engine (connections), so change detection, the writes and the alert queue never hold up the loop that
-answers users. One poll at a time, in the order handed in (as the scheduler's sink would), with the worker's state
-cache (`storage.ingest.StateCache`): a poll loads and writes only what changed.
+"""Ingest off the bot's event loop in a thread: polls are recorded in a thread of their own, with its own event loop
+and its own database engine (connections), so the loop that answers users never waits on an ingest (it still shares
+the GIL with it: `gpuradar run` records polls in a child process instead, `gpuradar.ingest_process`; this thread is
+what `App` uses when its alert hook cannot cross to a process). One poll at a time, in the order handed in (as the
+scheduler's sink would), with the worker's state cache (`storage.ingest.StateCache`): a poll loads and writes only
+what changed.
 
     worker = IngestWorker(database_url)
     worker.start()

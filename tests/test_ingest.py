@@ -234,6 +234,11 @@ async def test_incremental_ingest_equals_change_detection_over_every_configurati
 
     rng = random.Random(seed)
     names = [f"s{i}" for i in range(40)]
+
+    def shape(name: str) -> dict[str, object]:
+        """Counts of 1-4 GPUs; some priced per month in euros (the normalised prices divide and convert)."""
+        i = sum(map(ord, name))
+        return {"count": 1 + i % 4, **({"currency": "EUR", "period": Period.MONTH} if i % 5 == 0 else {})}
     prices = {n: round(rng.uniform(1, 4), 2) for n in names}
     cache = StateCache()
     paths = {"cached": Poller("cached"), "cold": Poller("cold")}
@@ -255,11 +260,12 @@ async def test_incremental_ingest_equals_change_detection_over_every_configurati
             prices[f"new{n}"] = 2.5
         results = {}
         for path, poll in paths.items():
-            offers = [offer(name, price, available=avail, provider=path) for name, price, avail in listing]
+            offers = [offer(name, price, available=avail, provider=path, **shape(name))
+                      for name, price, avail in listing]
             events = await record_poll(sm, poll(offers), rates=rates, cache=cache if path == "cached" else None)
             results[path] = [(e.kind, e.offer.sku, e.old_price, e.new_price, e.new_price_rub, e.new_price_usd)
                              for e in events]
-        ref_offers = [offer(name, price, available=avail) for name, price, avail in listing]
+        ref_offers = [offer(name, price, available=avail, **shape(name)) for name, price, avail in listing]
         states, ref_events = detect_changes(reference, ref_offers, baseline=n == 0, rates=rates)  # type: ignore[arg-type]
         reference = dict(states)
         expected = [(e.kind, e.offer.sku, e.old_price, e.new_price, e.new_price_rub, e.new_price_usd)

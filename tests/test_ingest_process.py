@@ -126,7 +126,7 @@ async def test_a_child_killed_in_the_middle_of_a_poll_is_restarted_and_the_poll_
             await until(lambda: ingest.restarts == 1)
         done = await asyncio.wait_for(call, 60)  # made again in a new child once the lock is free
         assert ingest.pid not in (None, first) and not alive(first)
-        assert (done.events, done.queued) == (2, 2)
+        assert (done.events, done.queued, done.retried) == (2, 2, True)
         async with sm() as s:
             kinds = (await s.execute(select(OfferEventRow.kind, func.count()).group_by(OfferEventRow.kind))).all()
         assert sorted(kinds) == [("appeared", 1), ("price_drop", 1)]  # once each: nothing lost, nothing doubled

@@ -1,5 +1,5 @@
-"""bot/lazy_aiogram.py: aiogram's Telegram types are built when first used, and every one of them still builds and
-validates exactly as aiogram's own eager import would have built it."""
+"""bot/lazy_aiogram.py: aiogram's Telegram types and API methods are built when first used, and every one of them
+still builds and validates exactly as aiogram's own eager import would have built it."""
 
 from __future__ import annotations
 
@@ -19,11 +19,14 @@ SCRIPT = r"""
 import json, sys
 import gpuradar.app  # what `gpuradar run` imports first
 import aiogram.types as T
+import aiogram.methods as M
 from aiogram.methods import AnswerInlineQuery
 from pydantic import BaseModel
 
 out = {"deferred_at_start": [n for n in ("Message", "Update", "Chat", "InlineQuery", "CallbackQuery")
-                             if not getattr(T, n).__pydantic_complete__]}
+                             if not getattr(T, n).__pydantic_complete__],
+       "methods_deferred": [n for n in ("SendMessage", "AnswerInlineQuery", "EditMessageText")
+                            if not getattr(M, n).__pydantic_complete__]}
 update = T.Update.model_validate({"update_id": 1, "message": {
     "message_id": 5, "date": 1700000000, "chat": {"id": 7, "type": "private"},
     "from": {"id": 7, "is_bot": False, "first_name": "A", "language_code": "ru"},
@@ -37,27 +40,32 @@ answer = AnswerInlineQuery(inline_query_id="9", cache_time=30, results=[T.Inline
     id="e", title="t", input_message_content=T.InputTextMessageContent(message_text="<b>m</b>", parse_mode="HTML"),
     reply_markup=T.InlineKeyboardMarkup(inline_keyboard=[[T.InlineKeyboardButton(text="x", url="https://t.me/b")]]))])
 out["answer"] = answer.results[0].reply_markup.inline_keyboard[0][0].url
+out["method_built"] = [AnswerInlineQuery.__pydantic_complete__, M.SendMessage.__pydantic_complete__]
 failed = []
 models = [getattr(T, n) for n in T.__all__ if isinstance(getattr(T, n), type) and issubclass(getattr(T, n), BaseModel)]
-for cls in models:
+methods = [getattr(M, n) for n in M.__all__ if n != "TelegramMethod"]
+for cls in models + methods:
     try:
         cls.model_rebuild(force=True)
     except Exception as e:
         failed.append(f"{cls.__name__}: {e}")
 out["types"] = len(models)
+out["methods"] = len(methods)
 out["failed"] = failed
 print(json.dumps(out))
 """
 
 
-def test_every_aiogram_type_is_deferred_then_builds_and_validates() -> None:
+def test_every_aiogram_type_and_method_is_deferred_then_builds_and_validates() -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=ROOT, timeout=300,
                           check=True)
     out = json.loads(done.stdout.splitlines()[-1])
     assert out["deferred_at_start"] == ["Message", "Update", "Chat", "InlineQuery", "CallbackQuery"]
+    assert out["methods_deferred"] == ["SendMessage", "AnswerInlineQuery", "EditMessageText"]
+    assert out["method_built"] == [True, False]  # built by its first use, the others still not
     assert out["parsed"] == ["ru", "bot_command", "hi", "a:1"]
     assert out["answer"] == "https://t.me/b"
-    assert out["types"] > 250
+    assert out["types"] > 250 and out["methods"] > 150
     assert out["failed"] == []
 
 

@@ -160,3 +160,12 @@ def test_the_prefill_speed_is_that_of_the_stated_prompt() -> None:
     # attention over a shorter prompt costs less per token; the decode step still reads the whole context's cache
     assert inference_speed(short, gpu, 1).prefill_tokens_per_s > inference_speed(long, gpu, 1).prefill_tokens_per_s
     assert inference_speed(short, gpu, 1).decode_tokens_per_s == inference_speed(long, gpu, 1).decode_tokens_per_s
+
+
+def test_the_help_examples_show_input_and_output_and_are_understood() -> None:
+    from bot.texts import EXAMPLES, EXAMPLES_RU
+
+    for example in (*EXAMPLES, *EXAMPLES_RU):
+        complete(parse_workload(example))  # every example the bot offers is understood
+    assert any(complete(parse_workload(e))[0].prompt_len == 1024 for e in EXAMPLES)
+    assert any(complete(parse_workload(e))[0].prompt_len == 1024 for e in EXAMPLES_RU)

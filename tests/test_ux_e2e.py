@@ -196,6 +196,10 @@ def test_chart_renders_steps_per_provider_with_dates(tmp_path):
 
 def test_display_names_for_models_regions_and_alerts():
     assert model_name("llama-3.1-70b") == "Llama 3.1 70B"
+    # upstream configs that spell a family in lower case are shown as the catalog spells it elsewhere
+    assert model_name("gemma-3-27b") == "Gemma 3 27B"
+    assert model_name("glm-4-9b") == "GLM 4 9B"
+    assert model_name("acme/llama-ft") == "acme/llama-ft"  # a Hub repo is shown as given
     assert region_name("en", "ap_northeast_kr_se_1") == "Seoul"
     assert region_name("ru", "ap_northeast_kr_se_1") == "Сеул"
     assert region_name("ru", "FI") == "Финляндия"
