@@ -42,7 +42,7 @@ def replica(tg: FakeTelegram, server: ProviderServer, url: str) -> App:
     providers = server.providers_settings(runpod={"interval": 1, "jitter": 0}, **others)
     settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url, providers=providers,
                         fx_url=f"{server.base_url}/no-rates-here", web={"host": "127.0.0.1", "port": 0},
-                        lease={"ttl": 1.5})
+                        lease={"ttl": 4.0})  # short for the takeover, long enough not to lapse under load
     return App(settings, serve_web=True, polling_timeout=1, metrics=Metrics(process=False))
 
 
