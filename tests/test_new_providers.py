@@ -33,6 +33,13 @@ def by(offers: list[Any], **match: Any) -> list[Any]:
     return [o for o in offers if all(getattr(o, k) == v for k, v in match.items())]
 
 
+@pytest.fixture(autouse=True)
+def no_cached_verda_tokens() -> None:
+    # Verda's tokens are cached per (API origin, client id) for the process; a stand-in server on a port an earlier
+    # test's server had would find that test's token and never ask for one (seen once in CI).
+    verda._tokens.clear()
+
+
 @pytest.fixture
 async def client() -> PoliteClient:  # type: ignore[misc]
     c = make_client(retry=RetryPolicy(attempts=2, scale=0.001), rng=random.Random(1))
