@@ -11,7 +11,9 @@ the offers the child read.
     await ingest.stop()
 
 What crosses the boundary is small and typed: frozen dataclasses of tuples, pickled, one length-prefixed frame
-each way per call over a socket pair (the child's stdout and stderr stay the parent's, for its logs).
+each way per call over a socket pair (the child's stdout and stderr stay the parent's, for its logs). A poll crosses
+as what changed since its provider's previous poll (`PackedPoll`): the child keeps that poll's offers and lists the
+unchanged ones again; a child that does not hold it (restarted) answers `Resend` and gets the poll whole.
 
 The child dies with its parent: it reads end-of-file on the socket when the parent goes (and finishes nothing
 afterwards), and on Linux the kernel also sends it SIGTERM when the parent dies (PR_SET_PDEATHSIG), so a SIGKILLed
@@ -370,7 +372,7 @@ class _Child:
         self._readings = 0
         self._polls: dict[str, tuple[int, list[Offer]]] = {}  # each provider's latest poll with offers, numbered
         self._sent: dict[str, tuple[Any, ...]] = {}  # the offers of the latest reading, by key
-        self._raw: dict[str, tuple[Any, ...]] = {}  # and the rows they were built from
+        self._raw: dict[str, int] = {}  # and the hashes of the rows they were built from
 
     async def handle(self, message: object) -> object:
         if isinstance(message, RecordPoll):
@@ -428,15 +430,17 @@ class _Child:
             listed = (await session.execute(
                 select(t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
                 .where(t.in_stock.is_(True), t.missing == 0))).all()
-        # A row as read last time keeps its offer: only new and changed rows are built into offers.
+        # A row as read last time (the same hash of its values: see PackedPoll on hashes) keeps its offer: only new
+        # and changed rows are built into offers.
         raw, made = self._raw, {}
         rows: dict[str, tuple[Any, ...]] = {}
         for r in listed:
             key, values = r[0], tuple(r[1:])
-            if raw.get(key) == values:
+            digest = hash(values)
+            if raw.get(key) == digest:
                 rows[key] = self._sent[key]
                 continue
-            made[key] = values
+            made[key] = digest
             offer = CachedOffer.from_stored(StoredOffer.model_construct(
                 offer=offer_from_row(values[:n]), price_per_gpu_hour_rub=values[n],
                 price_per_gpu_hour_usd=values[n + 1], first_seen=_NOT_READ, last_seen=_NOT_READ))
