@@ -106,7 +106,7 @@ async def test_each_running_app_keeps_its_part_and_gives_it_back_when_it_stops(
         tg: FakeTelegram, migrated_database_url: str) -> None:
     def app() -> App:
         settings = Settings(database_url=migrated_database_url, bot_token=tg.token, telegram_api_url=tg.base_url,
-                            sender={"share_ttl": 1.5})
+                            sender={"share_ttl": 6})  # both share this loop: room for a blocking start-up step
         return App(settings, scrape=False, polling_timeout=1, webhook=False)
 
     first = app()
