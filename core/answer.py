@@ -84,7 +84,7 @@ class Answer:
         hit = self._time.get(key)
         if hit is None:
             tps = tokens_per_second(self.workload, gpu, count, req=self.requirement)
-            hit = self._time[key] = ConfigTime.model_construct(gpu=gpu, gpu_name=get_gpu(gpu).name, count=count,
+            hit = self._time[key] = ConfigTime(gpu=gpu, gpu_name=get_gpu(gpu).name, count=count,
                                                tokens_per_second=tps, hours=self.tokens() / tps / 3600,
                                                fits=self.fits(gpu, count) if fits is None else fits)
         return hit
@@ -111,7 +111,7 @@ class Answer:
             card = get_gpu(gpu)
             s = inference_speed(self.workload, card, count,
                                 min_group=smallest_group(self.workload, gpu, count, self.requirement))
-            hit = self._speed[key] = ConfigSpeed.model_construct(
+            hit = self._speed[key] = ConfigSpeed(
                 gpu=gpu, gpu_name=card.name, count=count, fits=self.fits(gpu, count) if fits is None else fits,
                 prefill_tokens_per_s=s.prefill_tokens_per_s, decode_tokens_per_s=s.decode_tokens_per_s,
                 aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound)

@@ -10,6 +10,7 @@ Cards without BF16 (T4, V100) cannot run FlashAttention 2: on them the workload 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
@@ -23,6 +24,7 @@ from core.msg import Msg, msg
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Quant, Strategy, Workload
 
 DEFAULT_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
+_NEVER = float("inf")
 _MAX_NO_BF16_GIB = max((g.usable_gib for g in GPUS if not g.bf16), default=0.0)
 NODE_SIZE = 8
 MAX_NODES = 64
@@ -168,10 +170,12 @@ def requirement(w: Workload) -> Requirement:
 class _Plan:
     """Every (card, count) pair in the order `fit_configs` sorts fits in, as far as the catalog alone decides it."""
 
-    entries: tuple[tuple[str, str, int, float, int], ...]  # (id, name, count, usable_gib, slot)
+    # Runs of (id, name, count, usable_gib, slot) in (count, total memory) order, each with whether it is a group
+    # of pairs that tie on (count, total memory) but differ in card kind (BF16 or not) or, through rounding, in
+    # usable size: only such a run may need its fits put in utilization order.
+    runs: tuple[tuple[tuple[tuple[str, str, int, float, int], ...], bool], ...]
     counts: tuple[int, ...]  # distinct counts; count i's figures are in slots 2i (FlashAttention), 2i+1 (eager)
     all_bf16: bool
-    needs_sort: bool  # some pairs tie on (total memory, count) but may differ in utilization: sort at the end
 
 
 def _fit_key(f: Fit) -> tuple[int, bool, float, float]:
@@ -185,20 +189,37 @@ def _fit_key(f: Fit) -> tuple[int, bool, float, float]:
 def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
     """The fits sort key is (count, tight, total memory, utilization). Count and total memory depend on the catalog
     only, so the pairs are put in (count, total memory) order once (stably, from the count-major catalog order);
-    the fits of an answer then come out sorted by filtering, and only an answer with a tight fit, or a tie on
-    (count, total memory) mixing BF16 and non-BF16 cards (or, through rounding, two usable sizes), needs the final
-    sort."""
+    the fits of an answer then come out sorted by filtering. Utilization can only differ inside a group that ties
+    on (count, total memory) with different cards (T4 beside A2 and A16: eager and FlashAttention figures): such a
+    group is its own run, sorted on its own when more than one of it fits. A tight fit moves behind the
+    comfortable ones of its count by a stable sort on (count, tight), which keeps every other order."""
     distinct = tuple(dict.fromkeys(counts))
     pairs = [(g.id, g.name, c, g.usable_gib, 2 * distinct.index(c) + (not g.bf16)) for c in counts for g in gpus]
     pairs.sort(key=lambda e: (e[2], e[3] * e[2]))
-    groups: dict[tuple[int, float], set[tuple[float, int]]] = {}
+    groups: dict[tuple[int, float], list[tuple[str, str, int, float, int]]] = {}
     for e in pairs:
-        groups.setdefault((e[2], e[3] * e[2]), set()).add((e[3], e[4]))
-    return _Plan(tuple(pairs), distinct, all(g.bf16 for g in gpus), any(len(v) > 1 for v in groups.values()))
+        groups.setdefault((e[2], e[3] * e[2]), []).append(e)
+    runs: list[tuple[tuple[tuple[str, str, int, float, int], ...], bool]] = []
+    plain: list[tuple[str, str, int, float, int]] = []
+    for group in groups.values():  # dicts keep insertion order: (count, total memory) order
+        if len({(e[3], e[4]) for e in group}) > 1:
+            if plain:
+                runs.append((tuple(plain), False))
+                plain = []
+            runs.append((tuple(group), True))
+        else:
+            plain += group
+    if plain:
+        runs.append((tuple(plain), False))
+    return _Plan(tuple(runs), distinct, all(g.bf16 for g in gpus))
 
 
 _CATALOG_PLANS: dict[tuple[int, ...], _Plan] = {}
 _COUNT_TIGHT = attrgetter("count", "tight")  # a stable sort on it keeps (count, total memory) order otherwise
+_UTILIZATION = attrgetter("utilization")
+# A Fit straight from its field values: NamedTuple's generated `__new__` is a Python function with one argument per
+# field (~0.25 us a call against ~0.13 us), and an answer builds up to a hundred and more of them.
+_new_fit: Callable[[type[Fit], tuple[Any, ...]], Fit] = tuple.__new__  # type: ignore[assignment]
 
 
 def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *, by_utilization: bool = True
@@ -222,21 +243,24 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *
         flash = req._numbers(c, False)
         # Eager attention never needs less than flash: skip it when no card without BF16 could hold even that.
         slots += (flash, None if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16 else req._numbers(c, True))
+    # What each slot must find room for (infinite where nothing runs): one float comparison per pair below.
+    needs = [_NEVER if nums is None else nums[1] for nums in slots]
     out: list[Fit] = []
     append = out.append
     tight = False
-    for gpu_id, name, c, usable, slot in plan.entries:
-        nums = slots[slot]
-        if nums is not None and nums[1] <= usable:
-            need, rec = nums[1], nums[2]
-            if rec > usable:
-                tight = True
-            append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
-    if by_utilization:
-        if plan.needs_sort:
-            out.sort(key=_fit_key)
-        elif tight:  # already in (count, total memory) order: move the tight fits behind within each count
-            out.sort(key=_COUNT_TIGHT)
+    for run, mixed in plan.runs:
+        start = len(out)
+        for gpu_id, name, c, usable, slot in run:
+            if needs[slot] <= usable:
+                peak, need, rec, strategy = slots[slot]  # type: ignore[misc]  # not None where the need is finite
+                if rec > usable:
+                    tight = True
+                append(_new_fit(Fit, (gpu_id, name, c, peak, usable, need / usable, strategy, need, rec,
+                                      rec > usable)))
+        if mixed and by_utilization and len(out) - start > 1:
+            out[start:] = sorted(out[start:], key=_UTILIZATION)
+    if by_utilization and tight:  # in (count, total memory) order: move the tight fits behind within each count
+        out.sort(key=_COUNT_TIGHT)
     return out
 
 
