@@ -7,8 +7,8 @@ and kept, because an inline answer shows only a few of the dozens of fits while 
 from __future__ import annotations
 
 from core.defaults import Assumption
-from core.estimator import MemoryEstimate, estimate_memory
-from core.fit import FitReport, Requirement, config_for, fit_configs, requirement
+from core.estimator import MemoryEstimate
+from core.fit import FitReport, Requirement, fit_configs, requirement
 from core.gpus import get_gpu
 from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, smallest_group
 from core.timecost import (
@@ -33,7 +33,7 @@ class Answer:
         self.assumptions = assumptions
         self.report: FitReport = fit_configs(w)
         self.requirement: Requirement = requirement(w)
-        self.memory: MemoryEstimate = estimate_memory(config_for(w, max(1, w.gpus)))
+        self.memory: MemoryEstimate = self.requirement.estimate(max(1, w.gpus))  # = estimate_memory(config_for(w, n))
         # The configuration asked for by name (`--gpu NAME --gpus N`, "on 2x 4090"): always answered.
         # A family name ("on H100") names each of its variants.
         self.named: tuple[tuple[str, int], ...] = tuple((g, max(1, w.gpus)) for g in self.report.gpu_ids)

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from core.estimator import MemoryEstimate, estimate_memory, estimate_on, need, prepare
+from core.estimator import MemoryEstimate, estimate_memory, estimate_prepared, need, prepare
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.msg import Msg, msg
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Quant, Strategy, Workload
@@ -119,9 +119,14 @@ class Requirement:
         key = (count, eager)
         est = self._cache.get(key)
         if est is None:
-            est = estimate_on(self.workload, *_placement(self.workload, count, eager))
-            self._cache[key] = est
+            est = self._cache[key] = estimate_prepared(self.workload, self._prepare(),
+                                                       *_placement(self.workload, count, eager))
         return est
+
+    def _prepare(self) -> Any:
+        if self._prepared is None:
+            self._prepared = prepare(self.workload)
+        return self._prepared
 
     def per_gpu_gib(self, count: int) -> float:
         """Predicted peak per GPU on `count` GPUs (FlashAttention-capable cards)."""
@@ -131,9 +136,7 @@ class Requirement:
         key = (count, eager)
         nums = self._need.get(key)
         if nums is None:
-            if self._prepared is None:
-                self._prepared = prepare(self.workload)
-            nums = self._need[key] = need(self._prepared, *_placement(self.workload, count, eager))
+            nums = self._need[key] = need(self._prepare(), *_placement(self.workload, count, eager))
         return nums
 
     def need_gib(self, count: int, *, eager: bool = False) -> float:

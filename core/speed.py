@@ -343,15 +343,10 @@ def _weight_bytes(c: _Serving, batch: int) -> float:
     return c.fixed + c.experts * (1.0 - (1.0 - c.k / c.e) ** batch)
 
 
-def _decode_weight_bytes(w: Workload, batch: int) -> float:
-    """Bytes of weights one decode step reads for `batch` sequences (one model copy)."""
-    return _weight_bytes(_serving(w), batch)
-
-
-def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int, kv_per_token: float
-                 ) -> tuple[float, str]:
-    c = _serving(w)
-    bw, peak16, peak8 = _rates(gpu)
+def _decode(w: Workload, c: _Serving, gpu: GPU, rates: tuple[float, float, float], group: int, batch: int,
+            context: int, kv_per_token: float) -> tuple[float, str]:
+    """Seconds of one decode step of `batch` sequences on a group of `group` GPUs, and what bounds it."""
+    bw, peak16, peak8 = rates
     kv = batch * context * kv_per_token
     memory = (_weight_bytes(c, batch) + kv) / group / bw
     flops = batch * (c.token_flops + c.decode_attn * context)
@@ -366,8 +361,12 @@ def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int, kv
 
 
 def _prefill_rate(w: Workload, gpu: GPU, group: int, prompt: int) -> float:
-    c = _serving(w)
-    bw, peak16, peak8 = _rates(gpu)
+    return _prefill(_serving(w), _rates(gpu), group, prompt)
+
+
+def _prefill(c: _Serving, rates: tuple[float, float, float], group: int, prompt: int) -> float:
+    """Prompt tokens per second of one prefill on a group of `group` GPUs."""
+    bw, peak16, peak8 = rates
     flops = c.token_flops + c.prefill_attn * prompt  # causal: half the square
     compute = prompt * flops / group / (peak8 if c.fp8 else peak16)
     weights = _weight_bytes(c, prompt) / group / bw
@@ -388,12 +387,12 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
     default) each holding `context` tokens of KV cache (its context length by default)."""
     total = max(1, concurrency or w.concurrency)
     ctx = max(1, context or w.seq_len)
-    serving = _serving(w)
+    serving, rates = _serving(w), _rates(gpu)
     # sliding windows cap local layers
     kv_per_token = serving.kv_per_token if ctx == serving.context else kv_bytes_per_token(w.arch, w.kv_dtype, ctx)
     if prompt is None and context is None:
         prompt = w.prompt_len  # the stated prompt ("input 1k output 2k"); unstated, the whole context
-    prefill_one = _prefill_rate(w, gpu, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
+    prefill_one = _prefill(serving, rates, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
     best: InferenceSpeed | None = None
     best_aggregate = 0.0
     min_group = max(1, min(min_group, count))
@@ -402,7 +401,7 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
             continue
         replicas = count // group
         per_copy = math.ceil(total / replicas)
-        step, bound = _decode_step(w, gpu, group, per_copy, ctx, kv_per_token)
+        step, bound = _decode(w, serving, gpu, rates, group, per_copy, ctx, kv_per_token)
         aggregate = total / step
         if best is None or aggregate > best_aggregate * (1 + 1e-9):
             best = InferenceSpeed(prefill_one * group, 1.0 / step, aggregate, bound, group, replicas)
