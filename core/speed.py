@@ -36,6 +36,7 @@ GPUs are never slower in aggregate.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -452,7 +453,7 @@ class SpeedEstimate(BaseModel):
         return next((c for c in self.per_config if c.gpu == gpu and c.count == count), None)
 
 
-def estimate_speed(w: Workload, fits: list[Fit], extra: tuple[tuple[str, int], ...] = ()) -> SpeedEstimate | None:
+def estimate_speed(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int], ...] = ()) -> SpeedEstimate | None:
     """Prefill and decode speed of an inference workload on each fitting configuration (and on the `extra` pairs
     asked for by name, `fits=False` when they do not hold it); None for training."""
     if w.is_training:
