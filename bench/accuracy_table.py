@@ -188,19 +188,22 @@ TARGET_INFERENCE = 0.05  # the issue's target for inference: within 5 %
 _KIND_TEXT = {
     "short": "Short input (1 token + 2048 generated), every size 0.5B-72B, BF16, FP8, GPTQ, AWQ",
     "long": "Long input (6k-30k tokens + 2048 generated), transformers 4.46 (Qwen2.5 0.5B-72B)",
-    "long-unseen": "Long input (6k-30k tokens + 2048 generated), transformers 4.51 (Qwen3 0.6B-32B)",
+    "prefill-unmeasured": "Long input (6k-30k tokens + 2048 generated), transformers 4.51 (Qwen3 0.6B-32B), a "
+                          "benchmark whose peaks mostly fall below a single-pass prefill's floor",
     "moe": "MoE (Qwen3-30B-A3B, memory = all 128 experts)",
 }
 
 
 def _verdict(kind: str, errs: list[float]) -> str:
     worst = max(abs(e) for e in errs)
+    if kind == "prefill-unmeasured":
+        under = sum(e < -TARGET_INFERENCE for e in errs)
+        return (f"not judged against the 5 % target (below); {under} more than 5 % under "
+                "(the estimate keeps the prefill, so these are over-estimates)")
     if worst <= TARGET_INFERENCE:
         return f"max |error| **{worst * 100:.1f} %**: target 5 % met"
     over = sum(abs(e) > TARGET_INFERENCE for e in errs)
     text = f"max |error| **{worst * 100:.1f} %**: target 5 % **missed** by {over} of {len(errs)} points"
-    if kind == "long-unseen" and min(errs) >= -TARGET_INFERENCE:
-        text += " (all over-estimates, none more than 5 % under)"
     return text
 
 
@@ -214,7 +217,8 @@ def _judged_rows(points: list[Point], kinds: dict[str, list[float]]) -> list[str
         if p.known_conditions:
             kinds.setdefault(kind, []).append(err)
         else:
-            kind = "not judged: heavier than its own longer-input row minus that row's extra cache"
+            kind = ("not judged: below the single-pass floor" if p.below_floor else
+                    "not judged: heavier than its own longer-input row minus that row's extra cache")
         a = p.workload.arch
         size = f"{a.params_b:.3g}B" + (f" / {a.active_params_b:.3g}B active" if a.experts > 1 else "")
         rows.append(f"| {p.id} | {a.name} ({size}) | {_conditions(p)} | {p.gpu.name if p.gpu else '—'} | "
@@ -248,17 +252,26 @@ def _architectures() -> None:
           "and the cache on the whole context; the peak is the larger of the two moments. Rows measured across "
           "several GPUs (`device_map='auto'` splits the layers) are left out.")
     print()
-    for kind in ("short", "long", "long-unseen", "moe"):
+    for kind in ("short", "long", "prefill-unmeasured", "moe"):
         errs = kinds.get(kind)
         if errs:
             print(f"- {_KIND_TEXT[kind]} ({len(errs)} points): {span(errs)}; {_verdict(kind, errs)}.")
-    print("- Why the transformers 4.51 long-input rows miss: in every Qwen3 table the peak is weights + the final "
-          "cache + about 32 MiB (cuBLAS's workspace on Hopper) at every prompt length, i.e. no prefill working "
-          "set at all. A single forward pass over the prompt cannot do that (Qwen3-8B, 30,720 tokens: one "
-          "MLP-width tensor is 720 MiB, more than the 288 MiB the 2048 generated tokens add to the cache), and the "
-          "same script on transformers 4.46 shows three MLP-width and four hidden-width tensors per prompt token "
-          "on all six Qwen2.5 sizes. We keep the working set: an under-estimate is an out-of-memory error for "
-          "the user. The test holds these rows to never more than 5 % under.")
+    unmeasured = [p for p in arch + dense if p.prefill_unmeasured]
+    print(f"- Why the transformers 4.51 long-input rows are not judged: {sum(p.below_floor for p in unmeasured)} of "
+          f"their {len(unmeasured)} peaks are below the least a single forward pass over the prompt can hold "
+          "(`single_pass_floor_gib` in `bench/measured_points.py`: what the same table's 1-token run held besides "
+          "its cache, plus the prompt's cache, plus per prompt token the residual stream and its normalised copy "
+          "and the gated MLP's gate and up projections, which are alive together). In every Qwen3 table the peak "
+          "is weights + the final cache + about 32 MiB at every prompt length: no prefill working set at all, "
+          "which a single pass cannot produce (Qwen3-8B, 30,720 tokens: one MLP-width tensor is 720 MiB, more than "
+          "the 288 MiB the 2048 generated tokens add to the cache). The rows that clear the floor do so only where "
+          "the working set is smaller than that cache growth (short prompts, small models); they are the same "
+          "measurement, so the rule (`mark_prefill_unmeasured`) sets the benchmark's long-input rows aside as a "
+          "whole when most of them fall below the floor, and a lone row below it otherwise. The same script on "
+          "transformers 4.46 (Qwen2.5) clears the floor on every row and shows three MLP-width and four "
+          "hidden-width tensors per prompt token on all six sizes; the estimate keeps that working set (an "
+          "under-estimate is an out-of-memory error for the user), and the test holds these rows to never more "
+          "than 5 % under.")
     print("- Three Qwen2.5 AWQ rows at input 1 (0.5B, 1.5B, 3B) used more memory than the same model's 6144-token "
           "row minus the cache those tokens add, which no prompt can cause; they are shown, not judged "
           "(`flag_inconsistent` in `bench/measured_points.py`).")

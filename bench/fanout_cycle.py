@@ -309,22 +309,25 @@ def main() -> None:
     if args.db in ("postgres", "both"):
         url = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
             [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
-        run_one(_fresh_pg(url), "PostgreSQL", args)
+        name = f"bench_cycle_{os.getpid()}"
+        _pg_admin(url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
+        try:
+            run_one(url.rsplit("/", 1)[0] + "/" + name, "PostgreSQL", args)
+        finally:  # the bench leaves the server as it found it (a 100,000-subscription database is ~1 GB)
+            _pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def _fresh_pg(url: str) -> str:
-    """A new empty database on the server behind `url` (the bench never touches existing ones)."""
-    name = f"bench_cycle_{os.getpid()}"
+def _pg_admin(url: str, *statements: str) -> None:
+    """Run statements outside a transaction on the server behind `url` (the bench never touches other databases)."""
 
-    async def create() -> None:
+    async def run() -> None:
         engine = make_engine(url, isolation_level="AUTOCOMMIT")
         async with engine.connect() as conn:
-            await conn.execute(text(f"DROP DATABASE IF EXISTS {name}"))
-            await conn.execute(text(f"CREATE DATABASE {name}"))
+            for statement in statements:
+                await conn.execute(text(statement))
         await engine.dispose()
 
-    asyncio.run(create())
-    return url.rsplit("/", 1)[0] + "/" + name
+    asyncio.run(run())
 
 
 if __name__ == "__main__":
