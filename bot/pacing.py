@@ -52,6 +52,9 @@ class Pacer:
 
     def __init__(self, global_rate: float, chat_interval: float, clock: Callable[[], float] = time.monotonic, *,
                  window: float = 1.0, per_window: int = 29):
+        self.global_rate = global_rate  # the bot's whole limit; this replica keeps 1/`replicas` of it (`share`)
+        self.full_window = per_window
+        self.replicas = 1
         self.spacing = 1.0 / global_rate
         self.chat_interval = chat_interval
         self.clock = clock
@@ -67,6 +70,20 @@ class Pacer:
         self.urgent = 0  # replies waiting for room right now: alerts hold back until they are through
         self._chat_paused: dict[int, float] = {}  # chats Telegram answered 429 for, until when
         self._chat_started: dict[int, float] = {}  # when the last send to each chat really started
+
+    def share(self, replicas: int) -> None:
+        """Keep an equal part of the overall limit while `replicas` processes send for the same bot
+        (storage.rate_share): the spacing and the room per window shrink with it; a narrowing after a 429 carries
+        over. The per-chat interval stays as it is: it is one chat's, whichever replica sends."""
+        n = max(1, replicas)
+        if n == self.replicas:
+            return
+        narrowed = self.ceiling - self.per_window
+        self.replicas = n
+        self.spacing = n / self.global_rate
+        self.ceiling = max(1, self.full_window // n)
+        self.per_window = max(1, self.ceiling - narrowed)
+        self._floor = max(1, math.ceil(self.ceiling * 0.9))
 
     def window_wait(self, *, urgent: bool = False) -> float:
         """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several

@@ -656,6 +656,15 @@ def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention
     return _finish(w, cfg, _terms(w, cfg))
 
 
+def estimate_prepared(w: Workload, p: _Training | _Inference, gpus: int, strategy: Strategy, attention: Attention
+                      ) -> MemoryEstimate:
+    """`estimate_on(w, gpus, strategy, attention)` from `p = prepare(w)`, not memoised: for a caller that already
+    keeps `p` and its answers per workload (`core.fit.Requirement`), so the workload is neither hashed nor prepared
+    again."""
+    cfg = _Cfg(gpus, strategy, attention)
+    return _finish(w, cfg, p.terms(gpus, strategy, attention))
+
+
 def estimate_memory(w: Workload) -> MemoryEstimate:
     """Predicted peak memory per GPU of `w` on `w.gpus` GPUs with `w.strategy` (cached: Workload is frozen)."""
     return estimate_on(w, w.gpus, w.strategy, w.attention)

@@ -72,6 +72,12 @@ class Arch:
     family: str = ""
     source: str = ""  # where the numbers come from
 
+    def __hash__(self) -> int:
+        # What the generated hash would walk is every field, the alias tuple included (~1 us), and a keystroke
+        # hashes its workload, and with it the architecture, several times (the memos of `core.fit` and
+        # `core.estimator`). Equal architectures agree on these fields, so the hash stays consistent with __eq__.
+        return hash((self.id, self.params_b, self.hidden, self.layers, self.intermediate))
+
     # --- derived -----------------------------------------------------------------------------------------------
 
     @property

@@ -69,6 +69,9 @@ class SenderSettings(BaseModel):
     chat_interval: float = Field(default=1.05, ge=0)
     # The span Telegram counts its per-second limits over; only a stand-in server with scaled time changes it.
     window: float = Field(default=1.0, gt=0)
+    # Replicas split `global_rate` equally (storage.rate_share): each renews its row every third of this many
+    # seconds; a dead replica's part returns to the others once its row expires.
+    share_ttl: float = Field(default=15.0, ge=1)
 
 
 class Settings(BaseSettings):

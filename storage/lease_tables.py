@@ -23,3 +23,14 @@ class LeaseRow(Base):
     acquired_at: Mapped[float] = mapped_column(Float)  # when `holder` took it (start of this term)
     renewed_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float)  # free for anyone once the database clock passes this
+
+
+class RateShareRow(Base):
+    """One row per replica sending to Telegram (`storage.rate_share`): Telegram's overall limit is per bot, so the
+    replicas split it between those whose row has not expired."""
+
+    __tablename__ = "rate_shares"
+
+    replica: Mapped[str] = mapped_column(String(255), primary_key=True)
+    seen_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)  # a handful of rows: no index
