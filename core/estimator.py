@@ -210,7 +210,8 @@ class _Dims:
         hit = self.adapters.get(targets)
         if hit is None:
             shapes = self.shapes
-            names = parse_targets(targets)
+            # a GELU MLP (GPT-NeoX, Falcon, Phi-2) has no gate: "all-linear" adapts the matrices the model has
+            names = [t for t in parse_targets(targets) if t in shapes]
             params = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in names)
             # Adapter dropout keeps its own copy of each adapted layer's input (PEFT/litgpt default dropout 0.05).
             drop = 0
@@ -260,7 +261,7 @@ def _dims(arch: Arch) -> _Dims:
 def adapter_params(arch: Arch, rank: int, targets: str | None) -> float:
     """LoRA parameters: r * sum over targeted linears of (d_in + d_out), every expert and layer (reference §2)."""
     shapes = arch.linear_shapes()
-    per_layer = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in parse_targets(targets))
+    per_layer = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in parse_targets(targets) if t in shapes)
     return float(rank * per_layer * arch.layers)
 
 
