@@ -23,8 +23,10 @@ Every constant below either comes from the reference (cited) or was calibrated o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -637,14 +639,21 @@ def _runtime(cfg: _Cfg) -> float:
     return _RUNTIME_N if cfg.gpus > 1 else _RUNTIME_1
 
 
+# Validated from a dict by the models' own validators: the same checks as `MemoryEstimate(**values)` at about half
+# the cost of going through `BaseModel.__init__` (every answer builds one).
+_new_breakdown: Callable[[dict[str, float]], Breakdown] = Breakdown.__pydantic_validator__.validate_python
+_new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = MemoryEstimate.__pydantic_validator__.validate_python
+
+
 def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
     peak = _peak(t)
     margin = _margin(w, cfg)
-    bd = Breakdown(weights=t[0], trainable_states=t[1], activations=t[2], logits=t[3], kv_cache=t[4], overhead=t[5])
-    return MemoryEstimate(
-        per_gpu_gib=peak, recommended_per_gpu_gib=peak * (1 + margin), safety_margin=margin, runtime_gib=_runtime(cfg),
-        cpu_ram_gib=t[6] / GIB, breakdown=bd, trainable_params_b=t[7] / 1e9, gpus=cfg.gpus,
-        strategy=_effective_strategy(cfg))
+    bd = _new_breakdown({"weights": t[0], "trainable_states": t[1], "activations": t[2], "logits": t[3],
+                         "kv_cache": t[4], "overhead": t[5]})
+    return _new_estimate({
+        "per_gpu_gib": peak, "recommended_per_gpu_gib": peak * (1 + margin), "safety_margin": margin,
+        "runtime_gib": _runtime(cfg), "cpu_ram_gib": t[6] / GIB, "breakdown": bd, "trainable_params_b": t[7] / 1e9,
+        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg)})
 
 
 # Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024
