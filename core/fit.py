@@ -299,15 +299,27 @@ class Fits(Sequence[Fit]):
 
 
 def _slots_of(req: Requirement, plan: _Plan) -> list[_Nums | None]:
-    """One memory figure per (count, attention kind): slots 2i (FlashAttention) and 2i+1 (eager) of count i."""
+    """One memory figure per (count, attention kind): slots 2i (FlashAttention) and 2i+1 (eager) of count i.
+    `Requirement._numbers` written out for the few counts of a plan (the same memo, the same figures)."""
+    w = req.workload
+    p = req._prepare()
+    memo = req._need
     slots: list[_Nums | None] = []
     for c in plan.counts:
         if not req.runnable(c):
             slots += (None, None)
             continue
-        flash = req._numbers(c, False)
+        flash = memo.get((c, False))
+        if flash is None:
+            flash = memo[c, False] = need(p, *_placement(w, c, False))
         # Eager attention never needs less than flash: skip it when no card without BF16 could hold even that.
-        slots += (flash, None if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16 else req._numbers(c, True))
+        if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16:
+            slots += (flash, None)
+            continue
+        eager = memo.get((c, True))
+        if eager is None:
+            eager = memo[c, True] = need(p, *_placement(w, c, True))
+        slots += (flash, eager)
     return slots
 
 
