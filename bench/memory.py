@@ -11,7 +11,7 @@ first; the bot loads them into its offer cache on start, as every replica does.
 Vast-sized marketplace on the stand-in provider server (10,000 listings, 5 % of the prices changing between polls)
 every 10 s throughout, and records the polls in its ingest child process, whose RSS is added to the figure.
 
-    python3 bench/memory.py [--queries 10000] [--seed N] [--leader]
+    python3 bench/memory.py [--queries 10000] [--seed N] [--leader] [--db sqlite|postgres|both]
 """
 
 from __future__ import annotations
@@ -184,11 +184,12 @@ class Answers:
                 await asyncio.sleep(0.002)
 
 
-async def main(args: argparse.Namespace) -> None:
+async def main(args: argparse.Namespace, database_url: str | None = None, label: str = "SQLite") -> None:
+    """One run: on a fresh SQLite file, or on `database_url` (an empty database)."""
     rng = random.Random(args.seed)
     queries = distinct_queries(args.queries, rng)
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{Path(tmp) / 'memory.sqlite3'}"
+        url = database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'memory.sqlite3'}"
         n_offers = await record_offers(url)
         async with FakeTelegram() as tg, ProviderServer() as server:
             market = asyncio.create_task(churn(server, random.Random(args.seed + 1))) if args.leader else None
@@ -227,7 +228,7 @@ async def main(args: argparse.Namespace) -> None:
                 log.close()
                 if proc.returncode not in (0, -15) or sys.exc_info()[0] is not None:
                     print((Path(tmp) / "bot.log").read_text()[-3000:])
-    print(f"seed {args.seed}; load average {os.getloadavg()[0]:.1f}")
+    print(f"== {label}: seed {args.seed}; load average {os.getloadavg()[0]:.1f}")
     role = (f"the scraping leader ({len(server.requests_to(VAST_PATH))} polls of a 10,000-listing marketplace "
             f"meanwhile)" if args.leader else "a replica (--no-scrape)")
     print(f"bot: {role}; up (migrated, {n_offers:,} offers cached, polling) in {up:.1f} s; "
@@ -236,6 +237,10 @@ async def main(args: argparse.Namespace) -> None:
     print(f"RSS after {len(queries):,} distinct inline queries ({answers.with_estimate:,} answered with an estimate, "
           f"{answers.other:,} with a polite 'not understood'; {took:.0f} s): {after:.0f} MB{_split(procs_after)} "
           f"(target < {TARGET_MB} MB: {'met' if after < TARGET_MB else 'MISSED'}, {after / TARGET_MB:.2f}x)")
+
+
+def cli_start() -> None:
+    """How long `gpuradar estimate` takes to start, and whether it imports SQLAlchemy's asyncio extension."""
     cmd = [sys.executable, "-X", "importtime", "-c", "import gpuradar.commands.estimate"]
     imports = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).stderr.splitlines()
     heavy = [line for line in imports if "sqlalchemy.ext.asyncio" in line and line.rstrip().endswith("asyncio")]
@@ -254,4 +259,20 @@ if __name__ == "__main__":
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=random.randrange(1 << 30))
     ap.add_argument("--leader", action="store_true", help="the scraping leader (its ingest child counted too)")
-    asyncio.run(main(ap.parse_args()))
+    ap.add_argument("--db", choices=["sqlite", "postgres", "both"], default="sqlite",
+                    help="postgres: a fresh database on the server of $TEST_DATABASE_URL (else .ci/postgres.sh)")
+    options = ap.parse_args()
+    if options.db in ("sqlite", "both"):
+        asyncio.run(main(options))
+    if options.db in ("postgres", "both"):
+        from bench.fanout_cycle import _pg_admin
+
+        server = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
+            [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
+        name = f"bench_memory_{os.getpid()}"
+        _pg_admin(server, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
+        try:
+            asyncio.run(main(options, server.rsplit("/", 1)[0] + "/" + name, "PostgreSQL 15"))
+        finally:  # the bench leaves the server as it found it
+            _pg_admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    cli_start()
