@@ -110,13 +110,17 @@ def _kind(p: Point) -> str:
 def main() -> None:
     points = load_points()
     rows = []
-    ours_train, ours_infer, lf_err, un_err = [], [], [], []
+    ours_train: list[float] = []
+    ours_infer: list[float] = []
+    lf_err: list[float] = []
+    un_err: list[float] = []
     for p in points:
         pred = estimate_memory(p.workload).per_gpu_gib
         lf, un = llama_factory_gib(p), unsloth_gib(p)
         meas = p.measured_gib
         gpu = f"{p.workload.gpus}x {p.gpu.name}" if p.gpu else "—"
         if p.is_oom:
+            assert p.gpu is not None  # an out-of-memory run names its card
             ours = f"{pred:.1f} (> {p.gpu.usable_gib:.1f} usable: {'OOM ✓' if pred > p.gpu.usable_gib else 'miss'})"
         else:
             ours = _pct(pred, meas)
@@ -124,6 +128,7 @@ def main() -> None:
                     f"{'OOM' if meas is None else f'{meas:.2f}'} | {ours} | {_pct(lf, meas)} | {_pct(un, meas)} | "
                     f"{_kind(p)} |")
         if p.known_conditions:
+            assert meas is not None  # known conditions: not an out-of-memory run
             (ours_train if p.is_training else ours_infer).append(abs(pred / meas - 1))
             if p.is_training:
                 if lf is not None:
@@ -131,7 +136,8 @@ def main() -> None:
                 if un is not None:
                     un_err.append(abs(un / meas - 1))
     known_train = [p for p in points if p.known_conditions and p.is_training]
-    worst_under = min(estimate_memory(p.workload).per_gpu_gib / p.measured_gib - 1 for p in known_train)
+    worst_under = min(estimate_memory(p.workload).per_gpu_gib / p.measured_gib - 1
+                      for p in known_train if p.measured_gib is not None)
 
     def med(xs: list[float]) -> str:
         return f"{statistics.median(xs) * 100:.1f} %" if xs else "—"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import multiprocessing as mp
 import os
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -309,12 +311,20 @@ def main() -> None:
     if args.db in ("postgres", "both"):
         url = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
             [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
-        name = f"bench_cycle_{os.getpid()}"
-        _pg_admin(url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
-        try:
-            run_one(url.rsplit("/", 1)[0] + "/" + name, "PostgreSQL", args)
-        finally:  # the bench leaves the server as it found it (a 100,000-subscription database is ~1 GB)
-            _pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        with fresh_pg_database(url, "bench_cycle") as database:
+            run_one(database, "PostgreSQL", args)
+
+
+@contextlib.contextmanager
+def fresh_pg_database(url: str, prefix: str) -> Iterator[str]:
+    """A new empty database on the server behind `url`, dropped afterwards: the bench never touches other
+    databases and leaves the server as it found it (a 100,000-subscription database is ~1 GB)."""
+    name = f"{prefix}_{os.getpid()}"
+    _pg_admin(url, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
+    try:
+        yield url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        _pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _pg_admin(url: str, *statements: str) -> None:

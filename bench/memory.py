@@ -11,7 +11,7 @@ first; the bot loads them into its offer cache on start, as every replica does.
 Vast-sized marketplace on the stand-in provider server (10,000 listings, 5 % of the prices changing between polls)
 every 10 s throughout, and records the polls in its ingest child process, whose RSS is added to the figure.
 
-    python3 bench/memory.py [--queries 10000] [--seed N] [--leader] [--db sqlite|postgres|both]
+    python3 bench/memory.py [--queries 10000] [--seed N] [--leader] [--postgres]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.inline import offers  # noqa: E402
-from bench.scrape import vast_payload  # noqa: E402
+from bench.scrape import _fresh_pg, vast_payload  # noqa: E402
 from core.offers import Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
 from scrapers.registry import PROVIDERS  # noqa: E402
@@ -184,12 +184,13 @@ class Answers:
                 await asyncio.sleep(0.002)
 
 
-async def main(args: argparse.Namespace, database_url: str | None = None, label: str = "SQLite") -> None:
-    """One run: on a fresh SQLite file, or on `database_url` (an empty database)."""
+async def main(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     queries = distinct_queries(args.queries, rng)
     with tempfile.TemporaryDirectory() as tmp:
-        url = database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'memory.sqlite3'}"
+        url = f"sqlite+aiosqlite:///{Path(tmp) / 'memory.sqlite3'}"
+        if args.postgres:  # a fresh database on the PostgreSQL server (TEST_DATABASE_URL, else .ci/postgres.sh)
+            url = await asyncio.to_thread(_fresh_pg, _postgres_url(), "bench_memory")
         n_offers = await record_offers(url)
         async with FakeTelegram() as tg, ProviderServer() as server:
             market = asyncio.create_task(churn(server, random.Random(args.seed + 1))) if args.leader else None
@@ -228,7 +229,8 @@ async def main(args: argparse.Namespace, database_url: str | None = None, label:
                 log.close()
                 if proc.returncode not in (0, -15) or sys.exc_info()[0] is not None:
                     print((Path(tmp) / "bot.log").read_text()[-3000:])
-    print(f"== {label}: seed {args.seed}; load average {os.getloadavg()[0]:.1f}")
+    print(f"seed {args.seed}; database {'PostgreSQL' if args.postgres else 'SQLite'}; load average "
+          f"{os.getloadavg()[0]:.1f}")
     role = (f"the scraping leader ({len(server.requests_to(VAST_PATH))} polls of a 10,000-listing marketplace "
             f"meanwhile)" if args.leader else "a replica (--no-scrape)")
     print(f"bot: {role}; up (migrated, {n_offers:,} offers cached, polling) in {up:.1f} s; "
@@ -237,10 +239,6 @@ async def main(args: argparse.Namespace, database_url: str | None = None, label:
     print(f"RSS after {len(queries):,} distinct inline queries ({answers.with_estimate:,} answered with an estimate, "
           f"{answers.other:,} with a polite 'not understood'; {took:.0f} s): {after:.0f} MB{_split(procs_after)} "
           f"(target < {TARGET_MB} MB: {'met' if after < TARGET_MB else 'MISSED'}, {after / TARGET_MB:.2f}x)")
-
-
-def cli_start() -> None:
-    """How long `gpuradar estimate` takes to start, and whether it imports SQLAlchemy's asyncio extension."""
     cmd = [sys.executable, "-X", "importtime", "-c", "import gpuradar.commands.estimate"]
     imports = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).stderr.splitlines()
     heavy = [line for line in imports if "sqlalchemy.ext.asyncio" in line and line.rstrip().endswith("asyncio")]
@@ -254,25 +252,18 @@ def cli_start() -> None:
           f"imported: {'yes' if heavy else 'no'}")
 
 
+def _postgres_url() -> str:
+    url = os.environ.get("TEST_DATABASE_URL")
+    if url:
+        return url
+    return subprocess.run([str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=random.randrange(1 << 30))
     ap.add_argument("--leader", action="store_true", help="the scraping leader (its ingest child counted too)")
-    ap.add_argument("--db", choices=["sqlite", "postgres", "both"], default="sqlite",
-                    help="postgres: a fresh database on the server of $TEST_DATABASE_URL (else .ci/postgres.sh)")
-    options = ap.parse_args()
-    if options.db in ("sqlite", "both"):
-        asyncio.run(main(options))
-    if options.db in ("postgres", "both"):
-        from bench.fanout_cycle import _pg_admin
-
-        server = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
-            [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
-        name = f"bench_memory_{os.getpid()}"
-        _pg_admin(server, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
-        try:
-            asyncio.run(main(options, server.rsplit("/", 1)[0] + "/" + name, "PostgreSQL 15"))
-        finally:  # the bench leaves the server as it found it
-            _pg_admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    cli_start()
+    ap.add_argument("--postgres", action="store_true", help="on PostgreSQL (a fresh database) instead of SQLite")
+    asyncio.run(main(ap.parse_args()))

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select, text  # noqa: E402
 
-from bench.fanout_cycle import _fresh_pg, provider_offers  # noqa: E402
+from bench.fanout_cycle import fresh_pg_database, provider_offers  # noqa: E402
 from core.offers import Offer, Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
@@ -134,7 +134,8 @@ def main() -> None:
         pg = subprocess.run([str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True,
                             check=True).stdout.strip()
     if pg:
-        asyncio.run(run(_fresh_pg(pg), "PostgreSQL", args))
+        with fresh_pg_database(pg, "bench_storage") as database:
+            asyncio.run(run(database, "PostgreSQL", args))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ sequences: `Workload.batch` stays 1 and `concurrency` carries it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -164,30 +165,65 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
     raise _error(spec, msg("wl_which_model"))
 
 
+
+# Enum members and argument-free messages as module constants: an `Enum.MEMBER` lookup costs ~0.1 us and a
+# `msg(...)` ~0.35 us, and completing a phrase (once per keystroke) reads dozens of them.
+_ATT_FLASH = Attention.FLASH
+_MET_INFERENCE = Method.INFERENCE
+_MET_QLORA = Method.QLORA
+_OFF_ALL = Offload.ALL
+_OFF_NONE = Offload.NONE
+_OPT_ADAMW = Optimizer.ADAMW
+_PRE_BF16 = Precision.BF16
+_PRE_BF16_TRUE = Precision.BF16_TRUE
+_PRE_FP16 = Precision.FP16
+_QUA_NF4 = Quant.NF4
+_QUA_NONE = Quant.NONE
+_STR_DDP = Strategy.DDP
+_STR_FSDP = Strategy.FSDP
+_STR_SINGLE = Strategy.SINGLE
+_STR_TP = Strategy.TP
+_STR_ZERO2 = Strategy.ZERO2
+_STR_ZERO3 = Strategy.ZERO3
+_WHY_CONCURRENCY = msg("why_concurrency")
+_WHY_FSDP_ADAPTERS = msg("why_fsdp_adapters")
+_WHY_KV = msg("why_kv")
+_WHY_NATIVE_QUANT = msg("why_native_quant")
+_WHY_OFFLOAD_ZERO3 = msg("why_offload_zero3")
+_WHY_PROMPT_OUTPUT = msg("why_prompt_output")
+_WHY_PROMPT_REST = msg("why_prompt_rest")
+_WHY_PROMPT_WHOLE = msg("why_prompt_whole")
+_WHY_QUANT_INFERENCE = msg("why_quant_inference")
+_WHY_SEQ_EXAMPLE = msg("why_seq_example")
+_WHY_TP_INFERENCE = msg("why_tp_inference")
+_WHY_TP_SERVE = msg("why_tp_serve")
+_WHY_ZERO3 = msg("why_zero3")
+
+
 def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
     if spec.method is not None:
         return spec.method
     hint: Msg | None = None
     if spec.concurrency is not None:
-        hint = msg("why_concurrency")
+        hint = _WHY_CONCURRENCY
     elif spec.prompt_len is not None or spec.output_len is not None:
-        hint = msg("why_prompt_output")
+        hint = _WHY_PROMPT_OUTPUT
     elif spec.kv_dtype is not None:
-        hint = msg("why_kv")
+        hint = _WHY_KV
     elif spec.quant in _INFERENCE_QUANTS:
-        hint = msg("why_quant_inference")
-    elif spec.strategy == Strategy.TP:
-        hint = msg("why_tp_inference")
+        hint = _WHY_QUANT_INFERENCE
+    elif spec.strategy == _STR_TP:
+        hint = _WHY_TP_INFERENCE
     if hint is None:
         raise _error(spec, msg("wl_which_method"))
-    return f.assume("method", Method.INFERENCE, hint)
+    return f.assume("method", _MET_INFERENCE, hint)
 
 
 def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
     """Refuse fields that mean nothing for the method instead of silently ignoring them."""
-    if method == Method.INFERENCE:
+    if method == _MET_INFERENCE:
         stray = {"grad_ckpt": spec.grad_ckpt, "optimizer": spec.optimizer, "fused_ce": spec.fused_ce,
-                 "offload": spec.offload if spec.offload != Offload.NONE else None, "lora_rank": spec.lora_rank,
+                 "offload": spec.offload if spec.offload != _OFF_NONE else None, "lora_rank": spec.lora_rank,
                  "lora_targets": spec.lora_targets, "examples": spec.examples,
                  "tokens_per_example": spec.tokens_per_example, "epochs": spec.epochs}
     else:
@@ -239,10 +275,14 @@ def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:
         seq = f.take("seq_len", context, max(SEQ_INFERENCE, output + 1))
         if seq <= output:
             raise _error(spec, msg("wl_output_context", output=output, context=seq))
-        f.assume("prompt_len", seq - output, msg("why_prompt_rest"))
+        f.assume("prompt_len", seq - output, _WHY_PROMPT_REST)
     else:
         seq = f.take("seq_len", context, SEQ_INFERENCE)
-        f.assume("prompt_len", seq, msg("why_prompt_whole"))
+        f.assume("prompt_len", seq, _WHY_PROMPT_WHOLE)
+
+
+# `Workload(**values)` without the keyword round trip: the model's own validator, the same checks.
+_new_workload: Callable[[dict[str, Any]], Workload] = Workload.__pydantic_validator__.validate_python
 
 
 def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
@@ -255,19 +295,19 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
 
     # precision: bf16 unless the named card has none (T4, V100), then fp16
     if gpu is not None and not gpu.bf16:
-        if spec.precision in (Precision.BF16, Precision.BF16_TRUE):
+        if spec.precision in (_PRE_BF16, _PRE_BF16_TRUE):
             raise _error(spec, msg("wl_no_bf16", gpu=gpu.name))
-        precision = f.take("precision", spec.precision, Precision.FP16, msg("why_no_bf16", gpu=gpu.name))
+        precision = f.take("precision", spec.precision, _PRE_FP16, msg("why_no_bf16", gpu=gpu.name))
     else:
-        precision = f.take("precision", spec.precision, Precision.BF16)
+        precision = f.take("precision", spec.precision, _PRE_BF16)
 
     # the model's own published precision where the method runs on it (gpt-oss MXFP4, DeepSeek V3 FP8, a GPTQ/AWQ
     # repository), else NF4 for QLoRA and 16-bit weights for everything else
     native = Quant(arch.native_quant) if arch.native_quant in _QUANT_VALUES else None
     if spec.quant is None and native is not None and native in _NATIVE_DEFAULT_FOR.get(method, ()):
-        quant = f.assume("quant", native, msg("why_native_quant"))
+        quant = f.assume("quant", native, _WHY_NATIVE_QUANT)
     else:
-        quant = f.take("quant", spec.quant, Quant.NF4 if method == Method.QLORA else Quant.NONE)
+        quant = f.take("quant", spec.quant, _QUA_NF4 if method == _MET_QLORA else _QUA_NONE)
     if quant not in _QUANTS_FOR[method]:
         allowed = ", ".join(q.value for q in Quant if q in _QUANTS_FOR[method])
         raise _error(spec, msg("wl_quant_method", method=msg(f"val_method_{method.value}"), quant=quant.value,
@@ -275,34 +315,34 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
 
     # GPUs and how they share the work
     gpus = f.take("gpus", spec.gpus, 1)
-    offload = spec.offload or Offload.NONE
+    offload = spec.offload or _OFF_NONE
     if spec.strategy is not None:
         strategy = spec.strategy
-        if strategy == Strategy.TP and training:
+        if strategy == _STR_TP and training:
             raise _error(spec, msg("wl_tp_training"))
-        if not training and strategy not in (Strategy.TP, Strategy.SINGLE):
+        if not training and strategy not in (_STR_TP, _STR_SINGLE):
             raise _error(spec, msg("wl_inference_strategy"))
-        if strategy == Strategy.SINGLE and gpus > 1:
+        if strategy == _STR_SINGLE and gpus > 1:
             raise _error(spec, msg("wl_single_many", gpus=str(gpus)))
-        if offload != Offload.NONE and strategy in (Strategy.SINGLE, Strategy.DDP, Strategy.TP):
+        if offload != _OFF_NONE and strategy in (_STR_SINGLE, _STR_DDP, _STR_TP):
             raise _error(spec, msg("wl_offload_strategy"))
-        if offload == Offload.ALL and strategy == Strategy.ZERO2:
+        if offload == _OFF_ALL and strategy == _STR_ZERO2:
             raise _error(spec, msg("wl_offload_zero2"))
         f.values["strategy"] = strategy
-    elif offload != Offload.NONE:
-        strategy = f.assume("strategy", Strategy.ZERO3, msg("why_offload_zero3"))
+    elif offload != _OFF_NONE:
+        strategy = f.assume("strategy", _STR_ZERO3, _WHY_OFFLOAD_ZERO3)
     elif gpus == 1:
-        strategy = f.assume("strategy", Strategy.SINGLE)
+        strategy = f.assume("strategy", _STR_SINGLE)
     elif not training:
-        strategy = f.assume("strategy", Strategy.TP, msg("why_tp_serve"))
+        strategy = f.assume("strategy", _STR_TP, _WHY_TP_SERVE)
     elif method in ADAPTER_METHODS:
-        strategy = f.assume("strategy", Strategy.FSDP, msg("why_fsdp_adapters"))
+        strategy = f.assume("strategy", _STR_FSDP, _WHY_FSDP_ADAPTERS)
     else:
-        strategy = f.assume("strategy", Strategy.ZERO3, msg("why_zero3"))
-    if strategy == Strategy.TP:
+        strategy = f.assume("strategy", _STR_ZERO3, _WHY_ZERO3)
+    if strategy == _STR_TP:
         _check_tp(spec, arch, gpus)
 
-    attention = f.take("attention", spec.attention, Attention.FLASH)
+    attention = f.take("attention", spec.attention, _ATT_FLASH)
     kv_default = _KV_FOR_PRECISION[precision]
     if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:
         raise _error(spec, msg("wl_kv_unknown", kv=spec.kv_dtype, allowed=", ".join(KV_BYTES)))
@@ -313,13 +353,13 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         seq_default = SEQ_TRAINING
         if tpe_said and tpe_said > SEQ_TRAINING and spec.seq_len is None:
             seq_default = tpe_said
-            seq_why = msg("why_seq_example")
+            seq_why = _WHY_SEQ_EXAMPLE
         seq_len = f.take("seq_len", spec.seq_len, seq_default, seq_why)
         f.take("batch", spec.batch, 1)
         f.take("grad_ckpt", spec.grad_ckpt, True)
-        f.take("optimizer", spec.optimizer, Optimizer.ADAMW)
+        f.take("optimizer", spec.optimizer, _OPT_ADAMW)
         f.take("fused_ce", spec.fused_ce, False)
-        f.take("offload", spec.offload, Offload.NONE)
+        f.take("offload", spec.offload, _OFF_NONE)
         f.values |= {"kv_dtype": kv_default, "concurrency": 1}
         if method in ADAPTER_METHODS:
             f.take("lora_rank", spec.lora_rank, LORA_RANK)
@@ -342,7 +382,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
             concurrency = spec.batch
         f.take("concurrency", concurrency, 1)
         f.take("kv_dtype", spec.kv_dtype, kv_default)
-        f.values |= {"batch": 1, "grad_ckpt": False, "optimizer": None, "fused_ce": False, "offload": Offload.NONE,
+        f.values |= {"batch": 1, "grad_ckpt": False, "optimizer": None, "fused_ce": False, "offload": _OFF_NONE,
                      "lora_rank": None, "lora_targets": None, "examples": None, "tokens_per_example": None,
                      "epochs": None}
 
@@ -365,13 +405,12 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     if limit and seq is not None and seq > limit:
         raise _error(spec, msg("wl_context_too_long", name=arch.name, limit=limit, said=seq))
 
-    workload = Workload(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
-                        params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
-                        attention=attention,
-                        gpus=gpus, gpus_stated=spec.gpus is not None, strategy=strategy, gpu=gpu.id if gpu else None,
-                        gpu_family=tuple(spec.gpu_family or ()) if gpu else (),
-                        **{k: v for k, v in f.values.items()
-                           if k not in ("precision", "quant", "gpus", "strategy", "attention", "method")})
+    values = f.values  # the fields filled above; the ones decided here too
+    values.update(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
+                  params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
+                  attention=attention, gpus=gpus, gpus_stated=spec.gpus is not None, strategy=strategy,
+                  gpu=gpu.id if gpu else None, gpu_family=tuple(spec.gpu_family or ()) if gpu else ())
+    workload = _new_workload(values)
     return workload, f.notes
 
 

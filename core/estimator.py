@@ -23,8 +23,10 @@ Every constant below either comes from the reference (cited) or was calibrated o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -210,7 +212,8 @@ class _Dims:
         hit = self.adapters.get(targets)
         if hit is None:
             shapes = self.shapes
-            names = parse_targets(targets)
+            # a GELU MLP (GPT-NeoX, Falcon, Phi-2) has no gate: "all-linear" adapts the matrices the model has
+            names = [t for t in parse_targets(targets) if t in shapes]
             params = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in names)
             # Adapter dropout keeps its own copy of each adapted layer's input (PEFT/litgpt default dropout 0.05).
             drop = 0
@@ -260,7 +263,7 @@ def _dims(arch: Arch) -> _Dims:
 def adapter_params(arch: Arch, rank: int, targets: str | None) -> float:
     """LoRA parameters: r * sum over targeted linears of (d_in + d_out), every expert and layer (reference §2)."""
     shapes = arch.linear_shapes()
-    per_layer = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in parse_targets(targets))
+    per_layer = sum((shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in parse_targets(targets) if t in shapes)
     return float(rank * per_layer * arch.layers)
 
 
@@ -636,14 +639,21 @@ def _runtime(cfg: _Cfg) -> float:
     return _RUNTIME_N if cfg.gpus > 1 else _RUNTIME_1
 
 
+# Validated from a dict by the models' own validators: the same checks as `MemoryEstimate(**values)` at about half
+# the cost of going through `BaseModel.__init__` (every answer builds one).
+_new_breakdown: Callable[[dict[str, float]], Breakdown] = Breakdown.__pydantic_validator__.validate_python
+_new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = MemoryEstimate.__pydantic_validator__.validate_python
+
+
 def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
     peak = _peak(t)
     margin = _margin(w, cfg)
-    bd = Breakdown(weights=t[0], trainable_states=t[1], activations=t[2], logits=t[3], kv_cache=t[4], overhead=t[5])
-    return MemoryEstimate(
-        per_gpu_gib=peak, recommended_per_gpu_gib=peak * (1 + margin), safety_margin=margin, runtime_gib=_runtime(cfg),
-        cpu_ram_gib=t[6] / GIB, breakdown=bd, trainable_params_b=t[7] / 1e9, gpus=cfg.gpus,
-        strategy=_effective_strategy(cfg))
+    bd = _new_breakdown({"weights": t[0], "trainable_states": t[1], "activations": t[2], "logits": t[3],
+                         "kv_cache": t[4], "overhead": t[5]})
+    return _new_estimate({
+        "per_gpu_gib": peak, "recommended_per_gpu_gib": peak * (1 + margin), "safety_margin": margin,
+        "runtime_gib": _runtime(cfg), "cpu_ram_gib": t[6] / GIB, "breakdown": bd, "trainable_params_b": t[7] / 1e9,
+        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg)})
 
 
 # Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024
@@ -654,6 +664,15 @@ def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention
     """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
     cfg = _Cfg(gpus, strategy, attention)
     return _finish(w, cfg, _terms(w, cfg))
+
+
+def estimate_prepared(w: Workload, p: _Training | _Inference, gpus: int, strategy: Strategy, attention: Attention
+                      ) -> MemoryEstimate:
+    """`estimate_on(w, gpus, strategy, attention)` from `p = prepare(w)`, not memoised: for a caller that already
+    keeps `p` and its answers per workload (`core.fit.Requirement`), so the workload is neither hashed nor prepared
+    again."""
+    cfg = _Cfg(gpus, strategy, attention)
+    return _finish(w, cfg, p.terms(gpus, strategy, attention))
 
 
 def estimate_memory(w: Workload) -> MemoryEstimate:

@@ -10,19 +10,21 @@ Cards without BF16 (T4, V100) cannot run FlashAttention 2: on them the workload 
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict
 
-from core.estimator import MemoryEstimate, estimate_memory, estimate_on, need, prepare
+from core.estimator import MemoryEstimate, estimate_memory, estimate_prepared, need, prepare
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.msg import Msg, msg
 from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Quant, Strategy, Workload
 
 DEFAULT_COUNTS: tuple[int, ...] = (1, 2, 4, 8)
+_NEVER = float("inf")
 _MAX_NO_BF16_GIB = max((g.usable_gib for g in GPUS if not g.bf16), default=0.0)
 NODE_SIZE = 8
 MAX_NODES = 64
@@ -92,7 +94,7 @@ class Advice(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class FitReport:
-    fits: list[Fit]  # fewest GPUs first, comfortable before tight, then the smallest card
+    fits: Fits  # fewest GPUs first, comfortable before tight, then the smallest card
     advice: list[Advice]  # empty when something fits
     counts: tuple[int, ...]  # the GPU counts that were tried
     gpu: str | None  # the one card asked about, if any (a family's representative variant)
@@ -117,9 +119,14 @@ class Requirement:
         key = (count, eager)
         est = self._cache.get(key)
         if est is None:
-            est = estimate_on(self.workload, *_placement(self.workload, count, eager))
-            self._cache[key] = est
+            est = self._cache[key] = estimate_prepared(self.workload, self._prepare(),
+                                                       *_placement(self.workload, count, eager))
         return est
+
+    def _prepare(self) -> Any:
+        if self._prepared is None:
+            self._prepared = prepare(self.workload)
+        return self._prepared
 
     def per_gpu_gib(self, count: int) -> float:
         """Predicted peak per GPU on `count` GPUs (FlashAttention-capable cards)."""
@@ -129,9 +136,7 @@ class Requirement:
         key = (count, eager)
         nums = self._need.get(key)
         if nums is None:
-            if self._prepared is None:
-                self._prepared = prepare(self.workload)
-            nums = self._need[key] = need(self._prepared, *_placement(self.workload, count, eager))
+            nums = self._need[key] = need(self._prepare(), *_placement(self.workload, count, eager))
         return nums
 
     def need_gib(self, count: int, *, eager: bool = False) -> float:
@@ -164,14 +169,22 @@ def requirement(w: Workload) -> Requirement:
     return Requirement(w)
 
 
+_Entry = tuple[str, str, int, float, int]  # (card id, card name, count, usable GiB, slot): one pair of a plan
+_Nums = tuple[float, float, float, Strategy]  # `Requirement._numbers`: (peak, need, recommended + runtime, strategy)
+_Run = tuple[tuple[_Entry, ...], bool]
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """Every (card, count) pair in the order `fit_configs` sorts fits in, as far as the catalog alone decides it."""
 
-    entries: tuple[tuple[str, str, int, float, int], ...]  # (id, name, count, usable_gib, slot)
+    # Per count (ascending): runs of pairs in (count, total memory) order, each with whether it is a group of pairs
+    # that tie on (count, total memory) but differ in card kind (BF16 or not) or, through rounding, in usable size:
+    # only such a run may need its fits put in utilization order.
+    per_count: tuple[tuple[int, tuple[_Run, ...]], ...]  # (the count's FlashAttention slot, its runs)
     counts: tuple[int, ...]  # distinct counts; count i's figures are in slots 2i (FlashAttention), 2i+1 (eager)
     all_bf16: bool
-    needs_sort: bool  # some pairs tie on (total memory, count) but may differ in utilization: sort at the end
+    slot_usables: tuple[tuple[float, ...], ...]  # per slot: the usable sizes of its pairs, ascending
 
 
 def _fit_key(f: Fit) -> tuple[int, bool, float, float]:
@@ -185,59 +198,191 @@ def _fit_key(f: Fit) -> tuple[int, bool, float, float]:
 def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
     """The fits sort key is (count, tight, total memory, utilization). Count and total memory depend on the catalog
     only, so the pairs are put in (count, total memory) order once (stably, from the count-major catalog order);
-    the fits of an answer then come out sorted by filtering, and only an answer with a tight fit, or a tie on
-    (count, total memory) mixing BF16 and non-BF16 cards (or, through rounding, two usable sizes), needs the final
-    sort."""
+    the fits of an answer then come out sorted by filtering: per count, the comfortable ones, then the tight ones.
+    Utilization can only differ inside a group that ties on (count, total memory) with different cards (T4 beside
+    A2 and A16: eager and FlashAttention figures): such a group is its own run, sorted on its own when more than
+    one of it fits."""
     distinct = tuple(dict.fromkeys(counts))
     pairs = [(g.id, g.name, c, g.usable_gib, 2 * distinct.index(c) + (not g.bf16)) for c in counts for g in gpus]
     pairs.sort(key=lambda e: (e[2], e[3] * e[2]))
-    groups: dict[tuple[int, float], set[tuple[float, int]]] = {}
+    groups: dict[tuple[int, float], list[_Entry]] = {}
     for e in pairs:
-        groups.setdefault((e[2], e[3] * e[2]), set()).add((e[3], e[4]))
-    return _Plan(tuple(pairs), distinct, all(g.bf16 for g in gpus), any(len(v) > 1 for v in groups.values()))
+        groups.setdefault((e[2], e[3] * e[2]), []).append(e)
+    per_count: dict[int, list[_Run]] = {}
+    plain: list[_Entry] = []
+    for (count, _), group in groups.items():  # dicts keep insertion order: (count, total memory) order
+        runs = per_count.setdefault(count, [])
+        if plain and plain[0][2] != count:  # a run never spans two counts
+            per_count[plain[0][2]].append((tuple(plain), False))
+            plain = []
+        if len({(e[3], e[4]) for e in group}) > 1:
+            if plain:
+                runs.append((tuple(plain), False))
+                plain = []
+            runs.append((tuple(group), True))
+        else:
+            plain += group
+    if plain:
+        per_count[plain[0][2]].append((tuple(plain), False))
+    usables = tuple(tuple(sorted(e[3] for e in pairs if e[4] == slot)) for slot in range(2 * len(distinct)))
+    return _Plan(tuple((2 * distinct.index(c), tuple(runs)) for c, runs in per_count.items()), distinct,
+                 all(g.bf16 for g in gpus), usables)
 
 
 _CATALOG_PLANS: dict[tuple[int, ...], _Plan] = {}
-_COUNT_TIGHT = attrgetter("count", "tight")  # a stable sort on it keeps (count, total memory) order otherwise
+# A Fit straight from its field values: NamedTuple's generated `__new__` is a Python function with one argument per
+# field (~0.25 us a call against ~0.13 us).
+_new_fit: Callable[[type[Fit], tuple[Any, ...]], Fit] = tuple.__new__  # type: ignore[assignment]
 
 
-def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...], *, by_utilization: bool = True
-             ) -> list[Fit]:
-    """The fits of `req` among `gpus` x `counts`, sorted as `fit_configs` reports them (see `_plan`).
+def _fit(e: _Entry, nums: _Nums) -> Fit:
+    gpu_id, name, count, usable, _ = e
+    peak, need, rec, strategy = nums
+    return _new_fit(Fit, (gpu_id, name, count, peak, usable, need / usable, strategy, need, rec, rec > usable))
 
-    One memory figure per (count, attention kind), then a float comparison per (card, count): the inline-query hot
-    path. Without `by_utilization` the order is (total memory, count) only, stable with respect to the count-major
-    catalog order: the first of several equally small configurations is the one that order visits first."""
+
+class Fits(Sequence[Fit]):
+    """The fits of one answer, in fit order, each built when first read. Which pairs fit and their order are
+    settled up front (a float comparison per pair); the Fit tuples are not: an inline answer reads four of a
+    hundred, the command line fifteen and the count. Read-only, like the report that holds it."""
+
+    __slots__ = ("_built", "_order", "_slots")
+
+    def __init__(self, order: list[_Entry], slots: list[_Nums | None]) -> None:
+        self._order = order
+        self._slots = slots
+        self._built: list[Fit] = []
+
+    def _upto(self, n: int) -> list[Fit]:
+        built = self._built
+        if len(built) < n:
+            slots = self._slots
+            more = [_fit(e, slots[e[4]]) for e in self._order[len(built):n]]  # type: ignore[arg-type]
+            # a new list, never appended to: a reader still holding the shorter one sees a consistent prefix
+            built = self._built = built + more
+        return built
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, i: int) -> Fit: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Fit]: ...
+
+    def __getitem__(self, i: int | slice) -> Fit | list[Fit]:
+        n = len(self._order)
+        if isinstance(i, slice):
+            _, stop, step = i.indices(n)
+            return self._upto(stop if step > 0 else n)[i]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("fit index out of range")
+        return self._upto(i + 1)[i]
+
+    def __iter__(self) -> Iterator[Fit]:
+        return iter(self._upto(len(self._order)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Fits):
+            other = other._upto(len(other._order))
+        if isinstance(other, list):
+            return self._upto(len(self._order)) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Fits({self._upto(len(self._order))!r})"
+
+
+def _slots_of(req: Requirement, plan: _Plan) -> list[_Nums | None]:
+    """One memory figure per (count, attention kind): slots 2i (FlashAttention) and 2i+1 (eager) of count i.
+    `Requirement._numbers` written out for the few counts of a plan (the same memo, the same figures)."""
+    w = req.workload
+    p = req._prepare()
+    memo = req._need
+    slots: list[_Nums | None] = []
+    for c in plan.counts:
+        if not req.runnable(c):
+            slots += (None, None)
+            continue
+        flash = memo.get((c, False))
+        if flash is None:
+            flash = memo[c, False] = need(p, *_placement(w, c, False))
+        # Eager attention never needs less than flash: skip it when no card without BF16 could hold even that.
+        if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16:
+            slots += (flash, None)
+            continue
+        eager = memo.get((c, True))
+        if eager is None:
+            eager = memo[c, True] = need(p, *_placement(w, c, True))
+        slots += (flash, eager)
+    return slots
+
+
+def _plan_for(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
     # The catalog's plans by counts alone: hashing a tuple of 30 GPU dataclasses would cost ~15 us a keystroke.
     plan = _CATALOG_PLANS.get(counts) if gpus is GPUS else None
     if plan is None:
         plan = _plan(gpus, counts)
         if gpus is GPUS and len(_CATALOG_PLANS) < 256:
             _CATALOG_PLANS[counts] = plan
-    slots: list[tuple[float, float, float, Strategy] | None] = []
-    for c in plan.counts:
-        if not req.runnable(c):
-            slots += (None, None)
-            continue
-        flash = req._numbers(c, False)
-        # Eager attention never needs less than flash: skip it when no card without BF16 could hold even that.
-        slots += (flash, None if flash[1] > _MAX_NO_BF16_GIB or plan.all_bf16 else req._numbers(c, True))
-    out: list[Fit] = []
-    append = out.append
-    tight = False
-    for gpu_id, name, c, usable, slot in plan.entries:
-        nums = slots[slot]
-        if nums is not None and nums[1] <= usable:
-            need, rec = nums[1], nums[2]
-            if rec > usable:
+    return plan
+
+
+def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> Fits:
+    """The fits of `req` among `gpus` x `counts`, in `_fit_key` order (see `_plan`): the inline-query hot path.
+
+    A pair fits when its slot's need is at most its usable memory, and sits comfortably when the recommended
+    figure is too. Within a count the pairs are in (total memory) order, so the count's fits are its comfortable
+    pairs, then its tight ones, each in plan order; a count's tight pairs are looked for only when some card of
+    its slots has a usable size between a slot's need and its recommendation."""
+    plan = _plan_for(gpus, counts)
+    slots = _slots_of(req, plan)
+    needs = [_NEVER if nums is None else nums[1] for nums in slots]
+    recs = [_NEVER if nums is None else nums[2] for nums in slots]
+    usables = plan.slot_usables
+    order: list[_Entry] = []
+
+    def utilization(e: _Entry) -> float:
+        return needs[e[4]] / e[3]  # Fit.utilization, the same division
+
+    for flash_slot, runs in plan.per_count:
+        tight = False
+        for s in (flash_slot, flash_slot + 1):
+            us = usables[s]
+            if us and bisect_left(us, needs[s]) < bisect_left(us, recs[s]):
                 tight = True
-            append(Fit(gpu_id, name, c, nums[0], usable, need / usable, nums[3], need, rec, rec > usable))
-    if by_utilization:
-        if plan.needs_sort:
-            out.sort(key=_fit_key)
-        elif tight:  # already in (count, total memory) order: move the tight fits behind within each count
-            out.sort(key=_COUNT_TIGHT)
-    return out
+        if not tight:
+            for run, mixed in runs:
+                sel = [e for e in run if needs[e[4]] <= e[3]]
+                if mixed and len(sel) > 1:
+                    sel.sort(key=utilization)
+                order += sel
+            continue
+        late: list[_Entry] = []
+        for run, mixed in runs:
+            comfortable = [e for e in run if recs[e[4]] <= e[3] and needs[e[4]] <= e[3]]
+            behind = [e for e in run if needs[e[4]] <= e[3] < recs[e[4]]]
+            if mixed:
+                comfortable.sort(key=utilization)
+                behind.sort(key=utilization)
+            order += comfortable
+            late += behind
+        order += late
+    return Fits(order, slots)
+
+
+def _fits_in_plan_order(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> list[Fit]:
+    """Every fit in (count, total memory) order only, stable with respect to the count-major catalog order: the
+    first of several equally small configurations is the one that order visits first."""
+    plan = _plan_for(gpus, counts)
+    slots = _slots_of(req, plan)
+    return [_fit(e, nums) for _, runs in plan.per_count for run, _ in runs for e in run
+            if (nums := slots[e[4]]) is not None and nums[1] <= e[3]]
 
 
 def _card(gpu_id: str) -> GPU | None:
@@ -279,7 +424,7 @@ _BIGGEST = max((g for g in GPUS if g.vendor == "nvidia"), key=lambda g: g.usable
 
 
 def _smallest_fit(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> Fit | None:
-    best = _fits_at(requirement(w), GPUS, counts, by_utilization=False)
+    best = _fits_in_plan_order(requirement(w), GPUS, counts)
     return min(best, key=lambda f: (f.usable_gib * f.count, f.count)) if best else None
 
 

@@ -72,6 +72,12 @@ class Arch:
     family: str = ""
     source: str = ""  # where the numbers come from
 
+    def __hash__(self) -> int:
+        # What the generated hash would walk is every field, the alias tuple included (~1 us), and a keystroke
+        # hashes its workload, and with it the architecture, several times (the memos of `core.fit` and
+        # `core.estimator`). Equal architectures agree on these fields, so the hash stays consistent with __eq__.
+        return hash((self.id, self.params_b, self.hidden, self.layers, self.intermediate))
+
     # --- derived -----------------------------------------------------------------------------------------------
 
     @property
@@ -342,12 +348,14 @@ def _family_index() -> dict[tuple[str, str], Arch]:
     return out
 
 
+@lru_cache(maxsize=1024)
 def find_model(name: str, loose: bool = True) -> Arch | None:
     """The catalog architecture for a model name as people write it ('Llama 3 70B', 'qwen3 32b',
     'meta-llama/Llama-3.1-8B-Instruct', 'saiga_llama3_8b'), or None.
 
     `loose=False` takes the name as written (variant words aside): no release words or dates dropped, no family
-    shorthand, no fine-tune prefix."""
+    shorthand, no fine-tune prefix. Memoised (the catalog does not change; a phrase names the same model keystroke
+    after keystroke, and the parser, `core.defaults` and the Hub check each ask)."""
     index = _index()
     if not loose:
         return index.get(_keys(name)[0]) if _keys(name) else None

@@ -276,7 +276,7 @@ def _moe(m: re.Match[str]) -> dict[str, Any]:
 # models again and again (keystroke by keystroke), so the answers are remembered.
 _gpu_named_as = lru_cache(maxsize=1024)(find_gpu)
 _gpus_named_as = lru_cache(maxsize=1024)(resolve_gpus)
-_model_named_as = lru_cache(maxsize=1024)(find_model)
+_model_named_as = find_model  # memoised by `core.models` itself
 
 
 def _gpu_named(name_group: str, count_group: str | None) -> Handler:

@@ -36,6 +36,7 @@ GPUs are never slower in aggregate.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -277,47 +278,83 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
 
 # --- inference -------------------------------------------------------------------------------------------------------
 
-# Per workload: (bytes read whatever the batch, bytes of all routed experts, experts, active experts); remembered
-# by identity like `_TRAIN_CONSTANTS`.
-_DECODE_CONSTANTS: dict[int, tuple[Workload, float, float, int, int]] = {}
+class _Serving(NamedTuple):
+    """What every configuration's speed of one inference workload uses, computed once per workload."""
+
+    fixed: float  # bytes a decode step reads whatever the batch (dense weights, lm_head)
+    experts: float  # bytes of all routed experts (0 for a dense model)
+    e: int  # routed experts
+    k: int  # active experts per token
+    token_flops: float  # 2 x active parameters: the matmul FLOPs of one token
+    decode_attn: float  # attention FLOPs of one decoded token per token of context (4 x layers x q_dim)
+    prefill_attn: float  # the same for a causal prefill (half the square: 2 x layers x q_dim)
+    fp8: bool  # FP8 weights: the FP8 tensor peak
+    kv_per_token: float  # KV bytes per token at the workload's own context (sliding windows averaged in)
+    context: int  # that context
 
 
-def _decode_constants(w: Workload) -> tuple[float, float, int, int]:
-    hit = _DECODE_CONSTANTS.get(id(w))
+# Per workload, remembered by identity like `_TRAIN_CONSTANTS`.
+_SERVING: dict[int, tuple[Workload, _Serving]] = {}
+_FP8 = Quant.FP8
+
+
+def _serving(w: Workload) -> _Serving:
+    hit = _SERVING.get(id(w))
     if hit is not None and hit[0] is w:
-        return hit[1:]
+        return hit[1]
     a = w.arch
     per = weight_bytes_per_param(w)
     experts = _expert_params(a)
     dense = a.params_b * 1e9 - _embed_params(a) - experts
     # Only the lm_head matrix is read from the embeddings (one row of the input table); kept 16-bit by quantisers.
     head = a.vocab * a.hidden * (2.0 if w.precision is not Precision.FP32 else 4.0)
-    out = (dense * per + head, experts * per, a.experts, max(1, a.experts_active))
-    if len(_DECODE_CONSTANTS) >= 256:
-        _DECODE_CONSTANTS.clear()
-    _DECODE_CONSTANTS[id(w)] = (w, *out)
+    ctx = max(1, w.seq_len)
+    out = _Serving(fixed=dense * per + head, experts=experts * per, e=a.experts, k=max(1, a.experts_active),
+                   token_flops=2.0 * a.active_params_b * 1e9, decode_attn=4.0 * a.layers * a.q_dim,
+                   prefill_attn=2.0 * a.layers * a.q_dim, fp8=w.quant is _FP8,
+                   kv_per_token=kv_bytes_per_token(a, w.kv_dtype, ctx), context=ctx)
+    if len(_SERVING) >= 256:
+        _SERVING.clear()
+    _SERVING[id(w)] = (w, out)
     return out
 
 
-def _decode_weight_bytes(w: Workload, batch: int) -> float:
-    """Bytes of weights one decode step reads for `batch` sequences (one model copy)."""
-    fixed, experts, e, k = _decode_constants(w)
-    if not experts:
-        return fixed
+# Per card (by identity, like the workloads): (bytes/s a decode step streams, FLOP/s of prefill and decode
+# arithmetic in BF16, the same in FP8). The same products `_peak(gpu, fp8) * MFU_PREFILL` and bandwidth x
+# efficiency, evaluated once.
+_RATES: dict[int, tuple[GPU, float, float, float]] = {}
+
+
+def _rates(gpu: GPU) -> tuple[float, float, float]:
+    hit = _RATES.get(id(gpu))
+    if hit is not None and hit[0] is gpu:
+        return hit[1], hit[2], hit[3]
+    out = (gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY, _peak(gpu, False) * MFU_PREFILL,
+           _peak(gpu, True) * MFU_PREFILL)
+    if len(_RATES) >= 256:
+        _RATES.clear()
+    _RATES[id(gpu)] = (gpu, *out)
+    return out
+
+
+def _weight_bytes(c: _Serving, batch: int) -> float:
+    if not c.experts:
+        return c.fixed
     # Experts the batch routes to, in expectation: E x (1 - (1 - k/E)^tokens).
-    return fixed + experts * (1.0 - (1.0 - k / e) ** batch)
+    return c.fixed + c.experts * (1.0 - (1.0 - c.k / c.e) ** batch)
 
 
-def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int, kv_per_token: float
-                 ) -> tuple[float, str]:
-    a = w.arch
-    bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
+def _decode(w: Workload, c: _Serving, gpu: GPU, rates: tuple[float, float, float], group: int, batch: int,
+            context: int, kv_per_token: float) -> tuple[float, str]:
+    """Seconds of one decode step of `batch` sequences on a group of `group` GPUs, and what bounds it."""
+    bw, peak16, peak8 = rates
     kv = batch * context * kv_per_token
-    memory = (_decode_weight_bytes(w, batch) + kv) / group / bw
-    flops = batch * (2.0 * a.active_params_b * 1e9 + 4.0 * a.layers * a.q_dim * context)
-    compute = flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)
+    memory = (_weight_bytes(c, batch) + kv) / group / bw
+    flops = batch * (c.token_flops + c.decode_attn * context)
+    compute = flops / group / (peak8 if c.fp8 else peak16)
     step, bound = (memory, "memory") if memory >= compute else (compute, "compute")
     if group > 1:
+        a = w.arch
         share = 2.0 * (group - 1) / group
         comm_bytes = 2 * a.layers * batch * a.hidden * 2.0 * share
         step += 2 * a.layers * _latency(gpu, group) + comm_bytes / link_bandwidth(gpu, group)
@@ -325,10 +362,15 @@ def _decode_step(w: Workload, gpu: GPU, group: int, batch: int, context: int, kv
 
 
 def _prefill_rate(w: Workload, gpu: GPU, group: int, prompt: int) -> float:
-    a = w.arch
-    flops = 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * prompt  # causal: half the square
-    compute = prompt * flops / group / (_peak(gpu, w.quant is Quant.FP8) * MFU_PREFILL)
-    weights = _decode_weight_bytes(w, prompt) / group / (gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY)
+    return _prefill(_serving(w), _rates(gpu), group, prompt)
+
+
+def _prefill(c: _Serving, rates: tuple[float, float, float], group: int, prompt: int) -> float:
+    """Prompt tokens per second of one prefill on a group of `group` GPUs."""
+    bw, peak16, peak8 = rates
+    flops = c.token_flops + c.prefill_attn * prompt  # causal: half the square
+    compute = prompt * flops / group / (peak8 if c.fp8 else peak16)
+    weights = _weight_bytes(c, prompt) / group / bw
     return prompt / max(compute, weights)
 
 
@@ -346,23 +388,25 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
     default) each holding `context` tokens of KV cache (its context length by default)."""
     total = max(1, concurrency or w.concurrency)
     ctx = max(1, context or w.seq_len)
-    kv_per_token = kv_bytes_per_token(w.arch, w.kv_dtype, ctx)  # sliding windows cap local layers
+    serving, rates = _serving(w), _rates(gpu)
+    # sliding windows cap local layers
+    kv_per_token = serving.kv_per_token if ctx == serving.context else kv_bytes_per_token(w.arch, w.kv_dtype, ctx)
     if prompt is None and context is None:
         prompt = w.prompt_len  # the stated prompt ("input 1k output 2k"); unstated, the whole context
-    prefill_one = _prefill_rate(w, gpu, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
+    prefill_one = _prefill(serving, rates, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
     best: InferenceSpeed | None = None
+    best_aggregate = 0.0
     min_group = max(1, min(min_group, count))
     for group in _divisors(count):
         if group < min_group:
             continue
         replicas = count // group
         per_copy = math.ceil(total / replicas)
-        step, bound = _decode_step(w, gpu, group, per_copy, ctx, kv_per_token)
-        speed = InferenceSpeed(prefill_tokens_per_s=prefill_one * group,
-                               decode_tokens_per_s=1.0 / step, aggregate_decode_tokens_per_s=total / step,
-                               bound=bound, group=group, replicas=replicas)
-        if best is None or speed.aggregate_decode_tokens_per_s > best.aggregate_decode_tokens_per_s * (1 + 1e-9):
-            best = speed
+        step, bound = _decode(w, serving, gpu, rates, group, per_copy, ctx, kv_per_token)
+        aggregate = total / step
+        if best is None or aggregate > best_aggregate * (1 + 1e-9):
+            best = InferenceSpeed(prefill_one * group, 1.0 / step, aggregate, bound, group, replicas)
+            best_aggregate = aggregate
     assert best is not None
     return best
 
@@ -409,7 +453,7 @@ class SpeedEstimate(BaseModel):
         return next((c for c in self.per_config if c.gpu == gpu and c.count == count), None)
 
 
-def estimate_speed(w: Workload, fits: list[Fit], extra: tuple[tuple[str, int], ...] = ()) -> SpeedEstimate | None:
+def estimate_speed(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int], ...] = ()) -> SpeedEstimate | None:
     """Prefill and decode speed of an inference workload on each fitting configuration (and on the `extra` pairs
     asked for by name, `fits=False` when they do not hold it); None for training."""
     if w.is_training:

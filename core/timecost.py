@@ -8,6 +8,8 @@ checkpointing one more forward. How fast those FLOPs run on a given card and cou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 
 from core.estimator import FREEZE_TRAINABLE_LAYERS
@@ -79,7 +81,7 @@ def tokens_per_second(w: Workload, gpu_id: str, count: int, strategy: Strategy |
                           min_group=smallest_group(w, gpu_id, count, req)).tokens_per_second
 
 
-def estimate_time(w: Workload, fits: list[Fit], extra: tuple[tuple[str, int], ...] = ()) -> TimeEstimate | None:
+def estimate_time(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int], ...] = ()) -> TimeEstimate | None:
     """Hours on each fitting configuration (and on the `extra` (card, count) pairs asked for by name, marked
     `fits=False` when they do not hold it); None for inference or when no dataset size was given."""
     if not w.is_training or not w.examples:

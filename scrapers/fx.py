@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CACHE = Path(".cache") / "cbr_rates.json"
 DEFAULT_TTL = 6 * 3600.0  # CBR publishes once a day; a few refreshes a day catch the new file early enough
+# After a failed fetch, polls use what is at hand (memory, file, fallback) for this long before asking again: every
+# provider's poll needs rates before it is recorded, so asking a failing (or hanging: up to `timeout`) CBR on each
+# poll would delay every alert behind it, and hammer CBR besides.
+DEFAULT_RETRY_AFTER = 300.0
 
 
 def parse_cbr(content: bytes) -> Rates:
@@ -61,15 +65,19 @@ class RatesProvider:
     """Cached access to the CBR rates with a fallback; one instance per application."""
 
     def __init__(self, url: str, fallback_rub_per: Mapping[str, float], *, cache_path: Path | None = DEFAULT_CACHE,
-                 ttl: float = DEFAULT_TTL, clock: Callable[[], float] = time.time, timeout: float = 15.0) -> None:
+                 ttl: float = DEFAULT_TTL, clock: Callable[[], float] = time.time, timeout: float = 15.0,
+                 retry_after: float = DEFAULT_RETRY_AFTER) -> None:
         self.url = url
         self.fallback = Rates(rub_per=dict(fallback_rub_per), source="fallback")
         self.cache_path = cache_path
         self.ttl = ttl
         self.clock = clock
         self.timeout = timeout
+        self.retry_after = retry_after
         self._rates: Rates | None = None
         self._fetched_at = 0.0
+        self._failed_at: float | None = None
+        self._stand_in: Rates | None = None  # what the last failure settled on, until `retry_after` has passed
         self.last_error: str | None = None
 
     @classmethod
@@ -80,6 +88,9 @@ class RatesProvider:
         """Fresh in-memory rates, else the CBR file, else the cache file, else the fallback. Never raises."""
         if self._rates is not None and self.clock() - self._fetched_at < self.ttl:
             return self._rates
+        if self._stand_in is not None and self._failed_at is not None \
+                and self.clock() - self._failed_at < self.retry_after:
+            return self._stand_in
         http = getattr(client, "http", client)  # a scrapers.http.PoliteClient or a plain httpx client
         try:
             resp = await http.get(self.url, timeout=self.timeout)
@@ -90,10 +101,12 @@ class RatesProvider:
             self.last_error = str(exc) or type(exc).__name__
             log.warning("exchange rates: %s; using %s", self.last_error, "cache" if self._cached() else "fallback")
             cached = self._rates or self._cached()
-            if cached is not None:
-                return cached.model_copy(update={"source": "cache"})
-            return self._with_fallback_gaps(self.fallback)
+            stand_in = cached.model_copy(update={"source": "cache"}) if cached is not None \
+                else self._with_fallback_gaps(self.fallback)
+            self._stand_in, self._failed_at = stand_in, self.clock()
+            return stand_in
         self.last_error = None
+        self._stand_in = self._failed_at = None
         rates = self._with_fallback_gaps(rates)
         self._rates, self._fetched_at = rates, self.clock()
         self._store(rates)

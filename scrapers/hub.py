@@ -203,8 +203,9 @@ class HubResolver:
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _hub_only(name: str) -> bool:
-    """An org/name the catalog does not know (asked per keystroke: remembered)."""
+    """An org/name the catalog does not know (asked per keystroke: remembered; the catalog does not change)."""
     from core.models import find_model
 
     return is_repo_name(name) and find_model(name) is None

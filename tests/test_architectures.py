@@ -151,6 +151,22 @@ def test_head_dim_that_is_not_hidden_over_heads() -> None:
     assert g.head_dim == 256 and g.q_dim == 4096 != g.hidden
 
 
+def test_lora_on_a_gelu_mlp_adapts_the_matrices_it_has() -> None:
+    """GPT-NeoX, Falcon and Phi-2 have a two-matrix MLP (no gate): "all-linear" is q, k, v, o, up and down (this
+    was a KeyError traceback for every one of them)."""
+    from core.estimator import adapter_params
+    from core.models import MODELS
+
+    a = get_model("pythia-1b")  # hidden 2048, 16 layers, 8 heads of 256, MLP 8192
+    assert a.mlp_matrices == 2
+    per_layer = 4 * (2048 + 2048) + (2048 + 8192) * 2  # q, k, v, o; up and down
+    assert adapter_params(a, 16, "all-linear") == 16 * per_layer * 16
+    for arch in (m for m in MODELS if m.mlp_matrices == 2):
+        lora = w(f"{arch.id} lora ctx 256")
+        assert estimate_memory(lora).trainable_params_b * 1e9 == pytest.approx(
+            adapter_params(arch, 16, "all-linear")), arch.id
+
+
 def test_tied_embeddings_counted_once() -> None:
     a = get_model("llama-3.2-1b")
     emb = 128256 * 2048

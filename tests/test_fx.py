@@ -80,3 +80,25 @@ async def test_html_answer_or_broken_cache_falls_back(provider_server: ProviderS
     async with httpx.AsyncClient() as client:
         rates = await fx.get(client)
     assert rates.source == "fallback" and "unexpected root <html>" in (fx.last_error or "")
+
+
+async def test_a_failing_cbr_is_asked_again_only_after_retry_after(provider_server: ProviderServer,
+                                                                   tmp_path: Path) -> None:
+    # Every poll asks for rates before it is recorded: a failing CBR must not be asked (and waited for) each time.
+    provider_server.inject(CBR_PATH, Fault.SERVER_ERROR, times=None)
+    now = [1000.0]
+    fx = RatesProvider.from_settings(settings(provider_server), cache_path=tmp_path / "rates.json",
+                                     clock=lambda: now[0], ttl=3600, retry_after=300)
+    async with httpx.AsyncClient() as client:
+        first = await fx.get(client)
+        for _ in range(5):  # polls within the retry interval
+            now[0] += 50
+            assert await fx.get(client) == first
+        assert first.source == "fallback" and len(provider_server.requests_to(CBR_PATH)) == 1
+        provider_server.serve(CBR_PATH, body=CBR_XML, content_type="application/xml")
+        provider_server.clear_faults(CBR_PATH)
+        now[0] += 51  # 301 s after the failure: asked again, and this time it answers
+        fresh = await fx.get(client)
+        assert fresh.source == "cbr" and len(provider_server.requests_to(CBR_PATH)) == 2
+        now[0] += 3000  # fresh rates are kept for their ttl, as before
+        assert await fx.get(client) == fresh and len(provider_server.requests_to(CBR_PATH)) == 2

@@ -44,7 +44,7 @@ def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # reaped meanwhile (reading its stat then fails with ESRCH)
         return False
 
 
@@ -220,7 +220,82 @@ def test_nothing_of_a_poll_crosses_as_a_model(migrated_database_url) -> None:
     from gpuradar.ingest_process import OFFER_FIELDS, PackedPoll
 
     result = Poller()([offer("a", 2.0, available=3), offer("b", 3.0, in_stock=False)])
-    packed = PackedPoll.pack(result)
+    packed, _ = PackedPoll.pack(result)
     assert all(type(values) is tuple and len(values) == len(OFFER_FIELDS) for values in packed.offers)
     assert packed.unpack() == result
     assert packed.unpack().finished_at - packed.unpack().started_at == timedelta(seconds=2)
+
+
+def test_a_poll_crosses_as_what_changed_since_the_previous_one() -> None:
+    """Offers listed exactly as in the provider's previous poll cross as their position there, and the child lists
+    the offers it already holds again (the same objects); the rest cross as tuples. Unpacked, it is the same poll."""
+    from gpuradar.ingest_process import PackedPoll
+
+    poll = Poller()
+    before = poll([offer("a", 2.0), offer("b", 3.0), offer("c", 4.0)])
+    packed, sent = PackedPoll.pack(before, 1)
+    held = packed.unpack()
+    after = poll([offer("b", 3.0), offer("a", 1.5), offer("d", 5.0), offer("c", 4.0)])
+    diff, _ = PackedPoll.pack(after, 2, sent)
+    assert diff.base == 1 and diff.token == 2
+    assert [type(v) for v in diff.offers] == [int, tuple, tuple, int]
+    got = diff.unpack(held.offers)
+    assert got == after
+    assert got.offers[0] is held.offers[1] and got.offers[3] is held.offers[2]
+    with pytest.raises(ValueError):
+        diff.unpack()  # a diff without the poll it refers to is refused, never guessed
+
+
+async def test_polls_crossing_as_diffs_record_what_whole_polls_record(sm, migrated_database_url) -> None:
+    """Random polls (prices moving, configurations vanishing and coming back, duplicates, failed polls, the child
+    killed between polls so the next crosses whole again) recorded through the child end in the same stored state,
+    with the same events, as the same polls recorded whole in this process (under another provider's name)."""
+    import random
+
+    from core.polls import PollStatus
+    from storage.ingest import record_poll
+    from storage.offer_tables import CurrentOffer
+
+    rng = random.Random(14)
+    prices = {f"s{i}": 1.0 + i / 10 for i in range(40)}
+    through, here = Poller("runpod"), Poller("vastai")
+    async with child(migrated_database_url) as ingest:
+        for n in range(14):
+            listed = []
+            for sku in prices:
+                r = rng.random()
+                if r < 0.1:
+                    continue  # not listed this time
+                if r < 0.25:
+                    prices[sku] = round(prices[sku] * rng.choice([0.8, 0.9, 1.1, 1.3]), 4)
+                listed.append((sku, prices[sku], rng.random() > 0.05))
+            listed += [listed[0]] if n % 3 == 0 and listed else []  # a configuration listed twice
+            rng.shuffle(listed)
+            status = PollStatus.FAILED if n in (4, 9) else PollStatus.OK
+            if n in (7, 11):
+                pid = ingest.pid
+                assert pid is not None
+                os.kill(pid, signal.SIGKILL)
+                await until(lambda: not alive(pid))  # noqa: B023
+            polls = [p([offer(sku, price, in_stock=stock, provider=p.provider) for sku, price, stock in listed]
+                       if status is PollStatus.OK else [], status=status) for p in (through, here)]
+            done = await ingest.record(polls[0], rates=RATES)
+            events = await record_poll(sm, polls[1], rates=RATES)
+            assert done.events == len(events)
+        # Whole: the first poll, and the first after each restart; every other poll with offers as a diff.
+        assert ingest.crossed == {"whole": 3, "diff": 9}
+
+    async def state(provider: str) -> list[tuple[object, ...]]:
+        t = CurrentOffer.__table__.c
+        async with sm() as s:
+            got = (await s.execute(select(t.sku, t.price, t.in_stock, t.missing, t.ref_price, t.price_per_gpu_hour_rub,
+                                          t.last_seen).where(t.provider == provider).order_by(t.sku))).all()
+        return [tuple(r) for r in got]
+
+    assert await state("runpod") == await state("vastai")
+    assert len(await state("runpod")) == 40
+    async with sm() as s:
+        kinds = {p: sorted((await s.execute(select(OfferEventRow.offer_key, OfferEventRow.kind)
+                                            .where(OfferEventRow.provider == p))).all()) for p in ("runpod", "vastai")}
+    assert [(k.replace("runpod", "vastai"), kind) for k, kind in kinds["runpod"]] == kinds["vastai"]
+    assert kinds["runpod"]

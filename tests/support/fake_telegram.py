@@ -153,9 +153,7 @@ class FakeTelegram:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server  # the bound socket tells the random port
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = int(self._runner.addresses[0][1])  # the random port the site was bound to
         return self
 
     async def close(self) -> None:

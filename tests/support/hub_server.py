@@ -101,9 +101,7 @@ class HubServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, 0)
         await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = int(self._runner.addresses[0][1])  # the random port the site was bound to
 
     async def stop(self) -> None:
         if self._runner is not None:

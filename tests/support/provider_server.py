@@ -156,9 +156,7 @@ class ProviderServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, 0)
         await site.start()
-        server = site._server  # aiohttp exposes the bound socket only here
-        assert server is not None and server.sockets
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = int(self._runner.addresses[0][1])  # the random port the site was bound to
         return self
 
     async def stop(self) -> None:
