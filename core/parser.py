@@ -375,8 +375,10 @@ _NAME_QUANTS: tuple[tuple[re.Pattern[str], Quant], ...] = (
 )
 
 
+@lru_cache(maxsize=1024)
 def quant_in_name(name: str) -> Quant | None:
-    """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4)."""
+    """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4).
+    Memoised: eight searches per name, and a phrase names the same model keystroke after keystroke."""
     low = name.lower()
     return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
 
