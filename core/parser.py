@@ -753,6 +753,10 @@ def _normalise(text: str) -> str:
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
 
 
+# `WorkloadSpec(**fields)` without the keyword round trip: the model's own validator, the same checks.
+_new_spec: Callable[[dict[str, Any]], WorkloadSpec] = WorkloadSpec.__pydantic_validator__.validate_python
+
+
 def parse_workload(text: str) -> WorkloadSpec:
     """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
     if not isinstance(text, str):
@@ -852,7 +856,7 @@ def parse_workload(text: str) -> WorkloadSpec:
     if not understood:
         raise ParseError(problem=msg("parse_describe"))
     try:
-        return WorkloadSpec(**fields)
+        return _new_spec(fields)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
         raise ParseError(understood, problem=msg("parse_out_of_range"),
                          meanings=[_meaning(r) for r in readings]) from exc
