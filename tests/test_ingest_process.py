@@ -299,3 +299,34 @@ async def test_polls_crossing_as_diffs_record_what_whole_polls_record(sm, migrat
                                             .where(OfferEventRow.provider == p))).all()) for p in ("runpod", "vastai")}
     assert [(k.replace("runpod", "vastai"), kind) for k, kind in kinds["runpod"]] == kinds["vastai"]
     assert kinds["runpod"]
+
+
+async def test_the_offers_reading_builds_what_the_bot_would_build_from_the_stored_offer(sm) -> None:
+    """The child turns each offers row into `CachedOffer` fields directly; for every kind of stored offer (a vGPU
+    slice read from its memory, a whole card, an unknown GPU, monthly roubles, no location, no URL) they equal
+    `CachedOffer.from_stored` of the offer `storage.queries.in_stock_offers` reads."""
+    from bot.offer_cache import CachedOffer
+    from core.offers import Offer, Period
+    from gpuradar.ingest_process import cached_offer_fields
+    from storage.ingest import OFFER_COLUMNS, record_poll
+    from storage.offer_tables import CurrentOffer
+
+    listed = [
+        Offer(provider="runpod", sku="slice", gpu="a16", gpu_name="A16 2GB", gpu_count=1, gpu_memory_gb=2.0,
+              price=0.1, currency="USD", in_stock=True, available=3, location="EU", url="https://x.test/s"),
+        Offer(provider="runpod", sku="whole", gpu="h100-sxm", gpu_name="H100", gpu_count=8, gpu_memory_gb=80.0,
+              price=20.0, currency="USD", in_stock=True),
+        Offer(provider="runpod", sku="odd", gpu=None, gpu_name="Mystery GPU", gpu_count=2, price=3.0,
+              currency="EUR", in_stock=True, location="", url=""),
+        Offer(provider="runpod", sku="rub", gpu="rtx-4090", gpu_name="RTX 4090", gpu_count=1, price=90000.0,
+              currency="RUB", period=Period.MONTH, in_stock=True, location="MSK"),
+    ]
+    await record_poll(sm, Poller()(listed), rates=RATES)
+    t = CurrentOffer.__table__.c
+    async with sm() as s:
+        rows = (await s.execute(select(t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub,
+                                       t.price_per_gpu_hour_usd))).all()
+        stored = {o.offer.key: CachedOffer.from_stored(o) for o in await in_stock_offers(s)}
+    built = {r[0]: CachedOffer(*cached_offer_fields(r[0], tuple(r[1:]))) for r in rows}
+    assert built == stored and len(built) == 4
+    assert built["runpod|slice|1|EU|hourly"].fraction is not None  # the slice is read as one
