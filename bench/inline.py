@@ -4,9 +4,9 @@ offers recorded by storage's ingest). Target: p99 under 50 ms. Prints the figure
 
 `--ingest` also measures the same queries while Vast-sized polls (1,440 configurations, 5 % of them changing each
 time) are ingested back to back through `App.ingest` (the scheduler's sink: record the poll in the ingest process,
-refresh the offer cache), as the leader does while users type; then the same again with ingest in a worker thread
-of the bot's process (the previous design, `App(ingest_process=False)`), for comparison. Alongside each it prints
-the bot's loop lag (how late a 1 ms timer fires) and the bot process's CPU per poll.
+refresh the offer cache), as the leader does while users type; with `--compare-thread`, then the same again with
+ingest in a worker thread of the bot's process (the previous design, `App(ingest_process=False)`). Alongside each it
+prints the bot's loop lag (how late a 1 ms timer fires) and the bot process's CPU per poll.
 
 The stand-in Telegram server runs in a process of its own (`--stand-in-here`: in the bot's process and loop, as
 before), because in a deployment Telegram is not in the bot's process: sharing it, the stand-in's record of every
@@ -15,7 +15,7 @@ and its request handling ran on the bot's loop. The latency is still measured by
 queued for getUpdates to `answerInlineQuery` arriving, so both stamps come from one clock in one process. The
 Vast-sized polls are made in the bot's loop, as the scrapers parse theirs there.
 
-    python3 bench/inline.py [--queries 400] [--ingest] [--stand-in-here]
+    python3 bench/inline.py [--queries 400] [--ingest] [--db sqlite|postgres|both] [--compare-thread] [--stand-in-here]
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -181,56 +182,80 @@ async def stand_in(here: bool) -> AsyncIterator[StandIn]:
         await child.close()
 
 
+@contextlib.contextmanager
+def database(kind: str) -> Iterator[str]:
+    """A fresh database for one run: a SQLite file, or a new database on the PostgreSQL server of
+    $TEST_DATABASE_URL (else `.ci/postgres.sh`), dropped afterwards."""
+    if kind == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            yield f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
+        return
+    from bench.fanout_cycle import _pg_admin
+
+    server = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
+        [str(Path(__file__).resolve().parents[1] / ".ci" / "postgres.sh")], capture_output=True, text=True,
+        check=True).stdout.strip()
+    name = f"bench_inline_{os.getpid()}"
+    _pg_admin(server, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
+    try:
+        yield server.rsplit("/", 1)[0] + "/" + name
+    finally:
+        _pg_admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool = True,
-               stand_in_here: bool = False) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
-        async with stand_in(stand_in_here) as tg:
-            settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
-            app = App(settings, scrape=False, polling_timeout=1, ingest_process=ingest_process)
-            await app.start()
-            app.freeze_heap()  # as `gpuradar run` does once started
-            at = datetime(2025, 1, 1, tzinfo=UTC)
-            for provider, rows in offers(250).items():
-                await app.ingest(PollResult(provider=provider, status=PollStatus.OK, offers=rows, started_at=at,
-                                            finished_at=at + timedelta(seconds=1)), Rates(rub_per={"USD": 80.0}))
-            assert app.offers is not None
-            print(f"offers in cache: {len(app.offers)}")
-            latencies: list[float] = []
-            cold: list[float] = []
-            try:
-                for i in range(n_queries):
-                    ms = await tg.query(PHRASES[i % len(PHRASES)], 1000 + i % 50)
-                    (cold if i < len(PHRASES) else latencies).append(ms)
-                if with_ingest:
-                    how = "in a child process" if ingest_process else "in a worker thread"
-                    stop = asyncio.Event()
-                    took: list[float] = []
-                    task = asyncio.create_task(ingest_back_to_back(app, stop, took))
-                    while not took:  # the first (baseline) poll of the Vast-sized provider is in
-                        await asyncio.sleep(0.05)
-                    lags: list[float] = []
-                    lag = asyncio.create_task(loop_lag(stop, lags))
-                    await measure(tg, n_queries, f"warm, while Vast-sized polls are ingested back to back {how}")
-                    # Then a few polls with no queries: what each costs the bot's process itself (the bench's
-                    # own making of the poll, a stand-in for the scraper's parse, included).
-                    polls0 = len(took)
-                    while len(took) == polls0:
-                        await asyncio.sleep(0.001)
-                    cpu0, polls0 = time.process_time(), len(took)
-                    while len(took) < polls0 + 10:
-                        await asyncio.sleep(0.01)
-                    cpu = (time.process_time() - cpu0) / (len(took) - polls0)
-                    stop.set()
-                    await task
-                    await lag
-                    q = statistics.quantiles(lags, n=100)
-                    print(f"  polls ingested meanwhile: {len(took)}, each {statistics.median(took) * 1000:.0f} ms "
-                          f"(median) from the sink's call to the offer cache refreshed")
-                    print(f"  bot's loop lag meanwhile: p99 {q[98]:.1f} ms, max {max(lags):.1f} ms; the bot process's "
-                          f"CPU per poll {cpu * 1000:.0f} ms (10 polls, no queries; the loop-lag probe included)")
-            finally:
-                await app.stop()
+               stand_in_here: bool = False, url: str = "") -> None:
+    """One run on the database at `url` (default: a fresh SQLite file)."""
+    if not url:
+        with database("sqlite") as fresh:
+            await main(n_queries, with_ingest, ingest_process, stand_in_here, fresh)
+        return
+    async with stand_in(stand_in_here) as tg:
+        settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
+        app = App(settings, scrape=False, polling_timeout=1, ingest_process=ingest_process)
+        await app.start()
+        app.freeze_heap()  # as `gpuradar run` does once started
+        at = datetime(2025, 1, 1, tzinfo=UTC)
+        for provider, rows in offers(250).items():
+            await app.ingest(PollResult(provider=provider, status=PollStatus.OK, offers=rows, started_at=at,
+                                        finished_at=at + timedelta(seconds=1)), Rates(rub_per={"USD": 80.0}))
+        assert app.offers is not None
+        print(f"offers in cache: {len(app.offers)}")
+        latencies: list[float] = []
+        cold: list[float] = []
+        try:
+            for i in range(n_queries):
+                ms = await tg.query(PHRASES[i % len(PHRASES)], 1000 + i % 50)
+                (cold if i < len(PHRASES) else latencies).append(ms)
+            if with_ingest:
+                how = "in a child process" if ingest_process else "in a worker thread"
+                stop = asyncio.Event()
+                took: list[float] = []
+                task = asyncio.create_task(ingest_back_to_back(app, stop, took))
+                while not took:  # the first (baseline) poll of the Vast-sized provider is in
+                    await asyncio.sleep(0.05)
+                lags: list[float] = []
+                lag = asyncio.create_task(loop_lag(stop, lags))
+                await measure(tg, n_queries, f"warm, while Vast-sized polls are ingested back to back {how}")
+                # Then a few polls with no queries: what each costs the bot's process itself (the bench's
+                # own making of the poll, a stand-in for the scraper's parse, included).
+                polls0 = len(took)
+                while len(took) == polls0:
+                    await asyncio.sleep(0.001)
+                cpu0, polls0 = time.process_time(), len(took)
+                while len(took) < polls0 + 10:
+                    await asyncio.sleep(0.01)
+                cpu = (time.process_time() - cpu0) / (len(took) - polls0)
+                stop.set()
+                await task
+                await lag
+                q = statistics.quantiles(lags, n=100)
+                print(f"  polls ingested meanwhile: {len(took)}, each {statistics.median(took) * 1000:.0f} ms "
+                      f"(median) from the sink's call to the offer cache refreshed")
+                print(f"  bot's loop lag meanwhile: p99 {q[98]:.1f} ms, max {max(lags):.1f} ms; the bot process's "
+                      f"CPU per poll {cpu * 1000:.0f} ms (10 polls, no queries; the loop-lag probe included)")
+        finally:
+            await app.stop()
     q = statistics.quantiles(latencies, n=100)
     print(f"inline queries: {len(latencies)} warm (+{len(cold)} first-time phrases)")
     print(f"first-time phrases (estimate computed): p50 {statistics.median(cold):.1f} ms, max {max(cold):.1f} ms")
@@ -244,6 +269,10 @@ if __name__ == "__main__":
     parser.add_argument("--ingest", action="store_true", help="also measure while polls are ingested")
     parser.add_argument("--stand-in-here", action="store_true",
                         help="run the stand-in Telegram server in the bot's process and loop (the old arrangement)")
+    parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="sqlite",
+                        help="postgres: a fresh database on the server of $TEST_DATABASE_URL (else .ci/postgres.sh)")
+    parser.add_argument("--compare-thread", action="store_true",
+                        help="with --ingest, also run the previous design (ingest in a worker thread) on SQLite")
     parser.add_argument("--serve-stand-in", action="store_true", help=argparse.SUPPRESS)  # the stand-in's process
     options = parser.parse_args()
     if options.serve_stand_in:
@@ -251,9 +280,12 @@ if __name__ == "__main__":
         sys.exit(0)
     started = time.perf_counter()
     where = "in the bot's process" if options.stand_in_here else "in a process of its own"
-    print(f"stand-in Telegram server {where}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    asyncio.run(main(options.queries, options.ingest, stand_in_here=options.stand_in_here))
-    if options.ingest:
-        print("-- the same with ingest in a worker thread of the bot's process (before), for comparison:")
+    for kind in ("sqlite", "postgres") if options.db == "both" else (options.db,):
+        print(f"== {'SQLite' if kind == 'sqlite' else 'PostgreSQL'}; stand-in Telegram server {where}; "
+              f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        with database(kind) as url:
+            asyncio.run(main(options.queries, options.ingest, stand_in_here=options.stand_in_here, url=url))
+    if options.ingest and options.compare_thread:
+        print("-- the same on SQLite with ingest in a worker thread of the bot's process (before), for comparison:")
         asyncio.run(main(options.queries, options.ingest, ingest_process=False, stand_in_here=options.stand_in_here))
     print(f"bench wall time {time.perf_counter() - started:.1f} s")

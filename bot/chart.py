@@ -12,25 +12,32 @@ in words instead.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from types import ModuleType
 from typing import Any
-
-import matplotlib
-
-matplotlib.use("Agg")
-
-from matplotlib import dates as mdates
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 
 SYMBOL = {"RUB": "₽", "USD": "$"}
 # day.month and 24-hour times: no month names, so no locale decides the language of the axis
 DATE_FORMATS = ["%Y", "%d.%m", "%d.%m", "%H:%M", "%H:%M", "%H:%M:%S"]
 ZERO_FORMATS = ["", "%Y", "%d.%m.%Y", "%d.%m", "%H:%M", "%H:%M"]
 OFFSET_FORMATS = ["", "%Y", "%Y", "%d.%m.%Y", "%d.%m.%Y", "%d.%m.%Y %H:%M"]
+
+
+@functools.cache
+def _matplotlib() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """Matplotlib (Agg), imported by the first chart drawn, not with the bot: with numpy it is ~40 MB of a replica's
+    RSS (bench/memory.py), and most replicas draw no chart for hours. That first chart pays ~1 s of import, in the
+    worker thread that draws it (within RENDER_LIMIT). Returns (matplotlib.dates, .figure, .ticker)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import dates, figure, ticker
+
+    return dates, figure, ticker
 
 
 def priced_points(series: Sequence[Any]) -> list[tuple[datetime, float]]:
@@ -69,7 +76,8 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
                        currency: str = "") -> bytes:
     """`series`: objects with `.provider` and `.points` (each `.at`, `.price` or None = nothing in stock).
     `labels`: display names by provider id; `until`: where the last price stops (now); `currency` for the ticks."""
-    fig = Figure(figsize=(9, 4.8), dpi=100)
+    mdates, figure, ticker = _matplotlib()
+    fig = figure.Figure(figsize=(9, 4.8), dpi=100)
     ax = fig.add_subplot()
     cheapest = _cheapest_now(series)
     ordered = sorted(series, key=lambda s: (s is not cheapest, current_price(s) is None, current_price(s) or 0.0))
@@ -94,7 +102,7 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
                                                              zero_formats=ZERO_FORMATS,
                                                              offset_formats=OFFSET_FORMATS))
     if currency:
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _money(v, currency)))
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: _money(v, currency)))
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel)

@@ -14,6 +14,7 @@ from aiogram.fsm.storage.memory import MemoryStorage
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.estimates import Estimator
+from bot.fsm_middleware import install as install_fsm
 from bot.handlers import routers
 from bot.handlers.subscribe import WizardCancel
 from bot.middlewares import UserMiddleware, apologise_on_error
@@ -29,7 +30,8 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
                      estimator: Estimator | None = None, storage: BaseStorage | None = None) -> Dispatcher:
     # `storage`: where wizard state lives. The application passes the database-backed one (bot.fsm_storage) so a
     # conversation survives a switch between replicas; memory is enough for a dispatcher used alone (tests).
-    dp = Dispatcher(storage=storage or MemoryStorage())
+    dp = Dispatcher(storage=storage or MemoryStorage(), disable_fsm=True)
+    install_fsm(dp)  # aiogram's FSM middleware, without a state read per inline query (bot/fsm_middleware.py)
     prefs = PrefsCache()
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -70,14 +70,22 @@ def _simple(lang: str, key: str) -> tuple[tuple[str, bool], ...] | None:
     return tuple(parts)
 
 
+def _as_is(value: Any) -> bool:
+    """Whether a simple message shows `value` as `str(value)`, exactly as Fluent would: anything but a number, and
+    a whole number from 0 to 999 (no grouping separator in either language; an answer's GPU counts and load
+    percentages). Other numbers go through Fluent's locale formatting."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return True
+    return type(value) is int and 0 <= value < 1000
+
+
 def t(lang: str, key: str, /, **values: Any) -> str:
     """The text `key` in `lang`, with `values` in its placeholders (Msg values are rendered first)."""
     for name, value in values.items():
         if isinstance(value, Msg | Joined):
             values[name] = render(lang, value)
     simple = _simple(lang, key)
-    if simple is not None and not any(isinstance(v, int | float) and not isinstance(v, bool)
-                                      for v in values.values()):
+    if simple is not None and all(_as_is(v) for v in values.values()):
         try:
             return "".join(str(values[p]) if is_var else p for p, is_var in simple)
         except KeyError as exc:
@@ -93,12 +101,27 @@ def t(lang: str, key: str, /, **values: Any) -> str:
 
 
 def render(lang: str, message: Msg | Joined | str) -> str:
-    """A core message (key + values, possibly nested) in `lang`; a plain str is returned as it is."""
+    """A core message (key + values, possibly nested) in `lang`; a plain str is returned as it is.
+
+    Remembered per (language, message): the catalog does not change, and an answer renders the same few
+    assumptions and labels keystroke after keystroke (~7 us each through Fluent's resolver when a number is in
+    them). A message holding an unhashable value is rendered afresh."""
     if isinstance(message, str):
         return message
+    try:
+        return _rendered(lang, message)
+    except TypeError:  # unhashable (a list among the values); a genuine error is raised again below
+        return _render(lang, message)
+
+
+def _render(lang: str, message: Msg | Joined) -> str:
     if isinstance(message, Joined):
         return message.sep.join(render(lang, part) for part in message.parts)
     return t(lang, message.key, **dict(message.values))
+
+
+# Bounded: a rendered message is a short string (~2,048 of them are well under a megabyte).
+_rendered = lru_cache(maxsize=2048)(_render)
 
 
 _CYRILLIC = re.compile("[\u0400-\u04ff]")

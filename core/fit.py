@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict
@@ -172,6 +173,9 @@ def requirement(w: Workload) -> Requirement:
 _Entry = tuple[str, str, int, float, int]  # (card id, card name, count, usable GiB, slot): one pair of a plan
 _Nums = tuple[float, float, float, Strategy]  # `Requirement._numbers`: (peak, need, recommended + runtime, strategy)
 _Run = tuple[tuple[_Entry, ...], bool]
+# A count's BF16 cards alone, in plan order (= usable size ascending), with their usable sizes: when no card
+# without BF16 can hold the workload at that count its fits are two slices of these, found by bisection.
+_Sorted = tuple[tuple[_Entry, ...], tuple[float, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +185,7 @@ class _Plan:
     # Per count (ascending): runs of pairs in (count, total memory) order, each with whether it is a group of pairs
     # that tie on (count, total memory) but differ in card kind (BF16 or not) or, through rounding, in usable size:
     # only such a run may need its fits put in utilization order.
-    per_count: tuple[tuple[int, tuple[_Run, ...]], ...]  # (the count's FlashAttention slot, its runs)
+    per_count: tuple[tuple[int, tuple[_Run, ...], _Sorted | None], ...]  # (FlashAttention slot, runs, flash_only)
     counts: tuple[int, ...]  # distinct counts; count i's figures are in slots 2i (FlashAttention), 2i+1 (eager)
     all_bf16: bool
     slot_usables: tuple[tuple[float, ...], ...]  # per slot: the usable sizes of its pairs, ascending
@@ -225,8 +229,18 @@ def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
     if plain:
         per_count[plain[0][2]].append((tuple(plain), False))
     usables = tuple(tuple(sorted(e[3] for e in pairs if e[4] == slot)) for slot in range(2 * len(distinct)))
-    return _Plan(tuple((2 * distinct.index(c), tuple(runs)) for c, runs in per_count.items()), distinct,
-                 all(g.bf16 for g in gpus), usables)
+
+    def flash_only(c: int) -> _Sorted | None:
+        slot = 2 * distinct.index(c)
+        entries = tuple(e for run, _ in per_count[c] for e in run if e[4] == slot)
+        us = tuple(e[3] for e in entries)
+        # Slices are exact only when the order is usable size ascending and no two of these tie on total memory
+        # with different sizes (then utilization would order them): true of any real catalog, checked anyway.
+        ok = list(us) == sorted(us) and all(a[3] == b[3] or a[3] * c != b[3] * c for a, b in pairwise(entries))
+        return (entries, us) if ok else None
+
+    return _Plan(tuple((2 * distinct.index(c), tuple(runs), flash_only(c)) for c, runs in per_count.items()),
+                 distinct, all(g.bf16 for g in gpus), usables)
 
 
 _CATALOG_PLANS: dict[tuple[int, ...], _Plan] = {}
@@ -350,7 +364,17 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -
     def utilization(e: _Entry) -> float:
         return needs[e[4]] / e[3]  # Fit.utilization, the same division
 
-    for flash_slot, runs in plan.per_count:
+    for flash_slot, runs, flash in plan.per_count:
+        eager = usables[flash_slot + 1]
+        if flash is not None and (not eager or needs[flash_slot + 1] > eager[-1]):
+            # No card without BF16 holds it at this count: comfortable = usable >= recommended, tight = usable
+            # from the need up to the recommendation, each a slice of the BF16 cards in plan order.
+            entries, us = flash
+            at_need = bisect_left(us, needs[flash_slot])
+            at_rec = max(at_need, bisect_left(us, recs[flash_slot]))
+            order += entries[at_rec:]
+            order += entries[at_need:at_rec]
+            continue
         tight = False
         for s in (flash_slot, flash_slot + 1):
             us = usables[s]
@@ -381,7 +405,7 @@ def _fits_in_plan_order(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[i
     first of several equally small configurations is the one that order visits first."""
     plan = _plan_for(gpus, counts)
     slots = _slots_of(req, plan)
-    return [_fit(e, nums) for _, runs in plan.per_count for run, _ in runs for e in run
+    return [_fit(e, nums) for _, runs, _ in plan.per_count for run, _ in runs for e in run
             if (nums := slots[e[4]]) is not None and nums[1] <= e[3]]
 
 

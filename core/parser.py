@@ -375,8 +375,10 @@ _NAME_QUANTS: tuple[tuple[re.Pattern[str], Quant], ...] = (
 )
 
 
+@lru_cache(maxsize=1024)
 def quant_in_name(name: str) -> Quant | None:
-    """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4)."""
+    """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4).
+    Memoised: eight searches per name, and a phrase names the same model keystroke after keystroke."""
     low = name.lower()
     return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
 
@@ -751,6 +753,10 @@ def _normalise(text: str) -> str:
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
 
 
+# `WorkloadSpec(**fields)` without the keyword round trip: the model's own validator, the same checks.
+_new_spec: Callable[[dict[str, Any]], WorkloadSpec] = WorkloadSpec.__pydantic_validator__.validate_python
+
+
 def parse_workload(text: str) -> WorkloadSpec:
     """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
     if not isinstance(text, str):
@@ -850,7 +856,7 @@ def parse_workload(text: str) -> WorkloadSpec:
     if not understood:
         raise ParseError(problem=msg("parse_describe"))
     try:
-        return WorkloadSpec(**fields)
+        return _new_spec(fields)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
         raise ParseError(understood, problem=msg("parse_out_of_range"),
                          meanings=[_meaning(r) for r in readings]) from exc

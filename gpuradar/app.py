@@ -35,7 +35,7 @@ from bot.commands import register_menu
 from bot.dispatcher import build_dispatcher
 from bot.estimates import Estimator
 from bot.fsm_storage import SqlStorage
-from bot.offer_cache import CachedOffer, OfferCache
+from bot.offer_cache import CachedOffer, OfferCache, OfferChanges
 from bot.pacing import Pacer, RateLimitedSession
 from bot.response_types import KeepResponseTypes
 from core.alerts import AlertPolicy
@@ -202,14 +202,14 @@ class App:
         self._heap_frozen = False
         self.ingest_process: IngestProcess | None = None
         self.ingest_worker: IngestWorker | None = None
-        self._offers_held: dict[str, CachedOffer] = {}  # the offers of the ingest process's reading below
-        self._offers_reading: tuple[int, int] | None = None
+        self._offers_reading: tuple[int, int] | None = None  # the ingest process's reading the offer cache holds
 
     # ------------------------------------------------------------------ pieces
-    async def _load_offers(self) -> list[CachedOffer]:
+    async def _load_offers(self) -> list[CachedOffer] | OfferChanges:
         """The offers inline mode answers from. Read and built off this loop where ingest runs (thousands of rows
         validated into models is CPU this loop would otherwise spend while users wait): in the ingest process,
-        which hands over plain tuples, turned into offers here a slice at a time so no answer waits long."""
+        which hands over plain tuples of what changed, turned into offers here a slice at a time so no answer waits
+        long; the cache then re-sorts only the groups they are in."""
 
         async def load(sm: async_sessionmaker[AsyncSession]) -> list[CachedOffer]:
             async with sm() as session:
@@ -218,17 +218,13 @@ class App:
         if self.ingest_process is not None and self.ingest_process.pid is not None:
             # Only what changed since the reading this replica holds crosses over (all after a child restart).
             got = await self.ingest_process.offers(self._offers_reading)
-            held = {} if got.full else dict(self._offers_held)
-            for key in got.gone:
-                held.pop(key, None)
+            changed: list[CachedOffer] = []
             for i in range(0, len(got.rows), OFFER_SLICE):
                 if i:
                     await asyncio.sleep(0)
-                for row in got.rows[i:i + OFFER_SLICE]:
-                    offer = CachedOffer(*row)
-                    held[offer.key] = offer
-            self._offers_held, self._offers_reading = held, got.reading
-            return list(held.values())
+                changed.extend(CachedOffer(*row) for row in got.rows[i:i + OFFER_SLICE])
+            self._offers_reading = got.reading
+            return OfferChanges(changed, got.gone, full=got.full)
         if self.ingest_worker is not None:
             return await self.ingest_worker.run(load)
         assert self.sessionmaker is not None

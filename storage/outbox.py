@@ -308,15 +308,22 @@ class FanOut:
                     continue
                 queued = _Queued(r.id, event, Target.from_offer(event.offer, event.price_rub, event.price_usd),
                                  created)
-                self._events[r.id] = queued
                 new += 1
                 users: set[int] = set()
                 for sub_id in self._index.find(queued.target):
                     m = self._meta.get(sub_id)
                     if m is not None and m.created_at <= created:
                         users.add(m.user_id)
+                if not users:
+                    continue  # no one to tell (it is matched once, here): kept, it would stay until someone is told
+                self._events[r.id] = queued
                 for uid in users:
                     self.pending.setdefault(uid, []).append(r.id)
+
+    @property
+    def held_events(self) -> int:
+        """Events kept in memory: only those some user has still to hear."""
+        return len(self._events)
 
     def due_users(self, limit: int, held: dict[int, datetime], now: datetime) -> list[int]:
         """Users with unheard events, those waiting longest first, skipping those held (quiet hours) until later."""

@@ -74,3 +74,52 @@ async def test_offer_cache_sorts_filters_and_refreshes():
     rows[:] = rows[:1]
     await cache.refresh()
     assert len(cache) == 1 and cache.version == 2
+
+
+async def test_offer_cache_given_only_the_changes_agrees_with_a_full_reload():
+    """The ingest process hands over only what changed; the cache re-sorts only the groups touched. After every round
+    of random changes (prices, moves between groups, offers gone and new) it holds, sorts and groups exactly what a
+    cache reloaded with every offer holds."""
+    import random
+
+    from bot.offer_cache import OfferChanges
+
+    rng = random.Random(5)
+    gpus = ["h100-sxm", "rtx-4090", "a100-80gb", None]
+
+    def o(key: str) -> CachedOffer:
+        rub = None if rng.random() < 0.05 else round(rng.uniform(10, 500), 1)
+        return CachedOffer(key=key, provider=rng.choice(["p", "q"]), gpu=rng.choice(gpus), gpu_name="?",
+                           gpu_count=rng.choice([1, 2, 8]), location="", url="",
+                           billing=rng.choice(["hourly", "spot"]),
+                           price_per_gpu_hour_rub=rub, price_per_gpu_hour_usd=None if rub is None else rub / 90)
+
+    current = {f"k{i}": o(f"k{i}") for i in range(300)}
+    answers: list[OfferChanges] = [OfferChanges(list(current.values()), full=True)]
+
+    async def changes() -> OfferChanges:
+        return answers[-1]
+
+    async def everything() -> list[CachedOffer]:
+        return list(current.values())
+
+    incremental, full = OfferCache(changes), OfferCache(everything)
+    for _round in range(30):
+        await incremental.refresh()
+        await full.refresh()
+        assert len(incremental) == len(full) == len(current)
+        assert incremental.all() == full.all()
+        for currency in ("RUB", "USD"):
+            for kwargs in ({"unknown": True}, {"gpu_ids": ["h100-sxm"]},
+                           {"fits": lambda gpu, count, fraction: count >= 2}):
+                got = incremental.groups(currency, **kwargs)  # type: ignore[arg-type]
+                want = full.groups(currency, **kwargs)  # type: ignore[arg-type]
+                assert sorted(got, key=lambda g: g[0].key) == sorted(want, key=lambda g: g[0].key)
+        assert incremental.filter(gpu_ids=["rtx-4090"]) == full.filter(gpu_ids=["rtx-4090"])
+        keys = list(current)
+        gone = rng.sample(keys, 10)
+        for key in gone:
+            del current[key]
+        changed = [o(key) for key in rng.sample(list(current), 20)] + [o(f"n{_round}-{i}") for i in range(5)]
+        current.update({c.key: c for c in changed})
+        answers.append(OfferChanges(changed, gone))

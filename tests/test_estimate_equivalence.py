@@ -27,7 +27,7 @@ from core.fit import (
     requirement,
 )
 from core.gpus import GPUS, get_gpu
-from core.parser import parse_workload
+from core.parser import ParseError, parse_workload
 from core.workload import Attention, Strategy, Workload
 
 PHRASES = [
@@ -167,3 +167,48 @@ def test_ties_mixing_bf16_and_non_bf16_cards_still_sort_by_utilization() -> None
         counts = (1, 2)
         got = _fits_at(requirement(w), gpus, counts)
         assert got == _reference_fits(w, gpus, counts)
+
+
+@pytest.mark.parametrize("suffix", ["lora", "inference 32k", "qlora ctx 8k bs 2", "full fine-tune",
+                                    "inference 4 users"])
+def test_fits_of_the_whole_catalog_equal_the_reference(suffix: str) -> None:
+    """Every model of the catalog, one workload each: the fits as built (settled by bisection where no card without
+    BF16 holds the workload, by filtering where one does; each Fit made when read) equal the obvious computation,
+    and reading a prefix first gives the same fits as reading the whole list."""
+    from core.models import MODELS
+
+    for arch in MODELS[::3]:
+        try:
+            w, _ = complete(parse_workload(f"{arch.id} {suffix}"))
+        except ParseError:  # a context longer than the model's own
+            continue
+        expected = _reference_fits(w, GPUS, DEFAULT_COUNTS)
+        fits = _fits_at(Requirement(w), GPUS, DEFAULT_COUNTS)
+        assert len(fits) == len(expected), arch.id
+        assert fits[:4] == expected[:4] and fits[-1:] == expected[-1:], arch.id
+        assert fits == expected and list(fits) == expected, arch.id
+
+
+def test_fits_read_like_a_list() -> None:
+    """`FitReport.fits` builds each Fit when first read: indexing (negative too), slices, iteration, length and
+    equality behave as the list they stand for, whichever part is read first."""
+    w, _ = complete(parse_workload("13B LoRA"))
+    expected = _reference_fits(w, GPUS, DEFAULT_COUNTS)
+    n = len(expected)
+    assert n > 20
+    for first in (lambda f: f[0], lambda f: f[-1], lambda f: f[3:7], lambda f: f[::-1], lambda f: f[-5:],
+                  lambda f: list(f), lambda f: len(f)):
+        fits = _fits_at(Requirement(w), GPUS, DEFAULT_COUNTS)
+        first(fits)
+        assert len(fits) == n and bool(fits)
+        assert fits[0] == expected[0] and fits[-1] == expected[-1] and fits[n // 2] == expected[n // 2]
+        assert fits[2:9] == expected[2:9] and fits[::-3] == expected[::-3] and fits[-4:] == expected[-4:]
+        assert list(fits) == expected and fits == expected and expected == fits
+        assert fits == _fits_at(Requirement(w), GPUS, DEFAULT_COUNTS)
+        assert expected[5] in fits and fits.index(expected[5]) == 5
+    fits = _fits_at(Requirement(w), GPUS, DEFAULT_COUNTS)
+    for bad in (n, -n - 1):
+        with pytest.raises(IndexError):
+            fits[bad]
+    assert fits != expected[:-1] and fits != tuple(expected)
+    assert not _fits_at(Requirement(complete(parse_workload("405B full fine-tune"))[0]), GPUS, DEFAULT_COUNTS)

@@ -138,3 +138,36 @@ async def test_with_per_process_memory_the_second_replica_does_not_know_the_wiza
             assert [c for c in tg.calls_of("editMessageText") if "price" in c.text.lower()] == []
         finally:
             await second.stop()
+
+
+async def test_inline_queries_read_no_wizard_state_while_messages_still_do(migrated_database_url: str) -> None:
+    """bot/fsm_middleware.py: an inline query (one per keystroke) answers without a read of `fsm_states`; a message
+    still gets its state from the shared database, so the wizard works mid-way through typing inline."""
+    from sqlalchemy import event
+
+    async with FakeTelegram() as tg:
+        app = replica(tg, migrated_database_url)
+        await app.start()
+        reads: list[str] = []
+        assert app.engine is not None
+
+        def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+            if "fsm_states" in statement:
+                reads.append(statement)
+
+        event.listen(app.engine.sync_engine, "before_cursor_execute", count)
+        try:
+            tg.message("/subscribe", user_id=9)
+            ask = await tg.wait_for("sendMessage", chat_id=9)
+            assert reads  # the message's state was read (and the wizard's step written)
+            reads.clear()
+            for text in ("70", "70B", "70B QLoRA"):
+                qid = tg.inline_query(text, user_id=9)
+                await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+            assert reads == []
+            tg.press(ask, "GPU model", user_id=9)  # the wizard goes on where it was
+            gpus = await tg.wait_for("editMessageText", chat_id=9)
+            assert gpus.reply_markup and reads
+        finally:
+            event.remove(app.engine.sync_engine, "before_cursor_execute", count)
+            await app.stop()

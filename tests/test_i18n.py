@@ -97,3 +97,23 @@ def test_no_text_tables_outside_the_catalog():
         assert not re.search(r"^(TEXTS|ALERT_TEXTS|MESSAGES|WEBHOOK_MESSAGES|_L)\b.*= \{", source, re.M), path
         assert 'or TEXTS["en"]' not in source and 'ALERT_TEXTS["en"]' not in source, path
         assert not re.search(r"\"[^\"]*\" if lang == \"ru\" else \"", source), path  # an inline sentence pair
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_numbers_read_the_same_on_the_fast_path_as_through_fluent(lang: str):
+    """Simple texts (text and placeholders only) are formatted without Fluent's resolver, small whole numbers
+    included; each must read exactly as Fluent formats it (grouping, locale) for every number."""
+    from bot.i18n import _bundle, _simple
+
+    bundle = _bundle(lang)
+    checked = 0
+    for key, message in messages(lang).items():
+        names = placeholders(message)
+        if not names or _simple(lang, key) is None:
+            continue
+        for n in (0, 1, 7, 42, 999, 1000, 12345, -3, 2.5):
+            values = {name: n for name in names}
+            expected, errors = bundle.format_pattern(bundle.get_message(key).value, dict(values))
+            assert not errors and t(lang, key, **values) == expected, (key, n)
+        checked += 1
+    assert checked > 50

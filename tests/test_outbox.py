@@ -212,3 +212,19 @@ async def test_overlapping_refreshes_file_each_event_once(sm) -> None:
     assert {uid: len(ids) for uid, ids in fanout.pending.items()} == {1: 5, 2: 5}
     got = await take(sm, fanout, T0)
     assert len(got) == 10 and len(set(got)) == 10
+
+
+async def test_the_sender_keeps_only_events_someone_has_still_to_hear(sm) -> None:
+    """Every replica's sender reads every queued event; one that matches no subscription is not kept (it was kept
+    until some user was next told something, so a bot whose users watch other cards held every event it read)."""
+    await add_user(sm, 1)
+    await add_sub(sm, 1, "H100")
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h{i}")) for i in range(3)]
+                  + [event(offer(sku=f"r{i}", gpu="rtx-4090", price=0.34)) for i in range(20)])
+    fanout = FanOut()
+    async with sm() as s:
+        assert await fanout.refresh(s, T0) == 23  # every event read...
+    assert fanout.held_events == 3  # ...the H100 ones kept, for the one user who watches H100
+    assert {uid: len(ids) for uid, ids in fanout.pending.items()} == {1: 3}
+    got = await take(sm, fanout, T0)
+    assert len(got) == 3 and fanout.held_events == 0  # heard: nothing left
