@@ -54,6 +54,8 @@ _HEADER = struct.Struct("!I")  # frame length
 OFFER_FIELDS: tuple[str, ...] = tuple(Offer.model_fields)
 _offer_values = attrgetter(*OFFER_FIELDS)
 _model_dict = attrgetter("__dict__")
+MINE_KEPT = 100  # polls remembered between two readings (beyond: the next reading reads every row)
+READ_KEYS_AT_ONCE = 500  # keys per SELECT when an offers reading reads only what this child's polls wrote
 STOP_TIMEOUT = 10.0  # seconds the child gets to finish its call and exit before it is killed
 CHILD_NICENESS = 10  # added to the parent's: the child yields the CPU to the bot's loop (see `main`)
 
@@ -170,6 +172,7 @@ class OfferRows:
     full: bool  # True: `rows` is every offer; False: only those added or changed since `since`
     rows: list[tuple[Any, ...]]
     gone: list[str]  # keys no longer in stock (when not full)
+    read_all: bool = True  # the child read every in-stock row (False: only those its own polls wrote since)
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,6 +403,8 @@ class _Child:
         self._polls: dict[str, tuple[int, list[Offer]]] = {}  # each provider's latest poll with offers, numbered
         self._sent: dict[str, tuple[Any, ...]] = {}  # the offers of the latest reading, by key
         self._raw: dict[str, int] = {}  # and the hashes of the rows they were built from
+        self._upto: int | None = None  # the newest scrape run when the latest reading was made
+        self._mine: dict[int, set[str]] = {}  # this child's polls committed since: run id -> keys written
 
     async def handle(self, message: object) -> object:
         if isinstance(message, RecordPoll):
@@ -436,42 +441,74 @@ class _Child:
             hook = fenced(writer, lease, job.fence.term)
         else:
             hook = writer
-        events = await record_poll(self.sessionmaker, result, rates=job.rates, on_events=hook, cache=self.cache)
+        if len(self._mine) >= MINE_KEPT:  # polls without readings (embedding code): the next reading reads all
+            self._mine.clear()
+            self._upto = None
+        events = await record_poll(self.sessionmaker, result, rates=job.rates, on_events=hook, cache=self.cache,
+                                   written=self._mine if self._upto is not None else None)
         stats = writer.stats if writer is not None else {"queued": 0, "cooling": 0}
         return Recorded(len(events), stats["queued"], stats["cooling"])
 
     async def offers(self, since: tuple[int, int] | None) -> OfferRows:
-        from sqlalchemy import select
+        """The in-stock offers as `CachedOffer` fields. Incremental where it can be: when every scrape run recorded
+        since the last reading is one of this child's own polls, only the rows those polls wrote are read again
+        (a 50,000-configuration provider is not re-read whole after each poll); any other writer's run (a previous
+        leader, a command-line ingest) and the first reading read every in-stock row."""
+        from sqlalchemy import func, select
 
         from storage.ingest import OFFER_COLUMNS
-        from storage.offer_tables import CurrentOffer
+        from storage.offer_tables import CurrentOffer, ScrapeRun
 
         t = CurrentOffer.__table__.c
+        columns = (t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
+        keys: set[str] | None = None
         async with self.sessionmaker() as session:  # what storage.queries.in_stock_offers reads, as plain rows
-            listed = (await session.execute(
-                select(t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
-                .where(t.in_stock.is_(True), t.missing == 0))).all()
+            # The runs first, then the rows: a run committed in between is read again next time, never missed.
+            if self._upto is None:
+                upto = await session.scalar(select(func.max(ScrapeRun.id)))
+            else:
+                runs = (await session.execute(select(ScrapeRun.id).where(ScrapeRun.id > self._upto))).scalars().all()
+                upto = max(runs, default=self._upto)
+                if all(run in self._mine for run in runs):
+                    keys = set().union(*(self._mine[run] for run in runs))
+            if keys is None:
+                listed = (await session.execute(select(*columns).where(t.in_stock.is_(True), t.missing == 0))).all()
+            else:
+                listed = []
+                ordered = sorted(keys)
+                for i in range(0, len(ordered), READ_KEYS_AT_ONCE):
+                    listed += (await session.execute(
+                        select(*columns).where(t.key.in_(ordered[i:i + READ_KEYS_AT_ONCE]), t.in_stock.is_(True),
+                                               t.missing == 0))).all()
+        self._mine.clear()
+        self._upto = upto
         # A row as read last time (the same hash of its values: see PackedPoll on hashes) keeps its offer: only new
         # and changed rows are built into offers.
-        raw, made = self._raw, {}
-        rows: dict[str, tuple[Any, ...]] = {}
+        raw, sent = self._raw, self._sent
+        if keys is None:
+            rows: dict[str, tuple[Any, ...]] = {}
+            hashes: dict[str, int] = {}
+        else:  # the other rows are as last read; the written ones as read now (absent: no longer in stock)
+            rows, hashes = dict(sent), dict(raw)
+            for key in keys:
+                rows.pop(key, None)
+                hashes.pop(key, None)
         for r in listed:
             key, values = r[0], tuple(r[1:])
             digest = hash(values)
-            if raw.get(key) == digest:
-                rows[key] = self._sent[key]
-                continue
-            made[key] = digest
-            rows[key] = cached_offer_fields(key, values)
-        self._raw = {key: raw[key] if key not in made else made[key] for key in rows}
-        previous, current = self._sent, (os.getpid(), self._readings)
+            rows[key] = sent[key] if raw.get(key) == digest else cached_offer_fields(key, values)
+            hashes[key] = digest
+        self._raw = hashes
+        current = (os.getpid(), self._readings)
         self._readings += 1
         self._sent = rows
         reading = (os.getpid(), self._readings)
         if since != current:  # the parent holds another reading (or none): everything
-            return OfferRows(reading, True, list(rows.values()), [])
-        changed = [row for key, row in rows.items() if previous.get(key) != row]
-        return OfferRows(reading, False, changed, [key for key in previous.keys() - rows.keys()])
+            return OfferRows(reading, True, list(rows.values()), [], keys is None)
+        looked_at = rows.keys() | sent.keys() if keys is None else keys
+        changed = [rows[key] for key in looked_at if key in rows and sent.get(key) != rows[key]]
+        return OfferRows(reading, False, changed, [key for key in looked_at if key in sent and key not in rows],
+                         keys is None)
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -55,15 +55,20 @@ async def record_poll(
     hysteresis: int = DEFAULT_HYSTERESIS,
     price_threshold: float = DEFAULT_PRICE_THRESHOLD,
     cache: StateCache | None = None,
+    written: dict[int, set[str]] | None = None,
 ) -> list[OfferEvent]:
     """Store one poll and return the events it produced (with their stored ids). Idempotent per poll.
-    `cache` (the ingest worker's) spares reloading the provider's stored state between its own polls."""
+    `cache` (the ingest worker's) spares reloading the provider's stored state between its own polls. `written`:
+    once committed, the poll's scrape run id -> the keys of the offers rows it inserted or updated (none for a
+    poll that changed nothing, or was not trusted)."""
     outcome_state: dict[str, ProviderState] = {}
+    keys: set[str] = set()
     try:
         async with sessionmaker() as session, session.begin():
             events, run_id = await _record(
                 session, result, rates=rates, now=now or result.finished_at, on_events=on_events,
-                hysteresis=hysteresis, price_threshold=price_threshold, cache=cache, outcome_state=outcome_state)
+                hysteresis=hysteresis, price_threshold=price_threshold, cache=cache, outcome_state=outcome_state,
+                written=keys)
     except IntegrityError:
         if cache is not None:
             cache.forget(result.provider)
@@ -78,6 +83,8 @@ async def record_poll(
         if cache is not None:
             cache.forget(result.provider)
         raise
+    if written is not None:
+        written[run_id] = keys
     if cache is not None:  # committed: the cache now describes the database
         state = outcome_state.get(result.provider)
         if state is None:
@@ -89,7 +96,7 @@ async def record_poll(
 
 async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | None, now: datetime,
                   on_events: OnEvents | None, hysteresis: int, price_threshold: float, cache: StateCache | None,
-                  outcome_state: dict[str, ProviderState]) -> tuple[list[OfferEvent], int]:
+                  outcome_state: dict[str, ProviderState], written: set[str]) -> tuple[list[OfferEvent], int]:
     provider = result.provider
     run = ScrapeRun(provider=provider, started_at=result.started_at, finished_at=result.finished_at,
                     reported_status=result.status.value, status=result.status.value, shrink=False,
@@ -119,7 +126,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
         stored = cached if cached is not None else await _load_stored(session, provider)
         events, after = await _apply_snapshot(session, run, result.offers, rates=rates, now=now,
                                               baseline=had_trusted is None, hysteresis=hysteresis,
-                                              price_threshold=price_threshold, stored=stored)
+                                              price_threshold=price_threshold, stored=stored, written=written)
         run.event_count = len(events)
         if cache is not None:
             outcome_state[provider] = after
@@ -297,12 +304,13 @@ def _row_values(offer: Offer) -> dict[str, Any]:
 
 async def _apply_snapshot(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
                           now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
-                          stored: ProviderState) -> tuple[list[OfferEvent], ProviderState]:
+                          stored: ProviderState, written: set[str]) -> tuple[list[OfferEvent], ProviderState]:
     """Diff the poll against the stored state and write only what changed (a few executemany statements).
-    Returns the events (with their stored ids) and the provider's state after the poll."""
+    Returns the events (with their stored ids) and the provider's state after the poll; `written` gets the keys
+    of the rows written."""
     with _gc_paused():
         return await _apply(session, run, offers, rates=rates, now=now, baseline=baseline, hysteresis=hysteresis,
-                            price_threshold=price_threshold, stored=stored)
+                            price_threshold=price_threshold, stored=stored, written=written)
 
 
 @contextlib.contextmanager
@@ -336,7 +344,7 @@ def _vat(offer: Offer, vats: dict[tuple[str, str], tuple[float, bool]]) -> tuple
 
 async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
                  now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
-                 stored: ProviderState) -> tuple[list[OfferEvent], ProviderState]:
+                 stored: ProviderState, written: set[str]) -> tuple[list[OfferEvent], ProviderState]:
     by_key, raw_rows = stored.by_key, stored.raw
     factors: Factors = {}
     vats: dict[tuple[str, str], tuple[float, bool]] = {}
@@ -425,6 +433,8 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
     # Every configuration was either written with this poll's factors or found to agree with them.
     state_after = ProviderState(after, raw_rows, factors)
 
+    written.update(i["key"] for i in inserts)
+    written.update(u["k"] for u in updates)
     table = cast(Table, CurrentOffer.__table__)
     conn = await session.connection()  # Core executemany: no ORM bookkeeping for plain rows
     if inserts:

@@ -330,3 +330,58 @@ async def test_the_offers_reading_builds_what_the_bot_would_build_from_the_store
     built = {r[0]: CachedOffer(*cached_offer_fields(r[0], tuple(r[1:]))) for r in rows}
     assert built == stored and len(built) == 4
     assert built["runpod|slice|1|EU|hourly"].fraction is not None  # the slice is read as one
+
+
+async def test_offers_readings_follow_the_database_when_only_the_childs_polls_wrote_and_when_others_did(
+        sm, migrated_database_url) -> None:
+    """After its own polls the child reads back only the rows they wrote; a run it did not record (a previous
+    leader, a command-line ingest: here `record_poll` in this process) makes it read everything. Either way the
+    offers the parent holds, kept up to date from the readings as `App` keeps them, equal what the database says."""
+    import random
+
+    from bot.offer_cache import CachedOffer
+    from storage.ingest import record_poll
+
+    rng = random.Random(3)
+    held: dict[str, CachedOffer] = {}
+    reading = None
+
+    async def read_and_compare(ingest: IngestProcess) -> bool:
+        nonlocal held, reading
+        got = await ingest.offers(reading)
+        held = {} if got.full else held
+        for key in got.gone:
+            held.pop(key, None)
+        held.update((o.key, o) for o in (CachedOffer(*row) for row in got.rows))
+        reading = got.reading
+        async with sm() as s:
+            stored = {o.offer.key: CachedOffer.from_stored(o) for o in await in_stock_offers(s)}
+        assert held == stored
+        return got.read_all
+
+    prices = {f"s{i}": 1.0 + i / 10 for i in range(30)}
+    poll = Poller()
+
+    def listing() -> list:
+        out = []
+        for sku in prices:
+            r = rng.random()
+            if r < 0.15:
+                prices[sku] = round(prices[sku] * rng.choice([0.7, 0.9, 1.2]), 4)
+            if r > 0.9:
+                continue
+            out.append(offer(sku, prices[sku], in_stock=rng.random() > 0.1))
+        return out
+
+    async with child(migrated_database_url) as ingest:
+        read_all = []
+        for n in range(10):
+            await ingest.record(poll(listing()), rates=RATES)
+            if n % 3 == 1:
+                await ingest.record(poll(listing()), rates=RATES)  # two polls between readings
+            if n in (4, 7):  # another writer records a poll of the same provider
+                await record_poll(sm, poll(listing()), rates=RATES)
+            read_all.append(await read_and_compare(ingest))
+    # The first reading and the one after each foreign poll read everything; the others only what was written.
+    assert read_all == [True, False, False, False, True, False, False, True, False, False]
+    assert held
