@@ -5,8 +5,10 @@ Run: python bench/estimate.py [--rounds N]. Prints microseconds per answer, in o
 
 - first time: each phrase answered with nothing memoised for it (the per-workload memos of `core.estimator` and
   `core.fit` cleared before every pass). This is the honest figure: every keystroke makes a new phrase. Catalog-level
-  caches (a GPU's or a model's spelling, an architecture's constants, the catalog's fit order) stay warm, as they
-  are in a running bot after its first few queries.
+  caches (a GPU's or a model's spelling and what a model name says of its quantisation, an architecture's and a
+  card's constants, the catalog's fit order) stay warm, as they are in a running bot after its first few queries;
+  what is kept per workload is either cleared here or kept by the workload object's identity (a new phrase makes a
+  new object), so it is never found again.
 - memoised repeat: the same phrase again (parse + complete again, the estimate and fit answered from the memo).
 - the ratio of the first-time figure to the 200 us target of issue 2.
 - a model only the Hugging Face Hub knows, already looked up (the in-process memo of `scrapers.hub.HubResolver`,

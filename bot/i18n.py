@@ -81,13 +81,18 @@ def _as_is(value: Any) -> bool:
 
 def t(lang: str, key: str, /, **values: Any) -> str:
     """The text `key` in `lang`, with `values` in its placeholders (Msg values are rendered first)."""
+    plain = True  # every value shown as str(value) (see `_as_is`)
     for name, value in values.items():
+        if type(value) is str:  # the common case, checked first: an answer formats dozens of texts
+            continue
         if isinstance(value, Msg | Joined):
             values[name] = render(lang, value)
+        elif plain and not _as_is(value):
+            plain = False
     simple = _simple(lang, key)
-    if simple is not None and all(_as_is(v) for v in values.values()):
+    if simple is not None and plain:
         try:
-            return "".join(str(values[p]) if is_var else p for p, is_var in simple)
+            return "".join([str(values[p]) if is_var else p for p, is_var in simple])
         except KeyError as exc:
             raise TextError(f"text {key!r} needs a value for {exc.args[0]!r}") from None
     bundle = _bundle(lang)

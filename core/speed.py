@@ -168,37 +168,43 @@ def _trainable_params(w: Workload) -> float:
     return a.params_b * 1e9
 
 
-# Per workload: (FLOPs per token, trained parameters). Workloads are frozen; an answer asks for a dozen
-# configurations of one workload, and hashing a pydantic model per question would cost more than the arithmetic, so
-# the last few are remembered by identity (the entry keeps its workload alive: an id is not reused meanwhile).
-_TRAIN_CONSTANTS: dict[int, tuple[Workload, float, float]] = {}
+class _Train(NamedTuple):
+    """What every configuration's step time of one training workload uses, computed once per workload (each value
+    the same product, in the same order, as `_train_step` would evaluate it)."""
+
+    flops: float  # FLOPs per token (`core.timecost.flops_per_token`)
+    trained: float  # trained parameters
+    passes: int  # forward, backward (and the recomputed forward)
+    tokens_flops: float  # tokens per GPU x FLOPs per token
+    params: float
+    base: float  # bytes of one base weight as read
+    per_pass: float  # params x base: one read of the weights (and what ZeRO-3 / FSDP gathers)
+    pass_bytes: float  # passes x per_pass
+    act_bytes: float  # activations written and read back, all passes
+    eager_bytes: float  # the score matrix of eager attention, all passes
+    eager: bool  # eager attention asked for
+    dequant: float  # a quantised base's 16-bit copies, all passes (0 when not quantised)
+    opt_bytes: float  # optimizer bytes per trained parameter and step
+    tp_bytes: float  # tensor parallel's activations exchanged per step, before the group share
+    stream: float  # passes x params x base: the weights over PCIe when everything is offloaded
 
 
-def _train_constants(w: Workload) -> tuple[float, float]:
+# Per workload. Workloads are frozen; an answer asks for a dozen configurations of one workload, and hashing a
+# pydantic model per question would cost more than the arithmetic, so the last few are remembered by identity (the
+# entry keeps its workload alive: an id is not reused meanwhile).
+_TRAIN_CONSTANTS: dict[int, tuple[Workload, _Train]] = {}
+
+
+def _train_constants(w: Workload) -> _Train:
     hit = _TRAIN_CONSTANTS.get(id(w))
     if hit is not None and hit[0] is w:
-        return hit[1], hit[2]
+        return hit[1]
     from core.timecost import flops_per_token
 
-    flops, trained = flops_per_token(w), _trainable_params(w)
-    if len(_TRAIN_CONSTANTS) >= 256:
-        _TRAIN_CONSTANTS.clear()
-    _TRAIN_CONSTANTS[id(w)] = (w, flops, trained)
-    return flops, trained
-
-
-def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Strategy, *, fp8: bool,
-                flops: float, trained: float) -> tuple[float, str]:
-    """Seconds of one step (each GPU processes batch x seq tokens) and what bounds it. `flops` per token and the
-    `trained` parameters are the workload's (`core.timecost.flops_per_token`, `_trainable_params`)."""
     a = w.arch
+    flops, trained = flops_per_token(w), _trainable_params(w)
     tokens = w.batch * w.seq_len  # per GPU
     passes = 3 if w.grad_ckpt else 2  # forward, backward (and the recomputed forward)
-    # Tensor parallel splits the arithmetic of one copy over the group; data parallel and sharding do not.
-    tp = group if strategy is Strategy.TP else 1
-    fp8 = fp8 and gpu.fp8_tflops > 0
-    compute = tokens * flops / tp / (_peak(gpu, fp8) * (MFU_FP8 if fp8 else MFU))
-
     params = a.params_b * 1e9
     base = weight_bytes_per_param(w)
     per_pass = params * base
@@ -206,30 +212,72 @@ def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Stra
     # and torchao alike): the copy is written and read back, and the matmul waits for it.
     dequant = passes * (params - _embed_params(a)) * 4.0 if w.quant is not Quant.NONE else 0.0
     act = 2.0 * (4 * a.hidden + 2 * a.q_dim + 2 * a.kv_dim + 4 * a.intermediate * max(1, a.experts_active))
-    traffic = passes * per_pass / tp + tokens * a.layers * act * 2.0 * passes / tp
-    if w.attention is Attention.EAGER or not gpu.bf16:
-        traffic += tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes / tp
-    bw = gpu.bandwidth_gbs * 1e9 * BANDWIDTH_EFFICIENCY
+    opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)
+    out = _Train(flops=flops, trained=trained, passes=passes, tokens_flops=tokens * flops, params=params, base=base,
+                 per_pass=per_pass, pass_bytes=passes * per_pass, act_bytes=tokens * a.layers * act * 2.0 * passes,
+                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes,
+                 eager=w.attention is Attention.EAGER, dequant=dequant, opt_bytes=opt_bytes,
+                 tp_bytes=4 * passes * tokens * a.hidden * 2.0 * a.layers * 2, stream=passes * params * base)
+    if len(_TRAIN_CONSTANTS) >= 256:
+        _TRAIN_CONSTANTS.clear()
+    _TRAIN_CONSTANTS[id(w)] = (w, out)
+    return out
+
+
+# Per card (by identity): the training FLOP/s at MFU in BF16 and in FP8 (where the card has FP8), evaluated once.
+_TRAIN_RATES: dict[int, tuple[GPU, float, float]] = {}
+
+
+def _train_rates(gpu: GPU) -> tuple[float, float]:
+    hit = _TRAIN_RATES.get(id(gpu))
+    if hit is not None and hit[0] is gpu:
+        return hit[1], hit[2]
+    out = (_peak(gpu, False) * MFU, _peak(gpu, True) * MFU_FP8)
+    if len(_TRAIN_RATES) >= 256:
+        _TRAIN_RATES.clear()
+    _TRAIN_RATES[id(gpu)] = (gpu, *out)
+    return out
+
+
+_SHARDING = frozenset({Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP})
+_GATHERING = frozenset({Strategy.ZERO3, Strategy.FSDP})
+_TP_STRATEGY, _ZERO2_STRATEGY, _NO_OFFLOAD = Strategy.TP, Strategy.ZERO2, Offload.NONE
+
+
+def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Strategy, *, fp8: bool,
+                c: _Train) -> tuple[float, str]:
+    """Seconds of one step (each GPU processes batch x seq tokens) and what bounds it; `c` holds what depends on
+    the workload alone (`_train_constants`)."""
+    # Tensor parallel splits the arithmetic of one copy over the group; data parallel and sharding do not.
+    tp = group if strategy is _TP_STRATEGY else 1
+    fp8 = fp8 and gpu.fp8_tflops > 0
+    peak16, peak8 = _train_rates(gpu)
+    compute = c.tokens_flops / tp / (peak8 if fp8 else peak16)
+
+    traffic = c.pass_bytes / tp + c.act_bytes / tp
+    if c.eager or not gpu.bf16:
+        traffic += c.eager_bytes / tp
+    bw = _rates(gpu)[0]
     memory = traffic / bw
     work, bound = (compute, "compute") if compute >= memory else (memory, "memory")
     work += (1.0 - MEMORY_OVERLAP) * min(compute, memory)  # the part of the shorter one not hidden
 
-    sharded = strategy in (Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP) and group > 1
-    opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)
-    states = trained / (group if sharded else 1) * opt_bytes
+    trained = c.trained
+    sharded = strategy in _SHARDING and group > 1
+    states = trained / (group if sharded else 1) * c.opt_bytes
 
     # Traffic between GPUs, bytes each GPU sends per step.
     net = 0.0
     grads = trained * 2.0
     if group > 1:
         share = (group - 1) / group
-        if strategy in (Strategy.ZERO3, Strategy.FSDP):
-            gathered = params * base  # the weights travel as stored (a quantised base stays quantised)
+        if strategy in _GATHERING:
+            gathered = c.per_pass  # the weights travel as stored (a quantised base stays quantised)
             net += 2 * gathered * share + grads * share  # all-gather in forward and backward, reduce-scatter grads
-        elif strategy is Strategy.ZERO2:
+        elif strategy is _ZERO2_STRATEGY:
             net += 2 * grads * share
-        elif strategy is Strategy.TP:
-            net += 4 * passes * tokens * a.hidden * 2.0 * a.layers * 2 * share
+        elif strategy is _TP_STRATEGY:
+            net += c.tp_bytes * share
         else:  # DDP inside the group
             net += 2 * grads * share
     if replicas > 1:
@@ -239,13 +287,14 @@ def _train_step(w: Workload, gpu: GPU, group: int, replicas: int, strategy: Stra
     if network > work:
         work, bound = network, "network"
 
-    step = work + dequant / tp / bw + (0.0 if w.offload is not Offload.NONE else states / bw)
-    if w.offload is not Offload.NONE:
+    offloaded = w.offload is not _NO_OFFLOAD
+    step = work + c.dequant / tp / bw + (0.0 if offloaded else states / bw)
+    if offloaded:
         host = PCIE_GBS[gpu.pcie_gen] * 1e9
         shard = trained / (group if sharded else 1)
-        offload = 4.0 * shard / host + shard * opt_bytes / (CPU_ADAM_GBS * 1e9)
+        offload = 4.0 * shard / host + shard * c.opt_bytes / (CPU_ADAM_GBS * 1e9)
         if w.offload is Offload.ALL:
-            offload += passes * params * base / group / host
+            offload += c.stream / group / host
         step += offload
         if offload > work:
             bound = "offload"
@@ -257,7 +306,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
     GPUs (the fewest that hold the model on this card; `core.fit` knows it)."""
     best: TrainingSpeed | None = None
     min_group = max(1, min(min_group, count))
-    flops, trained = _train_constants(w)
+    c = _train_constants(w)
     for group in _divisors(count):
         if group < min_group:
             continue
@@ -268,7 +317,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
             strategy = w.strategy
         else:
             strategy = default_strategy(w.method) if w.strategy is Strategy.SINGLE else Strategy.DDP
-        step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8, flops=flops, trained=trained)
+        step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8, c=c)
         tps = count * w.batch * w.seq_len / step
         if best is None or tps > best.tokens_per_second:
             best = TrainingSpeed(tps, step, bound, group, replicas)

@@ -40,7 +40,7 @@ from bot.pacing import Pacer, RateLimitedSession
 from bot.response_types import KeepResponseTypes
 from core.alerts import AlertPolicy
 from core.polls import PollResult
-from gpuradar.ingest_process import Fence, IngestProcess
+from gpuradar.ingest_process import Fence, IngestProcess, trim_heap
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
@@ -260,6 +260,9 @@ class App:
             else:
                 await record_poll(self.sessionmaker, result, rates=rates, on_events=hook)
         await self.offers.refresh()
+        # The poll's transients (its payload parsed, its offers) are gone: their pages go back too. In a thread: the
+        # loop's own small objects come from Python's pools meanwhile, rarely waiting on glibc's lock.
+        await asyncio.to_thread(trim_heap)
 
     def _observe(self, result: PollResult) -> None:
         seconds = (result.finished_at - result.started_at).total_seconds()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import os
 import pickle
@@ -351,6 +352,28 @@ def _child_config(database_url: str) -> ChildConfig:
     return ChildConfig(database_url, root.level)
 
 
+# ------------------------------------------------------------------------------------------------ heap
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+
+
+def trim_heap() -> None:
+    """Hand the heap's free pages back to the system (glibc's `malloc_trim`). A poll's transients (the provider's
+    JSON parsed into dicts, a poll crossing whole) are freed when it is done, but glibc keeps the pages they leave
+    free between live allocations: the process's RSS would stay at its high-water mark. A few ms per poll."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 # ------------------------------------------------------------------------------------------------ child side
 def _die_with_parent() -> None:
     """Linux: the kernel sends SIGTERM to this process when its parent dies (nothing else to rely on if the parent
@@ -487,7 +510,9 @@ async def _child_main(fd: int) -> None:
     else:
         logging.basicConfig(level=config.log_level)
     child = _Child(config)
+    calls = 0
     try:
+        _settle_heap(full=False)  # what was imported and built at start lives as long as the child
         await _send(writer, "ready")
         while True:
             try:
@@ -500,8 +525,28 @@ async def _child_main(fd: int) -> None:
                 log.debug("ingest call failed", exc_info=True)
                 reply = Failed(_picklable(exc))
             await _send(writer, reply)
+            del message, reply
+            calls += 1
+            _settle_heap(full=calls % FULL_COLLECTION_EVERY == 0)
     finally:
         await child.close()
+
+
+FULL_COLLECTION_EVERY = 50  # calls between collections that walk the frozen state too
+
+
+def _settle_heap(full: bool) -> None:
+    """Between calls, once the reply is sent: what the call left unreachable is collected, and what is still alive
+    (the state cache, the last poll's offers: ~10 objects per configuration) is frozen, out of the cyclic
+    collector's reach, so a full collection during the next poll walks only what that poll allocated. Measured on a
+    50,000-configuration poll: ~0.15 s of collection inside the poll, ~30 % of it, gone. Reference counting frees
+    frozen objects as usual; a frozen object that becomes part of unreachable cycle waits for the next full
+    collection (every `FULL_COLLECTION_EVERY` calls, unfrozen first). Then the freed pages go back (`trim_heap`)."""
+    if full:
+        gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    trim_heap()
 
 
 def _picklable(exc: BaseException) -> BaseException:
