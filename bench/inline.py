@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import random
@@ -154,6 +155,10 @@ async def serve_stand_in() -> None:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     async with FakeTelegram() as tg:
+        # This process imported the whole bot with this module: its collector would walk all of that (a full
+        # collection took 50-150 ms), delaying answers and stamps that are Telegram's, not the bot's.
+        gc.collect()
+        gc.freeze()
         print(json.dumps({"token": tg.token, "base_url": tg.base_url}), flush=True)
         while line := await reader.readline():
             phrase, user_id = json.loads(line)
