@@ -195,17 +195,13 @@ def database(kind: str) -> Iterator[str]:
         with tempfile.TemporaryDirectory() as tmp:
             yield f"sqlite+aiosqlite:///{Path(tmp) / 'bench.sqlite3'}"
         return
-    from bench.fanout_cycle import _pg_admin
+    from bench.fanout_cycle import fresh_pg_database
 
     server = os.environ.get("TEST_DATABASE_URL") or subprocess.run(
         [str(Path(__file__).resolve().parents[1] / ".ci" / "postgres.sh")], capture_output=True, text=True,
         check=True).stdout.strip()
-    name = f"bench_inline_{os.getpid()}"
-    _pg_admin(server, f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name}")
-    try:
-        yield server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        _pg_admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with fresh_pg_database(server, "bench_inline") as url:
+        yield url
 
 
 async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool = True,
