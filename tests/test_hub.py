@@ -9,11 +9,22 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.i18n import render
-from core.hub import HubError, arch_from_hub, arch_from_record, arch_to_record, is_repo_name, safetensors_params
+from core.hub import (
+    HubError,
+    arch_from_hub,
+    arch_from_record,
+    arch_to_record,
+    hub_error_msg,
+    hub_name_to_resolve,
+    is_repo_name,
+    safetensors_params,
+    with_hub_arch,
+)
 from core.models import count_params
 from core.parser import parse_workload
-from scrapers.hub import HubResolver, HubSettings, hub_error_msg, hub_name_to_resolve, with_hub_arch
+from modelhub import HubResolver, HubSettings
 from storage import hub_cache
+from storage.hub_cache import HubCacheStore
 from tests.support.hub_server import HubServer
 
 # A Llama-style 7B config.json as the Hub serves it (keys of transformers' LlamaConfig).
@@ -115,9 +126,9 @@ async def test_an_outage_is_not_remembered_but_an_answer_is(hub_server: HubServe
 async def test_database_cache_is_shared_by_replicas_and_expires(
         hub_server: HubServer, sm: async_sessionmaker[AsyncSession]) -> None:
     hub_server.add("acme/llama-ft", LLAMA_LIKE, params=8.03e9)
-    first = HubResolver(hub_server.settings(), sm)
+    first = HubResolver(hub_server.settings(), HubCacheStore(sm))
     arch = await first.resolve("acme/llama-ft")
-    second = HubResolver(hub_server.settings(), sm)  # another replica: empty memory, same database
+    second = HubResolver(hub_server.settings(), HubCacheStore(sm))  # another replica: empty memory, same database
     assert await second.resolve("acme/llama-ft") == arch
     assert first.fetches == 1 and second.fetches == 0 and len(hub_server.requests) == 2
     # negative answers are shared too
@@ -130,7 +141,7 @@ async def test_database_cache_is_shared_by_replicas_and_expires(
     await hub_cache.save(sm, "acme/llama-ft", "ok", arch_to_record(arch), timedelta(days=7),
                          now=datetime.now(UTC) - timedelta(days=8))
     assert await hub_cache.load(sm, "acme/llama-ft") is None
-    third = HubResolver(hub_server.settings(), sm)
+    third = HubResolver(hub_server.settings(), HubCacheStore(sm))
     await third.resolve("acme/llama-ft")
     assert third.fetches == 1
     assert await hub_cache.purge_expired(sm, now=datetime.now(UTC) + timedelta(days=30)) == 2
@@ -142,7 +153,8 @@ async def test_a_broken_cache_never_blocks_a_lookup(hub_server: HubServer, tmp_p
     engine = make_engine(f"sqlite+aiosqlite:///{tmp_path / 'unmigrated.db'}")  # no hub_models table
     try:
         hub_server.add("acme/llama-ft", LLAMA_LIKE)
-        arch = await HubResolver(hub_server.settings(), make_sessionmaker(engine)).resolve("acme/llama-ft")
+        resolver = HubResolver(hub_server.settings(), HubCacheStore(make_sessionmaker(engine)))
+        arch = await resolver.resolve("acme/llama-ft")
         assert arch.layers == 32
     finally:
         await engine.dispose()

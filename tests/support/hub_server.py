@@ -10,7 +10,7 @@ callers (404 to authenticated ones), a gated repository's info is public while i
     async with HubServer() as hub:
         hub.add("acme/tiny-7b", config={...}, params=7.2e9)
         hub.add("acme/locked", config={...}, gated_token="hf_ok")
-        settings = hub.settings()           # scrapers.hub.HubSettings pointing here
+        settings = hub.settings()           # modelhub.HubSettings pointing here
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import pytest_asyncio
 from aiohttp import web
 
-from scrapers.hub import HubSettings
+from modelhub import HubSettings
 
 
 @dataclass
