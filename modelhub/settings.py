@@ -49,4 +49,5 @@ class HubSettings(BaseModel):
         own = urlsplit(self.endpoint)
         if host == self.host() and parts.scheme == own.scheme and parts.port == own.port:
             return True
-        return parts.scheme == "https" and any(host == d or host.endswith("." + d) for d in HUB_DOMAINS)
+        return parts.scheme == "https" and parts.port in (None, 443) \
+            and any(host == d or host.endswith("." + d) for d in HUB_DOMAINS)
