@@ -12,7 +12,6 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from bot.i18n import render
 from core.answer import Answer, answer
 from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
@@ -22,6 +21,7 @@ from core.msg import msg
 from core.parser import ParseError, parse_workload
 from core.workload import Workload
 from scrapers.hub import HubResolver, hub_error_msg, hub_name_to_resolve, with_hub_arch
+from texts.i18n import render
 
 log = logging.getLogger(__name__)
 

@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.i18n import render
 from core.hub import HubError, arch_from_hub, arch_from_record, arch_to_record, is_repo_name, safetensors_params
 from core.models import count_params
 from core.parser import parse_workload
 from scrapers.hub import HubResolver, HubSettings, hub_error_msg, hub_name_to_resolve, with_hub_arch
 from storage import hub_cache
 from tests.support.hub_server import HubServer
+from texts.i18n import render
 
 # A Llama-style 7B config.json as the Hub serves it (keys of transformers' LlamaConfig).
 LLAMA_LIKE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
