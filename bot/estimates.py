@@ -16,11 +16,10 @@ from core.answer import Answer, answer
 from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
 from core.fit import FitReport, Requirement
-from core.hub import HubError
+from core.hub import ArchLookup, HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
 from core.msg import msg
 from core.parser import ParseError, parse_workload
 from core.workload import Workload
-from scrapers.hub import HubResolver, hub_error_msg, hub_name_to_resolve, with_hub_arch
 from texts.i18n import render
 
 log = logging.getLogger(__name__)
@@ -99,7 +98,7 @@ def normalise(text: str) -> str:
 
 
 class Estimator:
-    def __init__(self, capacity: int = 256, hub: HubResolver | None = None) -> None:
+    def __init__(self, capacity: int = 256, hub: ArchLookup | None = None) -> None:
         # Bounded by what an entry holds: ~20 KB when computed, ~45 KB once inline answers have ranked the offers
         # in stock against it (the per-(card, count) fit and time memos of `core.answer.Answer`), so 256 phrases
         # are ~11 MB (1,024 were ~45 MB: bench/memory.py). A phrase not kept costs ~0.3 ms to answer again.

@@ -21,6 +21,8 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.models import find_model
@@ -753,8 +755,8 @@ def _normalise(text: str) -> str:
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
 
 
-# `WorkloadSpec(**fields)` without the keyword round trip: the model's own validator, the same checks.
-_new_spec: Callable[[dict[str, Any]], WorkloadSpec] = WorkloadSpec.__pydantic_validator__.validate_python
+# `WorkloadSpec(**fields)` without the keyword round trip: pydantic's public TypeAdapter, the same checks.
+_new_spec: Callable[[dict[str, Any]], WorkloadSpec] = TypeAdapter(WorkloadSpec).validate_python
 
 
 def parse_workload(text: str) -> WorkloadSpec:
