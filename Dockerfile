@@ -23,6 +23,7 @@ RUN pip install --require-hashes --no-deps -r requirements.lock
 COPY README.md ./
 COPY core core
 COPY scrapers scrapers
+COPY modelhub modelhub
 COPY storage storage
 COPY bot bot
 COPY texts texts
