@@ -105,7 +105,7 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
         return Reply(t(lang, "sub_ask_workload", examples=", ".join(examples(lang, "examples_short"))))
     est: Estimate | None = None
     if req.gpu_ids is None:
-        result = await estimator.get_resolved(req.target)
+        result = await estimator.get_resolved(req.target, user.id)
         if isinstance(result, Failure):
             return Reply(explain_failure(req, result, lang))
         est = result
