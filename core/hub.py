@@ -11,6 +11,7 @@ config. Failures are codes (`HubError.code`), worded by the front ends in the us
   offline       the Hub did not answer in time (or at all)
   unreadable    the config.json is not one the estimator can read (not a transformer LM, fields missing,
                 shapes outside any published model's range)
+  busy          this user asked for too many new names in a short time (a per-user limit of the front end)
 
 A front end asks through `ArchLookup` (the resolver in `modelhub/` is one; `gpuradar/` wires it in), so neither the
 bot nor the CLI imports the Hub client.
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from core.msg import Msg
     from core.workload import WorkloadSpec
 
-HUB_CODES = ("not_found", "gated", "forbidden", "offline", "unreadable")
+HUB_CODES = ("not_found", "gated", "forbidden", "offline", "unreadable", "busy")
 _REPO = re.compile(r"^[A-Za-z0-9][\w.\-]{0,95}/[A-Za-z0-9][\w.\-]{0,95}$")
 # First path segments the Hub routes itself (its API, the other repository kinds, its site pages): `api/whoami` is
 # spelled like a repository but `/api/models/api/whoami` would be a call to the Hub's API with our token. The Hub
