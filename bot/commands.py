@@ -7,7 +7,7 @@ from aiogram.types import BotCommand
 
 from bot.texts import t
 
-MENU = ("start", "estimate", "offers", "subscribe", "subs", "unsubscribe", "history", "providers", "settings", "lang",
+MENU = ("start", "estimate", "offers", "subscribe", "subs", "unsubscribe", "history", "when", "providers", "settings", "lang",
         "help")
 
 

@@ -19,7 +19,7 @@ Read side — `series_stats`, `card_stats`, `stay_notes`: one indexed range read
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, cast
@@ -328,8 +328,8 @@ class CardStats(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    cards: tuple[str, ...]
-    gpu_count: int
+    cards: tuple[str, ...]  # those with history
+    gpu_count: int | None
     cap: float | None
     currency: str
     providers: tuple[str, ...]
@@ -339,23 +339,28 @@ class CardStats(BaseModel):
 DEFAULT_BILLINGS = ("hourly", "monthly")  # spot is interruptible: not what "in stock" means to a buyer by default
 
 
-async def card_stats(session: AsyncSession, cards: Sequence[str], gpu_count: int, *, cap: float | None = None,
+async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_count: int | None, *,
+                     fits: Callable[[str, int], bool] | None = None, cap: float | None = None,
                      currency: str = "USD", days: int = 30, now: datetime | None = None,
                      billings: Sequence[str] = DEFAULT_BILLINGS) -> CardStats:
     """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap` per GPU-hour)": the provider
-    families merged, each counted only where its provider was observed."""
+    families merged, each counted only where its provider was observed. None for `cards` / `gpu_count`: any;
+    `fits(card, count)` narrows further (a workload's fitting configurations)."""
     now = now or datetime.now(UTC)
-    rows = (await session.execute(
-        select(_series.c.key, _series.c.provider).where(
-            and_(_series.c.card.in_(list(cards)), _series.c.gpu_count == gpu_count,
-                 _series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))))
-        .order_by(_series.c.key))).all()
+    q = select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count).where(
+        and_(_series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))))
+    if cards is not None:
+        q = q.where(_series.c.card.in_(list(cards)))
+    if gpu_count is not None:
+        q = q.where(_series.c.gpu_count == gpu_count)
+    rows = [r for r in (await session.execute(q.order_by(_series.c.key))).all()
+            if fits is None or fits(r.card, r.gpu_count)]
     since = now - timedelta(days=days)
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
     changes = await _changes_of(session, [r.key for r in rows], since)
     merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], cap=cap, currency=currency)
     window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
-    return CardStats(cards=tuple(cards), gpu_count=gpu_count, cap=cap, currency=currency,
+    return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)
 
 

@@ -31,9 +31,10 @@ def routers(admin_ids: frozenset[int]) -> list[Router]:
         subs,
         subscribe,
         user_settings,
+        when,
     )
 
     features = [start.router, subscribe.router, estimate.router, offers.router, subs.router, history.router,
-                providers.router, user_settings.router, inline.router, alerts.router]
+                providers.router, user_settings.router, inline.router, alerts.router, when.router]
     return [_fresh(features[0]), admin.make_router(admin_ids), *(_fresh(r) for r in features[1:]),
             _fresh(fallback.router)]

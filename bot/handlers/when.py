@@ -1,0 +1,103 @@
+"""/when GPU|WORKLOAD [under cap] (also "когда …" typed as text): how often it was in stock over the last 30 days,
+how soon it came back after selling out, and what is happening right now — from the availability aggregates
+(storage/availability.py), one indexed read per question.
+
+A GPU name means that card × 1 unless a count is named ('H100 x8'); a family name covers its variants. A workload
+means any configuration it fits. A price cap without a currency sign is in the user's currency. Spot offers count
+only when asked for ('spot'): interruptible capacity is not what "in stock" means to most buyers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aiogram import F, Router
+from aiogram.filters import Command, CommandObject
+from aiogram.types import Message
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.availability_view import when_answer
+from bot.estimates import Estimate, Estimator
+from bot.formatting import esc, money
+from bot.handlers.common import argument
+from bot.subscribe_query import parse_subscribe
+from bot.subscribing import limits_problem
+from bot.texts import t
+from core.gpus import get_gpu
+from storage.availability import DEFAULT_BILLINGS, card_stats
+
+router = Router(name="when")
+
+WINDOW_DAYS = 30
+_WORD = re.compile(r"^\s*(?:когда|when)\s+(?P<rest>\S.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def _gpu_label(ids: list[str]) -> str:
+    names: list[str] = []
+    for gpu_id in ids:
+        gpu = get_gpu(gpu_id)
+        family = [i for i in ids if get_gpu(i).family == gpu.family]
+        name = gpu.family if len(family) > 1 else gpu.name
+        if name not in names:
+            names.append(name)
+    return ", ".join(names)
+
+
+def _fits(est: Estimate, count: int | None):  # type: ignore[no-untyped-def]
+    def fits(card: str, n: int) -> bool:
+        if count is not None and n != count:
+            return False
+        try:
+            return bool(est.fits(card, n))
+        except KeyError:  # a card outside the catalog is never guessed to fit
+            return False
+
+    return fits
+
+
+async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: str, estimator: Estimator,
+                      user_id: int | None) -> str:
+    """The answer to `/when <text>` (HTML)."""
+    req = parse_subscribe(text)
+    problem = limits_problem(req, lang)
+    if problem is not None:
+        return problem
+    if not req.target:
+        return t(lang, "when_usage")
+    cur = req.price_currency or currency
+    billings = (req.billing,) if req.billing else DEFAULT_BILLINGS
+    if req.gpu_ids:
+        count = req.gpu_count or 1
+        what = t(lang, "when_what_gpu", gpu=esc(_gpu_label(req.gpu_ids)), count=str(count))
+        stats = await card_stats(session, req.gpu_ids, count, cap=req.max_price, currency=cur, days=WINDOW_DAYS,
+                                 billings=billings)
+    else:
+        result = await estimator.get_resolved(req.target, user_id)
+        if not isinstance(result, Estimate):
+            return t(lang, "when_unknown", text=esc(req.target))
+        what = t(lang, "when_what_workload", workload=esc(req.target))
+        stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
+                                 currency=cur, days=WINDOW_DAYS, billings=billings)
+    cap = money(req.max_price, cur) if req.max_price is not None else None
+    return when_answer(lang, stats, what, cap)
+
+
+@router.message(Command("when"), flags={"rate": "estimate"})
+async def when_command(message: Message, command: CommandObject, session: AsyncSession, lang: str,
+                       currency: str, estimator: Estimator) -> None:
+    text = await argument(message, command, lang)
+    if not text:
+        await message.answer(t(lang, "when_usage"))
+        return
+    user_id = message.from_user.id if message.from_user else None
+    await message.answer(await answer_when(text, session=session, lang=lang, currency=currency,
+                                           estimator=estimator, user_id=user_id), disable_web_page_preview=True)
+
+
+@router.message(F.text.regexp(_WORD).as_("match"), flags={"rate": "estimate"})
+async def when_word(message: Message, match: re.Match[str], session: AsyncSession, lang: str, currency: str,
+                    estimator: Estimator) -> None:
+    user_id = message.from_user.id if message.from_user else None
+    text = match.group("rest")[:500]
+    await message.answer(await answer_when(text, session=session, lang=lang, currency=currency,
+                                           estimator=estimator, user_id=user_id), disable_web_page_preview=True)

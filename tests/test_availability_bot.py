@@ -1,0 +1,95 @@
+"""Availability statistics through the real bot (App, aiogram over HTTP, the stand-in Telegram server) on a migrated
+database (SQLite, or PostgreSQL with TEST_DATABASE_URL) whose history was recorded by storage's real ingest: /when
+and "когда", the alert's line, the short-lived mark, in both languages with their plurals."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.availability_view import duration
+from core.offers import Offer, Rates
+from core.polls import PollResult, PollStatus
+from gpuradar.app import App
+from gpuradar.settings import Settings
+from storage.db import make_engine, make_sessionmaker
+from storage.ingest import StateCache, record_poll
+from tests.support.fake_telegram import FakeTelegram
+
+RATES = Rates(rub_per={"USD": 80.0})
+STEP = timedelta(minutes=20)
+POLLS = 90  # 30 hours
+
+
+def offers(k: int) -> list[Offer]:
+    """Poll k: an H100 that is in stock for one poll in nine (gone within 20 minutes, back 2 h 40 min later), and
+    an A100 that never leaves."""
+    return [Offer(provider="runpod", sku="h100", gpu="h100-sxm", gpu_name="H100", gpu_count=1, price=2.0,
+                  currency="USD", in_stock=k % 9 == 3, location="US", url="https://runpod.example/h100"),
+            Offer(provider="runpod", sku="a100", gpu="a100-80gb", gpu_name="A100", gpu_count=1, price=1.2,
+                  currency="USD", in_stock=True, location="US", url="https://runpod.example/a100")]
+
+
+async def record_history(url: str, end: datetime) -> None:
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    cache = StateCache()
+    for k in range(POLLS):
+        at = end - (POLLS - 1 - k) * STEP
+        await record_poll(sm, PollResult(provider="runpod", status=PollStatus.OK, offers=offers(k), started_at=at,
+                                         finished_at=at), rates=RATES, hysteresis=1, cache=cache)
+    await engine.dispose()
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def app(tg: FakeTelegram, migrated_database_url: str) -> AsyncIterator[App]:
+    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
+                        telegram_api_url=tg.base_url)
+    application = App(settings, scrape=False, polling_timeout=1)
+    await application.start()
+    # The last poll 5 s ago; the H100 sold out at poll 85, four polls (80 minutes) before it.
+    await record_history(migrated_database_url, datetime.now(UTC) - timedelta(seconds=5))
+    yield application
+    await application.stop()
+
+
+async def say(tg: FakeTelegram, text: str, user_id: int, lang: str) -> str:
+    tg.message(text, user_id=user_id, lang=lang)
+    return (await tg.wait_for("sendMessage", chat_id=user_id)).text
+
+
+async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
+    en = await say(tg, "/when H100 under $2.5", 1, "en")
+    assert en == ("In the 1 day 6 hours observed so far H100 × 1 under $2.50/GPU-hour was in stock 11\u00a0% of the "
+                  "time; after selling out it came back within a median 2 hours 40 minutes; it usually stayed a "
+                  "median 20 minutes; right now: sold out for 1 hour 20 minutes.")
+    ru = await say(tg, "когда H100 до 2.5$", 2, "ru")
+    assert ru == ("За 1 день 6 часов наблюдений H100 × 1 дешевле $2.50 за GPU-час была в наличии 11\u00a0% времени; "
+                  "после распродажи снова появлялась в среднем через 2 часа 40 минут; обычно держалась в среднем "
+                  "20 минут; сейчас: нет в наличии уже 1 час 20 минут.")
+    # Under a cap nothing met: never in stock, and said so.
+    assert "was in stock 0\u00a0% of the time" in await say(tg, "/when H100 under $1.5", 3, "en")
+    # A card never seen, a workload, no argument, a text that is neither.
+    assert "No availability history for B200 × 1" in await say(tg, "/when B200", 4, "en")
+    assert "a configuration that fits 7B LoRA" in await say(tg, "/when 7B LoRA", 5, "en")
+    assert "Name a GPU or a workload" in await say(tg, "/when", 6, "en")
+    assert "Не знаю GPU или задачу «абракадабра»" in await say(tg, "/when абракадабра", 7, "ru")
+
+
+@pytest.mark.parametrize(("lang", "seconds", "text"), [
+    ("ru", 35 * 60, "35 минут"), ("ru", 80 * 60, "1 час 20 минут"), ("ru", 61 * 60, "1 час 1 минуту"),
+    ("ru", 2 * 3600 + 22 * 60, "2 часа 22 минуты"), ("ru", 5 * 86400, "5 дней"), ("ru", 86400 + 3 * 3600,
+                                                                                   "1 день 3 часа"),
+    ("en", 35 * 60, "35 minutes"), ("en", 80 * 60, "1 hour 20 minutes"), ("en", 60, "1 minute"),
+    ("en", 2 * 86400 + 3600, "2 days 1 hour"), ("en", 12 * 3600 + 10 * 60, "12 hours"),
+])
+def test_durations_use_each_languages_plurals(lang: str, seconds: float, text: str) -> None:
+    assert duration(lang, seconds) == text

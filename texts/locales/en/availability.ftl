@@ -1,0 +1,49 @@
+# Availability statistics (storage/availability.py, bot/availability_view.py): durations, the alert line, marks, /when.
+avail_minutes = { $n ->
+    [one] { $n } minute
+   *[other] { $n } minutes
+}
+avail_hours = { $n ->
+    [one] { $n } hour
+   *[other] { $n } hours
+}
+avail_days = { $n ->
+    [one] { $n } day
+   *[other] { $n } days
+}
+avail_alert_short = ⏱ Last 7 days: appeared { $n ->
+    [one] once
+   *[other] { $n } times
+}, lasted a median { $stay } — book now
+avail_alert_normal = ⏱ Last 7 days: appeared { $n ->
+    [one] once
+   *[other] { $n } times
+}, lasted a median { $stay }
+avail_alert_long = ⏱ Usually stays for days
+avail_mark_short = ⚡
+avail_mark_legend = ⚡ — usually gone within the hour
+when_usage = Name a GPU or a workload, optionally with a price cap, e.g. <code>/when H100 under $2.5</code> or <code>/when 70B QLoRA under 250 ₽</code>.
+when_unknown = I don’t know the GPU or workload “{ $text }”. Try e.g. <code>/when H100</code> or <code>/when 13B LoRA</code>.
+when_nothing_fits = No GPU configuration fits “{ $text }”.
+when_no_history = No availability history for { $what } yet: the bot has not seen it at any provider it watches.
+when_what_gpu = { $gpu } × { $count }
+when_what_workload = a configuration that fits { $workload }
+when_under = {" "}under { $cap }/GPU-hour
+when_share = In the last { $days ->
+    [one] day
+   *[other] { $days } days
+} { $what } was in stock { $share } of the time
+when_share_thin = In the { $observed } observed so far { $what } was in stock { $share } of the time
+when_comeback = after selling out it came back within a median { $gap }
+when_stay = it usually stayed a median { $stay }
+when_now_out = right now: sold out for { $since }
+when_now_out_atleast = right now: sold out for at least { $since }
+when_now_in = right now: in stock for { $since }, from { $price }/GPU-hour
+when_now_in_atleast = right now: in stock for at least { $since }, from { $price }/GPU-hour
+when_now_unknown = right now: no fresh poll of its providers
+when_providers = Providers: { $names }
+stats_header = { $days }-day availability: in stock · appeared · median / p90 stay · median comeback · price now / min / median · trend
+trend_cheaper = cheaper
+trend_steady = steady
+trend_dearer = dearer
+cmd_when = When is a GPU usually in stock

@@ -1,0 +1,55 @@
+# Статистика наличия (storage/availability.py, bot/availability_view.py): длительности, строка в оповещении, метки, /when.
+avail_minutes = { $n ->
+    [one] { $n } минуту
+    [few] { $n } минуты
+   *[many] { $n } минут
+}
+avail_hours = { $n ->
+    [one] { $n } час
+    [few] { $n } часа
+   *[many] { $n } часов
+}
+avail_days = { $n ->
+    [one] { $n } день
+    [few] { $n } дня
+   *[many] { $n } дней
+}
+avail_alert_short = ⏱ За 7 дней появлялось { $n ->
+    [one] { $n } раз
+    [few] { $n } раза
+   *[many] { $n } раз
+}, держалось в среднем { $stay } — бронируйте сразу
+avail_alert_normal = ⏱ За 7 дней появлялось { $n ->
+    [one] { $n } раз
+    [few] { $n } раза
+   *[many] { $n } раз
+}, держалось в среднем { $stay }
+avail_alert_long = ⏱ Обычно держится днями
+avail_mark_short = ⚡
+avail_mark_legend = ⚡ — обычно разбирают за час
+when_usage = Назовите GPU или задачу, можно с ценовым порогом, например <code>/when H100 до $2.5</code> или <code>/when 70B QLoRA до 250 ₽</code>.
+when_unknown = Не знаю GPU или задачу «{ $text }». Попробуйте, например, <code>/when H100</code> или <code>/when 13B LoRA</code>.
+when_nothing_fits = Ни одна конфигурация GPU не подходит для «{ $text }».
+when_no_history = Истории наличия для { $what } пока нет: бот ещё не видел его ни у одного из провайдеров.
+when_what_gpu = { $gpu } × { $count }
+when_what_workload = конфигурация под { $workload }
+when_under = {" "}дешевле { $cap } за GPU-час
+when_share = За { $days ->
+    [one] последний { $days } день
+    [few] последние { $days } дня
+   *[many] последние { $days } дней
+} { $what } была в наличии { $share } времени
+when_share_thin = За { $observed } наблюдений { $what } была в наличии { $share } времени
+when_comeback = после распродажи снова появлялась в среднем через { $gap }
+when_stay = обычно держалась в среднем { $stay }
+when_now_out = сейчас: нет в наличии уже { $since }
+when_now_out_atleast = сейчас: нет в наличии не меньше { $since }
+when_now_in = сейчас: в наличии уже { $since }, от { $price } за GPU-час
+when_now_in_atleast = сейчас: в наличии не меньше { $since }, от { $price } за GPU-час
+when_now_unknown = сейчас: свежих опросов её провайдеров нет
+when_providers = Провайдеры: { $names }
+stats_header = Наличие за { $days } дн.: в наличии · появлялось · медиана / p90 · медиана возврата · цена сейчас / мин / медиана · тренд
+trend_cheaper = дешевле
+trend_steady = без изменений
+trend_dearer = дороже
+cmd_when = Когда GPU обычно бывает в наличии
