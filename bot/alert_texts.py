@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.availability_view import alert_line
 from bot.formatting import esc, href, money
 from bot.names import provider_name, region_name
 from core.alerts import AlertEvent, Reason
+from core.availability import WindowStats
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH, Offer
 from texts.i18n import t
@@ -52,9 +54,11 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
     return line
 
 
-def render_offer(event: AlertEvent, lang: str, currency: str) -> tuple[str, str]:
-    """The parts of an offer's block every reader in this language and currency shares: headline, prices and
-    was-price; and the order link. (The sender renders them once per event, not once per user.)"""
+def render_offer(event: AlertEvent, lang: str, currency: str,
+                 week: WindowStats | None = None) -> tuple[str, str]:
+    """The parts of an offer's block every reader in this language and currency shares: headline, prices,
+    was-price and, when its group's last 7 days say something, how long such offers last; and the order link.
+    (The sender renders them once per event, not once per user.)"""
     offer = event.offer
     count = offer.gpu_count
     what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
@@ -75,6 +79,9 @@ def render_offer(event: AlertEvent, lang: str, currency: str) -> tuple[str, str]
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:
             change = f"{(per_gpu - old) / old * 100:+.0f} %".replace("-", "−")
             lines.append(at(lang, "was", old=money(old, cur), change=change))
+    line = alert_line(lang, week)
+    if line is not None:
+        lines.append(line)
     url = href(offer.url)
     return "\n".join(lines), (at(lang, "order", url=url, provider=provider) if url else "")
 

@@ -7,8 +7,8 @@ from aiogram.types import BotCommand
 
 from bot.texts import t
 
-MENU = ("start", "estimate", "offers", "subscribe", "subs", "unsubscribe", "history", "when", "providers", "settings", "lang",
-        "help")
+MENU = ("start", "estimate", "offers", "subscribe", "subs", "unsubscribe", "history", "when", "providers", "settings",
+        "lang", "help")
 
 
 def menu(lang: str) -> list[BotCommand]:

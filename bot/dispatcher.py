@@ -13,6 +13,7 @@ from aiogram.fsm.storage.base import BaseStorage
 from aiogram.fsm.storage.memory import MemoryStorage
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.availability_marks import StayMarks
 from bot.estimates import Estimator
 from bot.fsm_middleware import install as install_fsm
 from bot.handlers import routers
@@ -35,6 +36,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     prefs = PrefsCache()
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
+    dp["stay_marks"] = StayMarks(sessionmaker)  # the ⚡ of short-lived offers (bot/availability_marks.py)
     dp["estimator"] = estimator or Estimator()
     dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database
     dp["prefs"] = prefs

@@ -45,7 +45,7 @@ import signal
 import socket
 import time
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -62,12 +62,15 @@ from aiogram.exceptions import (
     TelegramServerError,
 )
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.alert_texts import pack_messages, render_block, render_offer, stop_buttons
 from bot.callbacks import AlertCb
 from bot.pacing import Pacer, paced
+from core.availability import WindowStats
 from storage.alert_tables import DeliveryState
+from storage.availability import offer_stats
 from storage.lease import default_holder_id
 from storage.outbox import (
     ClaimConflict,
@@ -384,6 +387,7 @@ class AlertSender:
             if not users:
                 return 0
             plans = await self.fanout.plans(session, users)
+            weeks = await _availability(session, plans, now)
         done: list[UserPlan] = []
         planned: list[PlannedDelivery] = []
         moves: list[tuple[int, int, int]] = []
@@ -393,7 +397,7 @@ class AlertSender:
                 if until is not None:
                     self._held[plan.user_id] = until  # delayed, never dropped: all of it goes out at the end
                     continue
-                planned.extend(self._render(plan))
+                planned.extend(self._render(plan, weeks))
                 await asyncio.sleep(0)  # let the prepared messages go out between users
             # An inactive (blocked) user's events are dropped with the cursor move: nobody to tell.
             self._held.pop(plan.user_id, None)
@@ -413,7 +417,7 @@ class AlertSender:
             self._push(job)
         return len(users)
 
-    def _render(self, plan: UserPlan) -> list[PlannedDelivery]:
+    def _render(self, plan: UserPlan, weeks: dict[str, WindowStats]) -> list[PlannedDelivery]:
         out: list[PlannedDelivery] = []
         for chat_id, items in plan.by_chat.items():
             blocks: list[tuple[tuple[tuple[int, str], ...], str]] = []
@@ -422,7 +426,8 @@ class AlertSender:
                     key = (item.event_id, plan.lang, plan.currency)
                     parts = self._offer_parts.get(key)
                     if parts is None:
-                        parts = self._offer_parts[key] = render_offer(item.event, plan.lang, plan.currency)
+                        parts = self._offer_parts[key] = render_offer(item.event, plan.lang, plan.currency,
+                                                                      weeks.get(item.event.offer.key))
                         if len(self._offer_parts) > 8192:
                             self._offer_parts.pop(next(iter(self._offer_parts)))
                     block = render_block(item.event, item.reasons, plan.lang, plan.currency, parts)
@@ -666,6 +671,21 @@ class AlertSender:
         self._blocked_users.add(job.user_id)
         async with self._write() as session:
             await deactivate_user(session, job.user_id, reason, self.clock())
+
+
+async def _availability(session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> dict[str, WindowStats]:
+    """The last 7 days of each alerted offer's group (the alert's availability line), by offer key; none when they
+    cannot be read (an alert never waits on its statistics)."""
+    offers = {item.event.offer.key: item.event.offer for plan in plans for items in plan.by_chat.values()
+              for item in items}
+    if not offers:
+        return {}
+    try:
+        stats = await offer_stats(session, offers.values(), now=now, days=(7,))
+    except SQLAlchemyError as e:
+        log.warning("availability figures for alerts unavailable: %s", e)
+        return {}
+    return {key: s.window(7) for key, s in stats.items()}
 
 
 class _ChatLine:

@@ -69,8 +69,10 @@ def offer_what(offer: CachedOffer, lang: str) -> str:
     return f"{gpu} × {offer.gpu_count}"
 
 
-def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None) -> str:
-    """One offer: the whole configuration's price per hour and per month, spot marked, the job's cost if known."""
+def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None,
+               short: bool = False) -> str:
+    """One offer: the whole configuration's price per hour and per month, spot marked, the job's cost if known,
+    ⚡ when such offers are usually gone within the hour."""
     per_hour = offer.per_hour(currency)
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
@@ -78,16 +80,19 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
+    if short:
+        extra += " " + t(lang, "avail_mark_short")
     return t(lang, "offer_line", provider=esc(provider_name(offer.provider)), what=offer_what(offer, lang),
              location=location, per_hour=money(per_hour, currency),
              per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), extra=extra,
              link=link)
 
 
-def ranked_line(r: Ranked, lang: str, currency: str) -> str:
+def ranked_line(r: Ranked, lang: str, currency: str, short: frozenset[str] = frozenset()) -> str:
+    """`short`: keys of the offers to mark short-lived."""
     offer = r.offer
     assert isinstance(offer, CachedOffer)
-    return offer_line(offer, lang, currency, job_cost=r.job_cost)
+    return offer_line(offer, lang, currency, job_cost=r.job_cost, short=offer.key in short)
 
 
 def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:

@@ -188,6 +188,7 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
             elif j > 0 and changes[j - 1].in_stock != changes[j].in_stock:
                 opened = _UNSEEN
         j = max(j, 0)
+        first_piece = len(out)
         while t < e:
             c = changes[j]
             nxt = times[j + 1] if j + 1 < len(times) else math.inf
@@ -196,6 +197,16 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
             if end > t:
                 out.append(_Piece(t, end, c.in_stock, price if c.in_stock else None, i, opened))
             t, j, opened = end, j + 1, _SEEN
+        # A change made by the stretch's latest poll has lasted no observed time yet, but it was seen: kept as an
+        # empty piece, so "now" and "appeared" know it.
+        k = bisect.bisect_right(times, e) - 1
+        if k >= 0 and times[k] == e:
+            c = changes[k]
+            price = c.usd if currency == "USD" else c.rub
+            last = out[-1] if len(out) > first_piece else None
+            if last is None or (last.in_stock, last.price) != (c.in_stock, price if c.in_stock else None):
+                how = opened if last is None else _SEEN
+                out.append(_Piece(e, e, c.in_stock, price if c.in_stock else None, i, how))
     return out
 
 

@@ -278,18 +278,21 @@ async def _changes_of(session: AsyncSession, keys: Sequence[str], since: datetim
     return out
 
 
-def _stats_of(row: Any, changes: list[Change], coverage: list[Span], until: float, currency: str) -> SeriesStats:
-    windows = {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in WINDOWS}
+def _stats_of(row: Any, changes: list[Change], coverage: list[Span], until: float, currency: str,
+              days: Sequence[int]) -> SeriesStats:
+    windows = {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in days}
+    week = windows.get(7)
     return SeriesStats(key=row.key, provider=row.provider, card=row.card, gpu_count=row.gpu_count, region=row.region,
                        billing=row.billing, windows=windows,
-                       trend=trend(windows[7].price_now, windows[7].price_median))
+                       trend=None if week is None else trend(week.price_now, week.price_median))
 
 
 async def series_stats(session: AsyncSession, *, keys: Sequence[str] | None = None, cards: Sequence[str] | None = None,
                        provider: str | None = None, gpu_count: int | None = None, families: bool = False,
-                       now: datetime | None = None, currency: str = "USD") -> list[SeriesStats]:
-    """Figures of the series named by `keys`, or of every group (`families`: provider family) matching the
-    filters; sorted by key."""
+                       now: datetime | None = None, currency: str = "USD",
+                       days: Sequence[int] = WINDOWS) -> list[SeriesStats]:
+    """Figures over each of `days` of the series named by `keys`, or of every group (`families`: provider
+    family) matching the filters; sorted by key."""
     now = now or datetime.now(UTC)
     q = select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count, _series.c.region,
                _series.c.billing)
@@ -304,22 +307,22 @@ async def series_stats(session: AsyncSession, *, keys: Sequence[str] | None = No
     if gpu_count is not None:
         q = q.where(_series.c.gpu_count == gpu_count)
     rows = (await session.execute(q.order_by(_series.c.key))).all()
-    since = now - timedelta(days=max(WINDOWS))
+    since = now - timedelta(days=max(days))
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
     changes = await _changes_of(session, [r.key for r in rows], since)
     until = now.timestamp()
-    return [_stats_of(r, changes[r.key], coverage[r.provider], until, currency) for r in rows]
+    return [_stats_of(r, changes[r.key], coverage[r.provider], until, currency, days) for r in rows]
 
 
 async def offer_stats(session: AsyncSession, offers: Iterable[Offer], *, now: datetime | None = None,
-                      currency: str = "USD") -> dict[str, SeriesStats]:
+                      currency: str = "USD", days: Sequence[int] = WINDOWS) -> dict[str, SeriesStats]:
     """Group figures for offers, by offer key (offers of one group share them)."""
     from core.availability import group_key
 
     by_group: dict[str, list[str]] = {}
     for o in offers:
         by_group.setdefault(group_key(o), []).append(o.key)
-    stats = await series_stats(session, keys=sorted(by_group), now=now, currency=currency)
+    stats = await series_stats(session, keys=sorted(by_group), now=now, currency=currency, days=days)
     return {k: s for s in stats for k in by_group[s.key]}
 
 

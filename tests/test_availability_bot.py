@@ -93,3 +93,43 @@ async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
 ])
 def test_durations_use_each_languages_plurals(lang: str, seconds: float, text: str) -> None:
     assert duration(lang, seconds) == text
+
+
+@pytest.fixture
+async def alerting(tg: FakeTelegram, migrated_database_url: str) -> AsyncIterator[App]:
+    from gpuradar.app import alert_hook
+
+    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
+                        telegram_api_url=tg.base_url)
+    application = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
+    await application.start()
+    yield application
+    await application.stop()
+
+
+async def test_alert_line_and_short_lived_mark(tg: FakeTelegram, alerting: App, migrated_database_url: str) -> None:
+    for uid, text, lang in ((11, "/subscribe H100", "en"), (12, "/subscribe H100", "ru"),
+                            (13, "/subscribe B200", "en")):
+        await say(tg, text, uid, lang)
+    now = datetime.now(UTC)
+    await record_history(migrated_database_url, now - timedelta(minutes=25))
+    # The H100 comes back once more, and a B200 nobody has seen before appears: through the app's own ingest.
+    final = [*offers(3), Offer(provider="runpod", sku="b200", gpu="b200", gpu_name="B200", gpu_count=1, price=6.0,
+                               currency="USD", in_stock=True, location="US", url="https://runpod.example/b200")]
+    at = now - timedelta(minutes=5)
+    await alerting.ingest(PollResult(provider="runpod", status=PollStatus.OK, offers=final, started_at=at,
+                                     finished_at=at), RATES)
+    en = (await tg.wait_for("sendMessage", chat_id=11, predicate=lambda c: "Order at" in c.text)).text
+    assert "⏱ Last 7 days: appeared 11 times, lasted a median 20 minutes — book now" in en
+    ru = (await tg.wait_for("sendMessage", chat_id=12, predicate=lambda c: "Заказать" in c.text)).text
+    assert "⏱ За 7 дней появлялось 11 раз, держалось в среднем 20 минут — бронируйте сразу" in ru
+    # A group first seen minutes ago: nothing to say about how long it lasts.
+    b200 = (await tg.wait_for("sendMessage", chat_id=13, predicate=lambda c: "Order at" in c.text)).text
+    assert "B200" in b200 and "⏱" not in b200
+    # /offers marks the short-lived H100, not the A100 that never left, and says what the mark means.
+    listing = await say(tg, "/offers", 14, "en")
+    h100 = next(line for line in listing.splitlines() if "H100" in line)
+    a100 = next(line for line in listing.splitlines() if "A100" in line)
+    assert "⚡" in h100 and "⚡" not in a100
+    assert "⚡ — usually gone within the hour" in listing
+    assert "⚡ — обычно разбирают за час" in await say(tg, "/offers H100", 15, "ru")

@@ -150,3 +150,12 @@ def test_combine_any_card_under_a_cap_across_providers() -> None:
     without_cap, _ = combine([a, b])
     s2 = window_stats(without_cap, cov, until=8 * HOUR, days=7)
     assert s2.in_stock == 5 * HOUR
+
+
+def test_a_change_seen_by_the_latest_poll_counts_at_once() -> None:
+    changes = [out(0.0), on(2 * HOUR, 1.8)]
+    s = window_stats(changes, [Span(0.0, 2 * HOUR)], until=2 * HOUR + M, days=7)
+    assert s.appeared == 1 and s.now_in_stock is True and s.state_since == 2 * HOUR and s.price_now == 1.8
+    assert s.in_stock == 0.0 and s.episodes == 0
+    gone = window_stats([out(0.0), on(HOUR), out(2 * HOUR)], [Span(0.0, 2 * HOUR)], until=2 * HOUR + M, days=7)
+    assert gone.episodes == 1 and gone.median_stay == HOUR and gone.now_in_stock is False

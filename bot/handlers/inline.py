@@ -22,6 +22,7 @@ from aiogram.types import (
     LinkPreviewOptions,
 )
 
+from bot.availability_marks import StayMarks
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
@@ -104,7 +105,7 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
 
 
 def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
-                  bot_username: str, tokens: QueryTokens) -> Page:
+                  bot_username: str, tokens: QueryTokens, short: frozenset[str] = frozenset()) -> Page:
     label = workload_label(est, lang)
     articles: list[Article] = []
     if offset == 0:
@@ -120,9 +121,11 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
         location = f" · {region_name(lang, offer.location)}" if offer.location else ""
         title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency),
                   provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
+        if offer.key in short:
+            title += " " + t(lang, "avail_mark_short")
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
                  per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
-        text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency)}"
+        text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency, short)}"
         articles.append(Article.cut(f"o{i}", title, desc, text))
     next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""
     return Page(tuple(articles), _subscribe_url(bot_username, tokens.encode(est.query)), next_offset)
@@ -145,7 +148,7 @@ def parse_offset(raw: str) -> int:
 
 @router.inline_query(flags={"rate": "inline"})
 async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, prefs: PrefsCache,
-                 tokens: QueryTokens, bot_username: str) -> None:
+                 tokens: QueryTokens, bot_username: str, stay_marks: StayMarks) -> None:
     p = prefs.get(query.from_user.id, query.from_user.language_code)
     text, _ = cut_input(query.query)
     if not text:
@@ -166,8 +169,10 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
     page = _PAGES.get(key)
     if page is None:
-        page = _PAGES[key] = estimate_page(result, rank_for(result, offers, p.currency), offset, p.lang, p.currency,
-                                           bot_username, tokens)
+        ranked = rank_for(result, offers, p.currency)
+        shown = ranked[offset:offset + PAGE]
+        short = await stay_marks.short(r.offer for r in shown if isinstance(r.offer, CachedOffer))
+        page = _PAGES[key] = estimate_page(result, ranked, offset, p.lang, p.currency, bot_username, tokens, short)
         while len(_PAGES) > PAGES_KEPT:
             _PAGES.popitem(last=False)
     else:

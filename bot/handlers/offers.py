@@ -15,6 +15,7 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
+from bot.availability_marks import StayMarks
 from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, split_message
@@ -46,19 +47,32 @@ def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str
     return rank_for(result, offers, currency)
 
 
-def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,
-                currency: str, skip: int = 0) -> tuple[str, InlineKeyboardMarkup | None]:
-    """One page of the offers after the first `skip` (those an estimate already showed; its page 1 then has
-    ‹ Back to the estimate)."""
-    what = t(lang, "offers_filter", what=esc(text)) if text else ""
+def page_items(items: Sequence[Ranked], page: int, skip: int = 0) -> tuple[Sequence[Ranked], int, int]:
+    """The offers on a page (after the first `skip`), the page number kept within range, and the page count."""
     count = max(0, len(items) - skip)
-    if not count:
-        return t(lang, "offers_none", filter=what), None
     pages = max(1, math.ceil(count / PAGE_SIZE))
     page = min(max(page, 1), pages)
-    chunk = items[skip + (page - 1) * PAGE_SIZE: skip + page * PAGE_SIZE]
+    return items[skip + (page - 1) * PAGE_SIZE: skip + page * PAGE_SIZE], page, pages
+
+
+async def short_marks(marks: StayMarks, items: Sequence[Ranked], page: int, skip: int = 0) -> frozenset[str]:
+    chunk, _, _ = page_items(items, page, skip)
+    return await marks.short(r.offer for r in chunk if isinstance(r.offer, CachedOffer))
+
+
+def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,
+                currency: str, skip: int = 0,
+                short: frozenset[str] = frozenset()) -> tuple[str, InlineKeyboardMarkup | None]:
+    """One page of the offers after the first `skip` (those an estimate already showed; its page 1 then has
+    ‹ Back to the estimate). `short`: keys of offers to mark short-lived."""
+    what = t(lang, "offers_filter", what=esc(text)) if text else ""
+    if len(items) <= skip:
+        return t(lang, "offers_none", filter=what), None
+    chunk, page, pages = page_items(items, page, skip)
     lines = [t(lang, "offers_title", filter=what, page=page, pages=pages)]
-    lines.extend(ranked_line(r, lang, currency) for r in chunk)
+    lines.extend(ranked_line(r, lang, currency, short) for r in chunk)
+    if any(isinstance(r.offer, CachedOffer) and r.offer.key in short for r in chunk):
+        lines.append(t(lang, "avail_mark_legend"))
     if note := vat_note([r.offer for r in chunk if isinstance(r.offer, CachedOffer)], lang):
         lines.append(note)
     kb = InlineKeyboardBuilder()
@@ -76,7 +90,7 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
 
 @router.message(Command("offers"), flags={"rate": "estimate"})
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
-                         estimator: Estimator, tokens: QueryTokens) -> None:
+                         estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks) -> None:
     text = await argument(message, command, lang)
     if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
         await estimator.get_resolved(text, message.from_user.id if message.from_user else None)
@@ -84,13 +98,14 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
     if isinstance(items, str):
         await message.answer(items)
         return
-    body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency)
+    body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
+                           short=await short_marks(stay_marks, items, 1))
     await message.answer(body, reply_markup=kb, disable_web_page_preview=True)
 
 
 @router.callback_query(OffersCb.filter())
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
-                      estimator: Estimator, tokens: QueryTokens) -> None:
+                      estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks) -> None:
     text = await tokens.resolve(callback_data.q) if callback_data.q else ""
     if text is None or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
@@ -107,8 +122,9 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         if isinstance(items, str):
             await query.message.answer(items)
             return
-        body, kb = render_page(items, text, max(callback_data.page, 1), callback_data.q, lang, currency,
-                               skip=callback_data.skip)
+        page = max(callback_data.page, 1)
+        body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
+                               short=await short_marks(stay_marks, items, page, callback_data.skip))
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
         await query.message.edit_text(split_message(body)[-1] if len(body) > 4096 else body, reply_markup=kb,

@@ -12,11 +12,11 @@ avail_days = { $n ->
    *[other] { $n } days
 }
 avail_alert_short = ⏱ Last 7 days: appeared { $n ->
-    [one] once
+    [one] { $n } time
    *[other] { $n } times
 }, lasted a median { $stay } — book now
 avail_alert_normal = ⏱ Last 7 days: appeared { $n ->
-    [one] once
+    [one] { $n } time
    *[other] { $n } times
 }, lasted a median { $stay }
 avail_alert_long = ⏱ Usually stays for days
@@ -30,7 +30,7 @@ when_what_gpu = { $gpu } × { $count }
 when_what_workload = a configuration that fits { $workload }
 when_under = {" "}under { $cap }/GPU-hour
 when_share = In the last { $days ->
-    [one] day
+    [one] { $days } day
    *[other] { $days } days
 } { $what } was in stock { $share } of the time
 when_share_thin = In the { $observed } observed so far { $what } was in stock { $share } of the time
