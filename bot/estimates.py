@@ -12,7 +12,6 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from bot.i18n import render
 from bot.ratelimit import RateLimiter
 from core.answer import Answer, answer
 from core.defaults import Assumption, complete
@@ -22,6 +21,7 @@ from core.hub import ArchLookup, HubError, hub_error_msg, hub_name_to_resolve, w
 from core.msg import msg
 from core.parser import ParseError, parse_workload
 from core.workload import Workload
+from texts.i18n import render
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ class ParseError(ValueError):
 
     `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
     error comes from `complete`); `explain()` says what was and was not understood, with example phrases, as a
-    message for the text catalog (`bot.i18n.render(lang, err.explain())`).
+    message for the text catalog (`texts.i18n.render(lang, err.explain())`).
     """
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,

@@ -122,7 +122,7 @@ def check_webhook_settings(settings: Settings) -> None:
     elif hook.secret is None or not valid_secret(hook.secret.get_secret_value()):
         problem = "no_secret"
     if problem:
-        from bot.i18n import t
+        from texts.i18n import t
 
         raise WebhookSettingsError("\n".join(t(lang, f"webhook_{problem}") for lang in ("ru", "en")))
 

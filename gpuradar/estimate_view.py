@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.i18n import render, t
 from bot.names import ctx_label
 from core.answer import Answer, answer
 from core.gpus import get_gpu
@@ -15,6 +14,7 @@ from core.models import Arch
 from core.offers import Offer
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
+from texts.i18n import render, t
 
 MAX_FITS_SHOWN = 15
 

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.i18n import render
 from core.hub import (
     HubError,
     arch_from_hub,
@@ -26,6 +25,7 @@ from modelhub import HubResolver, HubSettings
 from storage import hub_cache
 from storage.hub_cache import HubCacheStore
 from tests.support.hub_server import HubServer
+from texts.i18n import render
 
 # A Llama-style 7B config.json as the Hub serves it (keys of transformers' LlamaConfig).
 LLAMA_LIKE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,

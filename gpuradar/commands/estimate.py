@@ -184,12 +184,12 @@ def stored_offers() -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.i18n import lang_for, render
     from core.defaults import complete
     from core.hub import HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
     from gpuradar.estimate_view import answer, render_text, to_json
+    from texts.i18n import lang_for, render
 
     lang = lang_for(args.lang, *args.text)
     try:
