@@ -15,6 +15,13 @@ resolves them whenever and wherever a type is first validated, exactly as the ea
 inherits (their modules import the types they name, so nothing else is needed). Verified by
 tests/test_lazy_aiogram.py (every aiogram type and method still builds and validates; the deferral is in effect in
 the bot) and by every end-to-end test, which runs the bot through this path.
+
+This is the project's one patch of a library (pydantic's `BaseModel.model_rebuild`, for the length of aiogram's
+import) and it relies on two things no public API promises: aiogram's import loop passing `_types_namespace`, and
+pydantic's `model_rebuild` keywords. So it is applied only to the versions it was checked on (`CHECKED`: the lower
+bounds are pyproject's, the upper ones the newest minor release the suite passed on); on any other version nothing is
+patched and aiogram builds its types eagerly as it does on its own (slower start, more memory, the same behaviour),
+and tests/test_lazy_aiogram.py fails loudly until the new version is checked and added.
 """
 
 from __future__ import annotations
@@ -23,17 +30,37 @@ import importlib.abc
 import importlib.machinery
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
 _PATCHED = "_gpuradar_lazy_aiogram"
+# (first, after last) minor version the mechanism was verified on, per distribution.
+CHECKED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    "aiogram": ((3, 13), (3, 32)),
+    "pydantic": ((2, 7), (2, 15)),
+}
+
+
+def checked_versions() -> bool:
+    """Whether the installed aiogram and pydantic are versions this deferral was verified on."""
+    for dist, (first, after) in CHECKED.items():
+        try:
+            parts = version(dist).split(".")
+            minor = (int(parts[0]), int(parts[1]))
+        except (PackageNotFoundError, ValueError, IndexError):
+            return False
+        if not first <= minor < after:
+            return False
+    return True
 
 
 def install() -> None:
-    """Defer aiogram's type builds; a no-op when aiogram.types is already imported (the work is done by then)."""
-    if "aiogram.types" in sys.modules or getattr(BaseModel, _PATCHED, False):
+    """Defer aiogram's type builds; a no-op when aiogram.types is already imported (the work is done by then) and
+    on versions the mechanism was not checked on (see the module's docstring)."""
+    if "aiogram.types" in sys.modules or getattr(BaseModel, _PATCHED, False) or not checked_versions():
         return
     pydantic_rebuild = BaseModel.__dict__["model_rebuild"].__func__
 

@@ -10,7 +10,6 @@ distinct pair, not once per offer.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -101,7 +100,6 @@ class OfferCache:
         self._groups: dict[str, dict[GroupKey, tuple[CachedOffer, ...]]] = {"RUB": {}, "USD": {}}
         self._all: tuple[CachedOffer, ...] | None = ()  # every offer, cheapest first: built when first asked for
         self._lock = asyncio.Lock()
-        self.loaded_at: float | None = None  # monotonic time of the last refresh
         self.version = 0  # bumps on every refresh: estimate caches keyed on it stay coherent
 
     async def refresh(self) -> int:
@@ -112,7 +110,6 @@ class OfferCache:
             else:
                 self._replace(got.changed if isinstance(got, OfferChanges) else got)
             self._all = None
-            self.loaded_at = time.monotonic()
             self.version += 1
             return len(self._by_key)
 

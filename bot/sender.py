@@ -67,7 +67,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.alert_texts import pack_messages, render_block, render_offer, stop_buttons
 from bot.callbacks import AlertCb
 from bot.pacing import Pacer, paced
-from storage.alert_tables import AlertDelivery, DeliveryState
+from storage.alert_tables import DeliveryState
 from storage.lease import default_holder_id
 from storage.outbox import (
     ClaimConflict,
@@ -252,10 +252,6 @@ class AlertSender:
         self._wake.set()
         self._dispatch.set()
         await self._done.wait()
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
 
     async def run(self) -> None:
         self._done.clear()
@@ -732,15 +728,6 @@ def _markup(subscriptions: tuple[tuple[int, str], ...], lang: str) -> dict[str, 
     rows = [[InlineKeyboardButton(text=label, callback_data=AlertCb(action="stop", sub=sid).pack())]
             for label, sid in buttons]
     return InlineKeyboardMarkup(inline_keyboard=rows).model_dump(exclude_none=True)
-
-
-async def delivery_states(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str, int]:
-    """Deliveries by state (for tests, benches and the admin)."""
-    from sqlalchemy import func, select
-
-    async with sessionmaker() as session:
-        rows = (await session.execute(select(AlertDelivery.state, func.count()).group_by(AlertDelivery.state))).all()
-    return {state: n for state, n in rows}
 
 
 # ---------------------------------------------------------------------- a sender of its own

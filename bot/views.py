@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
-from bot.i18n import render
 from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
@@ -23,6 +22,7 @@ from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
+from texts.i18n import render
 
 FITS_SHOWN = 6
 OFFERS_SHOWN = 5

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from core.engines import profile
 from core.gpus import GPU, find_gpu
@@ -306,8 +306,8 @@ def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:
         f.assume("prompt_len", seq, _WHY_PROMPT_WHOLE)
 
 
-# `Workload(**values)` without the keyword round trip: the model's own validator, the same checks.
-_new_workload: Callable[[dict[str, Any]], Workload] = Workload.__pydantic_validator__.validate_python
+# `Workload(**values)` without the keyword round trip: pydantic's public TypeAdapter, the same checks.
+_new_workload: Callable[[dict[str, Any]], Workload] = TypeAdapter(Workload).validate_python
 
 
 def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from core.engines import EngineProfile, profile
 from core.models import Arch
@@ -352,12 +352,6 @@ def _effective_quant(w: Workload) -> Quant:
     if method is _QLORA and w.quant is _QNONE:
         return _NF4
     return _QNONE if method in _FULL_OR_FREEZE else w.quant
-
-
-def _base_bytes(w: Workload) -> float:
-    """Bytes per frozen base parameter: the quantisation of a LoRA/QLoRA/inference base, else 16-bit."""
-    quant = _effective_quant(w)
-    return _w16(w.precision) if quant is _QNONE else QUANT_BYTES[quant]
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,10 +695,10 @@ def _runtime(cfg: _Cfg) -> float:
     return _RUNTIME_N if cfg.gpus > 1 else _RUNTIME_1
 
 
-# Validated from a dict by the models' own validators: the same checks as `MemoryEstimate(**values)` at about half
-# the cost of going through `BaseModel.__init__` (every answer builds one).
-_new_breakdown: Callable[[dict[str, float]], Breakdown] = Breakdown.__pydantic_validator__.validate_python
-_new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = MemoryEstimate.__pydantic_validator__.validate_python
+# Validated from a dict through pydantic's public TypeAdapter: the same checks as `MemoryEstimate(**values)` at well
+# under the cost of going through `BaseModel.__init__` (every answer builds one).
+_new_breakdown: Callable[[dict[str, float]], Breakdown] = TypeAdapter(Breakdown).validate_python
+_new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = TypeAdapter(MemoryEstimate).validate_python
 
 
 def _finish(w: Workload, cfg: _Cfg, t: _Terms, claim: float) -> MemoryEstimate:

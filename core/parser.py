@@ -21,6 +21,8 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.models import find_model
@@ -48,7 +50,7 @@ class ParseError(ValueError):
 
     `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
     error comes from `complete`); `explain()` says what was and was not understood, with example phrases, as a
-    message for the text catalog (`bot.i18n.render(lang, err.explain())`).
+    message for the text catalog (`texts.i18n.render(lang, err.explain())`).
     """
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
@@ -796,8 +798,8 @@ def _normalise(text: str) -> str:
             .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
 
 
-# `WorkloadSpec(**fields)` without the keyword round trip: the model's own validator, the same checks.
-_new_spec: Callable[[dict[str, Any]], WorkloadSpec] = WorkloadSpec.__pydantic_validator__.validate_python
+# `WorkloadSpec(**fields)` without the keyword round trip: pydantic's public TypeAdapter, the same checks.
+_new_spec: Callable[[dict[str, Any]], WorkloadSpec] = TypeAdapter(WorkloadSpec).validate_python
 
 
 def parse_workload(text: str) -> WorkloadSpec:

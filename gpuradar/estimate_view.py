@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.i18n import render, t
 from bot.names import ctx_label
 from core.answer import Answer, answer
 from core.engines import engine_notes, profile
@@ -17,6 +16,7 @@ from core.msg import msg
 from core.offers import Offer
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
+from texts.i18n import render, t
 
 MAX_FITS_SHOWN = 15
 

@@ -366,7 +366,7 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
         if offer.in_stock and (offer.available is None or offer.available > 0):
             if before is not None:
                 unchanged = (before.in_stock and not before.missing
-                             and (before.offer is offer or before.offer.__dict__ == offer.__dict__))
+                             and (before.offer is offer or before.offer == offer))
                 rub, usd = before.rub, before.usd
             elif raw is not None:
                 # The columns hold no VAT override or slice share: an offer with one takes the long way.

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.i18n import render
 from core.defaults import KV_BYTES, Assumption, complete
 from core.models import from_hf_config, get_model
 from core.parser import ParseError, parse_workload
@@ -24,6 +23,7 @@ from core.workload import (
     Workload,
     WorkloadSpec,
 )
+from texts.i18n import render
 
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 

@@ -80,3 +80,11 @@ def test_other_models_rebuild_as_pydantic_does() -> None:
 
     assert Later.model_rebuild(_types_namespace={"Child": Child}) is True
     assert Later.model_validate({"child": {"n": 3}}).child == Child(n=3)
+
+
+def test_the_installed_aiogram_and_pydantic_are_versions_the_deferral_was_checked_on() -> None:
+    """An upgrade past `CHECKED` turns the deferral off (safe, but the memory and start-up it saves are lost): this
+    fails so that the new version is verified (the test above) and the range extended on purpose."""
+    from bot.lazy_aiogram import CHECKED, checked_versions
+
+    assert checked_versions(), f"aiogram/pydantic outside the versions bot/lazy_aiogram.py was checked on: {CHECKED}"

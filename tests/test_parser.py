@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.i18n import render
 from core.gpus import GPUS, find_gpu
 from core.models import MODELS, find_model
 from core.parser import MAX_CHARS, ParseError, normalise_targets, parse_size, parse_workload
 from core.workload import Attention, Engine, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+from texts.i18n import render
 
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 

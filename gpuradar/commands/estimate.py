@@ -142,8 +142,9 @@ def _lookup(repo: str) -> Any:
     import asyncio
 
     from gpuradar.settings import Settings
-    from scrapers.hub import HubResolver, HubSettings
+    from modelhub import HubResolver, HubSettings
     from storage.db import make_engine, make_sessionmaker
+    from storage.hub_cache import HubCacheStore
 
     url = Settings().database_url
     use_db = not (url.startswith("sqlite") and "///" in url and not Path(url.split("///", 1)[1]).is_file())
@@ -151,8 +152,8 @@ def _lookup(repo: str) -> Any:
     async def go() -> Any:
         engine = make_engine(url) if use_db else None
         try:
-            sm = make_sessionmaker(engine) if engine is not None else None
-            return await HubResolver(HubSettings.from_env(), sm).resolve(repo)
+            cache = HubCacheStore(make_sessionmaker(engine)) if engine is not None else None
+            return await HubResolver(HubSettings.from_env(), cache).resolve(repo)
         finally:
             if engine is not None:
                 await engine.dispose()
@@ -192,13 +193,12 @@ def stored_offers() -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.i18n import lang_for, render
     from core.defaults import complete
-    from core.hub import HubError
+    from core.hub import HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
     from gpuradar.estimate_view import answer, render_text, to_json
-    from scrapers.hub import hub_error_msg, hub_name_to_resolve, with_hub_arch
+    from texts.i18n import lang_for, render
 
     lang = lang_for(args.lang, *args.text)
     try:

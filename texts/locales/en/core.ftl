@@ -143,6 +143,7 @@ hub_error_not_found = There is no model «{ $repo }» on Hugging Face (or it has
 hub_error_gated = «{ $repo }» on Hugging Face is gated: accept its licence on the model page and set HF_TOKEN, or give the model's size (e.g. 13B) or its config.json.
 hub_error_forbidden = The Hugging Face token does not open «{ $repo }»: accept the model's licence with that account, or give the model's size (e.g. 13B) or its config.json.
 hub_error_offline = Hugging Face did not answer in time, so «{ $repo }» could not be looked up. Try again in a minute, or give the model's size (e.g. 13B) or its config.json.
+hub_error_busy = You have asked for many new models on Hugging Face in a short time, so «{ $repo }» was not looked up. Try again in a minute, or give the model's size (e.g. 13B) or its config.json.
 hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (not a text transformer, or fields missing). Give the model's size (e.g. 13B) or a config.json with hidden_size, num_hidden_layers, num_attention_heads and vocab_size.
 
 ## Images of vision models

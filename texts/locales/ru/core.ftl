@@ -148,6 +148,7 @@ hub_error_not_found = На Hugging Face нет модели «{ $repo }» (ил�
 hub_error_gated = Модель «{ $repo }» на Hugging Face закрыта: примите лицензию на странице модели и задайте HF_TOKEN — или укажите размер модели (например, 13B) либо её config.json.
 hub_error_forbidden = Токен Hugging Face не открывает «{ $repo }»: примите лицензию модели с этой учётной записью или укажите размер модели (например, 13B) либо её config.json.
 hub_error_offline = Hugging Face не ответил вовремя, поэтому найти «{ $repo }» не удалось. Попробуйте через минуту или укажите размер модели (например, 13B) либо её config.json.
+hub_error_busy = Вы запросили много новых моделей на Hugging Face за короткое время, поэтому «{ $repo }» не искали. Попробуйте через минуту или укажите размер модели (например, 13B) либо её config.json.
 hub_error_unreadable = Не могу прочитать config.json модели «{ $repo }» (это не текстовый трансформер или не хватает полей). Укажите размер модели (например, 13B) или config.json с hidden_size, num_hidden_layers, num_attention_heads и vocab_size.
 
 ## Images of vision models
