@@ -23,11 +23,13 @@ RUN pip install --require-hashes --no-deps -r requirements.lock
 COPY README.md ./
 COPY core core
 COPY scrapers scrapers
+COPY modelhub modelhub
 COPY storage storage
 COPY bot bot
+COPY texts texts
 COPY gpuradar gpuradar
 # A regular (not editable) install: the runtime stage has no /src. Dependencies are already in place.
-RUN pip install --no-deps . && python -c "import gpuradar.cli, storage.migrate, bot"
+RUN pip install --no-deps . && python -c "import gpuradar.cli, storage.migrate, bot, texts"
 
 # ---- runtime: the virtualenv, a non-root user, nothing else --------------------------------------------------
 FROM ${PYTHON_IMAGE}

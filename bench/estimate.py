@@ -11,7 +11,7 @@ Run: python bench/estimate.py [--rounds N]. Prints microseconds per answer, in o
   new object), so it is never found again.
 - memoised repeat: the same phrase again (parse + complete again, the estimate and fit answered from the memo).
 - the ratio of the first-time figure to the 200 us target of issue 2.
-- a model only the Hugging Face Hub knows, already looked up (the in-process memo of `scrapers.hub.HubResolver`,
+- a model only the Hugging Face Hub knows, already looked up (the in-process memo of `modelhub.HubResolver`,
   as the bot's `Estimator` consults it): the same path plus the Hub step, which must cost no more.
 
 The phrases name models of the generated catalog (200+ architectures, MoE, MLA, sliding windows) as well as bare
@@ -37,9 +37,9 @@ from core import estimator, fit
 from core.answer import answer
 from core.defaults import complete
 from core.fit import fit_configs
-from core.hub import arch_from_hub
+from core.hub import arch_from_hub, hub_name_to_resolve, with_hub_arch
 from core.parser import parse_workload
-from scrapers.hub import HubResolver, HubSettings, hub_name_to_resolve, with_hub_arch
+from modelhub import HubResolver, HubSettings
 
 TARGET_US = 200.0
 

@@ -36,8 +36,9 @@ from core.offers import Billing, Offer, Period
 from core.polls import PollStatus
 from scrapers.http import RetryPolicy, make_client
 from scrapers.providers import vastai
+from scrapers.registry import ProvidersSettings
 from scrapers.scheduler import poll_once
-from scrapers.settings import DeclarativeProviderSettings, ProvidersSettings
+from scrapers.settings import DeclarativeProviderSettings
 from tests.support.provider_server import ProviderServer, sample_routes
 
 PROVIDERS = 20
@@ -223,7 +224,7 @@ async def _through_the_leader(url: str, n: int, rng: random.Random, rates: objec
     from gpuradar.ingest_process import IngestProcess
     from gpuradar.metrics import Metrics
     from gpuradar.settings import Settings
-    from scrapers.settings import ProvidersSettings
+    from scrapers.registry import ProvidersSettings
     from tests.support.fake_telegram import FakeTelegram
     from tests.support.waiting import until
 

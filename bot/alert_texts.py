@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.formatting import esc, href, money
-from bot.i18n import t
 from bot.names import provider_name, region_name
 from core.alerts import AlertEvent, Reason
 from core.gpus import get_gpu
 from core.offers import HOURS_PER_MONTH, Offer
+from texts.i18n import t
 
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert

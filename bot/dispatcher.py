@@ -51,5 +51,6 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     limits = RateLimitMiddleware(RateLimiter())  # handlers opt in with flags={"rate": kind}
     dp.message.middleware(limits)
     dp.callback_query.middleware(limits)
+    dp.inline_query.middleware(limits)
     dp.include_routers(*routers(frozenset(admin_ids)))
     return dp

@@ -12,16 +12,16 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from bot.i18n import render
+from bot.ratelimit import RateLimiter
 from core.answer import Answer, answer
 from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
 from core.fit import FitReport, Requirement
-from core.hub import HubError
+from core.hub import ArchLookup, HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
 from core.msg import msg
 from core.parser import ParseError, parse_workload
 from core.workload import Workload
-from scrapers.hub import HubResolver, hub_error_msg, hub_name_to_resolve, with_hub_arch
+from texts.i18n import render
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,8 @@ def normalise(text: str) -> str:
 
 
 class Estimator:
-    def __init__(self, capacity: int = 256, hub: HubResolver | None = None) -> None:
+    def __init__(self, capacity: int = 256, hub: ArchLookup | None = None,
+                 limiter: RateLimiter | None = None) -> None:
         # Bounded by what an entry holds: ~20 KB when computed, ~45 KB once inline answers have ranked the offers
         # in stock against it (the per-(card, count) fit and time memos of `core.answer.Answer`), so 256 phrases
         # are ~11 MB (1,024 were ~45 MB: bench/memory.py). A phrase not kept costs ~0.3 ms to answer again.
@@ -107,32 +108,51 @@ class Estimator:
         self._capacity = capacity
         self.hub = hub  # None: an org/name the catalog lacks is "not in the catalog"
         self._lookups: set[asyncio.Task[None]] = set()
+        # per-user allowance of Hub lookups ("hub" kind); the resolver caps them across all users
+        self.limiter = limiter or RateLimiter()
 
-    async def lookup(self, repo: str) -> HubError | None:
+    def _refused(self, repo: str, user_id: int | None) -> HubError | None:
+        """A "busy" answer when this user has used up their lookups of names not known yet (a known one is free)."""
+        if user_id is None or self.hub is None or self.hub.cached(repo) is not None:
+            return None
+        if self.limiter.take(user_id, "hub") > 0:
+            return HubError("busy", repo, "per-user limit")
+        return None
+
+    async def lookup(self, repo: str, user_id: int | None = None) -> HubError | None:
         """Look `repo` up on the Hub; its answer (or a "not found"...) is then what `get` finds. Returns the failure,
         if any: an unreachable Hub is not remembered, so only this return value tells of it."""
         if self.hub is None:
             return None
+        refused = self._refused(repo, user_id)
+        if refused is not None:
+            return refused
         try:
             await self.hub.resolve(repo)
         except HubError as exc:
             return exc
         return None
 
-    def lookup_soon(self, repo: str) -> None:
-        """Start a lookup without waiting for it (inline queries: the next keystroke finds the answer)."""
+    def lookup_soon(self, repo: str, user_id: int | None = None) -> HubError | None:
+        """Start a lookup without waiting for it (inline queries: the next keystroke finds the answer); a "busy"
+        error instead when the user may not start one now."""
+        refused = self._refused(repo, user_id)
+        if refused is not None:
+            return refused
         task = asyncio.get_running_loop().create_task(self._lookup_quietly(repo))
         self._lookups.add(task)
         task.add_done_callback(self._lookups.discard)
+        return None
 
     async def _lookup_quietly(self, repo: str) -> None:
         await self.lookup(repo)
 
-    async def get_resolved(self, text: str) -> Estimate | Failure:
-        """`get`, waiting for a Hub lookup when the text names a repository not looked up yet."""
+    async def get_resolved(self, text: str, user_id: int | None = None) -> Estimate | Failure:
+        """`get`, waiting for a Hub lookup when the text names a repository not looked up yet (`user_id`: whose
+        allowance of lookups it uses)."""
         result = self.get(text)
         if isinstance(result, HubPending):
-            error = await self.lookup(result.repo)
+            error = await self.lookup(result.repo, user_id)
             result = self.get(text)
             if isinstance(result, HubPending) and error is not None:  # the Hub did not answer: say so
                 return Failure(result.query, error)

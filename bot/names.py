@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from bot.i18n import t
 from core.models import MODELS, find_model
 from core.providers import provider_title
 from core.workload import Workload
+from texts.i18n import t
 
 # Region id -> city (catalog key `city_<name>`). Sources: CloudRift's datacenter ids in its API's instance-types
 # answer (tests/fixtures/providers/cloudrift.sample.json); Vultr's region ids (GET /v2/regions: "ewr" New Jersey …);

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from bot.i18n import t
+from texts.i18n import t
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), code) for p, code in (
     (r"\bHTTP 429\b", "rate_limited"),

@@ -21,7 +21,14 @@ from typing import Any
 
 from aiogram import BaseMiddleware
 from aiogram.dispatcher.flags import get_flag
-from aiogram.types import CallbackQuery, Message, TelegramObject
+from aiogram.types import (
+    CallbackQuery,
+    InlineQuery,
+    InlineQueryResultArticle,
+    InputTextMessageContent,
+    Message,
+    TelegramObject,
+)
 
 from bot.texts import t
 
@@ -41,6 +48,11 @@ RATES: Mapping[str, Rate] = {
     "wizard": Rate(burst=5, per=10.0),  # a bare /subscribe (re)starting the wizard: a database write each time
     "deep_link": Rate(burst=5, per=10.0),  # /start sub_<token> and "Notify me": estimate + subscription write
     "history": Rate(burst=4, per=15.0),  # /history: a price-history query and a chart drawn
+    # Inline queries come one per keystroke (clients debounce them): a fast typist's sentence fits the burst, a
+    # script's flood is held to four a second, so it cannot crowd the shared send queue other users' replies use.
+    "inline": Rate(burst=30, per=0.25),
+    # Hub lookups of names not known yet (a known one costs nothing and is not counted): a few a minute.
+    "hub": Rate(burst=5, per=12.0),
 }
 
 
@@ -94,7 +106,7 @@ Handler = Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]]
 
 
 class RateLimitMiddleware(BaseMiddleware):
-    """Inner middleware for messages and callback queries: applies the handler's `rate` flag."""
+    """Inner middleware for messages, callback queries and inline queries: applies the handler's `rate` flag."""
 
     def __init__(self, limiter: RateLimiter) -> None:
         self.limiter = limiter
@@ -107,9 +119,16 @@ class RateLimitMiddleware(BaseMiddleware):
         wait = self.limiter.take(from_user.id, kind)
         if wait <= 0:
             return await handler(event, data)
-        text = t(str(data.get("lang") or "en"), "rate_limited", seconds=max(1, math.ceil(wait)))
+        code = str(getattr(from_user, "language_code", None) or "")
+        lang = str(data.get("lang") or ("ru" if code.startswith("ru") else "en"))  # inline: no user middleware
+        text = t(lang, "rate_limited", seconds=max(1, math.ceil(wait)))
         # A pressed button is always answered (it keeps spinning otherwise); a message only once per streak.
         tell = isinstance(event, CallbackQuery) or self.limiter.first_refusal(from_user.id, kind)
         if tell and isinstance(event, Message | CallbackQuery):
             await event.answer(text)
+        elif tell and isinstance(event, InlineQuery):  # one result saying so; the rest of the streak unanswered
+            await event.answer([InlineQueryResultArticle(id="rate", title=text[:200],
+                                                         input_message_content=InputTextMessageContent(
+                                                             message_text=text))],
+                               cache_time=max(1, math.ceil(wait)), is_personal=True)
         return None

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.gpus import resolve_gpus
 from core.limits import gpu_count_ok, price_ok
-from core.providers import aliases
-
-PROVIDER_ALIASES = aliases()  # every spelling in the one provider catalog (core.providers) -> provider id
-_PROVIDER_NAMES = "|".join(sorted((re.escape(a) for a in PROVIDER_ALIASES), key=len, reverse=True))
+from core.providers import ProviderCatalog, catalog
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
@@ -24,11 +22,6 @@ _PER_HOUR = r"(?:\s*(?:/|в|per|an|a)\s*(?:gpu[- ]?)?(?:ч\b|час\w*|h\b|hr\b|
 PRICE_RE = re.compile(
     r"(?:до|не\s+дороже|дешевле|под|under|below|up\s+to|max|at\s+most|<=?|≤)\s*"
     rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_HOUR}",
-    re.IGNORECASE,
-)
-PROVIDERS_RE = re.compile(
-    rf"(?:\b(?:on|at|via|from|на|у|в|providers?|провайдер\w*)\s+)?"
-    rf"(?P<list>(?:{_PROVIDER_NAMES})(?:\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*(?:{_PROVIDER_NAMES}))*)(?![\w.])",
     re.IGNORECASE,
 )
 COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
@@ -48,6 +41,20 @@ class SubscribeRequest:
     billing: str | None = None
     region: str | None = None
     problem: str | None = None  # "price" | "count": a filter outside core.limits (the reply says which bounds)
+
+
+@lru_cache(maxsize=4)
+def provider_spellings(providers: ProviderCatalog) -> tuple[dict[str, str], re.Pattern[str]]:
+    """Every spelling in the installed provider catalog -> provider id, and the pattern finding a list of them
+    ("on runpod or vast.ai"); built once per catalog."""
+    spellings = providers.aliases()
+    names = "|".join(sorted((re.escape(a) for a in spellings), key=len, reverse=True))
+    pattern = re.compile(
+        rf"(?:\b(?:on|at|via|from|на|у|в|providers?|провайдер\w*)\s+)?"
+        rf"(?P<list>(?:{names})(?:\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*(?:{names}))*)(?![\w.])",
+        re.IGNORECASE,
+    )
+    return spellings, pattern
 
 
 def _billing(word: str) -> str:
@@ -77,9 +84,10 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         rest = rest[:m.start()] + " " + rest[m.end():]
 
     providers: list[str] = []
-    for m in list(PROVIDERS_RE.finditer(rest))[::-1]:
+    spellings, providers_re = provider_spellings(catalog())
+    for m in list(providers_re.finditer(rest))[::-1]:
         names = re.split(r"\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*", m.group("list"), flags=re.IGNORECASE)
-        providers[:0] = [PROVIDER_ALIASES[n.lower()] for n in names if n.lower() in PROVIDER_ALIASES]
+        providers[:0] = [spellings[n.lower()] for n in names if n.lower() in spellings]
         rest = rest[:m.start()] + " " + rest[m.end():]
     if providers:
         req.providers = sorted(set(providers))

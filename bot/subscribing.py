@@ -14,7 +14,7 @@ from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import esc
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
-from bot.texts import t
+from bot.texts import examples, t
 from bot.views import ranked_line, subscription_filters, subscription_what
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import usable_gib, watch_from_row
@@ -59,10 +59,7 @@ def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
     message = failure.message(lang)
     if len(req.target.split()) <= 2 and not _SIZE.search(req.target):
         return t(lang, "unknown_gpu", name=esc(req.target))
-    return esc(message) if message else t(lang, "unknown", examples=", ".join(EXAMPLES_SHORT))
-
-
-EXAMPLES_SHORT = ("13B LoRA", "B200", "70B QLoRA under $2/h")
+    return esc(message) if message else t(lang, "unknown", examples=", ".join(examples(lang, "examples_short")))
 
 
 def _slice_holds(sub: Subscription, offer: CachedOffer) -> bool:
@@ -105,10 +102,10 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
     if problem is not None:
         return Reply(problem)
     if not req.target:
-        return Reply(t(lang, "sub_ask_workload", examples=", ".join(EXAMPLES_SHORT)))
+        return Reply(t(lang, "sub_ask_workload", examples=", ".join(examples(lang, "examples_short"))))
     est: Estimate | None = None
     if req.gpu_ids is None:
-        result = await estimator.get_resolved(req.target)
+        result = await estimator.get_resolved(req.target, user.id)
         if isinstance(result, Failure):
             return Reply(explain_failure(req, result, lang))
         est = result

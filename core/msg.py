@@ -1,7 +1,7 @@
 """A user-facing message as data: a catalog key and its values, never a sentence.
 
 `core` explains itself (a parse error, an assumption, advice) with `Msg`s; the front ends render them in the
-user's language through the one text catalog (`bot.i18n.render`). A value may itself be a `Msg` (or a tuple of
+user's language through the one text catalog (`texts.i18n.render`). A value may itself be a `Msg` (or a tuple of
 them), rendered first: "«13B» — model size: 13B" is `Msg("parse_meaning", fragment=..., meaning=Msg(...))`.
 """
 

@@ -46,8 +46,9 @@ from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
 from gpuradar.startup import check_database_path, check_token_format, port_in_use, reach_telegram
-from scrapers.hub import HubResolver, HubSettings
+from modelhub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
+from storage.hub_cache import HubCacheStore
 from storage.ingest import OnEvents, record_poll
 from storage.ingest_worker import IngestWorker
 from storage.migrate import upgrade_async
@@ -121,7 +122,7 @@ def check_webhook_settings(settings: Settings) -> None:
     elif hook.secret is None or not valid_secret(hook.secret.get_secret_value()):
         problem = "no_secret"
     if problem:
-        from bot.i18n import t
+        from texts.i18n import t
 
         raise WebhookSettingsError("\n".join(t(lang, f"webhook_{problem}") for lang in ("ru", "en")))
 
@@ -401,7 +402,7 @@ class App:
                                   api=s.telegram_api_url or "")
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
-                                                                               self.sessionmaker)),
+                                                                               HubCacheStore(self.sessionmaker))),
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
                                            provider_names=list(s.providers.enabled()),
                                            provider_setup=s.providers.setup(),

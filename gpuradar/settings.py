@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from gpuradar.logs import LogSettings
-from scrapers.settings import ProvidersSettings
+from scrapers.registry import ProvidersSettings
 from storage.retention_settings import RetentionSettings
 from storage.urls import DEFAULT_DATABASE_URL
 

@@ -34,7 +34,7 @@ class StartupError(Exception):
 
     def text(self) -> str:
         """Russian line, English line (the operator's language is unknown)."""
-        from bot.i18n import t
+        from texts.i18n import t
 
         return "\n".join(t(lang, self.key, **self.values) for lang in ("ru", "en"))
 

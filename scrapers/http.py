@@ -37,7 +37,6 @@ from scrapers.errors import (
     TransportFailed,
     TruncatedPayload,
 )
-from scrapers.registry import get_spec
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +46,7 @@ Clock = Callable[[], float]
 DEFAULT_USER_AGENT = "GPURadarBot/0.1 (+https://t.me/gpuradar_bot; GPU stock alerts)"
 RECENT = 256  # waits remembered for tests and the bench: a window, never a list that grows for the process' life
 MAX_REDIRECTS = 5
+DEFAULT_MAX_BODY = 32 * 1024 * 1024  # an answer larger than this is not read (Vast's 3,000 rows: ~6 MB)
 OFFLOAD_BYTES = 256 * 1024  # JSON bodies larger than this are decoded in a worker thread
 _REDIRECTS = {301, 302, 303, 307, 308}
 _CREDENTIAL_HEADERS = {"authorization", "x-api-key", "api_key", "apikey", "cookie"}
@@ -191,8 +191,11 @@ class PoliteClient:
     sleep: Sleep = asyncio.sleep
     clock: Clock = time.monotonic
     rng: random.Random = field(default_factory=random.Random)
-    rate_limits: dict[str, float | None] = field(default_factory=dict)  # overrides the registry's, per provider
-    body_limits: dict[str, int] = field(default_factory=dict)  # bytes; overrides the registry's, per provider
+    # Per provider, from its definition (`scrapers.poller.configure`) or the caller: requests a minute (None: no
+    # limit), the largest body read (bytes), whether GETs send the validators it gave (If-None-Match...).
+    rate_limits: dict[str, float | None] = field(default_factory=dict)
+    body_limits: dict[str, int] = field(default_factory=dict)
+    conditional: dict[str, bool] = field(default_factory=dict)
     redirect_hosts: dict[str, Set[str]] = field(default_factory=dict)  # extra hosts a provider may redirect to
     waits: deque[Wait] = field(default_factory=lambda: deque(maxlen=RECENT))
     _limiters: dict[str, RateLimiter | None] = field(default_factory=dict)
@@ -200,7 +203,7 @@ class PoliteClient:
 
     def limiter(self, provider: str) -> RateLimiter | None:
         if provider not in self._limiters:
-            per_minute = self.rate_limits.get(provider, get_spec(provider).rate_limit_per_minute)
+            per_minute = self.rate_limits.get(provider)
             self._limiters[provider] = (
                 RateLimiter(per_minute, sleep=self.sleep, clock=self.clock, scale=self.retry.scale)
                 if per_minute else None)
@@ -216,7 +219,9 @@ class PoliteClient:
                       conditional: bool | None = None) -> Fetched:
         """One logical request with retries. Raises TransportFailed or HttpStatusError when it cannot succeed."""
         method = method.upper()
-        use_validators = (get_spec(provider).conditional if conditional is None else conditional) and method == "GET"
+        if conditional is None:
+            conditional = self.conditional.get(provider, True)
+        use_validators = conditional and method == "GET"
         cache_key = self._cache_key(method, url, params, json_body, data)
         last: Exception | None = None
         for attempt in range(self.retry.attempts):
@@ -267,7 +272,7 @@ class PoliteClient:
         raise last
 
     def body_limit(self, provider: str) -> int:
-        return self.body_limits.get(provider) or get_spec(provider).max_body_bytes
+        return self.body_limits.get(provider) or DEFAULT_MAX_BODY
 
     def _may_redirect(self, provider: str, origin: httpx.URL, target: httpx.URL) -> bool:
         if target.scheme not in ("http", "https") or (origin.scheme == "https" and target.scheme == "http"):

@@ -18,17 +18,20 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
+from core.changes import dedupe
 from core.offers import Offer
 from core.polls import PollResult, PollStatus
 from scrapers import registry
 from scrapers.errors import HttpStatusError, ScrapeError
 from scrapers.http import PoliteClient
-from scrapers.settings import ProviderSettings, ProvidersSettings
+from scrapers.provider import Provider
+from scrapers.settings import ProvidersBase, ProviderSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +46,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def providers_of(settings: Any) -> ProvidersSettings:
+def providers_of(settings: Any) -> ProvidersBase:
     """Accept the app `Settings` (its `.providers`) or `ProvidersSettings` itself."""
-    if isinstance(settings, ProvidersSettings):
+    if isinstance(settings, ProvidersBase):
         return settings
     providers = getattr(settings, "providers", None)
-    if isinstance(providers, ProvidersSettings):
+    if isinstance(providers, ProvidersBase):
         return providers
     raise TypeError(f"expected Settings or ProvidersSettings, got {type(settings).__name__}")
 
@@ -68,17 +71,6 @@ def polite(client: PoliteClient | httpx.AsyncClient) -> PoliteClient:
     return _wrapped[client]
 
 
-def dedupe(offers: list[Offer]) -> list[Offer]:
-    """One offer per configuration key: a provider listing the same configuration twice keeps the cheapest
-    in-stock one, so change detection never sees two states for one key."""
-    best: dict[str, Offer] = {}
-    for offer in offers:
-        seen = best.get(offer.key)
-        if seen is None or (offer.in_stock, -offer.price) > (seen.in_stock, -seen.price):
-            best[offer.key] = offer
-    return list(best.values())
-
-
 def deadline_for(cfg: ProviderSettings, client: PoliteClient) -> float:
     """Long enough for every attempt to time out plus the backoff between them, never unbounded."""
     policy = client.retry
@@ -86,65 +78,96 @@ def deadline_for(cfg: ProviderSettings, client: PoliteClient) -> float:
     return cfg.timeout * policy.attempts * 3 + waits * policy.scale + 5
 
 
-async def poll(name: str, settings: Any, client: PoliteClient | httpx.AsyncClient, *, now: Clock = utcnow,
-               deadline: float | None = None) -> PollResult:
-    """Fetch, parse and judge one provider. Never raises for a provider's fault: the reason is in `error`."""
-    started = now()
+@dataclass(slots=True)
+class Attempt:
+    """One fetch and parse of one provider, judged: what `poll` reports to storage and `providers check` shows to
+    an operator. The same code runs for both, so both agree on what an answer means."""
 
-    def result(status: PollStatus, offers: list[Offer] | None = None, error: str | None = None, *,
-               records: int = 0, skipped: int = 0, retry_after: float | None = None) -> PollResult:
-        offers = offers or []
-        unknown = sorted({o.gpu_name for o in offers if o.gpu is None})
-        return PollResult(provider=name, status=status, offers=offers, error=error, started_at=started,
-                          finished_at=now(), unknown_gpus=unknown, records=records, skipped=skipped,
-                          retry_after=retry_after)
+    provider: str
+    status: PollStatus
+    error: str | None = None
+    needs: list[str] = field(default_factory=list)  # key settings still empty (PROVIDERS__X__API_KEY)
+    offers: list[Offer] = field(default_factory=list)
+    records: int = 0
+    skipped: int = 0
+    problems: list[str] = field(default_factory=list)
+    retry_after: float | None = None
+    page: dict[str, Any] | None = None  # `inspect`'s report (declarative pages), when asked for
 
+    @property
+    def unknown_gpus(self) -> list[str]:
+        return sorted({o.gpu_name for o in self.offers if o.gpu is None})
+
+
+async def attempt(name: str, settings: Any, client: PoliteClient | httpx.AsyncClient, *,
+                  deadline: float | None = None, inspect: bool = False) -> Attempt:
+    """Fetch, parse and judge one provider. Never raises for a provider's fault: the reason is in `error`.
+
+    OK: the answer validated and at most `max_skipped_share` of its records were invalid (an empty list that
+    validates is OK too: the abnormal-shrink check against recent polls belongs to storage's ingest)."""
     try:
         cfg = provider_settings(name, settings)
-        module = registry.load(name)
-    except (KeyError, ImportError) as exc:
-        return result(PollStatus.FAILED, error=f"unknown provider {name!r} ({exc})")
-    if missing := cfg.credentials_missing():
-        return result(PollStatus.FAILED, error=f"needs {', '.join(missing)} (PROVIDERS__{name.upper()}__...)")
+        provider = registry.resolve(name, cfg)
+    except KeyError as exc:
+        return Attempt(name, PollStatus.FAILED, error=f"unknown provider {name!r} ({exc})")
+    if missing := provider.missing(cfg):
+        return Attempt(name, PollStatus.FAILED, error=f"needs {', '.join(missing)} (PROVIDERS__{name.upper()}__...)",
+                       needs=provider.setting_names(missing))
     pc = polite(client)
-    configure(pc, name, cfg)
-    extra = {"name": name} if getattr(module, "TAKES_NAME", False) else {}
+    configure(pc, provider, cfg)
     limit = deadline if deadline is not None else deadline_for(cfg, pc)
+    page: dict[str, Any] | None = None
     try:
         async with asyncio.timeout(limit):
-            payload = await module.fetch(pc, cfg, **extra)
-            parsed = await asyncio.to_thread(module.parse, payload, cfg, **extra)
-        offers = dedupe(with_vat(parsed, cfg))
+            payload = await provider.fetch(pc, cfg)
+            if inspect and provider.inspect is not None:  # before parsing: a page that fails to parse is why
+                page = provider.inspect(payload, cfg)
+            parsed = await asyncio.to_thread(provider.parse, payload, cfg)
+        offers = list(dedupe(with_vat(parsed, cfg)).values())
     except HttpStatusError as exc:
         log.warning("%s: poll %s: %s", name, exc.status.value, exc)
-        return result(exc.status, error=str(exc), retry_after=exc.retry_after if exc.status_code == 429 else None)
+        return Attempt(name, exc.status, error=str(exc),
+                       retry_after=exc.retry_after if exc.status_code == 429 else None)
     except ScrapeError as exc:
         log.warning("%s: poll %s: %s", name, exc.status.value, exc)
-        return result(exc.status, error=str(exc))
+        return Attempt(name, exc.status, error=str(exc), page=page)
     except TimeoutError:
-        return result(PollStatus.FAILED, error=f"poll took longer than its {limit:.0f} s deadline")
+        return Attempt(name, PollStatus.FAILED, error=f"poll took longer than its {limit:.0f} s deadline")
     except Exception as exc:  # a parser bug on a new payload shape: the answer is not believable, say why
         log.exception("%s: unexpected error while polling", name)
-        return result(PollStatus.SUSPECT, error=f"unexpected {type(exc).__name__}: {exc}")
-    records, skipped = getattr(parsed, "records", 0), getattr(parsed, "skipped", 0)
+        return Attempt(name, PollStatus.SUSPECT, error=f"unexpected {type(exc).__name__}: {exc}", page=page)
+    records, skipped, problems = parsed.records, parsed.skipped, list(parsed.problems)
     if skipped and (skipped >= records or skipped / records > cfg.max_skipped_share):
-        problems = "; ".join(getattr(parsed, "problems", [])[:3])
-        error = f"{skipped} of {records} records invalid ({problems})"
+        error = f"{skipped} of {records} records invalid ({'; '.join(problems[:3])})"
         log.warning("%s: poll suspect: %s", name, error)
-        return result(PollStatus.SUSPECT, error=error, records=records, skipped=skipped)
-    res = result(PollStatus.OK, offers, records=records, skipped=skipped)
+        return Attempt(name, PollStatus.SUSPECT, error=error, records=records, skipped=skipped, problems=problems,
+                       page=page)
     if skipped:
-        log.warning("%s: skipped %d of %d records as invalid: %s", name, skipped, records,
-                    "; ".join(getattr(parsed, "problems", [])[:3]))
-    log.info("%s: ok, %d offers (%d in stock), unknown GPUs: %s", name, len(offers),
-             sum(o.in_stock for o in offers), ", ".join(res.unknown_gpus) or "none")
-    return res
+        log.warning("%s: skipped %d of %d records as invalid: %s", name, skipped, records, "; ".join(problems[:3]))
+    return Attempt(name, PollStatus.OK, offers=offers, records=records, skipped=skipped, problems=problems,
+                   page=page)
 
 
-def configure(client: PoliteClient, name: str, cfg: ProviderSettings) -> None:
-    """Carry the provider's bounds from its settings to the shared client (body size, redirect hosts)."""
-    if cfg.max_body_mb:
-        client.body_limits[name] = int(cfg.max_body_mb * 1024 * 1024)
+async def poll(name: str, settings: Any, client: PoliteClient | httpx.AsyncClient, *, now: Clock = utcnow,
+               deadline: float | None = None) -> PollResult:
+    """One poll for storage: `attempt`, timed and as a `PollResult` (offers only when trusted)."""
+    started = now()
+    got = await attempt(name, settings, client, deadline=deadline)
+    if got.status is PollStatus.OK:
+        log.info("%s: ok, %d offers (%d in stock), unknown GPUs: %s", name, len(got.offers),
+                 sum(o.in_stock for o in got.offers), ", ".join(got.unknown_gpus) or "none")
+    return PollResult(provider=name, status=got.status, offers=got.offers, error=got.error, started_at=started,
+                      finished_at=now(), unknown_gpus=got.unknown_gpus, records=got.records, skipped=got.skipped,
+                      retry_after=got.retry_after)
+
+
+def configure(client: PoliteClient, provider: Provider[Any], cfg: ProviderSettings) -> None:
+    """Carry the provider's politeness and bounds from its definition and settings to the shared client (a rate
+    limit the caller set on the client stays)."""
+    name = provider.name
+    client.rate_limits.setdefault(name, provider.rate_limit_per_minute)
+    client.conditional[name] = provider.conditional
+    client.body_limits[name] = int(cfg.max_body_mb * 1024 * 1024) if cfg.max_body_mb else provider.max_body_bytes
     if cfg.redirect_hosts:
         client.redirect_hosts[name] = frozenset(h.lower() for h in cfg.redirect_hosts)
 

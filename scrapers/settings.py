@@ -1,15 +1,19 @@
-"""Per-provider settings: `PROVIDERS__<NAME>__ENABLED`, `__BASE_URL`, `__INTERVAL`, `__API_KEY`.
+"""Provider settings: `PROVIDERS__<NAME>__ENABLED`, `__BASE_URL`, `__INTERVAL`, `__API_KEY`, ...
+
+`ProviderSettings` is what every provider shares; a provider with more options subclasses it in its own module
+(`scrapers/providers/<name>.py`), and its `PROVIDER.settings` carries the live defaults. The container of them all
+(`ProvidersSettings`, the app settings' `providers`) is derived from the registry's list (`scrapers.registry`).
 
 The base URL is the live origin by default; each scraper appends the live API's own paths to it, so a test or a
-mirror can serve the same paths elsewhere. A provider whose API answers only with credentials (Lambda, Verda,
-Hyperstack, Shadeform) is not polled until they are configured: `enabled()` leaves it out and `gpuradar providers`
+mirror can serve the same paths elsewhere. A provider whose API answers only with credentials (its
+`info.key_settings`) is not polled until they are configured: `enabled()` leaves it out and `gpuradar providers`
 / `/providers` say "needs key".
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
@@ -28,9 +32,16 @@ class ProviderSettings(BaseModel):
     vat_rate: float | None = Field(default=None, ge=0, le=1)  # None: the provider's terms in core.providers
     vat_included: bool | None = None
 
-    def credentials_missing(self) -> list[str]:
-        """Settings this provider needs before it can be polled (empty when it needs none or has them)."""
-        return []
+    def unset(self, keys: tuple[str, ...]) -> list[str]:
+        """Those of `keys` (setting names, upper case: "API_KEY") that are empty here."""
+        missing = []
+        for key in keys:
+            value = getattr(self, key.lower()) if key.lower() in type(self).model_fields else None
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            if not (isinstance(value, str) and value.strip()):
+                missing.append(key)
+        return missing
 
 
 class DeclarativeProviderSettings(ProviderSettings):
@@ -48,64 +59,11 @@ class DeclarativeProviderSettings(ProviderSettings):
     order_url: str = ""  # where offers are ordered (default: the page itself)
 
 
-class SelectelSettings(ProviderSettings):
-    # The storefront counts stock only in its Russian data centres (location names start with these);
-    # Tashkent / Almaty / Nairobi also appear in `available[]` but are not sold on selectel.ru.
-    storefront_prefixes: list[str] = Field(default_factory=lambda: ["MSK", "SPB", "NSK"])
-    currency: str = "RUB"
+class ProvidersBase(BaseModel):
+    """The base of `scrapers.registry.ProvidersSettings`, whose fields (one per provider, its settings model and
+    live defaults) the registry derives from the providers' definitions."""
 
-
-class HostkeySettings(ProviderSettings):
-    # `presets.php?filter=yes&location=XX` gives the stock of that location only: one request per location.
-    locations: list[str] = Field(default_factory=lambda: ["NL", "FI", "DE", "IS", "US", "UK", "TR"])
-    currency: str = "EUR"  # one of the price keys HOSTKEY returns: EUR, USD, RUR
-
-
-class VastSettings(ProviderSettings):
-    limit: int = Field(default=3000, ge=1, le=10000)  # listings per query: a small limit would miss stock
-    verified_only: bool = True
-
-
-class VultrSettings(ProviderSettings):
-    regions: list[str] = Field(default_factory=list)  # availability checked here; empty: every region a GPU plan lists
-
-
-class KeyedProviderSettings(ProviderSettings):
-    """A provider whose API needs an API key (`PROVIDERS__<NAME>__API_KEY`)."""
-
-    def credentials_missing(self) -> list[str]:
-        return [] if self.api_key and self.api_key.get_secret_value().strip() else ["API_KEY"]
-
-
-class VerdaSettings(ProviderSettings):
-    """Verda (DataCrunch): OAuth 2 client credentials (`PROVIDERS__VERDA__CLIENT_ID`, `__CLIENT_SECRET`)."""
-
-    client_id: str | None = None
-    client_secret: SecretStr | None = None
-    spot: bool = True  # also watch spot (interruptible) prices and availability
-
-    def credentials_missing(self) -> list[str]:
-        missing = [] if self.client_id and self.client_id.strip() else ["CLIENT_ID"]
-        if not (self.client_secret and self.client_secret.get_secret_value().strip()):
-            missing.append("CLIENT_SECRET")
-        return missing
-
-
-class ProvidersSettings(BaseModel):
-    selectel: SelectelSettings = SelectelSettings(base_url="https://api.selectel.ru", interval=600, timeout=40)
-    hostkey: HostkeySettings = HostkeySettings(base_url="https://invapi.hostkey.com", interval=600)
-    vastai: VastSettings = VastSettings(base_url="https://console.vast.ai", interval=120)
-    runpod: ProviderSettings = ProviderSettings(base_url="https://api.runpod.io", interval=120)
-    cloudrift: ProviderSettings = ProviderSettings(base_url="https://api.cloudrift.ai", interval=120)
-    vultr: VultrSettings = VultrSettings(base_url="https://api.vultr.com", interval=900)
-    immers: DeclarativeProviderSettings = DeclarativeProviderSettings(base_url="https://immers.cloud")
-    lambda_: KeyedProviderSettings = Field(
-        default=KeyedProviderSettings(base_url="https://cloud.lambdalabs.com", interval=300), alias="lambda")
-    verda: VerdaSettings = VerdaSettings(base_url="https://api.verda.com", interval=300)
-    hyperstack: KeyedProviderSettings = KeyedProviderSettings(base_url="https://infrahub-api.nexgencloud.com",
-                                                              interval=300)
-    shadeform: KeyedProviderSettings = KeyedProviderSettings(base_url="https://api.shadeform.ai", interval=300)
-    lium: ProviderSettings = ProviderSettings(base_url="https://lium.io", interval=300)
+    key_settings: ClassVar[dict[str, tuple[str, ...]]] = {}  # provider -> the settings its API needs (registry)
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -131,8 +89,10 @@ class ProvidersSettings(BaseModel):
             yield (fields[name].alias or name) if name in fields else name, value
 
     def get(self, name: str) -> ProviderSettings | None:
-        cfg = getattr(self, "lambda_" if name == "lambda" else name, None)
-        return cfg if isinstance(cfg, ProviderSettings) else None
+        for key, cfg in self:
+            if key == name:
+                return cfg if isinstance(cfg, ProviderSettings) else None
+        return None
 
     def setup(self) -> dict[str, str]:
         """Every configured provider -> "enabled", "disabled" or "needs:PROVIDERS__X__API_KEY,..." (credentials
@@ -141,7 +101,7 @@ class ProvidersSettings(BaseModel):
         for name, cfg in self:
             if not isinstance(cfg, ProviderSettings):
                 continue
-            missing = cfg.credentials_missing()
+            missing = self.missing(name, cfg)
             if not cfg.enabled:
                 out[name] = "disabled"
             elif missing:
@@ -153,4 +113,8 @@ class ProvidersSettings(BaseModel):
     def enabled(self) -> dict[str, ProviderSettings]:
         """Providers to poll: enabled and with the credentials they need."""
         return {name: cfg for name, cfg in self
-                if isinstance(cfg, ProviderSettings) and cfg.enabled and not cfg.credentials_missing()}
+                if isinstance(cfg, ProviderSettings) and cfg.enabled and not self.missing(name, cfg)}
+
+    def missing(self, name: str, cfg: ProviderSettings) -> list[str]:
+        """The key settings `name` needs that `cfg` leaves empty (see `Provider.missing`)."""
+        return cfg.unset(self.key_settings.get(name, ()))

@@ -58,3 +58,16 @@ async def purge_expired(sm: async_sessionmaker[AsyncSession], now: datetime | No
 async def count(sm: async_sessionmaker[AsyncSession]) -> int:
     async with sm() as session:
         return len((await session.execute(select(HubModel.repo))).all())
+
+
+class HubCacheStore:
+    """The shared cache of `modelhub.HubResolver` (its `HubCache`) on this table; wired in by `gpuradar/`."""
+
+    def __init__(self, sm: async_sessionmaker[AsyncSession]) -> None:
+        self._sm = sm
+
+    async def load(self, repo: str) -> tuple[str, dict[str, Any] | None] | None:
+        return await load(self._sm, repo)
+
+    async def save(self, repo: str, status: str, record: dict[str, Any] | None, ttl: timedelta) -> None:
+        await save(self._sm, repo, status, record, ttl)

@@ -3,7 +3,7 @@
 A lookup costs a round trip to the Hub (hundreds of milliseconds, or a timeout); the bot's inline answers must
 not pay it per keystroke, and a replica must not repeat what another one already fetched. Found architectures
 live a week, "not found" / "gated" an hour (a repository can appear, a licence be accepted); the Hub being
-unreachable is never remembered (`scrapers/hub.py`).
+unreachable is never remembered (`modelhub/resolver.py`).
 """
 
 from __future__ import annotations

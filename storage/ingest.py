@@ -37,6 +37,7 @@ from core.changes import (
 from core.offers import Billing, Offer, Period, Rates, gross, hourly
 from core.polls import PollResult, PollStatus
 from core.verdict import shrink_verdict
+from storage.availability import SeriesIndex, track_poll
 from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
                                               baseline=had_trusted is None, hysteresis=hysteresis,
                                               price_threshold=price_threshold, stored=stored, written=written)
         run.event_count = len(events)
+        await track_poll(session, provider, now, after, written, trusted=True)
         if cache is not None:
             outcome_state[provider] = after
     elif cache is not None and previous:
@@ -228,6 +230,7 @@ class ProviderState:
     by_key: dict[str, Stored]
     raw: dict[str, Raw] = field(default_factory=dict)
     factors: Factors | None = None
+    availability: SeriesIndex | None = None  # storage.availability's index of this state, carried between polls
 
     def get(self, key: str) -> Stored | None:
         stored = self.by_key.get(key)
@@ -431,7 +434,7 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
                            "period": offer.period.value, "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                            "in_stock": available_now, "available": offer.available if listed else 0})
     # Every configuration was either written with this poll's factors or found to agree with them.
-    state_after = ProviderState(after, raw_rows, factors)
+    state_after = ProviderState(after, raw_rows, factors, stored.availability)
 
     written.update(i["key"] for i in inserts)
     written.update(u["k"] for u in updates)

@@ -10,6 +10,8 @@ in short batched transactions, on SQLite and PostgreSQL alike.
   the shrink verdict reads them); queued alert events after `alert_events_days` (longer than a sender ever owes
   anyone one, see storage.outbox.MAX_EVENT_AGE); sent and failed alert deliveries after `deliveries_days`; the
   cooldown memory of offers not alerted for `events_days`.
+- Availability statistics' changes and observed stretches after 31 days (storage/availability.py), each series
+  keeping the change in force at the cut.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from sqlalchemy import Table, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
+from storage.availability import prune_availability
 from storage.ingest import HISTORY_RUNS
 from storage.offer_tables import OfferEventRow, PricePoint, ScrapeRun
 from storage.retention_settings import RetentionSettings
@@ -143,6 +146,8 @@ async def run_retention(sm: async_sessionmaker[AsyncSession], settings: Retentio
         report.add("alert_offer_state", int(result.rowcount or 0))  # type: ignore[attr-defined]
     if s.runs_days:
         report.add("scrape_runs", await _prune_runs(sm, now - s.runs_days * days, s.batch))
+    # Availability statistics' aggregates keep their own window (31 days), whatever the raw history keeps.
+    report.add("availability", await prune_availability(sm, now, batch=s.batch))
     t = cast(Table, AlertEventRow.__table__)
     report.add("alert_events", await _delete_where(sm, t, t.c.created_at < now - s.alert_events_days * days,
                                                    s.batch))

@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy.engine import URL, make_url
 
 import bot  # noqa: F401  # first, as in `gpuradar run`: aiogram's types are built when first used (bot/lazy_aiogram.py)
+import gpuradar  # noqa: F401  # the wiring: installs the provider catalog core and the bot read (core.providers)
 
 # No test reaches the internet: any HTTP(S) request a test (or a process it starts, which inherits the environment)
 # makes to a host other than loopback goes to a proxy address where nothing listens, and fails at once. A provider or

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuradar.cli import main
-from scrapers.settings import ProvidersSettings
+from scrapers.registry import ProvidersSettings
 from storage import migrate
 from tests.support.provider_server import CLOUDRIFT_PATH, Fault, ProviderServer
 
@@ -80,8 +80,8 @@ async def test_scrape_once_json_then_offers_and_providers(
     assert rc == 0, err
     data: dict[str, Any] = json.loads(out)
     assert set(data) == {"providers", "offers"}
-    assert [(p["name"], p["status"], p["error"]) for p in data["providers"]] == [
-        ("runpod", "ok", None), ("cloudrift", "ok", None)]
+    assert sorted((p["name"], p["status"], p["error"]) for p in data["providers"]) == [
+        ("cloudrift", "ok", None), ("runpod", "ok", None)]
     assert all(set(p) == {"name", "status", "error", "offers"} for p in data["providers"])
     offers = data["offers"]
     assert len(offers) == sum(p["offers"] for p in data["providers"]) > 0

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.i18n import render
 from core.fit import DEFAULT_COUNTS, config_for, default_strategy, fit_configs, requirement
 from core.gpus import GPUS, get_gpu
 from core.workload import Attention, Method, Strategy
 from tests.test_estimator import wl
+from texts.i18n import render
 
 
 def test_fits_are_real_and_sorted_fewest_gpus_then_comfortable_then_smallest() -> None:

@@ -158,7 +158,10 @@ async def test_rate_limiter_spaces_requests_with_fake_time() -> None:
     assert slept[-1] == pytest.approx(6.0) and len(slept) == 3
 
 
-async def test_vast_rate_limit_comes_from_the_registry(provider_server: ProviderServer) -> None:
+async def test_vast_rate_limit_comes_from_its_definition(provider_server: ProviderServer) -> None:
+    from scrapers.poller import configure
+    from scrapers.providers import selectel, vastai
+
     slept: list[float] = []
 
     async def sleep(s: float) -> None:
@@ -166,6 +169,8 @@ async def test_vast_rate_limit_comes_from_the_registry(provider_server: Provider
         await asyncio.sleep(0)
 
     async with make_client(retry=RetryPolicy(scale=1.0), sleep=sleep) as c:
+        for provider in (vastai.PROVIDER, selectel.PROVIDER):  # what every poll does first
+            configure(c, provider, provider.settings)
         for _ in range(3):
             await c.post_json("vastai", provider_server.base_url + VAST_PATH, {})
         limiter = c.limiter("vastai")

@@ -8,13 +8,24 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.i18n import render
-from core.hub import HubError, arch_from_hub, arch_from_record, arch_to_record, is_repo_name, safetensors_params
+from core.hub import (
+    HubError,
+    arch_from_hub,
+    arch_from_record,
+    arch_to_record,
+    hub_error_msg,
+    hub_name_to_resolve,
+    is_repo_name,
+    safetensors_params,
+    with_hub_arch,
+)
 from core.models import count_params
 from core.parser import parse_workload
-from scrapers.hub import HubResolver, HubSettings, hub_error_msg, hub_name_to_resolve, with_hub_arch
+from modelhub import HubResolver, HubSettings
 from storage import hub_cache
+from storage.hub_cache import HubCacheStore
 from tests.support.hub_server import HubServer
+from texts.i18n import render
 
 # A Llama-style 7B config.json as the Hub serves it (keys of transformers' LlamaConfig).
 LLAMA_LIKE = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
@@ -115,9 +126,9 @@ async def test_an_outage_is_not_remembered_but_an_answer_is(hub_server: HubServe
 async def test_database_cache_is_shared_by_replicas_and_expires(
         hub_server: HubServer, sm: async_sessionmaker[AsyncSession]) -> None:
     hub_server.add("acme/llama-ft", LLAMA_LIKE, params=8.03e9)
-    first = HubResolver(hub_server.settings(), sm)
+    first = HubResolver(hub_server.settings(), HubCacheStore(sm))
     arch = await first.resolve("acme/llama-ft")
-    second = HubResolver(hub_server.settings(), sm)  # another replica: empty memory, same database
+    second = HubResolver(hub_server.settings(), HubCacheStore(sm))  # another replica: empty memory, same database
     assert await second.resolve("acme/llama-ft") == arch
     assert first.fetches == 1 and second.fetches == 0 and len(hub_server.requests) == 2
     # negative answers are shared too
@@ -130,7 +141,7 @@ async def test_database_cache_is_shared_by_replicas_and_expires(
     await hub_cache.save(sm, "acme/llama-ft", "ok", arch_to_record(arch), timedelta(days=7),
                          now=datetime.now(UTC) - timedelta(days=8))
     assert await hub_cache.load(sm, "acme/llama-ft") is None
-    third = HubResolver(hub_server.settings(), sm)
+    third = HubResolver(hub_server.settings(), HubCacheStore(sm))
     await third.resolve("acme/llama-ft")
     assert third.fetches == 1
     assert await hub_cache.purge_expired(sm, now=datetime.now(UTC) + timedelta(days=30)) == 2
@@ -142,7 +153,8 @@ async def test_a_broken_cache_never_blocks_a_lookup(hub_server: HubServer, tmp_p
     engine = make_engine(f"sqlite+aiosqlite:///{tmp_path / 'unmigrated.db'}")  # no hub_models table
     try:
         hub_server.add("acme/llama-ft", LLAMA_LIKE)
-        arch = await HubResolver(hub_server.settings(), make_sessionmaker(engine)).resolve("acme/llama-ft")
+        resolver = HubResolver(hub_server.settings(), HubCacheStore(make_sessionmaker(engine)))
+        arch = await resolver.resolve("acme/llama-ft")
         assert arch.layers == 32
     finally:
         await engine.dispose()
@@ -170,3 +182,166 @@ def test_count_params_of_the_fixture_by_hand() -> None:
     arch = arch_from_hub("acme/llama-ft", LLAMA_LIKE)
     total, active = count_params(arch)
     assert total == active == pytest.approx((LLAMA_LIKE_PARAMS + 2 * 4096 * 32 + 4096) / 1e9)
+
+
+# --- issue 24: lookups that always answer, bounded answers ------------------------------------------------------
+
+HOSTILE = {
+    "infinity_layers": '{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": Infinity, '
+                       '"num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000}',
+    "hidden_1e300": {**LLAMA_LIKE, "hidden_size": 1e300},
+    "hidden_1e12": {**LLAMA_LIKE, "hidden_size": 10**12},
+    "layers_1e9": {**LLAMA_LIKE, "num_hidden_layers": 10**9},
+    "vocab_1e15": {**LLAMA_LIKE, "vocab_size": 10**15},
+    "nested_deep": "[" * 100_000 + "]" * 100_000,
+    "nested_in_object": '{"model_type": "llama", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    "negative": {**LLAMA_LIKE, "num_attention_heads": -32},
+    "nan": '{"model_type": "llama", "hidden_size": NaN, "num_hidden_layers": 32, "num_attention_heads": 32, '
+           '"intermediate_size": 11008, "vocab_size": 32000}',
+    "strings": {**LLAMA_LIKE, "hidden_size": "4096" * 1000},
+    "list": [1, 2, 3],
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+async def test_hostile_configs_answer_unreadable_to_every_waiter(
+        hub_server: HubServer, sm: async_sessionmaker[AsyncSession], case: str) -> None:
+    import asyncio
+
+    hub_server.add("acme/evil", HOSTILE[case])
+    resolver = HubResolver(hub_server.settings(), HubCacheStore(sm))
+    # ten users asking at once: one request, and every one of them gets an answer (never a hang)
+    results = await asyncio.wait_for(
+        asyncio.gather(*(resolver.resolve("acme/evil") for _ in range(10)), return_exceptions=True), timeout=30)
+    assert all(isinstance(r, HubError) and r.code == "unreadable" for r in results), results
+    assert resolver.in_flight == 0 and resolver.fetches == 1
+    # nothing absurd was stored as an architecture
+    stored = await hub_cache.load(sm, "acme/evil")
+    assert stored is not None and stored[0] == "unreadable" and stored[1] is None
+    for lang in ("en", "ru"):
+        assert "acme/evil" in render(lang, hub_error_msg(results[0]))  # type: ignore[arg-type]
+
+
+async def test_an_unexpected_failure_still_answers_every_waiter(hub_server: HubServer, monkeypatch) -> None:
+    import asyncio
+
+    import modelhub.resolver as resolver_module
+
+    gate = asyncio.Event()
+
+    async def broken(repo: str, *_: object) -> None:
+        await gate.wait()
+        raise RuntimeError("a bug nobody foresaw")
+
+    monkeypatch.setattr(resolver_module, "fetch_arch", broken)
+    resolver = HubResolver(hub_server.settings())
+    waiters = [asyncio.ensure_future(resolver.resolve("acme/model")) for _ in range(5)]
+    await asyncio.sleep(0)
+    gate.set()
+    results = await asyncio.wait_for(asyncio.gather(*waiters, return_exceptions=True), timeout=10)
+    assert all(isinstance(r, HubError) and r.code == "offline" for r in results), results
+    assert resolver.in_flight == 0
+    assert resolver.cached("acme/model") is None  # a failure of ours is not an answer to remember
+
+
+async def test_a_cancelled_lookup_answers_the_other_waiters(hub_server: HubServer) -> None:
+    import asyncio
+
+    hub_server.add("acme/slow", LLAMA_LIKE, delay=3.0)
+    resolver = HubResolver(hub_server.settings())
+    first = asyncio.ensure_future(resolver.resolve("acme/slow"))
+    await asyncio.sleep(0.05)
+    second = asyncio.ensure_future(resolver.resolve("acme/slow"))
+    await asyncio.sleep(0.05)
+    first.cancel()
+    with pytest.raises(HubError) as info:
+        await asyncio.wait_for(second, timeout=10)
+    assert info.value.code == "offline" and resolver.in_flight == 0
+
+
+async def test_a_huge_config_is_not_read(hub_server: HubServer) -> None:
+    hub_server.add("acme/huge", {**LLAMA_LIKE, "padding": "x" * (3 << 20)})
+    resolver = HubResolver(hub_server.settings())
+    with pytest.raises(HubError) as info:
+        await resolver.resolve("acme/huge")
+    assert info.value.code == "unreadable" and "bytes" in info.value.detail
+
+
+def test_shapes_outside_published_ranges_are_unreadable() -> None:
+    for bad in HOSTILE.values():
+        if isinstance(bad, dict):
+            with pytest.raises(HubError) as info:
+                arch_from_hub("acme/x", bad)
+            assert info.value.code == "unreadable"
+    assert arch_from_hub("acme/x", LLAMA_LIKE).hidden == 4096  # a real shape passes
+
+
+async def test_an_absurd_row_in_the_cache_is_looked_up_again(
+        hub_server: HubServer, sm: async_sessionmaker[AsyncSession]) -> None:
+    record = arch_to_record(arch_from_hub("acme/llama-ft", LLAMA_LIKE))
+    await hub_cache.save(sm, "acme/llama-ft", "ok", {**record, "hidden": 10**12}, timedelta(days=7))
+    hub_server.add("acme/llama-ft", LLAMA_LIKE)
+    resolver = HubResolver(hub_server.settings(), HubCacheStore(sm))
+    assert (await resolver.resolve("acme/llama-ft")).hidden == 4096 and resolver.fetches == 1
+
+
+def test_names_that_are_hub_routes_are_not_repositories() -> None:
+    for route in ("api/whoami", "API/whoami-v2", "datasets/foo", "spaces/bar", "models/x", "docs/hub", "settings/x"):
+        assert not is_repo_name(route), route
+        assert hub_name_to_resolve(parse_workload(f"{route} lora")) is None
+    assert is_repo_name("apiorg/model") and is_repo_name("meta-llama/Llama-3.1-8B")
+
+
+async def test_api_paths_are_never_fetched(hub_server: HubServer) -> None:
+    resolver = HubResolver(hub_server.settings(token="hf_secret"))
+    with pytest.raises(HubError) as info:
+        await resolver.resolve("api/whoami")
+    assert info.value.code == "not_found" and hub_server.requests == []
+
+
+async def test_redirects_only_to_the_hubs_own_hosts(hub_server: HubServer) -> None:
+    from aiohttp import web
+
+    other = HubServer()  # a second server standing for a foreign host (127.0.0.2 would need the alias)
+    await other.start()
+    try:
+        other.add("acme/llama-ft", LLAMA_LIKE)
+        # a redirect within the endpoint (a renamed repository) is followed, with the token
+        hub_server.add("acme/llama-ft", LLAMA_LIKE)
+        hub_server.redirects["/old/name/resolve/main/config.json"] = "/acme/llama-ft/resolve/main/config.json"
+        hub_server.redirects["/api/models/old/name"] = "/api/models/acme/llama-ft"
+        arch = await HubResolver(hub_server.settings(token="hf_ok")).resolve("old/name")
+        assert arch.hidden == 4096
+        assert all(auth == "Bearer hf_ok" for _, auth in hub_server.requests)
+        # a redirect to another host (another port is another origin) is refused, and nothing reaches it
+        hub_server.redirects["/evil/name/resolve/main/config.json"] = \
+            f"{other.url}/acme/llama-ft/resolve/main/config.json"
+        hub_server.add("evil/name", LLAMA_LIKE)
+        with pytest.raises(HubError) as info:
+            await HubResolver(hub_server.settings(token="hf_ok")).resolve("evil/name")
+        assert info.value.code == "offline" and other.requests == []
+        assert web  # aiohttp is the stand-in's server
+    finally:
+        await other.stop()
+
+
+def test_redirect_targets() -> None:
+    s = HubSettings(endpoint="https://huggingface.co")
+    assert s.allows_redirect_to("https://huggingface.co/api/models/a/b")
+    assert s.allows_redirect_to("https://cdn-lfs.huggingface.co/repos/x")
+    assert s.allows_redirect_to("https://cas-bridge.xethub.hf.co/x")
+    for bad in ("http://cdn-lfs.huggingface.co/x", "https://evil.example/x", "https://huggingface.co.evil.example/",
+                "https://evilhuggingface.co/x", "http://127.0.0.1/x", "https://huggingface.co:8443/x"):
+        assert not s.allows_redirect_to(bad), bad
+
+
+async def test_the_global_cap_holds_lookups_in_flight(hub_server: HubServer) -> None:
+    import asyncio
+
+    for i in range(12):
+        hub_server.add(f"acme/m{i}", LLAMA_LIKE, delay=0.3)
+    settings = hub_server.settings().model_copy(update={"max_concurrent": 3, "timeout": 30.0})
+    resolver = HubResolver(settings)
+    await asyncio.gather(*(resolver.resolve(f"acme/m{i}") for i in range(12)))
+    assert hub_server.max_active <= 2 * 3  # two requests per lookup, three lookups at once
+    assert resolver.fetches == 12

@@ -1,4 +1,4 @@
-"""The one text catalog (bot/locales/<lang>/*.ftl): same keys and placeholders in both languages, real plurals,
+"""The one text catalog (texts/locales/<lang>/*.ftl): same keys and placeholders in both languages, real plurals,
 no silent fallback, and core speaks in codes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.i18n import LANGS, TextError, messages, placeholders, plural_selectors, render, t
 from core.msg import Joined, msg
+from texts.i18n import LANGS, TextError, messages, placeholders, plural_selectors, render, t
 
 ROOT = Path(__file__).resolve().parents[1]
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -103,7 +103,7 @@ def test_no_text_tables_outside_the_catalog():
 def test_numbers_read_the_same_on_the_fast_path_as_through_fluent(lang: str):
     """Simple texts (text and placeholders only) are formatted without Fluent's resolver, small whole numbers
     included; each must read exactly as Fluent formats it (grouping, locale) for every number."""
-    from bot.i18n import _bundle, _simple
+    from texts.i18n import _bundle, _simple
 
     bundle = _bundle(lang)
     checked = 0

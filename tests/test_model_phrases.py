@@ -68,14 +68,14 @@ def test_a_name_then_other_words() -> None:
     assert spec.model == "llama-3.1-8b" and spec.seq_len == 4096
     with pytest.raises(ParseError) as info:
         complete(parse_workload("llama-3.1-8b 70B lora"))  # the model and the size contradict
-    from bot.i18n import render
+    from texts.i18n import render
     assert "70" in render("en", info.value.explain())
 
 
 def test_unknown_name_says_did_you_mean() -> None:
     with pytest.raises(ParseError) as info:
         parse_workload("qwen3 33b lora")
-    from bot.i18n import render
+    from texts.i18n import render
     for lang in ("en", "ru"):
         assert "Qwen3-32B" in render(lang, info.value.explain())
 

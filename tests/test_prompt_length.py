@@ -12,7 +12,6 @@ import json
 
 import pytest
 
-from bot.i18n import render
 from core.defaults import complete
 from core.estimator import GIB, PREFILL_ELEMS_H, PREFILL_ELEMS_I, estimate_memory, kv_cache_bytes
 from core.parser import ParseError, parse_workload
@@ -20,6 +19,7 @@ from core.workload import Method
 from gpuradar.cli import main
 from tests.test_bot_e2e import app, say, tg  # noqa: F401  (the fixtures of the bot's end-to-end tests)
 from tests.test_estimator import wl
+from texts.i18n import render
 
 
 @pytest.mark.parametrize(("phrase", "prompt", "output"), [
@@ -163,8 +163,9 @@ def test_the_prefill_speed_is_that_of_the_stated_prompt() -> None:
 
 
 def test_the_help_examples_show_input_and_output_and_are_understood() -> None:
-    from bot.texts import EXAMPLES, EXAMPLES_RU
+    from texts import examples
 
+    EXAMPLES, EXAMPLES_RU = examples("en"), examples("ru")
     for example in (*EXAMPLES, *EXAMPLES_RU):
         complete(parse_workload(example))  # every example the bot offers is understood
     assert any(complete(parse_workload(e))[0].prompt_len == 1024 for e in EXAMPLES)

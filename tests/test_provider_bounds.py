@@ -316,9 +316,10 @@ def test_skipped_records_are_counted_in_the_metrics() -> None:
 async def test_large_answers_are_decoded_and_parsed_off_the_event_loop(provider_server: ProviderServer,
                                                                        client: PoliteClient,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
     import threading
 
-    from scrapers import http
+    from scrapers import http, registry
     from scrapers.providers import vastai
 
     threads: dict[str, str] = {}
@@ -333,7 +334,7 @@ async def test_large_answers_are_decoded_and_parsed_off_the_event_loop(provider_
         return real_parse(*args, **kwargs)
 
     monkeypatch.setattr(http, "decode_json", decode)
-    monkeypatch.setattr(vastai, "parse", parse)
+    monkeypatch.setitem(registry.PROVIDERS, "vastai", dataclasses.replace(vastai.PROVIDER, parse=parse))
     listings = [copy.deepcopy(row) | {"id": row["id"] * 1000 + i} for i in range(300) for row in vast_listings()]
     provider_server.serve(VAST_PATH, {"offers": listings})  # ~600 KB: over the off-loop threshold
     result = await poll("vastai", provider_server.providers_settings(vastai={"limit": 10_000}), client)

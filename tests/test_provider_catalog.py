@@ -7,22 +7,24 @@ import pytest
 
 from bot.alert_texts import provider_name
 from bot.handlers.start import start_text
-from bot.handlers.subscribe import PROVIDERS
 from bot.subscribe_query import parse_subscribe
 from bot.views import render_filters
-from core.providers import CATALOG, aliases, provider_title
+from core.providers import aliases, catalog, provider_info, provider_names, provider_title
+from scrapers.provider import Provider
 from scrapers.registry import PROVIDERS as REGISTRY
-from scrapers.registry import load
-from scrapers.settings import ProvidersSettings
+from scrapers.registry import ProvidersSettings
 
 
 def test_every_provider_is_in_the_catalog_the_registry_and_the_settings() -> None:
     configured = {name for name, _ in ProvidersSettings()}
-    assert set(CATALOG) == set(REGISTRY) == configured
-    for name in CATALOG:
-        module = load(name)
-        assert callable(module.fetch) and callable(module.parse)
-        assert REGISTRY[name].title == CATALOG[name].title
+    assert set(catalog()) == set(REGISTRY) == configured
+    for name, provider in REGISTRY.items():
+        assert isinstance(provider, Provider) and provider.name == name
+        assert provider.info is provider_info(name)  # the catalog the bot reads is the providers' own facts
+        assert type(ProvidersSettings().get(name)) is provider.settings_model
+        # "needs a key" is stated once: the settings' setup reads the provider's key settings
+        needs = ProvidersSettings().setup()[name]
+        assert needs.startswith("needs:") == (provider.info.needs_key and provider.settings.enabled)
 
 
 @pytest.mark.parametrize("text,provider", [
@@ -38,7 +40,7 @@ def test_subscribe_parser_knows_every_spelling_in_the_catalog(text: str, provide
 def test_names_shown_to_users_come_from_the_catalog() -> None:
     assert provider_name("vastai") == "Vast.ai" and provider_name("verda") == "Verda"
     assert provider_name("somebody-new") == "somebody-new"  # an operator-defined provider keeps its id
-    assert set(PROVIDERS) == set(CATALOG)  # the wizard offers every provider
+    assert set(provider_names()) == set(REGISTRY)  # the wizard offers every provider
     assert "Vast.ai, Lambda" in render_filters("en", max_price=None, price_currency="USD",
                                                providers=["vastai", "lambda"], gpu_count=None, billing=None,
                                                region=None)

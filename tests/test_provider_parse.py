@@ -11,7 +11,8 @@ import pytest
 from core.offers import Billing, Period
 from scrapers.errors import PayloadValidationError
 from scrapers.providers import cloudrift, declarative, hostkey, runpod, selectel, vastai, vultr
-from scrapers.settings import DeclarativeProviderSettings, SelectelSettings
+from scrapers.providers.selectel import SelectelSettings
+from scrapers.settings import DeclarativeProviderSettings
 from tests.support.provider_server import hostkey_for_location, load_fixture
 
 
@@ -341,7 +342,7 @@ def test_declarative_json_paths() -> None:
 
 
 def test_declarative_ships_disabled_and_rejects_incomplete_definitions() -> None:
-    from scrapers.settings import ProvidersSettings
+    from scrapers.registry import ProvidersSettings
 
     assert ProvidersSettings().immers.enabled is False
     assert "immers" not in ProvidersSettings().enabled()

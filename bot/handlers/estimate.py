@@ -75,11 +75,15 @@ async def answer_failure(message: Message, text: str, result: Failure, *, lang: 
     await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
 
 
+def _user_id(message: Message) -> int | None:
+    return message.from_user.id if message.from_user else None
+
+
 async def reply_estimate(message: Message, text: str, *, lang: str, currency: str, estimator: Estimator,
                          offers: OfferCache, tokens: QueryTokens) -> bool:
     """Answer with the estimate of `text` (or the method question); False (nothing sent) when it is not a
     workload at all."""
-    result = await estimator.get_resolved(text)
+    result = await estimator.get_resolved(text, _user_id(message))
     if isinstance(result, Failure):
         if needs_method(result):
             await answer_failure(message, text, result, lang=lang, tokens=tokens)
@@ -105,7 +109,7 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
     result = estimator.get(text)
     if isinstance(result, HubPending):  # a model only the Hugging Face Hub knows: say so, then look it up
         looking = await message.answer(esc(result.message(lang)))
-        result = await estimator.get_resolved(text)
+        result = await estimator.get_resolved(text, _user_id(message))
         if isinstance(result, Failure):
             await looking.edit_text(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
             return
@@ -126,7 +130,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
         return
     await query.answer()
     phrase = f"{text} {method}"
-    result = await estimator.get_resolved(phrase)
+    result = await estimator.get_resolved(phrase, query.from_user.id)
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return

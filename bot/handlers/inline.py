@@ -143,7 +143,7 @@ def parse_offset(raw: str) -> int:
     return 0
 
 
-@router.inline_query()
+@router.inline_query(flags={"rate": "inline"})
 async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, prefs: PrefsCache,
                  tokens: QueryTokens, bot_username: str) -> None:
     p = prefs.get(query.from_user.id, query.from_user.language_code)
@@ -153,7 +153,9 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         return
     result = estimator.get(text)
     if isinstance(result, HubPending):  # the answer comes with a later keystroke (or the same text again)
-        estimator.lookup_soon(result.repo)
+        refused = estimator.lookup_soon(result.repo, query.from_user.id)
+        if refused is not None:
+            result = Failure(result.query, refused)
     if isinstance(result, Failure):
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)

@@ -79,7 +79,7 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
                          estimator: Estimator, tokens: QueryTokens) -> None:
     text = await argument(message, command, lang)
     if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
-        await estimator.get_resolved(text)
+        await estimator.get_resolved(text, message.from_user.id if message.from_user else None)
     items = select_offers(text, offers, estimator, lang, currency)
     if isinstance(items, str):
         await message.answer(items)

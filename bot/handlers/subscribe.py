@@ -27,14 +27,13 @@ from bot.subscribe_query import gpu_list, parse_subscribe
 from bot.subscribing import subscribe_request, subscribe_text
 from bot.texts import examples_block, t
 from core.limits import price_ok
-from core.providers import CATALOG, provider_title
+from core.providers import provider_names, provider_title
 from storage.user_tables import User
 
 router = Router(name="subscribe")
 
 POPULAR_GPUS = ("H100", "H200", "B200", "A100 80GB", "L40S", "RTX 4090", "RTX 3090", "A6000")
 PRICE_PRESETS = {"RUB": (100, 200, 300, 500), "USD": (1, 2, 3, 5)}
-PROVIDERS = tuple(sorted(CATALOG))  # the one provider catalog (core.providers)
 
 
 class Wizard(StatesGroup):
@@ -164,9 +163,10 @@ async def typed_target(message: Message, state: FSMContext, lang: str, currency:
 
 async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool) -> None:
     await state.set_state(Wizard.provider)
+    names = sorted(provider_names())  # the installed provider catalog (core.providers)
     rows: list[list[tuple[str, WizardButton]]] = [
-        [(provider_title(name), WizardProviderCb(provider=name)) for name in PROVIDERS[i:i + 3]]
-        for i in range(0, len(PROVIDERS), 3)]
+        [(provider_title(name), WizardProviderCb(provider=name)) for name in names[i:i + 3]]
+        for i in range(0, len(names), 3)]
     rows.append([(t(lang, "btn_any_provider"), WizardProviderCb(provider=None))])
     if edit:
         await target_message.edit_text(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
@@ -200,7 +200,7 @@ async def typed_price(message: Message, state: FSMContext, lang: str) -> None:
 async def chose_provider(query: CallbackQuery, callback_data: WizardProviderCb, state: FSMContext,
                          session: AsyncSession, user: User, lang: str, estimator: Estimator,
                          offers: OfferCache) -> None:
-    if callback_data.provider is not None and callback_data.provider not in PROVIDERS:
+    if callback_data.provider is not None and callback_data.provider not in provider_names():
         await query.answer(t(lang, "button_stale"))  # a forged provider: the wizard stays where it is
         return
     data = await state.get_data()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.i18n import LANGS, t
+from texts.i18n import LANGS, t
 
 
 def _t(lang: str, key: str, **values: object) -> str:

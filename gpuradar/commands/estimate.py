@@ -112,6 +112,15 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         if kv not in _KV_DTYPES:
             raise _problem("cli_kv_dtype", choices=", ".join(_KV_DTYPES))
         fields["kv_dtype"] = kv
+    if args.engine:
+        from core.workload import Engine
+
+        choices = {e.value: e for e in Engine} | {"hf": Engine.HF_PEFT, "peft": Engine.HF_PEFT,
+                                                  "llamacpp": Engine.LLAMA_CPP, "trt-llm": Engine.TENSORRT_LLM}
+        engine = choices.get(args.engine.strip().lower())
+        if engine is None:
+            raise _problem("cli_engine", choices=", ".join(e.value for e in Engine))
+        fields["engine"] = engine
     if args.lora_targets:
         fields["lora_targets"] = normalise_targets(args.lora_targets)
     enums = {"method": _enum(Method, "--method", args.method), "quant": _enum(Quant, "--quant", args.quant),
@@ -133,8 +142,9 @@ def _lookup(repo: str) -> Any:
     import asyncio
 
     from gpuradar.settings import Settings
-    from scrapers.hub import HubResolver, HubSettings
+    from modelhub import HubResolver, HubSettings
     from storage.db import make_engine, make_sessionmaker
+    from storage.hub_cache import HubCacheStore
 
     url = Settings().database_url
     use_db = not (url.startswith("sqlite") and "///" in url and not Path(url.split("///", 1)[1]).is_file())
@@ -142,8 +152,8 @@ def _lookup(repo: str) -> Any:
     async def go() -> Any:
         engine = make_engine(url) if use_db else None
         try:
-            sm = make_sessionmaker(engine) if engine is not None else None
-            return await HubResolver(HubSettings.from_env(), sm).resolve(repo)
+            cache = HubCacheStore(make_sessionmaker(engine)) if engine is not None else None
+            return await HubResolver(HubSettings.from_env(), cache).resolve(repo)
         finally:
             if engine is not None:
                 await engine.dispose()
@@ -183,13 +193,12 @@ def stored_offers() -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.i18n import lang_for, render
     from core.defaults import complete
-    from core.hub import HubError
+    from core.hub import HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
     from core.parser import ParseError, parse_workload
     from core.workload import WorkloadSpec
     from gpuradar.estimate_view import answer, render_text, to_json
-    from scrapers.hub import hub_error_msg, hub_name_to_resolve, with_hub_arch
+    from texts.i18n import lang_for, render
 
     lang = lang_for(args.lang, *args.text)
     try:
@@ -250,6 +259,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--gpu", help="a GPU to check, e.g. H100 or 'RTX 4090'")
     p.add_argument("--kv-dtype", dest="kv_dtype", help="bf16|fp16|fp8|int8|int4")
     p.add_argument("--concurrency", type=int, help="concurrent sequences (inference)")
+    p.add_argument("--engine", help="what runs it: vllm|sglang|llama.cpp|transformers|tensorrt-llm|ollama; training: "
+                                    "hf-trainer/peft|unsloth|llama-factory|axolotl|torchtune|deepspeed (default: "
+                                    "transformers for one sequence, vllm for several, hf-trainer/peft for training; "
+                                    "stated as an assumption)")
     p.add_argument("--examples", type=int, help="training examples")
     p.add_argument("--tokens-per-example", dest="tokens_per_example", type=int)
     p.add_argument("--epochs", type=float)

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bot.i18n import has, lang_for, render, t
 from core.gpus import family_ids, get_gpu
+from texts.i18n import has, lang_for, render, t
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
     from core.answer import Answer

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from storage.queries import HealthView
 
 def _t(lang: str, key: str, **values: object) -> str:
-    """A text of this command from the one catalog (bot/locales/<lang>/cli.ftl, keys `cli_providers_*`)."""
-    from bot.i18n import t
+    """A text of this command from the one catalog (texts/locales/<lang>/cli.ftl, keys `cli_providers_*`)."""
+    from texts.i18n import t
 
     return t(lang, f"cli_providers_{key}", **values)
 

@@ -15,7 +15,7 @@ from gpuradar.settings import Settings
 
 def both(key: str, **values: object) -> str:
     """A start-up problem in both languages (the operator's language is unknown): Russian line, English line."""
-    from bot.i18n import t
+    from texts.i18n import t
 
     return "\n".join(t(lang, key, **values) for lang in ("ru", "en"))
 

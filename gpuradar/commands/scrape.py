@@ -18,8 +18,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from bot.i18n import has, t
 from gpuradar.commands.offers import add_lang, offer_json, offers_table, table
+from texts.i18n import has, t
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
     from core.offers import Rates

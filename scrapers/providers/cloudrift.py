@@ -12,14 +12,15 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import Billing, Period
+from core.providers import ProviderInfo
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
-from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
 NAME = "cloudrift"
-SPEC = get_spec(NAME)
-LIST_PATH = SPEC.paths[0]
+LIST_PATH = "/api/v1/instance-types/list"
+ORDER_URL = "https://console.cloudrift.ai/"
 API_VERSION = "2025-03-21"  # any recent date works for this call; the public listing ignores the pin
 GIB = 1024**3
 
@@ -82,6 +83,14 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                     sku=variant.name, gpu=gpu, gpu_name=itype.brand_short, gpu_count=count,
                     gpu_memory_gb=memory, vcpu=variant.logical_cpu_count, ram_gb=_gib(variant.dram),
                     disk_gb=_gib(variant.disk), location=dc, billing=Billing.HOURLY, price=round(cents / 100, 4),
-                    currency="USD", period=Period.HOUR, in_stock=nodes > 0, available=nodes, url=SPEC.order_url,
+                    currency="USD", period=Period.HOUR, in_stock=nodes > 0, available=nodes, url=ORDER_URL,
                 )
     return out.result()
+
+
+PROVIDER: Provider[ProviderSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="CloudRift", home="https://cloudrift.ai", sells="GPU cloud, per hour, USD"),
+    settings=ProviderSettings(base_url="https://api.cloudrift.ai", interval=120),
+    paths=(LIST_PATH,), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,
+)

@@ -27,18 +27,20 @@ Example (environment variables, nested delimiter `__`; selectors are illustrativ
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from core.offers import Billing, Period
+from core.providers import ProviderInfo
 from scrapers.errors import NotJsonError, PayloadValidationError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Offers, gpu_id, join_url
 from scrapers.settings import DeclarativeProviderSettings, ProviderSettings
 
-TAKES_NAME = True  # one module serves many providers: the poller passes the provider's name
 _CHARSET = re.compile(r"charset=([\w-]+)", re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d[\d\s\u00a0\u202f]*(?:[.,]\d+)?")
 _TRUE = {"true", "yes", "1", "да", "есть", "в наличии", "available", "in stock"}
@@ -206,3 +208,13 @@ def inspect(payload: Any, settings: ProviderSettings | None, name: str = "declar
     usable = sum(1 for row in rows if str(row.get("gpu") or "").strip() and number(row.get("price")) is not None)
     sample = [{f: (str(v)[:60] if v is not None else None) for f, v in row.items()} for row in rows[:5]]
     return {"rows": len(rows), "usable_rows": usable, "fields": hits, "sample": sample, "problem": None}
+
+
+def declarative(info: ProviderInfo, settings: DeclarativeProviderSettings, *, currency: str, period: Period,
+                order_url: str, rate_limit_per_minute: float | None = None) -> Provider[DeclarativeProviderSettings]:
+    """A provider defined by data (one module per such provider calls this, e.g. `immers.py`): the fetch, parse and
+    inspect above, told the provider's name."""
+    return Provider(
+        info=info, settings=settings, paths=(settings.path,), currency=currency, period=period, order_url=order_url,
+        fetch=partial(fetch, name=info.name), parse=partial(parse, name=info.name),
+        inspect=partial(inspect, name=info.name), rate_limit_per_minute=rate_limit_per_minute)

@@ -20,15 +20,18 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import Billing, Period
+from core.providers import RU_VAT_RATE, ProviderInfo, Vat
 from scrapers.errors import PayloadValidationError, ScrapeError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
-from scrapers.registry import get_spec
-from scrapers.settings import HostkeySettings, ProviderSettings
+from scrapers.settings import ProviderSettings
 
 NAME = "hostkey"
-SPEC = get_spec(NAME)
-PRESETS_PATH = SPEC.paths[0]
+PRESETS_PATH = "/presets.php"
+ORDER_URL = "https://hostkey.com/gpu-dedicated-servers/"
+VAT = Vat(RU_VAT_RATE, False, source="HOSTKEY invapi `price[LOC].RUR` is the Russian entity's list price "
+                                     "before VAT (inferred; EUR/USD prices are invoiced abroad, no НДС)")
 GPU_PREFIXES = ("gpu.", "vgpu.")  # dedicated GPU servers and VDS with GPU (HOSTKEY's own naming)
 
 _GPU_TEXT = re.compile(r"^\s*(?:(\d+)\s*[x×]\s*)?(.+?)\s*$", re.IGNORECASE)  # "4 x RTX 4090 24GB"
@@ -37,6 +40,13 @@ _GEFORCE = re.compile(r"^(\d{4})[a-z]*$")  # "4090t" -> RTX 4090 (a letter suffi
 _RTX_PRO = re.compile(r"^a(\d{4})$")  # "a5000" -> RTX A5000 (A100/A40 have 2-3 digits and stay as they are)
 _LOCATION = re.compile(r"^[A-Z]{2,3}$")
 _CURRENCY = {"RUR": "RUB"}
+
+
+class HostkeySettings(ProviderSettings):
+    # `presets.php?filter=yes&location=XX` gives the stock of that location only: one request per location.
+    locations: list[str] = Field(default_factory=lambda: ["NL", "FI", "DE", "IS", "US", "UK", "TR"])
+    currency: str = "EUR"  # one of the price keys HOSTKEY returns: EUR, USD, RUR
+
 
 
 class _Preset(Lenient):
@@ -132,6 +142,16 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 gpu_count=max(1, count), vcpu=preset.cpu, ram_gb=preset.ram, location=loc,
                 billing=Billing.MONTHLY, price=price, currency=_CURRENCY.get(currency, currency),
                 period=Period.MONTH, in_stock=bool(preset.active) and available > 0, available=available,
-                url=SPEC.order_url,
+                url=ORDER_URL,
             )
     return out.result()
+
+
+PROVIDER: Provider[HostkeySettings] = Provider(
+    info=ProviderInfo(
+        name=NAME, title="HOSTKEY", aliases=("хосткей",), home="https://hostkey.com", vat=VAT,
+        sells="dedicated GPU servers, monthly, EUR/USD/RUB, NL/FI/DE/IS/US/UK/TR"),
+    settings=HostkeySettings(base_url="https://invapi.hostkey.com", interval=600),
+    paths=(PRESETS_PATH,), currency="EUR", period=Period.MONTH, order_url=ORDER_URL,
+    fetch=fetch, parse=parse,
+)

@@ -20,14 +20,15 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import MAX_GPUS, Billing, Period
+from core.providers import ProviderInfo
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
-from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
 NAME = "hyperstack"
-SPEC = get_spec(NAME)
-STOCKS_PATH, PRICEBOOK_PATH = SPEC.paths
+STOCKS_PATH, PRICEBOOK_PATH = "/v1/core/stocks", "/v1/pricebook"
+ORDER_URL = "https://console.hyperstack.cloud/"
 _CONFIG = re.compile(r"^(\d+)x$")
 
 
@@ -87,5 +88,14 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
             for count, free in sorted(configs.items()):
                 out.add(sku=model.model, gpu=gpu, gpu_name=model.model, gpu_count=count, location=stock.region,
                         billing=Billing.HOURLY, price=round(per_gpu * count, 4), currency="USD",
-                        period=Period.HOUR, in_stock=free > 0, available=free, url=SPEC.order_url)
+                        period=Period.HOUR, in_stock=free > 0, available=free, url=ORDER_URL)
     return out.result()
+
+
+PROVIDER: Provider[ProviderSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Hyperstack", home="https://hyperstack.cloud", key_settings=("API_KEY",),
+                      sells="GPU cloud, per hour, USD, Europe / North America"),
+    settings=ProviderSettings(base_url="https://infrahub-api.nexgencloud.com", interval=300),
+    paths=(STOCKS_PATH, PRICEBOOK_PATH), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,
+)

@@ -18,14 +18,15 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import MAX_GPUS, Billing, Period
+from core.providers import ProviderInfo
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
-from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
 NAME = "lambda"
-SPEC = get_spec(NAME)
-TYPES_PATH = SPEC.paths[0]
+TYPES_PATH = "/api/v1/instance-types"
+ORDER_URL = "https://cloud.lambda.ai/instances"
 
 # "8x H100 (80 GB SXM5)", "1x A10 (24 GB PCIe)", "8x Tesla V100 (16 GB)"
 _DESCRIPTION = re.compile(r"^\s*(\d+)\s*x\s+(?:Tesla\s+)?(.+?)\s*\((\d+(?:\.\d+)?)\s*GB\s*([^)]*)\)", re.IGNORECASE)
@@ -94,5 +95,14 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                     gpu_memory_gb=memory, vcpu=itype.specs.vcpus, ram_gb=itype.specs.memory_gib,
                     disk_gb=itype.specs.storage_gib, location=region.name, billing=Billing.HOURLY,
                     price=round(itype.price_cents_per_hour / 100, 4), currency="USD", period=Period.HOUR,
-                    in_stock=True, url=SPEC.order_url)
+                    in_stock=True, url=ORDER_URL)
     return out.result()
+
+
+PROVIDER: Provider[ProviderSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Lambda", aliases=("lambda labs", "lambdalabs", "lambda cloud"),
+                      home="https://lambda.ai", key_settings=("API_KEY",), sells="GPU cloud, per hour, USD"),
+    settings=ProviderSettings(base_url="https://cloud.lambda.ai", interval=300),
+    paths=(TYPES_PATH,), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,
+)

@@ -19,15 +19,16 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import MAX_GPUS, Billing, Period
+from core.providers import ProviderInfo
 from scrapers.errors import PayloadValidationError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url
-from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
 NAME = "lium"
-SPEC = get_spec(NAME)
-NODES_PATH = SPEC.paths[0]
+NODES_PATH = "/api/public/v1/nodes"
+ORDER_URL = "https://lium.io/"
 _MACHINE = re.compile(r"^\s*(\d+)\s*x\s*(.+?)\s*$", re.IGNORECASE)
 _RENTED = {"rented", "busy", "occupied", "unavailable", "offline"}
 
@@ -129,5 +130,14 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
         out.add(sku=name, gpu=gpu_id(name, cfg.memory, NAME), gpu_name=name, gpu_count=count,
                 gpu_memory_gb=cfg.memory, location=country, billing=Billing.HOURLY, price=round(shown, 4),
                 currency="USD", period=Period.HOUR, in_stock=bool(cfg.free), available=len(cfg.free),
-                url=SPEC.order_url)
+                url=ORDER_URL)
     return out.result()
+
+
+PROVIDER: Provider[ProviderSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Lium", aliases=("lium.io", "celium"), home="https://lium.io",
+                      sells="Bittensor GPU marketplace (subnet 51), per hour, USD"),
+    settings=ProviderSettings(base_url="https://lium.io", interval=300),
+    paths=(NODES_PATH,), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30,
+)

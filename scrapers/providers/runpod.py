@@ -18,15 +18,16 @@ from typing import Any
 
 from core.gpus import find_gpu
 from core.offers import Billing, Period
+from core.providers import ProviderInfo
 from scrapers.errors import PayloadValidationError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
-from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
 NAME = "runpod"
-SPEC = get_spec(NAME)
-GRAPHQL_PATH = SPEC.paths[0]
+GRAPHQL_PATH = "/graphql"
+ORDER_URL = "https://console.runpod.io/deploy"
 CLOUDS = ("secure", "community")
 
 _FIELDS = """
@@ -118,6 +119,15 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 sku=gt.id, gpu=_gpu(gt),
                 gpu_name=spelling, gpu_count=1, gpu_memory_gb=gt.memoryInGb, vcpu=lp.minVcpu, ram_gb=lp.minMemory,
                 location=cloud, billing=Billing.HOURLY, price=price, currency="USD", period=Period.HOUR,
-                in_stock=in_stock, available=free, url=SPEC.order_url,
+                in_stock=in_stock, available=free, url=ORDER_URL,
             )
     return out.result()
+
+
+PROVIDER: Provider[ProviderSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="RunPod", aliases=("ранпод",), home="https://runpod.io",
+                      sells="GPU cloud (Secure / Community), per hour, USD"),
+    settings=ProviderSettings(base_url="https://api.runpod.io", interval=120),
+    paths=(GRAPHQL_PATH,), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,
+)

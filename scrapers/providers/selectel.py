@@ -21,17 +21,27 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import Billing, Period
+from core.providers import RU_VAT_RATE, ProviderInfo, Vat
 from scrapers.errors import ScrapeError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
-from scrapers.registry import get_spec
-from scrapers.settings import ProviderSettings, SelectelSettings
+from scrapers.settings import ProviderSettings
 
 log = logging.getLogger(__name__)
 
 NAME = "selectel"
-SPEC = get_spec(NAME)
-SERVERS_PATH, LOCATIONS_PATH = SPEC.paths
+SERVERS_PATH, LOCATIONS_PATH = "/servers/v2/pub/service/server", "/servers/v2/pub/location"
+ORDER_URL = "https://selectel.ru/services/dedicated/"
+VAT = Vat(RU_VAT_RATE, True, source="selectel.ru storefront: prices are stated including VAT (inferred)")
+
+
+class SelectelSettings(ProviderSettings):
+    # The storefront counts stock only in its Russian data centres (location names start with these);
+    # Tashkent / Almaty / Nairobi also appear in `available[]` but are not sold on selectel.ru.
+    storefront_prefixes: list[str] = Field(default_factory=lambda: ["MSK", "SPB", "NSK"])
+    currency: str = "RUB"
+
 
 
 class _Price(Lenient):
@@ -132,7 +142,7 @@ def _month_price(service: _Service, location: str, currency: str) -> float | Non
 
 
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
-    cfg = settings if isinstance(settings, SelectelSettings) else SelectelSettings(base_url=SPEC.order_url)
+    cfg = settings if isinstance(settings, SelectelSettings) else SelectelSettings(base_url=ORDER_URL)
     if not isinstance(payload, dict) or "services" not in payload:
         payload = {"services": payload, "locations": {"result": []}}
     services = validate(_Services, payload["services"], NAME)
@@ -161,6 +171,16 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 sku=svc.name, gpu=gpu, gpu_name=svc.gpu.name, gpu_count=svc.gpu.count,
                 vcpu=vcpu, ram_gb=_total(svc.ram), disk_gb=_total(svc.disk), location=sold[avail.location],
                 billing=Billing.MONTHLY, price=price, currency=currency, period=Period.MONTH,
-                in_stock=count > 0, available=count, url=SPEC.order_url,
+                in_stock=count > 0, available=count, url=ORDER_URL,
             )
     return out.result()
+
+
+PROVIDER: Provider[SelectelSettings] = Provider(
+    info=ProviderInfo(
+        name=NAME, title="Selectel", aliases=("селектел",), home="https://selectel.ru", vat=VAT,
+        sells="dedicated GPU servers, monthly, RUB, Moscow / St Petersburg / Novosibirsk"),
+    settings=SelectelSettings(base_url="https://api.selectel.ru", interval=600, timeout=40),
+    paths=(SERVERS_PATH, LOCATIONS_PATH), currency="RUB", period=Period.MONTH, order_url=ORDER_URL,
+    fetch=fetch, parse=parse,
+)

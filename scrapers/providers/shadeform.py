@@ -18,14 +18,15 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import MAX_GPUS, Billing, Period
+from core.providers import ProviderInfo
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
-from scrapers.registry import get_spec
 from scrapers.settings import ProviderSettings
 
 NAME = "shadeform"
-SPEC = get_spec(NAME)
-TYPES_PATH = SPEC.paths[0]
+TYPES_PATH = "/v1/instances/types"
+ORDER_URL = "https://platform.shadeform.ai/"
 
 
 class _Config(Lenient):
@@ -78,5 +79,14 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                     vcpu=config.vcpus, ram_gb=config.memory_in_gb, disk_gb=config.storage_in_gb,
                     location=f"{cloud}/{where.region}", billing=Billing.HOURLY,
                     price=round(itype.hourly_price / 100, 4), currency="USD", period=Period.HOUR,
-                    in_stock=where.available, url=SPEC.order_url)
+                    in_stock=where.available, url=ORDER_URL)
     return out.result()
+
+
+PROVIDER: Provider[ProviderSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Shadeform", home="https://shadeform.ai", key_settings=("API_KEY",),
+                      sells="aggregator of a dozen GPU clouds, per hour, USD"),
+    settings=ProviderSettings(base_url="https://api.shadeform.ai", interval=300),
+    paths=(TYPES_PATH,), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,
+)

@@ -25,16 +25,23 @@ from typing import Any
 from pydantic import Field
 
 from core.offers import MAX_GPUS, MAX_PRICE, Billing, Period
+from core.providers import ProviderInfo
 from scrapers.errors import PayloadValidationError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
-from scrapers.registry import get_spec
-from scrapers.settings import ProviderSettings, VastSettings
+from scrapers.settings import ProviderSettings
 
 NAME = "vastai"
-SPEC = get_spec(NAME)
-BUNDLES_PATH = SPEC.paths[0]
+BUNDLES_PATH = "/api/v0/bundles/"
+ORDER_URL = "https://cloud.vast.ai/create/"
 MAX_PAGES = 10  # x the row limit: far more listings than the marketplace has; 10 requests = its per-minute limit
+
+
+class VastSettings(ProviderSettings):
+    limit: int = Field(default=3000, ge=1, le=10000)  # listings per query: a small limit would miss stock
+    verified_only: bool = True
+
 
 
 class _Listing(Lenient):
@@ -163,6 +170,16 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
             sku=cfg.gpu_name, gpu=known[lookup], gpu_name=cfg.gpu_name, gpu_count=cfg.gpu_count,
             gpu_memory_gb=cfg.memory_gb, vcpu=cfg.vcpu, disk_gb=cfg.disk_gb, location=cfg.region,
             billing=cfg.billing, price=round(price, 4), currency="USD", period=Period.HOUR,
-            in_stock=bool(cfg.machines), available=len(cfg.machines), url=SPEC.order_url,
+            in_stock=bool(cfg.machines), available=len(cfg.machines), url=ORDER_URL,
         )
     return out.result()
+
+
+PROVIDER: Provider[VastSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Vast.ai", aliases=("vast", "vast.ai", "васт"), home="https://vast.ai",
+                      sells="GPU marketplace, per hour, USD"),
+    settings=VastSettings(base_url="https://console.vast.ai", interval=120),
+    paths=(BUNDLES_PATH,), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    # Vast.ai's search spec: 10 requests a minute per IP address.
+    fetch=fetch, parse=parse, rate_limit_per_minute=10, conditional=False,
+)

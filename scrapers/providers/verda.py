@@ -17,21 +17,31 @@ import re
 import time
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from core.offers import MAX_GPUS, Billing, Period
+from core.providers import ProviderInfo
 from scrapers.errors import HttpStatusError, PayloadValidationError
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
-from scrapers.registry import get_spec
-from scrapers.settings import ProviderSettings, VerdaSettings
+from scrapers.settings import ProviderSettings
 
 NAME = "verda"
-SPEC = get_spec(NAME)
-TYPES_PATH, AVAILABILITY_PATH, TOKEN_PATH = SPEC.paths
+TYPES_PATH, AVAILABILITY_PATH, TOKEN_PATH = "/v1/instance-types", "/v1/instance-availability", "/v1/oauth2/token"
+ORDER_URL = "https://console.verda.com/"
 _COUNT = re.compile(r"^\s*\d+\s*x\s*", re.IGNORECASE)
 # (API origin, client id) -> (token, monotonic expiry): one entry per configured account, bounded.
 _tokens: dict[tuple[str, str], tuple[str, float]] = {}
+
+
+class VerdaSettings(ProviderSettings):
+    """Verda (DataCrunch): OAuth 2 client credentials (`PROVIDERS__VERDA__CLIENT_ID`, `__CLIENT_SECRET`)."""
+
+    client_id: str | None = None
+    client_secret: SecretStr | None = None
+    spot: bool = True  # also watch spot (interruptible) prices and availability
+
 
 
 class _Part(Lenient):
@@ -125,5 +135,15 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 out.add(sku=itype.instance_type, gpu=gpu, gpu_name=spelling, gpu_count=count, gpu_memory_gb=memory,
                         vcpu=itype.cpu.number_of_cores, ram_gb=itype.memory.size_in_gigabytes,
                         location=loc.location_code, billing=billing, price=price, currency="USD",
-                        period=Period.HOUR, in_stock=itype.instance_type in loc.availabilities, url=SPEC.order_url)
+                        period=Period.HOUR, in_stock=itype.instance_type in loc.availabilities, url=ORDER_URL)
     return out.result()
+
+
+PROVIDER: Provider[VerdaSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Verda", aliases=("datacrunch", "verda cloud"), home="https://verda.com",
+                      key_settings=("CLIENT_ID", "CLIENT_SECRET"),
+                      sells="GPU cloud (formerly DataCrunch), per hour and spot, USD, Finland / Iceland"),
+    settings=VerdaSettings(base_url="https://api.verda.com", interval=300),
+    paths=(TYPES_PATH, AVAILABILITY_PATH, TOKEN_PATH), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,
+)

@@ -24,14 +24,15 @@ from pydantic import Field, ValidationError
 
 from core.gpus import find_gpu
 from core.offers import Billing, Period
+from core.providers import ProviderInfo
 from scrapers.http import PoliteClient
+from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
-from scrapers.registry import get_spec
-from scrapers.settings import ProviderSettings, VultrSettings
+from scrapers.settings import ProviderSettings
 
 NAME = "vultr"
-SPEC = get_spec(NAME)
-PLANS_PATH, METAL_PATH, AVAILABILITY_PATH = SPEC.paths
+PLANS_PATH, METAL_PATH, AVAILABILITY_PATH = "/v2/plans", "/v2/plans-metal", "/v2/regions/{region}/availability"
+ORDER_URL = "https://www.vultr.com/products/cloud-gpu/"
 MAX_PAGES = 20  # a runaway cursor must not loop forever
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,11 @@ BARE_METAL: dict[str, tuple[int, str, float]] = {
 
 _VCG_ID = re.compile(r"^vcg-([a-z0-9]+)-\d+c-\d+g(?:b)?-(\d+)vram$")
 _VBM_ID = re.compile(r"^vbm-\d+c-\d+gb-(?:(\d+)-)?([a-z0-9]+)-gpu$")
+
+
+class VultrSettings(ProviderSettings):
+    regions: list[str] = Field(default_factory=list)  # availability checked here; empty: every region a GPU plan lists
+
 
 
 class _Cost(Lenient):
@@ -217,6 +223,15 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 gpu_fraction=fraction,
                 vcpu=plan.vcpu_count or plan.cpu_threads, ram_gb=round(plan.ram / 1024, 1) if plan.ram else None,
                 disk_gb=(plan.disk or 0) * (plan.disk_count or 1) or None, location=region, billing=Billing.HOURLY,
-                price=hourly, currency="USD", period=Period.HOUR, in_stock=deployable, url=SPEC.order_url,
+                price=hourly, currency="USD", period=Period.HOUR, in_stock=deployable, url=ORDER_URL,
             )
     return out.result()
+
+
+PROVIDER: Provider[VultrSettings] = Provider(
+    info=ProviderInfo(name=NAME, title="Vultr", home="https://vultr.com",
+                      sells="cloud and bare-metal GPUs, per hour, USD"),
+    settings=VultrSettings(base_url="https://api.vultr.com", interval=900),
+    paths=(PLANS_PATH, METAL_PATH, AVAILABILITY_PATH), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
+    fetch=fetch, parse=parse, rate_limit_per_minute=60,
+)

@@ -10,7 +10,7 @@ callers (404 to authenticated ones), a gated repository's info is public while i
     async with HubServer() as hub:
         hub.add("acme/tiny-7b", config={...}, params=7.2e9)
         hub.add("acme/locked", config={...}, gated_token="hf_ok")
-        settings = hub.settings()           # scrapers.hub.HubSettings pointing here
+        settings = hub.settings()           # modelhub.HubSettings pointing here
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import pytest_asyncio
 from aiohttp import web
 
-from scrapers.hub import HubSettings
+from modelhub import HubSettings
 
 
 @dataclass
@@ -43,6 +43,9 @@ class HubServer:
     repos: dict[str, _Repo] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization)
     failing: int = 0  # answer 503 to this many requests
+    redirects: dict[str, str] = field(default_factory=dict)  # path -> Location (answered 307, as the Hub does)
+    active: int = 0  # requests being answered now
+    max_active: int = 0  # the most at once
     port: int = 0
     _runner: web.AppRunner | None = None
 
@@ -58,8 +61,18 @@ class HubServer:
         return HubSettings(endpoint=self.url, token=token, timeout=timeout)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            return await self._answer(request)
+        finally:
+            self.active -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         auth = request.headers.get("Authorization")
         self.requests.append((request.path, auth))
+        if request.path in self.redirects:
+            return web.Response(status=307, headers={"Location": self.redirects[request.path]})
         if self.failing > 0:
             self.failing -= 1
             return web.json_response({"error": "unavailable"}, status=503)

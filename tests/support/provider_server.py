@@ -221,7 +221,7 @@ class ProviderServer:
         fields to change, e.g. `vastai={"enabled": False}`; secrets may be given as plain strings."""
         from pydantic import SecretStr
 
-        from scrapers.settings import ProvidersSettings
+        from scrapers.registry import ProvidersSettings
 
         data: dict[str, Any] = {}
         for name, cfg in ProvidersSettings():

@@ -1,11 +1,12 @@
 """The one text catalog: every user-facing text of the bot and the CLI, in Russian and English.
 
-Texts live in Fluent files, `bot/locales/<lang>/*.ftl` (all files of a language form one catalog). Fluent was
+Texts live in Fluent files, `texts/locales/<lang>/*.ftl` (all files of a language form one catalog). Fluent was
 chosen over gettext because a message carries its own CLDR plural variants (`{ $n -> [one] … [few] … *[many] … }`,
 with the plural rules of Babel's CLDR data), placeholders are named, and the files need no compile step.
 
     t(lang, "sub_saved", what=..., n=3)     # one text
     render(lang, core_msg)                  # a `core.msg.Msg` (code + values) from core
+    examples(lang)                          # the example phrases offered to the user (examples.ftl)
 
 Both languages have the same keys and the same placeholders (tests/test_i18n.py). A missing key, an unknown
 language or a missing value raises: no silent fallback to English.
@@ -141,6 +142,12 @@ def lang_for(explicit: str | None, *texts: str | None) -> str:
 
 def has(lang: str, key: str) -> bool:
     return key in _bundle(lang)._messages
+
+
+@cache
+def examples(lang: str, key: str = "examples_list") -> tuple[str, ...]:
+    """Example phrases of a language, one per line of the catalog message `key` (`examples_short`: the short ones)."""
+    return tuple(line.strip() for line in t(lang, key).splitlines() if line.strip())
 
 
 # --- what the consistency tests read ------------------------------------------------------------------------------

@@ -1,0 +1,353 @@
+"""Availability statistics: how long an offer group stays in stock, how soon it comes back, where its price goes.
+
+Pure: the figures come from two compact inputs that storage keeps incrementally (storage/availability.py):
+
+- a series' CHANGES: (time, in stock?, price per GPU-hour) each time its availability or cheapest price moved — the
+  state holds until the next change;
+- its provider's COVERAGE: the stretches of time the provider was actually observed, built from trusted polls (two
+  consecutive trusted polls close enough together observe the time between them; a longer silence — ingest down, a
+  restart, the provider failing — is a gap: nothing is claimed about it).
+
+A series is an offer GROUP (provider, card, GPU count, region, billing) or a provider FAMILY (the same without the
+region). Figures only count observed time; an in-stock stretch is an EPISODE within one coverage stretch. An episode
+that begins where observation begins (its start was not seen) or ends where observation ends (ingest stopped, or it
+is still in stock) is CENSORED: its length is only a lower bound, so medians of "how long it lasts" use complete
+episodes alone and say how many they rest on; callers decide from those counts whether anything "usual" can be said
+(`typical_stay`). Times are epoch seconds (UTC) here; storage converts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict
+
+from core.offers import Offer
+
+DAY = 86400.0
+HOUR = 3600.0
+# How much history a "usually" claim needs: observation in the window, and complete episodes measured.
+MIN_OBSERVED = DAY
+MIN_EPISODES = 3
+SHORT_LIVED = HOUR  # a median stay under this marks an offer group as short-lived
+LONG_LIVED = DAY  # "usually stays for days"
+TREND_BAND = 0.02  # within 2 % of the 7-day median price is "steady"
+FRESH = HOUR  # the latest trusted poll speaks for "now" this long
+WHOLE_GROUP = "*"  # the region of a provider family series
+
+
+class Change(NamedTuple):
+    at: float
+    in_stock: bool
+    usd: float | None  # cheapest in-stock price per GPU-hour, normalised; None when no rate was known
+    rub: float | None
+
+
+class Span(NamedTuple):
+    start: float
+    end: float
+
+
+class Trend(StrEnum):
+    CHEAPER = "cheaper"
+    STEADY = "steady"
+    DEARER = "dearer"
+
+
+def group_key(offer: Offer) -> str:
+    """An offer's group: the configurations a buyer would treat as the same offer (other vCPU/RAM/disk variants of
+    one card count and region at one provider and billing)."""
+    return series_key(offer.provider, card_of(offer), offer.gpu_count, offer.location, offer.billing.value)
+
+
+def family_key(offer: Offer) -> str:
+    return series_key(offer.provider, card_of(offer), offer.gpu_count, WHOLE_GROUP, offer.billing.value)
+
+
+def card_of(offer: Offer) -> str:
+    """The catalog card id, or the provider's own spelling (marked) when the card is not in the catalog."""
+    return offer.gpu if offer.gpu is not None else f"?{offer.gpu_name}"
+
+
+def series_key(provider: str, card: str, count: int, region: str, billing: str) -> str:
+    return "|".join((provider, card, str(count), region, billing))
+
+
+class Episode(NamedTuple):
+    start: float
+    end: float
+    appeared: bool  # its start was seen: an observed transition into stock (not where observation began)
+    complete: bool  # both its start and its end were observed
+    ended: bool  # its end was observed (a sell-out seen by a trusted poll)
+
+
+class WindowStats(BaseModel):
+    """A series over one window ending at `until`. Durations in seconds; prices per GPU-hour in `currency`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    days: int
+    until: float
+    observed: float  # seconds of the window the series' provider was observed (since the series was first seen)
+    in_stock: float  # of which in stock
+    appeared: int  # observed transitions into stock that began in the window
+    episodes: int  # complete episodes that ended in the window (the durations' sample)
+    median_stay: float | None
+    p90_stay: float | None
+    longest_open: float | None  # the longest censored stay overlapping the window (a lower bound)
+    comebacks: int  # observed sell-outs in the window that were followed by a return
+    median_comeback: float | None
+    last_in_stock: float | None  # when it was last seen in stock (`until` when in stock now)
+    now_in_stock: bool | None  # None: not observed now
+    state_since: float | None  # when the current state began (a lower bound when `state_since_censored`)
+    state_since_censored: bool
+    currency: str
+    price_now: float | None
+    price_min: float | None
+    price_median: float | None  # time-weighted over in-stock time in the window
+
+    @property
+    def share(self) -> float | None:
+        return self.in_stock / self.observed if self.observed > 0 else None
+
+    @property
+    def enough(self) -> bool:
+        """Whether the window holds enough history to say what is usual."""
+        return self.observed >= MIN_OBSERVED and self.episodes >= MIN_EPISODES
+
+
+class StayVerdict(StrEnum):
+    SHORT = "short"  # typically gone within the hour
+    LONG = "long"  # typically stays for days
+    NORMAL = "normal"
+
+
+def typical_stay(stats: WindowStats) -> StayVerdict | None:
+    """What can honestly be said about how long it stays; None when the history is too thin to say anything."""
+    if stats.observed < MIN_OBSERVED:
+        return None
+    if stats.episodes >= MIN_EPISODES and stats.median_stay is not None:
+        if stats.median_stay < SHORT_LIVED:
+            return StayVerdict.SHORT
+        if stats.median_stay >= LONG_LIVED:
+            return StayVerdict.LONG
+        return StayVerdict.NORMAL
+    # Few complete episodes, but observed in stock for days on end without a break: that is what it does.
+    if stats.longest_open is not None and stats.longest_open >= 3 * LONG_LIVED:
+        return StayVerdict.LONG
+    return None
+
+
+def trend(now_price: float | None, median7: float | None) -> Trend | None:
+    if now_price is None or median7 is None or median7 <= 0:
+        return None
+    if now_price < median7 * (1 - TREND_BAND):
+        return Trend.CHEAPER
+    if now_price > median7 * (1 + TREND_BAND):
+        return Trend.DEARER
+    return Trend.STEADY
+
+
+class _Piece(NamedTuple):
+    start: float
+    end: float
+    in_stock: bool
+    price: float | None
+    span: int  # index of the coverage stretch it lies in
+    opened: int  # how it began: _CARRIED, _UNSEEN or _SEEN
+
+
+_CARRIED = 0  # the state was already in force where observation began (or the series' first record there)
+_UNSEEN = 1  # a change recorded where observation resumed: it happened at some point in the gap before
+_SEEN = 2  # a change between two trusted polls of one stretch: its time is known to a poll's interval
+
+
+def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, currency: str) -> list[_Piece]:
+    """The series' state, cut to observed time: constant pieces within coverage stretches."""
+    out: list[_Piece] = []
+    if not changes:
+        return out
+    times = [c.at for c in changes]
+    first = changes[0].at
+    for i, (s, e) in enumerate(coverage):
+        s, e = max(s, first), min(e, until)
+        if e <= s:
+            continue
+        # the change in force at s, then every change inside (s, e)
+        j = bisect.bisect_right(times, s) - 1
+        t = s
+        opened = _CARRIED
+        if j >= 0 and changes[j].at == s:
+            if s > coverage[i].start:
+                opened = _SEEN  # the series' first record, made while its provider was observed: it is new
+            elif j > 0 and changes[j - 1].in_stock != changes[j].in_stock:
+                opened = _UNSEEN
+        j = max(j, 0)
+        while t < e:
+            c = changes[j]
+            nxt = times[j + 1] if j + 1 < len(times) else math.inf
+            end = min(nxt, e)
+            price = c.usd if currency == "USD" else c.rub
+            if end > t:
+                out.append(_Piece(t, end, c.in_stock, price if c.in_stock else None, i, opened))
+            t, j, opened = end, j + 1, _SEEN
+    return out
+
+
+def _episodes(pieces: Sequence[_Piece]) -> list[Episode]:
+    """Maximal in-stock runs within one coverage stretch."""
+    out: list[Episode] = []
+    run: list[_Piece] = []
+
+    def close(next_piece: _Piece | None) -> None:
+        if not run:
+            return
+        first, last = run[0], run[-1]
+        # Seen to end: the next piece in the same stretch is out of stock.
+        ended = next_piece is not None and next_piece.span == last.span and not next_piece.in_stock
+        out.append(Episode(first.start, last.end, first.opened != _CARRIED, first.opened == _SEEN and ended, ended))
+        run.clear()
+
+    for p in pieces:
+        if p.in_stock:
+            if run and (run[-1].span != p.span or run[-1].end != p.start):
+                close(None)
+            run.append(p)
+        else:
+            close(p)
+    close(None)
+    return out
+
+
+def _quantile(values: Sequence[float], q: float) -> float | None:
+    """The nearest-rank quantile (a real observed value, no interpolation)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q * len(ordered)))
+    return ordered[rank - 1]
+
+
+def _weighted_median(pairs: Iterable[tuple[float, float]]) -> float | None:
+    """Median of values weighted by time: the price the series asked for half of its in-stock time or less."""
+    items = sorted((v, w) for v, w in pairs if w > 0)
+    total = sum(w for _, w in items)
+    if total <= 0:
+        return None
+    acc = 0.0
+    for v, w in items:
+        acc += w
+        if acc >= total / 2:
+            return v
+    return items[-1][0]
+
+
+def window_stats(changes: Sequence[Change], coverage: Sequence[Span], *, until: float, days: int,
+                 currency: str = "USD", fresh: float = FRESH) -> WindowStats:
+    """Figures over the `days` ending at `until`. `changes` sorted by time, starting with the state in force at the
+    window's start when there is one (earlier changes are welcome: an episode's true start counts); `coverage`
+    sorted, not overlapping (the provider's observed stretches). The state "now" is the latest trusted poll's when
+    it is at most `fresh` seconds old; otherwise nothing is said about now."""
+    since = until - days * DAY
+    pieces = _pieces(changes, coverage, until, currency)
+    episodes = _episodes(pieces)
+    observed = sum(min(p.end, until) - max(p.start, since) for p in pieces if p.end > since)
+    in_stock = sum(min(p.end, until) - max(p.start, since) for p in pieces if p.end > since and p.in_stock)
+    appeared = sum(1 for e in episodes if e.appeared and e.start >= since)
+    stays = [e.end - e.start for e in episodes if e.complete and e.end > since]
+    open_stays = [e.end - e.start for e in episodes if not e.complete and e.end > since]
+    comeback_gaps: list[float] = []
+    for a, b in itertools.pairwise(episodes):
+        # a sell-out that was seen, followed by a return seen in the same stretch
+        if a.ended and b.appeared and b.start > since and _same_span(coverage, a.end, b.start):
+            comeback_gaps.append(b.start - a.end)
+    last_in_stock = max((p.end for p in pieces if p.in_stock), default=None)
+    # "Now" is what the latest trusted poll saw, if it is recent enough to speak for now.
+    live = pieces[-1] if pieces and pieces[-1].end == min(coverage[-1].end, until) \
+        and until - coverage[-1].end <= fresh else None
+    now_in_stock = live.in_stock if live is not None else None
+    since_state, censored = None, False
+    if live is not None:
+        k = len(pieces) - 1
+        while k > 0 and pieces[k - 1].in_stock == live.in_stock and pieces[k - 1].span == live.span \
+                and pieces[k - 1].end == pieces[k].start:
+            k -= 1
+        since_state = pieces[k].start
+        censored = pieces[k].opened != _SEEN
+    priced = [(p.price, min(p.end, until) - max(p.start, since)) for p in pieces
+              if p.in_stock and p.price is not None and p.end > since]
+    price_now = live.price if live is not None and live.in_stock else None
+    return WindowStats(
+        days=days, until=until, observed=max(0.0, observed), in_stock=max(0.0, in_stock), appeared=appeared,
+        episodes=len(stays), median_stay=_quantile(stays, 0.5), p90_stay=_quantile(stays, 0.9),
+        longest_open=max(open_stays, default=None), comebacks=len(comeback_gaps),
+        median_comeback=_quantile(comeback_gaps, 0.5), last_in_stock=last_in_stock, now_in_stock=now_in_stock,
+        state_since=since_state, state_since_censored=censored, currency=currency, price_now=price_now,
+        price_min=min((v for v, _ in priced), default=None), price_median=_weighted_median(priced))
+
+
+def _same_span(coverage: Sequence[Span], a: float, b: float) -> bool:
+    i = bisect.bisect_right([s.start for s in coverage], a) - 1
+    return i >= 0 and coverage[i].start <= a and b <= coverage[i].end
+
+
+def merge_coverage(spans: Iterable[Span]) -> list[Span]:
+    out: list[Span] = []
+    for s in sorted(spans):
+        if out and s.start <= out[-1].end:
+            if s.end > out[-1].end:
+                out[-1] = Span(out[-1].start, s.end)
+        else:
+            out.append(s)
+    return out
+
+
+def combine(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: float | None = None,
+            currency: str = "USD") -> tuple[list[Change], list[Span]]:
+    """Several series as one: "any of them in stock (at or under `cap` per GPU-hour, in `currency`)", priced at the
+    cheapest such. Each series counts only where its own provider was observed; the result's coverage is the union.
+    (A series with no known price in `currency` never meets a cap.)"""
+    events: list[tuple[float, int, int, Change | None]] = []  # (time, order, series, change or None = unobserved)
+    for n, (changes, coverage) in enumerate(series):
+        for c in changes:
+            events.append((c.at, 1, n, c))
+        for s in coverage:
+            events.append((s.start, 0, n, None))  # observed from here: its state in force applies
+            events.append((s.end, 2, n, None))
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    observed: list[bool] = [False] * len(series)
+    state: list[Change | None] = [None] * len(series)
+    out: list[Change] = []
+    for at, order, n, change in events:
+        if change is not None:
+            state[n] = change
+        else:
+            observed[n] = order == 0
+        best: float | None = None
+        any_in = False
+        other = "rub" if currency == "USD" else "usd"
+        best_other: float | None = None
+        for k, held in enumerate(state):
+            if held is None or not observed[k] or not held.in_stock:
+                continue
+            price = held.usd if currency == "USD" else held.rub
+            if cap is not None and (price is None or price > cap):
+                continue
+            any_in = True
+            if price is not None and (best is None or price < best):
+                best, best_other = price, getattr(held, other)
+        usd, rub = (best, best_other) if currency == "USD" else (best_other, best)
+        merged = Change(at, any_in, usd if any_in else None, rub if any_in else None)
+        if out and out[-1].at == at:
+            out[-1] = merged
+            if len(out) > 1 and out[-2][1:] == merged[1:]:
+                out.pop()
+        elif not out or out[-1][1:] != merged[1:]:
+            out.append(merged)
+    coverage = merge_coverage(s for _, cov in series for s in cov)
+    return out, coverage

@@ -1,0 +1,394 @@
+"""Availability statistics, kept current by ingest and read per question (core/availability.py computes the figures).
+
+Write side — `track_poll`, called by `storage.ingest` inside each poll's transaction, so the aggregates move exactly
+with the offers they describe (a rolled-back poll moves neither; every replica reads the same rows):
+
+- the provider's COVERAGE: a trusted poll extends its current observed stretch, or opens a new one after a silence
+  longer than `gap_allowance` (ingest down, a restart, failing polls). Untrusted polls observe nothing. A poll
+  stamped earlier than the stretch's end (the clock was set back) counts as at that end: time never runs backwards
+  in the statistics, so nothing is counted twice and no duration is negative.
+- each SERIES touched by the poll: an offer group (provider, card, GPU count, region, billing) and its provider
+  family (the same without the region). Only configurations whose stored row the poll wrote can move a series; the
+  poll recomputes just those series from an in-memory index of members (kept with the ingest state cache between
+  polls, built once from the provider's state otherwise), and writes a change row only where a series' state (in
+  stock, cheapest price) actually moved. An unchanged provider costs one coverage update.
+
+Read side — `series_stats`, `card_stats`, `stay_notes`: one indexed range read per question, no raw history.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple, cast
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import Table, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from core.availability import (
+    DAY,
+    WHOLE_GROUP,
+    Change,
+    Span,
+    Trend,
+    WindowStats,
+    combine,
+    series_key,
+    trend,
+    window_stats,
+)
+from core.offers import Offer
+from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
+
+log = logging.getLogger(__name__)
+
+KEEP_DAYS = 31  # changes and coverage kept: the longest window asked for, and a day to start it from
+WINDOWS = (7, 30)
+MIN_GAP = timedelta(minutes=15)  # silences up to this are always observed time
+FIRST_GAP = timedelta(hours=2)  # before a stretch has shown its poll interval
+GAP_FACTOR = 3  # a silence longer than this many usual poll intervals is a gap
+
+_series = cast(Table, AvailabilitySeries.__table__)
+_changes = cast(Table, AvailabilityChange.__table__)
+_coverage = cast(Table, AvailabilityCoverage.__table__)
+
+
+class Member(NamedTuple):
+    in_stock: bool  # confirmed (core.changes.OfferState.in_stock)
+    usd: float | None
+    rub: float | None
+
+
+class SeriesState(NamedTuple):
+    in_stock: bool
+    usd: float | None
+    rub: float | None
+
+
+@dataclass(slots=True)
+class SeriesIndex:
+    """One provider's configurations by series, and each series' state as stored."""
+
+    members: dict[str, dict[str, Member]] = field(default_factory=dict)
+    of: dict[str, tuple[str, str]] = field(default_factory=dict)  # config key -> (group key, family key)
+    state: dict[str, SeriesState] = field(default_factory=dict)
+
+
+def gap_allowance(start: datetime, end: datetime, polls: int) -> timedelta:
+    """The longest silence still counted as observed after a stretch of `polls` trusted polls from start to end."""
+    if polls < 3:
+        return FIRST_GAP
+    return max(MIN_GAP, GAP_FACTOR * (end - start) / (polls - 1))
+
+
+async def _observe(session: AsyncSession, provider: str, now: datetime) -> datetime:
+    """Extend (or open) the provider's observed stretch; the time the poll counts at."""
+    conn = await session.connection()
+    row = (await conn.execute(select(_coverage.c.id, _coverage.c.start, _coverage.c.end, _coverage.c.polls)
+                              .where(_coverage.c.provider == provider)
+                              .order_by(_coverage.c.id.desc()).limit(1))).first()
+    if row is not None:
+        start, end = _aware(row.start), _aware(row.end)
+        if now <= end:  # the clock went back (or the same instant twice): no time observed
+            await conn.execute(update(_coverage).where(_coverage.c.id == row.id).values(polls=row.polls + 1))
+            return end
+        if now - end <= gap_allowance(start, end, row.polls):
+            await conn.execute(update(_coverage).where(_coverage.c.id == row.id).values(end=now, polls=row.polls + 1))
+            return now
+    await conn.execute(insert(_coverage).values(provider=provider, start=now, end=now, polls=1))
+    return now
+
+
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+# A row of `storage.ingest`'s provider state, read without building an Offer: see storage.ingest.Raw.
+_RAW_IN_STOCK, _RAW_RUB, _RAW_USD, _RAW = 1, 3, 4, 5
+_PROVIDER, _GPU, _GPU_NAME, _COUNT, _LOCATION, _BILLING = 0, 2, 3, 4, 9, 10
+
+
+def _keys_of(provider: str, gpu: str | None, gpu_name: str, count: int, location: str | None,
+             billing: str) -> tuple[str, str, tuple[str, str, int, str, str]]:
+    card = gpu if gpu is not None else f"?{gpu_name}"
+    region = location or ""
+    return (series_key(provider, card, count, region, billing), series_key(provider, card, count, WHOLE_GROUP, billing),
+            (provider, card, count, region, billing))
+
+
+def _aggregate(members: dict[str, Member]) -> SeriesState:
+    in_stock, usd, rub = False, None, None
+    for m in members.values():
+        if m.in_stock:
+            in_stock = True
+            if m.usd is not None and (usd is None or m.usd < usd):
+                usd = m.usd
+            if m.rub is not None and (rub is None or m.rub < rub):
+                rub = m.rub
+    return SeriesState(in_stock, usd, rub)
+
+
+async def track_poll(session: AsyncSession, provider: str, now: datetime, state: Any, written: Iterable[str],
+                     *, trusted: bool) -> None:
+    """Keep the provider's coverage and series current after one poll (inside its transaction). `state`: the
+    provider's `storage.ingest.ProviderState` after the poll; `written`: the keys of the offers rows it wrote."""
+    if not trusted:
+        return
+    at = await _observe(session, provider, now)
+    index: SeriesIndex | None = state.availability
+    meta: dict[str, tuple[str, str, int, str, str]] = {}
+    if index is None:
+        index = state.availability = SeriesIndex()
+        await _build(session, provider, state, index, meta)
+        touched: set[str] = set(index.members)
+    else:
+        touched = set()
+        for key in written:
+            stored = state.get(key)
+            if stored is None:
+                continue
+            offer: Offer = stored.offer
+            member = Member(stored.in_stock, stored.usd, stored.rub)
+            keys = index.of.get(key)
+            if keys is None:
+                group, family, m = _keys_of(offer.provider, offer.gpu, offer.gpu_name, offer.gpu_count,
+                                            offer.location, offer.billing.value)
+                keys = index.of[key] = (group, family)
+                meta[group] = m
+                meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
+            for series in keys:
+                members = index.members.setdefault(series, {})
+                if members.get(key) != member:
+                    members[key] = member
+                    touched.add(series)
+    inserts: list[dict[str, Any]] = []
+    updates: list[dict[str, Any]] = []
+    changes: list[dict[str, Any]] = []
+    for series in touched:
+        after = _aggregate(index.members[series])
+        before = index.state.get(series)
+        if before == after:
+            continue
+        values = {"in_stock": after.in_stock, "price_usd": after.usd, "price_rub": after.rub, "changed_at": at}
+        if before is None:
+            provider_, card, count, region, billing = meta[series]
+            inserts.append({"key": series, "provider": provider_, "card": card, "gpu_count": count,
+                            "region": region, "billing": billing, "first_seen": at, **values})
+        else:
+            updates.append({"k": series, **values})
+        changes.append({"series_key": series, "at": at, "in_stock": after.in_stock, "price_usd": after.usd,
+                        "price_rub": after.rub})
+        index.state[series] = after
+    conn = await session.connection()
+    if inserts:
+        await conn.execute(insert(_series), inserts)
+    if updates:
+        await conn.execute(update(_series).where(_series.c.key == bindparam("k")).values(
+            in_stock=bindparam("in_stock"), price_usd=bindparam("price_usd"), price_rub=bindparam("price_rub"),
+            changed_at=bindparam("changed_at")), updates)
+    if changes:
+        await conn.execute(insert(_changes), changes)
+
+
+async def _build(session: AsyncSession, provider: str, state: Any, index: SeriesIndex,
+                 meta: dict[str, tuple[str, str, int, str, str]]) -> None:
+    """The index from the provider's whole state (once per process, or after another writer), and the series'
+    states as stored (so only what differs from them is written)."""
+    def add(key: str, parts: tuple[str, str, tuple[str, str, int, str, str]], member: Member) -> None:
+        group, family, m = parts
+        index.of[key] = (group, family)
+        index.members.setdefault(group, {})[key] = member
+        index.members.setdefault(family, {})[key] = member
+        meta[group] = m
+        meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
+
+    for key, stored in state.by_key.items():
+        o = stored.offer
+        add(key, _keys_of(o.provider, o.gpu, o.gpu_name, o.gpu_count, o.location, o.billing.value),
+            Member(stored.in_stock, stored.usd, stored.rub))
+    for key, raw in state.raw.items():
+        if key in state.by_key:
+            continue
+        r = raw[_RAW:]
+        add(key, _keys_of(r[_PROVIDER], r[_GPU], r[_GPU_NAME], r[_COUNT], r[_LOCATION], r[_BILLING]),
+            Member(bool(raw[_RAW_IN_STOCK]), raw[_RAW_USD], raw[_RAW_RUB]))
+    conn = await session.connection()
+    for key, in_stock, usd, rub in (await conn.execute(
+            select(_series.c.key, _series.c.in_stock, _series.c.price_usd, _series.c.price_rub)
+            .where(_series.c.provider == provider))).all():
+        index.state[key] = SeriesState(bool(in_stock), usd, rub)
+
+
+# ---------------------------------------------------------------------------------------------------------- reads
+
+class SeriesStats(BaseModel):
+    """One series' figures over the last 7 and 30 days (the Mini App's and the CLI's unit)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    provider: str
+    card: str
+    gpu_count: int
+    region: str  # "*" for a provider family
+    billing: str
+    windows: dict[int, WindowStats]
+    trend: Trend | None  # the current price against the 7-day median
+
+    def window(self, days: int) -> WindowStats:
+        return self.windows[days]
+
+
+def _ts(at: datetime) -> float:
+    return _aware(at).timestamp()
+
+
+async def _coverage_of(session: AsyncSession, providers: Iterable[str], since: datetime) -> dict[str, list[Span]]:
+    names = sorted(set(providers))
+    out: dict[str, list[Span]] = {p: [] for p in names}
+    if not names:
+        return out
+    rows = (await session.execute(select(_coverage.c.provider, _coverage.c.start, _coverage.c.end)
+                                  .where(_coverage.c.provider.in_(names), _coverage.c.end >= since)
+                                  .order_by(_coverage.c.provider, _coverage.c.id))).all()
+    for p, s, e in rows:
+        out[p].append(Span(_ts(s), _ts(e)))
+    return out
+
+
+async def _changes_of(session: AsyncSession, keys: Sequence[str], since: datetime) -> dict[str, list[Change]]:
+    """Each series' changes from `since` on, preceded by the one in force at `since`."""
+    out: dict[str, list[Change]] = {k: [] for k in keys}
+    if not keys:
+        return out
+    cols = (_changes.c.series_key, _changes.c.at, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
+    for i in range(0, len(keys), 500):  # bounded IN lists
+        chunk = list(keys[i:i + 500])
+        before = (select(func.max(_changes.c.id)).where(_changes.c.series_key.in_(chunk), _changes.c.at < since)
+                  .group_by(_changes.c.series_key))
+        rows = (await session.execute(
+            select(*cols).where(_changes.c.series_key.in_(chunk),
+                                or_(_changes.c.at >= since, _changes.c.id.in_(before)))
+            .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))).all()
+        for key, at, in_stock, usd, rub in rows:
+            out[key].append(Change(_ts(at), bool(in_stock), usd, rub))
+    return out
+
+
+def _stats_of(row: Any, changes: list[Change], coverage: list[Span], until: float, currency: str) -> SeriesStats:
+    windows = {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in WINDOWS}
+    return SeriesStats(key=row.key, provider=row.provider, card=row.card, gpu_count=row.gpu_count, region=row.region,
+                       billing=row.billing, windows=windows,
+                       trend=trend(windows[7].price_now, windows[7].price_median))
+
+
+async def series_stats(session: AsyncSession, *, keys: Sequence[str] | None = None, cards: Sequence[str] | None = None,
+                       provider: str | None = None, gpu_count: int | None = None, families: bool = False,
+                       now: datetime | None = None, currency: str = "USD") -> list[SeriesStats]:
+    """Figures of the series named by `keys`, or of every group (`families`: provider family) matching the
+    filters; sorted by key."""
+    now = now or datetime.now(UTC)
+    q = select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count, _series.c.region,
+               _series.c.billing)
+    if keys is not None:
+        q = q.where(_series.c.key.in_(list(keys)))
+    else:
+        q = q.where((_series.c.region == WHOLE_GROUP) if families else (_series.c.region != WHOLE_GROUP))
+    if cards is not None:
+        q = q.where(_series.c.card.in_(list(cards)))
+    if provider is not None:
+        q = q.where(_series.c.provider == provider)
+    if gpu_count is not None:
+        q = q.where(_series.c.gpu_count == gpu_count)
+    rows = (await session.execute(q.order_by(_series.c.key))).all()
+    since = now - timedelta(days=max(WINDOWS))
+    coverage = await _coverage_of(session, (r.provider for r in rows), since)
+    changes = await _changes_of(session, [r.key for r in rows], since)
+    until = now.timestamp()
+    return [_stats_of(r, changes[r.key], coverage[r.provider], until, currency) for r in rows]
+
+
+async def offer_stats(session: AsyncSession, offers: Iterable[Offer], *, now: datetime | None = None,
+                      currency: str = "USD") -> dict[str, SeriesStats]:
+    """Group figures for offers, by offer key (offers of one group share them)."""
+    from core.availability import group_key
+
+    by_group: dict[str, list[str]] = {}
+    for o in offers:
+        by_group.setdefault(group_key(o), []).append(o.key)
+    stats = await series_stats(session, keys=sorted(by_group), now=now, currency=currency)
+    return {k: s for s in stats for k in by_group[s.key]}
+
+
+class CardStats(BaseModel):
+    """"Any <card> × n (under a cap)" across providers, over one window."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cards: tuple[str, ...]
+    gpu_count: int
+    cap: float | None
+    currency: str
+    providers: tuple[str, ...]
+    window: WindowStats
+
+
+DEFAULT_BILLINGS = ("hourly", "monthly")  # spot is interruptible: not what "in stock" means to a buyer by default
+
+
+async def card_stats(session: AsyncSession, cards: Sequence[str], gpu_count: int, *, cap: float | None = None,
+                     currency: str = "USD", days: int = 30, now: datetime | None = None,
+                     billings: Sequence[str] = DEFAULT_BILLINGS) -> CardStats:
+    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap` per GPU-hour)": the provider
+    families merged, each counted only where its provider was observed."""
+    now = now or datetime.now(UTC)
+    rows = (await session.execute(
+        select(_series.c.key, _series.c.provider).where(
+            and_(_series.c.card.in_(list(cards)), _series.c.gpu_count == gpu_count,
+                 _series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))))
+        .order_by(_series.c.key))).all()
+    since = now - timedelta(days=days)
+    coverage = await _coverage_of(session, (r.provider for r in rows), since)
+    changes = await _changes_of(session, [r.key for r in rows], since)
+    merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], cap=cap, currency=currency)
+    window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
+    return CardStats(cards=tuple(cards), gpu_count=gpu_count, cap=cap, currency=currency,
+                     providers=tuple(sorted({r.provider for r in rows})), window=window)
+
+
+# ------------------------------------------------------------------------------------------------------ retention
+
+async def prune_availability(sm: async_sessionmaker[AsyncSession], now: datetime, *, keep_days: float = KEEP_DAYS,
+                             batch: int = 5000) -> int:
+    """Changes and coverage older than `keep_days`; each series keeps the change in force at the cut, so a
+    window starting there still knows its state. Returns the rows deleted."""
+    cut = now - timedelta(days=keep_days)
+    done = 0
+    while True:
+        async with sm() as s, s.begin():
+            keep = select(func.max(_changes.c.id)).where(_changes.c.at < cut).group_by(_changes.c.series_key)
+            ids = (await s.scalars(select(_changes.c.id).where(_changes.c.at < cut, _changes.c.id.not_in(keep))
+                                   .limit(batch))).all()
+            if ids:
+                await s.execute(delete(_changes).where(_changes.c.id.in_(ids)))
+        done += len(ids)
+        if len(ids) < batch:
+            break
+    async with sm() as s, s.begin():
+        result = await s.execute(delete(_coverage).where(_coverage.c.end < cut))
+        done += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return done
+
+
+def days_ago(now: datetime, days: float) -> datetime:
+    return now - timedelta(seconds=days * DAY)
+
+
+async def stream_rows(session: AsyncSession, stmt: Any, size: int = 2000) -> AsyncIterator[Any]:
+    """Rows of a query a batch at a time (a server-side cursor on PostgreSQL): constant memory."""
+    result = await session.stream(stmt.execution_options(yield_per=size))
+    async for row in result:
+        yield row

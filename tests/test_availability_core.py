@@ -1,0 +1,152 @@
+"""core.availability on synthetic histories with answers worked out by hand: appear/disappear sequences, gaps in
+observation, restarts, retention cut-offs, cards merged across providers under a cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.availability import (
+    DAY,
+    HOUR,
+    Change,
+    Span,
+    StayVerdict,
+    Trend,
+    combine,
+    trend,
+    typical_stay,
+    window_stats,
+)
+
+M = 60.0
+
+
+def out(at: float) -> Change:
+    return Change(at, False, None, None)
+
+
+def on(at: float, usd: float = 2.0) -> Change:
+    return Change(at, True, usd, usd * 80)
+
+
+def cycles(start: float, n: int, stay: float, period: float, usd: float = 2.0) -> list[Change]:
+    """Out of stock at `start`, then `n` times: in stock for `stay`, out until the next period."""
+    changes = [out(start)]
+    for k in range(n):
+        t = start + HOUR + k * period
+        changes += [on(t, usd), out(t + stay)]
+    return changes
+
+
+def test_appear_disappear_sequence() -> None:
+    # Observed for 3 days; in stock 35 min every 6 hours from hour 1.
+    until = 3 * DAY
+    changes = cycles(0.0, 12, 35 * M, 6 * HOUR)
+    s = window_stats(changes, [Span(0.0, until)], until=until, days=7)
+    assert s.appeared == 12 and s.episodes == 12
+    assert s.median_stay == 35 * M and s.p90_stay == 35 * M
+    assert s.comebacks == 11 and s.median_comeback == 6 * HOUR - 35 * M
+    assert s.observed == until and s.in_stock == 12 * 35 * M
+    assert s.share == pytest.approx(12 * 35 / (3 * 24 * 60))
+    assert s.now_in_stock is False and s.last_in_stock == changes[-1].at
+    assert s.state_since == changes[-1].at and not s.state_since_censored
+    assert typical_stay(s) is StayVerdict.SHORT
+
+
+def test_two_hours_of_history_say_nothing_usual() -> None:
+    changes = [out(0.0), on(10 * M), out(20 * M), on(40 * M), out(50 * M), on(70 * M), out(80 * M)]
+    s = window_stats(changes, [Span(0.0, 2 * HOUR)], until=2 * HOUR, days=7)
+    assert s.episodes == 3 and s.median_stay == 10 * M
+    assert typical_stay(s) is None  # three short stays in two hours are not "usually"
+    assert not s.enough
+
+
+def test_first_poll_state_is_not_an_appearance_and_its_stay_is_censored() -> None:
+    # In stock at the provider's first poll, sold out 2 h later, back 1 h after that, still in stock.
+    changes = [on(0.0), out(2 * HOUR), on(3 * HOUR)]
+    s = window_stats(changes, [Span(0.0, 5 * HOUR)], until=5 * HOUR, days=7)
+    assert s.appeared == 1  # only the return was seen happening
+    assert s.episodes == 0  # neither stay has both ends observed
+    assert s.longest_open == 2 * HOUR
+    assert s.comebacks == 1 and s.median_comeback == HOUR
+    assert s.now_in_stock is True and s.state_since == 3 * HOUR and not s.state_since_censored
+
+
+def test_a_gap_cuts_episodes_and_is_not_observed_time() -> None:
+    # Polls observed 0-10 h and 15-24 h (ingest down for 5 h). In stock 9-16 h: the stay spans the gap.
+    changes = [out(0.0), on(9 * HOUR), out(16 * HOUR), on(20 * HOUR), out(21 * HOUR)]
+    cov = [Span(0.0, 10 * HOUR), Span(15 * HOUR, 24 * HOUR)]
+    s = window_stats(changes, cov, until=24 * HOUR, days=7)
+    assert s.observed == 19 * HOUR
+    assert s.in_stock == HOUR + HOUR + HOUR  # 9-10, 15-16, 20-21
+    assert s.episodes == 1 and s.median_stay == HOUR  # only 20-21 h is complete
+    assert s.appeared == 2  # 9 h and 20 h; 15 h is the same stay seen again, not an appearance
+    assert s.comebacks == 1 and s.median_comeback == 4 * HOUR  # 16 -> 20 h; nothing measured across the gap
+
+
+def test_return_during_a_gap_counts_as_appearance_but_not_as_a_measured_stay() -> None:
+    changes = [out(0.0), on(12 * HOUR), out(13 * HOUR)]
+    cov = [Span(0.0, 10 * HOUR), Span(12 * HOUR, 20 * HOUR)]
+    s = window_stats(changes, cov, until=20 * HOUR, days=7)
+    assert s.appeared == 1
+    assert s.episodes == 0  # when it came back during the silence is unknown
+    assert s.longest_open == HOUR
+    assert s.comebacks == 0
+
+
+def test_stale_observation_says_nothing_about_now() -> None:
+    changes = [out(0.0), on(HOUR)]
+    s = window_stats(changes, [Span(0.0, 2 * HOUR)], until=10 * HOUR, days=7)
+    assert s.now_in_stock is None and s.price_now is None
+    assert s.last_in_stock == 2 * HOUR
+    fresh = window_stats(changes, [Span(0.0, 2 * HOUR)], until=2.5 * HOUR, days=7)
+    assert fresh.now_in_stock is True
+
+
+def test_window_cut_keeps_the_state_in_force_and_true_episode_starts() -> None:
+    # 40 days observed; the changes list starts with the state in force 30 days ago (as after retention).
+    until = 40 * DAY
+    changes = [on(9 * DAY), out(10.5 * DAY), on(36 * DAY), out(36 * DAY + 2 * HOUR)]
+    cov = [Span(0.0, until)]
+    s30 = window_stats(changes, cov, until=until, days=30)
+    assert s30.observed == 30 * DAY
+    assert s30.in_stock == 0.5 * DAY + 2 * HOUR  # 10-10.5 d and the 2 h on day 36
+    assert s30.appeared == 1  # the one at 9 d began before the window
+    # The stay that began before the window ended inside it: its full length counts (its start is on record).
+    assert sorted([s30.median_stay or 0, s30.p90_stay or 0]) == [2 * HOUR, 1.5 * DAY]
+    s7 = window_stats(changes, cov, until=until, days=7)
+    assert s7.in_stock == 2 * HOUR and s7.episodes == 1
+
+
+def test_prices_and_trend() -> None:
+    changes = [out(0.0), on(HOUR, 3.0), on(3.5 * HOUR, 2.0), on(4 * HOUR, 1.5)]
+    s = window_stats(changes, [Span(0.0, 5 * HOUR)], until=5 * HOUR, days=7)
+    assert s.price_now == 1.5 and s.price_min == 1.5
+    assert s.price_median == 3.0  # 2.5 h at 3.0 of 4 h in stock
+    assert trend(s.price_now, s.price_median) is Trend.CHEAPER
+    assert trend(3.03, 3.0) is Trend.STEADY and trend(3.2, 3.0) is Trend.DEARER and trend(None, 3.0) is None
+    rub = window_stats(changes, [Span(0.0, 5 * HOUR)], until=5 * HOUR, days=7, currency="RUB")
+    assert rub.price_now == 120.0
+
+
+def test_long_stays_say_days() -> None:
+    changes = [out(0.0)]
+    for k in range(3):
+        changes += [on(k * 2.2 * DAY + HOUR), out(k * 2.2 * DAY + HOUR + 2 * DAY)]
+    s = window_stats(changes, [Span(0.0, 7 * DAY)], until=7 * DAY, days=7)
+    assert s.median_stay == pytest.approx(2 * DAY)
+    assert typical_stay(s) is StayVerdict.LONG
+
+
+def test_combine_any_card_under_a_cap_across_providers() -> None:
+    # Provider A: in stock 0-2 h at $3 (over the cap), 2-4 h at $2. Provider B: 3-6 h at $2.4, observed only to 5 h.
+    a = ([on(0.0, 3.0), on(2 * HOUR, 2.0), out(4 * HOUR)], [Span(0.0, 8 * HOUR)])
+    b = ([out(0.0), on(3 * HOUR, 2.4), out(6 * HOUR)], [Span(0.0, 5 * HOUR), Span(7 * HOUR, 8 * HOUR)])
+    merged, cov = combine([a, b], cap=2.5)
+    assert cov == [Span(0.0, 8 * HOUR)]
+    s = window_stats(merged, cov, until=8 * HOUR, days=7)
+    assert s.in_stock == 3 * HOUR  # 2-5 h: A from 2 h, then B until its provider was last seen
+    assert s.price_min == 2.0 and s.now_in_stock is False
+    without_cap, _ = combine([a, b])
+    s2 = window_stats(without_cap, cov, until=8 * HOUR, days=7)
+    assert s2.in_stock == 5 * HOUR

@@ -1,0 +1,158 @@
+"""Availability aggregates kept by ingest (storage/availability.py through storage.ingest.record_poll) on a real
+migrated database (SQLite, and PostgreSQL with TEST_DATABASE_URL): a synthetic history with a known answer, a gap
+with a restart in it, a clock set back, retention's cut-off, cards merged across regions under a cap."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from core.availability import group_key
+from core.offers import Offer, Rates
+from core.polls import PollResult, PollStatus
+from storage.availability import card_stats, offer_stats, prune_availability, series_stats
+from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
+from storage.db import make_engine, make_sessionmaker
+from storage.ingest import StateCache, record_poll
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+STEP = timedelta(minutes=15)
+RATES = Rates(rub_per={"USD": 80.0})
+M = 60.0
+
+
+def offer(sku: str, *, in_stock: bool, price: float, location: str = "US", gpu: str = "h100-sxm") -> Offer:
+    return Offer(provider="cloudx", sku=sku, gpu=gpu, gpu_name=gpu.upper(), gpu_count=1, price=price,
+                 currency="USD", in_stock=in_stock, location=location)
+
+
+def snapshot(k: int) -> list[Offer]:
+    """Poll k: 'a' (H100, US) in stock for two polls of every twelve; 'b' (H100, EU, dearer) and a filler always."""
+    return [offer("a", in_stock=k % 12 in (2, 3), price=2.0),
+            offer("b", in_stock=True, price=3.0, location="EU"),
+            offer("f", in_stock=True, price=1.0, gpu="a100-80gb")]
+
+
+def at(k: float) -> datetime:
+    return T0 + k * STEP
+
+
+async def poll(sm: async_sessionmaker[AsyncSession], k: int, *, cache: StateCache | None,
+               finished: datetime | None = None, offers: list[Offer] | None = None) -> None:
+    start = at(k)
+    await record_poll(sm, PollResult(provider="cloudx", status=PollStatus.OK, offers=offers or snapshot(k),
+                                     started_at=start, finished_at=finished or start + timedelta(seconds=1)),
+                      rates=RATES, hysteresis=1, cache=cache)
+
+
+@pytest.fixture
+async def sm(migrated_database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = make_engine(migrated_database_url)
+    yield make_sessionmaker(engine)
+    await engine.dispose()
+
+
+async def history(sm: async_sessionmaker[AsyncSession]) -> None:
+    """Polls every 15 min for 28 h, none from poll 60 to 79 (five hours: ingest down), then a restart."""
+    first = StateCache()
+    for k in range(60):
+        await poll(sm, k, cache=first)
+    for k in range(80, 84):
+        await poll(sm, k, cache=None)  # a writer without a state cache (the command line, a replica)
+    second = StateCache()
+    for k in range(84, 112):
+        await poll(sm, k, cache=second)
+
+
+async def test_known_history(sm: async_sessionmaker[AsyncSession]) -> None:
+    await history(sm)
+    now = at(111) + timedelta(minutes=2)
+    a = offer("a", in_stock=True, price=2.0)
+    async with sm() as s:
+        stats = (await offer_stats(s, [a], now=now))[a.key]
+        coverage = (await s.execute(select(AvailabilityCoverage.start, AvailabilityCoverage.end)
+                                    .order_by(AvailabilityCoverage.id))).all()
+    assert [(c.start, c.end) for c in coverage] == [(at(0) + timedelta(seconds=1), at(59) + timedelta(seconds=1)),
+                                                    (at(80) + timedelta(seconds=1), at(111) + timedelta(seconds=1))]
+    w = stats.window(7)
+    assert stats.key == group_key(a) and stats.region == "US"
+    assert w.observed == 90 * 15 * M  # the five silent hours are not observed time
+    assert w.in_stock == (7 * 30 + 15) * M  # seven whole stays and the one still going (its first 15 min)
+    assert w.appeared == 8
+    assert w.episodes == 7 and w.median_stay == 30 * M and w.p90_stay == 30 * M
+    assert w.comebacks == 6 and w.median_comeback == 150 * M  # none measured across the gap
+    assert w.now_in_stock is True and w.price_now == 2.0 and w.price_min == 2.0
+    assert w.state_since == (at(110) + timedelta(seconds=1)).timestamp()
+    assert stats.window(30).appeared == 8
+    await incremental_equals_a_rebuild(sm)
+    await cards_under_a_cap(sm)
+
+
+async def incremental_equals_a_rebuild(sm: async_sessionmaker[AsyncSession]) -> None:
+    async with sm() as s:
+        stored = {r.key: (r.in_stock, r.price_usd) for r in (await s.scalars(select(AvailabilitySeries))).all()}
+        changes = int(await s.scalar(select(func.count()).select_from(AvailabilityChange)) or 0)
+    assert stored == {"cloudx|h100-sxm|1|US|hourly": (True, 2.0), "cloudx|h100-sxm|1|EU|hourly": (True, 3.0),
+                      "cloudx|h100-sxm|1|*|hourly": (True, 2.0), "cloudx|a100-80gb|1|US|hourly": (True, 1.0),
+                      "cloudx|a100-80gb|1|*|hourly": (True, 1.0)}
+    # one row per move only: group 'a' 1 + 2 per stay (8 stays, the last still open) ; the family's price moves
+    # with it (3.0 <-> 2.0); 'b' and the filler: their first record
+    assert changes == (1 + 2 * 8 - 1) + (1 + 2 * 8 - 1) + 3
+
+
+async def cards_under_a_cap(sm: async_sessionmaker[AsyncSession]) -> None:
+    now = at(111) + timedelta(minutes=2)
+    async with sm() as s:
+        capped = await card_stats(s, ["h100-sxm", "h100-pcie"], 1, cap=2.5, days=30, now=now)
+        any_price = await card_stats(s, ["h100-sxm"], 1, days=30, now=now)
+        rub = await card_stats(s, ["h100-sxm"], 1, cap=150.0, currency="RUB", days=30, now=now)
+    assert capped.providers == ("cloudx",)
+    assert capped.window.in_stock == (7 * 30 + 15) * M and capped.window.median_comeback == 150 * M
+    assert any_price.window.in_stock == any_price.window.observed  # 'b' never left
+    assert rub.window.in_stock == 0.0 and rub.window.price_now is None  # $2 = 160 RUB: over a 150 RUB cap
+
+
+async def test_clock_set_back_counts_no_time_twice(sm: async_sessionmaker[AsyncSession]) -> None:
+    cache = StateCache()
+    for k in range(4):
+        await poll(sm, k, cache=cache)
+    # poll 4 is stamped 40 minutes before poll 3 (the host's clock was set back); 'a' sold out in it
+    await poll(sm, 4, cache=cache, finished=at(3) - timedelta(minutes=40))
+    await poll(sm, 5, cache=cache, finished=at(3) + timedelta(minutes=5))
+    async with sm() as s:
+        rows = (await s.execute(select(AvailabilityChange.at).where(
+            AvailabilityChange.series_key == "cloudx|h100-sxm|1|US|hourly").order_by(AvailabilityChange.id))).all()
+        cov = (await s.execute(select(AvailabilityCoverage.start, AvailabilityCoverage.end,
+                                      AvailabilityCoverage.polls))).all()
+        stats = (await series_stats(s, keys=["cloudx|h100-sxm|1|US|hourly"], now=at(3) + timedelta(minutes=6)))[0]
+    times = [r.at for r in rows]
+    assert times == sorted(times)  # never out of order
+    assert times[-1] == at(3) + timedelta(seconds=1)  # the sold-out counts at the last time already observed
+    assert cov == [(at(0) + timedelta(seconds=1), at(3) + timedelta(minutes=5), 6)]
+    w = stats.window(7)
+    assert w.episodes == 1 and w.median_stay == 15 * M  # in stock from poll 2 to the last observed time
+
+
+async def test_retention_keeps_the_state_in_force(sm: async_sessionmaker[AsyncSession]) -> None:
+    await history(sm)
+    now = at(111) + timedelta(minutes=2)
+    key = "cloudx|h100-sxm|1|US|hourly"
+    async with sm() as s:
+        before = (await series_stats(s, keys=[key], now=now))[0].window(7)
+    # A retention pass as if a month had gone by since poll 5 (the stay from poll 2 to 4 is then older).
+    deleted = await prune_availability(sm, at(5) + timedelta(days=31))
+    assert deleted > 0
+    async with sm() as s:
+        after = (await series_stats(s, keys=[key], now=now))[0].window(7)
+        kept_old = (await s.execute(select(AvailabilityChange.series_key, func.count()).where(
+            AvailabilityChange.at < at(5)).group_by(AvailabilityChange.series_key))).all()
+    assert all(n == 1 for _, n in kept_old)  # each series keeps the change in force at the cut
+    # The stay from poll 2 to 4 is gone with its rows; what remains starts from the state in force at the cut
+    # (sold out at poll 4), and only the time since then counts as observed: never more than the kept rows hold.
+    assert (after.appeared, after.episodes) == (before.appeared - 1, before.episodes - 1)
+    assert (after.median_stay, after.median_comeback) == (before.median_stay, before.median_comeback)
+    assert after.observed == before.observed - 4 * 15 * M
