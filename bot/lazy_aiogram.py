@@ -73,7 +73,7 @@ def install() -> None:
             for name, value in _types_namespace.items():
                 names.setdefault(name, value)
             return None  # still incomplete: pydantic builds it on first use (defer_build)
-        return pydantic_rebuild(cls, force=force, raise_errors=raise_errors,  # type: ignore[no-any-return]
+        return pydantic_rebuild(cls, force=force, raise_errors=raise_errors,
                                 _parent_namespace_depth=_parent_namespace_depth, _types_namespace=_types_namespace)
 
     BaseModel.model_rebuild = classmethod(model_rebuild)  # type: ignore[method-assign,assignment]

@@ -229,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "estimate", help="VRAM a workload needs and the GPU configurations that fit",
         description="Estimate per-GPU memory, fitting GPU configurations and training time for an LLM workload, "
