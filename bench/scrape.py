@@ -91,7 +91,7 @@ async def bench_real_providers() -> None:
           f"{wall / total:.3f} (target < 0.25)")
 
 
-def vast_payload(n: int, rng: random.Random) -> dict:  # type: ignore[type-arg]
+def vast_payload(n: int, rng: random.Random) -> dict:
     offers = []
     for i in range(n):
         gpu = rng.choice(GPUS)

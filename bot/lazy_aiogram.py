@@ -16,12 +16,13 @@ inherits (their modules import the types they name, so nothing else is needed). 
 tests/test_lazy_aiogram.py (every aiogram type and method still builds and validates; the deferral is in effect in
 the bot) and by every end-to-end test, which runs the bot through this path.
 
-This is the project's one patch of a library (pydantic's `BaseModel.model_rebuild`, for the length of aiogram's
-import) and it relies on two things no public API promises: aiogram's import loop passing `_types_namespace`, and
-pydantic's `model_rebuild` keywords. So it is applied only to the versions it was checked on (`CHECKED`: the lower
-bounds are pyproject's, the upper ones the newest minor release the suite passed on); on any other version nothing is
-patched and aiogram builds its types eagerly as it does on its own (slower start, more memory, the same behaviour),
-and tests/test_lazy_aiogram.py fails loudly until the new version is checked and added.
+This is the project's one patch of a library (aiogram's `TelegramObject.model_rebuild`, its types' base class,
+never pydantic's own `BaseModel`), and it relies on two things no public API promises: aiogram's import loop
+passing `_types_namespace`, and pydantic's `model_rebuild` keywords. So it is applied only to the versions it was
+checked on (`CHECKED`: the lower bounds are pyproject's, the upper ones the newest minor release the suite passed on);
+on any other version nothing is patched and aiogram builds its types eagerly as it does on its own (slower start,
+more memory, the same behaviour), and tests/test_lazy_aiogram.py fails loudly until the new version is checked and
+added.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
-_PATCHED = "_gpuradar_lazy_aiogram"
+_installed = False  # once per process
 # (first, after last) minor version the mechanism was verified on, per distribution.
 CHECKED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "aiogram": ((3, 13), (3, 32)),
@@ -60,36 +61,57 @@ def checked_versions() -> bool:
 def install() -> None:
     """Defer aiogram's type builds; a no-op when aiogram.types is already imported (the work is done by then) and
     on versions the mechanism was not checked on (see the module's docstring)."""
-    if "aiogram.types" in sys.modules or getattr(BaseModel, _PATCHED, False) or not checked_versions():
+    global _installed
+    if _installed or "aiogram.types" in sys.modules or not checked_versions():
         return
+    _installed = True
+    pending: dict[str, Callable[[ModuleType], None]] = {}
+    if "aiogram.types.base" not in sys.modules:
+        pending["aiogram.types.base"] = _defer_type_rebuilds
+    if "aiogram.methods.base" not in sys.modules:
+        pending["aiogram.methods.base"] = _defer_method_builds
+    if pending:
+        sys.meta_path.insert(0, _AfterImport(pending))
+
+
+def _defer_type_rebuilds(module: ModuleType) -> None:
+    """aiogram's own base class of the Telegram types (not pydantic's BaseModel) gets a `model_rebuild` that, during
+    aiogram.types' import loop, records the namespace instead of building; at any other time it is pydantic's."""
     pydantic_rebuild = BaseModel.__dict__["model_rebuild"].__func__
 
     def model_rebuild(cls: type[BaseModel], *, force: bool = False, raise_errors: bool = True,
                       _parent_namespace_depth: int = 2, _types_namespace: dict[str, Any] | None = None) -> bool | None:
-        module = sys.modules.get(cls.__module__)
-        if (_types_namespace is not None and not force and module is not None
+        types_module = sys.modules.get(cls.__module__)
+        if (_types_namespace is not None and not force and types_module is not None
                 and cls.__module__.startswith("aiogram.types.") and _in_aiogram_import_loop()):
-            names = vars(module)
+            names = vars(types_module)
             for name, value in _types_namespace.items():
                 names.setdefault(name, value)
             return None  # still incomplete: pydantic builds it on first use (defer_build)
-        return pydantic_rebuild(cls, force=force, raise_errors=raise_errors,  # type: ignore[no-any-return]
+        return pydantic_rebuild(cls, force=force, raise_errors=raise_errors,
                                 _parent_namespace_depth=_parent_namespace_depth, _types_namespace=_types_namespace)
 
-    BaseModel.model_rebuild = classmethod(model_rebuild)  # type: ignore[method-assign,assignment]
-    setattr(BaseModel, _PATCHED, True)
-    if "aiogram.methods.base" not in sys.modules:
-        sys.meta_path.insert(0, _DeferMethods())
+    module.TelegramObject.model_rebuild = classmethod(model_rebuild)
 
 
-class _DeferMethods(importlib.abc.MetaPathFinder):
-    """Once `aiogram.methods.base` is executed, `TelegramMethod` defers the build of every method class after it."""
+def _defer_method_builds(module: ModuleType) -> None:
+    """`TelegramMethod` defers the build of every method class defined after it."""
+    module.TelegramMethod.model_config["defer_build"] = True
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs a function on each of a few aiogram modules right after the module is executed, once."""
+
+    def __init__(self, pending: dict[str, Callable[[ModuleType], None]]) -> None:
+        self.pending = pending
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "aiogram.methods.base":
+        after = self.pending.pop(fullname, None)
+        if after is None:
             return None
-        sys.meta_path.remove(self)  # one module, once
+        if not self.pending:
+            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return spec
@@ -97,7 +119,7 @@ class _DeferMethods(importlib.abc.MetaPathFinder):
 
         def exec_module(module: ModuleType) -> None:
             execute(module)
-            module.TelegramMethod.model_config["defer_build"] = True
+            after(module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec

@@ -31,7 +31,7 @@ def keep(returning: Any) -> type[Response[Any]]:
     """`Response[returning]`, built once per process and then held."""
     kept = _KEPT.get(returning)
     if kept is None:
-        kept = _KEPT[returning] = Response[returning]  # type: ignore[valid-type]
+        kept = _KEPT[returning] = Response[returning]
     return kept
 
 

@@ -37,69 +37,45 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
-import itertools
 import logging
-import os
 import signal
-import socket
-import time
-from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from aiogram import Bot
-from aiogram.exceptions import (
-    TelegramAPIError,
-    TelegramBadRequest,
-    TelegramForbiddenError,
-    TelegramMigrateToChat,
-    TelegramNetworkError,
-    TelegramNotFound,
-    TelegramRetryAfter,
-    TelegramServerError,
-)
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
-from sqlalchemy.exc import SQLAlchemyError
+from aiogram.types import InlineKeyboardMarkup
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.alert_texts import pack_messages, render_block, render_offer, stop_buttons
-from bot.callbacks import AlertCb
+from bot.delivery.claims import Claims, dead_local_owners
+from bot.delivery.jobs import ChatLine, Job
+from bot.delivery.planning import PLAN_USERS, DigestPlanner, quiet_until
+from bot.delivery.policy import Action, Verdict, classify
+from bot.delivery.rendering import DigestRenderer
 from bot.pacing import Pacer, paced
-from core.availability import WindowStats
 from storage.alert_tables import DeliveryState
-from storage.availability import offer_stats
 from storage.lease import default_holder_id
 from storage.outbox import (
     ClaimConflict,
     FanOut,
-    PlannedDelivery,
-    UserPlan,
-    advance_cursors,
-    claim_owners,
-    create_deliveries,
     deactivate_user,
     group_chat_gone,
     mark_failed,
     mark_sending,
     mark_sent,
     migrate_chat,
-    release_claims,
-    renew_claims,
     requeue_delivery,
-    still_claimed,
-    take_over_deliveries,
     unfinished_deliveries,
 )
+
+__all__ = ["AlertSender", "NoMetrics", "SenderMetrics", "SenderStats", "dead_local_owners", "quiet_until",
+           "run_standalone"]
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
-# Users planned per transaction: rendering their digests holds the event loop, so a few at a time keeps sending
-# going between plans.
-PLAN_USERS = 40
 _SHORT_SLEEP = 0.05  # seconds: waits up to this long are plain sleeps (a stop is noticed at their end)
 
 
@@ -128,48 +104,6 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def quiet_until(now: datetime, start: int | None, end: int | None, tz_offset_minutes: int) -> datetime | None:
-    """The UTC moment the user's quiet hours end, when `now` falls inside them; None otherwise.
-    Hours are local (the user's offset); a window may wrap midnight (23 -> 7)."""
-    if start is None or end is None or start == end:
-        return None
-    local = now + timedelta(minutes=tz_offset_minutes)
-    h = local.hour
-    inside = start <= h < end if start < end else (h >= start or h < end)
-    if not inside:
-        return None
-    end_local = local.replace(hour=end, minute=0, second=0, microsecond=0)
-    if end_local <= local:
-        end_local += timedelta(days=1)
-    return end_local - timedelta(minutes=tz_offset_minutes)
-
-
-def _pid_running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, under another user
-        return True
-    return True
-
-
-def dead_local_owners(owners: list[str], me: str) -> list[str]:
-    """The owners (`host:pid:nonce`, see storage.lease.default_holder_id) that were processes on this host and no
-    longer run: their pid is gone, or it is our own pid with another nonce (a restarted container's pid 1).
-    Owners on other hosts are never judged here: only their claim's expiry frees their deliveries."""
-    host = socket.gethostname()
-    dead = []
-    for owner in owners:
-        parts = owner.rsplit(":", 2)
-        if owner == me or len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
-            continue
-        pid = int(parts[1])
-        if (pid == os.getpid()) or not _pid_running(pid):
-            dead.append(owner)
-    return dead
-
-
 @dataclass
 class SenderStats:
     sent: int = 0
@@ -183,21 +117,12 @@ class SenderStats:
     per_chat_sent: dict[int, int] = field(default_factory=lambda: defaultdict(int))
 
 
-@dataclass
-class _Job:
-    id: int
-    user_id: int
-    chat_id: int
-    text: str
-    reply_markup: dict[str, Any] | None
-    attempts: int = 0
-    since_chat: float | None = None  # seconds between this attempt's start and the chat's previous start
-    marked: bool = False  # its state "sending" is committed (a retry after an attempt that may have arrived)
-
-
 class AlertSender:
-    """Drain the outbox until stopped. `time_scale` shrinks every limit and wait (benches against a stand-in
-    server whose limit window is scaled the same way); 1.0 is Telegram's real time."""
+    """Drain the outbox until stopped: the claim cycle plans users into deliveries (`bot.delivery.planning`), a
+    dispatcher hands the workers the jobs whose chat may take a message (`bot.delivery.jobs`), each worker sends
+    one and carries out what `bot.delivery.policy` says of its failure; `bot.delivery.claims` keeps replicas apart.
+    `time_scale` shrinks every limit and wait (benches against a stand-in server whose limit window is scaled the
+    same way); 1.0 is Telegram's real time."""
 
     def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, global_rate: float = 29.5,
                  chat_interval: float = 1.05, time_scale: float = 1.0, workers: int = 8, poll_interval: float = 1.0,
@@ -207,10 +132,6 @@ class AlertSender:
                  pacer: Pacer | None = None) -> None:
         self.bot = bot
         self.metrics: SenderMetrics = metrics or NoMetrics()
-        self.fanout = fanout or FanOut()
-        self._held: dict[int, datetime] = {}  # user id -> end of their quiet hours (their events wait, in memory)
-        # An offer's headline, prices and link per (event, language, currency): shared by every reader of it.
-        self._offer_parts: dict[tuple[int, str, str], tuple[str, str]] = {}
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
         # Slots 1/global_rate apart, and never more than floor(global_rate) real starts in any window. The bot's
@@ -221,28 +142,31 @@ class AlertSender:
         self.poll_interval = poll_interval
         self.batch = batch  # messages kept ready in memory; users are planned lazily so backlogs merge into digests
         self.max_attempts = max_attempts
-        # A send must end before our claim can lapse (see the module docstring), so it may not outlast half of it.
-        self.request_timeout = min(request_timeout, claim_ttl / 2)
         self.clock = clock
         self.owner = owner or default_holder_id()
-        self.claim_ttl = claim_ttl
-        self._claims_until = 0.0  # time.monotonic() until which our claims are known to hold
-        self._lost: set[int] = set()  # deliveries in memory that another sender has taken over
-        self.stats = SenderStats()
-        self._queue: asyncio.Queue[_Job] = asyncio.Queue()  # jobs whose chat may take a message now
-        self._by_chat = _ChatLine(lambda: self.pacer.clock(), lambda c: self.pacer.chat_wait(c),
-                                  self.pacer.chat_interval)
-        self._dispatch = asyncio.Event()  # a job arrived, or a worker took one: look at the chat line again
+        self._write_lock = asyncio.Lock()
         self._known: set[int] = set()  # delivery ids queued in memory or in flight
         self._known_lock = asyncio.Lock()
-        self._write_lock = asyncio.Lock()
+        # A send must end before our claim can lapse (see the module docstring), so it may not outlast half of it.
+        self.request_timeout = min(request_timeout, claim_ttl / 2)
+        self.claims = Claims(sessionmaker, self._write, owner=self.owner, claim_ttl=claim_ttl,
+                             request_timeout=self.request_timeout, known=lambda: self._known)
+        self.planner = DigestPlanner(sessionmaker, self._write, fanout or FanOut(), DigestRenderer(),
+                                     owner=self.owner, claim_ttl=claim_ttl, clock=clock)
+        self.stats = SenderStats()
+        self._queue: asyncio.Queue[Job] = asyncio.Queue()  # jobs whose chat may take a message now
+        self._by_chat = ChatLine(lambda: self.pacer.clock(), lambda c: self.pacer.chat_wait(c),
+                                 self.pacer.chat_interval)
+        self._dispatch = asyncio.Event()  # a job arrived, or a worker took one: look at the chat line again
         self._sent_batch: list[tuple[int, int, asyncio.Future[None]]] = []
         self._requeued = False  # a delivery was put back after a failed attempt: look for it when due
-        self._blocked_users: set[int] = set()
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
-        self._in_flight = 0
         self._done = asyncio.Event()
+
+    @property
+    def fanout(self) -> FanOut:
+        return self.planner.fanout
 
     # ------------------------------------------------------------------ control
     def wake(self) -> None:
@@ -262,12 +186,12 @@ class AlertSender:
         workers.append(asyncio.create_task(self._dispatcher(), name="alert-dispatcher"))
         heartbeat: asyncio.Task[None] | None = None
         try:
-            await self._renew()
+            await self.claims.renew()
             await self._resume_unfinished(first=True)
             heartbeat = asyncio.create_task(self._heartbeat(), name="alert-claims")
             while not self._stop.is_set():
                 try:
-                    if await self._claim() >= PLAN_USERS:
+                    if await self._plan() >= PLAN_USERS:
                         continue  # more may be due: plan the next users now, sending has already started
                     if self._requeued:
                         self._requeued = False
@@ -286,70 +210,32 @@ class AlertSender:
             if heartbeat is not None:
                 heartbeat.cancel()
             await asyncio.gather(*workers, *([heartbeat] if heartbeat else []), return_exceptions=True)
-            with contextlib.suppress(Exception):  # what stays queued may go out from another replica right away
-                async with self._write() as session:
-                    await release_claims(session, self.owner)
+            with contextlib.suppress(Exception):
+                await self.claims.release()
             self._done.set()
 
     async def idle(self) -> bool:
         """True when nothing is queued in memory or in flight and no user has an unheard event that is due (for
         tests and benches)."""
-        if self._known:
-            return False
-        async with self.sessionmaker() as session:
-            await self.fanout.refresh(session, self.clock())
-        return not self.fanout.due_users(1, self._held, self.clock())
+        return not self._known and not await self.planner.any_due()
 
     # ------------------------------------------------------------------ claims across replicas
-    async def _renew(self) -> None:
-        """Extend our claims; deliveries in memory that are no longer ours (taken over while we stalled) are lost."""
-        started = time.monotonic()
-        async with self._write() as session:
-            known = set(self._known)  # under the write lock: no claim of ours is between commit and memory now
-            mine = await renew_claims(session, self.owner, self.claim_ttl)
-            gone = known - mine
-            if gone:  # finished just now (sent or failed, still in memory for a moment) is not taken over
-                gone -= await still_claimed(session, self.owner, gone)
-        self._claims_until = started + self.claim_ttl
-        lost = gone
-        self._lost = (self._lost & self._known) | lost
-        if lost:
-            log.warning("%d deliveries were taken over by another sender; not sending them here", len(lost))
-
-    async def _take_over(self) -> int:
-        """Claim the deliveries of senders that died (claim lapsed, or a gone process on this host)."""
-        async with self.sessionmaker() as session:
-            dead = dead_local_owners(await claim_owners(session, self.owner), self.owner)
-        async with self._write() as session:
-            taken = await take_over_deliveries(session, self.owner, self.claim_ttl, dead)
-        if taken:
-            log.warning("took over %d deliveries from senders that stopped renewing their claims", len(taken))
-        return len(taken)
-
     async def _heartbeat(self) -> None:
         while not self._stop.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), self.claim_ttl / 3)
+                await asyncio.wait_for(self._stop.wait(), self.claims.ttl / 3)
             if self._stop.is_set():
                 return
             try:
-                await self._renew()
+                await self.claims.renew()
                 await self._resume_unfinished()
-            except Exception:  # the database is away: sends pause once the claim margin runs out (_claim_holds)
+            except Exception:  # the database is away: sends pause once the claim margin runs out (Claims.hold)
                 log.warning("renewing alert claims failed", exc_info=True)
 
-    async def _claim_holds(self, job: _Job) -> bool:
-        """Before a send: the delivery is still ours and our claim outlasts the request. Waits (for the heartbeat)
-        while the claim is short; False when the delivery was taken over or stop() came first."""
-        while time.monotonic() + self.request_timeout > self._claims_until:
-            if not await self._sleep_unless_stopped(0.05):
-                return False
-        return job.id not in self._lost
-
-    # ------------------------------------------------------------------ claiming
+    # ------------------------------------------------------------------ planning
     async def _resume_unfinished(self, *, first: bool = False) -> None:
         """Deliveries already written (ours, a dead sender's, or requeued after a network error) whose time came."""
-        taken = await self._take_over()
+        taken = await self.claims.take_over()
         now = self.clock()
         # The lock makes the snapshot and `_known` agree: a worker forgets a job only after its final state is
         # committed, so a delivery read here as "sending" just before it was sent is still known, never re-sent.
@@ -365,81 +251,21 @@ class AlertSender:
                     self.stats.resumed_sending += 1
                     log.warning("delivery %s was in flight when the last process died: sending again "
                                 "(a duplicate is possible if Telegram had already accepted it)", d.id)
-                self._push(_Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts,
-                                marked=d.state == DeliveryState.SENDING))
+                self._push(Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts,
+                               marked=d.state == DeliveryState.SENDING))
 
-    async def _claim(self) -> int:
-        """Turn the unheard events of the users waiting longest into messages; returns how many users were looked
-        at. Only as many as keep `batch` messages ready: the rest wait in the queue and merge into later digests.
-
-        Reading and rendering happen outside the write transaction and hand the event loop back between users, so
-        the messages already prepared keep going out meanwhile (a batch rendered in one go held the loop for
-        100-200 ms: the pipe to Telegram idled, and sends that had started late arrived bunched, earning 429s).
-        The write is short: the cursors' compare-and-set (another sender that planned one of these users first
-        makes it roll back, `ClaimConflict`) and the deliveries with their final text, in one transaction."""
-        now = self.clock()
+    async def _plan(self) -> int:
+        """Plan as many users as keep `batch` messages ready (the rest wait in the outbox and merge into later
+        digests); returns how many users were looked at."""
         room = self.batch - len(self._known)
         if room <= 0:
             return 0
-        async with self.sessionmaker() as session:
-            await self.fanout.refresh(session, now)
-            users = self.fanout.due_users(min(room, PLAN_USERS), self._held, now)
-            if not users:
-                return 0
-            plans = await self.fanout.plans(session, users)
-            weeks = await _availability(session, plans, now)
-        done: list[UserPlan] = []
-        planned: list[PlannedDelivery] = []
-        moves: list[tuple[int, int, int]] = []
-        for plan in plans:
-            if plan.active and plan.user_id not in self._blocked_users:
-                until = quiet_until(now, plan.quiet_start, plan.quiet_end, plan.tz_offset_minutes)
-                if until is not None:
-                    self._held[plan.user_id] = until  # delayed, never dropped: all of it goes out at the end
-                    continue
-                planned.extend(self._render(plan, weeks))
-                await asyncio.sleep(0)  # let the prepared messages go out between users
-            # An inactive (blocked) user's events are dropped with the cursor move: nobody to tell.
-            self._held.pop(plan.user_id, None)
-            moves.append((plan.user_id, plan.cursor, plan.upto))
-            done.append(plan)
-        async with self._write() as session:
-            # A user who blocked the bot while we rendered: their events are dropped like an inactive user's (under
-            # the write lock, so `_blocked`'s own write either came before this check or fails these deliveries).
-            planned = [p for p in planned if p.user_id not in self._blocked_users]
-            await advance_cursors(session, moves)
-            delivery_ids = await create_deliveries(session, planned, now, owner=self.owner, claim_ttl=self.claim_ttl)
-        jobs = [_Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
-                for p, did in zip(planned, delivery_ids, strict=True)]
-        for plan in done:
-            self.fanout.planned(plan)
-        for job in _round_robin(jobs):
+        users, jobs = await self.planner.plan(room)
+        for job in jobs:
             self._push(job)
-        return len(users)
+        return users
 
-    def _render(self, plan: UserPlan, weeks: dict[str, WindowStats]) -> list[PlannedDelivery]:
-        out: list[PlannedDelivery] = []
-        for chat_id, items in plan.by_chat.items():
-            blocks: list[tuple[tuple[tuple[int, str], ...], str]] = []
-            for item in items:
-                try:
-                    key = (item.event_id, plan.lang, plan.currency)
-                    parts = self._offer_parts.get(key)
-                    if parts is None:
-                        parts = self._offer_parts[key] = render_offer(item.event, plan.lang, plan.currency,
-                                                                      weeks.get(item.event.offer.key))
-                        if len(self._offer_parts) > 8192:
-                            self._offer_parts.pop(next(iter(self._offer_parts)))
-                    block = render_block(item.event, item.reasons, plan.lang, plan.currency, parts)
-                except (KeyError, TypeError, ValueError) as e:  # a malformed event fails alone
-                    log.warning("alert event %s cannot be rendered: %s", item.event_id, e)
-                    continue
-                blocks.append((tuple((r.subscription_id, r.query_text) for r in item.reasons), block))
-            out.extend(PlannedDelivery(plan.user_id, chat_id, m.text, _markup(m.subscriptions, plan.lang))
-                       for m in pack_messages(blocks, plan.lang, grouping=plan.grouping))
-        return out
-
-    def _push(self, job: _Job) -> None:
+    def _push(self, job: Job) -> None:
         self._known.add(job.id)
         self._by_chat.put(job)
         self._dispatch.set()
@@ -479,11 +305,11 @@ class AlertSender:
             finally:
                 async with self._known_lock:
                     self._known.discard(job.id)
-                    self._lost.discard(job.id)
+                    self.claims.forget(job.id)
                 if len(self._known) < self.batch // 2:
                     self._wake.set()  # room for more: plan the next users
 
-    async def _next_job(self) -> _Job | None:
+    async def _next_job(self) -> Job | None:
         if not self._stop.is_set() and not self._queue.empty():
             self._dispatch.set()
             return self._queue.get_nowait()  # the usual case while a backlog drains: no waiting machinery
@@ -509,13 +335,13 @@ class AlertSender:
                 await asyncio.wait_for(self._stop.wait(), seconds)
         return not self._stop.is_set()
 
-    async def _deliver(self, job: _Job) -> None:
+    async def _deliver(self, job: Job) -> None:
         while True:
             if not await self._wait_for_slot(job):
                 return  # stopping: still queued in the database, sent after the restart
-            if job.user_id in self._blocked_users:
+            if job.user_id in self.planner.blocked:
                 return  # blocked while this one waited for its slot (the database already dropped it)
-            if not await self._claim_holds(job):
+            if not await self.claims.hold(job.id, self._sleep_unless_stopped):
                 return  # taken over by another sender (it sends it), or stopping (still queued)
             if job.attempts and not job.marked:
                 # A retry: the earlier attempt may have reached Telegram (a lost answer), so say so durably, once.
@@ -531,67 +357,12 @@ class AlertSender:
                         reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup)
                         if job.reply_markup else None,
                         request_timeout=int(self.request_timeout))
-            except TelegramRetryAfter as e:
-                # Not delivered: this chat waits as long as Telegram says. A 429 does not say which limit it was.
-                # When this chat had a message just before (under two chat intervals: its one-a-second is the
-                # likely limit, e.g. the earlier one arrived late) only this chat waits. Otherwise the overall
-                # limit is the likely one, though our own count of starts kept it: the sends arrived bunched, and
-                # the pacer leaves more room per window from now on; only a second such 429 within a window (a
-                # flood, not a bunch) makes everyone wait. Each whole window of silence costs 30 messages: paid
-                # for every 429 it cost more than a tenth of the rate in bench/fanout_cycle.py.
-                self.stats.retry_after += 1
-                self.metrics.telegram_rate_limited("sendMessage")
-                job.attempts -= 1  # refused, so it never reached the chat: the retry is a first attempt again
-                wait = e.retry_after * self.time_scale
-                if job.since_chat is not None and job.since_chat < 2 * self.pacer.chat_interval:
-                    self.stats.retry_after_chat += 1
-                    self.pacer.pause_chat(wait, job.chat_id)
-                elif self.pacer.overflowed():
-                    self.pacer.pause(wait, job.chat_id)
-                else:
-                    self.pacer.pause_chat(wait, job.chat_id)
-                continue
-            except TelegramMigrateToChat as e:
-                self.stats.migrated += 1
-                async with self._write() as session:
-                    await migrate_chat(session, job.user_id, job.chat_id, e.migrate_to_chat_id)
-                job.chat_id = e.migrate_to_chat_id
-                continue
-            except TelegramForbiddenError as e:
-                if await self._group_gone(job):
+            except Exception as e:
+                verdict = classify(e)
+                if verdict is None:
+                    raise
+                if await self._act(job, verdict):
                     continue
-                await self._blocked(job, f"blocked: {e.message}")
-                return
-            except (TelegramBadRequest, TelegramNotFound) as e:
-                if "chat not found" in e.message.lower():
-                    if await self._group_gone(job):
-                        continue
-                    await self._blocked(job, f"chat gone: {e.message}")
-                    return
-                self.stats.failed += 1
-                self.metrics.alert_failed("bad_request")
-                log.warning("delivery %s refused by Telegram: %s", job.id, e.message)
-                async with self._write() as session:
-                    await mark_failed(session, job.id, e.message, self.clock())
-                return
-            except (TelegramNetworkError, TelegramServerError, TimeoutError, OSError) as e:
-                self.stats.network_errors += 1
-                if job.attempts >= self.max_attempts:
-                    self.stats.failed += 1
-                    self.metrics.alert_failed("retries_exhausted")
-                    async with self._write() as session:
-                        await mark_failed(session, job.id, f"gave up: {e}", self.clock())
-                    return
-                delay = self._backoff(job.attempts)
-                if job.attempts < 4 and not self._stop.is_set() and await self._sleep_unless_stopped(delay):
-                    continue  # short outage: retry in place, keeping the chat's order
-                await self._requeue(job, str(e) or type(e).__name__, backoff=delay)
-                return
-            except TelegramAPIError as e:  # unknown Telegram refusal: not worth retrying for ever
-                self.stats.failed += 1
-                self.metrics.alert_failed("telegram_error")
-                async with self._write() as session:
-                    await mark_failed(session, job.id, e.message, self.clock())
                 return
             # The answer is in: record it before anything else (this is the duplicate window's end).
             await self._record_sent(job.id, message.message_id)
@@ -600,7 +371,60 @@ class AlertSender:
             self.stats.per_chat_sent[job.chat_id] += 1
             return
 
-    async def _wait_for_slot(self, job: _Job) -> bool:
+    async def _act(self, job: Job, verdict: Verdict) -> bool:
+        """Carry out what the policy said of a failed send; True: send this job again now."""
+        match verdict.action:
+            case Action.WAIT:
+                self._rate_limited(job, verdict.retry_after)
+                return True
+            case Action.MOVE_CHAT:
+                self.stats.migrated += 1
+                async with self._write() as session:
+                    await migrate_chat(session, job.user_id, job.chat_id, verdict.migrate_to)
+                job.chat_id = verdict.migrate_to
+                return True
+            case Action.CHAT_REFUSED:
+                if await self._group_gone(job):
+                    return True
+                await self._blocked(job, verdict.detail)
+                return False
+            case Action.FAIL:
+                await self._failed(job, verdict.detail, verdict.metric)
+                if verdict.metric == "bad_request":
+                    log.warning("delivery %s refused by Telegram: %s", job.id, verdict.detail)
+                return False
+            case Action.RETRY:
+                self.stats.network_errors += 1
+                if job.attempts >= self.max_attempts:
+                    await self._failed(job, f"gave up: {verdict.detail}", "retries_exhausted")
+                    return False
+                delay = self._backoff(job.attempts)
+                if job.attempts < 4 and not self._stop.is_set() and await self._sleep_unless_stopped(delay):
+                    return True  # short outage: retry in place, keeping the chat's order
+                await self._requeue(job, verdict.detail, backoff=delay)
+                return False
+
+    def _rate_limited(self, job: Job, retry_after: float) -> None:
+        """A 429: not delivered, so the retry is a first attempt again. It does not say which limit it was. When
+        this chat had a message just before (under two chat intervals: its one-a-second is the likely limit, e.g.
+        the earlier one arrived late) only this chat waits. Otherwise the overall limit is the likely one, though
+        our own count of starts kept it: the sends arrived bunched, and the pacer leaves more room per window from
+        now on; only a second such 429 within a window (a flood, not a bunch) makes everyone wait. Each whole
+        window of silence costs 30 messages: paid for every 429 it cost more than a tenth of the rate in
+        bench/fanout_cycle.py."""
+        self.stats.retry_after += 1
+        self.metrics.telegram_rate_limited("sendMessage")
+        job.attempts -= 1
+        wait = retry_after * self.time_scale
+        if job.since_chat is not None and job.since_chat < 2 * self.pacer.chat_interval:
+            self.stats.retry_after_chat += 1
+            self.pacer.pause_chat(wait, job.chat_id)
+        elif self.pacer.overflowed():
+            self.pacer.pause(wait, job.chat_id)
+        else:
+            self.pacer.pause_chat(wait, job.chat_id)
+
+    async def _wait_for_slot(self, job: Job) -> bool:
         """Wait for this chat's reserved slot, then for any 429 pause that came meanwhile and for room in the
         sliding window (without taking a new slot: that would waste one). False when stop() came first."""
         if not await self._sleep_unless_stopped(self.pacer.reserve(job.chat_id)):
@@ -616,7 +440,13 @@ class AlertSender:
     def _backoff(self, attempts: int) -> float:
         return min(30.0, 0.5 * 2 ** max(0, attempts - 1)) * self.time_scale
 
-    async def _requeue(self, job: _Job, error: str, *, backoff: float) -> None:
+    async def _failed(self, job: Job, error: str, reason: str) -> None:
+        self.stats.failed += 1
+        self.metrics.alert_failed(reason)
+        async with self._write() as session:
+            await mark_failed(session, job.id, error, self.clock())
+
+    async def _requeue(self, job: Job, error: str, *, backoff: float) -> None:
         async with self._write() as session:
             await requeue_delivery(session, job.id, self.clock() + timedelta(seconds=backoff), error, job.attempts)
         if not self._stop.is_set():
@@ -654,7 +484,7 @@ class AlertSender:
         self._requeued = True
         self._wake.set()
 
-    async def _group_gone(self, job: _Job) -> bool:
+    async def _group_gone(self, job: Job) -> bool:
         """A group chosen for alerts refuses them: not the user blocking the bot. The alert (and that group's
         subscriptions of this user) go to the user's private chat instead; True when it was a group."""
         if job.chat_id == job.user_id:
@@ -665,89 +495,12 @@ class AlertSender:
         job.chat_id = job.user_id
         return True
 
-    async def _blocked(self, job: _Job, reason: str) -> None:
+    async def _blocked(self, job: Job, reason: str) -> None:
         self.stats.blocked += 1
         self.metrics.alert_failed("blocked")
-        self._blocked_users.add(job.user_id)
+        self.planner.blocked.add(job.user_id)
         async with self._write() as session:
             await deactivate_user(session, job.user_id, reason, self.clock())
-
-
-async def _availability(session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> dict[str, WindowStats]:
-    """The last 7 days of each alerted offer's group (the alert's availability line), by offer key; none when they
-    cannot be read (an alert never waits on its statistics)."""
-    offers = {item.event.offer.key: item.event.offer for plan in plans for items in plan.by_chat.values()
-              for item in items}
-    if not offers:
-        return {}
-    try:
-        stats = await offer_stats(session, offers.values(), now=now, days=(7,))
-    except SQLAlchemyError as e:
-        log.warning("availability figures for alerts unavailable: %s", e)
-        return {}
-    return {key: s.window(7) for key, s in stats.items()}
-
-
-class _ChatLine:
-    """Jobs waiting per chat, in arrival order within a chat, handed out chat by chat in the order the chats may
-    next take a message (Telegram's one a second per chat; `chat_wait` says how long a chat still has to wait)."""
-
-    def __init__(self, clock: Callable[[], float], chat_wait: Callable[[int], float], interval: float) -> None:
-        self.clock = clock
-        self.chat_wait = chat_wait
-        self.interval = interval
-        self._chats: dict[int, deque[_Job]] = {}
-        self._heap: list[tuple[float, int, int]] = []  # (ready at, arrival, chat id), one entry per chat
-        self._order = itertools.count()
-
-    def put(self, job: _Job) -> None:
-        line = self._chats.get(job.chat_id)
-        if line is None:
-            line = self._chats[job.chat_id] = deque()
-            ready = self.clock() + self.chat_wait(job.chat_id)
-            heapq.heappush(self._heap, (ready, next(self._order), job.chat_id))
-        line.append(job)
-
-    def take(self) -> tuple[_Job | None, float | None]:
-        """The next job whose chat may take a message now, or (None, seconds until one may; None: nothing waits).
-        A chat handed a job comes round again a chat interval later at the earliest."""
-        if not self._heap:
-            return None, None
-        now = self.clock()
-        ready, order, chat = self._heap[0]
-        if ready > now:
-            return None, ready - now
-        heapq.heappop(self._heap)
-        line = self._chats[chat]
-        job = line.popleft()
-        if line:
-            heapq.heappush(self._heap, (now + max(self.interval, self.chat_wait(chat)), order, chat))
-        else:
-            del self._chats[chat]
-        return job, None
-
-
-def _round_robin(jobs: list[_Job]) -> list[_Job]:
-    """Every chat's first message, then every chat's second...: a digest of several messages to one chat must not
-    keep the workers waiting for that chat's one-a-second while other chats' messages could go."""
-    by_chat: dict[int, list[_Job]] = {}
-    for job in jobs:
-        by_chat.setdefault(job.chat_id, []).append(job)
-    out: list[_Job] = []
-    rank = 0
-    while len(out) < len(jobs):
-        out.extend(q[rank] for q in by_chat.values() if rank < len(q))
-        rank += 1
-    return out
-
-
-def _markup(subscriptions: tuple[tuple[int, str], ...], lang: str) -> dict[str, Any] | None:
-    buttons = stop_buttons(subscriptions, lang)
-    if not buttons:
-        return None
-    rows = [[InlineKeyboardButton(text=label, callback_data=AlertCb(action="stop", sub=sid).pack())]
-            for label, sid in buttons]
-    return InlineKeyboardMarkup(inline_keyboard=rows).model_dump(exclude_none=True)
 
 
 # ---------------------------------------------------------------------- a sender of its own

@@ -13,8 +13,10 @@ from bot.formatting import esc, gib, href, money
 from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
+from core.engines import engine_notes
 from core.estimator import Breakdown
 from core.gpus import get_gpu
+from core.msg import msg
 from core.offers import HOURS_PER_MONTH
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
@@ -127,6 +129,11 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
         lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib)))
     if est.assumptions:
         lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
+    w = est.answer.workload
+    notes = engine_notes(w)
+    if notes and w.engine is not None:
+        lines.append(esc(render(lang, msg("engine_changes", engine=w.engine.value)) + ": "
+                         + "; ".join(render(lang, n) for n in notes)))
     lines.append("")
     fits = est.report.fits
     if fits:

@@ -15,14 +15,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from core.engines import profile
 from core.gpus import GPU, find_gpu
 from core.models import Arch, did_you_mean, find_model, model_for_size
 from core.msg import Joined, Msg, msg
 from core.parser import ParseError, check_range, describe, normalise_targets
 from core.workload import (
     ADAPTER_METHODS,
+    INFERENCE_ENGINES,
     TRAINING_METHODS,
     Attention,
+    Engine,
     Method,
     Offload,
     Optimizer,
@@ -198,6 +201,28 @@ _WHY_SEQ_EXAMPLE = msg("why_seq_example")
 _WHY_TP_INFERENCE = msg("why_tp_inference")
 _WHY_TP_SERVE = msg("why_tp_serve")
 _WHY_ZERO3 = msg("why_zero3")
+_WHY_ENGINE_SERVE = msg("why_engine_serve")
+_WHY_ENGINE_ONE = msg("why_engine_one")
+_WHY_ENGINE_TRAIN = msg("why_engine_train")
+_WHY_ENGINE_FUSED_CE = msg("why_engine_fused_ce")
+_ENG_VLLM, _ENG_TRANSFORMERS, _ENG_HF_PEFT = Engine.VLLM, Engine.TRANSFORMERS, Engine.HF_PEFT
+
+
+def _resolve_engine(spec: WorkloadSpec, training: bool, f: _Filler) -> Engine:
+    """The engine said, else the usual one: HF Trainer + PEFT for training, a serving engine (vLLM) for several
+    concurrent sequences, Hugging Face transformers for one. An engine of the other kind is refused."""
+    engine = spec.engine
+    if engine is not None:
+        if (engine in INFERENCE_ENGINES) == training:
+            raise _error(spec, msg("wl_engine_training" if training else "wl_engine_inference",
+                                   engine=engine.value))
+        f.values["engine"] = engine
+        return engine
+    if training:
+        return f.assume("engine", _ENG_HF_PEFT, _WHY_ENGINE_TRAIN)
+    several = (spec.concurrency or spec.batch or 1) > 1
+    return f.assume("engine", _ENG_VLLM if several else _ENG_TRANSFORMERS,
+                    _WHY_ENGINE_SERVE if several else _WHY_ENGINE_ONE)
 
 
 def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
@@ -291,6 +316,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     method = _resolve_method(spec, f)
     training = method in TRAINING_METHODS
     _check_method_fields(spec, method)
+    engine = _resolve_engine(spec, training, f)
     gpu = _resolve_gpu(spec)
 
     # precision: bf16 unless the named card has none (T4, V100), then fp16
@@ -358,7 +384,10 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         f.take("batch", spec.batch, 1)
         f.take("grad_ckpt", spec.grad_ckpt, True)
         f.take("optimizer", spec.optimizer, _OPT_ADAMW)
-        f.take("fused_ce", spec.fused_ce, False)
+        if spec.fused_ce is None and profile(engine).fused_ce:
+            f.assume("fused_ce", True, _WHY_ENGINE_FUSED_CE)
+        else:
+            f.take("fused_ce", spec.fused_ce, False)
         f.take("offload", spec.offload, _OFF_NONE)
         f.values |= {"kv_dtype": kv_default, "concurrency": 1}
         if method in ADAPTER_METHODS:

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
+from core.engines import EngineProfile, profile
 from core.models import Arch
 from core.workload import (
     ADAPTER_METHODS,
@@ -163,11 +164,21 @@ class MemoryEstimate(BaseModel):
     trainable_params_b: float  # billions of parameters that get gradients (0 for inference)
     gpus: int
     strategy: Strategy
+    # Share of the card the engine lets the workload use (vLLM `gpu_memory_utilization` 0.9; 1 for engines that
+    # allocate what they use): the engine claims that share at start-up, fills what the workload does not need
+    # with KV pages, and refuses to start when the workload does not fit in it.
+    claim: float = 1.0
 
     @property
     def need_gib(self) -> float:
-        """Usable memory a GPU must report for this to run: the peak plus what lives outside PyTorch."""
-        return self.per_gpu_gib + self.runtime_gib
+        """Usable memory a GPU must report for this to run: the peak plus what lives outside PyTorch, over the share
+        of the card the engine lets it use."""
+        return (self.per_gpu_gib + self.runtime_gib) / self.claim
+
+    @property
+    def recommended_need_gib(self) -> float:
+        """`need_gib` with the safety margin on the peak: what a card must report to hold it comfortably."""
+        return (self.recommended_per_gpu_gib + self.runtime_gib) / self.claim
 
 
 @lru_cache(maxsize=256)
@@ -277,6 +288,20 @@ def kv_cache_bytes(arch: Arch, context: int, kv_dtype: str = "bf16") -> float:
     """
     per = arch.kv_elements_per_token_layer() * KV_BYTES.get(kv_dtype.lower(), 2.0)
     return per * arch.kv_cached_tokens(context)
+
+
+def engine_kv_cache_bytes(arch: Arch, context: int, kv_dtype: str, prof: EngineProfile) -> float:
+    """`kv_cache_bytes` as a given engine lays the cache out (`core.engines`): an engine that caches MLA's full
+    K/V heads after the up-projection (Hugging Face transformers) holds heads x (qk head + v head) values per token
+    and layer instead of the 576-value latent; one that gives sliding-window layers a full-length pool holds the
+    whole context in every layer."""
+    width = KV_BYTES.get(kv_dtype.lower(), 2.0)
+    if arch.kv_lora_rank and not prof.mla_latent:
+        return arch.heads * (arch.head_dim + (arch.v_head_dim or arch.head_dim)) * width * arch.kv_layers \
+            * float(context)
+    if arch.window and arch.local_layers and not prof.window_only:
+        return arch.kv_elements_per_token_layer() * width * arch.kv_layers * float(context)
+    return kv_cache_bytes(arch, context, kv_dtype)
 
 
 def kv_bytes_per_token(arch: Arch, kv_dtype: str = "bf16", context: int | None = None) -> float:
@@ -427,8 +452,8 @@ class _Training:
     point: `tests/test_estimate_equivalence.py` pins the results).
     """
 
-    __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "cpu", "dequant", "logits", "margin_1",
-                 "margin_n", "states", "tp_replicated", "trainable", "weights", "weights_gather")
+    __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "claim", "cpu", "dequant", "logits",
+                 "margin_1", "margin_n", "states", "tp_replicated", "trainable", "weights", "weights_gather")
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -443,6 +468,12 @@ class _Training:
 
         # --- model states (whole model, before sharding) ---
         weights = _weights_bytes(w, d, quant)
+        prof = profile(w.engine)
+        self.claim = 1.0
+        if prof.kbit_upcast and quant in BNB:
+            # PEFT's k-bit preparation casts what is not quantised (embeddings, LM head, norms) to fp32: +2 bytes
+            # each over the 16-bit copy (Qwen2.5-7B: 1.09 B embedding parameters, +2 GiB).
+            weights += (d.embed + (2 * layers + 1) * a.hidden) * (4.0 - act_b)
         if method in ADAPTER_METHODS:
             trainable = float((w.lora_rank or 16) * d.adapter(w.lora_targets, a.experts_active)[0] * layers)
             # PEFT keeps adapters in fp32 under mixed precision: weight 4 + grad 4 (+ optimizer); pure bf16: 2 + 2.
@@ -493,6 +524,10 @@ class _Training:
         if w.grad_ckpt:
             # Checkpointing keeps only each layer's input; one layer's working set is rebuilt during backward.
             kept = act_b * a.hidden * tokens * layers_kept
+            if prof.offload_checkpoints:  # Unsloth's offloaded checkpoints: the layer inputs wait in CPU RAM
+                cpu += kept
+                self.cpu = cpu
+                kept = act_b * a.hidden * tokens  # the one being moved
             self.acts_flash, self.acts_eager = kept + flash, kept + eager
         else:
             self.acts_flash, self.acts_eager = flash * layers_kept, eager * layers_kept
@@ -531,8 +566,9 @@ class _Training:
 class _Inference:
     """The configuration-independent part of an inference workload's memory (see `_Training`)."""
 
-    __slots__ = ("dequant", "eager_scores", "gather", "kv", "kv_heads", "kv_prompt", "logits", "margin_1",
-                 "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "tp_replicated", "weights")
+    __slots__ = ("claim", "dequant", "eager_scores", "gather", "graphs", "kv", "kv_heads", "kv_prompt", "logits",
+                 "margin_1", "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "tp_replicated",
+                 "weights")
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -543,16 +579,35 @@ class _Inference:
         seq_len = w.seq_len
         # The prompt is what is prefilled at once; unstated, the whole context (the worst case).
         prompt = seq_len if w.prompt_len is None else min(seq_len, w.prompt_len)
+        prof = profile(w.engine)
         self.weights = _weights_bytes(w, d, quant)
         self.tp_replicated = _tp_replicated_bytes(w, d, quant)
-        self.kv = kv_cache_bytes(a, seq_len, w.kv_dtype) * w.concurrency
-        # What the cache holds while the prompts are prefilled (all of it when the prompt is the whole context).
-        self.kv_prompt = self.kv if prompt == seq_len else kv_cache_bytes(a, prompt, w.kv_dtype) * w.concurrency
-        # MLA's latent is one "head" shared by all query heads: tensor parallel replicates it on every GPU.
-        self.kv_heads = 1 if a.is_mla else a.kv_heads
-        # Prefill of one prompt (engines prefill sequences one chunk at a time, HF all at once).
-        self.prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * prompt
-        self.prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * prompt
+        neutral = w.engine is None
+        one_kv = kv_cache_bytes(a, seq_len, w.kv_dtype) if neutral else \
+            engine_kv_cache_bytes(a, seq_len, w.kv_dtype, prof)
+        self.kv = one_kv * w.concurrency
+        # MLA's latent is one "head" shared by all query heads: tensor parallel replicates it on every GPU; full
+        # heads split like any other.
+        self.kv_heads = 1 if a.is_mla and prof.mla_latent else a.kv_heads if not a.is_mla else a.heads
+        # Tokens one forward pass holds while prefilling (`core.engines`): engines with chunked prefill or a
+        # physical batch size size their working set on that many tokens at start-up, whatever the prompt, and
+        # hold the whole cache beside it (it is allocated up front); a `generate` loop prefills the prompts of
+        # all `concurrency` sequences in one pass, while its cache grows from the prompts to the full context.
+        chunk = prof.prefill_chunk
+        if chunk > 0:
+            tokens = float(chunk)
+            self.kv_prompt = self.kv
+        else:
+            tokens = float(prompt * (w.concurrency if chunk == 0 else 1))
+            # What the cache holds while the prompts are prefilled (all of it when the prompt is the whole context).
+            self.kv_prompt = self.kv if prompt == seq_len else (
+                kv_cache_bytes(a, prompt, w.kv_dtype) if neutral else
+                engine_kv_cache_bytes(a, prompt, w.kv_dtype, prof)) * w.concurrency
+        self.prefill_i = PREFILL_ELEMS_I * d.active_i * act_b * tokens
+        self.prefill_h = PREFILL_ELEMS_H * a.hidden * act_b * tokens
+        # CUDA graphs' private pool (vLLM, SGLang, TensorRT-LLM) and the share of the card the engine claims.
+        self.graphs = prof.cuda_graphs_gib * GIB
+        self.claim = prof.preallocate or 1.0
         self.logits = w.concurrency * a.vocab * 4.0 * 2  # last-position logits in fp32 and their softmax
         self.gather = 2 * d.layer_params * base_bytes
         # Without FlashAttention the prefill builds one layer's score matrix and softmax (16-bit) at a time.
@@ -592,6 +647,8 @@ class _Inference:
         overhead = INFER_WORKSPACE_FRACTION * weights + _INFER_FIXED + gather
         if self.dequant is not None:
             overhead += self.dequant
+        if self.graphs:
+            overhead += self.graphs
         cpu = 0.0
         if self.offload:
             cpu = weights * n * CPU_OFFLOAD_BUFFER
@@ -619,6 +676,11 @@ def need(p: _Training | _Inference, gpus: int, strategy: Strategy, attention: At
     + runtime_gib, strategy) of `estimate_on(w, gpus, strategy, attention)`, bit for bit, for `p = prepare(w)`."""
     t = p.terms(gpus, strategy, attention)
     peak = t[0] + t[1] + t[2] + t[3] + t[4] + t[5]  # `Breakdown.total`'s sum, in its order
+    claim = p.claim
+    if claim != 1.0:  # a preallocating engine: the workload must fit in its share of the card
+        if gpus > 1:
+            return (peak, (peak + _RUNTIME_N) / claim, (peak * (1 + p.margin_n) + _RUNTIME_N) / claim, strategy)
+        return peak, (peak + _RUNTIME_1) / claim, (peak * (1 + p.margin_1) + _RUNTIME_1) / claim, _SINGLE
     if gpus > 1:
         return peak, peak + _RUNTIME_N, peak * (1 + p.margin_n) + _RUNTIME_N, strategy
     return peak, peak + _RUNTIME_1, peak * (1 + p.margin_1) + _RUNTIME_1, _SINGLE
@@ -639,7 +701,7 @@ _new_breakdown: Callable[[dict[str, float]], Breakdown] = TypeAdapter(Breakdown)
 _new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = TypeAdapter(MemoryEstimate).validate_python
 
 
-def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
+def _finish(w: Workload, cfg: _Cfg, t: _Terms, claim: float) -> MemoryEstimate:
     peak = _peak(t)
     margin = _margin(w, cfg)
     bd = _new_breakdown({"weights": t[0], "trainable_states": t[1], "activations": t[2], "logits": t[3],
@@ -647,7 +709,7 @@ def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
     return _new_estimate({
         "per_gpu_gib": peak, "recommended_per_gpu_gib": peak * (1 + margin), "safety_margin": margin,
         "runtime_gib": _runtime(cfg), "cpu_ram_gib": t[6] / GIB, "breakdown": bd, "trainable_params_b": t[7] / 1e9,
-        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg)})
+        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg), "claim": claim})
 
 
 # Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024
@@ -657,7 +719,8 @@ def _finish(w: Workload, cfg: _Cfg, t: _Terms) -> MemoryEstimate:
 def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention) -> MemoryEstimate:
     """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
     cfg = _Cfg(gpus, strategy, attention)
-    return _finish(w, cfg, _terms(w, cfg))
+    p = prepare(w)
+    return _finish(w, cfg, p.terms(gpus, strategy, attention), p.claim)
 
 
 def estimate_prepared(w: Workload, p: _Training | _Inference, gpus: int, strategy: Strategy, attention: Attention
@@ -666,7 +729,7 @@ def estimate_prepared(w: Workload, p: _Training | _Inference, gpus: int, strateg
     keeps `p` and its answers per workload (`core.fit.Requirement`), so the workload is neither hashed nor prepared
     again."""
     cfg = _Cfg(gpus, strategy, attention)
-    return _finish(w, cfg, p.terms(gpus, strategy, attention))
+    return _finish(w, cfg, p.terms(gpus, strategy, attention), p.claim)
 
 
 def estimate_memory(w: Workload) -> MemoryEstimate:

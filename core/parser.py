@@ -27,7 +27,18 @@ from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.models import find_model
 from core.msg import Joined, Msg, msg
-from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+from core.workload import (
+    INFERENCE_ENGINES,
+    Attention,
+    Engine,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Strategy,
+    WorkloadSpec,
+)
 
 # A workload is a phrase; anything longer is a paste by mistake (inline queries stop at 256). core.limits.
 MAX_CHARS = MAX_INPUT_CHARS
@@ -91,7 +102,8 @@ class ParseError(ValueError):
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
-          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len")
+          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len",
+          "engine")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -487,8 +499,39 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
 _ONE_NAMED = _gpu_named("g1_g", None)
 
+# Engine / framework names, both languages (`core.engines`): an inference engine also says "inference" (as the
+# names did before they were engines), a training framework says "training". "deepspeed zero3" stays a strategy.
+_ENGINE_WORDS: tuple[tuple[str, Engine], ...] = (
+    (r"v[\s_\-]?llm|вллм", Engine.VLLM),
+    (r"sg[\s_\-]?lang", Engine.SGLANG),
+    (r"llama[\s_\-]?\.?[\s_\-]?cpp|llamacpp|ламаспп|лама[\s_\-]?цпп|llama[\s_\-]?server", Engine.LLAMA_CPP),
+    (r"ollama|оллама", Engine.OLLAMA),
+    (r"tensor[\s_\-]?rt(?:[\s_\-]?llm)?|trt[\s_\-]?llm|trtllm|тензор[\s_\-]?рт", Engine.TENSORRT_LLM),
+    (r"(?:hf|hugging[\s_\-]?face)[\s_\-]+(?:transformers|generate)|transformers(?:[\s_\-]+generate)?|"
+     r"трансформерс\w*|hf[\s_\-]+generate", Engine.TRANSFORMERS),
+    (r"unsloth|анслот\w*", Engine.UNSLOTH),
+    (r"llama[\s_\-]?factory|ллама[\s_\-]?фактори|лама[\s_\-]?фактори", Engine.LLAMA_FACTORY),
+    (r"axolotl|аксолотл\w*", Engine.AXOLOTL),
+    (r"torch[\s_\-]?tune|торчтюн\w*", Engine.TORCHTUNE),
+    (r"deep[\s_\-]?speed(?![\s_\-]*(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?[0-9])|дипспид\w*", Engine.DEEPSPEED),
+    (r"(?:hf|hugging[\s_\-]?face)[\s_\-]*(?:trainer|peft|trl)(?:[\s_\-/+]*(?:peft|trainer|trl))?|peft|trl|"
+     r"sft[\s_\-]?trainer", Engine.HF_PEFT),
+)
+_ENGINE_RX = "|".join(f"(?P<en_{i}>{rx})" for i, (rx, _) in enumerate(_ENGINE_WORDS))
+
+
+def _engine(m: re.Match[str]) -> dict[str, Any]:
+    for i, (_, engine) in enumerate(_ENGINE_WORDS):
+        if m.group(f"en_{i}") is not None:
+            if engine in INFERENCE_ENGINES:
+                return {"engine": engine, "method": Method.INFERENCE}
+            return {"engine": engine, "_training": True}
+    return {}
+
+
 # (name, pattern, handler). Order matters only between rules that can start at the same place: specific first.
 _RULES: list[tuple[str, str, Handler]] = [
+    ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),

@@ -78,6 +78,30 @@ class Attention(StrEnum):
     EAGER = "eager"
 
 
+class Engine(StrEnum):
+    """The software that runs the workload (`core.engines` holds what each one changes, with sources)."""
+
+    # inference
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    LLAMA_CPP = "llama.cpp"
+    TRANSFORMERS = "transformers"
+    TENSORRT_LLM = "tensorrt-llm"
+    OLLAMA = "ollama"
+    # training
+    HF_PEFT = "hf-trainer/peft"
+    UNSLOTH = "unsloth"
+    LLAMA_FACTORY = "llama-factory"
+    AXOLOTL = "axolotl"
+    TORCHTUNE = "torchtune"
+    DEEPSPEED = "deepspeed"
+
+
+INFERENCE_ENGINES = frozenset({Engine.VLLM, Engine.SGLANG, Engine.LLAMA_CPP, Engine.TRANSFORMERS,
+                               Engine.TENSORRT_LLM, Engine.OLLAMA})
+TRAINING_ENGINES = frozenset({Engine.HF_PEFT, Engine.UNSLOTH, Engine.LLAMA_FACTORY, Engine.AXOLOTL, Engine.TORCHTUNE,
+                              Engine.DEEPSPEED})
+
 TRAINING_METHODS = frozenset({Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA})
 ADAPTER_METHODS = frozenset({Method.LORA, Method.QLORA})
 
@@ -118,6 +142,7 @@ class WorkloadSpec(BaseModel):
     examples: int | None = Field(default=None, ge=1)
     tokens_per_example: int | None = Field(default=None, ge=1)
     epochs: float | None = Field(default=None, gt=0)
+    engine: Engine | None = None  # vllm | llama.cpp | unsloth ... (`core.engines`)
 
     def merged(self, override: WorkloadSpec) -> WorkloadSpec:
         """This spec with every field the override states replacing ours (command-line options beat text)."""
@@ -168,6 +193,8 @@ class Workload(BaseModel):
     gpu_family: tuple[str, ...] = ()  # every variant a family name covers ("H100"); empty for one named card
     # the user said how many GPUs ("--gpus 1", "on one A100"): the answer is about that count only, not 1/2/4/8
     gpus_stated: bool = False
+    # the software that runs it (`core.engines`); None: the estimator's engine-neutral model (tests, old callers)
+    engine: Engine | None = None
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:

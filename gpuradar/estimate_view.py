@@ -9,8 +9,10 @@ from typing import Any
 
 from bot.names import ctx_label
 from core.answer import Answer, answer
+from core.engines import engine_notes, profile
 from core.gpus import get_gpu
 from core.models import Arch
+from core.msg import msg
 from core.offers import Offer
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
@@ -136,6 +138,9 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
     return {
         "workload": workload,
         "assumptions": [render(lang, x.msg) for x in a.assumptions],
+        "engine": None if w.engine is None else {
+            "name": w.engine.value, "changes": [render(lang, n) for n in engine_notes(w)],
+            "source": profile(w.engine).source},
         "memory": {"per_gpu_gib": _r(m.per_gpu_gib), "recommended_per_gpu_gib": _r(m.recommended_per_gpu_gib),
                    "safety_margin": m.safety_margin, "runtime_gib": _r(m.runtime_gib),
                    "cpu_ram_gib": _r(m.cpu_ram_gib), "gpus": m.gpus, "strategy": m.strategy.value,
@@ -199,6 +204,10 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
     if a.assumptions:
         lines.append(f"{_t('assumed', lang)}:")
         lines += [f"  - {render(lang, x.msg)}" for x in a.assumptions]
+    notes = engine_notes(a.workload)
+    if notes and a.workload.engine is not None:
+        lines.append(f"{render(lang, msg('engine_changes', engine=a.workload.engine.value))}:")
+        lines += [f"  - {render(lang, n)}" for n in notes]
     lines.append("")
     where = f" ({_t('on', lang)} {m.gpus} GPU, {m.strategy.value})" if m.gpus > 1 else ""
     lines.append(f"{_t('memory', lang)}{where}:")

@@ -364,7 +364,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
     import ctypes
 
     try:
-        return ctypes.CDLL("libc.so.6").malloc_trim  # type: ignore[no-any-return]
+        return ctypes.CDLL("libc.so.6").malloc_trim
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         return None
 

@@ -164,7 +164,7 @@ class RedactingTextFormatter(logging.Formatter):
         return self.redactor.text(super().format(record))
 
 
-class _GpuradarHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _GpuradarHandler(logging.StreamHandler):
     """Marks the handler we installed, so configuring twice replaces it instead of doubling every line."""
 
 

@@ -44,7 +44,7 @@ def test_lora_defaults_and_what_is_reported() -> None:
         "bf16", 1, None, None, None, None)
     # every open field that matters for LoRA is an assumption; what was said (size, method) is not
     assert set(notes) == {"arch", "quant", "precision", "seq_len", "batch", "grad_ckpt", "attention", "lora_rank",
-                          "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload"}
+                          "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "engine"}
     assert "Llama-2-13B" in render("en", notes["arch"].msg) and "Llama-2-13B" in render("ru", notes["arch"].msg)
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from core.gpus import GPUS, find_gpu
 from core.models import MODELS, find_model
 from core.parser import MAX_CHARS, ParseError, normalise_targets, parse_size, parse_workload
-from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+from core.workload import Attention, Engine, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 from texts.i18n import render
 
 CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
@@ -173,7 +173,8 @@ def test_methods_in_both_languages(text: str, method: Method) -> None:
     ("gemma 2 27b lora bs 2 seq 8192 grad ckpt",
      {"model": "gemma-2-27b", "method": Method.LORA, "batch": 2, "seq_len": 8192, "grad_ckpt": True}),
     ("run mistral 7b inference with vllm, 16 concurrent users, 8k context",
-     {"model": "mistral-7b", "method": Method.INFERENCE, "concurrency": 16, "seq_len": 8192}),
+     {"model": "mistral-7b", "method": Method.INFERENCE, "concurrency": 16, "seq_len": 8192,
+      "engine": Engine.VLLM}),  # the engine is part of the workload (issue 21)
     ("сколько памяти нужно для 70B QLoRA", {"params_b": 70.0, "method": Method.QLORA}),
     ("дообучить llama-3.1-8b через qlora на 4090",
      {"model": "llama-3.1-8b", "method": Method.QLORA, "gpu": "rtx-4090"}),

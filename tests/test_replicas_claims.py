@@ -6,17 +6,21 @@ expires otherwise."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 
 import pytest
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.sender import AlertSender, _Job, dead_local_owners
+from bot.delivery.claims import Claims, dead_local_owners
+from bot.sender import AlertSender
 from gpuradar.metrics import METRICS
 from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.outbox import OutboxWriter, take_over_deliveries
@@ -121,23 +125,27 @@ async def test_a_dead_process_on_this_host_is_taken_over_at_once(sm) -> None:
     assert await _take(sm, me, (dead,)) == [ids_dead[0]]
 
 
-async def test_a_stalled_sender_does_not_send_what_was_taken_over(tg: FakeTelegram, sm) -> None:
+async def test_a_stalled_sender_does_not_send_what_was_taken_over(sm) -> None:
     """A sender that could not renew (a long stall) finds on its next renewal that its deliveries went to another
-    sender: it drops them instead of sending them a second time."""
-    bot = bot_for(tg)
-    try:
-        stalled = AlertSender(bot, sm, owner="stalled:1:aaaa", claim_ttl=30.0)
-        ids = await _deliveries_of(sm, stalled.owner, 2)
-        stalled._known.update(ids)  # as if claimed and queued in its memory
-        await stalled._renew()
-        job = _Job(ids[0], 1, 1, "alert 1", None)
-        assert stalled._lost == set() and await stalled._claim_holds(job)  # still ours: may be sent
-        async with sm() as s, s.begin():  # it stalls past its claim; another sender takes the first one over
-            await s.execute(update(AlertDelivery).where(AlertDelivery.id == ids[0]).values(claim_expires_at=0.0))
-        assert await _take(sm, "other:2:bbbb") == [ids[0]]
-        await stalled._renew()
-        assert stalled._lost == {ids[0]}
-        assert not await stalled._claim_holds(job)
-        assert await stalled._claim_holds(_Job(ids[1], 2, 2, "alert 2", None))
-    finally:
-        await bot.session.close()
+    sender: it drops them instead of sending them a second time (the sender's claims part, alone)."""
+    ids = await _deliveries_of(sm, "stalled:1:aaaa", 2)
+    known = set(ids)  # as if claimed and queued in the sender's memory
+
+    @contextlib.asynccontextmanager
+    async def write() -> AsyncIterator[AsyncSession]:
+        async with sm() as session, session.begin():
+            yield session
+
+    async def never_stopping(seconds: float) -> bool:
+        return True
+
+    stalled = Claims(sm, write, owner="stalled:1:aaaa", claim_ttl=30.0, request_timeout=15.0, known=lambda: known)
+    await stalled.renew()
+    assert stalled.lost == set() and await stalled.hold(ids[0], never_stopping)  # still ours: may be sent
+    async with sm() as s, s.begin():  # it stalls past its claim; another sender takes the first one over
+        await s.execute(update(AlertDelivery).where(AlertDelivery.id == ids[0]).values(claim_expires_at=0.0))
+    assert await _take(sm, "other:2:bbbb") == [ids[0]]
+    await stalled.renew()
+    assert stalled.lost == {ids[0]}
+    assert not await stalled.hold(ids[0], never_stopping)
+    assert await stalled.hold(ids[1], never_stopping)

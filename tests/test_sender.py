@@ -132,7 +132,7 @@ async def test_quiet_hours_hold_alerts_then_deliver_them(tg, bot, sm) -> None:
         await until(lambda: len(ok_sends(tg)) == 1)
         await asyncio.sleep(0.3)  # several claim cycles pass: the quiet user's alert must stay held
         assert [u for u, *_ in await unheard(sm)] == [1]  # held, not dropped
-        assert s._held[1] == datetime(2025, 3, 2, 5, 0, tzinfo=UTC)  # until 08:00 Moscow
+        assert s.planner.held[1] == datetime(2025, 3, 2, 5, 0, tzinfo=UTC)  # until 08:00 Moscow
         assert [c.chat_id for c in ok_sends(tg)] == [2]
         now["t"] = datetime(2025, 3, 2, 5, 1, tzinfo=UTC)
         s.wake()

@@ -50,12 +50,21 @@ def _bundle(lang: str) -> FluentBundle:
     return bundle
 
 
+@cache
+def _parsed(lang: str) -> dict[str, fl.Message]:
+    """The catalog's messages as fluent.syntax parses them (public AST), read once per language."""
+    if lang not in LANGS:
+        raise TextError(f"no catalog for language {lang!r}")
+    return {entry.id.name: entry for resource in _resources(lang) for entry in resource.body
+            if isinstance(entry, fl.Message)}
+
+
 # A message made only of text and `{ $name }` placeholders is formatted without Fluent's resolver (several times
 # faster, and the estimate path renders dozens of them); anything with a selector, or a number value, goes through
 # Fluent. None: not simple.
 @cache
 def _simple(lang: str, key: str) -> tuple[tuple[str, bool], ...] | None:
-    message = _bundle(lang)._messages.get(key)
+    message = _parsed(lang).get(key)
     if message is None or message.value is None:
         raise TextError(f"no text {key!r} in {lang!r}")
     parts: list[tuple[str, bool]] = []
@@ -141,7 +150,7 @@ def lang_for(explicit: str | None, *texts: str | None) -> str:
 
 
 def has(lang: str, key: str) -> bool:
-    return key in _bundle(lang)._messages
+    return _bundle(lang).has_message(key)
 
 
 @cache

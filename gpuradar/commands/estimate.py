@@ -112,6 +112,15 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         if kv not in _KV_DTYPES:
             raise _problem("cli_kv_dtype", choices=", ".join(_KV_DTYPES))
         fields["kv_dtype"] = kv
+    if args.engine:
+        from core.workload import Engine
+
+        choices = {e.value: e for e in Engine} | {"hf": Engine.HF_PEFT, "peft": Engine.HF_PEFT,
+                                                  "llamacpp": Engine.LLAMA_CPP, "trt-llm": Engine.TENSORRT_LLM}
+        engine = choices.get(args.engine.strip().lower())
+        if engine is None:
+            raise _problem("cli_engine", choices=", ".join(e.value for e in Engine))
+        fields["engine"] = engine
     if args.lora_targets:
         fields["lora_targets"] = normalise_targets(args.lora_targets)
     enums = {"method": _enum(Method, "--method", args.method), "quant": _enum(Quant, "--quant", args.quant),
@@ -220,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "estimate", help="VRAM a workload needs and the GPU configurations that fit",
         description="Estimate per-GPU memory, fitting GPU configurations and training time for an LLM workload, "
@@ -250,6 +259,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--gpu", help="a GPU to check, e.g. H100 or 'RTX 4090'")
     p.add_argument("--kv-dtype", dest="kv_dtype", help="bf16|fp16|fp8|int8|int4")
     p.add_argument("--concurrency", type=int, help="concurrent sequences (inference)")
+    p.add_argument("--engine", help="what runs it: vllm|sglang|llama.cpp|transformers|tensorrt-llm|ollama; training: "
+                                    "hf-trainer/peft|unsloth|llama-factory|axolotl|torchtune|deepspeed (default: "
+                                    "transformers for one sequence, vllm for several, hf-trainer/peft for training; "
+                                    "stated as an assumption)")
     p.add_argument("--examples", type=int, help="training examples")
     p.add_argument("--tokens-per-example", dest="tokens_per_example", type=int)
     p.add_argument("--epochs", type=float)

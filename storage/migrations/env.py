@@ -2,6 +2,12 @@
 
 The URL comes from the Config (`storage.migrate` sets it) or, failing that, from DATABASE_URL / the default.
 Table modules are found with pkgutil so that a new `storage/<feature>_tables.py` needs no edit here.
+
+Each migration is one transaction (`transaction_per_migration`), its DDL and its `alembic_version` bump together, so a
+process killed mid-upgrade leaves the database at the last whole revision. PostgreSQL has transactional DDL as is;
+SQLite has it too, but Python's sqlite driver commits on its own before DDL unless told not to: the engine used
+here turns the driver's transaction handling off and emits BEGIN itself (the recipe of the SQLAlchemy and Alembic
+docs, "Serializable isolation / Savepoints / Transactional DDL" for pysqlite/aiosqlite).
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ import pkgutil
 from typing import Any
 
 from alembic import context
+from sqlalchemy import event
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 import storage
 from storage.db import DEFAULT_DATABASE_URL, Base, make_engine
@@ -35,6 +43,7 @@ def _configure(**kwargs: Any) -> None:
         target_metadata=target_metadata,
         render_as_batch=True,  # SQLite cannot ALTER most things; batch mode recreates tables instead
         compare_type=True,
+        transaction_per_migration=True,  # a kill mid-upgrade loses at most the revision it was in
         **kwargs,
     )
 
@@ -51,8 +60,23 @@ def _run_sync(connection: Connection) -> None:
         context.run_migrations()
 
 
+def transactional_ddl(engine: AsyncEngine) -> None:
+    """SQLite: BEGIN emitted by us, so CREATE/ALTER/DROP run inside the migration's transaction (no-op elsewhere)."""
+    if engine.dialect.name != "sqlite":
+        return
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _no_driver_transactions(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # the driver no longer begins (nor commits) behind our back
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")  # the write lock at once: no upgrade from a stale read
+
+
 async def _run_async() -> None:
     engine = make_engine(_url())
+    transactional_ddl(engine)
     try:
         async with engine.connect() as connection:
             await connection.run_sync(_run_sync)

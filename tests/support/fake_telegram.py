@@ -500,7 +500,7 @@ class FakeTelegram:
         key = (params.get("chat_id"), params.get("message_id"))
         if key not in self.messages:
             return self._error(400, "Bad Request: message to delete not found")
-        del self.messages[key]  # type: ignore[arg-type]
+        del self.messages[key]
         return True
 
     def _new_message(self, params: dict[str, Any], call: Call, **content: Any) -> dict[str, Any]:

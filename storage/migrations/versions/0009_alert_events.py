@@ -78,7 +78,7 @@ def upgrade() -> None:
         carried.append({"dedup_key": key, "offer_key": r.offer_key, "event_kind": r.event_kind,
                         "event_id": r.event_id, "payload": payload, "created_at": r.created_at})
     if carried:
-        op.bulk_insert(events, carried)  # type: ignore[arg-type]
+        op.bulk_insert(events, carried)
 
     with op.batch_alter_table("alert_outbox") as batch:
         batch.drop_index(batch.f("ix_alert_outbox_delivery_id"))

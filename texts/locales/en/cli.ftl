@@ -119,3 +119,4 @@ run_telegram_unreachable = Telegram Bot API at { $api } cannot be reached ({ $at
 run_port_in_use = Port { $port } on { $host } is already in use (or not allowed): set another with WEB__PORT (and WEB__HOST).
 run_db_missing = The database folder { $path } does not exist: create it or point DATABASE_URL elsewhere.
 run_db_not_writable = The database { $path } cannot be written: fix its permissions or point DATABASE_URL elsewhere.
+cli_engine = --engine must be one of { $choices }.

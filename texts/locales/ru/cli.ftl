@@ -125,3 +125,4 @@ run_telegram_unreachable = Telegram Bot API по адресу { $api } недо�
 run_port_in_use = Порт { $port } на { $host } уже занят (или недоступен): укажите другой в WEB__PORT (и WEB__HOST).
 run_db_missing = Папки базы данных { $path } нет: создайте её или укажите другой путь в DATABASE_URL.
 run_db_not_writable = В базу данных { $path } нельзя писать: исправьте права или укажите другой путь в DATABASE_URL.
+cli_engine = --engine может быть: { $choices }.

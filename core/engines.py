@@ -1,0 +1,166 @@
+"""What the software that runs a workload changes about its memory and speed: one profile per engine, each fact
+with its source (the engine's own code or documentation, read at the version named).
+
+The estimator (`core.estimator`) and the speed model (`core.speed`) read these profiles; `core.defaults` picks the
+engine a phrase leaves open and says so. `Workload.engine = None` is the engine-neutral model the estimator had
+before engines were described (kept for callers that build a Workload by hand).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.msg import Msg, msg
+from core.workload import Engine, Method, Quant, Workload
+
+
+@dataclass(frozen=True, slots=True)
+class EngineProfile:
+    engine: Engine
+    # --- inference memory ---
+    # Fraction of the card the engine claims at start-up and fills with its paged KV pool (vLLM
+    # `gpu_memory_utilization`, SGLang `mem_fraction_static`); 0 = allocates what it uses. The workload must fit
+    # in that fraction, not in the whole card.
+    preallocate: float = 0.0
+    # Most prompt tokens one forward pass holds (chunked prefill / physical batch); 0 = the whole batch of
+    # prompts at once (a `generate`-style loop prefills every sequence of the batch together).
+    prefill_chunk: int = 0
+    # CUDA graphs captured at start-up for decode batch sizes: their private memory pool, GiB per GPU.
+    cuda_graphs_gib: float = 0.0
+    # MLA models (DeepSeek V2/V3, Kimi K2): the cache holds the compressed latent (True) or full K/V heads after
+    # the up-projection (False).
+    mla_latent: bool = True
+    # Sliding-window layers keep only their window (True) or a full-length cache like global layers (False).
+    window_only: bool = True
+    # Several GPUs split the layers (pipeline / `device_map`): one request computes on one card at a time, each
+    # card keeps its own share of the layers, nothing is replicated. False: tensor parallel.
+    layer_split: bool = False
+    # Prefill GEMMs of 16-bit weights accumulate in FP16 (cuBLAS `CUBLAS_COMPUTE_16F`): on GeForce cards that is
+    # twice the FP32-accumulate tensor rate the catalog lists.
+    fp16_accumulate: bool = False
+    # --- training ---
+    # PEFT `prepare_model_for_kbit_training` casts every parameter that is not quantised (embeddings, LM head,
+    # norms, biases) to fp32 on a bitsandbytes base.
+    kbit_upcast: bool = False
+    fused_ce: bool = False  # chunked / fused cross-entropy by default
+    offload_checkpoints: bool = False  # checkpointed layer inputs go to CPU RAM (Unsloth's "unsloth" mode)
+    # Training tokens/s relative to HF Trainer + PEFT + FlashAttention 2 on the same GPU (published benchmarks).
+    train_speed: float = 1.0
+    source: str = ""
+
+
+# Sources, read at the versions named.
+_VLLM = ("vLLM `EngineArgs`: gpu_memory_utilization 0.9; chunked prefill on with max_num_batched_tokens 8192 for "
+         "the OpenAI server on >= 70 GB cards (2048 below; `get_batch_defaults`, v0.10); CUDA graphs captured for "
+         "batch sizes up to 512, the start-up log's 'Graph capturing finished ... took 0.5-1.0 GiB'; MLA cached as "
+         "the latent (FlashMLA / TRITON_MLA backends); the hybrid KV-cache manager keeps only the window of "
+         "sliding-window layers (v0.10+)")
+_SGLANG = ("SGLang `ServerArgs`: mem_fraction_static 0.88 on 80 GB-class cards, chunked_prefill_size 8192, CUDA "
+           "graphs up to batch 160; MLA cached as the latent; sliding-window layers get a full-length pool unless "
+           "the model has a dedicated SWA pool")
+_TRTLLM = ("TensorRT-LLM `KvCacheConfig.free_gpu_memory_fraction` 0.9 of the memory left after the weights; "
+           "max_num_tokens 8192; CUDA graphs; MLA latent cache for DeepSeek; a cyclic window cache only when "
+           "max_attention_window is set")
+_LLAMA_CPP = ("llama.cpp: no preallocation beyond the context asked for (-c); prompts processed in physical "
+              "batches of n_ubatch 512 tokens; several GPUs split the layers (--split-mode layer, the default); "
+              "F16 matmuls through cublasGemmEx with CUBLAS_COMPUTE_16F (ggml-cuda `ggml_cuda_op_mul_mat_cublas`); "
+              "MLA cached as the latent since PR #12801 (2025-04); sliding-window layers keep their window + one "
+              "ubatch (swa_full = false, PR #13194)")
+_OLLAMA = "Ollama runs llama.cpp's CUDA kernels (num_batch 512, layers split across GPUs): " + _LLAMA_CPP
+_TRANSFORMERS = ("Hugging Face transformers `generate`: the whole batch of prompts in one forward pass; "
+                 "`device_map='auto'` (accelerate) splits the layers across GPUs; DeepSeek V2/V3 attention caches "
+                 "the up-projected full K/V heads (`DeepseekV3Attention`); Gemma 2/3 keep sliding-window layers in "
+                 "a window-sized HybridCache")
+_PEFT = ("PEFT `prepare_model_for_kbit_training` (used by HF QLoRA recipes, Qwen's finetune.py, axolotl): every "
+         "fp16/bf16 parameter that is not quantised is cast to fp32 on a bitsandbytes base (GPTQ/AWQ bases are "
+         "skipped); plain Hugging Face cross-entropy")
+_UNSLOTH = ("Unsloth: fused cross-entropy and RoPE/MLP Triton kernels; use_gradient_checkpointing='unsloth' offloads "
+            "the checkpointed layer inputs to CPU RAM; no fp32 upcast of the embeddings; training speed 1.36x (LoRA) "
+            "to 1.54x (QLoRA) HF+FA2 on Llama-2-7B, A100 (LLaMA-Factory README benchmark, which runs both)")
+_LLAMA_FACTORY = ("LLaMA-Factory: HF Trainer + PEFT; QLoRA bases through PEFT's k-bit preparation (fp32 for what "
+                  "is not quantised); plain cross-entropy unless enable_liger_kernel")
+_AXOLOTL = "axolotl: HF Trainer + PEFT (" + _PEFT + ")"
+_TORCHTUNE = ("torchtune: pure bf16 recipes, chunked cross-entropy (CEWithChunkedOutputLoss), torchao NF4 without "
+              "upcasting anything")
+_DEEPSPEED = "DeepSpeed with HF Trainer + PEFT: the same model preparation as " + _PEFT
+
+PROFILES: dict[Engine, EngineProfile] = {
+    Engine.VLLM: EngineProfile(Engine.VLLM, preallocate=0.9, prefill_chunk=8192, cuda_graphs_gib=0.75,
+                               source=_VLLM),
+    Engine.SGLANG: EngineProfile(Engine.SGLANG, preallocate=0.88, prefill_chunk=8192, cuda_graphs_gib=0.75,
+                                 window_only=False, source=_SGLANG),
+    Engine.TENSORRT_LLM: EngineProfile(Engine.TENSORRT_LLM, preallocate=0.9, prefill_chunk=8192,
+                                       cuda_graphs_gib=0.5, window_only=False, source=_TRTLLM),
+    Engine.LLAMA_CPP: EngineProfile(Engine.LLAMA_CPP, prefill_chunk=512, layer_split=True, fp16_accumulate=True,
+                                    source=_LLAMA_CPP),
+    Engine.OLLAMA: EngineProfile(Engine.OLLAMA, prefill_chunk=512, layer_split=True, fp16_accumulate=True,
+                                 source=_OLLAMA),
+    Engine.TRANSFORMERS: EngineProfile(Engine.TRANSFORMERS, mla_latent=False, layer_split=True,
+                                       source=_TRANSFORMERS),
+    Engine.HF_PEFT: EngineProfile(Engine.HF_PEFT, kbit_upcast=True, source=_PEFT),
+    Engine.UNSLOTH: EngineProfile(Engine.UNSLOTH, fused_ce=True, offload_checkpoints=True, train_speed=1.36,
+                                  source=_UNSLOTH),
+    Engine.LLAMA_FACTORY: EngineProfile(Engine.LLAMA_FACTORY, kbit_upcast=True, source=_LLAMA_FACTORY),
+    Engine.AXOLOTL: EngineProfile(Engine.AXOLOTL, kbit_upcast=True, source=_AXOLOTL),
+    Engine.TORCHTUNE: EngineProfile(Engine.TORCHTUNE, fused_ce=True, source=_TORCHTUNE),
+    Engine.DEEPSPEED: EngineProfile(Engine.DEEPSPEED, kbit_upcast=True, source=_DEEPSPEED),
+}
+
+# The engine-neutral profile (`Workload.engine is None`): the estimator's behaviour before engines were described.
+NEUTRAL = EngineProfile(Engine.TRANSFORMERS, prefill_chunk=-1, source="engine-neutral")
+
+
+def profile(engine: Engine | None) -> EngineProfile:
+    return NEUTRAL if engine is None else PROFILES[engine]
+
+
+# Unsloth's QLoRA speed-up is larger than its LoRA one (the same LLaMA-Factory table: 3,726 vs 2,415 tokens/s).
+UNSLOTH_QLORA_SPEED = 1.54
+
+
+def engine_notes(w: Workload) -> list[Msg]:
+    """What the workload's engine changes about this answer, in the user's words (empty for the neutral model)."""
+    if w.engine is None:
+        return []
+    p = PROFILES[w.engine]
+    a = w.arch
+    out: list[Msg] = []
+    if w.is_training:
+        quant = w.quant if w.method is not Method.QLORA or w.quant is not Quant.NONE else Quant.NF4
+        if p.kbit_upcast and quant in (Quant.NF4, Quant.NF4_DQ, Quant.INT8):
+            upcast = (a.embedding_params_b * 1e9 + (2 * a.layers + 1) * a.hidden) * 2.0 / 2**30
+            out.append(msg("engine_note_upcast", gib=round(upcast, 1)))
+        if p.fused_ce and w.fused_ce:
+            out.append(msg("engine_note_fused_ce"))
+        if p.offload_checkpoints and w.grad_ckpt:
+            out.append(msg("engine_note_offload_ckpt"))
+        if p.train_speed != 1.0:
+            out.append(msg("engine_note_speed", x=train_speed(w)))
+        return out
+    if p.preallocate:
+        out.append(msg("engine_note_claim", share=round(p.preallocate * 100)))
+    if p.prefill_chunk > 0:
+        out.append(msg("engine_note_chunk", tokens=p.prefill_chunk))
+    elif w.concurrency > 1:
+        out.append(msg("engine_note_batched", n=w.concurrency))
+    if p.cuda_graphs_gib:
+        out.append(msg("engine_note_graphs", gib=p.cuda_graphs_gib))
+    if p.layer_split and w.gpus > 1:
+        out.append(msg("engine_note_layer_split"))
+    if a.kv_lora_rank and not p.mla_latent:
+        out.append(msg("engine_note_mla_full"))
+    if a.window and a.local_layers and not p.window_only:
+        out.append(msg("engine_note_window_full"))
+    if p.fp16_accumulate and w.quant is Quant.NONE:
+        out.append(msg("engine_note_fp16_acc"))
+    return out
+
+
+def train_speed(w: Workload) -> float:
+    """Training tokens/s of `w`'s framework relative to HF Trainer + PEFT (1 for the neutral model)."""
+    if w.engine is None:
+        return 1.0
+    p = PROFILES[w.engine]
+    if w.engine is Engine.UNSLOTH and w.method is Method.QLORA:
+        return UNSLOTH_QLORA_SPEED
+    return p.train_speed
