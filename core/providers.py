@@ -14,7 +14,7 @@ of the Tax Code; 20 % before). An operator can override a provider's terms in it
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 RU_VAT_RATE = 0.22
@@ -76,15 +76,24 @@ class ProviderCatalog:
 
 
 _installed: ProviderCatalog | None = None
+_loader: Callable[[], ProviderCatalog] | None = None
 
 
-def install(catalog: ProviderCatalog) -> None:
-    """Make `catalog` the one every reader here sees (the wiring does this once, on `import gpuradar`)."""
-    global _installed
-    _installed = catalog
+def install(catalog: ProviderCatalog | Callable[[], ProviderCatalog]) -> None:
+    """Make `catalog` the one every reader here sees (the wiring does this once, on `import gpuradar`). A callable
+    is called on the first read: building the catalog imports every provider module (and httpx), which a command
+    that never names a provider (`gpuradar --help`, `estimate`) should not wait for."""
+    global _installed, _loader
+    if isinstance(catalog, ProviderCatalog):
+        _installed, _loader = catalog, None
+    else:
+        _installed, _loader = None, catalog
 
 
 def catalog() -> ProviderCatalog:
+    global _installed
+    if _installed is None and _loader is not None:
+        _installed = _loader()
     if _installed is None:
         raise RuntimeError("no provider catalog installed: import gpuradar (the wiring) first, or call "
                            "core.providers.install(scrapers.registry.catalog())")

@@ -6,7 +6,14 @@ _defer_aiogram_type_builds()  # before gpuradar.app imports aiogram: see bot/laz
 
 # The provider catalog core and the bot read (names, spellings, VAT terms) comes from the providers' own definitions
 # (scrapers.registry); core never imports scrapers, the wiring hands it over here (see docs/providers.md).
+from core.providers import ProviderCatalog as _ProviderCatalog  # noqa: E402
 from core.providers import install as _install_provider_catalog  # noqa: E402
-from scrapers.registry import catalog as _provider_catalog  # noqa: E402
 
-_install_provider_catalog(_provider_catalog())
+
+def _provider_catalog() -> _ProviderCatalog:
+    from scrapers.registry import catalog
+
+    return catalog()
+
+
+_install_provider_catalog(_provider_catalog)  # built on first read

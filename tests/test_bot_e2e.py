@@ -83,7 +83,7 @@ async def test_onboarding_in_both_languages(tg, app):
 
 
 async def test_estimate_good_lists_fitting_offers_cheapest_first(tg, app):
-    text = await say(tg, "/estimate 70B QLoRA ctx 8k")
+    text = await say(tg, "/estimate 70B QLoRA ctx 4k")
     assert "VRAM per GPU" in text and "Breakdown" in text
     assert "A100 80GB × 1" in text  # a configuration that fits
     # fitting offers in stock, cheapest first: the 1x A100 at runpod ($1.64) before the 1x H100 ($2.49)

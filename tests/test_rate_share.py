@@ -4,7 +4,9 @@ stand-in server enforcing the limit, and through the real App."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from aiogram import Bot
@@ -60,12 +62,20 @@ async def test_replicas_split_the_rate_and_take_a_stopped_or_dead_ones_part_back
     assert (pacers[0].ceiling, pacers[0].per_window) == (29, 28) and pacers[0].spacing == pytest.approx(SCALE / 30)
 
 
-async def burst(tg: FakeTelegram, pacers: list[Pacer], per_bot: int) -> None:
-    """Every bot sends `per_bot` messages at once, each to a chat of its own (so only the overall limit binds)."""
+async def burst(tg: FakeTelegram, pacers: list[Pacer], per_bot: int) -> list[float]:
+    """Every bot sends `per_bot` messages at once, each to a chat of its own (so only the overall limit binds).
+    Returns when each request really left (after its pacer let it go, retries included), all bots together."""
+    started: list[float] = []
+
+    async def record(make_request: Any, bot: Bot, method: Any) -> Any:
+        started.append(time.monotonic())
+        return await make_request(bot, method)
+
     bots = []
     for p in pacers:
         bot = Bot(tg.token, session=tg.session())
         bot.session.middleware(RateLimitedSession(p, time_scale=SCALE, max_retries=50))
+        bot.session.middleware(record)  # inside the pacer: what it let through
         bots.append(bot)
     try:
         await asyncio.gather(*(bot.send_message(1000 * i + n, f"message {n}")
@@ -73,17 +83,31 @@ async def burst(tg: FakeTelegram, pacers: list[Pacer], per_bot: int) -> None:
     finally:
         for bot in bots:
             await bot.session.close()
+    return sorted(started)
+
+
+def busiest_window(starts: list[float], window: float) -> int:
+    """The most requests that left within any `window` seconds (a sliding window, as Telegram counts)."""
+    most, first = 0, 0
+    for last, at in enumerate(starts):
+        while at - starts[first] >= window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 async def test_two_replicas_sharing_keep_the_bots_overall_limit(sm: async_sessionmaker[AsyncSession]) -> None:
+    """What the shared pacing guarantees is what leaves the replicas: together never more than the bot's overall
+    room in any window, and every message delivered. (Telegram counts arrivals, which a loaded machine can bunch
+    up; a 429 that causes is waited out and retried, so the stand-in's refusals are not the guarantee.)"""
     per_bot = 40
     async with FakeTelegram() as tg:
         tg.enforce_limits(global_rate=30, per_chat_rate=1, window=SCALE)
-        # each replica alone at the whole rate: together they go over and Telegram refuses (then retried)
-        await burst(tg, [scaled_pacer(), scaled_pacer()], per_bot)
-        refused_alone = tg.stats.too_many
+        # each replica alone keeps the whole room: two of them together offer Telegram twice what it allows
+        alone = [scaled_pacer(), scaled_pacer()]
+        assert sum(p.per_window for p in alone) > 30
+        await burst(tg, alone, per_bot)
         assert len([c for c in tg.calls_of("sendMessage") if c.status == 200]) == 2 * per_bot
-        assert refused_alone > 0
     async with FakeTelegram() as tg:
         tg.enforce_limits(global_rate=30, per_chat_rate=1, window=SCALE)
         pacers = [scaled_pacer(), scaled_pacer()]
@@ -91,9 +115,10 @@ async def test_two_replicas_sharing_keep_the_bots_overall_limit(sm: async_sessio
             await RateShare(sm, p, ttl=30, replica=f"replica-{i}").renew()
         await RateShare(sm, pacers[0], ttl=30, replica="replica-0").renew()  # sees the second one too
         assert [p.replicas for p in pacers] == [2, 2]
-        await burst(tg, pacers, per_bot)
+        assert sum(p.per_window for p in pacers) <= 29
+        starts = await burst(tg, pacers, per_bot)
         assert len([c for c in tg.calls_of("sendMessage") if c.status == 200]) == 2 * per_bot
-        assert tg.stats.too_many == 0, (tg.stats.too_many, refused_alone)
+        assert busiest_window(starts, SCALE) <= 29, starts
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from gpuradar.settings import Settings
+if TYPE_CHECKING:
+    from gpuradar.settings import Settings
 
 
 def both(key: str, **values: object) -> str:
@@ -24,7 +24,10 @@ def start_settings(args: argparse.Namespace) -> Settings | None:
     """What every long-running command does first: read the settings (a problem is printed in both languages; None
     means exit 2), then configure logging so that no line can carry a configured secret (the bot token, the webhook
     secret, provider keys, the database password) in a message, a URL or a traceback."""
+    from pydantic import ValidationError
+
     from gpuradar.logs import configure_logging
+    from gpuradar.settings import Settings
 
     try:
         settings = Settings()
