@@ -1,6 +1,7 @@
-"""The public peak-memory measurements (`shared/reference/measured_public.json`) as workloads for the estimator.
+"""The public peak-memory measurements (`bench/data/measured_public.json`) as workloads for the estimator.
 
-Shared by the accuracy tests and `bench/accuracy_table.py`, so the README table and the tests judge the same thing.
+Shared by the accuracy tests and `bench/accuracy_table.py`, so the table in docs/accuracy.md and the tests judge the
+same thing.
 
 How each point is read (and why):
 - Conditions the file states are used as stated (model, method, rank, targets, batch, sequence, checkpointing,
@@ -35,7 +36,7 @@ from core.workload import Attention, Method, Offload, Optimizer, Precision, Quan
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # Copies of the public measurements, with their sources (the product and its tests need nothing outside the repo):
-# measured_public.json is the steering repo's shared/reference/measured_public.json as given;
+# measured_public.json is the steering repo's reference file as given (bench/data/SOURCE.md);
 # measured_architectures.json adds current architectures (MoE, small dense models, FP8 checkpoints) from the
 # sources each point names.
 MEASURED_PATH = REPO_ROOT / "bench" / "data" / "measured_public.json"
@@ -158,7 +159,7 @@ def load_points(path: Path = MEASURED_PATH) -> list[Point]:
 
 
 def arch_kind(p: Point) -> str:
-    """How an inference point with a stated input length is judged (README "Estimator accuracy"; the issue's
+    """How an inference point with a stated input length is judged (docs/accuracy.md, "Estimator accuracy"; the issue's
     target for inference is 5 %):
     moe: within 5 %; short (an input of at most 2048 tokens): within 5 %, every size and quantisation; long (6k-30k
     input): within 5 %; prefill-unmeasured (`mark_prefill_unmeasured`): never more than 5 % under, over-estimates

@@ -1,7 +1,7 @@
-"""Print the README's "Speed model accuracy" section: the speed model (`core/speed.py`) against every measured
+"""Print docs/accuracy.md's "Speed model accuracy" section: the speed model (`core/speed.py`) against every measured
 throughput of `bench/data/throughput_points.json`, and the median error per kind.
 
-Run: python bench/speed_table.py   (the README section is this script's output, pasted as is)
+Run: python bench/speed_table.py   (that section is this script's output, pasted as is)
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ KV_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8":
 _KV_FOR_PRECISION = {Precision.BF16: "bf16", Precision.BF16_TRUE: "bf16", Precision.FP16: "fp16",
                      Precision.FP32: "fp32"}
 
-# Which base weights each method can train on (reference §2): a full or freeze run updates the weights
+# Which base weights each method can train on (docs/reference/estimator.md §2): a full or freeze run updates the weights
 # themselves, so they must be unquantised; adapters train on top of bitsandbytes, GPTQ or AWQ bases; QLoRA is
 # by definition a bitsandbytes (4-bit, or the 8-bit variant) base; a GGUF file is for llama.cpp inference only.
 _QUANTS_FOR: dict[Method, frozenset[Quant]] = {
@@ -272,7 +272,7 @@ def _resolve_gpu(spec: WorkloadSpec) -> GPU | None:
 
 
 def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
-    # vLLM / TGI split attention heads across GPUs; KV heads are split or replicated (reference §3)
+    # vLLM / TGI split attention heads across GPUs; KV heads are split or replicated (docs/reference/estimator.md §3)
     kv = arch.kv_heads
     if gpus > 1 and (arch.heads % gpus or (kv % gpus and gpus % kv)):
         raise _error(spec, msg("wl_tp_heads", gpus=str(gpus), name=arch.name, heads=str(arch.heads), kv=str(kv)))

@@ -1,7 +1,7 @@
 """Per-GPU peak memory of a workload: inference, full fine-tuning, freeze, LoRA and QLoRA.
 
-The model follows `shared/reference/estimator.md` §2–§5 term by term, so each number in the breakdown can be argued
-about on its own:
+The model follows `docs/reference/estimator.md` §2–§5 term by term ("reference §N" below), so each number in the
+breakdown can be argued about on its own:
 
   weights           what the GPU holds of the model itself (16-bit, fp32 or a quantised base; sharded by ZeRO-3/TP)
   trainable_states  gradients, fp32 master copies and optimizer states of what is trained (sharded by ZeRO-2/3)
@@ -17,7 +17,7 @@ gives, so it is what we predict and test. Memory outside PyTorch's allocator (th
 `runtime_gib`; `core.fit` adds it before comparing with a card's usable memory.
 
 Every constant below either comes from the reference (cited) or was calibrated on the measured points of
-`measured_public.json` (said so); the README's "Estimator accuracy" table shows what that buys.
+`measured_public.json` (said so); docs/accuracy.md's "Estimator accuracy" table shows what that buys.
 """
 
 from __future__ import annotations

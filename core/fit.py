@@ -2,7 +2,7 @@
 
 A configuration fits when the predicted peak plus the memory outside PyTorch's allocator (CUDA context, NCCL) is at
 most the card's *usable* memory (what the device reports, `GPU.usable_gib`), never the label. Several GPUs never
-add up: each one must hold its own share (reference §3).
+add up: each one must hold its own share (docs/reference/estimator.md §3).
 
 Cards without BF16 (T4, V100) cannot run FlashAttention 2: on them the workload is estimated with eager attention
 (the s^2 score matrix is kept), so long contexts stop fitting there first.

@@ -1,7 +1,7 @@
 """The GPU catalog: what each card offers and every spelling people and providers use for it.
 
-Usable memory is what CUDA reports as the device total (PyTorch / vLLM measurements, reference §5), not the
-number on the box: a "24 GB" card gives 23.58 GiB, an "80 GB" H100 79.22 GiB. The estimator compares against it.
+Usable memory is what CUDA reports as the device total (PyTorch / vLLM measurements, `docs/reference/estimator.md` §5),
+not the number on the box: a "24 GB" card gives 23.58 GiB, an "80 GB" H100 79.22 GiB. The estimator compares against it.
 """
 
 from __future__ import annotations

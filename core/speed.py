@@ -11,7 +11,7 @@ memory bandwidth, overlapped by `MEMORY_OVERLAP` (norms, activations, elementwis
 the matmuls, not under them, so a bandwidth-poor card pays for part of them); several GPUs add the traffic between
 them over their interconnect; CPU offload adds the traffic over the host PCIe link. These fractions are the only fitted
 constants and they are the same for every card (calibrated on `core/data/throughput_points.json`, shown against
-every point in the README's "Speed model accuracy" table by `bench/speed_table.py`).
+every point in the "Speed model accuracy" table of docs/accuracy.md by `bench/speed_table.py`).
 
 Training (per optimizer step, gradient accumulation 1, which is the slower end):
   compute   tokens x FLOPs per token (`core.timecost.flops_per_token`: 2 x active params + attention, x3 for full

@@ -1,8 +1,8 @@
 """How long a fine-tuning run takes on each configuration, and what it costs at a given hourly price.
 
-tokens = examples x tokens per example x epochs. FLOPs per token follow reference §6: forward 2 x params (active
-params for MoE) plus causal attention 2 x L x q_dim x seq; full fine-tuning adds a backward of twice the forward,
-LoRA/QLoRA only the input-gradient half of it (the frozen base needs no weight gradients), and gradient
+tokens = examples x tokens per example x epochs. FLOPs per token follow `docs/reference/estimator.md` §6: forward 2 x
+params (active params for MoE) plus causal attention 2 x L x q_dim x seq; full fine-tuning adds a backward of twice the
+forward, LoRA/QLoRA only the input-gradient half of it (the frozen base needs no weight gradients), and gradient
 checkpointing one more forward. How fast those FLOPs run on a given card and count is `core.speed`'s roofline.
 """
 
@@ -59,7 +59,7 @@ class TimeEstimate(BaseModel):
 
 
 def flops_per_token(w: Workload) -> float:
-    """Training FLOPs per token (reference §6; MoE counts active parameters)."""
+    """Training FLOPs per token (docs/reference/estimator.md §6; MoE counts active parameters)."""
     a = w.arch
     forward = 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * w.seq_len
     if w.method is Method.FULL:

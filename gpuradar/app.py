@@ -6,7 +6,7 @@ the admin watch, and `/healthz` + `/metrics`. SIGTERM / SIGINT stop it cleanly.
     app = App(settings, alerts=alert_hook(), serve_web=True)   # what `gpuradar run` builds
     await app.run()                                            # until stop() or a signal
 
-Several replicas need no other code, only settings (README, "Scaling out"): the lease picks one scraper, the
+Several replicas need no other code, only settings (docs/operations.md): the lease picks one scraper, the
 outbox claims keep each alert to one sender, and webhook mode lets the load balancer spread the updates.
 """
 

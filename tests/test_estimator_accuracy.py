@@ -1,12 +1,12 @@
 """The estimator against every public measurement in bench/data/ (copies with sources: measured_public.json from
-the steering repo's shared/reference, measured_architectures.json for MoE, small dense and FP8 models,
+the steering repo's reference file, measured_architectures.json for MoE, small dense and FP8 models,
 measured_dense.json for dense models of every size at short and long inputs).
 
-How each kind of point is judged is argued in bench/measured_points.py and the README's "Estimator accuracy":
+How each kind of point is judged is argued in bench/measured_points.py and docs/accuracy.md:
 - training points with known conditions: median |error| <= 10 %, none more than 15 % below its measurement;
 - inference points with known conditions: within 5 % (the issue's target), short inputs at every size included;
   the one group that misses (long prompts of the transformers 4.51 benchmark, whose peaks show no prefill) is held
-  to never more than 5 % under and reported as missed in the README;
+  to never more than 5 % under and reported as missed in docs/accuracy.md;
 - out-of-memory points: predicted above the card's usable memory;
 - points with an unknown sequence length: the answer must not hinge on the unknown (inference), or the
   measurements' order and rough size must come out (training);
@@ -135,7 +135,7 @@ def test_training_with_unknown_length_keeps_order_and_size(points: list[Point]) 
     for k in pts:
         if "lora" in k and "qlora" not in k:
             assert abs(pred[k] / meas[k] - 1) <= 0.10, k
-    # The early torchtune NF4 run is heavier than our NF4 model (README): some plausible length must still
+    # The early torchtune NF4 run is heavier than our NF4 model (docs/accuracy.md): some plausible length must still
     # reproduce it, i.e. the model is not structurally unable to reach it.
     q = pts["tt-l2-7b-qlora"]
     assert estimate_memory(q.workload.with_(seq_len=4096)).per_gpu_gib >= q.measured_gib
@@ -170,7 +170,7 @@ def arch_points() -> list[Point]:
 
 
 def _stated_input_points() -> list[Point]:
-    """Every inference point with a stated input length, from all three files (the README's second table)."""
+    """Every inference point with a stated input length, from all three files (the second table of docs/accuracy.md)."""
     return [p for p in load_points() + load_arch_points() + load_dense_points()
             if p.input_tokens is not None and not p.is_training]
 
@@ -207,8 +207,8 @@ def test_long_inputs_hold_the_inference_target_where_the_prefill_shows(stated: l
 
 def test_long_inputs_whose_prefill_was_not_measured_are_never_under_estimated(stated: list[Point]) -> None:
     # Qwen3 on transformers 4.51: most long-input peaks fall below a single pass's floor, so the benchmark's
-    # long-input rows are set aside (README); the estimate keeps the prefill, so they are over-estimates, never an
-    # OOM for the user.
+    # long-input rows are set aside (docs/accuracy.md); the estimate keeps the prefill, so they are over-estimates,
+    # never an OOM for the user.
     unmeasured = [p for p in stated if arch_kind(p) == "prefill-unmeasured"]
     assert len(unmeasured) >= 50 and all(benchmark(p).startswith("QwenLM/Qwen3 ") for p in unmeasured)
     assert 2 * sum(p.below_floor for p in unmeasured) > len(unmeasured)

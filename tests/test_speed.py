@@ -1,5 +1,5 @@
 """The speed model (`core.speed`): hand calculations per card class, the physics it must respect, and its error on
-the measured throughputs of `bench/data/throughput_points.json` (the README table)."""
+the measured throughputs of `bench/data/throughput_points.json` (docs/accuracy.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Time and cost: FLOPs per token (reference §6) and the calibration against torchtune's throughputs."""
+"""Time and cost: FLOPs per token (docs/reference/estimator.md §6) and the calibration against torchtune's
+throughputs."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The operator writes the definition in the settings (`DeclarativeProviderSettings`): the page path, its format,
 where the rows are and where each offer field sits inside a row. Nothing here knows any provider's layout; the
-definition ships DISABLED because no live immers.cloud page has been captured yet (see shared/providers/
+definition ships DISABLED because no live immers.cloud page has been captured yet (see docs/reference/providers/
 immers_cloud.md) — an operator enables it after checking the selectors against the real page.
 
 Field locators:

@@ -8,7 +8,7 @@ when `location_price_collection` overrides the base price.
 `/pub/location` is sometimes slow (a public scraper saw no answer within 40 s): it gets a shorter timeout, and
 when it does not answer the last good list is used (locations change a few times a year), so a slow lookup never
 voids a catalogue that did arrive. GPU servers are recognised by `gpu: {name, count}` (null or `{}` on CPU
-servers), the field public clients of the live API read (see shared/providers/selectel.md: fixtures of real
+servers), the field public clients of the live API read (see docs/reference/providers/selectel.md: fixtures of real
 responses, a TypeScript interface of the service item, selectel/terraform-provider-selectel's `gpu.count` filter).
 """
 

@@ -14,7 +14,7 @@ rows as the limit) the next page asks for `dph_total >= ` the last price seen (k
 de-duplicated by id) until an answer is complete; still truncated after `MAX_PAGES` pages, the poll is suspect
 rather than a partial picture. Evidence: the search body and operators (`gte`, `in`, `order`, `limit`) as in
 dstackai/gpuhunt `src/gpuhunt/providers/vastai.py` (HEAD 35841515); the 10 requests/minute per IP limit from
-vast-ai/docs `search_offers.yaml` (see shared/providers/vastai.md).
+vast-ai/docs `search_offers.yaml` (see docs/reference/providers/vastai.md).
 """
 
 from __future__ import annotations

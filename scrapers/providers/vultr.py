@@ -2,7 +2,7 @@
 `GET /v2/regions/{region}/availability` (the plans deployable there now: a boolean, no counts).
 
 The GPU model and count come from the plan's own fields: `gpu_type` (`NVIDIA_L40S`), `gpu_count` when present
-(an int, or a fraction string such as "1/2" — sc-crawler reads it, see shared/providers/vultr.md) and
+(an int, or a fraction string such as "1/2" — sc-crawler reads it, see docs/reference/providers/vultr.md) and
 `gpu_vram_gb` (the plan's total VRAM: `vcg-a16-…-256vram` = 256 GB = 16x A16). Bare-metal plans carry no GPU
 fields; they are read from a table of known plans (dstackai/gpuhunt `src/gpuhunt/providers/vultr.py`
 `BARE_METAL_GPU_DETAILS`, HEAD 35841515: `vbm-64c-2048gb-8-l40-gpu` is 8x L40S, not L40). Only a plan in neither
