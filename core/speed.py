@@ -14,7 +14,7 @@ constants and they are the same for every card (calibrated on `core/data/through
 every point in the "Speed model accuracy" table of docs/accuracy.md by `bench/speed_table.py`).
 
 Training (per optimizer step, gradient accumulation 1, which is the slower end):
-  compute   tokens x FLOPs per token (`core.timecost.flops_per_token`: 2 x active params + attention, x3 for full
+  compute   tokens x FLOPs per token (`flops_per_token`: 2 x active params + attention, x3 for full
             fine-tuning, x2 for adapters, + a forward with gradient checkpointing) / (peak x MFU)
   memory    the weights read once per pass (a quantised base is also dequantised to a 16-bit copy each pass) plus
             the activations written and read back
@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from core.estimator import QUANT_BYTES, kv_bytes_per_token
+from core.estimator import FREEZE_TRAINABLE_LAYERS, QUANT_BYTES, adapter_params, kv_bytes_per_token
 from core.fit import Fit, Requirement, default_strategy, requirement
 from core.gpus import GPU, PCIE_GBS, Interconnect, get_gpu
 from core.models import Arch
@@ -157,9 +157,21 @@ def _expert_params(a: Arch) -> float:
 
 # --- training --------------------------------------------------------------------------------------------------------
 
-def _trainable_params(w: Workload) -> float:
-    from core.estimator import FREEZE_TRAINABLE_LAYERS, adapter_params
+def flops_per_token(w: Workload) -> float:
+    """Training FLOPs per token (docs/reference/estimator.md §6; MoE counts active parameters)."""
+    a = w.arch
+    forward = 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * w.seq_len
+    if w.method is Method.FULL:
+        backward = 2.0 * forward
+    elif w.method in ADAPTER_METHODS:
+        backward = forward  # input gradients only
+    else:  # freeze: gradients flow through the trained top layers only
+        backward = 2.0 * forward * min(FREEZE_TRAINABLE_LAYERS, a.layers) / a.layers
+    recompute = forward if w.grad_ckpt else 0.0
+    return forward + backward + recompute
 
+
+def _trainable_params(w: Workload) -> float:
     a = w.arch
     if w.method in ADAPTER_METHODS:
         return adapter_params(a, w.lora_rank or 16, w.lora_targets)
@@ -172,7 +184,7 @@ class _Train(NamedTuple):
     """What every configuration's step time of one training workload uses, computed once per workload (each value
     the same product, in the same order, as `_train_step` would evaluate it)."""
 
-    flops: float  # FLOPs per token (`core.timecost.flops_per_token`)
+    flops: float  # FLOPs per token (`flops_per_token`)
     trained: float  # trained parameters
     passes: int  # forward, backward (and the recomputed forward)
     tokens_flops: float  # tokens per GPU x FLOPs per token
@@ -199,8 +211,6 @@ def _train_constants(w: Workload) -> _Train:
     hit = _TRAIN_CONSTANTS.get(id(w))
     if hit is not None and hit[0] is w:
         return hit[1]
-    from core.timecost import flops_per_token
-
     a = w.arch
     flops, trained = flops_per_token(w), _trainable_params(w)
     tokens = w.batch * w.seq_len  # per GPU

@@ -12,11 +12,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from core.estimator import FREEZE_TRAINABLE_LAYERS
 from core.fit import Fit, Requirement
 from core.gpus import get_gpu
-from core.speed import smallest_group, training_speed
-from core.workload import ADAPTER_METHODS, Method, Strategy, Workload
+from core.speed import flops_per_token, smallest_group, training_speed
+from core.workload import Strategy, Workload
 
 # Stated defaults when the dataset is only partly described.
 DEFAULT_TOKENS_PER_EXAMPLE = 512
@@ -56,20 +55,6 @@ class TimeEstimate(BaseModel):
         """Cost of the run at `hourly_price` per GPU-hour on one configuration (the first one when unnamed)."""
         configs = [c for c in self.per_config if (gpu is None or c.gpu == gpu) and (count is None or c.count == count)]
         return configs[0].cost(hourly_price) if configs else None
-
-
-def flops_per_token(w: Workload) -> float:
-    """Training FLOPs per token (docs/reference/estimator.md §6; MoE counts active parameters)."""
-    a = w.arch
-    forward = 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * w.seq_len
-    if w.method is Method.FULL:
-        backward = 2.0 * forward
-    elif w.method in ADAPTER_METHODS:
-        backward = forward  # input gradients only
-    else:  # freeze: gradients flow through the trained top layers only
-        backward = 2.0 * forward * min(FREEZE_TRAINABLE_LAYERS, a.layers) / a.layers
-    recompute = forward if w.grad_ckpt else 0.0
-    return forward + backward + recompute
 
 
 def tokens_per_second(w: Workload, gpu_id: str, count: int, strategy: Strategy | None = None,

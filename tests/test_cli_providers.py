@@ -129,3 +129,4 @@ async def test_providers_lists_setup_and_health_in_both_languages(env: dict[str,
     assert data["lambda"]["setup"] == "needs_key" and data["lambda"]["needs"] == ["PROVIDERS__LAMBDA__API_KEY"]
     assert data["runpod"]["setup"] == "enabled" and data["runpod"]["status"] == "ok"
     assert data["hyperstack"]["title"] == "Hyperstack"
+    assert data["runpod"]["home"] == "https://runpod.io" and "per hour" in data["runpod"]["sells"]

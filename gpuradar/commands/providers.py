@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "check":
         return run_check(args)
     # Heavy imports (settings, SQLAlchemy, Alembic) here rather than at the top: see gpuradar.commands.db.run.
-    from core.providers import provider_title
+    from core.providers import provider_info, provider_title
     from gpuradar.settings import Settings
     from storage import migrate
 
@@ -78,8 +78,10 @@ def run(args: argparse.Namespace) -> int:
         for name in names:
             h = health.get(name)
             state = setup.get(name, "disabled")
+            info = provider_info(name)
             out.append({
-                "name": name, "title": provider_title(name), "enabled": state == "enabled",
+                "name": name, "title": provider_title(name), "home": info.home or None, "sells": info.sells or None,
+                "enabled": state == "enabled",
                 "setup": "needs_key" if state.startswith("needs:") else state,
                 "needs": state[6:].split(",") if state.startswith("needs:") else [],
                 "status": h.status if h else None,

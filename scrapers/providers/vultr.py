@@ -36,11 +36,10 @@ ORDER_URL = "https://www.vultr.com/products/cloud-gpu/"
 MAX_PAGES = 20  # a runaway cursor must not loop forever
 log = logging.getLogger(__name__)
 
-# Memory per card for Vultr GPU types the catalog does not carry, so counts come out right (`vcg-a16-…-256vram` is
-# 16x A16): NVIDIA A16 datasheet (4 GPUs x 16 GB per board, Vultr sells per GPU), GH200 96 GB HBM3, AMD MI300X
-# 192 GB, MI325X 256 GB, MI355X 288 GB (vendor datasheets; gpuhunt `get_gpu_memory` uses the same values).
-CARD_GB: dict[str, float] = {"NVIDIA_A16": 16, "NVIDIA_GH200": 96, "AMD_MI300X": 192, "AMD_MI325X": 256,
-                             "AMD_MI355X": 288}
+# Memory per card for Vultr GPU types the catalog does not carry (read only when `find_gpu` knows no such card), so
+# counts come out right: GH200 96 GB HBM3, AMD MI325X 256 GB, MI355X 288 GB (vendor datasheets; gpuhunt
+# `get_gpu_memory` uses the same values). Cards the catalog carries (A16, MI300X) take its figure.
+CARD_GB: dict[str, float] = {"NVIDIA_GH200": 96, "AMD_MI325X": 256, "AMD_MI355X": 288}
 
 # Bare-metal plans have no GPU fields: (count, spelling, GB per GPU). Source: gpuhunt BARE_METAL_GPU_DETAILS.
 BARE_METAL: dict[str, tuple[int, str, float]] = {
