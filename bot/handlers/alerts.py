@@ -11,7 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.alert_texts import at
 from bot.callbacks import AlertCb
-from storage.subscriptions import get_subscription
+from bot.keyboards import without_button
+from bot.services import subscriptions
+from bot.services.subscriptions import Stop
 from storage.user_tables import User
 
 router = Router(name="alerts")
@@ -21,20 +23,15 @@ router = Router(name="alerts")
 async def stop_alerts(query: CallbackQuery, callback_data: AlertCb, session: AsyncSession, user: User,
                       lang: str) -> None:
     # Ownership is checked by the repository: a forged button cannot pause someone else's subscription.
-    sub = await get_subscription(session, user.id, callback_data.sub)
-    if sub is None:
+    done, sub = await subscriptions.stop_alerts(session, user.id, callback_data.sub)  # committed before answering
+    if done is Stop.GONE or sub is None:
         await query.answer(at(lang, "stop_gone"), show_alert=True)
         return
-    if sub.paused:
+    if done is Stop.ALREADY:
         await query.answer(at(lang, "stop_already"))
         return
-    sub.paused = True
-    await session.commit()  # paused before the user is told so
     await query.answer(at(lang, "stopped", query=sub.query_text[:100]), show_alert=True)
     # Take the pressed button off the message, so the same alert does not keep offering it.
     if isinstance(query.message, Message) and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
-        pressed = query.data
-        rows = [[b for b in row if b.callback_data != pressed] for row in query.message.reply_markup.inline_keyboard]
-        markup = InlineKeyboardMarkup(inline_keyboard=[r for r in rows if r])
         with contextlib.suppress(TelegramBadRequest):  # an old message may no longer be editable
-            await query.message.edit_reply_markup(reply_markup=markup if markup.inline_keyboard else None)
+            await query.message.edit_reply_markup(reply_markup=without_button(query.message.reply_markup, query.data))

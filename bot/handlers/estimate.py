@@ -12,34 +12,23 @@ import contextlib
 from aiogram import F, Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
-from aiogram.utils.keyboard import InlineKeyboardBuilder
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.callbacks import EstimateCb, OffersCb
+from bot.callbacks import EstimateCb
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
+from bot.keyboards import METHOD_CHOICES, estimate_keyboard, method_keyboard
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import OFFERS_SHOWN, rank_for, render_estimate
+from bot.views import rank_for, render_estimate
 from core.parser import ParseError
 from storage.user_tables import User
 
 router = Router(name="estimate")
-
-
-def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMarkup:
-    """"Notify me", and "More offers" when more offers fit than the estimate shows."""
-    kb = InlineKeyboardBuilder()
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
-                                callback_data=EstimateCb(action="notify", q=token).pack()))
-    if fitting > OFFERS_SHOWN:
-        kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"),
-                                    callback_data=OffersCb(q=token, page=1, skip=OFFERS_SHOWN).pack()))
-    return kb.as_markup()
 
 
 def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
@@ -48,21 +37,9 @@ def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
     return render_estimate(est, ranked, lang, currency), estimate_keyboard(lang, token, len(ranked))
 
 
-# The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
-METHOD_CHOICES = ("inference", "lora", "qlora", "full")
-
-
 def needs_method(result: Failure) -> bool:
     err = result.error
     return isinstance(err, ParseError) and err.problem is not None and err.problem.key == "wl_which_method"
-
-
-def method_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
-    kb = InlineKeyboardBuilder()
-    for method in METHOD_CHOICES:
-        kb.button(text=t(lang, f"btn_method_{method}"), callback_data=EstimateCb(action=f"m_{method}", q=token))
-    kb.adjust(2)
-    return kb.as_markup()
 
 
 async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:

@@ -17,16 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SubCb, SubsPageCb
 from bot.formatting import TELEGRAM_LIMIT
+from bot.services import subscriptions
 from bot.texts import t
 from bot.views import subscription_filters, subscription_what
-from storage.subscriptions import (
-    MAX_SUBSCRIPTIONS_PER_USER,
-    delete_all_subscriptions,
-    delete_subscription,
-    list_subscriptions,
-    set_paused,
-    set_subscription_chat,
-)
+from storage.subscriptions import MAX_SUBSCRIPTIONS_PER_USER, list_subscriptions
 from storage.user_tables import Subscription, User
 
 router = Router(name="subs")
@@ -140,8 +134,7 @@ async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSessi
                 await query.message.edit_text(view[0], reply_markup=view[1])
         return
     if callback_data.action == "delete_all_yes":
-        n = await delete_all_subscriptions(session, user.id)
-        await session.commit()
+        n = await subscriptions.delete_all(session, user.id)
         await query.answer()
         if isinstance(query.message, Message):
             await query.message.edit_text(t(lang, "unsub_all_done", n=n))
@@ -149,12 +142,11 @@ async def manage(query: CallbackQuery, callback_data: SubCb, session: AsyncSessi
     if callback_data.action == "keep":
         done, note = True, "sub_kept"
     elif callback_data.action == "delete_yes":
-        done = await delete_subscription(session, user.id, callback_data.id)
+        done = await subscriptions.delete(session, user.id, callback_data.id)
         note = "sub_deleted"
     else:
-        done = await set_paused(session, user.id, callback_data.id, callback_data.action == "pause") is not None
+        done = await subscriptions.pause(session, user.id, callback_data.id, callback_data.action == "pause")
         note = "sub_paused" if callback_data.action == "pause" else "sub_resumed"
-    await session.commit()
     await query.answer(t(lang, note if done else "sub_not_found"))
     await _show(query, *await render_subs(session, user, lang, sub_id=callback_data.id))
 
@@ -165,11 +157,10 @@ async def alerts_here(query: CallbackQuery, callback_data: SubCb, session: Async
     if query.message is None:
         await query.answer(t(lang, "button_stale"))
         return
-    sub = await set_subscription_chat(session, user.id, callback_data.id, query.message.chat.id)
+    sub = await subscriptions.alerts_to_chat(session, user.id, callback_data.id, query.message.chat.id)
     if sub is None:  # someone else's button (ownership is checked in storage), or deleted since
         await query.answer(t(lang, "sub_not_found"), show_alert=True)
         return
-    await session.commit()
     await query.answer(t(lang, "alerts_here_done"), show_alert=True)
     if isinstance(query.message, Message):
         with contextlib.suppress(TelegramBadRequest):

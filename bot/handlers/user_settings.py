@@ -1,4 +1,5 @@
-"""/settings (currency, quiet hours, alert grouping) and /lang. Changes are stored per user at once."""
+"""/settings (currency, quiet hours, alert grouping) and /lang. Changes are stored per user at once
+(`bot.services.settings` commits them before the answer)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ import re
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
-from aiogram.utils.keyboard import InlineKeyboardBuilder
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SettingsCb
 from bot.formatting import esc
+from bot.keyboards import language_keyboard, settings_keyboard
 from bot.prefs import PrefsCache
+from bot.services import settings as user_settings
 from bot.texts import t
 from bot.timezones import format_offset, parse_tz
-from storage.subscriptions import set_currency, set_grouping, set_language, set_quiet_hours, set_tz_offset
 from storage.user_tables import User
 
 router = Router(name="settings")
@@ -29,20 +30,14 @@ QUIET_OFF_RE = re.compile(r"^(?:quiet|тихие|тишина)?\s*(?:off|вык�
 
 
 def settings_view(user: User) -> tuple[str, InlineKeyboardMarkup]:
-    """The settings as they are, and buttons that say what they do ("switch to USD"), never a state that is not."""
+    """The settings as they are, and the buttons that change them."""
     lang = user.lang
     quiet = t(lang, "quiet_off") if user.quiet_start is None else \
         t(lang, "quiet_range", start=f"{user.quiet_start:02d}", end=f"{user.quiet_end:02d}")
     tz = format_offset(user.tz_offset_minutes)
     text = t(lang, "settings_title", currency=user.currency, quiet=quiet,
              grouping=t(lang, "on" if user.grouping else "off"), tz=tz)
-    other = "USD" if user.currency == "RUB" else "RUB"
-    kb = InlineKeyboardBuilder()
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_currency_switch", currency=other),
-                                callback_data=SettingsCb(what="currency", value=other).pack()))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_grouping_off" if user.grouping else "btn_grouping_on"),
-                                callback_data=SettingsCb(what="grouping", value="0" if user.grouping else "1").pack()))
-    return text, kb.as_markup()
+    return text, settings_keyboard(user)
 
 
 @router.message(Command("settings"))
@@ -54,15 +49,14 @@ async def settings(message: Message, command: CommandObject, session: AsyncSessi
             if found is None:
                 await message.answer(t(lang, "tz_bad", given=esc(tz.group(1))))
                 return
-            await set_tz_offset(session, user, found[0])
+            await user_settings.change_time_zone(session, user, found[0])
         elif QUIET_OFF_RE.match(arg):
-            await set_quiet_hours(session, user, None, None)
+            await user_settings.change_quiet_hours(session, user, None, None)
         elif (m := QUIET_RE.match(arg)) and int(m.group(1)) <= 23 and int(m.group(2)) <= 23:
-            await set_quiet_hours(session, user, int(m.group(1)), int(m.group(2)))
+            await user_settings.change_quiet_hours(session, user, int(m.group(1)), int(m.group(2)))
         else:
             await message.answer(t(lang, "quiet_bad"))
             return
-    await session.commit()
     text, kb = settings_view(user)
     await message.answer((t(lang, "settings_saved") + "\n\n" if arg else "") + text, reply_markup=kb)
 
@@ -72,35 +66,21 @@ async def lang_command(message: Message, command: CommandObject, session: AsyncS
                        prefs: PrefsCache) -> None:
     arg = (command.args or "").strip().lower()
     if arg in ("ru", "en"):
-        await set_language(session, user, arg)
-        await session.commit()  # saved before the user reads "done" and sends the next message
-        prefs.remember(user.id, user.lang, user.currency)
+        await user_settings.change_language(session, user, arg, prefs)  # saved before the user reads "done"
         await message.answer(t(arg, "lang_set"))
         return
-    kb = InlineKeyboardBuilder()
-    kb.row(InlineKeyboardButton(text="Русский", callback_data=SettingsCb(what="lang", value="ru").pack()),
-           InlineKeyboardButton(text="English", callback_data=SettingsCb(what="lang", value="en").pack()))
-    await message.answer(t(lang, "lang_choose"), reply_markup=kb.as_markup())
+    await message.answer(t(lang, "lang_choose"), reply_markup=language_keyboard())
 
 
 @router.callback_query(SettingsCb.filter())
 async def change(query: CallbackQuery, callback_data: SettingsCb, session: AsyncSession, user: User,
                  prefs: PrefsCache) -> None:
-    what, value = callback_data.what, callback_data.value
+    what = callback_data.what
     try:
-        if what == "currency":
-            await set_currency(session, user, value)
-        elif what == "grouping":
-            await set_grouping(session, user, value == "1")
-        elif what == "lang":
-            await set_language(session, user, value)
-        else:
-            raise ValueError(what)
+        await user_settings.change_by_button(session, user, what, callback_data.value, prefs)
     except ValueError:
         await query.answer(t(user.lang, "error"), show_alert=True)
         return
-    await session.commit()
-    prefs.remember(user.id, user.lang, user.currency)
     await query.answer(t(user.lang, "lang_set" if what == "lang" else "settings_saved"))
     if not isinstance(query.message, Message):
         return
