@@ -4,9 +4,9 @@ offers recorded by storage's ingest). Target: p99 under 50 ms. Prints the figure
 
 `--ingest` also measures the same queries while Vast-sized polls (1,440 configurations, 5 % of them changing each
 time) are ingested back to back through `App.ingest` (the scheduler's sink: record the poll in the ingest process,
-refresh the offer cache), as the leader does while users type; with `--compare-thread`, then the same again with
-ingest in a worker thread of the bot's process (the previous design, `App(ingest_process=False)`). Alongside each it
-prints the bot's loop lag (how late a 1 ms timer fires) and the bot process's CPU per poll.
+refresh the offer cache), as the leader does while users type. (The worker-thread design it replaced, 166 ms p99
+against 40 ms in the same minutes, is gone: docs/operations.md has the figures.) Alongside it prints the bot's loop
+lag (how late a 1 ms timer fires) and the bot process's CPU per poll.
 
 The stand-in Telegram server runs in a process of its own (`--stand-in-here`: in the bot's process and loop, as
 before), because in a deployment Telegram is not in the bot's process: sharing it, the stand-in's record of every
@@ -15,7 +15,7 @@ and its request handling ran on the bot's loop. The latency is still measured by
 queued for getUpdates to `answerInlineQuery` arriving, so both stamps come from one clock in one process. The
 Vast-sized polls are made in the bot's loop, as the scrapers parse theirs there.
 
-    python3 bench/inline.py [--queries 400] [--ingest] [--db sqlite|postgres|both] [--compare-thread] [--stand-in-here]
+    python3 bench/inline.py [--queries 400] [--ingest] [--db sqlite|postgres|both] [--stand-in-here]
 """
 
 from __future__ import annotations
@@ -204,16 +204,15 @@ def database(kind: str) -> Iterator[str]:
         yield url
 
 
-async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool = True,
-               stand_in_here: bool = False, url: str = "") -> None:
+async def main(n_queries: int, with_ingest: bool = False, stand_in_here: bool = False, url: str = "") -> None:
     """One run on the database at `url` (default: a fresh SQLite file)."""
     if not url:
         with database("sqlite") as fresh:
-            await main(n_queries, with_ingest, ingest_process, stand_in_here, fresh)
+            await main(n_queries, with_ingest, stand_in_here, fresh)
         return
     async with stand_in(stand_in_here) as tg:
         settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
-        app = App(settings, scrape=False, polling_timeout=1, ingest_process=ingest_process)
+        app = App(settings, scrape=False, polling_timeout=1)
         await app.start()
         app.freeze_heap()  # as `gpuradar run` does once started
         at = datetime(2025, 1, 1, tzinfo=UTC)
@@ -229,7 +228,6 @@ async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool =
                 ms = await tg.query(PHRASES[i % len(PHRASES)], 1000 + i % 50)
                 (cold if i < len(PHRASES) else latencies).append(ms)
             if with_ingest:
-                how = "in a child process" if ingest_process else "in a worker thread"
                 stop = asyncio.Event()
                 took: list[float] = []
                 task = asyncio.create_task(ingest_back_to_back(app, stop, took))
@@ -237,7 +235,7 @@ async def main(n_queries: int, with_ingest: bool = False, ingest_process: bool =
                     await asyncio.sleep(0.05)
                 lags: list[float] = []
                 lag = asyncio.create_task(loop_lag(stop, lags))
-                await measure(tg, n_queries, f"warm, while Vast-sized polls are ingested back to back {how}")
+                await measure(tg, n_queries, "warm, while Vast-sized polls are ingested back to back in the child")
                 # Then a few polls with no queries: what each costs the bot's process itself (the bench's
                 # own making of the poll, a stand-in for the scraper's parse, included).
                 polls0 = len(took)
@@ -272,8 +270,6 @@ if __name__ == "__main__":
                         help="run the stand-in Telegram server in the bot's process and loop (the old arrangement)")
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="sqlite",
                         help="postgres: a fresh database on the server of $TEST_DATABASE_URL (else .ci/postgres.sh)")
-    parser.add_argument("--compare-thread", action="store_true",
-                        help="with --ingest, also run the previous design (ingest in a worker thread) on SQLite")
     parser.add_argument("--serve-stand-in", action="store_true", help=argparse.SUPPRESS)  # the stand-in's process
     options = parser.parse_args()
     if options.serve_stand_in:
@@ -286,7 +282,4 @@ if __name__ == "__main__":
               f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         with database(kind) as url:
             asyncio.run(main(options.queries, options.ingest, stand_in_here=options.stand_in_here, url=url))
-    if options.ingest and options.compare_thread:
-        print("-- the same on SQLite with ingest in a worker thread of the bot's process (before), for comparison:")
-        asyncio.run(main(options.queries, options.ingest, ingest_process=False, stand_in_here=options.stand_in_here))
     print(f"bench wall time {time.perf_counter() - started:.1f} s")

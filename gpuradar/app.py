@@ -20,7 +20,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
@@ -41,7 +41,7 @@ from bot.response_types import KeepResponseTypes
 from core.alerts import AlertPolicy
 from core.polls import PollResult
 from gpuradar.ingest_process import Fence, IngestProcess, trim_heap
-from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership, fenced
+from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
@@ -49,11 +49,12 @@ from gpuradar.startup import check_database_path, check_token_format, port_in_us
 from modelhub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.hub_cache import HubCacheStore
-from storage.ingest import OnEvents, record_poll
-from storage.ingest_worker import IngestWorker
 from storage.migrate import upgrade_async
 from storage.queries import in_stock_offers
 from storage.rate_share import RateShare
+
+if TYPE_CHECKING:
+    from storage.outbox import OutboxWriter
 
 log = logging.getLogger(__name__)
 OFFER_SLICE = 500  # offers built per step of the bot's loop when the cache is refreshed from the ingest process
@@ -69,10 +70,11 @@ class Sender(Protocol):
 
 @dataclass
 class AlertHook:
-    """The alert pipeline's two ends: `on_events` writes outbox rows in the ingest transaction, `make_sender`
-    builds the sender that drains them (given the bot and the sessionmaker)."""
+    """The alert pipeline's two ends: `on_events` writes outbox rows in the ingest transaction (in the ingest
+    child, which runs the writer's policy; None: no alerts), `make_sender` builds the sender that drains them
+    (given the bot and the sessionmaker)."""
 
-    on_events: OnEvents | None = None
+    on_events: OutboxWriter | None = None
     make_sender: Callable[..., Sender] | None = None  # (bot, sessionmaker, *, pacer) -> Sender
 
 
@@ -86,7 +88,8 @@ def alert_hook(policy: AlertPolicy | None = None, **sender_options: Any) -> Aler
     senders: list[tuple[AlertSender, asyncio.AbstractEventLoop]] = []
 
     def wake() -> None:
-        # Called after the ingest commit, from the ingest worker's thread: hand the wake-up to each sender's loop.
+        # Called after the ingest child's commit: hand the wake-up to each sender's loop (thread-safe, so a sender
+        # on another loop, `gpuradar sender` beside the bot in tests, is woken too).
         for sender, loop in senders:
             with contextlib.suppress(RuntimeError):  # that loop has closed
                 loop.call_soon_threadsafe(sender.wake)
@@ -166,13 +169,12 @@ class App:
                  migrate: bool = True, polling_timeout: int = 10,
                  degraded_after: timedelta = timedelta(minutes=30), serve_web: bool = False,
                  webhook: bool | None = None, metrics: Metrics = METRICS,
-                 fsm_storage: BaseStorage | None = None, ingest_process: bool = True) -> None:
+                 fsm_storage: BaseStorage | None = None) -> None:
         """`serve_web`: bind WEB__HOST:WEB__PORT for /healthz and /metrics (`gpuradar run` does; embedding code
         and tests usually do not, so they never contend for the port). `webhook`: receive updates by webhook
         (None: when WEBHOOK__URL is set); it implies the web server. `fsm_storage`: wizard state (default: the
-        shared database, so a conversation survives a switch between replicas). `ingest_process`: record polls in
-        a child process (gpuradar.ingest_process) when the alert hook is the standard outbox writer; otherwise,
-        and with False, in a worker thread of this process (storage.ingest_worker)."""
+        shared database, so a conversation survives a switch between replicas). Polls are recorded in a child
+        process (gpuradar.ingest_process), the one ingest path; `storage.ingest.record_poll` is what it runs."""
         self.settings = settings
         self.alerts = alerts or AlertHook()
         self.scrape = scrape
@@ -199,10 +201,8 @@ class App:
         self._scheduler: Any = None
         self._client: Any = None
         self._sender: Sender | None = None
-        self.use_ingest_process = ingest_process
         self._heap_frozen = False
         self.ingest_process: IngestProcess | None = None
-        self.ingest_worker: IngestWorker | None = None
         self._offers_reading: tuple[int, int] | None = None  # the ingest process's reading the offer cache holds
 
     # ------------------------------------------------------------------ pieces
@@ -226,40 +226,29 @@ class App:
                 changed.extend(CachedOffer(*row) for row in got.rows[i:i + OFFER_SLICE])
             self._offers_reading = got.reading
             return OfferChanges(changed, got.gone, full=got.full)
-        if self.ingest_worker is not None:
-            return await self.ingest_worker.run(load)
+        # No child yet (a replica that does not lead): no poll is being recorded here to compete with, so here.
         assert self.sessionmaker is not None
         return await load(self.sessionmaker)
 
     async def ingest(self, result: PollResult, rates: Any = None, *, term: int | None = None) -> None:
         """The scheduler's sink: record the poll (and the alert queue, same transaction) off this loop, in the
-        ingest process (or worker thread), then refresh the cache inline mode answers from. `term`: the leader's
+        ingest process, then refresh the cache inline mode answers from. `term`: the leader's
         term; the alert queue is then written only while this replica still holds the lease with it
         (LeadershipLost otherwise, and nothing of the poll is recorded)."""
-        assert self.sessionmaker is not None and self.offers is not None
-        hook = self.alerts.on_events
-        if self.ingest_process is not None:
-            fence = None
-            if term is not None:
-                assert self.leadership is not None
-                lease = self.leadership.lease
-                fence = Fence(lease.name, lease.holder, term)
-            writer = cast(Any, hook)  # an OutboxWriter or None (checked in start)
-            done = await self.ingest_process.record(result, rates=rates, fence=fence,
-                                                    alerts=writer.policy if writer is not None else None)
-            if writer is not None:
-                writer.stats["queued"] += done.queued
-                writer.stats["cooling"] += done.cooling
-                if (done.queued or done.retried) and writer.wakeup is not None:
-                    writer.wakeup()  # committed: the senders look at once
-        else:
-            if term is not None:
-                assert self.leadership is not None
-                hook = fenced(hook, self.leadership.lease, term)
-            if self.ingest_worker is not None:
-                await self.ingest_worker.record(result, rates=rates, on_events=hook)
-            else:
-                await record_poll(self.sessionmaker, result, rates=rates, on_events=hook)
+        assert self.ingest_process is not None and self.offers is not None
+        fence = None
+        if term is not None:
+            assert self.leadership is not None
+            lease = self.leadership.lease
+            fence = Fence(lease.name, lease.holder, term)
+        writer = self.alerts.on_events
+        done = await self.ingest_process.record(result, rates=rates, fence=fence,
+                                                alerts=writer.policy if writer is not None else None)
+        if writer is not None:
+            writer.stats["queued"] += done.queued
+            writer.stats["cooling"] += done.cooling
+            if (done.queued or done.retried) and writer.wakeup is not None:
+                writer.wakeup()  # committed: the senders look at once
         await self.offers.refresh()
         # The poll's transients (its payload parsed, its offers) are gone: their pages go back too. In a thread: the
         # loop's own small objects come from Python's pools meanwhile, rarely waiting on glibc's lock.
@@ -307,20 +296,15 @@ class App:
         return close
 
     async def _retention_loop(self, first_after: float = 60.0) -> None:
-        """The leader keeps storage bounded (storage/retention.py), in the ingest worker, every RETENTION__EVERY s."""
-        from storage.retention import run_retention
-
+        """The leader keeps storage bounded (storage/retention.py), in the ingest process, every RETENTION__EVERY s."""
         settings = self.settings.retention
         delay = first_after
         while True:
             await asyncio.sleep(delay)
             delay = settings.every
             try:
-                if self.ingest_process is not None:
-                    await self.ingest_process.retention(settings)
-                else:
-                    assert self.ingest_worker is not None
-                    await self.ingest_worker.run(lambda sm: run_retention(sm, settings))
+                assert self.ingest_process is not None
+                await self.ingest_process.retention(settings)
             except Exception:  # upkeep must never take the leader down; the next run tries again
                 log.warning("retention run failed", exc_info=True)
 
@@ -378,15 +362,15 @@ class App:
         self.sessionmaker = make_sessionmaker(self.engine)
         # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`): in a
         # child process, started when first needed (the leader starts it with its scheduler), so a replica that
-        # never leads runs none. An alert hook other than the outbox writer cannot cross to a process: a thread.
+        # never leads runs none. The child builds its own outbox writer from the hook's policy: a hook of another
+        # kind would never run there, so it is refused rather than ignored.
         from storage.outbox import OutboxWriter
 
         hook = self.alerts.on_events
-        if self.use_ingest_process and (hook is None or type(hook) is OutboxWriter):
-            self.ingest_process = IngestProcess(s.database_url)
-        else:
-            self.ingest_worker = IngestWorker(s.database_url)
-            self.ingest_worker.start()
+        if hook is not None and type(hook) is not OutboxWriter:
+            raise TypeError(f"the ingest process writes alerts with storage.outbox.OutboxWriter, not {type(hook)!r}; "
+                            "call storage.ingest.record_poll with that hook instead")
+        self.ingest_process = IngestProcess(s.database_url)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
         self.pacer = make_pacer(s)
@@ -455,8 +439,6 @@ class App:
             await self._client.aclose()
         if self.ingest_process is not None:
             await self.ingest_process.stop()  # the poll in flight finishes; the child exits
-        if self.ingest_worker is not None:
-            await self.ingest_worker.stop()
         if self.web is not None:
             await self.web.close()  # after the tasks: an update being handled still had its answer to send
         for refresher in self._refreshers:

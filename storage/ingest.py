@@ -59,7 +59,7 @@ async def record_poll(
     written: dict[int, set[str]] | None = None,
 ) -> list[OfferEvent]:
     """Store one poll and return the events it produced (with their stored ids). Idempotent per poll.
-    `cache` (the ingest worker's) spares reloading the provider's stored state between its own polls. `written`:
+    `cache` (the ingest process's) spares reloading the provider's stored state between its own polls. `written`:
     once committed, the poll's scrape run id -> the keys of the offers rows it inserted or updated (none for a
     poll that changed nothing, or was not trusted)."""
     outcome_state: dict[str, ProviderState] = {}
@@ -245,7 +245,7 @@ class ProviderState:
 
 
 class StateCache:
-    """The ingest worker's copy of each provider's stored state, so a poll loads nothing when nothing else wrote
+    """The ingest process's copy of each provider's stored state, so a poll loads nothing when nothing else wrote
     since this process's last poll of that provider (checked against the provider's latest scrape run id: any
     other writer — a previous leader — makes it reload). Only what a poll changed is written back."""
 

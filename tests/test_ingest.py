@@ -281,3 +281,37 @@ async def test_incremental_ingest_equals_change_detection_over_every_configurati
         assert stored == {state.offer.sku: (state.price, state.in_stock, state.missing, state.offer.price,
                                             state.offer.available, *normalised(state.offer, rates))
                           for state in reference.values()}, path  # type: ignore[attr-defined]
+
+
+async def test_the_state_cache_loads_nothing_between_own_polls_and_never_serves_another_writers_state(
+        sm: async_sessionmaker[AsyncSession]) -> None:
+    """What the ingest process keeps between its polls (`StateCache`): its second poll diffs against its own state,
+    loading nothing; after another writer (a previous leader) recorded a poll of the same provider it reloads and
+    reports exactly what changed since that poll, nothing twice; a sell-out after the hysteresis goes through it."""
+    from storage.ingest import StateCache
+
+    cache = StateCache()
+    poll = Poller()
+    many = [offer(f"s{i}", 2.0 + i / 1000) for i in range(300)]
+    assert await record_poll(sm, poll(many), rates=RATES, cache=cache) == []  # the baseline
+    changed = [offer("s0", 1.0), *many[1:], offer("new", 3.0)]
+    events = await record_poll(sm, poll(changed), rates=RATES, cache=cache)
+    assert kinds(events) == [("appeared", "new"), ("price_drop", "s0")]
+    assert cache.hits == 1
+    async with sm() as s:
+        s0 = await s.get(CurrentOffer, offer("s0").key)
+        assert s0 is not None and s0.price == 1.0
+
+    foreign = [*changed, offer("other", 5.0)]
+    assert kinds(await record_poll(sm, poll(foreign), rates=RATES)) == [("appeared", "other")]  # another writer
+    events = await record_poll(sm, poll([*foreign, offer("third", 6.0)]), rates=RATES, cache=cache)
+    assert kinds(events) == [("appeared", "third")]
+    assert cache.hits == 1  # reloaded, not served from the stale copy
+
+    rest = [o for o in [*foreign, offer("third", 6.0)] if o.sku != "s5"]
+    assert await record_poll(sm, poll(rest), rates=RATES, cache=cache) == []
+    events = await record_poll(sm, poll(rest), rates=RATES, cache=cache)
+    assert [(e.kind, e.offer.sku) for e in events] == [(EventKind.SOLD_OUT, "s5")]
+    async with sm() as s:
+        s5 = (await s.scalars(select(CurrentOffer).where(CurrentOffer.sku == "s5"))).one()
+        assert s5.in_stock is False
