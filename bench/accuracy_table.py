@@ -12,20 +12,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.measured_points import (
+from core.estimator import estimate_memory
+from core.workload import Method, Precision, Quant
+from testkit.measured_points import (
     ASSUMED_INFER_SEQ,
     ASSUMED_TRAIN_SEQ,
     GB_PER_GIB,
-    ComponentPoint,
     Point,
     arch_kind,
     load_arch_points,
     load_component_points,
     load_dense_points,
     load_points,
+    window_only_gib,
 )
-from core.estimator import KV_BYTES, estimate_memory
-from core.workload import Method, Precision, Quant
 
 # Reference §9, GB for the whole job (all GPUs), by model size bucket.
 LLAMA_FACTORY: dict[str, dict[int, float]] = {
@@ -179,7 +179,7 @@ def main() -> None:
           "estimate stays above the measurement (safe) and still counts in the median.")
     print("- Framework facts the file leaves implicit (pure bf16 for torchtune/litgpt, chunked CE for the torchtune "
           "README runs, torchao's double-quantised NF4) are read from each point's source "
-          "(`bench/measured_points.py`).")
+          "(`testkit/measured_points.py`).")
     print()
     print("| point | model | conditions | GPU | measured | ours | LLaMA-Factory | Unsloth | kind |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -191,7 +191,7 @@ def main() -> None:
 
 TARGET_INFERENCE = 0.05  # the issue's target for inference: within 5 %
 
-# What each kind of inference point is, in docs/accuracy.md's words (kinds: `bench.measured_points.arch_kind`).
+# What each kind of inference point is, in docs/accuracy.md's words (kinds: `testkit.measured_points.arch_kind`).
 _KIND_TEXT = {
     "short": "Short input (1 token + 2048 generated), every size 0.5B-72B, BF16, FP8, GPTQ, AWQ",
     "long": "Long input (6k-30k tokens + 2048 generated), transformers 4.46 (Qwen2.5 0.5B-72B)",
@@ -266,7 +266,7 @@ def _architectures() -> None:
     unmeasured = [p for p in arch + dense if p.prefill_unmeasured]
     print(f"- Why the transformers 4.51 long-input rows are not judged: {sum(p.below_floor for p in unmeasured)} of "
           f"their {len(unmeasured)} peaks are below the least a single forward pass over the prompt can hold "
-          "(`single_pass_floor_gib` in `bench/measured_points.py`: what the same table's 1-token run held besides "
+          "(`single_pass_floor_gib` in `testkit/measured_points.py`: what the same table's 1-token run held besides "
           "its cache, plus the prompt's cache, plus per prompt token the residual stream and its normalised copy "
           "and the gated MLP's gate and up projections, which are alive together). In every Qwen3 table the peak "
           "is weights + the final cache + about 32 MiB at every prompt length: no prefill working set at all, "
@@ -281,7 +281,7 @@ def _architectures() -> None:
           "than 5 % under.")
     print("- Three Qwen2.5 AWQ rows at input 1 (0.5B, 1.5B, 3B) used more memory than the same model's 6144-token "
           "row minus the cache those tokens add, which no prompt can cause; they are shown, not judged "
-          "(`flag_inconsistent` in `bench/measured_points.py`).")
+          "(`flag_inconsistent` in `testkit/measured_points.py`).")
     print("- Left out: the Qwen2 tables (transformers 4.38) compute logits for every prompt token in fp32 (+5 GiB at "
           "6144 tokens on the 0.5B), a condition the workload does not describe; their 1-token rows are also "
           "0.2-0.5 GiB above the Qwen2.5 rows of the same shapes, unexplained.")
@@ -296,18 +296,6 @@ def _architectures() -> None:
         print(r)
     print()
     _components()
-
-
-def window_only_gib(p: ComponentPoint) -> float | None:
-    """A sliding-window model's KV cache if local layers kept only their window (the rule before the batch term):
-    what the table shows beside the prediction. None for other points."""
-    a, w = p.workload.arch, p.workload
-    if p.component != "kv_cache" or not (a.window and a.local_layers) or a.kv_lora_rank:
-        return None
-    local = min(a.local_layers, a.kv_layers)
-    tokens = (a.kv_layers - local) * w.seq_len + local * min(w.seq_len, a.window)
-    per = a.kv_elements_per_token_layer() * KV_BYTES.get(w.kv_dtype.lower(), 2.0)
-    return per * tokens * w.concurrency / 2**30
 
 
 def _components() -> None:

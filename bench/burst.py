@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuradar.app import App
 from gpuradar.settings import SenderSettings, Settings
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 PHRASES = ["13B LoRA", "70B QLoRA ctx 8k", "7B full fine-tune", "Qwen2.5-72B inference 32k", "mixtral qlora",
            "llama-3.1-8b lora r16 seq 4096", "инференс 70B int4, контекст 32k", "405B QLoRA на 8 GPU", "34B LoRA"]

@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support without installing it
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testkit/ without installing it
 
 from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
@@ -45,7 +45,7 @@ TOKEN = "123456:BENCH-token"
 
 def _serve(conn: Any, window: float) -> None:
     """Child process: the stand-in server with Telegram's limits; reports its counts when told to stop."""
-    from tests.support.fake_telegram import FakeTelegram
+    from testkit.fake_telegram import FakeTelegram
 
     async def main() -> None:
         async with FakeTelegram(TOKEN) as tg:

@@ -191,7 +191,7 @@ async def keep_users(url: str, n: int) -> None:
 
 
 def _serve(conn: Any, window: float) -> None:
-    from tests.support.fake_telegram import FakeTelegram
+    from testkit.fake_telegram import FakeTelegram
 
     async def main() -> None:
         async with FakeTelegram(TOKEN) as tg:

@@ -44,7 +44,7 @@ from core.offers import Billing, Offer, Rates
 from core.polls import PollResult, PollStatus
 from gpuradar.app import App
 from gpuradar.settings import Settings
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 PHRASES = ["13B LoRA", "70B QLoRA ctx 8k", "7B full fine-tune", "Qwen2.5-72B inference 32k", "mixtral qlora",
            "llama-3.1-8b lora r16 seq 4096", "инференс 70B int4, контекст 32k, 8 пользователей", "405B QLoRA на 8 GPU",

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support without installing it
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # testkit/ without installing it
 
 from datetime import timedelta
 
@@ -34,8 +34,8 @@ from core.alerts import AlertPolicy
 from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
 from storage.user_tables import Subscription, User
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+from testkit.fake_telegram import FakeTelegram
+from testkit.provider_server import RUNPOD_PATH, ProviderServer
 
 # (RunPod's GPU type id, our catalog id, the chat whose subscription watches it)
 WATCHED = (("NVIDIA H100 80GB HBM3", "h100-sxm", 7), ("NVIDIA A100-SXM4-80GB", "a100-80gb", 8))

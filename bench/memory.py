@@ -42,8 +42,8 @@ from scrapers.registry import PROVIDERS  # noqa: E402
 from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import record_poll  # noqa: E402
 from storage.migrate import upgrade_async  # noqa: E402
-from tests.support.fake_telegram import FakeTelegram  # noqa: E402
-from tests.support.provider_server import VAST_PATH, ProviderServer  # noqa: E402
+from testkit.fake_telegram import FakeTelegram  # noqa: E402
+from testkit.provider_server import VAST_PATH, ProviderServer  # noqa: E402
 
 TARGET_MB = 300
 OFFERS_PER_PROVIDER = 360

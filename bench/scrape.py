@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere without installing tests/
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere without installing testkit/
 
 from pydantic import create_model
 
@@ -39,7 +39,7 @@ from scrapers.providers import vastai
 from scrapers.registry import ProvidersSettings
 from scrapers.scheduler import poll_once
 from scrapers.settings import DeclarativeProviderSettings
-from tests.support.provider_server import ProviderServer, sample_routes
+from testkit.provider_server import ProviderServer, sample_routes
 
 PROVIDERS = 20
 LATENCY = 0.2
@@ -225,8 +225,8 @@ async def _through_the_leader(url: str, n: int, rng: random.Random, rates: objec
     from gpuradar.metrics import Metrics
     from gpuradar.settings import Settings
     from scrapers.registry import ProvidersSettings
-    from tests.support.fake_telegram import FakeTelegram
-    from tests.support.waiting import until
+    from testkit.fake_telegram import FakeTelegram
+    from testkit.waiting import until
 
     assert isinstance(t0, datetime)
     first, second = _ingest_snapshots(n, rng)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.throughput_points import Case, excluded, load_cases
 from core import speed
+from testkit.throughput_points import Case, excluded, load_cases
 
 KINDS = (("train", "Training, tokens/s of all GPUs"), ("decode", "Decode, one sequence, tokens/s"),
          ("aggregate", "Served output at a concurrency, tokens/s of all sequences"),

@@ -29,8 +29,8 @@ for _var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_prox
     os.environ[_var] = _DEAD_PROXY
 os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost,::1"
 
-# `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (tests/support/provider_server.py).
-pytest_plugins = ["tests.support.provider_server", "tests.support.hub_server"]
+# `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (testkit/provider_server.py).
+pytest_plugins = ["testkit.provider_server", "tests.support.hub_server"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ from sqlalchemy.engine import Engine
 from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
 from storage.user_tables import Subscription, User
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 from tests.test_bot_e2e import RATES, RUNPOD, T0, offer, poll
 
 ERROR = "Something went wrong"

@@ -19,8 +19,8 @@ from gpuradar.metrics import Metrics
 from gpuradar.settings import Settings
 from gpuradar.web import SECRET_HEADER, Throttle, create_app, start_server
 from storage.db import make_engine
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.provider_server import ProviderServer
+from testkit.fake_telegram import FakeTelegram
+from testkit.provider_server import ProviderServer
 from tests.test_abuse import read_only_connections
 from tests.test_webhook import PATH, SECRET, WebhookTelegram, update, webhook_settings
 

@@ -18,8 +18,8 @@ from scrapers.http import RetryPolicy, make_client
 from scrapers.scheduler import ScrapeScheduler
 from storage.alert_tables import AlertDelivery
 from storage.user_tables import Subscription
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+from testkit.fake_telegram import FakeTelegram
+from testkit.provider_server import RUNPOD_PATH, ProviderServer
 
 RATES = Rates(rub_per={"USD": 80.0})
 TYPES = {"NVIDIA H100 80GB HBM3": ("H100 SXM", 80), "NVIDIA A100-SXM4-80GB": ("A100 SXM", 80),

@@ -27,9 +27,9 @@ from storage.lease import LeaderLease
 from storage.lease_tables import LeaseRow
 from storage.offer_tables import ScrapeRun
 from storage.outbox import OutboxWriter
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.provider_server import RUNPOD_PATH, ProviderServer
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.provider_server import RUNPOD_PATH, ProviderServer
+from testkit.waiting import until
 from tests.test_outbox_helpers import RATES, T0, add_sub, add_user, enqueue, event, offer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from gpuradar.app import App
 from gpuradar.settings import Settings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import StateCache, record_poll
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 RATES = Rates(rub_per={"USD": 80.0})
 STEP = timedelta(minutes=20)

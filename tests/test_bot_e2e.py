@@ -13,7 +13,7 @@ from core.polls import PollResult, PollStatus
 from gpuradar.app import App
 from gpuradar.settings import Settings
 from storage.subscriptions import list_subscriptions
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 ADMIN = 999
 RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})

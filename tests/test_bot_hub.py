@@ -8,7 +8,7 @@ import pytest
 
 from gpuradar.app import App
 from gpuradar.settings import Settings
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 from tests.support.hub_server import HubServer
 from tests.test_hub import LLAMA_LIKE
 

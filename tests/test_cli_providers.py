@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from storage.offer_tables import CurrentOffer, ScrapeRun
-from tests.support.provider_server import ProviderServer
+from testkit.provider_server import ProviderServer
 from tests.test_cli_scrape import env_for, in_thread
 
 PAGE = """<html><body><table class="prices"><thead><tr><th>Flavor</th><th>GPU</th><th>Price</th></tr></thead>

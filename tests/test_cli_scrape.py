@@ -17,7 +17,7 @@ import pytest
 from gpuradar.cli import main
 from scrapers.registry import ProvidersSettings
 from storage import migrate
-from tests.support.provider_server import CLOUDRIFT_PATH, Fault, ProviderServer
+from testkit.provider_server import CLOUDRIFT_PATH, Fault, ProviderServer
 
 CBR_PATH = "/scripts/XML_daily.asp"
 CBR_XML = ('<?xml version="1.0" encoding="windows-1251"?><ValCurs Date="01.03.2025" name="Foreign Currency Market">'

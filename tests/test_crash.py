@@ -22,8 +22,8 @@ from sqlalchemy import select
 
 from storage.alert_tables import AlertDelivery
 from storage.outbox import OutboxWriter
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 from tests.test_outbox_helpers import add_sub, add_user, enqueue, event, offer, unheard
 
 ROOT = Path(__file__).resolve().parent.parent

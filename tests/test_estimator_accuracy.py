@@ -2,7 +2,7 @@
 the steering repo's reference file, measured_architectures.json for MoE, small dense and FP8 models,
 measured_dense.json for dense models of every size at short and long inputs).
 
-How each kind of point is judged is argued in bench/measured_points.py and docs/accuracy.md:
+How each kind of point is judged is argued in testkit/measured_points.py and docs/accuracy.md:
 - training points with known conditions: median |error| <= 10 %, none more than 15 % below its measurement;
 - inference points with known conditions: within 5 % (the issue's target), short inputs at every size included;
   the one group that misses (long prompts of the transformers 4.51 benchmark, whose peaks show no prefill) is held
@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.accuracy_table import window_only_gib
-from bench.measured_points import (
+from core.estimator import estimate_memory
+from core.fit import requirement
+from core.workload import Quant
+from testkit.measured_points import (
     ARCH_PATH,
     COMPONENTS_PATH,
     DENSE_PATH,
@@ -40,10 +42,8 @@ from bench.measured_points import (
     mark_prefill_unmeasured,
     single_pass_floor_gib,
     to_point,
+    window_only_gib,
 )
-from core.estimator import estimate_memory
-from core.fit import requirement
-from core.workload import Quant
 
 
 def _error(p: Point) -> float:

@@ -14,7 +14,7 @@ import pytest
 
 from gpuradar.migrate_lock import lock_path, migration_lock
 from gpuradar.settings import Settings
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[1]
 CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюя"

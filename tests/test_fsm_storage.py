@@ -19,7 +19,7 @@ from gpuradar.settings import Settings
 from storage.db import make_engine, make_sessionmaker
 from storage.fsm_tables import FsmState
 from storage.subscriptions import list_subscriptions
-from tests.support.fake_telegram import Call, FakeTelegram
+from testkit.fake_telegram import Call, FakeTelegram
 
 
 class Form(StatesGroup):

@@ -11,7 +11,7 @@ import pytest
 from gpuradar.settings import Settings
 from scrapers.errors import PayloadValidationError
 from scrapers.fx import RatesProvider, fetch_rates, parse_cbr
-from tests.support.provider_server import Fault, ProviderServer
+from testkit.provider_server import Fault, ProviderServer
 
 CBR_PATH = "/scripts/XML_daily.asp"
 CBR_XML = """<?xml version="1.0" encoding="windows-1251"?>

@@ -11,7 +11,7 @@ import pytest
 
 from scrapers.errors import HttpStatusError, NotJsonError, TransportFailed, TruncatedPayload
 from scrapers.http import RateLimiter, RetryPolicy, decode_json, make_client, parse_retry_after
-from tests.support.provider_server import VAST_PATH, Fault, ProviderServer
+from testkit.provider_server import VAST_PATH, Fault, ProviderServer
 
 FAST = RetryPolicy(attempts=4, base_delay=1.0, jitter=0.5, scale=0.001)
 

@@ -28,8 +28,8 @@ from storage.db import make_engine
 from storage.lease import LeaderLease
 from storage.offer_tables import OfferEventRow, ScrapeRun
 from storage.queries import in_stock_offers
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 from tests.test_ingest import RATES, Poller, offer
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from core.polls import PollStatus
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
 from scrapers.providers import hyperstack, lambdacloud, lium, shadeform, verda
-from tests.support.provider_server import (
+from testkit.provider_server import (
     HYPERSTACK_STOCKS_PATH,
     LAMBDA_PATH,
     LIUM_PATH,

@@ -11,7 +11,7 @@ from aiogram import Bot
 from aiogram.client.default import DefaultBotProperties
 
 from bot.pacing import Pacer, RateLimitedSession, paced
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 SCALE = 0.1  # the stand-in's one-second window lasts 0.1 s; the limiter is scaled the same way
 

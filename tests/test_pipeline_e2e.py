@@ -21,7 +21,7 @@ from scrapers.scheduler import ScrapeScheduler
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import record_poll
 from storage.offer_tables import CurrentOffer, OfferEventRow, ProviderHealth, ScrapeRun
-from tests.support.provider_server import (
+from testkit.provider_server import (
     CLOUDRIFT_PATH,
     HYPERSTACK_STOCKS_PATH,
     RUNPOD_PATH,

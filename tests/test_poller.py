@@ -11,7 +11,7 @@ import pytest
 from core.polls import PollStatus
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from tests.support.provider_server import (
+from testkit.provider_server import (
     CLOUDRIFT_PATH,
     HOSTKEY_PATH,
     RUNPOD_PATH,

@@ -18,7 +18,7 @@ from scrapers.http import RECENT, PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
 from scrapers.providers import declarative, runpod
 from scrapers.settings import DeclarativeProviderSettings
-from tests.support.provider_server import (
+from testkit.provider_server import (
     HOSTKEY_PATH,
     RUNPOD_PATH,
     VAST_PATH,

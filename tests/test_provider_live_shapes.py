@@ -14,7 +14,7 @@ from core.polls import PollStatus
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
 from scrapers.providers import hostkey, selectel, vultr
-from tests.support.provider_server import (
+from testkit.provider_server import (
     HOSTKEY_PATH,
     SELECTEL_LOCATIONS_PATH,
     Fault,

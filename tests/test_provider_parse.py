@@ -13,7 +13,7 @@ from scrapers.errors import PayloadValidationError
 from scrapers.providers import cloudrift, declarative, hostkey, runpod, selectel, vastai, vultr
 from scrapers.providers.selectel import SelectelSettings
 from scrapers.settings import DeclarativeProviderSettings
-from tests.support.provider_server import hostkey_for_location, load_fixture
+from testkit.provider_server import hostkey_for_location, load_fixture
 
 
 def by(offers: list[Any], **match: Any) -> list[Any]:

@@ -19,7 +19,7 @@ from gpuradar.settings import Settings
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import record_poll
 from storage.queries import in_stock_offers
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 RATES = Rates(rub_per={"USD": 80.0})
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

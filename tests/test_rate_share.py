@@ -18,8 +18,8 @@ from gpuradar.app import App
 from gpuradar.settings import Settings
 from storage.lease_tables import RateShareRow
 from storage.rate_share import RateShare, check_in
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 
 SCALE = 0.5  # the stand-in's one-second window lasts 0.5 s; the limiters are scaled the same way
 

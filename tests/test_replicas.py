@@ -32,7 +32,7 @@ from storage.db import make_engine, make_sessionmaker
 from storage.lease import LeaderLease
 from storage.migrate import upgrade_async
 from storage.offer_tables import ScrapeRun
-from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+from testkit.provider_server import RUNPOD_PATH, ProviderServer
 from tests.test_alerts_e2e import B200, H100, R4090, runpod
 from tests.test_outbox_helpers import add_sub, add_user
 from tests.test_webhook import WebhookTelegram

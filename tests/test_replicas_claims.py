@@ -24,8 +24,8 @@ from bot.sender import AlertSender
 from gpuradar.metrics import METRICS
 from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.outbox import OutboxWriter, take_over_deliveries
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 from tests.test_outbox_helpers import T0, add_sub, add_user, enqueue, event, offer
 
 HOST = socket.gethostname()

@@ -15,7 +15,7 @@ from aiogram.types import BotCommand
 from bot.response_types import kept
 from gpuradar.app import install_pacing, make_pacer
 from gpuradar.settings import Settings
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 
 
 def test_pydantic_keeps_parametrised_generics_only_weakly() -> None:

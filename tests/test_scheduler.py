@@ -11,7 +11,7 @@ import pytest
 from core.polls import PollResult, PollStatus
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.scheduler import ScrapeScheduler, enabled_providers, poll_once
-from tests.support.provider_server import CLOUDRIFT_PATH, VAST_PATH, Fault, ProviderServer
+from testkit.provider_server import CLOUDRIFT_PATH, VAST_PATH, Fault, ProviderServer
 
 ALL = {"selectel", "hostkey", "vastai", "runpod", "cloudrift", "vultr", "lium"}  # lium: public, no key
 

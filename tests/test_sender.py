@@ -14,8 +14,8 @@ from aiogram.client.default import DefaultBotProperties
 from bot.sender import AlertSender, quiet_until
 from core.changes import EventKind
 from storage.outbox import OutboxWriter
-from tests.support.fake_telegram import FakeTelegram
-from tests.support.waiting import until
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 from tests.test_outbox_helpers import (
     NEEDS_13B_LORA,
     T0,

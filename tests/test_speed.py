@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.throughput_points import excluded, load_cases, median_abs_error
 from core import speed
 from core.gpus import GPUS, Interconnect, get_gpu
 from core.speed import inference_speed, training_speed
 from core.workload import Method, Precision, Quant, Strategy
+from testkit.throughput_points import excluded, load_cases, median_abs_error
 from tests.test_estimator import wl
 
 # --- hand calculations, one card of each class -------------------------------------------------------------------

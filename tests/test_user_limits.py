@@ -12,9 +12,9 @@ import pytest
 from bot.ratelimit import RATES
 from gpuradar.app import App
 from gpuradar.settings import Settings
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
 from tests.support.hub_server import HubServer
-from tests.support.waiting import until
 from tests.test_hub import LLAMA_LIKE
 
 

@@ -17,7 +17,7 @@ from gpuradar.app import App, WebhookSettingsError
 from gpuradar.metrics import Metrics
 from gpuradar.settings import Settings
 from gpuradar.web import SECRET_HEADER
-from tests.support.fake_telegram import Call, FakeTelegram
+from testkit.fake_telegram import Call, FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "Wh-secret_0123456789"

@@ -22,7 +22,7 @@ from core.offers import Billing, Offer, Period, Rates
 from core.polls import PollResult, PollStatus
 from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
-from tests.support.fake_telegram import Call, FakeTelegram
+from testkit.fake_telegram import Call, FakeTelegram
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 START, END = "<!-- transcript:start -->", "<!-- transcript:end -->"

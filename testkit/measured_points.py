@@ -29,7 +29,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from core.estimator import estimate_memory, kv_cache_bytes
+from core.estimator import KV_BYTES, estimate_memory, kv_cache_bytes
 from core.gpus import GPU, find_gpu
 from core.models import find_model
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
@@ -300,3 +300,15 @@ def to_component_point(raw: dict[str, Any]) -> ComponentPoint:
 
 def load_component_points(path: Path = COMPONENTS_PATH) -> list[ComponentPoint]:
     return [to_component_point(r) for r in load_raw(path)]
+
+
+def window_only_gib(p: ComponentPoint) -> float | None:
+    """A sliding-window model's KV cache if local layers kept only their window (the rule before the batch term):
+    what the table shows beside the prediction. None for other points."""
+    a, w = p.workload.arch, p.workload
+    if p.component != "kv_cache" or not (a.window and a.local_layers) or a.kv_lora_rank:
+        return None
+    local = min(a.local_layers, a.kv_layers)
+    tokens = (a.kv_layers - local) * w.seq_len + local * min(w.seq_len, a.window)
+    per = a.kv_elements_per_token_layer() * KV_BYTES.get(w.kv_dtype.lower(), 2.0)
+    return per * tokens * w.concurrency / 2**30

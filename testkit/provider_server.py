@@ -29,7 +29,7 @@ from typing import Any
 import pytest_asyncio
 from aiohttp import web
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "providers"
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "providers"
 
 # The live API paths (what each scraper appends to its base URL).
 SELECTEL_SERVERS_PATH = "/servers/v2/pub/service/server"

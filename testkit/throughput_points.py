@@ -18,7 +18,7 @@ from core.models import Arch, find_model, from_hf_config
 from core.speed import inference_speed, served_output_tokens_per_s, training_speed
 from core.workload import Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
 
-POINTS_PATH = Path(__file__).resolve().parent / "data" / "throughput_points.json"
+POINTS_PATH = Path(__file__).resolve().parent.parent / "bench" / "data" / "throughput_points.json"
 
 
 @dataclass(frozen=True)
