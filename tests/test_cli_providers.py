@@ -126,7 +126,7 @@ async def test_providers_lists_setup_and_health_in_both_languages(env: dict[str,
     assert "нужен ключ: PROVIDERS__LAMBDA__API_KEY" in out and "в порядке" in out and "выключен" in out
     rc, out, _ = await cli("providers", "--json")
     data = {p["name"]: p for p in json.loads(out)["providers"]}
+    assert data["runpod"]["home"] == "https://runpod.io" and "per hour" in data["runpod"]["sells"]
     assert data["lambda"]["setup"] == "needs_key" and data["lambda"]["needs"] == ["PROVIDERS__LAMBDA__API_KEY"]
     assert data["runpod"]["setup"] == "enabled" and data["runpod"]["status"] == "ok"
     assert data["hyperstack"]["title"] == "Hyperstack"
-    assert data["runpod"]["home"] == "https://runpod.io" and "per hour" in data["runpod"]["sells"]

@@ -15,11 +15,11 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import keyboards
 from bot.callbacks import EstimateCb
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
-from bot.keyboards import METHOD_CHOICES, estimate_keyboard, method_keyboard
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
@@ -34,7 +34,7 @@ router = Router(name="estimate")
 def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
                   offers: OfferCache) -> tuple[str, InlineKeyboardMarkup]:
     ranked = rank_for(est, offers, currency)
-    return render_estimate(est, ranked, lang, currency), estimate_keyboard(lang, token, len(ranked))
+    return render_estimate(est, ranked, lang, currency), keyboards.estimate_keyboard(lang, token, len(ranked))
 
 
 def needs_method(result: Failure) -> bool:
@@ -47,7 +47,7 @@ async def answer_failure(message: Message, text: str, result: Failure, *, lang: 
     what was and was not understood."""
     if needs_method(result):
         await message.answer(t(lang, "ask_method", workload=esc(text)),
-                             reply_markup=method_keyboard(lang, await tokens.stored(text)))
+                             reply_markup=keyboards.method_keyboard(lang, await tokens.stored(text)))
         return
     await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
 
@@ -102,7 +102,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
     text = await tokens.resolve(callback_data.q)
     method = callback_data.action.removeprefix("m_")
-    if not text or method not in METHOD_CHOICES or not isinstance(query.message, Message):
+    if not text or method not in keyboards.METHOD_CHOICES or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
     await query.answer()
