@@ -310,25 +310,19 @@ def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:
 _new_workload: Callable[[dict[str, Any]], Workload] = TypeAdapter(Workload).validate_python
 
 
-def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
-    f = _Filler()
-    arch, source = _resolve_arch(spec, f)
-    method = _resolve_method(spec, f)
-    training = method in TRAINING_METHODS
-    _check_method_fields(spec, method)
-    engine = _resolve_engine(spec, training, f)
-    gpu = _resolve_gpu(spec)
-
-    # precision: bf16 unless the named card has none (T4, V100), then fp16
+def _resolve_precision(spec: WorkloadSpec, gpu: GPU | None, f: _Filler) -> Precision:
+    """bf16 unless the named card has none (T4, V100), then fp16."""
     if gpu is not None and not gpu.bf16:
         if spec.precision in (_PRE_BF16, _PRE_BF16_TRUE):
             raise _error(spec, msg("wl_no_bf16", gpu=gpu.name))
-        precision = f.take("precision", spec.precision, _PRE_FP16, msg("why_no_bf16", gpu=gpu.name))
-    else:
-        precision = f.take("precision", spec.precision, _PRE_BF16)
+        return f.take("precision", spec.precision, _PRE_FP16, msg("why_no_bf16", gpu=gpu.name))
+    return f.take("precision", spec.precision, _PRE_BF16)
 
-    # the model's own published precision where the method runs on it (gpt-oss MXFP4, DeepSeek V3 FP8, a GPTQ/AWQ
-    # repository), else NF4 for QLoRA and 16-bit weights for everything else
+
+def _resolve_quant(spec: WorkloadSpec, arch: Arch, method: Method, f: _Filler) -> Quant:
+    """The model's own published precision where the method runs on it (gpt-oss MXFP4, DeepSeek V3 FP8, a GPTQ/AWQ
+    repository), else NF4 for QLoRA and 16-bit weights for everything else; refused when the method cannot run on
+    it."""
     native = Quant(arch.native_quant) if arch.native_quant in _QUANT_VALUES else None
     if spec.quant is None and native is not None and native in _NATIVE_DEFAULT_FOR.get(method, ()):
         quant = f.assume("quant", native, _WHY_NATIVE_QUANT)
@@ -338,9 +332,13 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         allowed = ", ".join(q.value for q in Quant if q in _QUANTS_FOR[method])
         raise _error(spec, msg("wl_quant_method", method=msg(f"val_method_{method.value}"), quant=quant.value,
                                allowed=allowed))
+    return quant
 
-    # GPUs and how they share the work
-    gpus = f.take("gpus", spec.gpus, 1)
+
+def _resolve_strategy(spec: WorkloadSpec, arch: Arch, method: Method, training: bool, gpus: int,
+                      f: _Filler) -> Strategy:
+    """How the GPUs share the work: the stated strategy checked against the method, the count and the offload, else
+    the one that fits the case (ZeRO-3 with offload, FSDP for adapters, tensor parallel to serve)."""
     offload = spec.offload or _OFF_NONE
     if spec.strategy is not None:
         strategy = spec.strategy
@@ -367,72 +365,104 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
         strategy = f.assume("strategy", _STR_ZERO3, _WHY_ZERO3)
     if strategy == _STR_TP:
         _check_tp(spec, arch, gpus)
+    return strategy
 
-    attention = f.take("attention", spec.attention, _ATT_FLASH)
-    kv_default = _KV_FOR_PRECISION[precision]
-    if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:
-        raise _error(spec, msg("wl_kv_unknown", kv=spec.kv_dtype, allowed=", ".join(KV_BYTES)))
 
-    if training:
-        tpe_said = spec.tokens_per_example
-        seq_why: Msg | None = None
-        seq_default = SEQ_TRAINING
-        if tpe_said and tpe_said > SEQ_TRAINING and spec.seq_len is None:
-            seq_default = tpe_said
-            seq_why = _WHY_SEQ_EXAMPLE
-        seq_len = f.take("seq_len", spec.seq_len, seq_default, seq_why)
-        f.take("batch", spec.batch, 1)
-        f.take("grad_ckpt", spec.grad_ckpt, True)
-        f.take("optimizer", spec.optimizer, _OPT_ADAMW)
-        if spec.fused_ce is None and profile(engine).fused_ce:
-            f.assume("fused_ce", True, _WHY_ENGINE_FUSED_CE)
-        else:
-            f.take("fused_ce", spec.fused_ce, False)
-        f.take("offload", spec.offload, _OFF_NONE)
-        f.values |= {"kv_dtype": kv_default, "concurrency": 1}
-        if method in ADAPTER_METHODS:
-            f.take("lora_rank", spec.lora_rank, LORA_RANK)
-            targets = normalise_targets(spec.lora_targets) if spec.lora_targets else None
-            f.take("lora_targets", targets, LORA_TARGETS)
-        else:
-            f.values |= {"lora_rank": None, "lora_targets": None}
-        if spec.examples is not None or spec.tokens_per_example is not None or spec.epochs is not None:
-            f.values["examples"] = spec.examples
-            f.take("tokens_per_example", tpe_said, min(TOKENS_PER_EXAMPLE, seq_len))
-            f.take("epochs", spec.epochs, EPOCHS)
-        else:
-            f.values |= {"examples": None, "tokens_per_example": None, "epochs": None}
+def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_default: str, f: _Filler) -> None:
+    """A training run's fields: sequence, batch, checkpointing, optimizer, fused CE, offload, adapters, dataset."""
+    tpe_said = spec.tokens_per_example
+    seq_why: Msg | None = None
+    seq_default = SEQ_TRAINING
+    if tpe_said and tpe_said > SEQ_TRAINING and spec.seq_len is None:
+        seq_default = tpe_said
+        seq_why = _WHY_SEQ_EXAMPLE
+    seq_len = f.take("seq_len", spec.seq_len, seq_default, seq_why)
+    f.take("batch", spec.batch, 1)
+    f.take("grad_ckpt", spec.grad_ckpt, True)
+    f.take("optimizer", spec.optimizer, _OPT_ADAMW)
+    if spec.fused_ce is None and profile(engine).fused_ce:
+        f.assume("fused_ce", True, _WHY_ENGINE_FUSED_CE)
     else:
-        _take_prompt(spec, f)
-        concurrency = spec.concurrency
-        if spec.batch is not None:
-            if concurrency is not None and concurrency != spec.batch:
-                raise _error(spec, msg("wl_batch_concurrency"))
-            concurrency = spec.batch
-        f.take("concurrency", concurrency, 1)
-        f.take("kv_dtype", spec.kv_dtype, kv_default)
-        f.values |= {"batch": 1, "grad_ckpt": False, "optimizer": None, "fused_ce": False, "offload": _OFF_NONE,
-                     "lora_rank": None, "lora_targets": None, "examples": None, "tokens_per_example": None,
-                     "epochs": None}
+        f.take("fused_ce", spec.fused_ce, False)
+    f.take("offload", spec.offload, _OFF_NONE)
+    f.values |= {"kv_dtype": kv_default, "concurrency": 1}
+    if method in ADAPTER_METHODS:
+        f.take("lora_rank", spec.lora_rank, LORA_RANK)
+        targets = normalise_targets(spec.lora_targets) if spec.lora_targets else None
+        f.take("lora_targets", targets, LORA_TARGETS)
+    else:
+        f.values |= {"lora_rank": None, "lora_targets": None}
+    if spec.examples is not None or spec.tokens_per_example is not None or spec.epochs is not None:
+        f.values["examples"] = spec.examples
+        f.take("tokens_per_example", tpe_said, min(TOKENS_PER_EXAMPLE, seq_len))
+        f.take("epochs", spec.epochs, EPOCHS)
+    else:
+        f.values |= {"examples": None, "tokens_per_example": None, "epochs": None}
 
-    if spec.images:
-        # images are tokens of the sequence: the context (inference) or each example (training) grows by them
-        if not arch.image_tokens:
-            raise _error(spec, msg("wl_no_vision", name=arch.name))
-        extra = spec.images * arch.image_tokens
-        f.values["seq_len"] = f.values["seq_len"] + extra
-        if f.values.get("prompt_len") is not None:  # an image is read with the prompt
-            f.values["prompt_len"] = f.values["prompt_len"] + extra
-        f.values["images"] = spec.images
-        f.notes.append(Assumption(key="images", msg=msg("assume_image_tokens", images=spec.images,
-                                                         per=arch.image_tokens, total=extra)))
 
-    # a named model (catalog, Hub or config.json) cannot attend past its context; a bare size ("13B") stands for a
-    # typical architecture and is not held to that stand-in's limit
+def _fill_inference(spec: WorkloadSpec, kv_default: str, f: _Filler) -> None:
+    """Serving's fields: prompt and context, concurrent sequences (a stated batch is the same thing), KV dtype;
+    the training-only fields neutral."""
+    _take_prompt(spec, f)
+    concurrency = spec.concurrency
+    if spec.batch is not None:
+        if concurrency is not None and concurrency != spec.batch:
+            raise _error(spec, msg("wl_batch_concurrency"))
+        concurrency = spec.batch
+    f.take("concurrency", concurrency, 1)
+    f.take("kv_dtype", spec.kv_dtype, kv_default)
+    f.values |= {"batch": 1, "grad_ckpt": False, "optimizer": None, "fused_ce": False, "offload": _OFF_NONE,
+                 "lora_rank": None, "lora_targets": None, "examples": None, "tokens_per_example": None,
+                 "epochs": None}
+
+
+def _add_images(spec: WorkloadSpec, arch: Arch, images: int, f: _Filler) -> None:
+    """Images are tokens of the sequence: the context (inference) or each example (training) grows by them."""
+    if not arch.image_tokens:
+        raise _error(spec, msg("wl_no_vision", name=arch.name))
+    extra = images * arch.image_tokens
+    f.values["seq_len"] = f.values["seq_len"] + extra
+    if f.values.get("prompt_len") is not None:  # an image is read with the prompt
+        f.values["prompt_len"] = f.values["prompt_len"] + extra
+    f.values["images"] = images
+    f.notes.append(Assumption(key="images", msg=msg("assume_image_tokens", images=images,
+                                                     per=arch.image_tokens, total=extra)))
+
+
+def _check_context(spec: WorkloadSpec, arch: Arch, f: _Filler) -> None:
+    """A named model (catalog, Hub or config.json) cannot attend past its context; a bare size ("13B") stands for a
+    typical architecture and is not held to that stand-in's limit."""
     limit = arch.max_context if (spec.model or spec.arch is not None) else 0
     seq = f.values.get("seq_len")
     if limit and seq is not None and seq > limit:
         raise _error(spec, msg("wl_context_too_long", name=arch.name, limit=limit, said=seq))
+
+
+def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
+    """The steps in the order their assumptions are reported: model, method, engine, card, precision, quantisation,
+    GPUs and strategy, attention, then the method's own fields, images, the context limit."""
+    f = _Filler()
+    arch, source = _resolve_arch(spec, f)
+    method = _resolve_method(spec, f)
+    training = method in TRAINING_METHODS
+    _check_method_fields(spec, method)
+    engine = _resolve_engine(spec, training, f)
+    gpu = _resolve_gpu(spec)
+    precision = _resolve_precision(spec, gpu, f)
+    quant = _resolve_quant(spec, arch, method, f)
+    gpus = f.take("gpus", spec.gpus, 1)
+    strategy = _resolve_strategy(spec, arch, method, training, gpus, f)
+    attention = f.take("attention", spec.attention, _ATT_FLASH)
+    kv_default = _KV_FOR_PRECISION[precision]
+    if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:
+        raise _error(spec, msg("wl_kv_unknown", kv=spec.kv_dtype, allowed=", ".join(KV_BYTES)))
+    if training:
+        _fill_training(spec, method, engine, kv_default, f)
+    else:
+        _fill_inference(spec, kv_default, f)
+    if spec.images:
+        _add_images(spec, arch, spec.images, f)
+    _check_context(spec, arch, f)
 
     values = f.values  # the fields filled above; the ones decided here too
     values.update(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
