@@ -802,6 +802,113 @@ def _normalise(text: str) -> str:
 _new_spec: Callable[[dict[str, Any]], WorkloadSpec] = TypeAdapter(WorkloadSpec).validate_python
 
 
+class _Reading:
+    """One phrase being read: the fields understood so far, where each came from, and what could not be read."""
+
+    __slots__ = ("bad", "fields", "origin", "readings", "reasons", "shown", "understood")
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown  # the user's spelling, at the positions of the normalised text
+        self.fields: dict[str, Any] = {}
+        self.origin: dict[str, str] = {}  # field -> the fragment that set it
+        self.understood: list[str] = []
+        self.readings: list[dict[str, Any]] = []  # what each understood fragment set: worded only if an error
+        self.bad: list[str] = []
+        self.reasons: dict[str, Msg] = {}
+
+    def reject(self, fragment: str, reason: Msg | None) -> None:
+        if fragment not in self.bad:
+            self.bad.append(fragment)
+        if reason:
+            self.reasons.setdefault(fragment, reason)
+
+    def leftovers(self, start: int, end: int) -> None:
+        """The words between two understood fragments: separators and filler pass, anything else is rejected."""
+        shown = self.shown
+        if start >= end or _SEPARATORS.fullmatch(shown, start, end):
+            return
+        for word in _GAP_SPLIT.split(shown[start:end]):
+            key = word.lower().strip(".-")
+            if not key or not _HAS_ALNUM.search(key) or key in _FILLER:
+                continue
+            self.reject(word, _NUMBER_REASON if _NUMBER_ONLY.fullmatch(key) else None)
+
+    def take(self, m: re.Match[str], low: str) -> int:
+        """Apply one rule's match; returns where reading goes on (a rule may use less than it matched)."""
+        pos = m.end()
+        fragment = self.shown[m.start():m.end()].strip()
+        rule = m.lastgroup or ""
+        if _negative(low, m.start()):  # "-7B": a sign, not a hyphen inside a name ("llama-3")
+            self.reject("-" + fragment, msg("parse_negative"))
+            return pos
+        try:
+            found = _HANDLERS[rule](m)
+            if "_end" in found:  # the rule used less than it matched: read the rest with the other rules
+                pos = m.start() + found.pop("_end")
+                fragment = self.shown[m.start():pos].strip()
+        except Bad as exc:
+            self.reject(fragment, exc.reason)
+            return pos
+        except (ValueError, OverflowError):  # a number Python cannot read: say so, never crash
+            self.reject(fragment, None)
+            return pos
+        fields = self.fields
+        clash = None
+        for f, v in found.items():
+            if f in fields and fields[f] != v and f[0] != "_":
+                clash = f
+                break
+        if clash is not None:
+            self.reject(fragment, msg("parse_contradicts", fragment=self.origin[clash]))
+            return pos
+        if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
+            found["model"] = self.shown[m.start():m.end()].strip()
+        for field, value in found.items():
+            fields[field] = value
+            self.origin[field] = fragment
+        self.understood.append(fragment)
+        self.readings.append(found)
+        return pos
+
+    def settle_four_bit(self) -> None:
+        """"int4"/"4bit": NF4 when training (LoRA on a 4-bit base is QLoRA), a GPTQ 4-bit checkpoint for
+        inference; a contradicting quantisation rejects it."""
+        fields = self.fields
+        method = fields.get("method")
+        quant = Quant.GPTQ_INT4 if method in (None, Method.INFERENCE) else Quant.NF4
+        said = fields.get("quant")
+        if said is None:
+            fields["quant"] = quant
+        elif said not in _FOUR_BIT:
+            fragment = self.origin["_four_bit"]
+            if fragment in self.understood:  # it was taken as understood before the clash could be seen
+                self.readings.pop(self.understood.index(fragment))
+                self.understood.remove(fragment)
+            self.reject(fragment, msg("parse_contradicts", fragment=self.origin["quant"]))
+        if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
+            fields["method"] = Method.QLORA
+
+    def spec(self) -> WorkloadSpec:
+        """The phrase's workload once every fragment was read, or the ParseError that says what was not."""
+        fields = self.fields
+        if fields.pop("_four_bit", False):
+            self.settle_four_bit()
+        fields.pop("_training", None)
+        fields.pop("_note", None)
+        if fields.pop("_run", False) and "method" not in fields:
+            fields["method"] = Method.INFERENCE
+        if self.bad:
+            raise ParseError(self.understood, self.bad, meanings=[_meaning(r) for r in self.readings],
+                             reasons=self.reasons)
+        if not self.understood:
+            raise ParseError(problem=msg("parse_describe"))
+        try:
+            return _new_spec(fields)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
+            raise ParseError(self.understood, problem=msg("parse_out_of_range"),
+                             meanings=[_meaning(r) for r in self.readings]) from exc
+
+
 def parse_workload(text: str) -> WorkloadSpec:
     """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
     if not isinstance(text, str):
@@ -810,29 +917,7 @@ def parse_workload(text: str) -> WorkloadSpec:
         raise ParseError(problem=msg("parse_too_long", n=len(text), limit=MAX_CHARS))
     low = _normalise(text)
     # Show the user's own spelling when lower-casing kept positions (it does, except for rare letters like "İ").
-    shown = text if len(low) == len(text) else low
-    fields: dict[str, Any] = {}
-    origin: dict[str, str] = {}
-    understood: list[str] = []
-    readings: list[dict[str, Any]] = []  # what each understood fragment set: worded only if an error is raised
-    bad: list[str] = []
-    reasons: dict[str, Msg] = {}
-
-    def reject(fragment: str, reason: Msg | None) -> None:
-        if fragment not in bad:
-            bad.append(fragment)
-        if reason:
-            reasons.setdefault(fragment, reason)
-
-    def leftovers(start: int, end: int) -> None:
-        if start >= end or _SEPARATORS.fullmatch(shown, start, end):
-            return
-        for word in _GAP_SPLIT.split(shown[start:end]):
-            key = word.lower().strip(".-")
-            if not key or not _HAS_ALNUM.search(key) or key in _FILLER:
-                continue
-            reject(word, _NUMBER_REASON if _NUMBER_ONLY.fullmatch(key) else None)
-
+    reading = _Reading(text if len(low) == len(text) else low)
     pos = 0
     for start in _WORD_START.finditer(low):
         if start.start() < pos:
@@ -841,70 +926,10 @@ def parse_workload(text: str) -> WorkloadSpec:
         m = scanner.match(low, start.start()) if scanner is not None else None
         if m is None:
             continue
-        leftovers(pos, m.start())
-        pos = m.end()
-        fragment = shown[m.start():m.end()].strip()
-        rule = m.lastgroup or ""
-        if _negative(low, m.start()):  # "-7B": a sign, not a hyphen inside a name ("llama-3")
-            reject("-" + fragment, msg("parse_negative"))
-            continue
-        try:
-            found = _HANDLERS[rule](m)
-            if "_end" in found:  # the rule used less than it matched: read the rest with the other rules
-                pos = m.start() + found.pop("_end")
-                fragment = shown[m.start():pos].strip()
-        except Bad as exc:
-            reject(fragment, exc.reason)
-            continue
-        except (ValueError, OverflowError):  # a number Python cannot read: say so, never crash
-            reject(fragment, None)
-            continue
-        clash = None
-        for f, v in found.items():
-            if f in fields and fields[f] != v and f[0] != "_":
-                clash = f
-                break
-        if clash is not None:
-            reject(fragment, msg("parse_contradicts", fragment=origin[clash]))
-            continue
-        if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
-            found["model"] = shown[m.start():m.end()].strip()
-        for field, value in found.items():
-            fields[field] = value
-            origin[field] = fragment
-        understood.append(fragment)
-        readings.append(found)
-    leftovers(pos, len(low))
-
-    if fields.pop("_four_bit", False):
-        # "int4"/"4bit": NF4 when training (LoRA on a 4-bit base is QLoRA), a GPTQ 4-bit checkpoint for inference
-        method = fields.get("method")
-        quant = Quant.GPTQ_INT4 if method in (None, Method.INFERENCE) else Quant.NF4
-        said = fields.get("quant")
-        if said is None:
-            fields["quant"] = quant
-        elif said not in _FOUR_BIT:
-            fragment = origin["_four_bit"]
-            if fragment in understood:  # it was taken as understood before the clash could be seen
-                readings.pop(understood.index(fragment))
-                understood.remove(fragment)
-            reject(fragment, msg("parse_contradicts", fragment=origin["quant"]))
-        if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
-            fields["method"] = Method.QLORA
-    fields.pop("_training", None)
-    fields.pop("_note", None)
-    if fields.pop("_run", False) and "method" not in fields:
-        fields["method"] = Method.INFERENCE
-
-    if bad:
-        raise ParseError(understood, bad, meanings=[_meaning(r) for r in readings], reasons=reasons)
-    if not understood:
-        raise ParseError(problem=msg("parse_describe"))
-    try:
-        return _new_spec(fields)
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError; ranges above should prevent it
-        raise ParseError(understood, problem=msg("parse_out_of_range"),
-                         meanings=[_meaning(r) for r in readings]) from exc
+        reading.leftovers(pos, m.start())
+        pos = reading.take(m, low)
+    reading.leftovers(pos, len(low))
+    return reading.spec()
 
 
 # --- helpers for command-line options (the same vocabulary as the phrases) --------------------------------------
