@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from core.changes import (
     DEFAULT_HYSTERESIS,
@@ -198,11 +198,13 @@ class Stored:
 
 # A row as loaded from the database, as the SELECT returns it: no object per configuration until it changes.
 Raw = Sequence[Any]  # ref_price, in_stock, missing, rub, usd, *OFFER_COLUMNS, key
+_RAW_REF_PRICE, _RAW_IN_STOCK, _RAW_MISSING, _RAW_RUB, _RAW_USD = range(5)  # positions in a Raw row
 _RAW_LISTING = 5  # where OFFER_COLUMNS start in a Raw row
 
 
 def _stored(raw: Raw) -> Stored:
-    return Stored(raw[0], raw[1], raw[2], raw[3], raw[4], offer_from_row(raw[_RAW_LISTING:-1]))
+    return Stored(raw[_RAW_REF_PRICE], raw[_RAW_IN_STOCK], raw[_RAW_MISSING], raw[_RAW_RUB], raw[_RAW_USD],
+                  offer_from_row(raw[_RAW_LISTING:-1]))
 
 
 def offer_from_row(row: Sequence[Any]) -> Offer:
@@ -329,33 +331,71 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _prices(offer: Offer, factor: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
-    per_gpu_hour = offer.price_per_gpu_hour
+def _prices_at(per_gpu_hour: float, factor: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    """A per-GPU-hour price in RUB and USD by the poll's factors, rounded as stored (None where no rate is known)."""
     return (None if factor[0] is None else round(per_gpu_hour * factor[0], 4),
             None if factor[1] is None else round(per_gpu_hour * factor[1], 4))
 
 
-def _vat(offer: Offer, vats: dict[tuple[str, str], tuple[float, bool]]) -> tuple[float, bool]:
-    """`offer.vat`, with the provider's terms looked up once per poll (the property's figures, the same floats)."""
-    if offer.vat_rate is not None or offer.vat_included is not None:
-        return offer.vat
-    vat = vats.get((offer.provider, offer.currency))
-    if vat is None:
-        vat = vats[offer.provider, offer.currency] = offer.vat
-    return vat
+class _Pricing:
+    """One poll's exchange factors per currency and VAT terms per (provider, currency), each looked up once."""
+
+    __slots__ = ("factors", "rates", "vats")
+
+    def __init__(self, rates: Rates | None) -> None:
+        self.rates = rates
+        self.factors: Factors = {}
+        self.vats: dict[tuple[str, str], tuple[float, bool]] = {}
+
+    def factor(self, currency: str) -> tuple[float | None, float | None]:
+        factor = self.factors.get(currency)
+        if factor is None:
+            factor = self.factors[currency] = _factors(currency, self.rates)
+        return factor
+
+    def prices(self, offer: Offer) -> tuple[float | None, float | None]:
+        """The offer's normalised prices (`normalised`'s figures, by this poll's factors)."""
+        return _prices_at(offer.price_per_gpu_hour, self.factor(offer.currency))
+
+    def vat(self, offer: Offer) -> tuple[float, bool]:
+        """`offer.vat`, with the provider's terms looked up once per poll (the property's figures, the same
+        floats)."""
+        if offer.vat_rate is not None or offer.vat_included is not None:
+            return offer.vat
+        vat = self.vats.get((offer.provider, offer.currency))
+        if vat is None:
+            vat = self.vats[offer.provider, offer.currency] = offer.vat
+        return vat
+
+    def agrees(self, offer: Offer, factor: tuple[float | None, float | None], rub: float | None,
+               usd: float | None) -> bool:
+        """The stored normalised prices are what this poll's factors give (`prices`, with the VAT terms cached)."""
+        per_gpu_hour = hourly(gross(offer.price, self.vat(offer)), offer.period) / offer.gpu_count
+        return _prices_at(per_gpu_hour, factor) == (rub, usd)
 
 
-async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
-                 now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
-                 stored: ProviderState, written: set[str]) -> tuple[list[OfferEvent], ProviderState]:
+def _listed_as_before(offer: Offer, before: Stored | None, raw: Raw | None) -> tuple[bool, float | None, float | None]:
+    """Whether an available, in-stock listing equals the stored one field for field (a Stored this process wrote,
+    else the Raw row loaded), and the stored normalised prices."""
+    if before is not None:
+        return (before.in_stock and not before.missing and (before.offer is offer or before.offer == offer),
+                before.rub, before.usd)
+    if raw is not None:
+        # The columns hold no VAT override or slice share: an offer with one takes the long way.
+        return (bool(raw[_RAW_IN_STOCK] and not raw[_RAW_MISSING] and offer.vat_rate is None
+                     and offer.vat_included is None and offer.gpu_fraction is None
+                     and tuple(raw[_RAW_LISTING:-1]) == _row_tuple(offer)),
+                raw[_RAW_RUB], raw[_RAW_USD])
+    return False, None, None
+
+
+def _what_changed(current: dict[str, Offer], stored: ProviderState,
+                  pricing: _Pricing) -> tuple[dict[str, Stored], list[Offer]]:
+    """The configurations change detection must see: the stored state of the vanished and changed ones, and the
+    listings that are new or differ. The common case is skipped with no model built and nothing computed: a
+    configuration listed, available and in stock as before, every field the same (and, where the exchange factors
+    moved, its normalised prices re-checked) keeps its state exactly (`detect_changes` would return it unchanged)."""
     by_key, raw_rows = stored.by_key, stored.raw
-    factors: Factors = {}
-    vats: dict[tuple[str, str], tuple[float, bool]] = {}
-    current = dedupe(offers)
-    # The common case first, with no model built and nothing computed: a configuration listed, available and
-    # in stock as before, every field the same (and, where the exchange factors moved, its normalised prices
-    # re-checked) keeps its state exactly (`detect_changes` would return it unchanged). Only the rest — changed,
-    # new, and vanished configurations — goes through change detection and gets written.
     before_of: dict[str, Stored] = {}
     for key in stored.keys() - current.keys():
         s = stored.get(key)
@@ -367,47 +407,41 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
         before = by_key.get(key)
         raw = raw_rows.get(key) if before is None else None
         if offer.in_stock and (offer.available is None or offer.available > 0):
-            if before is not None:
-                unchanged = (before.in_stock and not before.missing
-                             and (before.offer is offer or before.offer == offer))
-                rub, usd = before.rub, before.usd
-            elif raw is not None:
-                # The columns hold no VAT override or slice share: an offer with one takes the long way.
-                unchanged = (raw[1] and not raw[2] and offer.vat_rate is None and offer.vat_included is None
-                             and offer.gpu_fraction is None and tuple(raw[_RAW_LISTING:-1]) == _row_tuple(offer))
-                rub, usd = raw[3], raw[4]
-            else:
-                unchanged = False
+            unchanged, rub, usd = _listed_as_before(offer, before, raw)
             if unchanged:
-                factor = factors.get(offer.currency)
-                if factor is None:
-                    factor = factors[offer.currency] = _factors(offer.currency, rates)
+                factor = pricing.factor(offer.currency)
                 if same_factors is not None and same_factors.get(offer.currency) == factor:
                     continue
-                per_gpu_hour = hourly(gross(offer.price, _vat(offer, vats)), offer.period) / offer.gpu_count
-                if ((None if factor[0] is None else round(per_gpu_hour * factor[0], 4)),
-                        (None if factor[1] is None else round(per_gpu_hour * factor[1], 4))) == (rub, usd):
+                if pricing.agrees(offer, factor, rub, usd):
                     continue
         if before is None and raw is not None:
             before = _stored(raw)
         if before is not None:
             before_of[key] = before
         changed.append(offer)
-    previous = {key: s.state(key) for key, s in before_of.items()}
-    new_states, events = detect_changes(previous, changed, hysteresis=hysteresis, price_threshold=price_threshold,
-                                        baseline=baseline, rates=rates, now=now)
-    after = dict(by_key)
-    inserts: list[dict[str, Any]] = []
-    updates: list[dict[str, Any]] = []
-    points: list[dict[str, Any]] = []
+    return before_of, changed
+
+
+@dataclass(slots=True)
+class _Writes:
+    """What one poll writes: new and changed `offers` rows, price history points, and the state after it."""
+
+    after: dict[str, Stored]
+    inserts: list[dict[str, Any]] = field(default_factory=list)
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _rows(new_states: dict[str, OfferState], previous: dict[str, OfferState], before_of: dict[str, Stored],
+          current: dict[str, Offer], pricing: _Pricing, by_key: dict[str, Stored], now: datetime) -> _Writes:
+    """The rows the detected states need: a configuration whose state and normalised prices did not move is not
+    written; a price point is added where the price, the availability or being listed changed."""
+    writes = _Writes(dict(by_key))
     for key, state in new_states.items():
         offer = state.offer
         listed = key in current
         available_now = listed and is_available(offer)
-        factor = factors.get(offer.currency)
-        if factor is None:
-            factor = factors[offer.currency] = _factors(offer.currency, rates)
-        rub, usd = _prices(offer, factor)
+        rub, usd = pricing.prices(offer)
         before = before_of.get(key)
         if before is None:
             point = True
@@ -417,41 +451,44 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
             point = (old.listed != available_now or seen.price != offer.price or seen.currency != offer.currency
                      or seen.period is not offer.period or seen.available != offer.available)
             if state == old and before.rub == rub and before.usd == usd:
-                after[key] = before  # nothing moved: no write
+                writes.after[key] = before  # nothing moved: no write
                 continue
         values = {**_row_values(offer), "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                   "in_stock": state.in_stock, "missing": state.missing, "ref_price": state.price, "updated_at": now}
         if listed:
             values["last_seen"] = now
         if before is None:
-            inserts.append({**values, "key": key, "first_seen": now, "last_seen": now})
+            writes.inserts.append({**values, "key": key, "first_seen": now, "last_seen": now})
         else:
-            updates.append({**values, "k": key})
-        after[key] = Stored(state.price, state.in_stock, state.missing, rub, usd, offer)
+            writes.updates.append({**values, "k": key})
+        writes.after[key] = Stored(state.price, state.in_stock, state.missing, rub, usd, offer)
         if point:
-            points.append({"offer_key": key, "provider": offer.provider, "gpu": offer.gpu,
-                           "gpu_count": offer.gpu_count, "at": now, "price": offer.price, "currency": offer.currency,
-                           "period": offer.period.value, "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
-                           "in_stock": available_now, "available": offer.available if listed else 0})
-    # Every configuration was either written with this poll's factors or found to agree with them.
-    state_after = ProviderState(after, raw_rows, factors, stored.availability)
+            writes.points.append({
+                "offer_key": key, "provider": offer.provider, "gpu": offer.gpu, "gpu_count": offer.gpu_count,
+                "at": now, "price": offer.price, "currency": offer.currency, "period": offer.period.value,
+                "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd, "in_stock": available_now,
+                "available": offer.available if listed else 0})
+    return writes
 
-    written.update(i["key"] for i in inserts)
-    written.update(u["k"] for u in updates)
+
+async def _write_rows(conn: AsyncConnection, writes: _Writes) -> None:
+    """Core executemany statements: no ORM bookkeeping for plain rows."""
     table = cast(Table, CurrentOffer.__table__)
-    conn = await session.connection()  # Core executemany: no ORM bookkeeping for plain rows
-    if inserts:
-        await conn.execute(insert(table), inserts)
+    if writes.inserts:
+        await conn.execute(insert(table), writes.inserts)
     # Rows that were listed this time also move last_seen; the others keep it. Two statements, each one shape.
     for with_seen in (True, False):
-        batch = [u for u in updates if ("last_seen" in u) is with_seen]
+        batch = [u for u in writes.updates if ("last_seen" in u) is with_seen]
         if batch:
             cols: dict[str, Any] = {c: bindparam(c) for c in batch[0] if c != "k"}
             await conn.execute(update(table).where(table.c.key == bindparam("k")).values(**cols), batch)
-    if points:
-        await conn.execute(insert(cast(Table, PricePoint.__table__)), points)
-    if not events:
-        return [], state_after
+    if writes.points:
+        await conn.execute(insert(cast(Table, PricePoint.__table__)), writes.points)
+
+
+async def _write_events(conn: AsyncConnection, run: ScrapeRun, events: list[OfferEvent],
+                        now: datetime) -> list[OfferEvent]:
+    """The events as rows of the run, returned with their stored ids."""
     events_table = cast(Table, OfferEventRow.__table__)
     # A plain executemany, then the ids read back by the run's unique (offer key, kind): RETURNING with the
     # parameters' order kept is one statement per row on SQLite (no insertmanyvalues sentinel there).
@@ -464,7 +501,28 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
     ids = {(k, kind): i for i, k, kind in (await conn.execute(
         select(events_table.c.id, events_table.c.offer_key, events_table.c.kind)
         .where(events_table.c.run_id == run.id))).all()}
-    return [e.model_copy(update={"id": ids[e.key, e.kind.value]}) for e in events], state_after
+    return [e.model_copy(update={"id": ids[e.key, e.kind.value]}) for e in events]
+
+
+async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
+                 now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
+                 stored: ProviderState, written: set[str]) -> tuple[list[OfferEvent], ProviderState]:
+    pricing = _Pricing(rates)
+    current = dedupe(offers)
+    before_of, changed = _what_changed(current, stored, pricing)
+    previous = {key: s.state(key) for key, s in before_of.items()}
+    new_states, events = detect_changes(previous, changed, hysteresis=hysteresis, price_threshold=price_threshold,
+                                        baseline=baseline, rates=rates, now=now)
+    writes = _rows(new_states, previous, before_of, current, pricing, stored.by_key, now)
+    # Every configuration was either written with this poll's factors or found to agree with them.
+    state_after = ProviderState(writes.after, stored.raw, pricing.factors, stored.availability)
+    written.update(i["key"] for i in writes.inserts)
+    written.update(u["k"] for u in writes.updates)
+    conn = await session.connection()
+    await _write_rows(conn, writes)
+    if not events:
+        return [], state_after
+    return await _write_events(conn, run, events, now), state_after
 
 
 async def _update_health(session: AsyncSession, provider: str, *, trusted: bool, reason: str, now: datetime) -> None:
