@@ -535,20 +535,26 @@ def _quant_of(cfg: Mapping[str, Any]) -> str:
     return ""
 
 
-def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_b: float | None = None,
-                     active_b: float | None = None, source: str = "") -> Arch:
-    """An architecture from a Hugging Face config.json: Llama / Mistral / Qwen 1.5-3 (dense and MoE) / Gemma 1-3 /
-    Phi-3 / DeepSeek V2-V3 and Kimi K2 (MLA) / gpt-oss / Llama 4 / Llama 3.2 Vision / Qwen-VL / Mistral 3 /
-    Command R / GLM / Falcon / OLMo keys. Multimodal configs are read from their `text_config` plus the tower.
+@dataclass(frozen=True, slots=True)
+class _Experts:
+    """A config's mixture-of-experts layout (experts 1: a dense model, the other fields 0)."""
 
-    `params_b` (the safetensors count, when known) replaces the count from the shape. Raises ConfigError.
-    """
-    if not isinstance(config, Mapping):
-        raise ConfigError("type", type(config).__name__)
-    root = config
+    experts: int = 1
+    active: int = 1
+    intermediate: int = 0  # the expert's MLP width (the dense width for a dense model)
+    dense_intermediate: int = 0  # the dense layers' MLP width where it differs from the expert's
+    moe_layers: int = 0
+    shared_intermediate: int = 0
+
+
+def _text_part(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The language model's keys: a multimodal config's `text_config` (or its other spellings), else the config."""
     text = config.get("text_config") or config.get("llm_config") or config.get("language_config")
-    cfg: Mapping[str, Any] = text if isinstance(text, Mapping) else config
-    mtype = str(cfg.get("model_type") or root.get("model_type") or "")
+    return text if isinstance(text, Mapping) else config
+
+
+def _shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int, int]:
+    """hidden, layers, heads, KV heads, vocabulary, under each spelling configs use. Raises ConfigError."""
     try:
         hidden = _int(cfg, "hidden_size", "n_embd", "d_model", "dim")
         layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
@@ -560,35 +566,35 @@ def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_
         raise ConfigError("fields", str(exc)) from exc
     if min(hidden, layers, heads, kv, vocab) <= 0:
         raise ConfigError("fields", "non-positive size")
-    kv_lora = _int(cfg, "kv_lora_rank", default=0)
-    rope = _int(cfg, "qk_rope_head_dim", default=0)
-    if kv_lora:
-        head_dim = _int(cfg, "qk_nope_head_dim", default=128) + rope
-    else:
-        head_dim = _int(cfg, "head_dim", "head_size", default=hidden // heads)
-    experts = _int(cfg, "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", default=1)
-    experts = max(1, experts)
+    return hidden, layers, heads, kv, vocab
+
+
+def _experts(cfg: Mapping[str, Any], mtype: str, layers: int, hidden: int) -> _Experts:
+    """The MLP: routed and shared experts, which layers are MoE (DeepSeek's first dense layers, Llama 4's
+    interleaving), the expert's width and the dense layers' where it differs."""
+    experts = max(1, _int(cfg, "num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", default=1))
     active = _int(cfg, "num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_top_k",
                   default=2) if experts > 1 else 1
     inter = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner", default=4 * hidden)
+    if experts == 1:
+        return _Experts(intermediate=inter)
     dense_i = 0
-    moe_layers = 0
-    shared_i = 0
-    if experts > 1:
-        moe_i = _int(cfg, "moe_intermediate_size", "expert_intermediate_size", default=inter)
-        if moe_i != inter:
-            dense_i = _int(cfg, "intermediate_size_mlp", default=inter)
-        elif cfg.get("intermediate_size_mlp"):  # Llama 4: intermediate_size is the expert's
-            dense_i = _int(cfg, "intermediate_size_mlp")
-        first_dense = _int(cfg, "first_k_dense_replace", default=0)
-        step = _int(cfg, "interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq", default=1)
-        moe_layers = (layers - first_dense) // max(1, step)
-        n_shared = _int(cfg, "n_shared_experts", "num_shared_experts", default=0)
-        shared_i = _int(cfg, "shared_expert_intermediate_size", default=0) or n_shared * moe_i
-        if mtype == "llama4_text" or mtype == "llama4":
-            shared_i = shared_i or moe_i  # one shared expert of the expert's width
-        inter = moe_i
-    # sliding-window / hybrid local-global attention
+    moe_i = _int(cfg, "moe_intermediate_size", "expert_intermediate_size", default=inter)
+    if moe_i != inter:
+        dense_i = _int(cfg, "intermediate_size_mlp", default=inter)
+    elif cfg.get("intermediate_size_mlp"):  # Llama 4: intermediate_size is the expert's
+        dense_i = _int(cfg, "intermediate_size_mlp")
+    first_dense = _int(cfg, "first_k_dense_replace", default=0)
+    step = _int(cfg, "interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq", default=1)
+    n_shared = _int(cfg, "n_shared_experts", "num_shared_experts", default=0)
+    shared_i = _int(cfg, "shared_expert_intermediate_size", default=0) or n_shared * moe_i
+    if mtype == "llama4_text" or mtype == "llama4":
+        shared_i = shared_i or moe_i  # one shared expert of the expert's width
+    return _Experts(experts, active, moe_i, dense_i, (layers - first_dense) // max(1, step), shared_i)
+
+
+def _sliding(cfg: Mapping[str, Any], mtype: str, layers: int) -> tuple[int, int]:
+    """Sliding-window / hybrid local-global attention: the window and how many layers keep only it."""
     window = 0
     local = 0
     layer_types = cfg.get("layer_types")
@@ -611,16 +617,42 @@ def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_
             local = layers
     if window and window >= _int(cfg, "max_position_embeddings", default=1 << 30):
         window = local = 0  # a "window" as long as the context is no window
+    return window, local
+
+
+def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_b: float | None = None,
+                     active_b: float | None = None, source: str = "") -> Arch:
+    """An architecture from a Hugging Face config.json: Llama / Mistral / Qwen 1.5-3 (dense and MoE) / Gemma 1-3 /
+    Phi-3 / DeepSeek V2-V3 and Kimi K2 (MLA) / gpt-oss / Llama 4 / Llama 3.2 Vision / Qwen-VL / Mistral 3 /
+    Command R / GLM / Falcon / OLMo keys. Multimodal configs are read from their `text_config` plus the tower.
+
+    `params_b` (the safetensors count, when known) replaces the count from the shape. Raises ConfigError.
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigError("type", type(config).__name__)
+    root = config
+    cfg = _text_part(config)
+    mtype = str(cfg.get("model_type") or root.get("model_type") or "")
+    hidden, layers, heads, kv, vocab = _shape(cfg)
+    kv_lora = _int(cfg, "kv_lora_rank", default=0)
+    rope = _int(cfg, "qk_rope_head_dim", default=0)
+    if kv_lora:
+        head_dim = _int(cfg, "qk_nope_head_dim", default=128) + rope
+    else:
+        head_dim = _int(cfg, "head_dim", "head_size", default=hidden // heads)
+    moe = _experts(cfg, mtype, layers, hidden)
+    window, local = _sliding(cfg, mtype, layers)
     cross = cfg.get("cross_attention_layers")
     cross_layers = len(cross) if isinstance(cross, list) else 0
     act = str(cfg.get("hidden_act") or cfg.get("hidden_activation") or cfg.get("activation_function") or "")
     mats = 2 if (mtype in _GELU_MLP and "silu" not in act) else 3
     tied = bool(cfg.get("tie_word_embeddings", root.get("tie_word_embeddings", mtype.startswith("gemma"))))
     bias = bool(cfg.get("attention_bias") or cfg.get("qkv_bias") or cfg.get("add_qkv_bias")) or mtype in _QKV_BIAS
-    arch = Arch(id=name, name=name, hidden=hidden, layers=layers, heads=heads, kv_heads=kv, intermediate=inter,
-                vocab=vocab, params_b=0.0, head_dim=head_dim, tied_embeddings=tied, qkv_bias=bias, experts=experts,
-                experts_active=active, shared_intermediate=shared_i, moe_layers=moe_layers if experts > 1 else 0,
-                dense_intermediate=dense_i, mlp_matrices=mats, kv_lora_rank=kv_lora,
+    arch = Arch(id=name, name=name, hidden=hidden, layers=layers, heads=heads, kv_heads=kv,
+                intermediate=moe.intermediate, vocab=vocab, params_b=0.0, head_dim=head_dim, tied_embeddings=tied,
+                qkv_bias=bias, experts=moe.experts, experts_active=moe.active,
+                shared_intermediate=moe.shared_intermediate, moe_layers=moe.moe_layers,
+                dense_intermediate=moe.dense_intermediate, mlp_matrices=mats, kv_lora_rank=kv_lora,
                 q_lora_rank=_int(cfg, "q_lora_rank", default=0), rope_head_dim=rope,
                 v_head_dim=_int(cfg, "v_head_dim", default=0) if kv_lora else 0, window=window, local_layers=local,
                 cross_layers=cross_layers, vision_params_b=round(_vision_params(root), 3),
@@ -630,8 +662,9 @@ def arch_from_config(config: Mapping[str, Any], name: str = "custom", *, params_
     total, act_b = count_params(arch)
     if params_b:
         scale = params_b / total
-        total, act_b = params_b, act_b * scale if experts > 1 else params_b
-    return replace(arch, params_b=round(total, 3), active_b=round(active_b or act_b, 3) if experts > 1 else 0.0)
+        total, act_b = params_b, act_b * scale if moe.experts > 1 else params_b
+    return replace(arch, params_b=round(total, 3),
+                   active_b=round(active_b or act_b, 3) if moe.experts > 1 else 0.0)
 
 
 def config_max_context(cfg: Mapping[str, Any]) -> int:
