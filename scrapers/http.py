@@ -182,6 +182,17 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+def _with_validators(headers: Mapping[str, str] | None, cached: _Validators | None) -> dict[str, str]:
+    """The request's headers, with the validators of the answer kept from last time (a conditional GET)."""
+    out = dict(headers or {})
+    if cached is not None:
+        if cached.etag:
+            out["If-None-Match"] = cached.etag
+        if cached.last_modified:
+            out["If-Modified-Since"] = cached.last_modified
+    return out
+
+
 @dataclass
 class PoliteClient:
     """The shared HTTP client of all scrapers, with per-provider politeness state (limiter, validators)."""
@@ -228,18 +239,12 @@ class PoliteClient:
             limiter = self.limiter(provider)
             if limiter is not None:
                 await limiter.acquire()
-            req_headers = dict(headers or {})
             cached = self._validators.get(cache_key) if use_validators else None
-            if cached is not None:
-                if cached.etag:
-                    req_headers["If-None-Match"] = cached.etag
-                if cached.last_modified:
-                    req_headers["If-Modified-Since"] = cached.last_modified
             delay: float | None = None
             try:
                 status, resp_headers, content, final_url = await self._send(
-                    provider, method, url, params=params, json_body=json_body, data=data, headers=req_headers,
-                    timeout=timeout)
+                    provider, method, url, params=params, json_body=json_body, data=data,
+                    headers=_with_validators(headers, cached), timeout=timeout)
             except httpx.TimeoutException as exc:
                 last = TransportFailed(f"timeout after {timeout or 'default'} s from {url} ({type(exc).__name__})")
             except httpx.TransportError as exc:
@@ -248,28 +253,42 @@ class PoliteClient:
                 if status == 304 and cached is not None:
                     return Fetched(200, cached.content, cached.headers, url, attempt + 1, from_cache=True)
                 if 200 <= status < 300:
-                    if use_validators and (resp_headers.get("etag") or resp_headers.get("last-modified")):
-                        self._validators[cache_key] = _Validators(resp_headers.get("etag"),
-                                                                  resp_headers.get("last-modified"),
-                                                                  content, resp_headers)
+                    if use_validators:
+                        self._remember_validators(cache_key, resp_headers, content)
                     return Fetched(status, content, resp_headers, final_url, attempt + 1)
-                retry_after = parse_retry_after(resp_headers.get("retry-after"))
-                last = HttpStatusError(status, url, retry_after)
-                if status < 500 and status != 429:
-                    raise last  # a 4xx answer will not improve by asking again
-                if status in (429, 503) and retry_after is not None:
-                    if retry_after > self.retry.max_retry_after:
-                        raise last  # the provider asks for longer than a poll may take: fail now, poll later
-                    delay = retry_after
+                last, delay = self._failed_answer(status, resp_headers, url)
             if attempt + 1 >= self.retry.attempts:
                 break
-            if delay is not None:
-                await self._wait(provider, "retry-after", delay)
-            else:
-                await self._wait(provider, "backoff", self.retry.backoff(attempt, self.rng))
+            await self._before_retry(provider, attempt, delay)
             log.info("%s: retrying %s %s after %s", provider, method, url, last)
         assert last is not None
         raise last
+
+    def _remember_validators(self, cache_key: str, headers: httpx.Headers, content: bytes) -> None:
+        """Keep the answer with its ETag / Last-Modified, so the next GET can be answered 304."""
+        if headers.get("etag") or headers.get("last-modified"):
+            self._validators[cache_key] = _Validators(headers.get("etag"), headers.get("last-modified"), content,
+                                                      headers)
+
+    def _failed_answer(self, status: int, headers: httpx.Headers, url: str) -> tuple[HttpStatusError, float | None]:
+        """An answer that is not a success: the error, and how long the provider asked to wait before the next try
+        (None: back off). Raised at once when asking again will not help: a 4xx other than 429, or a Retry-After
+        longer than a poll may wait."""
+        retry_after = parse_retry_after(headers.get("retry-after"))
+        error = HttpStatusError(status, url, retry_after)
+        if status < 500 and status != 429:
+            raise error  # a 4xx answer will not improve by asking again
+        if status in (429, 503) and retry_after is not None:
+            if retry_after > self.retry.max_retry_after:
+                raise error  # the provider asks for longer than a poll may take: fail now, poll later
+            return error, retry_after
+        return error, None
+
+    async def _before_retry(self, provider: str, attempt: int, delay: float | None) -> None:
+        if delay is not None:
+            await self._wait(provider, "retry-after", delay)
+        else:
+            await self._wait(provider, "backoff", self.retry.backoff(attempt, self.rng))
 
     def body_limit(self, provider: str) -> int:
         return self.body_limits.get(provider) or DEFAULT_MAX_BODY
