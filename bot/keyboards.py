@@ -1,8 +1,8 @@
 """Inline keyboards built whole from their inputs: which buttons a message carries and what each one sends back
 (`bot.callbacks`). Texts come from the catalog; the handlers only attach the markup.
 
-Keyboards that are one part of a paged view (the /subs list, /offers pages, the /subscribe wizard's steps) are
-built beside that view, from the same page state.
+Still beside their handlers: the /offers pages' and the /subscribe wizard's buttons and inline mode's results
+(modules being changed on other branches; to move here next).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
-from bot.callbacks import EstimateCb, OffersCb, SettingsCb
+from bot.callbacks import EstimateCb, OffersCb, SettingsCb, SubCb, SubsPageCb
 from bot.texts import t
 from bot.views import OFFERS_SHOWN
-from storage.user_tables import User
+from storage.user_tables import Subscription, User
 
 # The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
 METHOD_CHOICES = ("inference", "lora", "qlora", "full")
@@ -64,3 +64,31 @@ def without_button(markup: InlineKeyboardMarkup, pressed: str | None) -> InlineK
     rows = [[b for b in row if b.callback_data != pressed] for row in markup.inline_keyboard]
     kept = [r for r in rows if r]
     return InlineKeyboardMarkup(inline_keyboard=kept) if kept else None
+
+
+def subs_page_keyboard(lang: str, shown: list[tuple[int, Subscription]], page: int,
+                       pages: int) -> InlineKeyboardMarkup:
+    """/subs: pause or resume and delete for each subscription on the page (numbered as listed), then the pages."""
+    kb = InlineKeyboardBuilder()
+    for n, sub in shown:
+        toggle = (t(lang, "btn_resume", n=n), SubCb(action="resume", id=sub.id)) if sub.paused else \
+            (t(lang, "btn_pause", n=n), SubCb(action="pause", id=sub.id))
+        kb.row(InlineKeyboardButton(text=toggle[0], callback_data=toggle[1].pack()),
+               InlineKeyboardButton(text=t(lang, "btn_delete", n=n),
+                                    callback_data=SubCb(action="delete", id=sub.id).pack()))
+    nav = []
+    if page > 1:
+        nav.append(InlineKeyboardButton(text=t(lang, "btn_prev"), callback_data=SubsPageCb(page=page - 1).pack()))
+    if page < pages:
+        nav.append(InlineKeyboardButton(text=t(lang, "btn_next"), callback_data=SubsPageCb(page=page + 1).pack()))
+    if nav:
+        kb.row(*nav)
+    return kb.as_markup()
+
+
+def confirm_keyboard(lang: str, yes: SubCb) -> InlineKeyboardMarkup:
+    """Delete (the action `yes` names) or keep."""
+    kb = InlineKeyboardBuilder()
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_delete_yes"), callback_data=yes.pack()),
+           InlineKeyboardButton(text=t(lang, "btn_keep"), callback_data=SubCb(action="keep", id=0).pack()))
+    return kb.as_markup()

@@ -11,12 +11,12 @@ import contextlib
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
-from aiogram.utils.keyboard import InlineKeyboardBuilder
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SubCb, SubsPageCb
 from bot.formatting import TELEGRAM_LIMIT
+from bot.keyboards import confirm_keyboard, subs_page_keyboard
 from bot.services import subscriptions
 from bot.texts import t
 from bot.views import subscription_filters, subscription_what
@@ -65,22 +65,8 @@ async def render_subs(session: AsyncSession, user: User, lang: str, page: int = 
     head = t(lang, "subs_title", n=len(subs), limit=MAX_SUBSCRIPTIONS_PER_USER)
     if len(pages) > 1:
         head += " " + t(lang, "subs_page", page=page, pages=len(pages))
-    kb = InlineKeyboardBuilder()
-    for i in shown:
-        sub, n = subs[i], i + 1
-        toggle = (t(lang, "btn_resume", n=n), SubCb(action="resume", id=sub.id)) if sub.paused else \
-            (t(lang, "btn_pause", n=n), SubCb(action="pause", id=sub.id))
-        kb.row(InlineKeyboardButton(text=toggle[0], callback_data=toggle[1].pack()),
-               InlineKeyboardButton(text=t(lang, "btn_delete", n=n),
-                                    callback_data=SubCb(action="delete", id=sub.id).pack()))
-    nav = []
-    if page > 1:
-        nav.append(InlineKeyboardButton(text=t(lang, "btn_prev"), callback_data=SubsPageCb(page=page - 1).pack()))
-    if page < len(pages):
-        nav.append(InlineKeyboardButton(text=t(lang, "btn_next"), callback_data=SubsPageCb(page=page + 1).pack()))
-    if nav:
-        kb.row(*nav)
-    return "\n".join([head, *(lines[i] for i in shown)]), kb.as_markup()
+    kb = subs_page_keyboard(lang, [(i + 1, subs[i]) for i in shown], page, len(pages))
+    return "\n".join([head, *(lines[i] for i in shown)]), kb
 
 
 @router.message(Command("subs"))
@@ -100,13 +86,6 @@ async def turn_page(query: CallbackQuery, callback_data: SubsPageCb, session: As
                     lang: str) -> None:
     await query.answer()
     await _show(query, *await render_subs(session, user, lang, callback_data.page))
-
-
-def confirm_keyboard(lang: str, yes: SubCb) -> InlineKeyboardMarkup:
-    kb = InlineKeyboardBuilder()
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_delete_yes"), callback_data=yes.pack()),
-           InlineKeyboardButton(text=t(lang, "btn_keep"), callback_data=SubCb(action="keep", id=0).pack()))
-    return kb.as_markup()
 
 
 async def confirm_delete_view(session: AsyncSession, user: User, sub_id: int,
