@@ -177,6 +177,14 @@ class App:
         process (gpuradar.ingest_process), the one ingest path; `storage.ingest.record_poll` is what it runs."""
         self.settings = settings
         self.alerts = alerts or AlertHook()
+        # The ingest child builds its own outbox writer from the hook's policy: a hook of another kind would never
+        # run there, so it is refused here rather than ignored.
+        from storage.outbox import OutboxWriter
+
+        hook = self.alerts.on_events
+        if hook is not None and type(hook) is not OutboxWriter:
+            raise TypeError(f"the ingest process writes alerts with storage.outbox.OutboxWriter, not {type(hook)!r}; "
+                            "call storage.ingest.record_poll with that hook instead")
         self.scrape = scrape
         self.migrate = migrate
         self.polling_timeout = polling_timeout
@@ -362,14 +370,7 @@ class App:
         self.sessionmaker = make_sessionmaker(self.engine)
         # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`): in a
         # child process, started when first needed (the leader starts it with its scheduler), so a replica that
-        # never leads runs none. The child builds its own outbox writer from the hook's policy: a hook of another
-        # kind would never run there, so it is refused rather than ignored.
-        from storage.outbox import OutboxWriter
-
-        hook = self.alerts.on_events
-        if hook is not None and type(hook) is not OutboxWriter:
-            raise TypeError(f"the ingest process writes alerts with storage.outbox.OutboxWriter, not {type(hook)!r}; "
-                            "call storage.ingest.record_poll with that hook instead")
+        # never leads runs none.
         self.ingest_process = IngestProcess(s.database_url)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()

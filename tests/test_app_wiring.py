@@ -155,3 +155,16 @@ async def test_an_ex_leaders_poll_queues_no_alert(migrated_database_url: str) ->
             assert (await s.scalars(select(AlertEventRow.offer_key))).all() == [offer(sku="h100").key]
     finally:
         await engine.dispose()
+
+
+def test_an_alert_hook_the_ingest_process_cannot_run_is_refused(migrated_database_url: str) -> None:
+    """Polls are recorded in the ingest child, which writes the alert queue with its own OutboxWriter: any other
+    hook would silently never run there, so the App refuses it when built."""
+    from gpuradar.app import AlertHook
+
+    async def hook(session, events) -> None:  # what embedding code might hand over
+        pass
+
+    with pytest.raises(TypeError, match="OutboxWriter"):
+        App(Settings(database_url=migrated_database_url, bot_token="123:x"), alerts=AlertHook(on_events=hook))  # type: ignore[arg-type]
+    App(Settings(database_url=migrated_database_url, bot_token="123:x"), alerts=AlertHook(on_events=OutboxWriter()))
