@@ -10,6 +10,13 @@ zero. A model with no configurations block is offered as 1x with `available` as 
 price are skipped (nothing to compare). Evidence: szczad/hyperstack-api-python `docs/StockApi.md`,
 `docs/NewModelResponse.md`, `docs/NewConfigurationsResponse.md` (`var_1x` is the JSON key "1x"),
 `docs/PricebookApi.md`, `docs/PricebookModel.md`.
+
+Spellings: the model names are Hyperstack's own (`H100-80G-PCIe-NVLink`, `A100-80G-PCIe-NVLink`,
+`H100-80G-SXM5`, `RTX-A6000-ada`: the examples in its API docs, infrahub-doc.nexgencloud.com "Flavors" / "GPU
+stock"). `-NVLink` names PCIe cards joined by NVLink bridges: the same card (the bridge is the server's, not a
+different GPU); `RTX-A6000-ada` is the RTX 6000 Ada. `available` may be a floor such as "200+": read as 200 (at
+least that many). Pricebook rows whose name ends in `-spot` are the spot price of the model named before it:
+offered as spot configurations beside the on-demand ones, with the same stock.
 """
 
 from __future__ import annotations
@@ -30,12 +37,24 @@ NAME = "hyperstack"
 STOCKS_PATH, PRICEBOOK_PATH = "/v1/core/stocks", "/v1/pricebook"
 ORDER_URL = "https://console.hyperstack.cloud/"
 _CONFIG = re.compile(r"^(\d+)x$")
+_COUNT = re.compile(r"^\s*(\d+)\s*\+?\s*$")  # "16", "200+"
+_SPOT = re.compile(r"[-_ ]spot$", re.IGNORECASE)
+_BRIDGE = re.compile(r"[-_ ]NVLink$", re.IGNORECASE)
+_ADA = re.compile(r"^RTX-A(\d{4})-ada$", re.IGNORECASE)  # "RTX-A6000-ada": the RTX 6000 Ada
+
+
+def catalog_spelling(model: str) -> str:
+    """Hyperstack's model name as the GPU catalog spells the card (see the module doc)."""
+    name = _BRIDGE.sub("", model.strip())
+    if m := _ADA.match(name):
+        return f"RTX {m.group(1)} Ada"
+    return name
 
 
 class _Model(Lenient):
     model: str
     available: int | str | None = None
-    configurations: dict[str, int | None] | None = None
+    configurations: dict[str, int | str | None] | None = None
 
 
 class _Stock(Lenient):
@@ -63,38 +82,44 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
 
 
 def _count(value: int | str | None) -> int:
-    try:
-        return max(0, int(str(value).strip())) if value is not None else 0
-    except ValueError:
+    """A stock count: a number, or a floor such as "200+" (at least 200)."""
+    if value is None:
         return 0
+    m = _COUNT.match(str(value))
+    return int(m.group(1)) if m else 0
 
 
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     data = validate(_Payload, payload, NAME)
     out = Collector(NAME)
-    prices = {p.name: p.value for p in out.each(_Price, data.pricebook)}
+    prices: dict[tuple[str, Billing], float] = {}
+    for p in out.each(_Price, data.pricebook):
+        spot = _SPOT.search(p.name)
+        prices[(p.name[:spot.start()] if spot else p.name, Billing.SPOT if spot else Billing.HOURLY)] = p.value
     for stock in out.each(_Stock, data.stocks):
         for model in out.each(_Model, stock.models):
-            per_gpu = prices.get(model.model)
-            if not per_gpu:
-                continue  # no price published for it: nothing to compare
             configs: dict[int, int] = {}
             for key, value in (model.configurations or {}).items():
                 if (m := _CONFIG.match(key)) and 1 <= int(m.group(1)) <= MAX_GPUS:
                     configs[int(m.group(1))] = _count(value)
             if not configs:
                 configs = {1: _count(model.available)}
-            gpu = gpu_id(model.model, None, NAME)
-            for count, free in sorted(configs.items()):
-                out.add(sku=model.model, gpu=gpu, gpu_name=model.model, gpu_count=count, location=stock.region,
-                        billing=Billing.HOURLY, price=round(per_gpu * count, 4), currency="USD",
-                        period=Period.HOUR, in_stock=free > 0, available=free, url=ORDER_URL)
+            gpu = gpu_id(catalog_spelling(model.model), None, NAME)
+            for billing in (Billing.HOURLY, Billing.SPOT):
+                per_gpu = prices.get((model.model, billing))
+                if not per_gpu:
+                    continue  # no price published for it: nothing to compare
+                for count, free in sorted(configs.items()):
+                    out.add(sku=model.model, gpu=gpu, gpu_name=model.model, gpu_count=count,
+                            location=stock.region, billing=billing, price=round(per_gpu * count, 4),
+                            currency="USD", period=Period.HOUR, in_stock=free > 0, available=free,
+                            url=ORDER_URL)
     return out.result()
 
 
 PROVIDER: Provider[ProviderSettings] = Provider(
     info=ProviderInfo(name=NAME, title="Hyperstack", home="https://hyperstack.cloud", key_settings=("API_KEY",),
-                      sells="GPU cloud, per hour, USD, Europe / North America"),
+                      sells="GPU cloud, per hour (on-demand and spot), USD, Europe / North America"),
     settings=ProviderSettings(base_url="https://infrahub-api.nexgencloud.com", interval=300),
     paths=(STOCKS_PATH, PRICEBOOK_PATH), currency="USD", period=Period.HOUR, order_url=ORDER_URL,
     fetch=fetch, parse=parse, rate_limit_per_minute=30, conditional=False,

@@ -79,7 +79,7 @@ EMPTY_PAYLOADS: dict[str, Any] = {
     VERDA_TYPES_PATH: [],
     HYPERSTACK_STOCKS_PATH: {"stocks": []},
     SHADEFORM_PATH: {"instance_types": []},
-    LIUM_PATH: {"data": []},
+    LIUM_PATH: {"generated_at": "2026-11-30T12:00:00Z", "count": 0, "nodes": []},
 }
 
 
