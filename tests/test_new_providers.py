@@ -127,7 +127,7 @@ def test_shadeform_keeps_the_underlying_cloud_visible() -> None:
 
 def test_shadeform_reads_the_form_factor_from_interconnect() -> None:
     offers = shadeform.parse(load_fixture("shadeform.sample.json"))
-    pcie = by(offers, sku="hyperstack/H100x1")[0]
+    pcie = by(offers, sku="hyperstack/n3-H100x1")[0]
     assert (pcie.gpu, pcie.gpu_name) == ("h100-pcie", "H100 PCIe")  # `interconnect: pcie`, never the SXM card
     assert by(offers, sku="lambdalabs/gpu_8x_h100_sxm5")[0].gpu == "h100-sxm"  # `interconnect: sxm5`
     sample = copy.deepcopy(load_fixture("shadeform.sample.json"))
