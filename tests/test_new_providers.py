@@ -20,6 +20,7 @@ from tests.support.provider_server import (
     LAMBDA_PATH,
     LIUM_PATH,
     SHADEFORM_PATH,
+    VERDA_AVAILABILITY_PATH,
     VERDA_TOKEN_PATH,
     VERDA_TYPES_PATH,
     ProviderServer,
@@ -59,6 +60,21 @@ def test_lambda_one_offer_per_region_with_capacity() -> None:
     assert not by(offers, sku="cpu_4x_general")
     assert by(offers, sku="gpu_8x_b200_sxm6")[0].gpu == "b200"
     assert all(o.billing is Billing.HOURLY and o.currency == "USD" for o in offers)
+
+
+def test_lambda_polls_its_documented_host() -> None:
+    from scrapers import registry
+
+    assert registry.get("lambda").settings.base_url == "https://cloud.lambda.ai"
+
+
+def test_vast_search_body_matches_the_official_cli() -> None:
+    from scrapers.providers import vastai
+
+    body = vastai.query(vastai.VastSettings(base_url="x"))
+    assert body["type"] == "on-demand"  # the CLI's spelling; "ondemand" is not one of its choices
+    assert body["rentable"] == {"eq": True} and body["rented"] == {"eq": False}
+    assert body["external"] == {"eq": False} and body["verified"] == {"eq": True}
 
 
 def test_verda_on_demand_and_spot_per_location() -> None:
@@ -225,3 +241,21 @@ async def test_a_provider_that_needs_a_key_is_off_until_it_has_one(provider_serv
     verda_result = await poll("verda", settings, client)
     assert "CLIENT_ID" in (verda_result.error or "") and "CLIENT_SECRET" in (verda_result.error or "")
     assert "hyperstack" in provider_server.providers_settings(hyperstack={"api_key": "k"}).enabled()
+
+
+async def test_verda_sends_the_spot_filter_as_both_official_clients_do(provider_server: ProviderServer,
+                                                                      client: PoliteClient) -> None:
+    settings = provider_server.providers_settings(keys=True)
+    result = await poll("verda", settings, client)
+    asked = provider_server.requests_to(VERDA_AVAILABILITY_PATH)
+    assert sorted((r.query["is_spot"], r.query["isSpot"]) for r in asked) == [("false", "false"), ("true", "true")]
+    spot = {o.key: o.in_stock for o in result.offers if o.billing is Billing.SPOT}
+    ondemand = {o.key.replace("|hourly", "|spot"): o.in_stock for o in result.offers if o.billing is Billing.HOURLY}
+    assert spot and spot != {k: v for k, v in ondemand.items() if k in spot}  # the spot answer was read
+    # an API that ignores both spellings answers on-demand stock to the spot question: no spot claim at all
+    provider_server.serve(VERDA_AVAILABILITY_PATH, load_fixture("verda.availability.sample.json"),
+                          query={"isSpot": "true"})
+    ignored = await poll("verda", settings, client)
+    assert ignored.status is PollStatus.OK and ignored.skipped == 1
+    assert not [o for o in ignored.offers if o.billing is Billing.SPOT]
+    assert [o for o in ignored.offers if o.billing is Billing.HOURLY]

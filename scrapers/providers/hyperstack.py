@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from core.offers import MAX_GPUS, Billing, Period
 from core.providers import ProviderInfo
@@ -55,6 +55,14 @@ class _Model(Lenient):
     model: str
     available: int | str | None = None
     configurations: dict[str, int | str | None] | None = None
+
+    @field_validator("configurations")
+    @classmethod
+    def _counts(cls, value: dict[str, int | str | None] | None) -> dict[str, int | str | None] | None:
+        for key, count in (value or {}).items():
+            if isinstance(count, str) and not _COUNT.match(count):
+                raise ValueError(f"configuration {key}: {count!r} is not a count")
+        return value
 
 
 class _Stock(Lenient):

@@ -69,8 +69,12 @@ def _vast(settings: ProviderSettings) -> VastSettings:
 def query(settings: ProviderSettings, floor: float | None = None) -> dict[str, Any]:
     """The search body: listings not rented now, cheapest first; `floor`: only from this price up (next page)."""
     cfg = _vast(settings)
-    body: dict[str, Any] = {"rented": {"eq": False}, "type": "ondemand", "allocated_storage": 10,
-                            "order": [["dph_total", "asc"]], "limit": cfg.limit}
+    # The filters the official CLI sends by default (vast-ai/vast-cli `vast.py` `search offers`: `rentable`,
+    # `rented`, `external` and `verified`, `type` "on-demand" of its choices on-demand / reserved / bid); gpuhunt
+    # sends `rentable` and `rented` the same way. `external: false`: offers of the Vast marketplace itself.
+    body: dict[str, Any] = {"rentable": {"eq": True}, "rented": {"eq": False}, "external": {"eq": False},
+                            "type": "on-demand", "allocated_storage": 10, "order": [["dph_total", "asc"]],
+                            "limit": cfg.limit}
     if cfg.verified_only:
         body["verified"] = {"eq": True}
     if floor is not None:

@@ -348,8 +348,9 @@ def sample_routes() -> dict[Any, Any]:
         LAMBDA_PATH: load_fixture("lambda.sample.json"),
         VERDA_TOKEN_PATH: load_fixture("verda.token.sample.json"),
         VERDA_TYPES_PATH: load_fixture("verda.instance-types.sample.json"),
-        (VERDA_AVAILABILITY_PATH, (("is_spot", "false"),)): load_fixture("verda.availability.sample.json"),
-        (VERDA_AVAILABILITY_PATH, (("is_spot", "true"),)): load_fixture("verda.availability-spot.sample.json"),
+        # Verda reads one spelling of its spot filter (here the Python SDK's `isSpot`); the other is ignored.
+        VERDA_AVAILABILITY_PATH: load_fixture("verda.availability.sample.json"),
+        (VERDA_AVAILABILITY_PATH, (("isSpot", "true"),)): load_fixture("verda.availability-spot.sample.json"),
         HYPERSTACK_STOCKS_PATH: load_fixture("hyperstack.stocks.sample.json"),
         HYPERSTACK_PRICEBOOK_PATH: load_fixture("hyperstack.pricebook.sample.json"),
         SHADEFORM_PATH: load_fixture("shadeform.sample.json"),
