@@ -60,6 +60,11 @@ class Metrics:
             "gpuradar_offers_in_stock", "Offers in stock in the store, per provider (from the database)",
             ["provider"], registry=r,
         )  # fmt: skip
+        self.offers_unknown_gpu = Gauge(
+            "gpuradar_offers_unknown_gpu",
+            "Offers in the provider's latest trusted poll whose GPU the catalog does not know (shown to nobody)",
+            ["provider"], registry=r,
+        )  # fmt: skip
         self.records_skipped = Counter("gpuradar_scrape_records_skipped",
                                        "Provider records skipped as invalid or out of bounds", ["provider"],
                                        registry=r)
@@ -123,6 +128,13 @@ class Metrics:
         for provider, count in counts.items():
             self.offers_in_stock.labels(provider).set(count)
 
+    def set_offers_unknown_gpu(self, counts: dict[str, int]) -> None:
+        """Per provider, offers with a GPU name the catalog does not know (the names: `gpuradar providers`; a label
+        per free-text name would be a time series per typo)."""
+        self.offers_unknown_gpu.clear()
+        for provider, count in counts.items():
+            self.offers_unknown_gpu.labels(provider).set(count)
+
     def set_leader(self, lease: str, leading: bool) -> None:
         self.leader.labels(lease).set(1 if leading else 0)
 
@@ -154,8 +166,9 @@ class Metrics:
 
 
 def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Metrics) -> Refresher:
-    """A refresher counting in-stock offers per provider in the offer store."""
+    """A refresher counting in-stock offers, and offers with an unknown GPU, per provider in the offer store."""
     from storage.offer_tables import CurrentOffer  # lazily: metrics must import without the offer tables' module
+    from storage.queries import unknown_gpu_offers
 
     async def refresh_offers() -> None:
         async with sessionmaker() as session:
@@ -165,7 +178,9 @@ def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Me
                 .group_by(CurrentOffer.provider)
             )
             counts = {provider: int(count) for provider, count in rows}
+            unknown = await unknown_gpu_offers(session)
         metrics.set_offers_in_stock(counts)
+        metrics.set_offers_unknown_gpu({provider: sum(names.values()) for provider, names in unknown.items()})
 
     return refresh_offers
 

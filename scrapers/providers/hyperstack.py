@@ -115,8 +115,11 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
             gpu = gpu_id(catalog_spelling(model.model), None, NAME)
             for billing in (Billing.HOURLY, Billing.SPOT):
                 per_gpu = prices.get((model.model, billing))
-                if not per_gpu:
+                if per_gpu is None:
                     continue  # no price published for it: nothing to compare
+                if per_gpu <= 0:
+                    out.skip(f"{model.model} {billing}: price {per_gpu} per GPU-hour")
+                    continue
                 for count, free in sorted(configs.items()):
                     out.add(sku=model.model, gpu=gpu, gpu_name=model.model, gpu_count=count,
                             location=stock.region, billing=billing, price=round(per_gpu * count, 4),

@@ -47,7 +47,7 @@ class _Type(Lenient):
     name: str
     description: str = ""
     gpu_description: str | None = None
-    price_cents_per_hour: float = Field(ge=0, le=1e9)
+    price_cents_per_hour: float = Field(gt=0, le=1e9)
     specs: _Specs = Field(default_factory=_Specs)
 
 

@@ -39,8 +39,8 @@ class _Node(Lenient):
     gpu_count: int = Field(ge=1, le=MAX_GPUS)
     available_gpu_count: int | None = Field(default=None, ge=0, le=MAX_GPUS)
     min_rentable_gpu_count: int | None = Field(default=None, ge=0, le=MAX_GPUS)
-    price_per_gpu_hour: float | None = Field(default=None, le=1e6)
-    price_per_node_hour: float | None = Field(default=None, le=1e8)
+    price_per_gpu_hour: float | None = Field(default=None, gt=0, le=1e6)  # <= 0: a bad record, skipped
+    price_per_node_hour: float | None = Field(default=None, gt=0, le=1e8)
     gpu_memory_gb: float | None = Field(default=None, gt=0, le=4096)
     tier: str | None = None
     country_code: str | None = None

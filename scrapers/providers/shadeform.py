@@ -54,7 +54,7 @@ class _Type(Lenient):
     shade_instance_type: str
     cloud_instance_type: str | None = None
     configuration: _Config
-    hourly_price: float = Field(ge=0, le=1e10)
+    hourly_price: float = Field(gt=0, le=1e10)
     availability: list[_Availability] = Field(default_factory=list)
 
 

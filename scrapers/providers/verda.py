@@ -60,7 +60,7 @@ class _Part(Lenient):
 
 class _Type(Lenient):
     instance_type: str
-    price_per_hour: float = Field(ge=0, le=1e8)
+    price_per_hour: float = Field(gt=0, le=1e8)
     spot_price: float | None = Field(default=None, ge=0, le=1e8)
     gpu: _Part = Field(default_factory=_Part)
     gpu_memory: _Part = Field(default_factory=_Part)

@@ -237,8 +237,8 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 continue  # availability not checked there: no claim either way
             cost = overrides.get(region)
             hourly = cost.hourly_cost if cost and cost.hourly_cost else plan.hourly_cost
-            if not hourly:
-                continue
+            if hourly is None:
+                continue  # no price there (a price <= 0 reaches `add`, which skips and counts it)
             deployable = plan.id in data.availability[region] and plan.deploy_ondemand is not False
             out.add(
                 sku=plan.id, gpu=catalog, gpu_name=spelling, gpu_count=count, gpu_memory_gb=memory,
