@@ -259,3 +259,15 @@ async def test_verda_sends_the_spot_filter_as_both_official_clients_do(provider_
     assert ignored.status is PollStatus.OK and ignored.skipped == 1
     assert not [o for o in ignored.offers if o.billing is Billing.SPOT]
     assert [o for o in ignored.offers if o.billing is Billing.HOURLY]
+
+
+def test_an_unknown_gpu_name_is_logged_once_per_provider_and_name(caplog: pytest.LogCaptureFixture) -> None:
+    from scrapers.providers import _common
+
+    _common._LOGGED_UNKNOWN.discard(("lium", "NVIDIA RTX PRO 4500 Blackwell"))
+    with caplog.at_level("WARNING", logger="scrapers"):
+        for _ in range(3):
+            offers = lium.parse(load_fixture("lium.sample.json"))
+    assert [o.gpu for o in offers if o.gpu_name == "NVIDIA RTX PRO 4500 Blackwell"] == [None]
+    said = [r for r in caplog.records if "RTX PRO 4500" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelname == "WARNING"
