@@ -56,6 +56,18 @@ TEST_KEYS: dict[str, dict[str, str]] = {
 }
 
 
+def test_keys(name: str) -> dict[str, str]:
+    """Test credentials for a keyed provider: the fixed ones above, else `test-<name>-<setting>` for each of its
+    key settings (so a new keyed provider needs nothing here)."""
+    if name in TEST_KEYS:
+        return TEST_KEYS[name]
+    from scrapers.registry import PROVIDERS
+
+    provider = PROVIDERS.get(name)
+    keys = provider.info.key_settings if provider is not None else ()
+    return {key.lower(): f"test-{name}-{key.lower().replace('_', '-')}" for key in keys}
+
+
 def vultr_availability_path(region: str) -> str:
     return f"/v2/regions/{region}/availability"
 
@@ -225,11 +237,12 @@ class ProviderServer:
 
         data: dict[str, Any] = {}
         for name, cfg in ProvidersSettings():
-            fields = {"base_url": self.base_url, "timeout": 2.0, **(TEST_KEYS.get(name, {}) if keys else {}),
+            fields = {"base_url": self.base_url, "timeout": 2.0, **(test_keys(name) if keys else {}),
                       **overrides.get(name, {})}
-            for secret in ("api_key", "client_secret"):
-                if isinstance(fields.get(secret), str):
-                    fields[secret] = SecretStr(fields[secret])
+            model_fields = type(cfg).model_fields
+            for key, value in list(fields.items()):  # a secret setting given as a plain string
+                if isinstance(value, str) and key in model_fields and "SecretStr" in str(model_fields[key].annotation):
+                    fields[key] = SecretStr(value)
             data[name] = cfg.model_copy(update=fields)
         return ProvidersSettings(**data)
 
@@ -363,7 +376,22 @@ def sample_routes() -> dict[Any, Any]:
     for region in sorted(regions):
         # The sample is ewr's answer; other regions answer with nothing deployable.
         routes[vultr_availability_path(region)] = availability if region == "ewr" else {"available_plans": []}
+    routes.update(conventional_routes(routes))
     return routes
+
+
+def conventional_routes(taken: Mapping[Any, Any]) -> dict[str, Any]:
+    """Every provider with a `<name>.sample.json` whose first API path nothing above serves: that sample at that
+    path. A provider added is its module and its sample; the stand-in needs no line for it."""
+    from scrapers.registry import PROVIDERS
+
+    busy = {key[0] if isinstance(key, tuple) else key for key in taken}
+    out: dict[str, Any] = {}
+    for name, provider in PROVIDERS.items():
+        sample = FIXTURES / f"{name}.sample.json"
+        if provider.paths and provider.paths[0] not in busy and sample.exists():
+            out[provider.paths[0]] = json.loads(sample.read_text(encoding="utf-8"))
+    return out
 
 
 @pytest_asyncio.fixture
