@@ -142,6 +142,7 @@ async def test_providers_shows_vat_terms_with_their_source_and_unknown_gpu_names
     # no statement on the provider's own pages could be cited: said so, not stated as fact
     assert "VAT 22 % included (unconfirmed)" in lines["Selectel (selectel)"]
     assert "no VAT" in lines["RunPod (runpod)"]
+    assert "listed price, availability unknown" in lines["Microsoft Azure (azure)"]  # a price-only source
     assert "VAT terms and where they are stated:" in out and "Selectel: VAT 22 % included (unconfirmed); source:" in out
     assert "Lium: 1 offer with unknown GPU `NVIDIA RTX PRO 4500 Blackwell`" in out
     rc, out, _ = await cli("providers", "--lang", "ru")

@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 "consecutive_failures": h.consecutive_failures if h else 0,
                 "offers": h.last_offer_count if h else None,
                 "vat": vat_json(provider_info(name).vat),
+                "stock_known": provider_info(name).stock_known,
                 "unknown_gpus": unknown.get(name, {}),
             })
         print(json.dumps({"providers": out}, ensure_ascii=False, indent=2))
@@ -120,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         state = setup.get(name, "disabled")
         shown = (_t(lang, "needs", settings=", ".join(state[6:].split(","))) if state.startswith("needs:")
                  else _t(lang, state))
+        if not provider_info(name).stock_known:
+            shown = _t(lang, "price_only", setup=shown)
         label = f"{provider_title(name)} ({name})" if provider_title(name) != name else name
         vat = vat_terms(lang, provider_info(name).vat)
         if h is None:

@@ -17,6 +17,7 @@ cli_providers_help = providers: enabled / needs key / off, healthy / degraded; `
 cli_providers_headers = Provider|Setup|Health|Since|Last success|Last error|VAT
 cli_providers_enabled = enabled
 cli_providers_disabled = off
+cli_providers_price_only = { $setup }; listed price, availability unknown
 cli_providers_needs = needs key: { $settings }
 cli_providers_ok = healthy
 cli_providers_degraded = degraded

@@ -19,6 +19,7 @@ cli_providers_help = провайдеры: включён / нужен ключ 
 cli_providers_headers = Провайдер|Настройка|Состояние|С|Последний успех|Последняя ошибка|НДС
 cli_providers_enabled = включён
 cli_providers_disabled = выключен
+cli_providers_price_only = { $setup }; цена из прайс-листа, наличие неизвестно
 cli_providers_needs = нужен ключ: { $settings }
 cli_providers_ok = в порядке
 cli_providers_degraded = сбои

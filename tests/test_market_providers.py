@@ -1,0 +1,150 @@
+"""The providers added for more of the market (issue 20): each parser on a payload shaped like its cited public
+evidence (tests/fixtures/providers/SOURCES.md), and each polled through the real client against the stand-in on
+127.0.0.1 at its live path, with the key in its documented header; price-only sources are never in stock."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from core.offers import Billing
+from core.polls import PollStatus
+from scrapers import registry
+from scrapers.http import PoliteClient, RetryPolicy, make_client
+from scrapers.poller import poll
+from scrapers.providers import azure, digitalocean, hotaisle, jarvislabs
+from tests.support.provider_server import ProviderServer, load_fixture
+
+ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure"]
+
+
+def by(offers: list[Any], **match: Any) -> list[Any]:
+    return [o for o in offers if all(getattr(o, k) == v for k, v in match.items())]
+
+
+@pytest.fixture
+async def client() -> PoliteClient:  # type: ignore[misc]
+    c = make_client(retry=RetryPolicy(attempts=2, scale=0.001), rng=random.Random(3))
+    yield c
+    await c.aclose()
+
+
+# -- through the real client ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ADDED)
+async def test_every_added_provider_polls_ok_at_its_live_path(name: str, provider_server: ProviderServer,
+                                                              client: PoliteClient) -> None:
+    result = await poll(name, provider_server.providers_settings(keys=True), client)
+    assert result.status is PollStatus.OK, result.error
+    assert result.offers and all(o.provider == name for o in result.offers) and result.skipped == 0
+    provider = registry.get(name)
+    assert any(o.in_stock for o in result.offers) is provider.info.stock_known
+    path = provider.paths[0].format(team_handle="test-hotaisle-team-handle")
+    assert provider_server.requests_to(path)
+
+
+@pytest.mark.parametrize("name", [n for n in ADDED if registry.get(n).info.key_settings])
+async def test_a_keyed_added_provider_is_not_polled_without_its_key(name: str, provider_server: ProviderServer,
+                                                                    client: PoliteClient) -> None:
+    settings = provider_server.providers_settings()
+    assert name not in settings.enabled() and settings.setup()[name].startswith("needs:")
+    result = await poll(name, settings, client)
+    assert result.status is PollStatus.FAILED and "needs" in (result.error or "")
+    assert not provider_server.requests
+
+
+async def test_keys_travel_in_each_providers_documented_header(provider_server: ProviderServer,
+                                                               client: PoliteClient) -> None:
+    settings = provider_server.providers_settings(keys=True)
+    for name in ADDED:
+        await poll(name, settings, client)
+    headers = {r.path: r.headers for r in provider_server.requests}
+    assert headers[jarvislabs.META_PATH]["Authorization"] == "Bearer test-jarvislabs-api-key"
+    hot = headers["/api/teams/test-hotaisle-team-handle/virtual_machines/available/"]
+    assert hot["Authorization"] == "Token test-hotaisle-api-key"
+    assert headers[digitalocean.SIZES_PATH]["Authorization"] == "Bearer test-digitalocean-api-key"
+    assert "Authorization" not in headers[azure.PRICES_PATH]  # a public price list
+    for request in provider_server.requests:
+        assert not any("test-" in value for value in request.query.values())  # never in a URL
+
+
+# -- JarvisLabs -------------------------------------------------------------------------------------------------------
+def test_jarvislabs_counts_up_to_num_gpus_in_stock_when_that_many_are_free() -> None:
+    offers = jarvislabs.parse(load_fixture("jarvislabs.sample.json"))
+    l4 = {o.gpu_count: o for o in by(offers, sku="L4", billing=Billing.HOURLY)}
+    assert sorted(l4) == [1, 2, 4, 8] and l4[1].gpu == "l4"
+    assert (l4[2].in_stock, l4[2].available, l4[2].price) == (True, 1, 0.88)
+    assert not l4[4].in_stock  # 3 free
+    spot = {o.gpu_count: o for o in by(offers, sku="L4", billing=Billing.SPOT)}
+    assert spot[2].in_stock and not spot[4].in_stock and spot[1].price == 0.29
+    # JarvisLabs' own tokens, as gpuhunt's override table reads them
+    assert by(offers, sku="A100-80GB")[0].gpu == "a100-80gb" and by(offers, sku="RTX-PRO6000")[0].gpu == "rtx-pro-6000"
+    assert [o.gpu_count for o in by(offers, sku="H100")] == [1]  # no num_gpus: one GPU per instance
+    assert not any(o.in_stock for o in by(offers, sku="H200"))
+    assert by(offers, sku="RTX 5000 Ada")[0].gpu is None  # not in the catalog: kept as spelled
+    assert not by(offers, billing=Billing.SPOT, sku="H100")  # no spot price
+
+
+def test_jarvislabs_skips_a_row_without_a_price_and_counts_it() -> None:
+    sample = copy.deepcopy(load_fixture("jarvislabs.sample.json"))
+    sample["server_meta"][0]["price_per_hour"] = None
+    out = jarvislabs.parse(sample)
+    assert out.skipped == 1 and out
+
+
+# -- Hot Aisle --------------------------------------------------------------------------------------------------------
+def test_hotaisle_vm_shapes_in_cents_one_location() -> None:
+    offers = hotaisle.parse(load_fixture("hotaisle.sample.json"))
+    assert [(o.gpu, o.gpu_count, o.price, o.location, o.in_stock) for o in offers] == [
+        ("mi300x", 1, 1.99, "us-michigan-1", True), ("mi300x", 8, 15.92, "us-michigan-1", True)]
+    assert offers[1].ram_gb == 1792 and offers[1].vcpu == 104
+    assert hotaisle.parse({"detail": "nope"}).skipped == 1
+
+
+# -- DigitalOcean -----------------------------------------------------------------------------------------------------
+def test_digitalocean_gpu_sizes_per_region() -> None:
+    offers = digitalocean.parse(load_fixture("digitalocean.sample.json"))
+    assert {o.location for o in by(offers, sku="gpu-h100x1-80gb")} == {"nyc2", "tor1"}
+    eight = by(offers, sku="gpu-h100x8-640gb")[0]
+    assert (eight.gpu, eight.gpu_count, eight.gpu_memory_gb, eight.price) == ("h100-sxm", 8, 80, 23.92)
+    assert by(offers, sku="gpu-mi300x8-1536gb")[0].gpu == "mi300x"
+    assert by(offers, sku="gpu-6000adax1-48gb")[0].gpu == "rtx-6000-ada"
+    assert not by(offers, sku="gpu-l40sx1-48gb")  # no region can create it now
+    assert not by(offers, sku="s-1vcpu-512mb-10gb")  # a CPU Droplet
+    assert by(offers, sku="gpu-4000adax1-20gb")[0].gpu is None
+
+
+# -- Azure (price only) -----------------------------------------------------------------------------------------------
+def test_azure_listed_prices_per_size_region_and_spot() -> None:
+    offers = azure.parse(load_fixture("azure.sample.json"))
+    a100 = {o.billing: o for o in by(offers, sku="Standard_NC24ads_A100_v4")}
+    assert (a100[Billing.HOURLY].price, a100[Billing.SPOT].price, a100[Billing.HOURLY].gpu) == (3.673, 1.469,
+                                                                                                "a100-80gb")
+    assert by(offers, sku="Standard_NC96ads_A100_v4")[0].gpu_count == 4
+    assert (by(offers, sku="Standard_ND96isr_H100_v5")[0].gpu, by(offers, sku="Standard_NC40ads_H100_v5")[0].gpu) == (
+        "h100-sxm", "h100-nvl")
+    assert [o.price for o in by(offers, sku="Standard_NC4as_T4_v3")] == [0.526]  # the Windows row left out
+    assert not by(offers, sku="Standard_NC6s_v3")  # Low Priority (retired) left out
+    assert not any(o.in_stock or o.available is not None for o in offers)
+
+
+async def test_a_price_only_source_is_never_in_stock_whatever_its_parser_says(
+        provider_server: ProviderServer, client: PoliteClient) -> None:
+    result = await poll("azure", provider_server.providers_settings(), client)
+    assert result.status is PollStatus.OK and result.offers
+    assert not registry.get("azure").info.stock_known
+    assert not any(o.in_stock for o in result.offers)
+    asked = provider_server.requests_to(azure.PRICES_PATH)[0].query
+    assert "serviceName eq 'Virtual Machines'" in asked["$filter"] and asked["$skip"] == "0"
+
+
+def test_the_poller_takes_stock_away_from_a_price_only_source() -> None:
+    from core.offers import Offer
+    from scrapers.poller import listed_only
+
+    claimed = Offer(provider="azure", sku="s", gpu="t4", gpu_name="T4", gpu_count=1, price=0.5, currency="USD",
+                    in_stock=True, available=3)
+    assert [(o.in_stock, o.available) for o in listed_only([claimed], registry.get("azure"))] == [(False, None)]
+    assert listed_only([claimed], registry.get("runpod")) == [claimed]
