@@ -15,10 +15,10 @@ from core.polls import PollStatus
 from scrapers import registry
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from scrapers.providers import azure, digitalocean, hotaisle, jarvislabs
+from scrapers.providers import azure, digitalocean, hotaisle, jarvislabs, oci
 from tests.support.provider_server import ProviderServer, load_fixture
 
-ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure"]
+ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci"]
 
 
 def by(offers: list[Any], **match: Any) -> list[Any]:
@@ -148,3 +148,28 @@ def test_the_poller_takes_stock_away_from_a_price_only_source() -> None:
                     in_stock=True, available=3)
     assert [(o.in_stock, o.available) for o in listed_only([claimed], registry.get("azure"))] == [(False, None)]
     assert listed_only([claimed], registry.get("runpod")) == [claimed]
+
+
+# -- Oracle Cloud (price only) ----------------------------------------------------------------------------------------
+def oci_payload() -> dict[str, Any]:
+    return {"shapes": load_fixture("oci.sample.json"), "products": load_fixture("oci.products.sample.json")}
+
+
+def test_oci_gpu_shapes_priced_per_gpu_with_preemptible_at_half() -> None:
+    offers = oci.parse(oci_payload())
+    h100 = {o.billing: o for o in by(offers, sku="BM.GPU.H100.8")}
+    assert (h100[Billing.HOURLY].gpu, h100[Billing.HOURLY].gpu_count, h100[Billing.HOURLY].price) == (
+        "h100-sxm", 8, 80.0)
+    assert h100[Billing.SPOT].price == 40.0
+    assert by(offers, sku="BM.GPU4.8")[0].gpu == "a100-40gb"  # a generation number, not a card name
+    assert by(offers, sku="BM.GPU.A100-v2.8")[0].gpu == "a100-80gb"  # 640 GB over 8 cards
+    assert not by(offers, sku="BM.GPU.A100-v2.8", billing=Billing.SPOT)  # not preemptible
+    assert not by(offers, sku="VM.Standard.E5.Flex")  # no GPU
+    assert not any(o.in_stock for o in offers) and {o.location for o in offers} == {""}
+
+
+def test_oci_a_shape_without_a_usable_price_is_skipped_and_counted() -> None:
+    payload = oci_payload()
+    payload["products"]["items"][0]["billingModel"] = "BYOL"
+    out = oci.parse(payload)
+    assert out.skipped == 1 and not by(out, sku="BM.GPU.H100.8") and out

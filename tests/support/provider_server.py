@@ -381,18 +381,25 @@ def sample_routes() -> dict[Any, Any]:
 
 
 def conventional_routes(taken: Mapping[Any, Any]) -> dict[str, Any]:
-    """Every provider with a `<name>.sample.json` whose first API path nothing above serves: that sample at that
-    path. A provider added is its module and its sample; the stand-in needs no line for it."""
+    """Every provider's samples by convention, at paths nothing above serves: `<name>.sample.json` at its first API
+    path (`PROVIDER.paths[0]`), `<name>.<stem>.sample.json` at each further path whose last segment is `<stem>`
+    (`…/products.json` -> `oci.products.sample.json`). A provider added is its module and its samples; the stand-in
+    needs no line for it. A path with `{setting}` placeholders (Hot Aisle's team) is served as the test credentials
+    fill it."""
     from scrapers.registry import PROVIDERS
 
     busy = {key[0] if isinstance(key, tuple) else key for key in taken}
     out: dict[str, Any] = {}
     for name, provider in PROVIDERS.items():
-        sample = FIXTURES / f"{name}.sample.json"
-        # A path with `{setting}` placeholders (Hot Aisle's team) is served as the test credentials fill it.
-        path = provider.paths[0].format(**test_keys(name)) if provider.paths else ""
-        if path and path not in busy and sample.exists():
-            out[path] = json.loads(sample.read_text(encoding="utf-8"))
+        for index, template in enumerate(provider.paths):
+            stem = template.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+            sample = FIXTURES / (f"{name}.sample.json" if index == 0 else f"{name}.{stem}.sample.json")
+            try:
+                path = template.format(**test_keys(name))
+            except KeyError:
+                continue  # a placeholder no setting fills (Vultr's region): routed above
+            if path not in busy and sample.exists():
+                out[path] = json.loads(sample.read_text(encoding="utf-8"))
     return out
 
 
