@@ -15,10 +15,10 @@ from core.polls import PollStatus
 from scrapers import registry
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from scrapers.providers import azure, digitalocean, hotaisle, jarvislabs, oci
+from scrapers.providers import azure, crusoe, digitalocean, hotaisle, jarvislabs, oci
 from tests.support.provider_server import ProviderServer, load_fixture
 
-ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci"]
+ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe"]
 
 
 def by(offers: list[Any], **match: Any) -> list[Any]:
@@ -41,7 +41,7 @@ async def test_every_added_provider_polls_ok_at_its_live_path(name: str, provide
     assert result.offers and all(o.provider == name for o in result.offers) and result.skipped == 0
     provider = registry.get(name)
     assert any(o.in_stock for o in result.offers) is provider.info.stock_known
-    path = provider.paths[0].format(team_handle="test-hotaisle-team-handle")
+    path = provider.paths[0].format(team_handle="test-hotaisle-team-handle", project_id="test-crusoe-project-id")
     assert provider_server.requests_to(path)
 
 
@@ -173,3 +173,32 @@ def test_oci_a_shape_without_a_usable_price_is_skipped_and_counted() -> None:
     payload["products"]["items"][0]["billingModel"] = "BYOL"
     out = oci.parse(payload)
     assert out.skipped == 1 and not by(out, sku="BM.GPU.H100.8") and out
+
+
+# -- Crusoe -----------------------------------------------------------------------------------------------------------
+def test_crusoe_capacity_per_type_and_location_priced_from_the_published_rates() -> None:
+    payload = {"types": load_fixture("crusoe.sample.json"), "capacities": load_fixture("crusoe.capacities.sample.json")}
+    offers = crusoe.parse(payload)
+    h100 = {(o.location, o.billing): o for o in by(offers, sku="h100-80gb-sxm-ib.8x")}
+    east = h100[("us-east1-a", Billing.HOURLY)]
+    assert (east.gpu, east.gpu_count, east.price, east.in_stock, east.available) == ("h100-sxm", 8, 31.2, True, 2)
+    assert h100[("us-east1-a", Billing.SPOT)].price == 12.8
+    assert not h100[("eu-iceland1-a", Billing.HOURLY)].in_stock  # quantity 0
+    assert by(offers, sku="mi300x-192gb.8x")[0].gpu == "mi300x"
+    assert not by(offers, sku="mi355x-288gb.8x")  # no published rate: nothing to compare
+    assert not by(offers, sku="c1a.16x") and not by(offers, sku="ghost.1x")  # CPU / a type the list lacks
+    # the rates are a setting: an operator follows the pricing page without a release
+    cheaper = crusoe.CrusoeSettings(base_url="x", prices={"H100-SXM-80GB": 2.0}, spot_prices={})
+    assert {o.price for o in by(crusoe.parse(payload, cheaper), sku="h100-80gb-sxm-ib.8x")} == {16.0}
+
+
+async def test_crusoe_signs_each_request_with_its_key_pair(provider_server: ProviderServer,
+                                                           client: PoliteClient) -> None:
+    result = await poll("crusoe", provider_server.providers_settings(keys=True), client)
+    assert result.status is PollStatus.OK
+    for request in provider_server.requests:
+        stamp = request.headers["X-Crusoe-Timestamp"]
+        version, access, sig = request.headers["Authorization"].removeprefix("Bearer ").split(":")
+        assert (version, access) == ("1.0", "test-crusoe-access-key")
+        assert sig == crusoe.signature("test-crusoe-secret-key", request.path, "", "GET", stamp)
+        assert "test-crusoe-secret-key" not in str(request.headers)  # the secret itself never travels
