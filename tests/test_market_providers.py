@@ -15,10 +15,10 @@ from core.polls import PollStatus
 from scrapers import registry
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from scrapers.providers import azure, crusoe, digitalocean, hotaisle, jarvislabs, oci
+from scrapers.providers import azure, crusoe, digitalocean, hotaisle, jarvislabs, oci, seeweb
 from tests.support.provider_server import ProviderServer, load_fixture
 
-ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe"]
+ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb"]
 
 
 def by(offers: list[Any], **match: Any) -> list[Any]:
@@ -65,6 +65,7 @@ async def test_keys_travel_in_each_providers_documented_header(provider_server: 
     hot = headers["/api/teams/test-hotaisle-team-handle/virtual_machines/available/"]
     assert hot["Authorization"] == "Token test-hotaisle-api-key"
     assert headers[digitalocean.SIZES_PATH]["Authorization"] == "Bearer test-digitalocean-api-key"
+    assert headers[seeweb.PLANS_PATH]["X-APITOKEN"] == "test-seeweb-api-key"
     assert "Authorization" not in headers[azure.PRICES_PATH]  # a public price list
     for request in provider_server.requests:
         assert not any("test-" in value for value in request.query.values())  # never in a URL
@@ -202,3 +203,16 @@ async def test_crusoe_signs_each_request_with_its_key_pair(provider_server: Prov
         assert (version, access) == ("1.0", "test-crusoe-access-key")
         assert sig == crusoe.signature("test-crusoe-secret-key", request.path, "", "GET", stamp)
         assert "test-crusoe-secret-key" not in str(request.headers)  # the secret itself never travels
+
+
+# -- Seeweb (listed prices) -------------------------------------------------------------------------------------------
+def test_seeweb_plans_per_region_listed_prices_in_euro() -> None:
+    offers = seeweb.parse(load_fixture("seeweb.sample.json"))
+    assert {o.location for o in by(offers, sku="ECS1GPU7")} == {"it-fr2", "it-mi2"}
+    a100 = by(offers, sku="ECS2GPU3")[0]
+    assert (a100.gpu, a100.gpu_count, a100.price, a100.currency, a100.ram_gb) == ("a100-80gb", 2, 1.98, "EUR", 240)
+    assert len(by(offers, sku="ECS1GPU11")) == 1  # a region listed twice is one offer
+    assert not by(offers, sku="eCS4") and not by(offers, sku="ECS1GPU1")  # CPU-only; a plan no longer active
+    assert by(offers, sku="ECS1GPU12")[0].gpu is None  # a Tenstorrent card the catalog lacks
+    assert not any(o.in_stock for o in offers)  # "active in a region" is not capacity
+    assert not registry.get("seeweb").info.stock_known
