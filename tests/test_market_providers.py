@@ -216,3 +216,30 @@ def test_seeweb_plans_per_region_listed_prices_in_euro() -> None:
     assert by(offers, sku="ECS1GPU12")[0].gpu is None  # a Tenstorrent card the catalog lacks
     assert not any(o.in_stock for o in offers)  # "active in a region" is not capacity
     assert not registry.get("seeweb").info.stock_known
+
+
+# -- FullGPU (declarative, monthly) -----------------------------------------------------------------------------------
+FULLGPU_PAGE = """<html><body><ul class="gpus">
+<li class="gpu"><a class="name" href="/ru/gpus/nvidia-h100">NVIDIA H100 SXM</a><span class="mem">80 ГБ</span>
+    <span class="price">2 190 $ в месяц</span></li>
+<li class="gpu"><a class="name" href="/ru/gpus/nvidia-h200">NVIDIA H200</a><span class="mem">141 ГБ</span>
+    <span class="price">3 090 $ в месяц</span></li>
+<li class="gpu"><a class="name" href="/ru/gpus/nvidia-b200">NVIDIA B200</a><span class="mem">180 ГБ</span>
+    <span class="price">4 590 $ в месяц</span></li>
+</ul></body></html>"""
+
+
+async def test_fullgpu_is_off_until_its_page_is_described_then_reads_monthly_usd(
+        provider_server: ProviderServer, client: PoliteClient) -> None:
+    default = registry.get("fullgpu")
+    assert not default.settings.enabled and default.period.value == "month"
+    provider_server.serve("/ru/gpus", body=FULLGPU_PAGE, content_type="text/html")
+    fields = {"gpu": "a.name", "price": "span.price", "url": "a.name@href"}
+    settings = provider_server.providers_settings(fullgpu={"enabled": True, "rows": "li.gpu", "fields": fields})
+    result = await poll("fullgpu", settings, client)
+    assert result.status is PollStatus.OK, result.error
+    offers = {o.gpu: o for o in result.offers}
+    assert set(offers) == {"h100-sxm", "h200", "b200"}
+    h100 = offers["h100-sxm"]
+    assert (h100.price, h100.currency, h100.period.value, h100.billing) == (2190, "USD", "month", Billing.MONTHLY)
+    assert h100.url.endswith("/ru/gpus/nvidia-h100") and h100.price_per_hour == 2190 / 730
