@@ -15,14 +15,19 @@ from core.polls import PollStatus
 from scrapers import registry
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from scrapers.providers import azure, crusoe, digitalocean, hotaisle, jarvislabs, oci, seeweb
+from scrapers.providers import azure, crusoe, digitalocean, hotaisle, jarvislabs, oci, seeweb, yandex
 from tests.support.provider_server import ProviderServer, load_fixture
 
-ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb"]
+ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb", "yandex"]
 
 
 def by(offers: list[Any], **match: Any) -> list[Any]:
     return [o for o in offers if all(getattr(o, k) == v for k, v in match.items())]
+
+
+@pytest.fixture(autouse=True)
+def no_cached_tokens() -> None:
+    yandex._tokens.clear()  # per (OAuth token, IAM origin): a stand-in on a reused port must ask again
 
 
 @pytest.fixture
@@ -243,3 +248,31 @@ async def test_fullgpu_is_off_until_its_page_is_described_then_reads_monthly_usd
     h100 = offers["h100-sxm"]
     assert (h100.price, h100.currency, h100.period.value, h100.billing) == (2190, "USD", "month", Billing.MONTHLY)
     assert h100.url.endswith("/ru/gpus/nvidia-h100") and h100.price_per_hour == 2190 / 730
+
+
+# -- Yandex Cloud (price only, OAuth -> IAM token) --------------------------------------------------------------------
+def test_yandex_gpu_skus_as_listed_per_gpu_prices() -> None:
+    offers = yandex.parse(load_fixture("yandex.sample.json"))
+    a100 = {o.billing: o for o in offers if o.gpu == "a100-80gb"}
+    assert (a100[Billing.HOURLY].price, a100[Billing.SPOT].price, a100[Billing.HOURLY].currency) == (348.0, 87.0,
+                                                                                                     "RUB")
+    assert all(o.sku.endswith("(GPU only)") for o in offers)  # vCPU and RAM are billed on top
+    assert not [o for o in offers if "vCPU" in o.gpu_name or "RAM" in o.gpu_name]
+    assert [o.gpu for o in offers if o.gpu_name == "T4i"] == [None]
+    assert not any(o.in_stock for o in offers)
+    assert registry.get("yandex").info.vat is not None and not registry.get("yandex").info.vat.confirmed
+
+
+async def test_yandex_exchanges_the_oauth_token_for_an_iam_token_once(provider_server: ProviderServer,
+                                                                      client: PoliteClient) -> None:
+    settings = provider_server.providers_settings(keys=True)
+    for _ in range(2):
+        assert (await poll("yandex", settings, client)).status is PollStatus.OK
+    token = provider_server.requests_to(yandex.TOKEN_PATH)
+    assert len(token) == 1 and token[0].method == "POST"
+    assert token[0].json() == {"yandexPassportOauthToken": "test-yandex-oauth-token"}
+    skus = provider_server.requests_to(yandex.SKUS_PATH)
+    assert skus[0].headers["Authorization"] == "Bearer t1.sample-iam-token"
+    assert skus[0].query["currency"] == "RUB" and skus[0].query["filter"] == 'serviceId="dn22pas77ftg9h3f2djj"'
+    live = yandex.YandexSettings(base_url="https://billing.api.cloud.yandex.net")
+    assert yandex.iam_origin(live) == "https://iam.api.cloud.yandex.net"
