@@ -15,8 +15,8 @@ from core.polls import PollStatus
 from scrapers import registry
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from scrapers.providers import azure, crusoe, digitalocean, hotaisle, jarvislabs, oci, seeweb, yandex
-from tests.support.provider_server import ProviderServer, load_fixture
+from scrapers.providers import azure, cloudru, crusoe, digitalocean, hotaisle, jarvislabs, oci, seeweb, yandex
+from tests.support.provider_server import FIXTURES, ProviderServer, load_fixture
 
 ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb", "yandex"]
 
@@ -276,3 +276,27 @@ async def test_yandex_exchanges_the_oauth_token_for_an_iam_token_once(provider_s
     assert skus[0].query["currency"] == "RUB" and skus[0].query["filter"] == 'serviceId="dn22pas77ftg9h3f2djj"'
     live = yandex.YandexSettings(base_url="https://billing.api.cloud.yandex.net")
     assert yandex.iam_origin(live) == "https://iam.api.cloud.yandex.net"
+
+
+# -- Cloud.ru (tariff page, price only) -------------------------------------------------------------------------------
+async def test_cloudru_reads_gpu_rows_of_its_tariff_document_before_vat(provider_server: ProviderServer,
+                                                                        client: PoliteClient) -> None:
+    assert not registry.get("cloudru").settings.enabled  # until an operator confirms the document
+    result = await poll("cloudru", provider_server.providers_settings(cloudru={"enabled": True}), client)
+    assert result.status is PollStatus.OK, result.error
+    offers = {o.gpu_name: o for o in result.offers}
+    a100 = offers["NVIDIA A100 80GB"]
+    assert (a100.gpu, a100.gpu_count, a100.price, a100.currency, a100.period.value) == ("a100-80gb", 1, 230.0,
+                                                                                       "RUB", "hour")
+    assert round(a100.gross_price, 2) == 280.6  # the document's own "Цена с НДС"
+    assert offers["NVIDIA Tesla V100 32GB"].gpu == "v100-32gb" and offers["NVIDIA L20 48GB"].gpu is None
+    assert not [o for o in result.offers if "vGPU" in o.sku or "vCPU" in o.sku]  # shares and CPU rows left out
+    assert not any(o.in_stock for o in result.offers)
+    vat = registry.get("cloudru").info.vat
+    assert vat is not None and vat.confirmed and not vat.included and vat.rate == 0.22
+
+
+def test_cloudru_a_gpu_row_without_a_readable_price_is_skipped_and_counted() -> None:
+    page = (FIXTURES / "cloudru.sample.html").read_text(encoding="utf-8").replace("230,00", "по запросу")
+    out = cloudru.parse(page)
+    assert out.skipped == 1 and out and not [o for o in out if o.gpu == "a100-80gb"]

@@ -224,6 +224,8 @@ class ProviderServer:
             if isinstance(path, tuple):
                 real_path, query = path
                 self.serve(real_path, payload, query=dict(query))
+            elif isinstance(payload, HtmlSample):
+                self.serve(path, body=str(payload), content_type="text/html")
             else:
                 self.serve(path, payload)
 
@@ -380,12 +382,16 @@ def sample_routes() -> dict[Any, Any]:
     return routes
 
 
+class HtmlSample(str):
+    """A sample page served as text/html rather than JSON."""
+
+
 def conventional_routes(taken: Mapping[Any, Any]) -> dict[str, Any]:
-    """Every provider's samples by convention, at paths nothing above serves: `<name>.sample.json` at its first API
-    path (`PROVIDER.paths[0]`), `<name>.<stem>.sample.json` at each further path whose last segment is `<stem>`
-    (`…/products.json` -> `oci.products.sample.json`). A provider added is its module and its samples; the stand-in
-    needs no line for it. A path with `{setting}` placeholders (Hot Aisle's team) is served as the test credentials
-    fill it."""
+    """Every provider's samples by convention, at paths nothing above serves: `<name>.sample.json` (or an HTML
+    page, `<name>.sample.html`) at its first API path (`PROVIDER.paths[0]`), `<name>.<stem>.sample.json` at each
+    further path whose last segment is `<stem>` (`…/products.json` -> `oci.products.sample.json`). A provider added
+    is its module and its samples; the stand-in needs no line for it. A path with `{setting}` placeholders (Hot
+    Aisle's team) is served as the test credentials fill it."""
     from scrapers.registry import PROVIDERS
 
     busy = {key[0] if isinstance(key, tuple) else key for key in taken}
@@ -398,8 +404,13 @@ def conventional_routes(taken: Mapping[Any, Any]) -> dict[str, Any]:
                 path = template.format(**test_keys(name))
             except KeyError:
                 continue  # a placeholder no setting fills (Vultr's region): routed above
-            if path not in busy and sample.exists():
+            page = sample.with_suffix(".html")  # an HTML provider's page: `<name>.sample.html`
+            if path in busy:
+                continue
+            if sample.exists():
                 out[path] = json.loads(sample.read_text(encoding="utf-8"))
+            elif page.exists():
+                out[path] = HtmlSample(page.read_text(encoding="utf-8"))
     return out
 
 
