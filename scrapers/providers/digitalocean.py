@@ -84,7 +84,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
 
 
 PROVIDER: Provider[ProviderSettings] = Provider(
-    info=ProviderInfo(name=NAME, title="DigitalOcean", aliases=("digital ocean", "do", "paperspace"),
+    info=ProviderInfo(name=NAME, title="DigitalOcean", aliases=("digital ocean", "paperspace"),
                       home="https://www.digitalocean.com", key_settings=("API_KEY",),
                       sells="GPU Droplets (NVIDIA and AMD), per hour, USD, New York / Toronto / Atlanta"),
     settings=ProviderSettings(base_url="https://api.digitalocean.com", interval=600),
