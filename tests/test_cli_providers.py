@@ -144,12 +144,12 @@ async def test_providers_shows_vat_terms_with_their_source_and_unknown_gpu_names
     assert "no VAT" in lines["RunPod (runpod)"]
     assert "listed price, availability unknown" in lines["Microsoft Azure (azure)"]  # a price-only source
     assert "VAT terms and where they are stated:" in out and "Selectel: VAT 22 % included (unconfirmed); source:" in out
-    assert "Lium: 1 offer with unknown GPU `NVIDIA RTX PRO 4500 Blackwell`" in out
+    assert "Lium: 1 offer with unknown GPU `RTX PRO 4500 Blackwell`" in out
     rc, out, _ = await cli("providers", "--lang", "ru")
     assert "НДС 22 % включён (не подтверждено)" in out
-    assert "Lium: 1 предложение с неизвестной GPU `NVIDIA RTX PRO 4500 Blackwell`" in out
+    assert "Lium: 1 предложение с неизвестной GPU `RTX PRO 4500 Blackwell`" in out
     rc, out, _ = await cli("providers", "--json")
     data = {p["name"]: p for p in json.loads(out)["providers"]}
     assert data["selectel"]["vat"]["confirmed"] is False and data["selectel"]["vat"]["source"]
     assert data["runpod"]["vat"] is None
-    assert data["lium"]["unknown_gpus"] == {"NVIDIA RTX PRO 4500 Blackwell": 1}
+    assert data["lium"]["unknown_gpus"] == {"RTX PRO 4500 Blackwell": 1}

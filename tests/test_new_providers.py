@@ -154,12 +154,12 @@ def test_shadeform_reads_the_form_factor_from_interconnect() -> None:
 def test_lium_public_feed_nodes() -> None:
     """The feed's own fields: per-GPU price, free GPUs of a partly rented node, its minimum, spot tier, rent_url."""
     offers = lium.parse(load_fixture("lium.sample.json"))
-    whole = by(offers, gpu="h100-sxm", gpu_count=8, location="US")[0]
+    whole = by(offers, gpu="h100-sxm", gpu_count=8, location="US-VA")[0]  # country and subdivision
     # two 8x nodes in the US, one fully rented: one free node, the free one's price and rent link
     assert (whole.price, whole.available, whole.in_stock, whole.billing) == (14.4, 1, True, Billing.HOURLY)
     assert whole.url.endswith("-000000000001")
     # partly rented (3 of 8 free, minimum 1): offers the 3 free GPUs, not 8
-    part = by(offers, gpu="h100-sxm", location="DE")
+    part = by(offers, gpu="h100-sxm", location="DE-HE")
     assert [(o.gpu_count, o.price, o.in_stock) for o in part] == [(3, 5.85, True)]
     # spot tier: spot billing; two nodes fold into one configuration at the best per-GPU price
     spot = by(offers, gpu="rtx-4090")
@@ -167,7 +167,8 @@ def test_lium_public_feed_nodes() -> None:
     # 2 free but at least 4 rentable: offers nothing now, listed as its full configuration out of stock
     a100 = by(offers, gpu="a100-80gb")
     assert [(o.gpu_count, o.in_stock, o.available) for o in a100] == [(8, False, 0)]
-    assert {o.gpu for o in offers} >= {"h200", "b200"}
+    assert {o.gpu for o in offers} >= {"h200", "b200", "b300"}  # "B300 SXM6 AC": marketing words dropped
+    assert by(offers, gpu="b300")[0].gpu_name == "B300 SXM6 AC"  # shown as Lium spells it
 
 
 def test_lium_node_priced_per_node_only_and_unpriced_nodes() -> None:
@@ -264,10 +265,10 @@ async def test_verda_sends_the_spot_filter_as_both_official_clients_do(provider_
 def test_an_unknown_gpu_name_is_logged_once_per_provider_and_name(caplog: pytest.LogCaptureFixture) -> None:
     from scrapers.providers import _common
 
-    _common._LOGGED_UNKNOWN.discard(("lium", "NVIDIA RTX PRO 4500 Blackwell"))
+    _common._LOGGED_UNKNOWN.discard(("lium", "RTX PRO 4500 Blackwell"))
     with caplog.at_level("WARNING", logger="scrapers"):
         for _ in range(3):
             offers = lium.parse(load_fixture("lium.sample.json"))
-    assert [o.gpu for o in offers if o.gpu_name == "NVIDIA RTX PRO 4500 Blackwell"] == [None]
+    assert [o.gpu for o in offers if o.gpu_name == "RTX PRO 4500 Blackwell"] == [None]
     said = [r for r in caplog.records if "RTX PRO 4500" in r.getMessage()]
     assert len(said) == 1 and said[0].levelname == "WARNING"

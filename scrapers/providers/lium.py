@@ -2,9 +2,14 @@
 
 The feed: `{generated_at, count, nodes: [{id, gpu_model, gpu_count, available_gpu_count, min_rentable_gpu_count,
 price_per_gpu_hour, price_per_node_hour, gpu_memory_gb, tier, country, country_code, region, city, rent_url, ...}]}`
-(evidence: dstackai/gpuhunt `src/gpuhunt/providers/lium.py` and the feed recorded in its
-`src/tests/providers/test_lium.py`; SkyPilot `sky/catalog/data_fetchers/fetch_lium.py`; the `lium-io` SDK).
-Prices are USD per GPU-hour (`price_per_node_hour` is the whole node's, used when the per-GPU one is missing).
+(evidence: Lium's "Public nodes feed" docs, docs.lium.io/developers/public-nodes-feed, which promise that /public/v1
+only ever adds fields; dstackai/gpuhunt `src/gpuhunt/providers/lium.py` (commit 168f678a) and the feed recorded in
+its `src/tests/providers/test_lium.py`; SkyPilot `sky/catalog/data_fetchers/fetch_lium.py`; the `lium-io` SDK).
+Only `id` and `rent_url` are guaranteed non-null. Prices are USD per GPU-hour (`price_per_node_hour` is the whole
+node's, used when the per-GPU one is missing). `gpu_model` is spelled without the vendor ("H100 80GB HBM3",
+"A100-SXM4-80GB", "B300 SXM6 AC", "Tesla V100 Tensor Core GPU"): the marketing words ("AC", "Tensor Core") are
+dropped before the catalog lookup. Location: the ISO country code and its subdivision (`region`, e.g. "CA"):
+"US-CA", as gpuhunt builds it.
 
 A node is a machine; part of it may be rented. What it offers now is its `available_gpu_count` GPUs (not its
 `gpu_count`), rented as one configuration, and never fewer than `min_rentable_gpu_count`: a node whose free GPUs
@@ -15,6 +20,7 @@ with the best price, the count of nodes that offer it and the best node's `rent_
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +37,19 @@ NAME = "lium"
 NODES_PATH = "/api/public/v1/nodes"
 ORDER_URL = "https://lium.io/"
 SPOT_TIERS = {"spot", "interruptible"}
+_MARKETING = re.compile(r"\s*\b(?:AC|Tensor\s+Core(?:\s+GPU)?)\b", re.IGNORECASE)  # not part of the card's name
+
+
+def catalog_spelling(model: str) -> str:
+    """Lium's `gpu_model` as the catalog reads it: "B300 SXM6 AC" -> "B300 SXM6"."""
+    return _MARKETING.sub("", model).strip()
+
+
+def location(node: _Node) -> str:
+    """"US-CA" from the country code and its subdivision; the country alone without one."""
+    country = (node.country_code or node.country or "").strip().upper()
+    region = (node.region or "").strip().upper().replace(" ", "")
+    return f"{country}-{region}" if country and region and node.country_code else country
 
 
 class _Node(Lenient):
@@ -91,7 +110,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     configs: dict[tuple[str, int, str, Billing], _Config] = {}
     for node in out.each(_Node, feed.nodes):
         billing = Billing.SPOT if (node.tier or "").strip().lower() in SPOT_TIERS else Billing.HOURLY
-        place = (node.country_code or node.country or "").strip().upper()
+        place = location(node)
         rentable = _rentable(node)
         count = rentable or node.gpu_count
         cfg = configs.setdefault((node.gpu_model.strip(), count, place, billing), _Config(memory=node.gpu_memory_gb))
@@ -104,7 +123,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     for (name, count, place, billing), cfg in configs.items():
         per_gpu = cfg.best if cfg.best is not None else cfg.best_any
         assert per_gpu is not None
-        out.add(sku=name, gpu=gpu_id(name, cfg.memory, NAME), gpu_name=name, gpu_count=count,
+        out.add(sku=name, gpu=gpu_id(catalog_spelling(name), cfg.memory, NAME), gpu_name=name, gpu_count=count,
                 gpu_memory_gb=cfg.memory, location=place, billing=billing, price=round(per_gpu * count, 4),
                 currency="USD", period=Period.HOUR, in_stock=bool(cfg.free), available=len(cfg.free),
                 url=cfg.url or ORDER_URL)

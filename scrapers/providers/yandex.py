@@ -149,8 +149,8 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
 
 
 PROVIDER: Provider[YandexSettings] = Provider(
-    info=ProviderInfo(name=NAME, title="Yandex Cloud", aliases=("yandex", "яндекс", "яндекс облако", "yandex.cloud"), vat=VAT,
-                      home="https://yandex.cloud", key_settings=("OAUTH_TOKEN",), stock_known=False,
+    info=ProviderInfo(name=NAME, title="Yandex Cloud", aliases=("yandex", "яндекс", "яндекс облако", "yandex.cloud"),
+                      vat=VAT, home="https://yandex.cloud", key_settings=("OAUTH_TOKEN",), stock_known=False,
                       sells="GPU VMs (per-GPU share), per hour and preemptible, RUB: listed price, availability "
                             "unknown"),
     settings=YandexSettings(base_url="https://billing.api.cloud.yandex.net", interval=6 * 3600),
