@@ -124,7 +124,13 @@ def test_hyperstack_documented_model_names_floors_and_spot_rows() -> None:
     # "-spot" rows of the pricebook: spot configurations beside the on-demand ones, same stock
     h100 = {(o.billing, o.gpu_count): o for o in by(offers, sku="H100-80G-PCIe-NVLink")}
     assert h100[(Billing.SPOT, 4)].price == 6.24 and h100[(Billing.HOURLY, 4)].price == 7.8
-    assert h100[(Billing.SPOT, 4)].available == h100[(Billing.HOURLY, 4)].available == 3
+    # the region lists the spot stock as its own `-spot` model: spot follows it, not the on-demand stock
+    assert (h100[(Billing.SPOT, 4)].available, h100[(Billing.HOURLY, 4)].available) == (1, 3)
+    assert not h100[(Billing.SPOT, 8)].in_stock and h100[(Billing.HOURLY, 8)].in_stock
+    # no `-spot` model for RTX-A6000-ada there: its spot offers follow its own stock
+    ada = {(o.billing, o.gpu_count): o.available for o in by(offers, sku="RTX-A6000-ada")}
+    assert ada[(Billing.SPOT, 2)] == ada[(Billing.HOURLY, 2)] == 4
+    assert by(offers, sku="RTX-PRO6000-SE")[0].gpu == "rtx-pro-6000"
     assert not by(offers, sku="A100-80G-PCIe-NVLink", billing=Billing.SPOT)  # no spot price: no spot offer
     assert not any(o.sku.endswith("-spot") for o in offers)
 

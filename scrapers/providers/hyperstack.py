@@ -41,6 +41,7 @@ _COUNT = re.compile(r"^\s*(\d+)\s*\+?\s*$")  # "16", "200+"
 _SPOT = re.compile(r"[-_ ]spot$", re.IGNORECASE)
 _BRIDGE = re.compile(r"[-_ ]NVLink$", re.IGNORECASE)
 _ADA = re.compile(r"^RTX-A(\d{4})-ada$", re.IGNORECASE)  # "RTX-A6000-ada": the RTX 6000 Ada
+_PRO = re.compile(r"PRO(\d{4})", re.IGNORECASE)  # "RTX-PRO6000-SE": the RTX PRO 6000 (Server Edition)
 
 
 def catalog_spelling(model: str) -> str:
@@ -48,7 +49,7 @@ def catalog_spelling(model: str) -> str:
     name = _BRIDGE.sub("", model.strip())
     if m := _ADA.match(name):
         return f"RTX {m.group(1)} Ada"
-    return name
+    return _PRO.sub(r"PRO \1", name)
 
 
 class _Model(Lenient):
@@ -105,23 +106,31 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
         spot = _SPOT.search(p.name)
         prices[(p.name[:spot.start()] if spot else p.name, Billing.SPOT if spot else Billing.HOURLY)] = p.value
     for stock in out.each(_Stock, data.stocks):
-        for model in out.each(_Model, stock.models):
+        models = list(out.each(_Model, stock.models))
+        # A region may list a model's spot stock as its own `-spot` model: then spot offers follow that stock,
+        # and the on-demand model's stock is on-demand only.
+        spot_listed = {_SPOT.sub("", m.model) for m in models if _SPOT.search(m.model)}
+        for model in models:
+            spot_row = bool(_SPOT.search(model.model))
+            base = _SPOT.sub("", model.model)
             configs: dict[int, int] = {}
             for key, value in (model.configurations or {}).items():
                 if (m := _CONFIG.match(key)) and 1 <= int(m.group(1)) <= MAX_GPUS:
                     configs[int(m.group(1))] = _count(value)
             if not configs:
                 configs = {1: _count(model.available)}
-            gpu = gpu_id(catalog_spelling(model.model), None, NAME)
-            for billing in (Billing.HOURLY, Billing.SPOT):
-                per_gpu = prices.get((model.model, billing))
+            gpu = gpu_id(catalog_spelling(base), None, NAME)
+            billings = (Billing.SPOT,) if spot_row else (
+                (Billing.HOURLY,) if base in spot_listed else (Billing.HOURLY, Billing.SPOT))
+            for billing in billings:
+                per_gpu = prices.get((base, billing))
                 if per_gpu is None:
                     continue  # no price published for it: nothing to compare
                 if per_gpu <= 0:
                     out.skip(f"{model.model} {billing}: price {per_gpu} per GPU-hour")
                     continue
                 for count, free in sorted(configs.items()):
-                    out.add(sku=model.model, gpu=gpu, gpu_name=model.model, gpu_count=count,
+                    out.add(sku=base, gpu=gpu, gpu_name=base, gpu_count=count,
                             location=stock.region, billing=billing, price=round(per_gpu * count, 4),
                             currency="USD", period=Period.HOUR, in_stock=free > 0, available=free,
                             url=ORDER_URL)
