@@ -60,6 +60,11 @@ class Metrics:
             "gpuradar_offers_in_stock", "Offers in stock in the store, per provider (from the database)",
             ["provider"], registry=r,
         )  # fmt: skip
+        self.scrape_unknown_gpu = Gauge(
+            "gpuradar_scrape_unknown_gpu_offers",
+            "Offers of the provider's last trusted poll whose GPU the catalog does not know (shown to nobody)",
+            ["provider"], registry=r,
+        )  # fmt: skip
         self.offers_unknown_gpu = Gauge(
             "gpuradar_offers_unknown_gpu",
             "Offers in the provider's latest trusted poll whose GPU the catalog does not know (shown to nobody)",
@@ -91,7 +96,7 @@ class Metrics:
     # -- recording --------------------------------------------------------------------------------------------
 
     def observe_scrape(self, provider: str, seconds: float, status: str, offers: int | None = None,
-                       skipped: int = 0) -> None:
+                       skipped: int = 0, unknown_gpu: int | None = None) -> None:
         """One poll of one provider. Only a trusted ("ok") poll updates the offer count: a suspect poll (captcha,
         truncated JSON) says nothing about what the provider lists, just as it says nothing about stock. `skipped`:
         records the parser skipped as invalid (a few are normal; a rising rate means the API changed)."""
@@ -106,6 +111,8 @@ class Metrics:
             self.last_success.labels(provider).set_to_current_time()
             if offers is not None:
                 self.scrape_offers.labels(provider).set(offers)
+            if unknown_gpu is not None:  # a renamed SKU shows here the poll it appears
+                self.scrape_unknown_gpu.labels(provider).set(unknown_gpu)
 
     def alert_sent(self, count: int = 1) -> None:
         self.alerts_sent.inc(count)
@@ -190,8 +197,9 @@ def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Me
 METRICS = Metrics()
 
 
-def observe_scrape(provider: str, seconds: float, status: str, offers: int | None = None, skipped: int = 0) -> None:
-    METRICS.observe_scrape(provider, seconds, status, offers, skipped)
+def observe_scrape(provider: str, seconds: float, status: str, offers: int | None = None, skipped: int = 0,
+                   unknown_gpu: int | None = None) -> None:
+    METRICS.observe_scrape(provider, seconds, status, offers, skipped, unknown_gpu)
 
 
 def alert_sent(count: int = 1) -> None:

@@ -154,3 +154,12 @@ async def test_offers_with_an_unknown_gpu_are_a_metric_per_provider(database_url
         assert ("gpuradar_offers_unknown_gpu", (("provider", "vast"),)) not in s
     finally:
         await engine.dispose()
+
+
+def test_a_trusted_poll_reports_its_offers_with_an_unknown_gpu_at_once() -> None:
+    m = Metrics(process=False)
+    m.observe_scrape("hyperstack", 0.2, "ok", offers=40, unknown_gpu=3)
+    m.observe_scrape("lium", 0.2, "suspect", offers=0, unknown_gpu=9)  # an untrusted poll says nothing
+    s = samples(m)
+    assert s[("gpuradar_scrape_unknown_gpu_offers", (("provider", "hyperstack"),))] == 3
+    assert ("gpuradar_scrape_unknown_gpu_offers", (("provider", "lium"),)) not in s
