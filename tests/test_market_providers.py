@@ -15,10 +15,21 @@ from core.polls import PollStatus
 from scrapers import registry
 from scrapers.http import PoliteClient, RetryPolicy, make_client
 from scrapers.poller import poll
-from scrapers.providers import azure, cloudru, crusoe, digitalocean, hotaisle, jarvislabs, oci, seeweb, yandex
+from scrapers.providers import (
+    azure,
+    cloudru,
+    crusoe,
+    digitalocean,
+    gcp,
+    hotaisle,
+    jarvislabs,
+    oci,
+    seeweb,
+    yandex,
+)
 from tests.support.provider_server import FIXTURES, ProviderServer, load_fixture
 
-ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb", "yandex"]
+ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb", "yandex", "gcp"]
 
 
 def by(offers: list[Any], **match: Any) -> list[Any]:
@@ -71,6 +82,7 @@ async def test_keys_travel_in_each_providers_documented_header(provider_server: 
     assert hot["Authorization"] == "Token test-hotaisle-api-key"
     assert headers[digitalocean.SIZES_PATH]["Authorization"] == "Bearer test-digitalocean-api-key"
     assert headers[seeweb.PLANS_PATH]["X-APITOKEN"] == "test-seeweb-api-key"
+    assert headers[gcp.SKUS_PATH]["X-Goog-Api-Key"] == "test-gcp-api-key"
     assert "Authorization" not in headers[azure.PRICES_PATH]  # a public price list
     for request in provider_server.requests:
         assert not any("test-" in value for value in request.query.values())  # never in a URL
@@ -300,3 +312,17 @@ def test_cloudru_a_gpu_row_without_a_readable_price_is_skipped_and_counted() -> 
     page = (FIXTURES / "cloudru.sample.html").read_text(encoding="utf-8").replace("230,00", "по запросу")
     out = cloudru.parse(page)
     assert out.skipped == 1 and out and not [o for o in out if o.gpu == "a100-80gb"]
+
+
+# -- Google Cloud (price only) ----------------------------------------------------------------------------------------
+def test_gcp_gpu_skus_per_region_on_demand_and_spot() -> None:
+    offers = gcp.parse(load_fixture("gcp.sample.json"))
+    t4 = {(o.location, o.billing): o.price for o in offers if o.gpu == "t4"}
+    assert t4 == {("us-central1", Billing.HOURLY): 0.35, ("us-east1", Billing.HOURLY): 0.35,
+                  ("us-central1", Billing.SPOT): 0.14}  # units + nanos / 1e9
+    assert {o.gpu for o in offers if o.gpu_name.startswith("A100")} == {"a100-40gb"}  # "Tesla A100" is 40 GB
+    assert [o.gpu for o in offers if "A100 80GB" in o.gpu_name] == ["a100-80gb"]
+    assert {o.location for o in offers if o.gpu == "h100-sxm"} == {"us-central1", "us-east4"}  # not Sole Tenancy
+    assert not [o for o in offers if "Commitment" in o.sku or "Core" in o.gpu_name]  # commitments, CPU SKUs
+    assert [o.gpu for o in offers if "P100" in o.gpu_name] == [None]
+    assert all(o.sku.endswith("(GPU only)") and not o.in_stock for o in offers)
