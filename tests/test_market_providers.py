@@ -25,6 +25,7 @@ from scrapers.providers import (
     jarvislabs,
     oci,
     seeweb,
+    selectel_cloud,
     yandex,
 )
 from tests.support.provider_server import FIXTURES, ProviderServer, load_fixture
@@ -326,3 +327,24 @@ def test_gcp_gpu_skus_per_region_on_demand_and_spot() -> None:
     assert not [o for o in offers if "Commitment" in o.sku or "Core" in o.gpu_name]  # commitments, CPU SKUs
     assert [o.gpu for o in offers if "P100" in o.gpu_name] == [None]
     assert all(o.sku.endswith("(GPU only)") and not o.in_stock for o in offers)
+
+
+# -- Selectel Cloud (price list, price only) --------------------------------------------------------------------------
+async def test_selectel_cloud_gpu_resources_of_the_public_price_list(provider_server: ProviderServer,
+                                                                     client: PoliteClient) -> None:
+    assert not registry.get("selectel_cloud").settings.enabled  # what a value is per is not verified
+    settings = provider_server.providers_settings(selectel_cloud={"enabled": True})
+    result = await poll("selectel_cloud", settings, client)
+    assert result.status is PollStatus.OK, result.error
+    assert provider_server.requests_to(selectel_cloud.PRICES_PATH)[0].query == {"currency": "rub"}
+    offers = {(o.gpu, o.billing): o for o in result.offers}
+    a100 = offers[("a100-80gb", Billing.MONTHLY)]
+    assert (a100.price, a100.currency, a100.period.value, a100.location) == (199000.0, "RUB", "month", "ru-7")
+    assert offers[("a100-80gb", Billing.SPOT)].price == 59700.0  # the `_preemptible` resource
+    assert ("rtx-4090", Billing.MONTHLY) in offers
+    assert not [o for o in result.offers if "cores" in o.sku or "ram" in o.sku]
+    assert not any(o.in_stock for o in result.offers)
+    # the period is a setting an operator confirms
+    hourly = provider_server.providers_settings(selectel_cloud={"enabled": True, "period": "hour"})
+    again = await poll("selectel_cloud", hourly, client)
+    assert {o.period.value for o in again.offers} == {"hour"}
