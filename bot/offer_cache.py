@@ -168,17 +168,14 @@ class OfferCache:
         return keep
 
     def groups(self, currency: str, *, gpu_ids: Iterable[str] | None = None,
-               fits: Callable[[str, int, float | None], bool] | None = None,
-               unknown: bool = False) -> list[tuple[CachedOffer, ...]]:
+               fits: Callable[[str, int, float | None], bool] | None = None) -> list[tuple[CachedOffer, ...]]:
         """Like `filter`, as groups of one (card, count, slice, spot) each, every group by whole-configuration price
         in `currency`: what `core.ranking.rank_groups` merges without sorting thousands of offers per answer."""
         wanted = set(gpu_ids) if gpu_ids else None
         out: list[tuple[CachedOffer, ...]] = []
         for (gpu, count, fraction, _spot), offers in self._groups.get(currency, self._groups["RUB"]).items():
             if gpu is None:
-                if unknown and wanted is None and fits is None:  # the whole list: cards we cannot name too
-                    out.append(offers)
-                continue
+                continue  # a card the catalog cannot name is shown to nobody until it is mapped (issue 20)
             if wanted is not None and gpu not in wanted:
                 continue
             if fits is not None and not fits(gpu, count, fraction):

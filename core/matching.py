@@ -125,6 +125,8 @@ class Watch:
 
     def matches(self, t: Target) -> bool:
         """The definition the index implements, one filter at a time."""
+        if t.gpu is None:
+            return False  # a card the catalog cannot name reaches no watcher until it is mapped
         if self.providers is not None and t.provider not in self.providers:
             return False
         if self.billing is not None and t.billing != self.billing:
@@ -234,10 +236,10 @@ class _Bucket:
             yield self.any_gpu
 
     def collect(self, t: Target, out: list[_Segment]) -> None:
+        if t.gpu is None:
+            return  # a card the catalog cannot name reaches nobody, not even "any GPU" watchers, until it is mapped
         if self.any_gpu is not None:
             self.any_gpu.collect(t, out)
-        if t.gpu is None:
-            return
         named = self.by_gpu.get(t.gpu)
         if named is not None:
             named.collect(t, out)

@@ -5,7 +5,9 @@ with the exchange rates the caller supplies (a month counts as 730 hours). Every
 buyer pays: VAT added where the seller publishes prices without it (`core.providers` holds each seller's terms).
 
 Values are bounded (`allow_inf_nan=False`, counts and prices within sane limits): a provider record claiming 10^9
-GPUs or a price of 10^30 fails validation, and the scraper skips and counts it like any other invalid record.
+GPUs or a price of 10^30 fails validation, and the scraper skips and counts it like any other invalid record. So
+does a price at or below zero: nobody rents a GPU server for nothing, so a 0 is a provider's placeholder or bug,
+never the cheapest offer.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class Offer(BaseModel):
     disk_gb: float | None = Field(default=None, ge=0, le=1e9)
     location: str = ""  # region / data centre code; "" when the provider does not say
     billing: Billing = Billing.HOURLY
-    price: float = Field(ge=0, le=MAX_PRICE)  # for the whole configuration, per `period`, as published
+    price: float = Field(gt=0, le=MAX_PRICE)  # for the whole configuration, per `period`, as published
     currency: str  # ISO 4217: "RUB", "USD", "EUR"
     period: Period = Period.HOUR
     in_stock: bool

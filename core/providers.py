@@ -38,6 +38,9 @@ class ProviderInfo:
     home: str = ""  # the provider's site
     key_settings: tuple[str, ...] = ()  # PROVIDERS__<NAME>__... settings its API needs; () = none (public API)
     sells: str = ""  # one line for operators: what it sells, where
+    # False for a price-only source (a hyperscaler's public price list): "listed price, availability unknown"; its
+    # offers are never in stock (the poller enforces it), so they are never alerted as available.
+    stock_known: bool = True
 
     @property
     def needs_key(self) -> bool:

@@ -265,7 +265,8 @@ class App:
     def _observe(self, result: PollResult) -> None:
         seconds = (result.finished_at - result.started_at).total_seconds()
         self.metrics.observe_scrape(result.provider, seconds, result.status.value,
-                                    len(result.offers) if result.trusted else None, skipped=result.skipped)
+                                    len(result.offers) if result.trusted else None, skipped=result.skipped,
+                                    unknown_gpu=sum(o.gpu is None for o in result.offers) if result.trusted else None)
 
     async def _start_scraping(self, term: int) -> Callable[[], Any]:
         """Start the scheduler for leadership `term`; returns the coroutine function that stops it."""

@@ -60,6 +60,16 @@ class Metrics:
             "gpuradar_offers_in_stock", "Offers in stock in the store, per provider (from the database)",
             ["provider"], registry=r,
         )  # fmt: skip
+        self.scrape_unknown_gpu = Gauge(
+            "gpuradar_scrape_unknown_gpu_offers",
+            "Offers of the provider's last trusted poll whose GPU the catalog does not know (shown to nobody)",
+            ["provider"], registry=r,
+        )  # fmt: skip
+        self.offers_unknown_gpu = Gauge(
+            "gpuradar_offers_unknown_gpu",
+            "Offers in the provider's latest trusted poll whose GPU the catalog does not know (shown to nobody)",
+            ["provider"], registry=r,
+        )  # fmt: skip
         self.records_skipped = Counter("gpuradar_scrape_records_skipped",
                                        "Provider records skipped as invalid or out of bounds", ["provider"],
                                        registry=r)
@@ -86,7 +96,7 @@ class Metrics:
     # -- recording --------------------------------------------------------------------------------------------
 
     def observe_scrape(self, provider: str, seconds: float, status: str, offers: int | None = None,
-                       skipped: int = 0) -> None:
+                       skipped: int = 0, unknown_gpu: int | None = None) -> None:
         """One poll of one provider. Only a trusted ("ok") poll updates the offer count: a suspect poll (captcha,
         truncated JSON) says nothing about what the provider lists, just as it says nothing about stock. `skipped`:
         records the parser skipped as invalid (a few are normal; a rising rate means the API changed)."""
@@ -101,6 +111,8 @@ class Metrics:
             self.last_success.labels(provider).set_to_current_time()
             if offers is not None:
                 self.scrape_offers.labels(provider).set(offers)
+            if unknown_gpu is not None:  # a renamed SKU shows here the poll it appears
+                self.scrape_unknown_gpu.labels(provider).set(unknown_gpu)
 
     def alert_sent(self, count: int = 1) -> None:
         self.alerts_sent.inc(count)
@@ -122,6 +134,13 @@ class Metrics:
         self.offers_in_stock.clear()
         for provider, count in counts.items():
             self.offers_in_stock.labels(provider).set(count)
+
+    def set_offers_unknown_gpu(self, counts: dict[str, int]) -> None:
+        """Per provider, offers with a GPU name the catalog does not know (the names: `gpuradar providers`; a label
+        per free-text name would be a time series per typo)."""
+        self.offers_unknown_gpu.clear()
+        for provider, count in counts.items():
+            self.offers_unknown_gpu.labels(provider).set(count)
 
     def set_leader(self, lease: str, leading: bool) -> None:
         self.leader.labels(lease).set(1 if leading else 0)
@@ -154,8 +173,9 @@ class Metrics:
 
 
 def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Metrics) -> Refresher:
-    """A refresher counting in-stock offers per provider in the offer store."""
+    """A refresher counting in-stock offers, and offers with an unknown GPU, per provider in the offer store."""
     from storage.offer_tables import CurrentOffer  # lazily: metrics must import without the offer tables' module
+    from storage.queries import unknown_gpu_offers
 
     async def refresh_offers() -> None:
         async with sessionmaker() as session:
@@ -165,7 +185,9 @@ def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Me
                 .group_by(CurrentOffer.provider)
             )
             counts = {provider: int(count) for provider, count in rows}
+            unknown = await unknown_gpu_offers(session)
         metrics.set_offers_in_stock(counts)
+        metrics.set_offers_unknown_gpu({provider: sum(names.values()) for provider, names in unknown.items()})
 
     return refresh_offers
 
@@ -175,8 +197,9 @@ def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Me
 METRICS = Metrics()
 
 
-def observe_scrape(provider: str, seconds: float, status: str, offers: int | None = None, skipped: int = 0) -> None:
-    METRICS.observe_scrape(provider, seconds, status, offers, skipped)
+def observe_scrape(provider: str, seconds: float, status: str, offers: int | None = None, skipped: int = 0,
+                   unknown_gpu: int | None = None) -> None:
+    METRICS.observe_scrape(provider, seconds, status, offers, skipped, unknown_gpu)
 
 
 def alert_sent(count: int = 1) -> None:

@@ -123,7 +123,7 @@ async def attempt(name: str, settings: Any, client: PoliteClient | httpx.AsyncCl
             if inspect and provider.inspect is not None:  # before parsing: a page that fails to parse is why
                 page = provider.inspect(payload, cfg)
             parsed = await asyncio.to_thread(provider.parse, payload, cfg)
-        offers = list(dedupe(with_vat(parsed, cfg)).values())
+        offers = list(dedupe(listed_only(with_vat(parsed, cfg), provider)).values())
     except HttpStatusError as exc:
         log.warning("%s: poll %s: %s", name, exc.status.value, exc)
         return Attempt(name, exc.status, error=str(exc),
@@ -170,6 +170,15 @@ def configure(client: PoliteClient, provider: Provider[Any], cfg: ProviderSettin
     client.body_limits[name] = int(cfg.max_body_mb * 1024 * 1024) if cfg.max_body_mb else provider.max_body_bytes
     if cfg.redirect_hosts:
         client.redirect_hosts[name] = frozenset(h.lower() for h in cfg.redirect_hosts)
+
+
+def listed_only(offers: list[Offer], provider: Provider[Any]) -> list[Offer]:
+    """A price-only source (`info.stock_known` False) says nothing about stock: none of its offers is in stock, with
+    no count, whatever its parser built — so it is never alerted as available."""
+    if provider.info.stock_known:
+        return offers
+    return [o if not o.in_stock and o.available is None else o.model_copy(update={"in_stock": False, "available": None})
+            for o in offers]
 
 
 def with_vat(offers: list[Offer], cfg: ProviderSettings) -> list[Offer]:

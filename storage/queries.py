@@ -117,6 +117,23 @@ async def provider_health(session: AsyncSession) -> list[HealthView]:
             for r in rows]
 
 
+async def unknown_gpu_offers(session: AsyncSession) -> dict[str, dict[str, int]]:
+    """provider -> {its GPU spelling the catalog does not know: offers in its latest trusted poll}, for operators
+    (`gpuradar providers`, the admins' /providers, the metrics): such offers are shown to nobody until mapped."""
+    # Listed by the provider's latest trusted poll: `last_seen` is that poll's time on every row it listed.
+    latest = (select(CurrentOffer.provider.label("provider"), func.max(CurrentOffer.last_seen).label("at"))
+              .group_by(CurrentOffer.provider).subquery())
+    rows = await session.execute(
+        select(CurrentOffer.provider, CurrentOffer.gpu_name, func.count())
+        .join(latest, (latest.c.provider == CurrentOffer.provider) & (latest.c.at == CurrentOffer.last_seen))
+        .where(CurrentOffer.gpu.is_(None))
+        .group_by(CurrentOffer.provider, CurrentOffer.gpu_name))
+    out: dict[str, dict[str, int]] = {}
+    for provider, name, count in rows:
+        out.setdefault(provider, {})[name] = int(count)
+    return out
+
+
 async def price_history(session: AsyncSession, gpu: str, *, since: datetime | None = None,
                         currency: str = "RUB", min_count: int | None = None,
                         buckets: int | None = None) -> list[HistorySeries]:

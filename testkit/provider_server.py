@@ -56,6 +56,18 @@ TEST_KEYS: dict[str, dict[str, str]] = {
 }
 
 
+def test_keys(name: str) -> dict[str, str]:
+    """Test credentials for a keyed provider: the fixed ones above, else `test-<name>-<setting>` for each of its
+    key settings (so a new keyed provider needs nothing here)."""
+    if name in TEST_KEYS:
+        return TEST_KEYS[name]
+    from scrapers.registry import PROVIDERS
+
+    provider = PROVIDERS.get(name)
+    keys = provider.info.key_settings if provider is not None else ()
+    return {key.lower(): f"test-{name}-{key.lower().replace('_', '-')}" for key in keys}
+
+
 def vultr_availability_path(region: str) -> str:
     return f"/v2/regions/{region}/availability"
 
@@ -79,7 +91,7 @@ EMPTY_PAYLOADS: dict[str, Any] = {
     VERDA_TYPES_PATH: [],
     HYPERSTACK_STOCKS_PATH: {"stocks": []},
     SHADEFORM_PATH: {"instance_types": []},
-    LIUM_PATH: {"data": []},
+    LIUM_PATH: {"generated_at": "2026-11-30T12:00:00Z", "count": 0, "nodes": []},
 }
 
 
@@ -212,6 +224,8 @@ class ProviderServer:
             if isinstance(path, tuple):
                 real_path, query = path
                 self.serve(real_path, payload, query=dict(query))
+            elif isinstance(payload, HtmlSample):
+                self.serve(path, body=str(payload), content_type="text/html")
             else:
                 self.serve(path, payload)
 
@@ -225,11 +239,12 @@ class ProviderServer:
 
         data: dict[str, Any] = {}
         for name, cfg in ProvidersSettings():
-            fields = {"base_url": self.base_url, "timeout": 2.0, **(TEST_KEYS.get(name, {}) if keys else {}),
+            fields = {"base_url": self.base_url, "timeout": 2.0, **(test_keys(name) if keys else {}),
                       **overrides.get(name, {})}
-            for secret in ("api_key", "client_secret"):
-                if isinstance(fields.get(secret), str):
-                    fields[secret] = SecretStr(fields[secret])
+            model_fields = type(cfg).model_fields
+            for key, value in list(fields.items()):  # a secret setting given as a plain string
+                if isinstance(value, str) and key in model_fields and "SecretStr" in str(model_fields[key].annotation):
+                    fields[key] = SecretStr(value)
             data[name] = cfg.model_copy(update=fields)
         return ProvidersSettings(**data)
 
@@ -348,8 +363,9 @@ def sample_routes() -> dict[Any, Any]:
         LAMBDA_PATH: load_fixture("lambda.sample.json"),
         VERDA_TOKEN_PATH: load_fixture("verda.token.sample.json"),
         VERDA_TYPES_PATH: load_fixture("verda.instance-types.sample.json"),
-        (VERDA_AVAILABILITY_PATH, (("is_spot", "false"),)): load_fixture("verda.availability.sample.json"),
-        (VERDA_AVAILABILITY_PATH, (("is_spot", "true"),)): load_fixture("verda.availability-spot.sample.json"),
+        # Verda reads one spelling of its spot filter (here the Python SDK's `isSpot`); the other is ignored.
+        VERDA_AVAILABILITY_PATH: load_fixture("verda.availability.sample.json"),
+        (VERDA_AVAILABILITY_PATH, (("isSpot", "true"),)): load_fixture("verda.availability-spot.sample.json"),
         HYPERSTACK_STOCKS_PATH: load_fixture("hyperstack.stocks.sample.json"),
         HYPERSTACK_PRICEBOOK_PATH: load_fixture("hyperstack.pricebook.sample.json"),
         SHADEFORM_PATH: load_fixture("shadeform.sample.json"),
@@ -362,7 +378,40 @@ def sample_routes() -> dict[Any, Any]:
     for region in sorted(regions):
         # The sample is ewr's answer; other regions answer with nothing deployable.
         routes[vultr_availability_path(region)] = availability if region == "ewr" else {"available_plans": []}
+    routes.update(conventional_routes(routes))
     return routes
+
+
+class HtmlSample(str):
+    """A sample page served as text/html rather than JSON."""
+
+
+def conventional_routes(taken: Mapping[Any, Any]) -> dict[str, Any]:
+    """Every provider's samples by convention, at paths nothing above serves: `<name>.sample.json` (or an HTML
+    page, `<name>.sample.html`) at its first API path (`PROVIDER.paths[0]`), `<name>.<stem>.sample.json` at each
+    further path whose last segment is `<stem>` (`…/products.json` -> `oci.products.sample.json`). A provider added
+    is its module and its samples; the stand-in needs no line for it. A path with `{setting}` placeholders (Hot
+    Aisle's team) is served as the test credentials fill it."""
+    from scrapers.registry import PROVIDERS
+
+    busy = {key[0] if isinstance(key, tuple) else key for key in taken}
+    out: dict[str, Any] = {}
+    for name, provider in PROVIDERS.items():
+        for index, template in enumerate(provider.paths):
+            stem = template.rstrip("/").rsplit("/", 1)[-1].split(".")[0]
+            sample = FIXTURES / (f"{name}.sample.json" if index == 0 else f"{name}.{stem}.sample.json")
+            try:
+                path = template.format(**test_keys(name))
+            except KeyError:
+                continue  # a placeholder no setting fills (Vultr's region): routed above
+            page = sample.with_suffix(".html")  # an HTML provider's page: `<name>.sample.html`
+            if path in busy:
+                continue
+            if sample.exists():
+                out[path] = json.loads(sample.read_text(encoding="utf-8"))
+            elif page.exists():
+                out[path] = HtmlSample(page.read_text(encoding="utf-8"))
+    return out
 
 
 @pytest_asyncio.fixture

@@ -20,7 +20,7 @@ RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def offer(provider: str, sku: str, gpu: str, name: str, count: int, price: float, currency: str = "USD",
+def offer(provider: str, sku: str, gpu: str | None, name: str, count: int, price: float, currency: str = "USD",
           period: Period = Period.HOUR, location: str = "us") -> Offer:
     return Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=name, gpu_count=count, location=location,
                  billing=Billing.MONTHLY if period is Period.MONTH else Billing.HOURLY, price=price,
@@ -348,3 +348,19 @@ async def test_broken_deep_link(tg, app):
     tg.message("/start sub_hdeadbeef", user_id=21)
     await tg.wait_for("sendMessage", chat_id=21)
     assert "broken or has expired" in (await tg.wait_for("sendMessage", chat_id=21)).text
+
+
+async def test_unknown_gpu_names_reach_admins_only(tg, app):
+    """A card the catalog cannot name: counted for admins on /providers (and /health), in both languages, and its
+    offers shown to nobody, not even on the whole /offers list."""
+    later = T0 + timedelta(hours=1)
+    odd = [offer("runpod", f"odd{i}", None, "H100-80G-PCIe-NVLink-X", 1, 0.01 + i / 1000)  # cheapest of all
+           for i in range(3)]
+    await app.ingest(poll("runpod", RUNPOD + odd, later), RATES)
+    admin = await say(tg, "/providers", user_id=ADMIN)
+    assert "3 offers with unknown GPU <code>H100-80G-PCIe-NVLink-X</code>" in admin
+    ru = await say(tg, "/health", user_id=ADMIN, lang="ru")
+    assert "3 предложения с неизвестной GPU" in ru
+    public = await say(tg, "/providers", user_id=19)
+    assert "✅ RunPod" in public and "unknown GPU" not in public
+    assert "H100-80G-PCIe-NVLink-X" not in await say(tg, "/offers", user_id=19)

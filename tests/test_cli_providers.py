@@ -130,3 +130,27 @@ async def test_providers_lists_setup_and_health_in_both_languages(env: dict[str,
     assert data["lambda"]["setup"] == "needs_key" and data["lambda"]["needs"] == ["PROVIDERS__LAMBDA__API_KEY"]
     assert data["runpod"]["setup"] == "enabled" and data["runpod"]["status"] == "ok"
     assert data["hyperstack"]["title"] == "Hyperstack"
+
+
+async def test_providers_shows_vat_terms_with_their_source_and_unknown_gpu_names(
+        env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    env = env | {"PROVIDERS__LIUM__ENABLED": "true"}  # its sample lists a card the catalog does not know
+    cli = _cli(env, monkeypatch, capsys)
+    rc, _, err = await cli("scrape", "--once")
+    assert rc == 0, err
+    rc, out, _ = await cli("providers")
+    lines = {line.split("  ")[0]: line for line in out.splitlines()}
+    # no statement on the provider's own pages could be cited: said so, not stated as fact
+    assert "VAT 22 % included (unconfirmed)" in lines["Selectel (selectel)"]
+    assert "no VAT" in lines["RunPod (runpod)"]
+    assert "listed price, availability unknown" in lines["Microsoft Azure (azure)"]  # a price-only source
+    assert "VAT terms and where they are stated:" in out and "Selectel: VAT 22 % included (unconfirmed); source:" in out
+    assert "Lium: 1 offer with unknown GPU `RTX PRO 4500 Blackwell`" in out
+    rc, out, _ = await cli("providers", "--lang", "ru")
+    assert "НДС 22 % включён (не подтверждено)" in out
+    assert "Lium: 1 предложение с неизвестной GPU `RTX PRO 4500 Blackwell`" in out
+    rc, out, _ = await cli("providers", "--json")
+    data = {p["name"]: p for p in json.loads(out)["providers"]}
+    assert data["selectel"]["vat"]["confirmed"] is False and data["selectel"]["vat"]["source"]
+    assert data["runpod"]["vat"] is None
+    assert data["lium"]["unknown_gpus"] == {"RTX PRO 4500 Blackwell": 1}

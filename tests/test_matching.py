@@ -34,6 +34,8 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
     out = []
     have = next((g.usable_gib for g in GPUS if g.id == t.gpu), None)
     for w in watches:
+        if t.gpu is None:  # a card the catalog cannot name: nobody hears of it until it is mapped
+            continue
         if w.providers is not None and t.provider not in w.providers:
             continue
         if w.billing is not None and w.billing != t.billing:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -127,3 +127,39 @@ async def test_offers_in_stock_refresh_from_the_store(database_url: str) -> None
         assert s[("gpuradar_metrics_refresh_errors_total", ())] == 0
     finally:
         await engine.dispose()
+
+
+async def test_offers_with_an_unknown_gpu_are_a_metric_per_provider(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(Base.metadata.create_all, tables=[CurrentOffer.__table__])
+        sm: async_sessionmaker[AsyncSession] = make_sessionmaker(engine)
+        now = datetime.now(UTC)
+        rows = [_offer("h1", "hyperstack", True), _offer("h2", "hyperstack", False), _offer("h3", "hyperstack", True),
+                _offer("old", "hyperstack", False), _offer("v1", "vast", True)]
+        for row in rows:
+            row.last_seen = now  # one poll listed them all
+        for row in rows[:3]:
+            row.gpu, row.gpu_name = None, "H100-80G-PCIe-NVLink-X"
+        rows[3].gpu, rows[3].gpu_name, rows[3].last_seen = None, "Gone-GPU", now - timedelta(days=1)
+        async with sm() as session, session.begin():
+            session.add_all(rows)
+        m = Metrics(process=False)
+        m.add_refresher(offers_refresher(sm, m))
+        await m.refresh()
+        s = samples(m)
+        # in stock or not, as long as the latest trusted poll listed it; the one no longer listed does not count
+        assert s[("gpuradar_offers_unknown_gpu", (("provider", "hyperstack"),))] == 3
+        assert ("gpuradar_offers_unknown_gpu", (("provider", "vast"),)) not in s
+    finally:
+        await engine.dispose()
+
+
+def test_a_trusted_poll_reports_its_offers_with_an_unknown_gpu_at_once() -> None:
+    m = Metrics(process=False)
+    m.observe_scrape("hyperstack", 0.2, "ok", offers=40, unknown_gpu=3)
+    m.observe_scrape("lium", 0.2, "suspect", offers=0, unknown_gpu=9)  # an untrusted poll says nothing
+    s = samples(m)
+    assert s[("gpuradar_scrape_unknown_gpu_offers", (("provider", "hyperstack"),))] == 3
+    assert ("gpuradar_scrape_unknown_gpu_offers", (("provider", "lium"),)) not in s

@@ -341,3 +341,20 @@ async def test_large_answers_are_decoded_and_parsed_off_the_event_loop(provider_
     assert result.status is PollStatus.OK
     loop_thread = threading.current_thread().name
     assert threads["decode"] != loop_thread and threads["parse"] != loop_thread
+
+
+@pytest.mark.parametrize("price", [0, 0.0, -1.5])
+def test_a_price_at_or_below_zero_is_a_bad_record_skipped_and_counted(price: float) -> None:
+    from scrapers.providers import lium, vastai
+
+    base = dict(provider="x", sku="s", gpu=None, gpu_name="G", gpu_count=1, currency="USD", in_stock=True)
+    with pytest.raises(ValueError):
+        Offer(**(base | {"price": price}))  # type: ignore[arg-type]
+    listings = vast_listings()
+    free = copy.deepcopy(listings[0]) | {"id": 999_998, "machine_id": 999_998, "dph_total": price}
+    out = vastai.parse({"offers": [*listings, free]})
+    assert out.skipped == 1 and all(o.price > 0 for o in out)  # never the "cheapest" configuration
+    feed = load_fixture("lium.sample.json")
+    feed["nodes"][0]["price_per_gpu_hour"] = price
+    out = lium.parse(feed)
+    assert out.skipped == 1 and all(o.price > 0 for o in out)

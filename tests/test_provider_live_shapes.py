@@ -161,10 +161,25 @@ def test_vultr_bare_metal_plans_from_the_known_table() -> None:
         "a100-80gb", 4)
 
 
-async def test_vultr_asks_availability_with_type_all(provider_server: ProviderServer, client: PoliteClient) -> None:
+async def test_vultr_asks_availability_as_documented(provider_server: ProviderServer, client: PoliteClient) -> None:
     result = await poll("vultr", provider_server.providers_settings(), client)
     assert result.status is PollStatus.OK
     asked = provider_server.requests_to(vultr_availability_path("ewr"))
-    assert asked and all(r.query.get("type") == "all" for r in asked)
+    assert asked and all("type" not in r.query for r in asked)  # the API reference lists no `type=all`
     metal = [o for o in result.offers if o.sku.startswith("vbm-")]
     assert metal and {o.gpu for o in metal} >= {"h100-sxm"}
+
+
+async def test_vultr_one_regions_failure_costs_that_region_only(provider_server: ProviderServer,
+                                                                client: PoliteClient) -> None:
+    good = await poll("vultr", provider_server.providers_settings(), client)
+    regions = sorted({o.location for o in good.offers})
+    assert "ewr" in regions and len(regions) > 1
+    broken = next(r for r in regions if r != "ewr")
+    provider_server.inject(vultr_availability_path(broken), Fault.SERVER_ERROR, times=None)
+    result = await poll("vultr", provider_server.providers_settings(), client)
+    assert result.status is PollStatus.OK and result.skipped == 1
+    assert {o.key for o in result.offers} == {o.key for o in good.offers if o.location != broken}
+    for region in regions:
+        provider_server.inject(vultr_availability_path(region), Fault.SERVER_ERROR, times=None)
+    assert (await poll("vultr", provider_server.providers_settings(), client)).status is PollStatus.FAILED

@@ -174,9 +174,9 @@ def test_vast_variations() -> None:
     assert missing == [] and (missing.records, missing.skipped) == (1, 1)
 
 
-def test_vast_query_asks_for_every_listing_cheapest_first() -> None:
+def test_vast_query_asks_for_rentable_listings_cheapest_first() -> None:
     body = vastai.query(vastai.VastSettings(base_url="x", limit=1234))
-    assert body["limit"] == 1234 and body["order"] == [["dph_total", "asc"]] and "rentable" not in body
+    assert body["limit"] == 1234 and body["order"] == [["dph_total", "asc"]] and body["rentable"] == {"eq": True}
 
 
 # -- RunPod -----------------------------------------------------------------------------------------------------------

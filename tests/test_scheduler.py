@@ -10,10 +10,16 @@ import pytest
 
 from core.polls import PollResult, PollStatus
 from scrapers.http import PoliteClient, RetryPolicy, make_client
+from scrapers.registry import PROVIDERS
 from scrapers.scheduler import ScrapeScheduler, enabled_providers, poll_once
 from testkit.provider_server import CLOUDRIFT_PATH, VAST_PATH, Fault, ProviderServer
 
-ALL = {"selectel", "hostkey", "vastai", "runpod", "cloudrift", "vultr", "lium"}  # lium: public, no key
+# Polled by default: every provider on by default that needs no key (derived, so a new one needs no line here).
+ALL = {name for name, p in PROVIDERS.items() if p.settings.enabled and not p.info.key_settings}
+
+
+def test_the_public_providers_are_polled_by_default() -> None:
+    assert {"selectel", "hostkey", "vastai", "runpod", "cloudrift", "vultr", "lium"} <= ALL
 
 
 @pytest.fixture

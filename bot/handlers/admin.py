@@ -1,5 +1,6 @@
-"""Admin commands (/stats, /health, /testalert) for ADMIN_IDS only. The router's filter lets nobody else in,
-so everyone else's /stats falls through to the fallback's ordinary "unknown command" answer."""
+"""Admin commands (/stats, /health, /testalert, and the admins' /providers with unknown GPU names) for ADMIN_IDS
+only. The router's filter lets nobody else in, so everyone else's /stats falls through to the fallback's ordinary
+"unknown command" answer, and their /providers to the public one."""
 
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ def make_router(admin_ids: frozenset[int]) -> Router:
         s = await bot_stats(session)
         await message.answer(t(lang, "admin_stats", offers=len(offers), **s.model_dump()))
 
-    @router.message(Command("health"))
+    @router.message(Command("health", "providers"))
     async def health(message: Message, session: AsyncSession, lang: str, provider_names: list[str],
                      provider_setup: dict[str, str]) -> None:
-        await providers(message, session, lang, provider_names, provider_setup)
+        await providers(message, session, lang, provider_names, provider_setup, admin=True)
 
     @router.message(Command("testalert"))
     async def testalert(message: Message, lang: str) -> None:

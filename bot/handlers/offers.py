@@ -37,7 +37,7 @@ def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str
                   currency: str = "RUB") -> Sequence[Ranked] | str:
     """The offers `text` asks for (all, a GPU list, or those fitting a workload), ranked, or the error to show."""
     if not text:
-        return rank_groups(offers.groups(currency, unknown=True), currency)
+        return rank_groups(offers.groups(currency), currency)
     ids = gpu_list(text)
     if ids is not None:
         return rank_groups(offers.groups(currency, gpu_ids=ids), currency)

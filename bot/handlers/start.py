@@ -13,15 +13,16 @@ from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
-from core.providers import provider_title
+from core.providers import provider_info, provider_title
 from storage.user_tables import User
 
 router = Router(name="start")
 
 
 def start_text(lang: str, provider_names: list[str]) -> str:
-    """The welcome, naming the providers actually watched (display names from the one catalog)."""
-    names = [provider_title(n) for n in provider_names] or ["—"]
+    """The welcome, naming the providers actually watched for stock (display names from the one catalog); a
+    price-only source (`stock_known` False: a hyperscaler's price list) alerts nobody, so it is not named here."""
+    names = [provider_title(n) for n in provider_names if provider_info(n).stock_known] or ["—"]
     joined = names[0] if len(names) == 1 else t(lang, "list_and", head=", ".join(names[:-1]), last=names[-1])
     return t(lang, "start", providers=joined)
 

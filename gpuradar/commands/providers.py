@@ -1,5 +1,7 @@
-"""`gpuradar providers [--json] [--lang ru|en]`: every provider — enabled, needs a key, or switched off — and its
-health (healthy / degraded, since when, last success, last error).
+"""`gpuradar providers [--json] [--lang ru|en]`: every provider — enabled, needs a key, or switched off — its
+health (healthy / degraded, since when, last success, last error), its VAT terms with where they are stated
+("unconfirmed" where the provider's own pages say nothing we could cite), and the GPU names of its latest listing
+the catalog does not know (their offers reach nobody until mapped).
 
 `gpuradar providers check NAME [--json] [--lang ru|en]`: fetch NAME once (enabled or not), run its parser and print
 what matched and what did not — rows and fields for a declarative HTML provider, records skipped with the reasons,
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpuradar.commands.offers import add_lang, table
 
 if TYPE_CHECKING:
+    from core.providers import Vat
     from scrapers.check import CheckReport
     from storage.queries import HealthView
 
@@ -42,16 +45,31 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else "—"
 
 
-async def _load(url: str) -> list[HealthView]:
+async def _load(url: str) -> tuple[list[HealthView], dict[str, dict[str, int]]]:
     from storage.db import make_engine, make_sessionmaker
-    from storage.queries import provider_health
+    from storage.queries import provider_health, unknown_gpu_offers
 
     engine = make_engine(url)
     try:
         async with make_sessionmaker(engine)() as session:
-            return await provider_health(session)
+            return await provider_health(session), await unknown_gpu_offers(session)
     finally:
         await engine.dispose()
+
+
+def vat_terms(lang: str, vat: Vat | None) -> str:
+    """A provider's VAT terms in a few words: "VAT 22 % included", "(unconfirmed)" unless its own pages say so."""
+    if vat is None:
+        return _t(lang, "vat_none")
+    terms = _t(lang, "vat_included" if vat.included else "vat_added", rate=f"{vat.rate * 100:g}")
+    return terms if vat.confirmed else _t(lang, "vat_unconfirmed", terms=terms)
+
+
+def vat_json(vat: Vat | None) -> dict[str, Any] | None:
+    if vat is None:
+        return None
+    return {"rate": vat.rate, "included": vat.included, "currencies": list(vat.currencies), "source": vat.source,
+            "confirmed": vat.confirmed}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings()
     try:
         migrate.upgrade(settings.database_url)
-        health = {h.provider: h for h in asyncio.run(_load(settings.database_url))}
+        views, unknown = asyncio.run(_load(settings.database_url))
+        health = {h.provider: h for h in views}
     except Exception as exc:
         print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
@@ -91,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
                 "last_error_at": h.last_error_at.isoformat() if h and h.last_error_at else None,
                 "consecutive_failures": h.consecutive_failures if h else 0,
                 "offers": h.last_offer_count if h else None,
+                "vat": vat_json(provider_info(name).vat),
+                "stock_known": provider_info(name).stock_known,
+                "unknown_gpus": unknown.get(name, {}),
             })
         print(json.dumps({"providers": out}, ensure_ascii=False, indent=2))
         return 0
@@ -101,14 +123,28 @@ def run(args: argparse.Namespace) -> int:
         state = setup.get(name, "disabled")
         shown = (_t(lang, "needs", settings=", ".join(state[6:].split(","))) if state.startswith("needs:")
                  else _t(lang, state))
+        if not provider_info(name).stock_known:
+            shown = _t(lang, "price_only", setup=shown)
         label = f"{provider_title(name)} ({name})" if provider_title(name) != name else name
+        vat = vat_terms(lang, provider_info(name).vat)
         if h is None:
-            rows.append([label, shown, _t(lang, "never"), "—", "—", "—"])
+            rows.append([label, shown, _t(lang, "never"), "—", "—", "—", vat])
             continue
         status = _t(lang, h.status) if h.status in ("ok", "degraded") else h.status
         error = f"{_when(h.last_error_at)}: {h.last_error}" if h.last_error else "—"
-        rows.append([label, shown, status, _when(h.since), _when(h.last_success), error])
+        rows.append([label, shown, status, _when(h.since), _when(h.last_success), error, vat])
     print(table(_t(lang, "headers").split("|"), rows))
+    taxed = [(name, v) for name in names if (v := provider_info(name).vat) is not None]
+    if taxed:
+        print("\n" + _t(lang, "vat_title"))
+        for name, v in taxed:
+            print("  " + _t(lang, "vat_line", title=provider_title(name), terms=vat_terms(lang, v),
+                            source=v.source or "—"))
+    if any(unknown.get(name) for name in names):
+        print("\n" + _t(lang, "unknown_title"))
+        for name in names:
+            for gpu, count in sorted(unknown.get(name, {}).items(), key=lambda item: (-item[1], item[0])):
+                print("  " + _t(lang, "unknown_line", title=provider_title(name), count=count, name=gpu))
     return 0
 
 

@@ -40,11 +40,22 @@ def validate(model: type[M], payload: Any, provider: str) -> M:
 _SXM6 = re.compile(r"\s*\bSXM6\b", re.IGNORECASE)  # only Blackwell (B200/B300) comes as SXM6: the name says it all
 
 
+# (provider, spelling) already logged as unknown: a renamed SKU is logged the first time it is seen, not every poll.
+# Bounded: a provider sending endless garbage names cannot grow it without limit (then it logs nothing new).
+_LOGGED_UNKNOWN: set[tuple[str, str]] = set()
+_LOGGED_UNKNOWN_MAX = 10_000
+
+
 def gpu_id(name: str, memory_gb: float | None = None, provider: str = "") -> str | None:
-    """Catalog id for a provider's spelling, None (logged) when unknown: kept as spelled, never guessed."""
+    """Catalog id for a provider's spelling, None when unknown: kept as spelled, never guessed. An unknown
+    spelling is logged once per provider and name (a warning: a renamed SKU reaches no watcher until mapped)."""
     gpu = find_gpu(name, memory_gb) or (find_gpu(_SXM6.sub("", name), memory_gb) if _SXM6.search(name) else None)
     if gpu is None:
-        log.info("%s: unknown GPU spelling %r (memory %s GB) kept unmatched", provider, name, memory_gb)
+        seen = (provider, name)
+        if seen not in _LOGGED_UNKNOWN and len(_LOGGED_UNKNOWN) < _LOGGED_UNKNOWN_MAX:
+            _LOGGED_UNKNOWN.add(seen)
+            log.warning("%s: unknown GPU %r (memory %s GB): its offers reach nobody until the catalog maps it",
+                        provider, name, memory_gb)
         return None
     return gpu.id
 

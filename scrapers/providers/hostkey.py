@@ -30,8 +30,10 @@ from scrapers.settings import ProviderSettings
 NAME = "hostkey"
 PRESETS_PATH = "/presets.php"
 ORDER_URL = "https://hostkey.com/gpu-dedicated-servers/"
-VAT = Vat(RU_VAT_RATE, False, source="HOSTKEY invapi `price[LOC].RUR` is the Russian entity's list price "
-                                     "before VAT (inferred; EUR/USD prices are invoiced abroad, no НДС)")
+# Unconfirmed: no statement on hostkey.ru's own pages could be cited; `gpuradar providers` shows them "unconfirmed".
+VAT = Vat(RU_VAT_RATE, False, source="inferred: HOSTKEY invapi `price[LOC].RUR` read as the Russian entity's list "
+                                     "price before VAT (EUR/USD prices are invoiced abroad, no НДС); no statement "
+                                     "on HOSTKEY's own pages cited yet")
 GPU_PREFIXES = ("gpu.", "vgpu.")  # dedicated GPU servers and VDS with GPU (HOSTKEY's own naming)
 
 _GPU_TEXT = re.compile(r"^\s*(?:(\d+)\s*[x×]\s*)?(.+?)\s*$", re.IGNORECASE)  # "4 x RTX 4090 24GB"

@@ -11,8 +11,9 @@ from scrapers.providers.declarative import declarative
 from scrapers.settings import DeclarativeProviderSettings
 
 NAME = "immers"
-VAT = Vat(RU_VAT_RATE, True, source="immers.cloud price pages state ₽/hour for individuals, VAT included "
-                                    "(inferred; operator confirms with `gpuradar providers check immers`)")
+# Unconfirmed: no statement on immers.cloud's own pages could be cited; `gpuradar providers` shows them "unconfirmed".
+VAT = Vat(RU_VAT_RATE, True, source="inferred: immers.cloud price pages quote ₽/hour to individuals, read as VAT "
+                                    "included; no statement on immers.cloud's own pages cited yet")
 
 PROVIDER = declarative(
     ProviderInfo(name=NAME, title="immers.cloud", aliases=("immers", "иммерс"), home="https://immers.cloud", vat=VAT,

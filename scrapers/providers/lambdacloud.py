@@ -8,6 +8,9 @@ can launch the type now; one offer per (type, region with capacity). Lambda publ
 capacity, so a type that loses its last region simply stops being listed and change detection's hysteresis turns
 it sold out. The GPU is read from `gpu_description` ("H100 (80 GB SXM5)"), else the description's "8x H100 (80 GB
 SXM5)" form (dstackai/gpuhunt `src/gpuhunt/providers/lambdalabs.py` parses the same description).
+
+Host: the API reference (docs.lambda.ai/api/cloud, "Lambda Cloud API") documents `https://cloud.lambda.ai/api/v1/`;
+the old `cloud.lambdalabs.com` may only redirect there, so the default base URL is the documented host itself.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class _Type(Lenient):
     name: str
     description: str = ""
     gpu_description: str | None = None
-    price_cents_per_hour: float = Field(ge=0, le=1e9)
+    price_cents_per_hour: float = Field(gt=0, le=1e9)
     specs: _Specs = Field(default_factory=_Specs)
 
 

@@ -33,7 +33,10 @@ log = logging.getLogger(__name__)
 NAME = "selectel"
 SERVERS_PATH, LOCATIONS_PATH = "/servers/v2/pub/service/server", "/servers/v2/pub/location"
 ORDER_URL = "https://selectel.ru/services/dedicated/"
-VAT = Vat(RU_VAT_RATE, True, source="selectel.ru storefront: prices are stated including VAT (inferred)")
+# Unconfirmed: no statement on selectel.ru's own pages (offer, tariff or FAQ text) could be cited here; the terms are
+# what its storefront prices imply for a Russian buyer. `gpuradar providers` shows them "unconfirmed".
+VAT = Vat(RU_VAT_RATE, True, source="inferred from the selectel.ru storefront (RUB prices for Russian buyers); no "
+                                    "statement on Selectel's own pages cited yet")
 
 
 class SelectelSettings(ProviderSettings):

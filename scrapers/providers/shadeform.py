@@ -3,12 +3,17 @@
 
 Each instance type names the cloud that really runs it (`cloud`: "lambdalabs", "datacrunch", "hyperstack"...), its
 `shade_instance_type` / `cloud_instance_type`, a `configuration` (`num_gpus`, `gpu_type` such as "A100_80G",
-`vram_per_gpu_in_gb`, `vcpus`, `memory_in_gb`, `storage_in_gb`), `hourly_price` in US cents for the whole instance,
+`vram_per_gpu_in_gb`, `interconnect` such as "pcie" / "sxm4" / "sxm5", `nvlink`, `vcpus`, `memory_in_gb`,
+`storage_in_gb`), `hourly_price` in US cents for the whole instance,
 and `availability: [{region, available, display_name}]`. The underlying cloud stays visible: it is part of the
 offer's sku (`lambdalabs/gpu_8x_h100_sxm5`) and location (`lambdalabs/us-east-1`), so two clouds selling the same
 type through Shadeform are two offers and a user sees whose machine it is. With `available=true` the API lists
 what can be launched; a region marked `available: false` is an offer out of stock. Evidence: skypilot-org/skypilot
-`sky/catalog/data_fetchers/fetch_shadeform.py` (endpoint, header, `hourly_price / 100`, fields).
+`sky/catalog/data_fetchers/fetch_shadeform.py` (endpoint, header, `hourly_price / 100`, fields); Shadeform's API
+reference (docs.shadeform.ai, "Instance Types": `configuration.interconnect`).
+
+`gpu_type` alone ("H100") does not say the form factor; `interconnect` does: it is part of the spelling looked up
+("H100" + "pcie" is the H100 PCIe, + "sxm5" the H100 SXM), so a PCIe card is never stored as an SXM one.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ ORDER_URL = "https://platform.shadeform.ai/"
 class _Config(Lenient):
     num_gpus: int = Field(ge=0, le=MAX_GPUS)
     gpu_type: str | None = None
+    interconnect: str | None = None
     vram_per_gpu_in_gb: float | None = None
     vcpus: int | None = None
     memory_in_gb: float | None = None
@@ -48,7 +54,7 @@ class _Type(Lenient):
     shade_instance_type: str
     cloud_instance_type: str | None = None
     configuration: _Config
-    hourly_price: float = Field(ge=0, le=1e10)
+    hourly_price: float = Field(gt=0, le=1e10)
     availability: list[_Availability] = Field(default_factory=list)
 
 
@@ -62,6 +68,18 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> Any:
                                  headers={"X-API-KEY": key}, timeout=settings.timeout)
 
 
+_FORM_FACTORS = ("pcie", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "nvl")
+
+
+def _spelling(gpu_type: str, interconnect: str | None) -> str:
+    """The card as the catalog reads it: `gpu_type` plus the form factor `interconnect` names ("H100 PCIe")."""
+    name = gpu_type.replace("_", " ").strip()
+    form = (interconnect or "").strip().lower()
+    if form in _FORM_FACTORS and form not in name.lower():
+        name = f"{name} {'PCIe' if form == 'pcie' else form.upper()}"
+    return name
+
+
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     answer = validate(_Answer, payload, NAME)
     out = Collector(NAME)
@@ -69,7 +87,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
         config = itype.configuration
         if config.num_gpus < 1 or not config.gpu_type:
             continue
-        spelling = config.gpu_type.replace("_", " ")
+        spelling = _spelling(config.gpu_type, config.interconnect)
         memory = config.vram_per_gpu_in_gb or None
         cloud = itype.cloud.strip().lower()
         sku = f"{cloud}/{itype.cloud_instance_type or itype.shade_instance_type}"

@@ -4,9 +4,9 @@ Thousands of short-lived listings are folded into (GPU, GPU count, country, bill
 price and how many machines offer it now, so alerts follow configurations, not individual listings. On-demand
 uses `dph_total` (USD/hour, whole offer, storage included); interruptible ("spot") uses `min_bid`. A listing the
 server returns with `rentable: false` counts toward the configuration existing, not toward its stock — but the
-server applies its own `rentable`/`verified` defaults and never returns most unrentable listings, so "sold out" is
-never inferred from them: a configuration that stops being listed simply disappears (change detection's hysteresis
-decides when that means sold out).
+search asks for rentable listings only (as the official CLI does), so "sold out" is never inferred from them: a
+configuration that stops being listed simply disappears (change detection's hysteresis decides when that means
+sold out).
 
 The search is cheapest-first with a row limit, so on a busy marketplace the expensive bundles (8x H100, H200,
 B200) would fall off the end and read as sold out. When an answer is truncated (its `truncated` flag, or as many
@@ -50,7 +50,7 @@ class _Listing(Lenient):
     num_gpus: int = Field(ge=0, le=MAX_GPUS)
     gpu_name: str
     gpu_ram: float | None = Field(default=None, ge=0, le=4 * 1024 * 1024)  # MB per GPU
-    dph_total: float | None = Field(default=None, le=MAX_PRICE)  # USD/hour, whole offer
+    dph_total: float | None = Field(default=None, gt=0, le=MAX_PRICE)  # USD/hour, whole offer; <= 0: a bad record
     min_bid: float | None = Field(default=None, le=MAX_PRICE)
     rentable: bool | None = True
     geolocation: str | None = None
@@ -69,8 +69,12 @@ def _vast(settings: ProviderSettings) -> VastSettings:
 def query(settings: ProviderSettings, floor: float | None = None) -> dict[str, Any]:
     """The search body: listings not rented now, cheapest first; `floor`: only from this price up (next page)."""
     cfg = _vast(settings)
-    body: dict[str, Any] = {"rented": {"eq": False}, "type": "ondemand", "allocated_storage": 10,
-                            "order": [["dph_total", "asc"]], "limit": cfg.limit}
+    # The filters the official CLI sends by default (vast-ai/vast-cli `vast.py` `search offers`: `rentable`,
+    # `rented`, `external` and `verified`, `type` "on-demand" of its choices on-demand / reserved / bid); gpuhunt
+    # sends `rentable` and `rented` the same way. `external: false`: offers of the Vast marketplace itself.
+    body: dict[str, Any] = {"rentable": {"eq": True}, "rented": {"eq": False}, "external": {"eq": False},
+                            "type": "on-demand", "allocated_storage": 10, "order": [["dph_total", "asc"]],
+                            "limit": cfg.limit}
     if cfg.verified_only:
         body["verified"] = {"eq": True}
     if floor is not None:
@@ -151,8 +155,8 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
             continue
         region = country(listing.geolocation)
         for billing, price in ((Billing.HOURLY, listing.dph_total), (Billing.SPOT, listing.min_bid)):
-            if price is None or price < 0:
-                continue
+            if price is None or price <= 0:
+                continue  # no bid price: no spot offer from this listing (an on-demand price <= 0 failed above)
             key = (listing.gpu_name, listing.num_gpus, region, billing)
             cfg = configs.get(key)
             if cfg is None:

@@ -1,5 +1,5 @@
 """Verda (formerly DataCrunch) GPU instances: OAuth 2 client credentials, then `GET /v1/instance-types?currency=usd`
-(specs and prices) and `GET /v1/instance-availability?is_spot=false|true` (`[{location_code, availabilities:
+(specs and prices) and `GET /v1/instance-availability?is_spot=…&isSpot=…` (`[{location_code, availabilities:
 [instance_type, ...]}]`: what can be deployed where, now).
 
 Token: `POST /v1/oauth2/token {grant_type: client_credentials, client_id, client_secret}` -> `{access_token,
@@ -7,8 +7,15 @@ expires_in}`; kept until shortly before it expires (one per API origin and clien
 Prices are USD per hour for the whole instance and come as strings (`price_per_hour`, `spot_price`); the GPU is
 `gpu.description` ("8x H100 SXM5 80GB") with `gpu.number_of_gpus` and `gpu_memory.size_in_gigabytes` (the total).
 Every location an availability answer names gets an offer per GPU type: in stock where the type is listed there.
-Evidence: dstackai/gpuhunt `src/gpuhunt/providers/verda.py` (HEAD 35841515) and the Verda OpenAPI endpoints quoted in
-scrapers/registry.py.
+Evidence: dstackai/gpuhunt `src/gpuhunt/providers/verda.py` (HEAD 35841515) and the Verda OpenAPI reference
+(api.verda.com/v1/docs: `/v1/oauth2/token`, `/v1/instance-types`, `/v1/instance-availability`).
+
+Spot: the official clients spell the availability filter differently (the Go SDK `is_spot`, the Python SDK
+`verda` / `datacrunch` `instances.get_availabilities(is_spot=...)` sends `isSpot`); without it the API answers
+on-demand stock only. Both spellings are sent, so whichever the API reads, it reads. An answer to the spot
+question identical to the on-demand one (non-empty) means the filter was not read: spot stock is then unknown,
+no spot offer is claimed this poll (counted as a skipped record with the reason), never on-demand stock shown as
+spot.
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ class _Part(Lenient):
 
 class _Type(Lenient):
     instance_type: str
-    price_per_hour: float = Field(ge=0, le=1e8)
+    price_per_hour: float = Field(gt=0, le=1e8)
     spot_price: float | None = Field(default=None, ge=0, le=1e8)
     gpu: _Part = Field(default_factory=_Part)
     gpu_memory: _Part = Field(default_factory=_Part)
@@ -91,6 +98,11 @@ async def token(client: PoliteClient, cfg: VerdaSettings, *, fresh: bool = False
     return got.access_token
 
 
+def _spot_query(spot: bool) -> dict[str, str]:
+    value = "true" if spot else "false"
+    return {"is_spot": value, "isSpot": value}  # the Go SDK's and the Python SDK's spelling (module doc)
+
+
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
     if not isinstance(settings, VerdaSettings):
         raise PayloadValidationError(f"{NAME}: needs VerdaSettings (client id and secret)")
@@ -101,10 +113,10 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
             base, timeout = settings.base_url, settings.timeout
             calls = [get(NAME, join_url(base, TYPES_PATH), params={"currency": "usd"}, headers=headers,
                          timeout=timeout),
-                     get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "false"}, headers=headers,
+                     get(NAME, join_url(base, AVAILABILITY_PATH), params=_spot_query(False), headers=headers,
                          timeout=timeout)]
             if settings.spot:
-                calls.append(get(NAME, join_url(base, AVAILABILITY_PATH), params={"is_spot": "true"},
+                calls.append(get(NAME, join_url(base, AVAILABILITY_PATH), params=_spot_query(True),
                                  headers=headers, timeout=timeout))
             types, ondemand, *rest = await gather_limited(calls)
             spot = rest[0] if rest else []
@@ -116,9 +128,20 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def _same(a: list[_Location], b: list[_Location]) -> bool:
+    def key(locations: list[_Location]) -> dict[str, frozenset[str]]:
+        return {loc.location_code: frozenset(loc.availabilities) for loc in locations}
+    return key(a) == key(b)
+
+
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     data = validate(_Payload, payload, NAME)
     out = Collector(NAME)
+    spot_locations = data.spot
+    if spot_locations and _same(spot_locations, data.ondemand):
+        out.records += 1
+        out.skip("spot availability identical to on-demand: the spot filter was not read, spot stock unknown")
+        spot_locations = []
     for itype in out.each(_Type, data.types):
         count = itype.gpu.number_of_gpus or 0
         if count < 1 or not itype.gpu.description:
@@ -128,7 +151,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
         memory = round(total / count, 1) if total else None
         gpu = gpu_id(spelling, memory, NAME)
         for billing, locations, price in ((Billing.HOURLY, data.ondemand, itype.price_per_hour),
-                                          (Billing.SPOT, data.spot, itype.spot_price)):
+                                          (Billing.SPOT, spot_locations, itype.spot_price)):
             if price is None or price <= 0:
                 continue
             for loc in locations:

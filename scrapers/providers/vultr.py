@@ -7,7 +7,12 @@ The GPU model and count come from the plan's own fields: `gpu_type` (`NVIDIA_L40
 fields; they are read from a table of known plans (dstackai/gpuhunt `src/gpuhunt/providers/vultr.py`
 `BARE_METAL_GPU_DETAILS`, HEAD 35841515: `vbm-64c-2048gb-8-l40-gpu` is 8x L40S, not L40). Only a plan in neither
 falls back to its id, logged. A fractional vGPU plan (less VRAM than one card) is kept as a fraction of a card
-(`gpu_fraction`), never as the whole card. Availability is asked with `type=all`, so bare-metal plans are covered.
+(`gpu_fraction`), never as the whole card. Availability is asked the way the API reference documents it
+(`GET /v2/regions/{region-id}/availability`, no `type` parameter: the docs list none named `all`; the answer's
+`available_plans` names every deployable plan, bare metal included: docs.vultr.com/api "List available plans in
+region"; gpuhunt `vultr.py` calls it the same way). Regions are asked separately: one region's error costs that
+region only (its offers are left out of this poll, counted as a skipped record with the reason), and only when
+every region fails does the poll fail.
 Prices: USD per instance per hour, with per-region overrides in `location_cost`. `deploy_ondemand == false`: not
 rentable on demand.
 """
@@ -25,6 +30,7 @@ from pydantic import Field, ValidationError
 from core.gpus import find_gpu
 from core.offers import Billing, Period
 from core.providers import ProviderInfo
+from scrapers.errors import ScrapeError
 from scrapers.http import PoliteClient
 from scrapers.provider import Provider
 from scrapers.providers._common import Collector, Lenient, Offers, gather_limited, gpu_id, join_url, validate
@@ -87,6 +93,7 @@ class _Payload(Lenient):
     plans: list[Any]
     plans_metal: list[Any] = Field(default_factory=list)
     availability: dict[str, list[str]] = Field(default_factory=dict)
+    failed_regions: dict[str, str] = Field(default_factory=dict)  # region -> why its availability is unknown
 
 
 class _Page(Lenient):
@@ -115,11 +122,23 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
     regions = settings.regions if isinstance(settings, VultrSettings) and settings.regions else None
     if regions is None:  # every region where a GPU plan is offered
         regions = sorted({r for p in [*_list(plans), *_list(metal)] if _safe_gpu_of(p) for r in _regions(p)})
-    answers = await gather_limited(client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
-                                                   params={"type": "all"}, timeout=timeout) for region in regions)
+    async def region_answer(region: str) -> Any:
+        try:
+            return await client.get_json(NAME, join_url(base, AVAILABILITY_PATH.format(region=region)),
+                                         timeout=timeout)
+        except ScrapeError as exc:
+            log.warning("%s: availability in %s failed: %s", NAME, region, exc)
+            return exc
+
+    answers = await gather_limited(region_answer(region) for region in regions)
+    failures = [a for a in answers if isinstance(a, ScrapeError)]
+    if regions and len(failures) == len(regions):
+        raise failures[0]  # nothing to say about any region: the poll itself failed
     availability = {region: answer.get("available_plans") if isinstance(answer, dict) else answer
-                    for region, answer in zip(regions, answers, strict=True)}
-    return {"plans": plans, "plans_metal": metal, "availability": availability}
+                    for region, answer in zip(regions, answers, strict=True) if not isinstance(answer, ScrapeError)}
+    failed = {region: str(answer) for region, answer in zip(regions, answers, strict=True)
+              if isinstance(answer, ScrapeError)}
+    return {"plans": plans, "plans_metal": metal, "availability": availability, "failed_regions": failed}
 
 
 def _list(value: Any) -> list[dict[str, Any]]:
@@ -201,6 +220,9 @@ def _gpu_of(plan: dict[str, Any] | _Plan) -> tuple[str, int, float | None, float
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     data = validate(_Payload, payload, NAME)
     out = Collector(NAME)
+    for region, why in sorted(data.failed_regions.items()):
+        out.records += 1
+        out.skip(f"availability in {region}: {why}")
     for plan in out.each(_Plan, [*data.plans, *data.plans_metal]):
         gpu = _gpu_of(plan)
         if gpu is None:
@@ -214,8 +236,8 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 continue  # availability not checked there: no claim either way
             cost = overrides.get(region)
             hourly = cost.hourly_cost if cost and cost.hourly_cost else plan.hourly_cost
-            if not hourly:
-                continue
+            if hourly is None:
+                continue  # no price there (a price <= 0 reaches `add`, which skips and counts it)
             deployable = plan.id in data.availability[region] and plan.deploy_ondemand is not False
             out.add(
                 sku=plan.id, gpu=catalog, gpu_name=spelling, gpu_count=count, gpu_memory_gb=memory,

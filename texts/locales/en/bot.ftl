@@ -134,6 +134,10 @@ provider_unknown = ⏳ { $name } — not polled yet
 vat_note = <i>Prices include Russian VAT ({ $rate }%) where the seller charges it; foreign marketplaces charge none.</i>
 provider_needs_key = 🔑 { $name } — needs an API key: set { $settings }
 provider_off = ⏸ { $name } — switched off
+provider_unknown_gpu = ❓ { $count ->
+        [one] { $count } offer
+       *[other] { $count } offers
+    } with unknown GPU <code>{ $name }</code>
 never = never
 settings_title =
     <b>Settings</b>

@@ -14,9 +14,10 @@ cli_offers_spot = spot
 cli_providers_yes = yes
 cli_providers_no = no
 cli_providers_help = providers: enabled / needs key / off, healthy / degraded; `check NAME` tries one without storing
-cli_providers_headers = Provider|Setup|Health|Since|Last success|Last error
+cli_providers_headers = Provider|Setup|Health|Since|Last success|Last error|VAT
 cli_providers_enabled = enabled
 cli_providers_disabled = off
+cli_providers_price_only = { $setup }; listed price, availability unknown
 cli_providers_needs = needs key: { $settings }
 cli_providers_ok = healthy
 cli_providers_degraded = degraded
@@ -40,6 +41,17 @@ cli_providers_offers = Offers: { $n } ({ $in_stock } in stock)
 cli_providers_unknown_gpus = GPU names not in the catalog (kept as spelled): { $names }
 cli_providers_offer_headers = GPU|×|Location|Billing|Price|In stock
 cli_providers_stored = Nothing was stored.
+cli_providers_vat_none = no VAT
+cli_providers_vat_included = VAT { $rate } % included
+cli_providers_vat_added = VAT { $rate } % added
+cli_providers_vat_unconfirmed = { $terms } (unconfirmed)
+cli_providers_vat_title = VAT terms and where they are stated:
+cli_providers_vat_line = { $title }: { $terms }; source: { $source }
+cli_providers_unknown_title = GPU names the catalog does not know (their offers are shown to nobody until mapped):
+cli_providers_unknown_line = { $title }: { $count ->
+        [one] { $count } offer
+       *[other] { $count } offers
+    } with unknown GPU `{ $name }`
 cli_providers_enable = Looks right? Enable it: PROVIDERS__{ $upper }__ENABLED=true
 cli_providers_is_enabled = It is enabled: the service polls it every { $interval } s.
 cli_scrape_help = poll providers, store the offers, print them

@@ -141,6 +141,12 @@ provider_unknown = ⏳ { $name } — ещё не опрашивался
 vat_note = <i>Цены с НДС { $rate }% там, где продавец его начисляет; у зарубежных площадок НДС нет.</i>
 provider_needs_key = 🔑 { $name } — нужен ключ API: задайте { $settings }
 provider_off = ⏸ { $name } — выключен
+provider_unknown_gpu = ❓ { $count ->
+        [one] { $count } предложение
+        [few] { $count } предложения
+        [many] { $count } предложений
+       *[other] { $count } предложения
+    } с неизвестной GPU <code>{ $name }</code>
 never = никогда
 settings_title =
     <b>Настройки</b>

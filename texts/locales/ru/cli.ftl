@@ -16,9 +16,10 @@ cli_offers_spot = спот
 cli_providers_yes = да
 cli_providers_no = нет
 cli_providers_help = провайдеры: включён / нужен ключ / выключен, в порядке / сбои; `check ИМЯ` — проба без сохранения
-cli_providers_headers = Провайдер|Настройка|Состояние|С|Последний успех|Последняя ошибка
+cli_providers_headers = Провайдер|Настройка|Состояние|С|Последний успех|Последняя ошибка|НДС
 cli_providers_enabled = включён
 cli_providers_disabled = выключен
+cli_providers_price_only = { $setup }; цена из прайс-листа, наличие неизвестно
 cli_providers_needs = нужен ключ: { $settings }
 cli_providers_ok = в порядке
 cli_providers_degraded = сбои
@@ -42,6 +43,19 @@ cli_providers_offers = Предложений: { $n } (в наличии: { $in_
 cli_providers_unknown_gpus = Названия GPU не из каталога (оставлены как есть): { $names }
 cli_providers_offer_headers = GPU|×|Локация|Оплата|Цена|В наличии
 cli_providers_stored = Ничего не сохранено.
+cli_providers_vat_none = без НДС
+cli_providers_vat_included = НДС { $rate } % включён
+cli_providers_vat_added = НДС { $rate } % сверху
+cli_providers_vat_unconfirmed = { $terms } (не подтверждено)
+cli_providers_vat_title = Условия по НДС и где они указаны:
+cli_providers_vat_line = { $title }: { $terms }; источник: { $source }
+cli_providers_unknown_title = Названия GPU, которых нет в каталоге (их предложения никому не показываются, пока не сопоставлены):
+cli_providers_unknown_line = { $title }: { $count ->
+        [one] { $count } предложение
+        [few] { $count } предложения
+        [many] { $count } предложений
+       *[other] { $count } предложения
+    } с неизвестной GPU `{ $name }`
 cli_providers_enable = Всё верно? Включите: PROVIDERS__{ $upper }__ENABLED=true
 cli_providers_is_enabled = Провайдер включён: сервис опрашивает его каждые { $interval } с.
 cli_scrape_help = опросить провайдеров, сохранить и показать предложения
