@@ -109,10 +109,15 @@ class Settings(BaseSettings):
         return value
 
     def secret_values(self) -> list[str]:
-        """Every configured secret, for the log redactor: each SecretStr anywhere in the settings (the bot token,
-        the webhook secret, every provider's API key, any added later) and the database password."""
+        """Every configured secret, for the redactor (core.redaction): each SecretStr anywhere in the settings (the
+        bot token, the webhook secret, every provider's API key, any added later), the Hub token (HF_TOKEN) and the
+        database password."""
         found: list[str] = []
         _collect_secrets(self, found)
+        from modelhub.settings import HubSettings  # the Hub token is read from HF_TOKEN, not from these settings
+
+        if hub_token := HubSettings.from_env().token:
+            found.append(hub_token)
         try:
             from sqlalchemy.engine import make_url
 
