@@ -349,9 +349,10 @@ class App:
             self.metrics.add_refresher(refresher)
         if self.webhook:
             assert s.webhook.secret is not None and self.bot is not None
-            webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
+            webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value(),
+                          body_timeout=s.web.body_timeout)
         try:
-            self.web = await start_server(app, s.web.host, s.web.port)
+            self.web = await start_server(app, s.web.host, s.web.port, header_timeout=s.web.header_timeout)
         except OSError as exc:
             problem = port_in_use(exc, s.web.host, s.web.port)
             if problem is not None:

@@ -23,6 +23,11 @@ class WebSettings(BaseModel):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=0, le=65535)
     health_timeout: float = Field(default=3.0, gt=0)
+    # A client gets this long to send a request's line and headers (and to start its next one on a kept-alive
+    # connection), and this long again to send an authenticated request's body: slow-header and slow-body
+    # connections are closed instead of held. Telegram sends an update in one go; an update is at most ~1 MB.
+    header_timeout: float = Field(default=15.0, gt=0)
+    body_timeout: float = Field(default=15.0, gt=0)
 
 
 class WebhookSettings(BaseModel):
