@@ -84,3 +84,35 @@ def test_every_secret_setting_is_registered_hf_token_too(monkeypatch: pytest.Mon
 
 def test_redact_removes_a_callers_own_secret_before_logging_is_configured() -> None:
     assert redact(f"echo {RUNPOD_KEY} and %2F", RUNPOD_KEY) == "echo [REDACTED] and %2F"
+
+
+async def test_a_delivery_error_is_stored_redacted_before_it_is_cut(sm: Any) -> None:
+    """A transport error naming the Bot API URL (token in the path) or a configured secret, from the alert sender:
+    stored in alert_deliveries.error without either, the secret cut across the column's 255 characters too."""
+    from datetime import UTC, datetime
+
+    from core import redaction
+    from storage.outbox import deactivate_user, mark_failed, requeue_delivery
+    from storage.alert_tables import AlertDelivery, DeliveryState
+
+    token = "123456789:AAH" + "x" * 32
+    previous = redaction.active()
+    redaction.install(Redactor([token, RUNPOD_KEY]))
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    try:
+        async with sm() as s, s.begin():
+            rows = [AlertDelivery(user_id=uid, chat_id=uid, text="alert", state=DeliveryState.QUEUED, attempts=0,
+                                  not_before=t0, created_at=t0) for uid in (1, 2, 3)]
+            s.add_all(rows)
+            await s.flush()
+            ids = [r.id for r in rows]
+        async with sm() as s, s.begin():
+            await mark_failed(s, ids[0], f"Cannot connect to https://api.telegram.org/bot{token}/sendMessage", t0)
+            await requeue_delivery(s, ids[1], t0, "x" * 240 + RUNPOD_KEY, attempts=2)
+            await deactivate_user(s, 3, f"blocked: bot{token}", t0)
+        async with sm() as s:
+            stored = (await s.execute(select(AlertDelivery.error).order_by(AlertDelivery.id))).scalars().all()
+    finally:
+        redaction.install(previous)
+    assert len(stored) == 3 and all(stored)
+    assert all(token not in e and token[:15] not in e and RUNPOD_KEY[:8] not in e for e in stored), stored
