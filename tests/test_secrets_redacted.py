@@ -92,8 +92,8 @@ async def test_a_delivery_error_is_stored_redacted_before_it_is_cut(sm: Any) -> 
     from datetime import UTC, datetime
 
     from core import redaction
-    from storage.outbox import deactivate_user, mark_failed, requeue_delivery
     from storage.alert_tables import AlertDelivery, DeliveryState
+    from storage.outbox import deactivate_user, mark_failed, requeue_delivery
 
     token = "123456789:AAH" + "x" * 32
     previous = redaction.active()
