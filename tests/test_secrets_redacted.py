@@ -116,3 +116,28 @@ async def test_a_delivery_error_is_stored_redacted_before_it_is_cut(sm: Any) -> 
         redaction.install(previous)
     assert len(stored) == 3 and all(stored)
     assert all(token not in e and token[:15] not in e and RUNPOD_KEY[:8] not in e for e in stored), stored
+
+
+async def test_a_reason_stored_before_redaction_is_printed_redacted(tmp_path: Path, migrated_database_url: str,
+                                                                   provider_server: ProviderServer) -> None:
+    """A provider_health row an older version wrote with the key in it: `gpuradar providers` prints it without."""
+    from datetime import UTC, datetime
+
+    from storage.db import make_sessionmaker
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    engine = make_engine(migrated_database_url)
+    try:
+        async with make_sessionmaker(engine)() as s, s.begin():
+            s.add(ProviderHealth(provider="runpod", status="degraded", since=now, consecutive_failures=3,
+                                 reason=f"GraphQL answered errors (bad key Bearer {RUNPOD_KEY})", last_poll=now,
+                                 last_error=f"GraphQL answered errors (bad key Bearer {RUNPOD_KEY})",
+                                 last_error_at=now))
+    finally:
+        await engine.dispose()
+    env = env_for(provider_server, migrated_database_url, enabled=("runpod",))
+    env["PROVIDERS__RUNPOD__API_KEY"] = RUNPOD_KEY
+    for args in (("--json",), ()):
+        rc, out, err = await gpuradar(env, tmp_path, "providers", *args)
+        assert rc == 0, err
+        assert RUNPOD_KEY not in out + err and "bad key Bearer [REDACTED]" in out

@@ -64,9 +64,11 @@ def run(args: argparse.Namespace) -> int:
 
     lang = args.lang = args.lang or "en"
     settings = Settings()
+    # Reasons stored by an older version may still hold what a provider echoed: printed redacted all the same.
+    secrets = settings.secret_values()
     try:
         migrate.upgrade(settings.database_url)
-        health = {h.provider: h for h in asyncio.run(_load(settings.database_url))}
+        health = {h.provider: _redacted(h, secrets) for h in asyncio.run(_load(settings.database_url))}
     except Exception as exc:
         print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
@@ -108,6 +110,15 @@ def run(args: argparse.Namespace) -> int:
         rows.append([label, shown, status, _when(h.since), _when(h.last_success), error])
     print(table(_t(lang, "headers").split("|"), rows))
     return 0
+
+
+def _redacted(h: Any, secrets: list[str]) -> Any:
+    from core.redaction import redact
+
+    def clean(text: str | None) -> str | None:
+        return redact(text, *secrets) if text else text
+
+    return h.model_copy(update={"reason": clean(h.reason), "last_error": clean(h.last_error)})
 
 
 def run_check(args: argparse.Namespace) -> int:
