@@ -76,6 +76,13 @@ async def test_malformed_token_is_refused_before_any_request_or_migration(tmp_pa
     assert not (tmp_path / "db.sqlite3").exists()  # not one migration ran for a typo
 
 
+async def test_an_empty_token_is_not_set(tmp_path: Path) -> None:
+    code, err = await _run(tmp_path, BOT_TOKEN="", LANG="ru_RU.UTF-8")
+    assert code == 2 and "Traceback" not in err
+    _one_line_each(_said(err), "BOT_TOKEN", "@BotFather", lang="ru")
+    assert "не задан" in err and not (tmp_path / "db.sqlite3").exists()
+
+
 def _closed_port() -> int:
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))

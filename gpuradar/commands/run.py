@@ -37,7 +37,7 @@ def start_settings(args: argparse.Namespace) -> Settings | None:
                              for err in e.errors())
         print(said("run_bad_settings", error=problems), file=sys.stderr)
         return None
-    if settings.bot_token is None:
+    if settings.bot_token is None or not settings.bot_token.get_secret_value().strip():  # BOT_TOKEN= is unset too
         print(said("run_no_token"), file=sys.stderr)
         return None
     configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
