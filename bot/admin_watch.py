@@ -13,16 +13,18 @@ from bot.formatting import esc
 from bot.names import provider_name
 from bot.provider_reasons import short_reason
 from bot.texts import t
+from core.redaction import redact
 from storage.queries import provider_health
 from storage.subscriptions import get_user
 
 log = logging.getLogger(__name__)
 
 
-
 def _reason(lang: str, raw: str | None) -> str:
-    """Admins get the short reason and, for the logs, the poller's own words."""
-    return f"{short_reason(lang, raw)} — {esc(raw or '?')}"
+    """Admins get the short reason and, for the logs, the poller's own words (redacted again: a row stored by an
+    older version may hold what a provider echoed)."""
+    return f"{short_reason(lang, raw)} — {esc(redact(raw) if raw else '?')}"
+
 
 class DegradedWatch:
     def __init__(self, bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], admin_ids: Iterable[int], *,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 from core.limits import MAX_INPUT_CHARS
 
@@ -44,9 +45,19 @@ def gib(value: float) -> str:
     return f"{value:.1f}"
 
 
+# C0/C1 control characters but tab and newline (NUL, ESC, DEL...): no phrase needs them, and echoed back they
+# garble the answer (or, NUL, truncate it in a client).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")
+
+
+def has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
 def cut_input(text: str, limit: int = MAX_INPUT) -> tuple[str, bool]:
-    """The first `limit` characters (at a word boundary when there is one) and whether anything was cut."""
-    text = text.strip()
+    """The first `limit` characters (at a word boundary when there is one) and whether anything was cut. Control
+    characters read as spaces: the one gate every user text passes, so none is ever echoed."""
+    text = _CONTROL.sub(" ", text).strip()
     if len(text) <= limit:
         return text, False
     head = text[:limit]

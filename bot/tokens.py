@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.formatting import has_control
 from core.limits import MAX_INPUT_CHARS
 from storage.token_tables import QueryToken
 from storage.upsert import upsert_insert
@@ -110,6 +111,8 @@ class QueryTokens:
                 # validate: a tampered payload is rejected, not silently stripped of odd characters
                 text = base64.b64decode(raw + "=" * (-len(raw) % 4), altchars=b"-_", validate=True).decode()
             except (binascii.Error, ValueError, UnicodeDecodeError):
+                return None
+            if has_control(text):  # encode() only ever sees text that passed cut_input: this one was forged
                 return None
             return text or None  # the caller cuts it to MAX_INPUT_CHARS, telling the user, like any input
         if token.startswith("h"):

@@ -77,15 +77,27 @@ SANE_RANGES: dict[str, tuple[float, float]] = {
     "intermediate": (1, 1_048_576), "vocab": (1, 4_194_304), "head_dim": (1, 4_096), "experts": (1, 4_096),
     "experts_active": (1, 4_096), "params_b": (1e-4, 100_000.0), "max_context": (0, 1 << 27),
     "window": (0, 1 << 27), "vision_params_b": (0.0, 10_000.0), "image_tokens": (0, 1 << 20),
+    # the rest of the shape: 0 means "none" (dense, no MLA, no window); DeepSeek V3's MLA ranks are 512 / 1,536
+    "active_b": (0.0, 100_000.0), "shared_intermediate": (0, 1_048_576), "dense_intermediate": (0, 1_048_576),
+    "moe_layers": (0, 1_024), "mlp_matrices": (2, 3), "kv_lora_rank": (0, 131_072), "q_lora_rank": (0, 131_072),
+    "rope_head_dim": (0, 4_096), "v_head_dim": (0, 4_096), "local_layers": (0, 1_024), "cross_layers": (0, 1_024),
 }
+# Parts that cannot exceed their whole: (part, whole).
+SANE_PARTS = (("kv_heads", "heads"), ("experts_active", "experts"), ("rope_head_dim", "head_dim"),
+              ("moe_layers", "layers"), ("local_layers", "layers"), ("cross_layers", "layers"))
 
 
 def check_shape(arch: Arch, repo: str) -> Arch:
-    """`arch` when every dimension is finite and within SANE_RANGES; raises HubError("unreadable") otherwise."""
+    """`arch` when every dimension is finite and within SANE_RANGES (head_dim 0, a negative rank: refused) and no
+    part exceeds its whole; raises HubError("unreadable") otherwise."""
     for name, (low, high) in SANE_RANGES.items():
         value = getattr(arch, name)
         if not isinstance(value, (int, float)) or not math.isfinite(value) or not low <= value <= high:
             raise HubError("unreadable", repo, f"{name}={value!r} is outside {low}..{high}")
+    for part, whole in SANE_PARTS:
+        if getattr(arch, part) > getattr(arch, whole):
+            raise HubError("unreadable", repo,
+                           f"{part}={getattr(arch, part)!r} exceeds {whole}={getattr(arch, whole)!r}")
     return arch
 
 

@@ -45,7 +45,7 @@ from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
 from gpuradar.settings import Settings
-from gpuradar.startup import check_database_path, check_token_format, port_in_use, reach_telegram
+from gpuradar.startup import check_database_url, check_token_format, database_unreachable, port_in_use, reach_telegram
 from modelhub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.hub_cache import HubCacheStore
@@ -106,11 +106,11 @@ def alert_hook(policy: AlertPolicy | None = None, **sender_options: Any) -> Aler
 
 
 class WebhookSettingsError(ValueError):
-    """Webhook mode asked for without what it needs; the message says what to set, in Russian and English."""
+    """Webhook mode asked for without what it needs; the message says what to set, in the operator's language."""
 
 
 def check_webhook_settings(settings: Settings) -> None:
-    """Raise WebhookSettingsError (both languages) unless webhook mode has a URL and a valid secret.
+    """Raise WebhookSettingsError (in the operator's language) unless webhook mode has a URL and a valid secret.
 
     The secret is required, not generated: every replica must share it, and one generated per process would make
     each replica's setWebhook lock the others out."""
@@ -125,9 +125,9 @@ def check_webhook_settings(settings: Settings) -> None:
     elif hook.secret is None or not valid_secret(hook.secret.get_secret_value()):
         problem = "no_secret"
     if problem:
-        from texts.i18n import t
+        from texts.i18n import locale_lang, t
 
-        raise WebhookSettingsError("\n".join(t(lang, f"webhook_{problem}") for lang in ("ru", "en")))
+        raise WebhookSettingsError(t(locale_lang(), f"webhook_{problem}"))
 
 
 def _loopback(url: str) -> bool:
@@ -297,7 +297,7 @@ class App:
             upkeep.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await upkeep
-            scheduler.shutdown()
+            await scheduler.stop()  # a poll in flight finishes (or is cut short quietly) before its client closes
             await client.aclose()
             if self._scheduler is scheduler:
                 self._scheduler = self._client = None
@@ -342,9 +342,10 @@ class App:
             self.metrics.add_refresher(refresher)
         if self.webhook:
             assert s.webhook.secret is not None and self.bot is not None
-            webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value())
+            webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value(),
+                          body_timeout=s.web.body_timeout)
         try:
-            self.web = await start_server(app, s.web.host, s.web.port)
+            self.web = await start_server(app, s.web.host, s.web.port, header_timeout=s.web.header_timeout)
         except OSError as exc:
             problem = port_in_use(exc, s.web.host, s.web.port)
             if problem is not None:
@@ -363,10 +364,17 @@ class App:
     # ------------------------------------------------------------------ lifecycle
     async def start(self, bot: Bot | None = None) -> None:
         s = self.settings
-        check_database_path(s.database_url)
-        if self.migrate:
-            async with migration_lock(s.database_url):  # replicas starting together migrate one after another
-                await upgrade_async(s.database_url)
+        if bot is None and s.bot_token is not None:
+            check_token_format(s.bot_token.get_secret_value())  # before the database: nothing runs for a typo
+        check_database_url(s.database_url)
+        try:
+            if self.migrate:
+                async with migration_lock(s.database_url):  # replicas starting together migrate one after another
+                    await upgrade_async(s.database_url)
+        except Exception as exc:
+            if (problem := database_unreachable(s.database_url, exc)) is not None:
+                raise problem from None
+            raise
         self.engine = make_engine(s.database_url)
         self.sessionmaker = make_sessionmaker(self.engine)
         # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`): in a
@@ -380,8 +388,6 @@ class App:
         share = RateShare(self.sessionmaker, self.pacer, ttl=s.sender.share_ttl)
         await share.renew()  # before the first message: a newcomer never starts at the whole rate
         self._tasks.append(asyncio.create_task(share.run(self._stop), name="rate-share"))
-        if bot is None and s.bot_token is not None:
-            check_token_format(s.bot_token.get_secret_value())
         self.bot = bot or make_bot(s)
         install_pacing(self.bot, self.pacer, self.metrics)
         me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,

@@ -551,7 +551,10 @@ async def _child_main(fd: int) -> None:
     calls = 0
     try:
         _settle_heap(full=False)  # what was imported and built at start lives as long as the child
-        await _send(writer, "ready")
+        try:
+            await _send(writer, "ready")
+        except ConnectionError:
+            return  # the parent stopped (SIGTERM right after start) before we were ready: nothing to do
         while True:
             try:
                 message = await _receive(reader)

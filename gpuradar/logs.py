@@ -2,13 +2,8 @@
 
 Redaction happens in the formatter, on the final text of every record (message, arguments, exception traceback and
 `extra=` fields), so it also covers third-party loggers (aiogram, aiohttp, httpx, SQLAlchemy) that know nothing
-about it. What is removed:
-
-- the bot token: the configured value, anything shaped like a Telegram token, and the `/bot<token>/` part of URLs;
-- passwords inside URLs (`scheme://user:password@host`);
-- user data: chat and user ids are replaced by a keyed pseudonym (the same id gives the same pseudonym, so one
-  user's trail can still be followed, but the id cannot be recovered without the key); usernames, names and
-  message texts are replaced outright.
+about it. What is removed, and how, is core.redaction's: the same redactor every stored or printed error text
+passes (configure_logging installs it as the process's one).
 
 User data is recognised by key (`chat_id=…`, `"text": "…"`, `Chat(id=…)` in aiogram's model reprs, and the same
 keys in `extra=`). Log user data through `extra={"chat_id": …}` rather than interpolating it into free text.
@@ -16,46 +11,18 @@ keys in `extra=`). Log user data through `extra={"chat_id": …}` rather than in
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import re
-import secrets as _secrets
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, TextIO
-from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel
 
-TOKEN_RE = re.compile(r"\d{6,}:[A-Za-z0-9_-]{30,}")
-# Bot API URLs carry the token in the path: /bot<token>/method and /file/bot<token>/path, however short the token.
-BOT_PATH_RE = re.compile(r"/bot\d+:[^/\s'\"]*")
-URL_PASSWORD_RE = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/\s@]+:)[^@/\s]+@")
+from core.redaction import Redactor, install
 
-ID_KEYS = frozenset({"chat_id", "user_id", "from_user_id", "sender_chat_id", "migrate_to_chat_id"})
-TEXT_KEYS = frozenset(
-    {"text", "caption", "query", "message_text", "username", "first_name", "last_name", "full_name",
-     "phone_number", "user_text", "bio"}
-)  # fmt: skip
-
-_QUOTED = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
-# key=value, key: value, 'key': value, "key": value -- in plain messages, reprs and embedded JSON alike.
-_KEY_VALUE_RE = re.compile(
-    r"(?P<key>['\"]?\b(?P<name>" + "|".join(sorted(ID_KEYS | TEXT_KEYS)) + r")\b['\"]?\s*[:=]\s*)"
-    r"(?P<value>" + _QUOTED + r"|[^\s,;)}\]]+)"
-)
-# The id of a chat or user object: aiogram's reprs (Chat(id=123, …), User(id=123, …)) and raw update JSON
-# ("chat": {"id": 123, …}, "from": {"id": 123, …}).
-_MODEL_ID_RE = re.compile(
-    r"(?P<key>\b(?:Chat|User)\(id="
-    r"|['\"]?\b(?:chat|from|from_user|user|sender_chat|forward_from|forward_from_chat)\b['\"]?\s*[:=]\s*"
-    r"\{\s*['\"]?id['\"]?\s*[:=]\s*)"
-    r"(?P<value>-?\d+)"
-)
-
+__all__ = ["JsonFormatter", "LogSettings", "RedactingTextFormatter", "Redactor", "configure_logging"]
 
 QUIET_LOGGERS = ("httpx", "httpcore")
 
@@ -65,61 +32,6 @@ class LogSettings(BaseModel):
 
     level: str = "INFO"
     json_lines: bool = True  # JSON lines for machines; plain text (still redacted) for a developer's terminal
-
-
-class Redactor:
-    """Replaces secrets and user data in text and in structured values."""
-
-    def __init__(self, secrets: Iterable[str | None] = (), pseudonym_key: bytes | None = None) -> None:
-        given = [s for s in secrets if s]
-        # Each secret also as it appears inside a URL (percent-encoded, '+' for spaces), e.g. a key in a query string.
-        forms = {form for s in given for form in (s, quote(s, safe=""), quote_plus(s), quote(s))}
-        # Longest first, so a secret that contains another is removed whole.
-        self.secrets = sorted(forms, key=len, reverse=True)
-        # Keyed with the first secret (the bot token) when there is one: every replica then gives a user the same
-        # pseudonym. Otherwise a random per-process key: pseudonyms still correlate within this process's logs.
-        self._key = pseudonym_key or (given[0].encode() if given else _secrets.token_bytes(32))
-
-    def pseudonym(self, value: object) -> str:
-        digest = hmac.new(self._key, str(value).encode(), hashlib.sha256).hexdigest()
-        return f"id#{digest[:10]}"
-
-    def text(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, "[REDACTED]")
-        text = TOKEN_RE.sub("[REDACTED_TOKEN]", text)
-        text = BOT_PATH_RE.sub("/bot[REDACTED]", text)
-        text = URL_PASSWORD_RE.sub(r"\g<head>***@", text)
-        text = _MODEL_ID_RE.sub(lambda m: m["key"] + self.pseudonym(m["value"]), text)
-        return _KEY_VALUE_RE.sub(self._key_value, text)
-
-    def _key_value(self, match: re.Match[str]) -> str:
-        name, value = match["name"], match["value"]
-        if value in ("None", "null"):
-            return match[0]
-        if name in ID_KEYS:
-            return match["key"] + self.pseudonym(value.strip("'\""))
-        return match["key"] + _placeholder(value.strip("'\""))
-
-    def value(self, key: str | None, value: Any) -> Any:
-        """A structured value under `key` (an `extra=` field), redacted recursively."""
-        if value is None or isinstance(value, bool):
-            return value
-        if key in ID_KEYS:
-            return self.pseudonym(value)
-        if key in TEXT_KEYS:
-            return _placeholder(str(value))
-        if isinstance(value, Mapping):
-            return {str(k): self.value(str(k), v) for k, v in value.items()}
-        if isinstance(value, list | tuple | set | frozenset):
-            return [self.value(None, v) for v in value]
-        if isinstance(value, int | float):
-            return value
-        return self.text(str(value))
-
-
-def _placeholder(value: str) -> str:
-    return f"<redacted {len(value)} chars>"
 
 
 # Attributes every LogRecord has; anything else on a record came from `extra=`.
@@ -181,6 +93,7 @@ def configure_logging(
     that writes outside logging (e.g. an error shown to an admin).
     """
     redactor = Redactor(secrets)
+    install(redactor)  # error texts stored or printed outside logging pass the same one (core.redaction.redact)
     handler = _GpuradarHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter(redactor) if json_lines else RedactingTextFormatter(redactor))
     root = logging.getLogger()

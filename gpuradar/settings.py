@@ -23,6 +23,11 @@ class WebSettings(BaseModel):
     host: str = "0.0.0.0"
     port: int = Field(default=8080, ge=0, le=65535)
     health_timeout: float = Field(default=3.0, gt=0)
+    # A client gets this long to send a request's line and headers (and to start its next one on a kept-alive
+    # connection), and this long again to send an authenticated request's body: slow-header and slow-body
+    # connections are closed instead of held. Telegram sends an update in one go; an update is at most ~1 MB.
+    header_timeout: float = Field(default=15.0, gt=0)
+    body_timeout: float = Field(default=15.0, gt=0)
 
 
 class WebhookSettings(BaseModel):
@@ -109,10 +114,15 @@ class Settings(BaseSettings):
         return value
 
     def secret_values(self) -> list[str]:
-        """Every configured secret, for the log redactor: each SecretStr anywhere in the settings (the bot token,
-        the webhook secret, every provider's API key, any added later) and the database password."""
+        """Every configured secret, for the redactor (core.redaction): each SecretStr anywhere in the settings (the
+        bot token, the webhook secret, every provider's API key, any added later), the Hub token (HF_TOKEN) and the
+        database password."""
         found: list[str] = []
         _collect_secrets(self, found)
+        from modelhub.settings import HubSettings  # the Hub token is read from HF_TOKEN, not from these settings
+
+        if hub_token := HubSettings.from_env().token:
+            found.append(hub_token)
         try:
             from sqlalchemy.engine import make_url
 

@@ -1,9 +1,10 @@
-"""Why `gpuradar run` cannot start, said in one line per language (exit status 2), instead of a traceback.
+"""Why `gpuradar run` cannot start, said in one line in the operator's language (exit status 2), not a traceback.
 
-Checked before anything runs: the database path (SQLite: its folder exists and can be written), the token
-(Telegram answers 401), Telegram itself (unreachable: retried with backoff, then given up), the web port (in use:
-the message names WEB__PORT). Once the bot has reached Telegram, a lost connection is aiogram's polling business:
-it retries with backoff and the process stays up.
+Checked before anything runs: the token's format, the database URL (a known database with an asyncio driver) and
+path (SQLite: its folder exists and can be written), then the database reached (refused, unknown host: one line),
+the token (Telegram answers 401), Telegram itself (unreachable: retried with backoff, then given up), the web port
+(in use: the message names WEB__PORT). Once the bot has reached Telegram, a lost connection is aiogram's polling
+business: it retries with backoff and the process stays up.
 """
 
 from __future__ import annotations
@@ -33,10 +34,53 @@ class StartupError(Exception):
         self.values = values
 
     def text(self) -> str:
-        """Russian line, English line (the operator's language is unknown)."""
-        from texts.i18n import t
+        """One line in the operator's language (the locale: LANG and the like)."""
+        from texts.i18n import locale_lang, t
 
-        return "\n".join(t(lang, self.key, **self.values) for lang in ("ru", "en"))
+        return t(locale_lang(), self.key, **self.values)
+
+
+SUPPORTED_BACKENDS = ("sqlite", "postgresql")
+
+
+def check_database_url(url: str) -> None:
+    """DATABASE_URL must be a URL SQLAlchemy reads, of a database it knows, with an asyncio driver (the bot's
+    engine is async): `postgres://` (Heroku's spelling), `mysql://` or plain `sqlite://` are answered in one line
+    instead of a traceback from deep inside the engine. Then, for SQLite, the file's folder (check_database_path)."""
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StartupError("run_db_bad_url") from None
+    if parsed.get_backend_name() not in SUPPORTED_BACKENDS:  # storage is written and tested for these two
+        raise StartupError("run_db_unknown", scheme=parsed.drivername)
+    try:
+        dialect = parsed.get_dialect()
+        if getattr(dialect, "is_async", False):
+            dialect.import_dbapi()  # the driver installed (aiosqlite / asyncpg come with the package)
+    except (NoSuchModuleError, ImportError):
+        raise StartupError("run_db_unknown", scheme=parsed.drivername) from None
+    if not getattr(dialect, "is_async", False):
+        raise StartupError("run_db_not_async", scheme=parsed.drivername) from None
+    check_database_path(url)
+
+
+def database_unreachable(url: str, exc: BaseException) -> StartupError | None:
+    """The one-line reason for a failure to reach the database (refused, unknown host, timed out, rejected login,
+    no such database), or None for anything else (a real bug keeps its traceback). Never shows the password."""
+    from sqlalchemy.exc import DBAPIError, InterfaceError
+
+    from core.redaction import redact
+
+    driver_error = type(exc).__module__.split(".")[0] in ("asyncpg", "aiosqlite", "sqlite3")
+    if not isinstance(exc, OSError | TimeoutError | DBAPIError | InterfaceError) and not driver_error:
+        return None
+    parsed = make_url(url)
+    where = parsed.render_as_string(hide_password=True)
+    first = (str(exc).strip().splitlines() or [""])[0]
+    error = redact(f"{type(exc).__name__}: {first}" if first else type(exc).__name__, parsed.password)
+    return StartupError("run_db_unreachable", where=where, error=error[:300])
 
 
 def check_database_path(url: str) -> None:

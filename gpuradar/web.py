@@ -121,7 +121,8 @@ def valid_secret(secret_token: str) -> bool:
     return _SECRET_RE.fullmatch(secret_token) is not None
 
 
-def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_token: str) -> None:
+def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_token: str, *,
+                      body_timeout: float = 15.0) -> None:
     """Mount Telegram's webhook at `path` (POST), answering 401 unless the request carries our secret token.
 
     Telegram sends the `secret_token` given to setWebhook in the X-Telegram-Bot-Api-Secret-Token header of every
@@ -142,6 +143,13 @@ def add_webhook_route(app: web.Application, path: str, handler: Handler, secret_
                 log.warning("webhook requests refused (missing or wrong secret token): %d since the last report; "
                             "latest from %s", count, request.remote)
             return web.json_response({"error": "unauthorized"}, status=401)
+        try:
+            # The body in full before the handler sees it (request.json() then reads it from memory): a client
+            # trickling its body holds the connection at most this long.
+            async with asyncio.timeout(body_timeout):
+                await request.read()
+        except TimeoutError:
+            return web.json_response({"error": "request body too slow"}, status=408)
         return await handler(request)
 
     app.router.add_post(path, guarded)
@@ -186,9 +194,14 @@ class WebServer:
         await self.runner.cleanup()
 
 
-async def start_server(app: web.Application, host: str = "0.0.0.0", port: int = 8080) -> WebServer:
-    """Bind and start serving. No access log: health probes every few seconds would drown the useful lines."""
-    runner = web.AppRunner(app, access_log=None)
+async def start_server(app: web.Application, host: str = "0.0.0.0", port: int = 8080, *,
+                       header_timeout: float = 15.0) -> WebServer:
+    """Bind and start serving. No access log: health probes every few seconds would drown the useful lines.
+
+    `header_timeout`: aiohttp's keep-alive timeout, which also runs from the moment a connection opens until a
+    complete request line and headers arrive (its default, 3,630 s, lets a slow-header client hold a connection
+    for an hour)."""
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=header_timeout)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -49,8 +49,9 @@ def make_handler(dp: Dispatcher, bot: Bot) -> Handler:
     return handle
 
 
-def mount(app: web.Application, dp: Dispatcher, bot: Bot, path: str, secret: str) -> None:
-    add_webhook_route(app, path, make_handler(dp, bot), secret)
+def mount(app: web.Application, dp: Dispatcher, bot: Bot, path: str, secret: str, *,
+          body_timeout: float = 15.0) -> None:
+    add_webhook_route(app, path, make_handler(dp, bot), secret, body_timeout=body_timeout)
 
 
 async def register(bot: Bot, dp: Dispatcher, url: str, secret: str, *, drop_pending_updates: bool = False) -> None:

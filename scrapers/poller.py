@@ -23,10 +23,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 
 from core.changes import dedupe
 from core.offers import Offer
 from core.polls import PollResult, PollStatus
+from core.redaction import redact
 from scrapers import registry
 from scrapers.errors import HttpStatusError, ScrapeError
 from scrapers.http import PoliteClient
@@ -104,7 +106,28 @@ async def attempt(name: str, settings: Any, client: PoliteClient | httpx.AsyncCl
     """Fetch, parse and judge one provider. Never raises for a provider's fault: the reason is in `error`.
 
     OK: the answer validated and at most `max_skipped_share` of its records were invalid (an empty list that
-    validates is OK too: the abnormal-shrink check against recent polls belongs to storage's ingest)."""
+    validates is OK too: the abnormal-shrink check against recent polls belongs to storage's ingest).
+
+    The reason and the problems are redacted (core.redaction): an answer may echo the request, key included (a
+    GraphQL error quoting its input), and these texts are stored, printed and shown to admins."""
+    got = await _attempt(name, settings, client, deadline=deadline, inspect=inspect)
+    try:
+        own = _secrets_of(provider_settings(name, settings))
+    except KeyError:
+        own = []
+    if got.error is not None:
+        got.error = redact(got.error, *own)
+    got.problems = [redact(p, *own) for p in got.problems]
+    return got
+
+
+def _secrets_of(cfg: ProviderSettings) -> list[str]:
+    return [v.get_secret_value() for v in (getattr(cfg, f) for f in type(cfg).model_fields)
+            if isinstance(v, SecretStr) and v.get_secret_value()]
+
+
+async def _attempt(name: str, settings: Any, client: PoliteClient | httpx.AsyncClient, *,
+                   deadline: float | None, inspect: bool) -> Attempt:
     try:
         cfg = provider_settings(name, settings)
         provider = registry.resolve(name, cfg)

@@ -86,6 +86,8 @@ class ScrapeScheduler:
         self.providers = enabled_providers(settings, providers)
         self.runs: dict[str, int] = dict.fromkeys(self.providers, 0)
         self.paused_until: dict[str, datetime] = {}
+        self.stopping = False
+        self._running: set[asyncio.Task[Any]] = set()  # the polls in flight (APScheduler's tasks)
         for name in self.providers:
             cfg = provider_settings(name, settings)
             # The first poll right away (not one interval after start-up), then every interval. (APScheduler reads
@@ -97,7 +99,7 @@ class ScrapeScheduler:
                 misfire_grace_time=max(1, cfg.interval // 2), **first,
             )
 
-    async def run_provider(self, name: str) -> PollResult:
+    async def run_provider(self, name: str) -> PollResult | None:
         now = datetime.now(UTC)
         until = self.paused_until.get(name)
         if until is not None and now < until:
@@ -105,12 +107,26 @@ class ScrapeScheduler:
             return PollResult(provider=name, status=PollStatus.FAILED, error=f"paused until {until.isoformat()}",
                               started_at=now, finished_at=now)
         self.paused_until.pop(name, None)
-        result = await poll(name, self.settings, self.client)
-        self.runs[name] = self.runs.get(name, 0) + 1
-        if result.retry_after is not None and result.retry_after > provider_settings(name, self.settings).interval:
-            self.pause(name, result.retry_after)
-        await self._sink(result)
-        return result
+        task = asyncio.current_task()
+        if task is not None:
+            self._running.add(task)
+        try:
+            result = await poll(name, self.settings, self.client)
+            self.runs[name] = self.runs.get(name, 0) + 1
+            if result.retry_after is not None and result.retry_after > provider_settings(name, self.settings).interval:
+                self.pause(name, result.retry_after)
+            await self._sink(result)
+            return result
+        except asyncio.CancelledError:
+            if not self.stopping:
+                raise
+            # Shutting down (SIGTERM): a poll cut short is not an error (APScheduler would log its CancelledError
+            # at error level). Nothing of it is recorded; the next leader polls again.
+            log.info("%s: poll cancelled: shutting down", name)
+            return None
+        finally:
+            if task is not None:
+                self._running.discard(task)
 
     def pause(self, name: str, seconds: float) -> None:
         """No poll of `name` for `seconds`: its next run is moved past the pause."""
@@ -125,8 +141,24 @@ class ScrapeScheduler:
         self.scheduler.start()
 
     def shutdown(self, wait: bool = False) -> None:
+        """No new polls; those in flight are cancelled (quietly: see run_provider)."""
+        self.stopping = True
         if self.scheduler.running:
             self.scheduler.shutdown(wait=wait)
+        for task in list(self._running):
+            task.cancel()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """No new polls; those in flight get `grace` seconds to finish and be recorded, then are cancelled."""
+        self.stopping = True
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        if self._running:
+            await asyncio.wait(list(self._running), timeout=grace)
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
 
     def jobs(self) -> dict[str, Any]:
         return {job.id.removeprefix(JOB_PREFIX): job for job in self.scheduler.get_jobs()}

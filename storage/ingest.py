@@ -36,6 +36,7 @@ from core.changes import (
 )
 from core.offers import Billing, Offer, Period, Rates, gross, hourly
 from core.polls import PollResult, PollStatus
+from core.redaction import redact
 from core.verdict import shrink_verdict
 from storage.availability import SeriesIndex, track_poll
 from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
@@ -99,9 +100,11 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
                   on_events: OnEvents | None, hysteresis: int, price_threshold: float, cache: StateCache | None,
                   outcome_state: dict[str, ProviderState], written: set[str]) -> tuple[list[OfferEvent], int]:
     provider = result.provider
+    # Whoever made the result, its error text is stored redacted (an answer may echo the request, key included).
+    reported = redact(result.error) if result.error is not None else None
     run = ScrapeRun(provider=provider, started_at=result.started_at, finished_at=result.finished_at,
                     reported_status=result.status.value, status=result.status.value, shrink=False,
-                    offer_count=len(result.offers), event_count=0, error=result.error)
+                    offer_count=len(result.offers), event_count=0, error=reported)
     session.add(run)
     await session.flush()  # the write lock, the run id, and the duplicate check
 
@@ -110,7 +113,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
         .where(ScrapeRun.provider == provider, ScrapeRun.id < run.id)
         .order_by(ScrapeRun.id.desc()).limit(HISTORY_RUNS))).all()
 
-    status, error = result.status, result.error
+    status, error = result.status, reported
     if status is PollStatus.OK:
         verdict = shrink_verdict(len(result.offers), [r.offer_count for r in previous if r.status == PollStatus.OK],
                                  recent_shrunk=_shrunk_streak(previous))

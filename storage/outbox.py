@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
 from core.changes import OfferEvent
 from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, watch_from_row
+from core.redaction import redact
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
 from storage.upsert import upsert_insert
@@ -529,6 +530,12 @@ async def unfinished_deliveries(session: AsyncSession, limit: int = 10_000, *, r
     return list((await session.scalars(stmt.order_by(AlertDelivery.id).limit(limit))).all())
 
 
+def _stored(error: str) -> str:
+    """A delivery's error as stored: redacted first (a transport error may carry a URL with the bot token), then cut
+    to the column (a cut secret would no longer be recognised)."""
+    return redact(error)[:255]
+
+
 async def mark_sending(session: AsyncSession, delivery_id: int, now: datetime) -> None:
     await session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(
         state=DeliveryState.SENDING, sending_at=now, attempts=AlertDelivery.attempts + 1))
@@ -545,14 +552,14 @@ async def mark_sent(session: AsyncSession, sent: Sequence[tuple[int, int]], now:
 
 async def mark_failed(session: AsyncSession, delivery_id: int, error: str, now: datetime) -> None:
     await session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(
-        state=DeliveryState.FAILED, error=error[:255]))
+        state=DeliveryState.FAILED, error=_stored(error)))
 
 
 async def requeue_delivery(session: AsyncSession, delivery_id: int, not_before: datetime, error: str,
                            attempts: int) -> None:
     """Back off after a network error: the same message, later (kept across restarts)."""
     await session.execute(update(AlertDelivery).where(AlertDelivery.id == delivery_id).values(
-        state=DeliveryState.QUEUED, not_before=not_before, error=error[:255], attempts=max(1, attempts)))
+        state=DeliveryState.QUEUED, not_before=not_before, error=_stored(error), attempts=max(1, attempts)))
 
 
 async def deactivate_user(session: AsyncSession, user_id: int, reason: str, now: datetime) -> None:
@@ -561,7 +568,7 @@ async def deactivate_user(session: AsyncSession, user_id: int, reason: str, now:
     await session.execute(update(AlertDelivery).where(
         AlertDelivery.user_id == user_id,
         AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))).values(
-        state=DeliveryState.FAILED, error=reason[:255]))
+        state=DeliveryState.FAILED, error=_stored(reason)))
 
 
 async def migrate_chat(session: AsyncSession, user_id: int, old_chat_id: int, new_chat_id: int) -> None:

@@ -347,6 +347,30 @@ async def test_a_deep_link_gets_the_same_input_limit_as_any_message(tg: FakeTele
     no_errors(tg)
 
 
+async def test_control_characters_in_a_deep_link_or_a_message_are_never_echoed(tg: FakeTelegram, app: App) -> None:
+    import base64
+    import re
+
+    def inline(text: str) -> str:
+        return "b" + base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    forged = [inline("\x00" * 20), inline("H100\x00\x00"), inline("\x1b[2J70B LoRA"), inline("\x7f\x85"),
+              "\x00\x00\x00", "b\x00"]
+    for uid, payload in enumerate(forged, start=300):  # the start text, then "this link is broken"
+        tg.message(f"/start sub_{payload}", user_id=uid)
+        await tg.wait_for("sendMessage", chat_id=uid)
+        assert "broken or has expired" in (await tg.wait_for("sendMessage", chat_id=uid)).text, payload
+    for typed in ("/start \x00\x00", "\x00\x00\x00", "H100\x00 under $3/h", "/subscribe H100\x00\x1b x 2"):
+        tg.message(typed, user_id=7)
+        await tg.wait_for("sendMessage", chat_id=7)
+    replies = [c.text for c in tg.calls_of("sendMessage")]
+    assert len(replies) == 2 * len(forged) + 4
+    assert not any(control.search(r) for r in replies)
+    assert "Now watching" in replies[-1]  # the text around the control characters still reads
+    no_errors(tg)
+
+
 async def test_an_update_failing_before_its_handler_is_still_answered(tg: FakeTelegram,
                                                                       migrated_database_url: str) -> None:
     """The wizard state is read (by aiogram's FSM middleware) before the user middleware runs: when that read fails,

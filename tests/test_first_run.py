@@ -1,5 +1,6 @@
-"""First run on a fresh machine: `gpuradar run` says in one line per language why it cannot start (exit 2),
-ADMIN_IDS in every spelling people use, and the migration lock file kept beside the database and out of git."""
+"""First run on a fresh machine: `gpuradar run` says in one line, in the operator's language (LANG), why it cannot
+start (exit 2), ADMIN_IDS in every spelling people use, the migration lock file kept beside the database and out of
+git, and SIGTERM ends it quietly."""
 
 from __future__ import annotations
 
@@ -22,17 +23,19 @@ CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюя"
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("WEBHOOK__", "WEB__", "BOT_TOKEN", "TELEGRAM_", "DATABASE_URL", "ADMIN_IDS"))}
+           if not k.startswith(("WEBHOOK__", "WEB__", "BOT_TOKEN", "TELEGRAM_", "DATABASE_URL", "ADMIN_IDS", "LANG",
+                                "LC_"))}
     env.update(BOT_TOKEN="123456:TEST-token", DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite3'}",
-               PYTHONPATH=str(ROOT), TELEGRAM_CONNECT_BACKOFF="0.05", WEB__HOST="127.0.0.1", WEB__PORT="0")
+               PYTHONPATH=str(ROOT), TELEGRAM_CONNECT_BACKOFF="0.05", WEB__HOST="127.0.0.1", WEB__PORT="0",
+               LANG="en_US.UTF-8")
     env.update(extra)
     return env
 
 
-async def _run(tmp_path: Path, **extra: str) -> tuple[int, str]:
+async def _run(tmp_path: Path, *args: str, **extra: str) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "gpuradar.cli", "run", "--no-scrape", cwd=tmp_path, env=_env(tmp_path, **extra),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable, "-m", "gpuradar.cli", "run", *(args or ("--no-scrape",)), cwd=tmp_path,
+        env=_env(tmp_path, **extra), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         _, err = await asyncio.wait_for(proc.communicate(), 60)
     finally:
@@ -46,33 +49,110 @@ def _said(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip() and not line.startswith(("{", "WARNING", "INFO"))]
 
 
-def _one_line_each(lines: list[str], *needles: str) -> None:
-    assert len(lines) == 2, lines
-    ru, en = lines
-    assert any(c in ru.lower() for c in CYRILLIC) and not any(c in en.lower() for c in CYRILLIC), lines
+def _one_line_each(lines: list[str], *needles: str, lang: str = "en") -> None:
+    """One line, in `lang` only (the operator's locale), naming each of `needles`."""
+    assert len(lines) == 1, lines
+    russian = any(c in lines[0].lower() for c in CYRILLIC)
+    assert russian is (lang == "ru"), lines
     for needle in needles:
-        assert needle in ru and needle in en, (needle, lines)
+        assert needle in lines[0], (needle, lines)
 
 
-async def test_invalid_token_says_so_in_both_languages(tmp_path: Path) -> None:
+@pytest.mark.parametrize("locale", ["en_US.UTF-8", "ru_RU.UTF-8", "C"])
+async def test_invalid_token_says_so_in_the_operators_language(tmp_path: Path, locale: str) -> None:
     async with FakeTelegram(token="123456:RIGHT-token") as tg:
-        code, err = await _run(tmp_path, BOT_TOKEN="123456:WRONG-token", TELEGRAM_API_URL=tg.base_url)
+        code, err = await _run(tmp_path, BOT_TOKEN="123456:WRONG-token", TELEGRAM_API_URL=tg.base_url, LANG=locale)
     assert code == 2 and "Traceback" not in err
-    _one_line_each(_said(err), "BOT_TOKEN", "@BotFather")
+    _one_line_each(_said(err), "BOT_TOKEN", "@BotFather", lang="ru" if locale.startswith("ru") else "en")
 
 
-async def test_malformed_token_is_refused_before_any_request(tmp_path: Path) -> None:
+@pytest.mark.parametrize("token", ["not a token", "notatoken", "123456:", ":abc", "abc:def"])
+async def test_malformed_token_is_refused_before_any_request_or_migration(tmp_path: Path, token: str) -> None:
     async with FakeTelegram() as tg:
-        code, err = await _run(tmp_path, BOT_TOKEN="not a token", TELEGRAM_API_URL=tg.base_url)
+        code, err = await _run(tmp_path, BOT_TOKEN=token, TELEGRAM_API_URL=tg.base_url)
         assert tg.calls_of("getMe") == []
     assert code == 2 and "Traceback" not in err
     _one_line_each(_said(err), "BOT_TOKEN")
+    assert not (tmp_path / "db.sqlite3").exists()  # not one migration ran for a typo
+
+
+async def test_an_empty_token_is_not_set(tmp_path: Path) -> None:
+    code, err = await _run(tmp_path, BOT_TOKEN="", LANG="ru_RU.UTF-8")
+    assert code == 2 and "Traceback" not in err
+    _one_line_each(_said(err), "BOT_TOKEN", "@BotFather", lang="ru")
+    assert "не задан" in err and not (tmp_path / "db.sqlite3").exists()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(("url", "needle"), [
+    ("foo://x", "DATABASE_URL"),
+    ("postgres://gpuradar:pw-secret@127.0.0.1:5432/gpuradar", "postgres://"),
+    ("postgresql://gpuradar:pw-secret@127.0.0.1:5432/gpuradar", "postgresql+asyncpg://"),
+    ("sqlite:///db.sqlite3", "sqlite+aiosqlite://"),
+    ("mysql+aiomysql://gpuradar:pw-secret@127.0.0.1/gpuradar", "DATABASE_URL"),
+    ("not a url at all", "DATABASE_URL"),
+    ("postgresql+asyncpg://gpuradar:pw-secret@127.0.0.1:{port}/gpuradar", "127.0.0.1:{port}"),
+    ("postgresql+asyncpg://gpuradar:pw-secret@no-such-host.invalid:5432/gpuradar", "no-such-host.invalid"),
+])
+@pytest.mark.parametrize("locale", ["en_US.UTF-8", "ru_RU.UTF-8"])
+async def test_a_bad_database_url_is_one_line(tmp_path: Path, url: str, needle: str, locale: str) -> None:
+    port = str(_closed_port())
+    async with FakeTelegram() as tg:
+        code, err = await _run(tmp_path, TELEGRAM_API_URL=tg.base_url, DATABASE_URL=url.format(port=port),
+                               LANG=locale)
+        assert tg.calls_of("getMe") == []
+    assert code == 2 and "Traceback" not in err, err
+    _one_line_each(_said(err), needle.format(port=port), lang=locale[:2])
+    assert "pw-secret" not in err
+
+
+async def test_sigterm_ends_the_bot_quietly_with_polls_in_flight(tmp_path: Path) -> None:
+    """SIGTERM while the leader's polls wait on a slow provider: exit 0, and nothing at warning level or above
+    (no CancelledError from the scheduler, no traceback from the ingest child)."""
+    import json
+    import signal
+
+    from tests.support.provider_server import RUNPOD_PATH, ProviderServer
+    from tests.test_cli_scrape import CBR_PATH, CBR_XML, env_for
+
+    async with FakeTelegram() as tg, ProviderServer() as providers:
+        providers.load_samples()
+        providers.serve(CBR_PATH, body=CBR_XML, content_type="application/xml")
+        providers.serve(RUNPOD_PATH, {"data": {"gpuTypes": []}}, delay=60)  # in flight when the signal comes
+        env = env_for(providers, f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite3'}", enabled=("runpod", "cloudrift"))
+        extra = {k: v for k, v in env.items() if k.startswith(("PROVIDERS__", "FX_"))}
+        extra |= {"PROVIDERS__RUNPOD__TIMEOUT": "60"}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "gpuradar.cli", "run", cwd=tmp_path,
+            env=_env(tmp_path, BOT_TOKEN=tg.token, TELEGRAM_API_URL=tg.base_url, **extra),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            tg.message("/help", user_id=5)
+            await tg.wait_for("sendMessage", chat_id=5, timeout=90)
+            for _ in range(600):
+                if providers.requests_to(RUNPOD_PATH):
+                    break
+                await asyncio.sleep(0.1)
+            assert providers.requests_to(RUNPOD_PATH)  # the slow poll has started
+            proc.send_signal(signal.SIGTERM)
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+    assert proc.returncode == 0, err
+    text = err.decode()
+    assert "CancelledError" not in text and "Traceback" not in text, text
+    levels = [json.loads(line)["level"] for line in text.splitlines() if line.startswith("{")]
+    assert levels and set(levels) <= {"info", "debug"}, text
 
 
 async def test_unreachable_telegram_is_retried_with_backoff_then_given_up(tmp_path: Path) -> None:
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = _closed_port()
     code, err = await _run(tmp_path, TELEGRAM_API_URL=f"http://127.0.0.1:{port}", TELEGRAM_CONNECT_ATTEMPTS="3")
     assert code == 2 and "Traceback" not in err
     _one_line_each(_said(err), f"http://127.0.0.1:{port}", "TELEGRAM_API_URL", "3")

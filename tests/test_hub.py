@@ -200,6 +200,15 @@ HOSTILE = {
            '"intermediate_size": 11008, "vocab_size": 32000}',
     "strings": {**LLAMA_LIKE, "hidden_size": "4096" * 1000},
     "list": [1, 2, 3],
+    "head_dim_0": {**LLAMA_LIKE, "head_dim": 0},
+    "head_dim_half": {**LLAMA_LIKE, "head_dim": 0.5},
+    "mla_negative_rank": {**LLAMA_LIKE, "model_type": "deepseek_v3", "kv_lora_rank": -512,
+                          "qk_rope_head_dim": 64, "qk_nope_head_dim": 128},
+    "mla_rope_over_head": {**LLAMA_LIKE, "model_type": "deepseek_v3", "kv_lora_rank": 512,
+                           "qk_rope_head_dim": 64, "qk_nope_head_dim": -60},
+    "v_head_dim_negative": {**LLAMA_LIKE, "model_type": "deepseek_v3", "kv_lora_rank": 512, "v_head_dim": -128},
+    "kv_heads_over_heads": {**LLAMA_LIKE, "num_key_value_heads": 64},
+    "experts_active_over_experts": {**LLAMA_LIKE, "num_local_experts": 8, "num_experts_per_tok": 80},
 }
 
 

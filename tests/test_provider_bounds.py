@@ -6,6 +6,7 @@ politeness layer keeps no process-lifetime lists."""
 from __future__ import annotations
 
 import copy
+import html
 import random
 from typing import Any
 
@@ -192,18 +193,57 @@ def test_runpod_stock_follows_stock_status_when_the_count_is_null_or_absent() ->
 
 
 # -- declarative links ------------------------------------------------------------------------------------------------
-def test_declarative_links_are_http_only() -> None:
+def test_declarative_links_are_https_on_the_providers_own_hosts() -> None:
     cfg = DeclarativeProviderSettings(base_url="https://immers.cloud", path="/prices/", rows="div.card",
-                                      fields={"gpu": "h3", "price": ".p", "url": "a@href"})
-    rows = [("javascript:alert(document.cookie)", "https://immers.cloud/prices/"),
+                                      fields={"sku": "i", "gpu": "h3", "price": ".p", "url": "a@href"},
+                                      redirect_hosts=["panel.immers.io"])
+    page_url = "https://immers.cloud/prices/"
+    rows = [("javascript:alert(document.cookie)", page_url),
             ("/order/h100", "https://immers.cloud/order/h100"),
-            ("data:text/html,<script>", "https://immers.cloud/prices/"),
-            ('https://immers.cloud/x"><script>', "https://immers.cloud/prices/"),
-            ("https://immers.cloud/order?gpu=4090&n=1", "https://immers.cloud/order?gpu=4090&n=1")]
-    page = "".join(f"<div class='card'><h3>RTX 4090</h3><span class='p'>98 ₽/ч</span>"
-                   f"<a href='{href.replace(chr(39), '&#39;')}'>x</a></div>" for href, _ in rows)
+            ("data:text/html,<script>", page_url),
+            ('https://immers.cloud/x"><script>', page_url),
+            ("https://immers.cloud/order?gpu=4090&n=1", "https://immers.cloud/order?gpu=4090&n=1"),
+            ("//immers.cloud/p", "https://immers.cloud/p"),
+            ("https://www.immers.cloud/a", "https://www.immers.cloud/a"),
+            ("https://panel.immers.io/new", "https://panel.immers.io/new"),  # the operator's listed host
+            ("//evil.example/p", page_url),
+            ("http://127.0.0.1/admin", page_url),
+            ("http://immers.cloud/plain", page_url),
+            ("https://127.0.0.1/x", page_url),
+            ("https://immers.cloud.evil.example/", page_url),
+            ("https://notimmers.cloud/", page_url),
+            ("https://immers.cloud@evil.example/", page_url),
+            ("https://immers.cloud:8443/", page_url),
+            ("https://immers.cloud:abc/", page_url),
+            ("HTTPS://IMMERS.CLOUD/UP", "HTTPS://IMMERS.CLOUD/UP"),
+            ("https://immers.cloud/a\\b", page_url)]
+    page = "".join(f"<div class='card'><i>plan-{i}</i><h3>RTX 4090</h3><span class='p'>98 ₽/ч</span>"
+                   f"<a href='{html.escape(href, quote=True)}'>x</a></div>" for i, (href, _) in enumerate(rows))
     offers = declarative.parse(page, cfg, name="immers")
-    assert [o.url for o in offers] == [want for _, want in rows]
+    assert [o.url for o in offers] == [want for _, want in rows]  # a refused link: the provider's page instead
+
+
+def _row(sku: str, count: str, available: str = "1", vcpu: str = "8") -> str:
+    return (f"<div class='card'><i>{sku}</i><h3>RTX 4090</h3><span class='p'>98 ₽/ч</span><b>{count}</b>"
+            f"<u>{available}</u><s>{vcpu}</s></div>")
+
+
+def test_declarative_counts_must_be_whole_and_positive_and_skus_unique() -> None:
+    cfg = DeclarativeProviderSettings(base_url="https://immers.cloud", rows="div.card", fields={
+        "sku": "i", "gpu": "h3", "price": ".p", "gpu_count": "b", "available": "u", "vcpu": "s"})
+    page = "".join([
+        _row("ok-1", "1"), _row("ok-2", "2 GPU", "0", ""),
+        _row("zero", "0"), _row("neg", "-2"), _row("half", "1.5"),
+        _row("neg-stock", "1", "-3"), _row("neg-cpu", "1", "1", "-8"), _row("part-cpu", "1", "1", "7.5"),
+        _row("ok-1", "1", "5"), _row("ok-1", "1", "2"),  # the same configuration twice more
+    ])
+    offers = declarative.parse(page, cfg, name="immers")
+    assert [(o.sku, o.gpu_count, o.available, o.vcpu) for o in offers] == [("ok-1", 1, 1, 8), ("ok-2", 2, 0, None)]
+    assert (offers.records, offers.skipped) == (10, 8)
+    assert all("whole number" in p for p in offers.problems)  # the first five reasons kept
+    twice = declarative.parse(_row("a", "1") + _row("b", "1") + _row("a", "1", "9"), cfg, name="immers")
+    assert [o.sku for o in twice] == ["a", "b"] and twice[0].available == 1  # the first row, not the last
+    assert (twice.records, twice.skipped, twice.problems) == (3, 1, ["a: listed twice"])
 
 
 # -- no process-lifetime lists ----------------------------------------------------------------------------------------

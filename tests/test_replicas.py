@@ -264,6 +264,8 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
             assert lines and not any(tg.token in line or "replicas-Secret_1" in line for line in lines)
             if name == survivor:  # (a killed replica's last line may be cut short)
                 assert all(json.loads(line)["level"] for line in lines)
+                # SIGTERM is a clean stop: nothing of it at error level (issue 24: a CancelledError was)
+                assert not any("CancelledError" in line for line in lines)
     finally:
         for p in procs.values():
             if p.returncode is None:

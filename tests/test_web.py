@@ -150,3 +150,47 @@ def test_web_and_log_settings_come_from_the_environment(monkeypatch: pytest.Monk
     monkeypatch.setenv("WEB__PORT", "70000")
     with pytest.raises(ValueError):
         Settings(_env_file=None)
+
+
+async def test_slow_headers_and_slow_bodies_are_cut_off() -> None:
+    """400 connections that never finish their headers and 200 authenticated ones that never finish their body
+    are all closed by the server (a 408 for the bodies) while a normal request is still answered. The timeouts
+    are short here; what is checked is that the server ends them, not how fast."""
+    async def handler(request: web.Request) -> web.Response:
+        return web.json_response(await request.json())
+
+    app = create_app(metrics=Metrics(process=False))
+    add_webhook_route(app, "/hook", handler, "s3cr3t-Token_1", body_timeout=0.5)
+    server = await start_server(app, "127.0.0.1", 0, header_timeout=0.5)
+    try:
+        async def slow(head: bytes) -> bytes:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(head)
+            await writer.drain()
+            try:  # everything the server sends until it closes; the client never sends the rest
+                return await asyncio.wait_for(reader.read(), timeout=30)
+            finally:
+                writer.close()
+
+        headers = b"POST /hook HTTP/1.1\r\nHost: x\r\nX-Slow: "
+        body = (f"POST /hook HTTP/1.1\r\nHost: x\r\n{SECRET_HEADER}: s3cr3t-Token_1\r\n"
+                "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"update_id\":").encode()
+        answers = asyncio.gather(*(slow(headers) for _ in range(400)), *(slow(body) for _ in range(200)))
+        async with httpx.AsyncClient() as client:
+            ok = await client.post(f"{server.url}/hook", json={"update_id": 1},
+                                   headers={SECRET_HEADER: "s3cr3t-Token_1"})
+        assert ok.status_code == 200 and ok.json() == {"update_id": 1}
+        got = await answers  # every slow connection ended by the server (a TimeoutError here would fail the test)
+        assert all(a == b"" for a in got[:400])
+        assert all(a.startswith(b"HTTP/1.1 408") for a in got[400:])
+    finally:
+        await server.close()
+
+
+def test_web_timeouts_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuradar.settings import Settings
+
+    monkeypatch.setenv("WEB__HEADER_TIMEOUT", "7")
+    monkeypatch.setenv("WEB__BODY_TIMEOUT", "9.5")
+    web_settings = Settings().web
+    assert (web_settings.header_timeout, web_settings.body_timeout) == (7.0, 9.5)

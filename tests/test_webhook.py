@@ -102,22 +102,30 @@ async def test_polling_mode_deletes_the_webhook_and_sets_none(migrated_database_
     ({"secret": "has spaces"}, ("WEBHOOK__SECRET", "нужен WEBHOOK__SECRET")),
     ({"url": "http://bot.example.com/hook"}, ("https://", "только по HTTPS")),
 ])
-def test_webhook_mode_refuses_settings_that_cannot_work(webhook: dict[str, Any], says: tuple[str, str]) -> None:
+def test_webhook_mode_refuses_settings_that_cannot_work(webhook: dict[str, Any], says: tuple[str, str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings(bot_token="1:x", webhook={"url": "https://bot.example.com/hook", "secret": SECRET,
                                                   **webhook})
-    with pytest.raises(WebhookSettingsError) as err:
-        App(settings)
-    for text in says:
-        assert text in str(err.value)
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(var, raising=False)
+    setting, russian = says
+    for locale in ("ru_RU.UTF-8", "en_GB.UTF-8"):  # one line, in the operator's language only
+        monkeypatch.setenv("LANG", locale)
+        with pytest.raises(WebhookSettingsError) as err:
+            App(settings)
+        assert setting in str(err.value) and "\n" not in str(err.value)
+        assert (russian in str(err.value)) is locale.startswith("ru")
 
 
 def test_run_webhook_without_secret_exits_politely(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBHOOK__", "WEB__"))}
+    env = {k: v for k, v in env.items() if not k.startswith(("LANG", "LC_"))}
     env.update(BOT_TOKEN="123456:TEST-token", DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite3'}",
-               WEBHOOK__URL="https://bot.example.com/hook", PYTHONPATH=str(ROOT))
+               WEBHOOK__URL="https://bot.example.com/hook", PYTHONPATH=str(ROOT), LANG="ru_RU.UTF-8")
     done = subprocess.run([sys.executable, "-m", "gpuradar.cli", "run", "--webhook"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "WEBHOOK__SECRET" in done.stderr and "нужен WEBHOOK__SECRET" in done.stderr
+    assert "needs WEBHOOK__SECRET" not in done.stderr  # the operator's language (LANG) only
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "db.sqlite3").exists()  # refused before touching anything

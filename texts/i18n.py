@@ -16,8 +16,9 @@ str to show a number exactly as formatted.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,17 @@ from core.msg import Joined, Msg
 
 LANGS = ("ru", "en")
 LOCALES = Path(__file__).with_name("locales")
+
+
+def locale_lang(env: Mapping[str, str] | None = None) -> str:
+    """The operator's language from the POSIX locale (LANGUAGE's first entry, LC_ALL, LC_MESSAGES, LANG, the first
+    one set, as gettext reads them): "ru" for ru_RU.UTF-8 and the like, else "en" (C, POSIX, unset, any other)."""
+    e = os.environ if env is None else env
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = (e.get(var) or "").split(":")[0].strip()
+        if value:
+            return "ru" if value.lower().startswith("ru") else "en"
+    return "en"
 
 
 class TextError(LookupError):

@@ -39,13 +39,14 @@ async def start_deep_link(message: Message, command: CommandObject, session: Asy
     payload = command.args or ""
     token = payload[len(DEEP_LINK_PREFIX):] if payload.startswith(DEEP_LINK_PREFIX) else None
     query = await tokens.resolve(token) if token and len(token) <= MAX_TOKEN_CHARS else None
-    if not query:
+    if query is not None:
+        # The same input limit as every other entry: a typed "/start sub_<very long base64>" is cut, with a note.
+        query, cut = cut_input(query)
+    if not query:  # unknown, forged, or nothing readable left (never echoed)
         await message.answer(start_text(lang, provider_names))
         if payload.startswith(DEEP_LINK_PREFIX):
             await message.answer(t(lang, "deep_link_bad"))
         return
-    # The same input limit as every other entry: a typed "/start sub_<very long base64>" is cut, with a note.
-    query, cut = cut_input(query)
     if cut:
         await message.answer(t(lang, "input_cut", limit=MAX_INPUT))
     reply = await subscribe_text(session, user, query, lang=lang, estimator=estimator, cache=offers,

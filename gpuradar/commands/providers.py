@@ -82,10 +82,12 @@ def run(args: argparse.Namespace) -> int:
 
     lang = args.lang = args.lang or "en"
     settings = Settings()
+    # Reasons stored by an older version may still hold what a provider echoed: printed redacted all the same.
+    secrets = settings.secret_values()
     try:
         migrate.upgrade(settings.database_url)
         views, unknown = asyncio.run(_load(settings.database_url))
-        health = {h.provider: h for h in views}
+        health = {h.provider: _redacted(h, secrets) for h in views}
     except Exception as exc:
         print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
@@ -146,6 +148,15 @@ def run(args: argparse.Namespace) -> int:
             for gpu, count in sorted(unknown.get(name, {}).items(), key=lambda item: (-item[1], item[0])):
                 print("  " + _t(lang, "unknown_line", title=provider_title(name), count=count, name=gpu))
     return 0
+
+
+def _redacted(h: Any, secrets: list[str]) -> Any:
+    from core.redaction import redact
+
+    def clean(text: str | None) -> str | None:
+        return redact(text, *secrets) if text else text
+
+    return h.model_copy(update={"reason": clean(h.reason), "last_error": clean(h.last_error)})
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -13,16 +13,16 @@ if TYPE_CHECKING:
     from gpuradar.settings import Settings
 
 
-def both(key: str, **values: object) -> str:
-    """A start-up problem in both languages (the operator's language is unknown): Russian line, English line."""
-    from texts.i18n import t
+def said(key: str, **values: object) -> str:
+    """A start-up problem in one line, in the operator's language (the locale: LANG and the like)."""
+    from texts.i18n import locale_lang, t
 
-    return "\n".join(t(lang, key, **values) for lang in ("ru", "en"))
+    return t(locale_lang(), key, **values)
 
 
 def start_settings(args: argparse.Namespace) -> Settings | None:
-    """What every long-running command does first: read the settings (a problem is printed in both languages; None
-    means exit 2), then configure logging so that no line can carry a configured secret (the bot token, the webhook
+    """What every long-running command does first: read the settings (a problem is printed in the operator's language;
+    None means exit 2), then configure logging so that no line can carry a configured secret (the bot token, the webhook
     secret, provider keys, the database password) in a message, a URL or a traceback."""
     from pydantic import ValidationError
 
@@ -32,10 +32,13 @@ def start_settings(args: argparse.Namespace) -> Settings | None:
     try:
         settings = Settings()
     except ValidationError as e:
-        print(both("run_bad_settings", error=e), file=sys.stderr)
+        # one line: which setting and why, never the value given (it may be a secret)
+        problems = "; ".join(f"{'__'.join(str(p) for p in err['loc']).upper() or '?'}: {err['msg']}"
+                             for err in e.errors())
+        print(said("run_bad_settings", error=problems), file=sys.stderr)
         return None
-    if settings.bot_token is None:
-        print(both("run_no_token"), file=sys.stderr)
+    if settings.bot_token is None or not settings.bot_token.get_secret_value().strip():  # BOT_TOKEN= is unset too
+        print(said("run_no_token"), file=sys.stderr)
         return None
     configure_logging(args.log_level or settings.log.level, json_lines=settings.log.json_lines,
                       secrets=settings.secret_values())

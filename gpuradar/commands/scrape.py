@@ -56,14 +56,19 @@ def _status(result: PollResult, run: RunView | None) -> tuple[str, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from core.redaction import register
+    from gpuradar.logs import configure_logging
     from gpuradar.settings import Settings
     from scrapers.settings import ProviderSettings
     from storage import migrate
 
     lang = args.lang = args.lang or "en"
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings()
+    # Every configured secret out of what is logged, stored and printed (a provider's error may echo its key).
+    if not logging.getLogger().handlers:
+        configure_logging(logging.WARNING, json_lines=False, secrets=settings.secret_values())
+    else:  # logging set up by the embedding process (a test): its handlers stay, the redactor learns the secrets
+        register(*settings.secret_values())
     configured = {name: cfg for name, cfg in settings.providers if isinstance(cfg, ProviderSettings)}
     for name in args.provider or ():
         if name not in configured:

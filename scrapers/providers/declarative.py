@@ -26,6 +26,7 @@ Example (environment variables, nested delimiter `__`; selectors are illustrativ
 
 from __future__ import annotations
 
+import math
 import re
 from functools import partial
 from typing import Any
@@ -85,6 +86,16 @@ def number(value: Any) -> float | None:
         return None
 
 
+def _count(value: Any, low: int) -> int | None:
+    """A count read from a row: None when absent, else a whole number of at least `low` (ValueError otherwise)."""
+    n = number(value)
+    if n is None:
+        return None
+    if not math.isfinite(n) or n != int(n) or n < low:
+        raise ValueError(f"count {value!r} is not a whole number of at least {low}")
+    return int(n)
+
+
 def _flag(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
@@ -140,19 +151,36 @@ def _rows(payload: Any, cfg: DeclarativeProviderSettings, name: str) -> list[dic
     return [{f: _html_field(node, loc) for f, loc in cfg.fields.items()} for node in nodes]
 
 
-def safe_link(link: str, base_url: str) -> str | None:
-    """An absolute http(s) URL for a scraped link, or None: `javascript:`, `data:` and other schemes never reach
-    an `<a href>`. Relative links resolve against the provider's origin. (Attribute escaping happens where the
-    link is rendered; this makes sure only a web address gets there.)"""
+def own_hosts(cfg: DeclarativeProviderSettings) -> frozenset[str]:
+    """The provider's own hosts, from the operator's definition: its base URL's, its order page's, and the hosts
+    its API may redirect to. A scraped link may point there and nowhere else."""
+    hosts = {urlsplit(u).hostname or "" for u in (cfg.base_url, cfg.order_url)} | set(cfg.redirect_hosts)
+    return frozenset(h.lower().removeprefix("www.") for h in hosts if h)
+
+
+def safe_link(link: str, base_url: str, hosts: frozenset[str] | None = None) -> str | None:
+    """An https URL on one of the provider's own `hosts` for a scraped link, or None: `javascript:`, `data:`, plain
+    http (a page that links to http://127.0.0.1) and anyone else's host never reach an `<a href>`. Relative links
+    resolve against the provider's origin; protocol-relative ones (`//host/p`) only count when `host` is its own.
+    (Attribute escaping happens where the link is rendered; this makes sure only the provider's address gets there.)
+    `hosts` defaults to the base URL's."""
     link = link.strip()
-    if not link:
+    if not link or any(c in link for c in "\"<>\x00\\") or any(c.isspace() or ord(c) < 32 for c in link):
         return None
     if link.startswith("//"):
         link = "https:" + link
     elif link.startswith("/"):
         link = join_url(base_url, link)
     parts = urlsplit(link)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or any(c in link for c in "\"<>\x00"):
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number
+        return None
+    host = (parts.hostname or "").lower()
+    own = hosts if hosts is not None else frozenset({(urlsplit(base_url).hostname or "").lower().removeprefix("www.")})
+    if parts.scheme.lower() != "https" or "@" in parts.netloc or port not in (None, 443) or not host:
+        return None
+    if not any(host == h or host.endswith("." + h) for h in own):
         return None
     return link
 
@@ -162,7 +190,9 @@ def parse(payload: Any, settings: ProviderSettings | None = None, name: str = "d
     period = Period(cfg.period)
     billing = Billing(cfg.billing)
     page_url = cfg.order_url or join_url(cfg.base_url, cfg.path)
+    hosts = own_hosts(cfg)
     out = Collector(name)
+    seen: set[str] = set()  # offer keys already read: a repeated row is skipped and counted, not "last one wins"
     for row in _rows(payload, cfg, name):
         spelling = str(row.get("gpu") or "").strip()
         price = number(row.get("price"))
@@ -174,24 +204,28 @@ def parse(payload: Any, settings: ProviderSettings | None = None, name: str = "d
         in_stock = _flag(row.get("in_stock")) if "in_stock" in cfg.fields else None
         if in_stock is None:
             in_stock = available > 0 if available is not None else True
-        link = safe_link(str(row.get("url") or ""), cfg.base_url)
-        count = number(row.get("gpu_count"))
-        vcpu = number(row.get("vcpu"))
+        link = safe_link(str(row.get("url") or ""), cfg.base_url, hosts)
         try:
-            gpus = max(1, int(count or 1))
-            cores = int(vcpu) if vcpu else None
-            stock = int(available) if available is not None else None
-        except (OverflowError, ValueError):  # inf / nan from a page: out of bounds like any other
-            out.skip(f"{spelling}: a count is not a finite number")
+            gpus = _count(row.get("gpu_count"), low=1) or 1
+            cores = _count(row.get("vcpu"), low=0)
+            stock = _count(available, low=0)
+        except ValueError as exc:  # "0 GPUs", "-2", "1.5", inf: a broken row, never read as one GPU
+            out.skip(f"{spelling}: {exc}")
             continue
-        out.add(
-            sku=str(row.get("sku") or spelling).strip(), gpu=gpu_id(spelling, memory, name),
+        sku = str(row.get("sku") or spelling).strip()
+        offer = out.add(
+            sku=sku, gpu=gpu_id(spelling, memory, name),
             gpu_name=spelling, gpu_count=gpus, gpu_memory_gb=memory,
             vcpu=cores, ram_gb=number(row.get("ram_gb")),
             disk_gb=number(row.get("disk_gb")), location=str(row.get("location") or "").strip(), billing=billing,
             price=price, currency=cfg.currency.upper(), period=period, in_stock=in_stock,
             available=stock, url=link or page_url,
         )
+        if offer is not None:
+            if offer.key in seen:
+                out.offers.pop()
+                out.skip(f"{sku}: listed twice")
+            seen.add(offer.key)
     return out.result()
 
 

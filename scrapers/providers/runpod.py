@@ -19,6 +19,7 @@ from typing import Any
 from core.gpus import find_gpu
 from core.offers import Billing, Period
 from core.providers import ProviderInfo
+from core.redaction import redact
 from scrapers.errors import PayloadValidationError
 from scrapers.http import PoliteClient
 from scrapers.provider import Provider
@@ -101,7 +102,9 @@ def _gpu(gt: _GpuType) -> str | None:
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     answer = validate(_Answer, payload, NAME)
     if answer.errors or answer.data is None:
-        messages = "; ".join(str(e.get("message", e)) for e in answer.errors or [])[:200]
+        # An error may quote the request, key included: redacted before it is cut short (a cut key is not found).
+        key = settings.api_key.get_secret_value() if settings is not None and settings.api_key else None
+        messages = redact("; ".join(str(e.get("message", e)) for e in answer.errors or []), key)[:200]
         raise PayloadValidationError(f"{NAME}: GraphQL answered errors ({messages or 'no data'})")
     data = answer.data
     by_cloud = {"secure": data.secure if data.secure is not None else data.gpuTypes, "community": data.community}

@@ -132,3 +132,7 @@ run_port_in_use = Port { $port } on { $host } is already in use (or not allowed)
 run_db_missing = The database folder { $path } does not exist: create it or point DATABASE_URL elsewhere.
 run_db_not_writable = The database { $path } cannot be written: fix its permissions or point DATABASE_URL elsewhere.
 cli_engine = --engine must be one of { $choices }.
+run_db_bad_url = DATABASE_URL is not a database URL: write it as sqlite+aiosqlite:///path/to/gpuradar.sqlite3 or postgresql+asyncpg://user:password@host:5432/gpuradar.
+run_db_unknown = DATABASE_URL names a database or driver “{ $scheme }” that is not known: use sqlite+aiosqlite:///path/to/gpuradar.sqlite3 or postgresql+asyncpg://user:password@host:5432/gpuradar (not postgres://).
+run_db_not_async = DATABASE_URL “{ $scheme }” names a driver the bot cannot use (it needs an asyncio one): use sqlite+aiosqlite:///… or postgresql+asyncpg://….
+run_db_unreachable = Cannot open the database { $where } ({ $error }): check the host, the port, the user and password, and that the server is running and the database exists.

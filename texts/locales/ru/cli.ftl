@@ -140,3 +140,7 @@ run_port_in_use = Порт { $port } на { $host } уже занят (или н
 run_db_missing = Папки базы данных { $path } нет: создайте её или укажите другой путь в DATABASE_URL.
 run_db_not_writable = В базу данных { $path } нельзя писать: исправьте права или укажите другой путь в DATABASE_URL.
 cli_engine = --engine может быть: { $choices }.
+run_db_bad_url = DATABASE_URL — не адрес базы данных: укажите sqlite+aiosqlite:///путь/к/gpuradar.sqlite3 или postgresql+asyncpg://пользователь:пароль@хост:5432/gpuradar.
+run_db_unknown = В DATABASE_URL указана неизвестная база данных или драйвер «{ $scheme }»: укажите sqlite+aiosqlite:///путь/к/gpuradar.sqlite3 или postgresql+asyncpg://пользователь:пароль@хост:5432/gpuradar (не postgres://).
+run_db_not_async = В DATABASE_URL указан драйвер «{ $scheme }», с которым бот работать не может (нужен асинхронный): укажите sqlite+aiosqlite:///… или postgresql+asyncpg://….
+run_db_unreachable = Не удалось открыть базу данных { $where } ({ $error }): проверьте хост, порт, пользователя и пароль, что сервер запущен и база существует.
