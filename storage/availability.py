@@ -22,7 +22,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Table, and_, bindparam, delete, func, insert, or_, select, update
@@ -33,15 +33,20 @@ from core.availability import (
     WHOLE_GROUP,
     Change,
     Span,
+    Stretch,
     Trend,
     WindowStats,
     combine,
     series_key,
+    timeline,
     trend,
     window_stats,
 )
 from core.offers import Offer
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
+
+if TYPE_CHECKING:
+    from storage.availability_cache import ChangeCache
 
 log = logging.getLogger(__name__)
 
@@ -143,9 +148,10 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
     if index is None:
         index = state.availability = SeriesIndex()
         await _build(session, provider, state, index, meta)
-        touched: set[str] = set(index.members)
+        # every series recounted from its members (None: no moves to go by)
+        touched: dict[str, list[tuple[Member | None, Member]] | None] = dict.fromkeys(index.members)
     else:
-        touched = set()
+        touched = {}
         for key in written:
             stored = state.get(key)
             if stored is None:
@@ -161,36 +167,96 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
                 meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
             for series in keys:
                 members = index.members.setdefault(series, {})
-                if members.get(key) != member:
+                old = members.get(key)
+                if old != member:
                     members[key] = member
-                    touched.add(series)
+                    moved = touched.setdefault(series, [])
+                    assert moved is not None
+                    moved.append((old, member))
     inserts: list[dict[str, Any]] = []
-    updates: list[dict[str, Any]] = []
-    changes: list[dict[str, Any]] = []
-    for series in touched:
-        after = _aggregate(index.members[series])
+    updates: list[tuple[Any, ...]] = []
+    changes: list[tuple[Any, ...]] = []
+    for series, moves in touched.items():
         before = index.state.get(series)
+        members = index.members[series]
+        after = _aggregate(members) if moves is None else _moved(before, moves, members)
         if before == after:
             continue
-        values = {"in_stock": after.in_stock, "price_usd": after.usd, "price_rub": after.rub, "changed_at": at}
         if before is None:
             provider_, card, count, region, billing = meta[series]
             inserts.append({"key": series, "provider": provider_, "card": card, "gpu_count": count,
-                            "region": region, "billing": billing, "first_seen": at, **values})
+                            "region": region, "billing": billing, "first_seen": at, "in_stock": after.in_stock,
+                            "price_usd": after.usd, "price_rub": after.rub, "changed_at": at})
         else:
-            updates.append({"k": series, **values})
-        changes.append({"series_key": series, "at": at, "in_stock": after.in_stock, "price_usd": after.usd,
-                        "price_rub": after.rub})
+            updates.append((after.in_stock, after.usd, after.rub, series))
+        changes.append((series, after.in_stock, after.usd, after.rub))
         index.state[series] = after
     conn = await session.connection()
     if inserts:
         await conn.execute(insert(_series), inserts)
+    await _write_moves(conn, at, updates, changes)
+
+
+def _moved(before: SeriesState | None, moves: Sequence[tuple[Member | None, Member]],
+           members: dict[str, Member]) -> SeriesState:
+    """The series' state after its members moved: from the state before when no move can have taken away its
+    cheapest in-stock member (a family holds thousands of configurations, a poll moves a few of them), else
+    recounted from every member. The same answer as `_aggregate(members)` either way."""
+    if before is None:
+        return _aggregate(members)
+    in_stock, usd, rub = before
+    for old, new in moves:
+        if old is not None and old.in_stock and (not new.in_stock or new.usd != old.usd or new.rub != old.rub) \
+                and (old.usd == usd or old.rub == rub or (usd is None and rub is None)):
+            return _aggregate(members)  # the cheapest (or the only known) in-stock member moved away
+        if new.in_stock:
+            in_stock = True
+            if new.usd is not None and (usd is None or new.usd < usd):
+                usd = new.usd
+            if new.rub is not None and (rub is None or new.rub < rub):
+                rub = new.rub
+    return SeriesState(in_stock, usd, rub)
+
+
+# The two statements every moving poll runs, as the driver's own executemany: a Vast-sized poll moves thousands of
+# series, and SQLAlchemy's per-row parameter handling was most of the upkeep's time (bench/availability.py).
+_PLACEHOLDER = {"qmark": lambda i: "?", "format": lambda i: "%s", "numeric": lambda i: f":{i}",
+                "numeric_dollar": lambda i: f"${i}"}
+
+
+async def _write_moves(conn: Any, at: datetime, updates: list[tuple[Any, ...]],
+                       changes: list[tuple[Any, ...]]) -> None:
+    """UPDATE the series' state and INSERT their change rows, `at` and booleans bound as SQLAlchemy binds them."""
+    if not updates and not changes:
+        return
+    dialect = conn.dialect
+    mark = _PLACEHOLDER.get(dialect.paramstyle)
+    if mark is None:  # a driver with named parameters: SQLAlchemy's own executemany
+        if updates:
+            await conn.execute(update(_series).where(_series.c.key == bindparam("k")).values(
+                in_stock=bindparam("in_stock"), price_usd=bindparam("price_usd"), price_rub=bindparam("price_rub"),
+                changed_at=bindparam("changed_at")),
+                [{"in_stock": i, "price_usd": u, "price_rub": r, "changed_at": at, "k": k} for i, u, r, k in updates])
+        if changes:
+            await conn.execute(insert(_changes), [{"series_key": k, "at": at, "in_stock": i, "price_usd": u,
+                                                   "price_rub": r} for k, i, u, r in changes])
+        return
+    stamp = _bind(_changes.c.at, dialect, at)
+    flag = _changes.c.in_stock.type.bind_processor(dialect) or bool
+    q = dialect.identifier_preparer.quote
     if updates:
-        await conn.execute(update(_series).where(_series.c.key == bindparam("k")).values(
-            in_stock=bindparam("in_stock"), price_usd=bindparam("price_usd"), price_rub=bindparam("price_rub"),
-            changed_at=bindparam("changed_at")), updates)
+        sql = (f"UPDATE {q(_series.name)} SET {q('in_stock')} = {mark(1)}, {q('price_usd')} = {mark(2)}, "
+               f"{q('price_rub')} = {mark(3)}, {q('changed_at')} = {mark(4)} WHERE {q('key')} = {mark(5)}")
+        await conn.exec_driver_sql(sql, [(flag(i), u, r, stamp, k) for i, u, r, k in updates])
     if changes:
-        await conn.execute(insert(_changes), changes)
+        sql = (f"INSERT INTO {q(_changes.name)} ({q('series_key')}, {q('at')}, {q('in_stock')}, {q('price_usd')}, "
+               f"{q('price_rub')}) VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
+        await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in changes])
+
+
+def _bind(column: Any, dialect: Any, value: Any) -> Any:
+    process = column.type.bind_processor(dialect)
+    return process(value) if process is not None else value
 
 
 async def _build(session: AsyncSession, provider: str, state: Any, index: SeriesIndex,
@@ -334,6 +400,7 @@ class CardStats(BaseModel):
     cards: tuple[str, ...]  # those with history
     gpu_count: int | None
     cap: float | None
+    cap_per_gpu: bool  # the cap is per GPU-hour (else per hour for the whole configuration)
     currency: str
     providers: tuple[str, ...]
     window: WindowStats
@@ -344,11 +411,14 @@ DEFAULT_BILLINGS = ("hourly", "monthly")  # spot is interruptible: not what "in 
 
 async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_count: int | None, *,
                      fits: Callable[[str, int], bool] | None = None, cap: float | None = None,
-                     currency: str = "USD", days: int = 30, now: datetime | None = None,
-                     billings: Sequence[str] = DEFAULT_BILLINGS) -> CardStats:
-    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap` per GPU-hour)": the provider
-    families merged, each counted only where its provider was observed. None for `cards` / `gpu_count`: any;
-    `fits(card, count)` narrows further (a workload's fitting configurations)."""
+                     cap_per_gpu: bool = True, currency: str = "USD", days: int = 30, now: datetime | None = None,
+                     billings: Sequence[str] = DEFAULT_BILLINGS, cache: ChangeCache | None = None) -> CardStats:
+    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap`)": the provider families merged,
+    each counted only where its provider was observed. `cap` is per GPU-hour, or with `cap_per_gpu=False` per hour
+    for the whole configuration (a family of n GPUs then meets it at `cap / n` per GPU-hour: every member of a
+    family has the same count). None for `cards` / `gpu_count`: any; `fits(card, count)` narrows further (a
+    workload's fitting configurations). `cache`: a replica's held changes (storage/availability_cache.py), the
+    same figures with a small read."""
     now = now or datetime.now(UTC)
     q = select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count).where(
         and_(_series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))))
@@ -360,11 +430,61 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
             if fits is None or fits(r.card, r.gpu_count)]
     since = now - timedelta(days=days)
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
-    changes = await _changes_of(session, [r.key for r in rows], since)
-    merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], cap=cap, currency=currency)
+    keys = [r.key for r in rows]
+    caps = [None if cap is None else cap if cap_per_gpu else cap / r.gpu_count for r in rows]
+    if cache is None:
+        changes = await _changes_of(session, keys, since)
+        merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
+    else:
+        changes = await cache.changes(session, keys, since)
+        version = (cache.version(keys), tuple(tuple(coverage[r.provider]) for r in rows))
+        merged, spans = cache.merged((tuple(keys), tuple(caps), currency), version,
+                                     [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
     window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
-    return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap, currency=currency,
+    return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,
+                     cap_per_gpu=cap_per_gpu, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)
+
+
+class ProviderStrip(BaseModel):
+    """"Any of these cards at this provider" over a window: observed stretches in stock or not (the /history strip)
+    and the window's figures."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    stretches: tuple[Stretch, ...]
+    window: WindowStats
+
+
+async def provider_strips(session: AsyncSession, cards: Sequence[str], *, days: int,
+                          now: datetime | None = None, billings: Sequence[str] = DEFAULT_BILLINGS,
+                          cache: ChangeCache | None = None) -> list[ProviderStrip]:
+    """Per provider that has history for any of `cards` (any GPU count): when it had one in stock, over the
+    observed time of the last `days` (at most the kept window, 30 days: older time was not kept, so nothing is
+    claimed about it); sorted by provider. One read of the providers' families, like card_stats."""
+    now = now or datetime.now(UTC)
+    days = max(1, min(days, KEEP_DAYS - 1))
+    since = now - timedelta(days=days)
+    rows = (await session.execute(
+        select(_series.c.key, _series.c.provider).where(
+            _series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings)), _series.c.card.in_(list(cards)))
+        .order_by(_series.c.provider, _series.c.key))).all()
+    if not rows:
+        return []
+    coverage = await _coverage_of(session, (r.provider for r in rows), since)
+    keys = [r.key for r in rows]
+    changes = await (cache.changes(session, keys, since) if cache is not None else _changes_of(session, keys, since))
+    by_provider: dict[str, list[str]] = {}
+    for r in rows:
+        by_provider.setdefault(r.provider, []).append(r.key)
+    until, start = now.timestamp(), since.timestamp()
+    out = []
+    for provider, members in by_provider.items():
+        merged, spans = combine([(changes[k], coverage[provider]) for k in members])
+        out.append(ProviderStrip(provider=provider, stretches=tuple(timeline(merged, spans, since=start, until=until)),
+                                 window=window_stats(merged, spans, until=until, days=days)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------ retention

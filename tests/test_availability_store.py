@@ -156,3 +156,64 @@ async def test_retention_keeps_the_state_in_force(sm: async_sessionmaker[AsyncSe
     assert (after.appeared, after.episodes) == (before.appeared - 1, before.episodes - 1)
     assert (after.median_stay, after.median_comeback) == (before.median_stay, before.median_comeback)
     assert after.observed == before.observed - 4 * 15 * M
+
+
+async def test_a_cap_is_on_the_whole_configuration_unless_per_gpu(sm: async_sessionmaker[AsyncSession]) -> None:
+    """H100 × 2 at $4/h ($2 per GPU-hour) always in stock, H100 × 1 at $2.50/h in stock from poll 4 on."""
+    def offers(k: int) -> list[Offer]:
+        return [Offer(provider="cloudx", sku="two", gpu="h100-sxm", gpu_name="H100", gpu_count=2, price=4.0,
+                      currency="USD", in_stock=True, location="US"),
+                Offer(provider="cloudx", sku="one", gpu="h100-sxm", gpu_name="H100", gpu_count=1, price=2.5,
+                      currency="USD", in_stock=k >= 4, location="US")]
+
+    cache = StateCache()
+    for k in range(8):
+        await poll(sm, k, cache=cache, offers=offers(k))
+    now = at(7) + timedelta(minutes=1)
+    observed = 7 * 15 * M
+    async with sm() as s:
+        whole_5 = await card_stats(s, ["h100-sxm"], 2, cap=5.0, cap_per_gpu=False, now=now)
+        whole_3 = await card_stats(s, ["h100-sxm"], 2, cap=3.0, cap_per_gpu=False, now=now)
+        gpu_3 = await card_stats(s, ["h100-sxm"], 2, cap=3.0, cap_per_gpu=True, now=now)
+        # any count (a workload's fitting configurations): $3/h for the whole configuration is met by the × 1
+        # alone (from poll 4), priced per GPU-hour at its $2.50; $3 per GPU-hour by both, the cheapest $2
+        any_whole = await card_stats(s, ["h100-sxm"], None, cap=3.0, cap_per_gpu=False, now=now)
+        any_gpu = await card_stats(s, ["h100-sxm"], None, cap=3.0, cap_per_gpu=True, now=now)
+    assert whole_5.window.observed == observed and whole_5.window.in_stock == observed
+    assert whole_5.window.price_now == 2.0 and not whole_5.cap_per_gpu
+    assert whole_3.window.in_stock == 0.0 and whole_3.window.now_in_stock is False
+    assert gpu_3.window.in_stock == observed
+    assert any_whole.window.in_stock == 3 * 15 * M and any_whole.window.price_now == 2.5
+    assert any_gpu.window.in_stock == observed and any_gpu.window.price_now == 2.0
+
+
+async def test_a_replicas_held_changes_give_the_same_figures(sm: async_sessionmaker[AsyncSession]) -> None:
+    """storage.availability_cache: the figures from held changes refreshed by a small read equal a fresh read's,
+    as polls come in (one of them committed after a later-stamped one), and after retention."""
+    from storage.availability_cache import ChangeCache
+
+    cache = ChangeCache()
+    cards = ["h100-sxm", "h100-pcie"]
+
+    async def both(now: datetime, **kw: object) -> None:
+        async with sm() as s:
+            fresh = await card_stats(s, cards, 1, now=now, **kw)  # type: ignore[arg-type]
+            held = await card_stats(s, cards, 1, now=now, cache=cache, **kw)  # type: ignore[arg-type]
+        assert held == fresh
+
+    await history(sm)
+    await both(at(111) + timedelta(minutes=2))
+    await both(at(111) + timedelta(minutes=2), cap=2.5)
+    cache_first = StateCache()
+    for k in range(112, 118):
+        await poll(sm, k, cache=cache_first)
+        await both(at(k) + timedelta(minutes=2))
+        await both(at(k) + timedelta(minutes=2), cap=2.5)
+    # A row stamped 20 minutes before the latest held one, committed after it (another writer's late poll).
+    async with sm() as s, s.begin():
+        s.add(AvailabilityChange(series_key="cloudx|h100-sxm|1|*|hourly", at=at(117) - timedelta(minutes=20),
+                                 in_stock=False, price_usd=None, price_rub=None))
+    await both(at(117) + timedelta(minutes=2))
+    assert len(cache) > 0
+    await prune_availability(sm, at(5) + timedelta(days=31))
+    await both(at(117) + timedelta(minutes=2))
