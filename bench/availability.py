@@ -121,7 +121,8 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
             at = T0 + timedelta(minutes=5 * k)
             for _engine, sm, hook, cache, took, cpu in (runs if k % 2 == 0 else runs[::-1]):
                 ingest.track_poll = hook
-                gc.collect()  # each poll starts with the same collector debt
+                gc.collect()  # between polls, as the ingest child does (gpuradar/ingest_process.py, _settle_heap)
+                gc.freeze()
                 start, start_cpu = time.perf_counter(), time.process_time()
                 await record_poll(sm, PollResult(provider="vastai", status=PollStatus.OK, offers=offers,
                                                  started_at=at, finished_at=at), rates=RATES, on_events=writer,
@@ -129,6 +130,7 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
                 took.append(time.perf_counter() - start)
                 cpu.append(time.process_time() - start_cpu)
     finally:
+        gc.unfreeze()
         ingest.track_poll = real
         for engine, *_ in runs:
             await engine.dispose()
@@ -171,7 +173,10 @@ async def bench_ingest(server: str | None, label: str, n: int, polls_n: int, sta
     return kept_url
 
 
-async def add_h100_history(url: str, providers: int = 6, days: int = 30) -> None:
+H100_PROVIDERS = 6
+
+
+async def add_h100_history(url: str, providers: int = H100_PROVIDERS, days: int = 30) -> None:
     """Thirty days of H100 × 1 families at more providers, written as ingest writes them (rows and coverage)."""
     from sqlalchemy import insert
 
@@ -201,8 +206,7 @@ async def add_h100_history(url: str, providers: int = 6, days: int = 30) -> None
                     t += timedelta(minutes=20)
                 await s.execute(insert(AvailabilitySeries), [{
                     "key": key, "provider": name, "card": card, "gpu_count": 1, "region": "*", "billing": "hourly",
-                    "in_stock": in_stock, "price_usd": price, "price_rub": price * 80, "first_seen": start,
-                    "changed_at": now}])
+                    "first_seen": start}])
                 await s.execute(insert(AvailabilityChange), rows)
     await engine.dispose()
 
@@ -228,16 +232,45 @@ async def bench_when(url: str, label: str, asks: int) -> None:
             def summary(ms: list[float]) -> tuple[float, float]:
                 return statistics.median(ms), sorted(ms)[int(0.9 * len(ms))]
 
-            _, reply = await ask("/when H100 under $2.5", 5000)
+            first, reply = await ask("/when H100 under $2.5", 5000)
             print("    /when answered:", reply.replace("\n", " | ")[:300])
             when = [(await ask("/when H100 under $2.5", 5001 + i))[0] for i in range(asks)]
             help_ = [(await ask("/help", 9001 + i))[0] for i in range(asks)]
+            moved = []
+            for i in range(max(3, asks // 3)):
+                await h100_poll(url, i)  # every H100 series moved since the last answer
+                moved.append((await ask("/when H100 under $2.5", 7001 + i))[0])
         finally:
             await app.stop()
-    (w50, w90), (h50, h90) = summary(when), summary(help_)
+    (w50, w90), (h50, h90), (m50, m90) = summary(when), summary(help_), summary(moved)
     print(f"[2] /when H100 under $2.5 through the bot on {label}: median {w50:.1f} ms, p90 {w90:.1f} ms over "
           f"{asks} asks (target < 20 ms: {'met' if w50 < 20 else 'MISSED'}); /help, the same stack without the "
           f"statistics: median {h50:.1f} ms, p90 {h90:.1f} ms (ratio {w50 / h50:.2f})")
+    print(f"    after a poll moved all {2 * H100_PROVIDERS} H100 series (their new rows read, the merged timeline "
+          f"recomputed): median {m50:.1f} ms, p90 {m90:.1f} ms (ratio to /help {m50 / h50:.2f}); the replica's first "
+          f"question (30 days of those series read): {first:.0f} ms")
+
+
+async def h100_poll(url: str, k: int) -> None:
+    """One poll's worth of moves for the added H100 families: a change row each, every stretch extended to now."""
+    from sqlalchemy import insert, update
+
+    from storage.availability_tables import AvailabilityChange, AvailabilityCoverage
+    from storage.db import make_engine, make_sessionmaker
+
+    engine = make_engine(url)
+    now = datetime.now(UTC)
+    rng = random.Random(100 + k)
+    async with make_sessionmaker(engine)() as s, s.begin():
+        for p in range(H100_PROVIDERS):
+            await s.execute(update(AvailabilityCoverage).where(AvailabilityCoverage.provider == f"cloud{p}")
+                            .values(end=now))
+            for card in ("h100-sxm", "h100-pcie"):
+                price = round(rng.uniform(1.0, 3.0), 4)
+                await s.execute(insert(AvailabilityChange).values(
+                    series_key=f"cloud{p}|{card}|1|*|hourly", at=now, in_stock=rng.random() < 0.6,
+                    price_usd=price, price_rub=price * 80))
+    await engine.dispose()
 
 
 def pg_server() -> str:

@@ -8,12 +8,14 @@ with the offers they describe (a rolled-back poll moves neither; every replica r
   stamped earlier than the stretch's end (the clock was set back) counts as at that end: time never runs backwards
   in the statistics, so nothing is counted twice and no duration is negative.
 - each SERIES touched by the poll: an offer group (provider, card, GPU count, region, billing) and its provider
-  family (the same without the region). Only configurations whose stored row the poll wrote can move a series; the
-  poll recomputes just those series from an in-memory index of members (kept with the ingest state cache between
-  polls, built once from the provider's state otherwise), and writes a change row only where a series' state (in
-  stock, cheapest price) actually moved. An unchanged provider costs one coverage update.
+  family (the same without the region); its state is its latest change row. Only configurations whose stored row
+  the poll wrote can move a series; the poll recomputes just those series from an in-memory index of members (kept
+  with the ingest state cache between polls, built once from the provider's state otherwise), and writes a change
+  row only where a series' state (in stock, cheapest price) actually moved. An unchanged provider costs one
+  coverage update.
 
-Read side — `series_stats`, `card_stats`, `stay_notes`: one indexed range read per question, no raw history.
+Read side — `series_stats`, `card_stats`, `provider_strips`: one indexed range read per question, no raw history
+(storage/availability_cache.py holds what a replica read, so the next question reads only what is new).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Table, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Table, and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.availability import (
@@ -80,6 +82,7 @@ class SeriesIndex:
     members: dict[str, dict[str, Member]] = field(default_factory=dict)
     of: dict[str, tuple[str, str]] = field(default_factory=dict)  # config key -> (group key, family key)
     state: dict[str, SeriesState] = field(default_factory=dict)
+    current: dict[str, Member] = field(default_factory=dict)  # config key -> what it is as a member now
 
 
 def gap_allowance(start: datetime, end: datetime, polls: int) -> timedelta:
@@ -151,30 +154,37 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
         # every series recounted from its members (None: no moves to go by)
         touched: dict[str, list[tuple[Member | None, Member]] | None] = dict.fromkeys(index.members)
     else:
+        # The hot loop of a moving poll (thousands of rows written): locals, one lookup per configuration.
         touched = {}
+        get, current, of, series_members = state.get, index.current, index.of, index.members
         for key in written:
-            stored = state.get(key)
+            stored = get(key)
             if stored is None:
                 continue
-            offer: Offer = stored.offer
             member = Member(stored.in_stock, stored.usd, stored.rub)
-            keys = index.of.get(key)
+            old = current.get(key)
+            if old == member:
+                continue  # written for another reason (last seen, listing details): no series moved
+            current[key] = member
+            keys = of.get(key)
             if keys is None:
+                offer: Offer = stored.offer
                 group, family, m = _keys_of(offer.provider, offer.gpu, offer.gpu_name, offer.gpu_count,
                                             offer.location, offer.billing.value)
-                keys = index.of[key] = (group, family)
+                keys = of[key] = (group, family)
                 meta[group] = m
                 meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
             for series in keys:
-                members = index.members.setdefault(series, {})
-                old = members.get(key)
-                if old != member:
-                    members[key] = member
-                    moved = touched.setdefault(series, [])
-                    assert moved is not None
+                members = series_members.get(series)
+                if members is None:
+                    members = series_members[series] = {}
+                members[key] = member
+                moved = touched.get(series)
+                if moved is None:
+                    touched[series] = [(old, member)]
+                else:
                     moved.append((old, member))
     inserts: list[dict[str, Any]] = []
-    updates: list[tuple[Any, ...]] = []
     changes: list[tuple[Any, ...]] = []
     for series, moves in touched.items():
         before = index.state.get(series)
@@ -185,16 +195,13 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
         if before is None:
             provider_, card, count, region, billing = meta[series]
             inserts.append({"key": series, "provider": provider_, "card": card, "gpu_count": count,
-                            "region": region, "billing": billing, "first_seen": at, "in_stock": after.in_stock,
-                            "price_usd": after.usd, "price_rub": after.rub, "changed_at": at})
-        else:
-            updates.append((after.in_stock, after.usd, after.rub, series))
+                            "region": region, "billing": billing, "first_seen": at})
         changes.append((series, after.in_stock, after.usd, after.rub))
         index.state[series] = after
     conn = await session.connection()
     if inserts:
         await conn.execute(insert(_series), inserts)
-    await _write_moves(conn, at, updates, changes)
+    await _write_moves(conn, at, changes)
 
 
 def _moved(before: SeriesState | None, moves: Sequence[tuple[Member | None, Member]],
@@ -218,40 +225,28 @@ def _moved(before: SeriesState | None, moves: Sequence[tuple[Member | None, Memb
     return SeriesState(in_stock, usd, rub)
 
 
-# The two statements every moving poll runs, as the driver's own executemany: a Vast-sized poll moves thousands of
+# The statement every moving poll runs, as the driver's own executemany: a Vast-sized poll moves thousands of
 # series, and SQLAlchemy's per-row parameter handling was most of the upkeep's time (bench/availability.py).
 _PLACEHOLDER = {"qmark": lambda i: "?", "format": lambda i: "%s", "numeric": lambda i: f":{i}",
                 "numeric_dollar": lambda i: f"${i}"}
 
 
-async def _write_moves(conn: Any, at: datetime, updates: list[tuple[Any, ...]],
-                       changes: list[tuple[Any, ...]]) -> None:
-    """UPDATE the series' state and INSERT their change rows, `at` and booleans bound as SQLAlchemy binds them."""
-    if not updates and not changes:
+async def _write_moves(conn: Any, at: datetime, changes: list[tuple[Any, ...]]) -> None:
+    """INSERT the series' change rows, `at` and booleans bound as SQLAlchemy binds them."""
+    if not changes:
         return
     dialect = conn.dialect
     mark = _PLACEHOLDER.get(dialect.paramstyle)
     if mark is None:  # a driver with named parameters: SQLAlchemy's own executemany
-        if updates:
-            await conn.execute(update(_series).where(_series.c.key == bindparam("k")).values(
-                in_stock=bindparam("in_stock"), price_usd=bindparam("price_usd"), price_rub=bindparam("price_rub"),
-                changed_at=bindparam("changed_at")),
-                [{"in_stock": i, "price_usd": u, "price_rub": r, "changed_at": at, "k": k} for i, u, r, k in updates])
-        if changes:
-            await conn.execute(insert(_changes), [{"series_key": k, "at": at, "in_stock": i, "price_usd": u,
-                                                   "price_rub": r} for k, i, u, r in changes])
+        await conn.execute(insert(_changes), [{"series_key": k, "at": at, "in_stock": i, "price_usd": u,
+                                               "price_rub": r} for k, i, u, r in changes])
         return
     stamp = _bind(_changes.c.at, dialect, at)
     flag = _changes.c.in_stock.type.bind_processor(dialect) or bool
     q = dialect.identifier_preparer.quote
-    if updates:
-        sql = (f"UPDATE {q(_series.name)} SET {q('in_stock')} = {mark(1)}, {q('price_usd')} = {mark(2)}, "
-               f"{q('price_rub')} = {mark(3)}, {q('changed_at')} = {mark(4)} WHERE {q('key')} = {mark(5)}")
-        await conn.exec_driver_sql(sql, [(flag(i), u, r, stamp, k) for i, u, r, k in updates])
-    if changes:
-        sql = (f"INSERT INTO {q(_changes.name)} ({q('series_key')}, {q('at')}, {q('in_stock')}, {q('price_usd')}, "
-               f"{q('price_rub')}) VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
-        await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in changes])
+    sql = (f"INSERT INTO {q(_changes.name)} ({q('series_key')}, {q('at')}, {q('in_stock')}, {q('price_usd')}, "
+           f"{q('price_rub')}) VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
+    await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in changes])
 
 
 def _bind(column: Any, dialect: Any, value: Any) -> Any:
@@ -266,6 +261,7 @@ async def _build(session: AsyncSession, provider: str, state: Any, index: Series
     def add(key: str, parts: tuple[str, str, tuple[str, str, int, str, str]], member: Member) -> None:
         group, family, m = parts
         index.of[key] = (group, family)
+        index.current[key] = member
         index.members.setdefault(group, {})[key] = member
         index.members.setdefault(family, {})[key] = member
         meta[group] = m
@@ -281,10 +277,16 @@ async def _build(session: AsyncSession, provider: str, state: Any, index: Series
         r = raw[_RAW:]
         add(key, _keys_of(r[_PROVIDER], r[_GPU], r[_GPU_NAME], r[_COUNT], r[_LOCATION], r[_BILLING]),
             Member(bool(raw[_RAW_IN_STOCK]), raw[_RAW_USD], raw[_RAW_RUB]))
+    # Each stored series' state: its latest change (by time, then id: the order ingest wrote them in), one index
+    # probe per series.
     conn = await session.connection()
+    c = _changes.alias("c")
+    latest = (select(c.c.id).where(c.c.series_key == _series.c.key).order_by(c.c.at.desc(), c.c.id.desc())
+              .limit(1).correlate(_series).scalar_subquery())
+    ids = select(latest).where(_series.c.provider == provider)
     for key, in_stock, usd, rub in (await conn.execute(
-            select(_series.c.key, _series.c.in_stock, _series.c.price_usd, _series.c.price_rub)
-            .where(_series.c.provider == provider))).all():
+            select(_changes.c.series_key, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
+            .where(_changes.c.id.in_(ids)))).all():
         index.state[key] = SeriesState(bool(in_stock), usd, rub)
 
 

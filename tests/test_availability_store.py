@@ -94,11 +94,16 @@ async def test_known_history(sm: async_sessionmaker[AsyncSession]) -> None:
 
 async def incremental_equals_a_rebuild(sm: async_sessionmaker[AsyncSession]) -> None:
     async with sm() as s:
-        stored = {r.key: (r.in_stock, r.price_usd) for r in (await s.scalars(select(AvailabilitySeries))).all()}
+        keys = set((await s.scalars(select(AvailabilitySeries.key))).all())
+        # a series' state is its latest change (by time, then id)
+        stored = {r.series_key: (r.in_stock, r.price_usd) for r in (await s.execute(
+            select(AvailabilityChange.series_key, AvailabilityChange.in_stock, AvailabilityChange.price_usd)
+            .order_by(AvailabilityChange.at, AvailabilityChange.id))).all()}
         changes = int(await s.scalar(select(func.count()).select_from(AvailabilityChange)) or 0)
     assert stored == {"cloudx|h100-sxm|1|US|hourly": (True, 2.0), "cloudx|h100-sxm|1|EU|hourly": (True, 3.0),
                       "cloudx|h100-sxm|1|*|hourly": (True, 2.0), "cloudx|a100-80gb|1|US|hourly": (True, 1.0),
                       "cloudx|a100-80gb|1|*|hourly": (True, 1.0)}
+    assert keys == set(stored)
     # one row per move only: group 'a' 1 + 2 per stay (8 stays, the last still open) ; the family's price moves
     # with it (3.0 <-> 2.0); 'b' and the filler: their first record
     assert changes == (1 + 2 * 8 - 1) + (1 + 2 * 8 - 1) + 3
