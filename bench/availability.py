@@ -137,15 +137,15 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
     return runs[0][4], runs[1][4], inside, runs[0][5], runs[1][5]
 
 
-async def bench_ingest(server: str | None, label: str, n: int, polls_n: int, stack: contextlib.ExitStack,
-                       tmp: str) -> str:
-    """Figure [1]; returns the URL of the database the tracked run filled (for [2])."""
+DATABASES = ("plain", "tracked", "coldplain", "cold")
+
+
+async def bench_ingest(server: str | None, label: str, n: int, polls_n: int, urls: dict[str, str]) -> str:
+    """Figure [1] on the fresh databases `urls` (by DATABASES name); returns the one the tracked run filled."""
     polls = snapshots(n, polls_n)
-    kept_url = fresh_database(stack, server, tmp, "tracked")
-    plain, tracked, inside, plain_cpu, tracked_cpu = await run_ingest(
-        fresh_database(stack, server, tmp, "plain"), kept_url, polls, cached=True)
-    cold_plain, cold, *_ = await run_ingest(fresh_database(stack, server, tmp, "coldplain"),
-                                        fresh_database(stack, server, tmp, "cold"), polls[:4], cached=False)
+    kept_url = urls["tracked"]
+    plain, tracked, inside, plain_cpu, tracked_cpu = await run_ingest(urls["plain"], kept_url, polls, cached=True)
+    cold_plain, cold, *_ = await run_ingest(urls["coldplain"], urls["cold"], polls[:4], cached=False)
     base, kept = statistics.median(plain[1:]), statistics.median(tracked[1:])
     pairs = sorted(b / a for a, b in zip(plain[1:], tracked[1:], strict=True))
     ratio = statistics.median(pairs)
@@ -279,7 +279,7 @@ def pg_server() -> str:
         check=True).stdout.strip()
 
 
-async def main() -> None:
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--postgres", "--pg", action="store_true", help="PostgreSQL (TEST_DATABASE_URL) instead of SQLite")
     ap.add_argument("--groups", type=int, default=50_000)
@@ -290,12 +290,17 @@ async def main() -> None:
     server = pg_server() if args.postgres else None
     label = "PostgreSQL" if server else "SQLite (a file)"
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
-        kept = await bench_ingest(server, label, args.groups, args.polls, stack, tmp)
+
+    async def run(urls: dict[str, str]) -> None:
+        kept = await bench_ingest(server, label, args.groups, args.polls, urls)
         if not args.skip_when:
             await bench_when(kept, label, args.asks)
+
+    # The PostgreSQL databases are made (and dropped) outside the event loop: fresh_pg_database runs its own.
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        asyncio.run(run({name: fresh_database(stack, server, tmp, name) for name in DATABASES}))
     print(f"bench wall time {time.perf_counter() - started:.0f} s")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

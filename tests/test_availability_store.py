@@ -222,3 +222,49 @@ async def test_a_replicas_held_changes_give_the_same_figures(sm: async_sessionma
     assert len(cache) > 0
     await prune_availability(sm, at(5) + timedelta(days=31))
     await both(at(117) + timedelta(minutes=2))
+
+
+async def test_stamps_in_another_zone_and_a_clock_jumping_ahead(sm: async_sessionmaker[AsyncSession]) -> None:
+    """Polls stamped in a local zone (UTC+3) give the figures UTC stamps give; a poll stamped six hours ahead (the
+    host's clock jumped forward, then was put right) opens a stretch of its own: the jumped-over hours are not
+    observed, and the polls after it, stamped earlier, add no observed time until real time catches up."""
+    from datetime import timezone
+
+    msk = timezone(timedelta(hours=3))
+    cache = StateCache()
+    for k in range(12):
+        start = at(k).astimezone(msk)
+        await record_poll(sm, PollResult(provider="cloudx", status=PollStatus.OK, offers=snapshot(k),
+                                         started_at=start, finished_at=start), rates=RATES, hysteresis=1, cache=cache)
+    key = "cloudx|h100-sxm|1|US|hourly"
+    async with sm() as s:
+        local = (await series_stats(s, keys=[key], now=at(11)))[0].window(7)
+    assert local.observed == 11 * 15 * M and local.episodes == 1 and local.median_stay == 30 * M
+    await poll(sm, 12, cache=cache, finished=at(12) + timedelta(hours=6))  # the jump
+    for k in range(13, 16):
+        await poll(sm, k, cache=cache)  # stamped before the jump's stamp
+    async with sm() as s:
+        cov = (await s.execute(select(AvailabilityCoverage.start, AvailabilityCoverage.end)
+                               .order_by(AvailabilityCoverage.id))).all()
+        later = (await series_stats(s, keys=[key], now=at(16)))[0].window(7)
+    assert cov == [(at(0), at(11)), (at(12) + timedelta(hours=6), at(12) + timedelta(hours=6))]
+    assert later.observed == local.observed  # nothing claimed for the jumped-over hours or the polls after them
+    assert later.now_in_stock is None  # and "now" is not claimed from a stamp in the future
+
+
+async def test_two_hours_of_history_make_no_usual_claim(sm: async_sessionmaker[AsyncSession]) -> None:
+    """A group seen for two hours, in and out of stock every 15 minutes: its figures are exact, and no line says
+    what it 'usually' does (not the alert's, not the short-lived mark)."""
+    from bot.availability_view import alert_line, short_lived
+    from core.availability import typical_stay
+
+    cache = StateCache()
+    for k in range(9):  # two hours: polls at 0, 15, ..., 120 minutes
+        await poll(sm, k, cache=cache, offers=[offer("a", in_stock=k % 2 == 1, price=2.0)])
+    a = offer("a", in_stock=True, price=2.0)
+    async with sm() as s:
+        week = (await offer_stats(s, [a], now=at(8) + timedelta(minutes=1)))[a.key].window(7)
+    assert week.observed == 8 * 15 * M and week.appeared == 4
+    assert week.episodes == 4 and week.median_stay == 15 * M  # four complete 15-minute stays, measured
+    assert typical_stay(week) is None and not week.enough
+    assert alert_line("en", week) is None and alert_line("ru", week) is None and not short_lived(week)
