@@ -439,8 +439,7 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
         merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
     else:
         changes = await cache.changes(session, keys, since)
-        version = (cache.version(keys), tuple(tuple(coverage[r.provider]) for r in rows))
-        merged, spans = cache.merged((tuple(keys), tuple(caps), currency), version,
+        merged, spans = cache.merged((tuple(keys), tuple(caps), currency), keys,
                                      [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
     window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
     return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,

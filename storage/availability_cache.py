@@ -5,8 +5,8 @@ of the time of a /when answer (bench/availability.py). The changes table is appe
 (retention only drops rows older than it, storage.availability.prune_availability), so a series' rows already read
 do not change: a question reads only the rows stamped at or after its latest held change less `SLACK` (a poll
 stamped earlier may commit a little later than one stamped after it: the slack re-reads that tail each time, and the
-tail read replaces the held one), and the merged "any of them" timeline is recomputed only when a series or a
-provider's observed stretches moved. The figures are the same as from a fresh read (tests/test_availability_store.py
+tail read replaces the held one), and the merged "any of them" timeline is kept: recomputed only from the time a
+series or a provider's observed stretches moved (a poll's new rows: the last minutes, not 30 days). The figures are the same as from a fresh read (tests/test_availability_store.py
 checks both ways on both databases), so every replica still answers the same.
 
 Bounded: at most `max_rows` changes held, least recently asked series dropped first; a few merged timelines.
@@ -15,16 +15,17 @@ Bounded: at most `max_rows` changes held, least recently asked series dropped fi
 from __future__ import annotations
 
 import bisect
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import Table, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core.availability import DAY, Change, Span, combine
+from core.availability import DAY, Change, Span, combine, merge_coverage
 from storage.availability_tables import AvailabilityChange
 
 SLACK = 3600.0  # seconds: how much earlier than the latest held change a row may still be committed
@@ -46,14 +47,77 @@ class _Held:
 MergedKey = tuple[tuple[str, ...], tuple[float | None, ...], str]
 
 
+@dataclass(slots=True)
+class _Merged:
+    """A merged timeline and the inputs it was combined from."""
+
+    ids: list[list[int]]  # each series' slice, as row ids
+    changes: list[list[Change]]
+    spans: list[tuple[Span, ...]]  # each series' coverage
+    merged: list[Change]
+    union: list[Span]
+
+
+def _moved_from(old: _Merged, ids: list[list[int]], changes: Sequence[list[Change]],
+                spans: list[tuple[Span, ...]]) -> float | None:
+    """The earliest time the inputs differ from those `old` was merged from: None when they do not; -inf when a
+    slice's start moved or the series are not the same ones."""
+    if len(ids) != len(old.ids) or len(spans) != len(old.spans):
+        return -math.inf
+    t0 = math.inf
+    for old_ids, new_ids, old_changes, new_changes in zip(old.ids, ids, old.changes, changes, strict=True):
+        if old_ids[:1] != new_ids[:1]:
+            return -math.inf
+        n = len(old_ids)
+        if new_ids[:n] == old_ids:  # the usual case: the same rows, perhaps more after them
+            if len(new_ids) > n:
+                t0 = min(t0, new_changes[n].at)
+            continue
+        i = next((i for i, (a, b) in enumerate(zip(old_ids, new_ids, strict=False)) if a != b),
+                 min(n, len(new_ids)))
+        t0 = min([t0] + [c[i].at for c in (old_changes, new_changes) if i < len(c)])
+    for old_cov, new_cov in zip(old.spans, spans, strict=True):
+        if old_cov == new_cov:
+            continue
+        for j in range(max(len(old_cov), len(new_cov))):
+            a = old_cov[j] if j < len(old_cov) else None
+            b = new_cov[j] if j < len(new_cov) else None
+            if a == b:
+                continue
+            if a is None or b is None:
+                added = a or b  # a stretch added (or gone)
+                assert added is not None
+                t0 = min(t0, added.start)
+            elif a.start == b.start:
+                t0 = min(t0, a.end, b.end)  # a stretch extended
+            else:
+                t0 = min(t0, a.start, b.start)
+            break
+    return None if t0 == math.inf else t0
+
+
+def _resumed(merged: list[Change], t0: float, series: Sequence[tuple[list[Change], list[Span]]],
+             caps: Sequence[float | None], currency: str) -> list[Change]:
+    """`merged` before `t0`, then `combine` from each series' state in force at `t0` and its coverage from there."""
+    head = merged[:bisect.bisect_left(merged, t0, key=lambda c: c.at)]
+    tails = []
+    for changes, cov in series:
+        j = max(0, bisect.bisect_left(changes, t0, key=lambda c: c.at) - 1)
+        tails.append((changes[j:], [Span(max(s.start, t0), s.end) for s in cov if s.end >= t0]))
+    rest, _ = combine(tails, caps=caps, currency=currency)
+    if head and rest and head[-1][1:] == rest[0][1:]:
+        rest = rest[1:]
+    return head + rest
+
+
 class ChangeCache:
     def __init__(self, max_rows: int = 200_000, max_merged: int = 32) -> None:
         self.max_rows = max_rows
         self.max_merged = max_merged
         self._held: OrderedDict[str, _Held] = OrderedDict()
         self._rows = 0
-        self._merged: OrderedDict[MergedKey, tuple[tuple[Any, ...], list[Change], list[Span]]] = OrderedDict()
-        self._slices: dict[str, tuple[int | None, int | None, int]] = {}
+        self._merged: OrderedDict[MergedKey, _Merged] = OrderedDict()
+        self._slices: dict[str, int] = {}  # where each key's latest slice began
 
     def __len__(self) -> int:
         return self._rows
@@ -78,7 +142,7 @@ class ChangeCache:
                 self._trim(h, start, at)
                 start = 0
             out[k] = h.changes[start:] if start else h.changes
-            self._slices[k] = (h.ids[start] if h.ids else None, h.ids[-1] if h.ids else None, len(h.ids) - start)
+            self._slices[k] = start
         self._evict(keep=set(keys))
         return out
 
@@ -87,23 +151,32 @@ class ChangeCache:
         """Where the rows a window from `at` needs begin: the one in force at `at` (the last before it)."""
         return max(0, bisect.bisect_left(h.changes, at, key=lambda c: c.at) - 1)
 
-    def merged(self, key: MergedKey, version: tuple[Any, ...], series: Sequence[tuple[list[Change], list[Span]]],
+    def merged(self, key: MergedKey, keys: Sequence[str], series: Sequence[tuple[list[Change], list[Span]]],
                caps: Sequence[float | None], currency: str) -> tuple[list[Change], list[Span]]:
-        """`combine` of the series, reused while `version` (the series' held rows and coverage) is unchanged."""
+        """`combine` of the series (`keys`' slices from the latest `changes`, with their coverage), kept: the
+        same inputs give it back; inputs that moved only from some time T on (a poll's new rows, a stretch
+        extended) keep what was merged before T and combine the rest from the states in force at T (combine is
+        causal: what it says at a time depends on nothing later). A window whose start moved (a row left it) is
+        merged afresh."""
+        ids = [self._held[k].ids[self._slices[k]:] for k in keys]
+        spans = [tuple(cov) for _, cov in series]
         hit = self._merged.get(key)
-        if hit is not None and hit[0] == version:
-            self._merged.move_to_end(key)
-            return hit[1], hit[2]
-        merged, spans = combine(series, caps=caps, currency=currency)
-        self._merged[key] = (version, merged, spans)
+        merged: list[Change] | None = None
+        if hit is not None:
+            t0 = _moved_from(hit, ids, [c for c, _ in series], spans)
+            if t0 is None:
+                self._merged.move_to_end(key)
+                return hit.merged, hit.union
+            if t0 != -math.inf:
+                merged = _resumed(hit.merged, t0, series, caps, currency)
+                union = merge_coverage(s for cov in spans for s in cov)
+        if merged is None:
+            merged, union = combine(series, caps=caps, currency=currency)
+        self._merged[key] = _Merged(ids, [list(c) for c, _ in series], spans, merged, union)
         self._merged.move_to_end(key)
         while len(self._merged) > self.max_merged:
             self._merged.popitem(last=False)
-        return merged, spans
-
-    def version(self, keys: Sequence[str]) -> tuple[Any, ...]:
-        """What the latest `changes` returned for `keys`: each slice's first and last ids and length."""
-        return tuple(self._slices[k] for k in keys)
+        return merged, union
 
     async def _load(self, session: AsyncSession, keys: list[str], since: datetime) -> None:
         before = (select(func.max(_changes.c.id)).where(_changes.c.series_key.in_(keys), _changes.c.at < since)
