@@ -242,6 +242,7 @@ async def bench_when(url: str, label: str, asks: int) -> None:
                 moved.append((await ask("/when H100 under $2.5", 7001 + i))[0])
         finally:
             await app.stop()
+    direct = await when_directly(url, asks)
     (w50, w90), (h50, h90), (m50, m90) = summary(when), summary(help_), summary(moved)
     print(f"[2] /when H100 under $2.5 through the bot on {label}: median {w50:.1f} ms, p90 {w90:.1f} ms over "
           f"{asks} asks (target < 20 ms: {'met' if w50 < 20 else 'MISSED'}); /help, the same stack without the "
@@ -249,6 +250,30 @@ async def bench_when(url: str, label: str, asks: int) -> None:
     print(f"    after a poll moved all {2 * H100_PROVIDERS} H100 series (their new rows read, the merged timeline "
           f"recomputed): median {m50:.1f} ms, p90 {m90:.1f} ms (ratio to /help {m50 / h50:.2f}); the replica's first "
           f"question (30 days of those series read): {first:.0f} ms")
+    d50, d90 = summary(direct)
+    print(f"    the answer alone (bot.handlers.when.answer_when on a session, held changes warm, no Telegram): median "
+          f"{d50:.1f} ms, p90 {d90:.1f} ms")
+
+
+async def when_directly(url: str, asks: int) -> list[float]:
+    from bot.estimates import Estimator
+    from bot.handlers.when import answer_when
+    from storage.availability_cache import ChangeCache
+    from storage.db import make_engine, make_sessionmaker
+
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    cache, estimator, took = ChangeCache(), Estimator(), []
+    try:
+        for _ in range(asks + 1):
+            start = time.perf_counter()
+            async with sm() as session:
+                await answer_when("H100 under $2.5", session=session, lang="en", currency="USD",
+                                  estimator=estimator, user_id=None, cache=cache)
+            took.append((time.perf_counter() - start) * 1000)
+    finally:
+        await engine.dispose()
+    return took[1:]  # the first reads the 30 days
 
 
 async def h100_poll(url: str, k: int) -> None:
