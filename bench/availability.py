@@ -4,18 +4,24 @@
    polled at Vast-like churn (per poll: 1 % vanish, 2 % cheaper, 1 % dearer, 1 % sold out, 1 % new), recorded by
    `storage.ingest.record_poll` with the real alert queue hook, the ingest's state cache (the leader's ingest
    child between its own polls) — once with the statistics kept current (`storage.availability.track_poll`), once
-   with that hook replaced by a no-op, on fresh databases, the same polls. Target: under 10 % added. Also printed:
-   a cold process's poll (no state cache: the index is built from the provider's state) and the first poll.
+   with that hook replaced by a no-op, on two fresh databases, the same polls interleaved poll by poll (the heap
+   collected and frozen before each, as the ingest child does). Target: under 10 % added. Printed three ways: the
+   median of the per-poll wall-time ratios; the process's CPU time (all of the work on SQLite; on PostgreSQL the
+   server's share is not in it); and, within each poll with the upkeep, the upkeep's own time against the rest of
+   that poll (one clock, one moment: the least disturbed by a busy machine). Also: a process without the state
+   cache (the index built from the stored state each poll) and the first poll (every series created).
 2. `/when H100 under $2.5` end to end through the bot: the real App (aiogram long polling over HTTP) against the
    stand-in Telegram (tests/support/fake_telegram.py), on the store filled in [1] plus 30 days of history for the
    H100 families of six more providers (a change every 20 minutes each); the time from the update being queued for
    getUpdates to the reply reaching the stand-in (both stamps the stand-in's). Target: under 20 ms (median).
    For reference, the same through the bot for /help (no database read): the stack's own share of that time.
+   Then /when after a poll moved every H100 series (new rows read, the merged timeline resumed), the replica's
+   first question (30 days read), and the answer alone (answer_when on a session, no Telegram).
 
 Each figure is printed as a ratio against its baseline from the same run. On SQLite a real file; with `--postgres`
 (TEST_DATABASE_URL, else .ci/postgres.sh) a fresh database on that server, dropped afterwards.
 
-Run: python3 bench/availability.py [--postgres] [--groups N] [--asks N]
+Run: python3 bench/availability.py [--postgres] [--groups N] [--polls N] [--asks N] [--skip-when]
 """
 
 from __future__ import annotations
