@@ -7,7 +7,9 @@ How it reads: one price step line per provider (a price holds until it changes, 
 now), the provider that is cheapest now drawn thick and named first in the legend, the others thin; gaps where
 nothing was in stock; the date axis in day.month / hours (numbers, so it reads the same in Russian and English), and
 prices with the currency symbol. A history of a single point is not drawn (see `is_drawable`): the handler says so
-in words instead.
+in words instead. Under the chart, on the same time axis, an availability strip (when the availability statistics
+have history): a row per provider, green where one was in stock, pale red where sold out, blank where the provider
+was not observed (nothing is claimed there).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 SYMBOL = {"RUB": "₽", "USD": "$"}
 # day.month and 24-hour times: no month names, so no locale decides the language of the axis
@@ -71,14 +73,60 @@ def _money(value: float, currency: str) -> str:
     return f"${text}" if symbol == "$" else f"{text} {symbol}"
 
 
+class StripRow(NamedTuple):
+    """One row of the availability strip: a provider's observed stretches (start, end, in stock?), UTC."""
+
+    label: str
+    stretches: Sequence[tuple[datetime, datetime, bool]]
+
+
+class StripTexts(NamedTuple):
+    title: str  # what the strip is, and that a blank means not observed
+    in_stock: str
+    sold_out: str
+
+
+IN_STOCK_COLOR, SOLD_OUT_COLOR = "#2ca02c", "#d62728"
+
+
+def _draw_strip(ax: Any, rows: Sequence[StripRow], texts: StripTexts, mdates: ModuleType) -> None:
+    """Bars per row: green in stock, pale red sold out, nothing where the provider was not observed."""
+    from matplotlib.patches import Patch
+
+    for i, row in enumerate(rows):
+        for in_stock in (True, False):
+            bars = [(mdates.date2num(a), mdates.date2num(b) - mdates.date2num(a))
+                    for a, b, flag in row.stretches if flag is in_stock]
+            if bars:
+                ax.broken_barh(bars, (i - 0.35, 0.7), facecolors=IN_STOCK_COLOR if in_stock else SOLD_OUT_COLOR,
+                               alpha=0.85 if in_stock else 0.35, linewidth=0)
+    ax.set_yticks(range(len(rows)), [r.label for r in rows], fontsize="small")
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_title(texts.title, fontsize="small", loc="left")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(handles=[Patch(color=IN_STOCK_COLOR, alpha=0.85, label=texts.in_stock),
+                       Patch(color=SOLD_OUT_COLOR, alpha=0.35, label=texts.sold_out)],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", frameon=False)
+
+
 def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel: str,
                        labels: Mapping[str, str] | None = None, until: datetime | None = None,
-                       currency: str = "") -> bytes:
+                       currency: str = "", strips: Sequence[StripRow] = (),
+                       strip_texts: StripTexts | None = None) -> bytes:
     """`series`: objects with `.provider` and `.points` (each `.at`, `.price` or None = nothing in stock).
-    `labels`: display names by provider id; `until`: where the last price stops (now); `currency` for the ticks."""
+    `labels`: display names by provider id; `until`: where the last price stops (now); `currency` for the ticks.
+    `strips` (with `strip_texts`): the availability strip drawn under the chart on the same time axis."""
     mdates, figure, ticker = _matplotlib()
-    fig = figure.Figure(figsize=(9, 4.8), dpi=100)
-    ax = fig.add_subplot()
+    strip_height = 0.35 * len(strips) + 0.5 if strips and strip_texts is not None else 0.0
+    # constrained layout fits the strip's outside legend and shared axis (tight_layout does not handle those)
+    fig = figure.Figure(figsize=(9, 4.8 + strip_height), dpi=100, layout="constrained" if strip_height else None)
+    if strip_height:
+        grid = fig.add_gridspec(2, 1, height_ratios=[4.8, strip_height])
+        ax = fig.add_subplot(grid[0])
+        strip_ax = fig.add_subplot(grid[1], sharex=ax)
+    else:
+        ax = fig.add_subplot()
+        strip_ax = None
     cheapest = _cheapest_now(series)
     ordered = sorted(series, key=lambda s: (s is not cheapest, current_price(s) is None, current_price(s) or 0.0))
     for s in ordered:
@@ -105,11 +153,17 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: _money(v, currency)))
     ax.set_title(title)
     ax.set_ylabel(ylabel)
-    ax.set_xlabel(xlabel)
+    if strip_ax is not None and strip_texts is not None:
+        _draw_strip(strip_ax, strips, strip_texts, mdates)
+        ax.tick_params(labelbottom=False)
+        strip_ax.set_xlabel(xlabel)
+    else:
+        ax.set_xlabel(xlabel)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
     ax.legend(loc="best", fontsize="small")
-    fig.tight_layout()
+    if not strip_height:
+        fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()

@@ -1,6 +1,6 @@
 """Building the dispatcher: routers, the user middleware, and the shared services injected by name.
 
-Handlers declare what they need as parameters (`offers`, `estimator`, `tokens`, `prefs`, `bot_username`,
+Handlers declare what they need as parameters (`offers`, `estimator`, `availability`, `tokens`, `prefs`, `bot_username`,
 `provider_names`, `provider_setup`, `sessionmaker`); aiogram passes the dispatcher's workflow data by those names.
 """
 
@@ -23,6 +23,7 @@ from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
 from bot.ratelimit import RateLimiter, RateLimitMiddleware
 from bot.tokens import QueryTokens
+from storage.availability_cache import ChangeCache
 
 
 def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: OfferCache, bot_username: str,
@@ -37,6 +38,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
     dp["stay_marks"] = StayMarks(sessionmaker)  # the ⚡ of short-lived offers (bot/availability_marks.py)
+    dp["availability"] = ChangeCache()  # the changes /when and /history read, held (storage/availability_cache.py)
     dp["estimator"] = estimator or Estimator()
     dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database
     dp["prefs"] = prefs

@@ -18,7 +18,11 @@ from core.providers import ProviderCatalog, catalog
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
 _USD = r"(?:\$|usd\b|долл\w*|dollars?\b)"
-_PER_HOUR = r"(?:\s*(?:/|в|per|an|a)\s*(?:gpu[- ]?)?(?:ч\b|час\w*|h\b|hr\b|hour\b|gpu-?h\w*)\.?)?"
+_GPU = r"(?:gpu|гпу)"
+_HOUR = r"(?:ч\b|час\w*|h\b|hrs?\b|hours?\b)"
+# "/h", "в час", "per GPU-hour", "/GPU/h", "за GPU-час", "a GPU": the unit; `gpu` set when it is per GPU.
+_PER_HOUR = (rf"(?:\s*(?:/|в|за|per|an|a)\s*(?:(?P<gpu>{_GPU})(?:\s*[-/ ]?\s*{_HOUR})?|{_HOUR})\.?"
+             rf"(?:\s*(?:/|per|за|a)\s*(?P<gpu_after>{_GPU})\b)?)?")
 PRICE_RE = re.compile(
     r"(?:до|не\s+дороже|дешевле|под|under|below|up\s+to|max|at\s+most|<=?|≤)\s*"
     rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_HOUR}",
@@ -36,6 +40,7 @@ class SubscribeRequest:
     gpu_ids: list[str] | None = None  # set when the target is a list of GPUs
     max_price: float | None = None
     price_currency: str | None = None  # None: the price had no currency sign (the user's currency applies)
+    price_per_gpu: bool = False  # the price named its unit as per GPU ("per GPU-hour", "за GPU-час", "/h/GPU")
     providers: list[str] | None = None
     gpu_count: int | None = None
     billing: str | None = None
@@ -79,6 +84,7 @@ def parse_subscribe(text: str) -> SubscribeRequest:
             req.max_price = price
         else:  # "under $0/h", "до 1e400 ₽": refused here with a clear message, not by the database later
             req.problem = "price"
+        req.price_per_gpu = bool(m.group("gpu") or m.group("gpu_after"))
         if sign:
             req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
         rest = rest[:m.start()] + " " + rest[m.end():]

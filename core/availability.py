@@ -302,6 +302,27 @@ def window_stats(changes: Sequence[Change], coverage: Sequence[Span], *, until: 
         price_min=min((v for v, _ in priced), default=None), price_median=_weighted_median(priced))
 
 
+class Stretch(NamedTuple):
+    start: float
+    end: float
+    in_stock: bool
+
+
+def timeline(changes: Sequence[Change], coverage: Sequence[Span], *, since: float, until: float) -> list[Stretch]:
+    """The series' state over observed time between `since` and `until`, as maximal stretches (in stock or not):
+    what /history draws under its price chart. Time outside them was not observed: nothing is claimed about it."""
+    out: list[Stretch] = []
+    for p in _pieces(changes, coverage, until, "USD"):
+        start, end = max(p.start, since), min(p.end, until)
+        if end <= start:
+            continue
+        if out and out[-1].in_stock == p.in_stock and out[-1].end == start:
+            out[-1] = Stretch(out[-1].start, end, p.in_stock)
+        else:
+            out.append(Stretch(start, end, p.in_stock))
+    return out
+
+
 def _same_span(coverage: Sequence[Span], a: float, b: float) -> bool:
     i = bisect.bisect_right([s.start for s in coverage], a) - 1
     return i >= 0 and coverage[i].start <= a and b <= coverage[i].end
@@ -319,10 +340,13 @@ def merge_coverage(spans: Iterable[Span]) -> list[Span]:
 
 
 def combine(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: float | None = None,
-            currency: str = "USD") -> tuple[list[Change], list[Span]]:
+            currency: str = "USD", caps: Sequence[float | None] | None = None) -> tuple[list[Change], list[Span]]:
     """Several series as one: "any of them in stock (at or under `cap` per GPU-hour, in `currency`)", priced at the
-    cheapest such. Each series counts only where its own provider was observed; the result's coverage is the union.
-    (A series with no known price in `currency` never meets a cap.)"""
+    cheapest such. `caps`, when given, is each series' own cap per GPU-hour instead (a cap on the whole
+    configuration's hourly price is a different cap per GPU for each GPU count). Each series counts only where its
+    own provider was observed; the result's coverage is the union. (A series with no known price in `currency`
+    never meets a cap.)"""
+    limits = list(caps) if caps is not None else [cap] * len(series)
     events: list[tuple[float, int, int, Change | None]] = []  # (time, order, series, change or None = unobserved)
     for n, (changes, coverage) in enumerate(series):
         for c in changes:
@@ -333,32 +357,47 @@ def combine(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: f
     events.sort(key=lambda e: (e[0], e[1], e[2]))
     observed: list[bool] = [False] * len(series)
     state: list[Change | None] = [None] * len(series)
-    out: list[Change] = []
-    for at, order, n, change in events:
-        if change is not None:
-            state[n] = change
-        else:
-            observed[n] = order == 0
+    other = "rub" if currency == "USD" else "usd"
+
+    def merged_at(at: float) -> Change:
         best: float | None = None
-        any_in = False
-        other = "rub" if currency == "USD" else "usd"
         best_other: float | None = None
+        any_in = False
         for k, held in enumerate(state):
             if held is None or not observed[k] or not held.in_stock:
                 continue
             price = held.usd if currency == "USD" else held.rub
-            if cap is not None and (price is None or price > cap):
+            limit = limits[k]
+            if limit is not None and (price is None or price > limit):
                 continue
             any_in = True
             if price is not None and (best is None or price < best):
                 best, best_other = price, getattr(held, other)
         usd, rub = (best, best_other) if currency == "USD" else (best_other, best)
-        merged = Change(at, any_in, usd if any_in else None, rub if any_in else None)
-        if out and out[-1].at == at:
-            out[-1] = merged
-            if len(out) > 1 and out[-2][1:] == merged[1:]:
-                out.pop()
-        elif not out or out[-1][1:] != merged[1:]:
+        return Change(at, any_in, usd if any_in else None, rub if any_in else None)
+
+    out: list[Change] = []
+    # One merged state per moment: what starts and changes there first, then what stops being observed. Where
+    # every series' observation ends at once nothing more is claimed (the state is unknown from there, not "sold
+    # out": else the latest poll's state would read as gone the moment it was seen).
+    for at, group in itertools.groupby(events, key=lambda e: e[0]):
+        ends: list[int] = []
+        for _, order, n, change in group:
+            if change is not None:
+                state[n] = change
+            elif order == 0:
+                observed[n] = True
+            else:
+                ends.append(n)
+        if not any(observed):
+            continue
+        merged = merged_at(at)
+        if ends:
+            for n in ends:
+                observed[n] = False
+            if any(observed):
+                merged = merged_at(at)
+        if not out or out[-1][1:] != merged[1:]:
             out.append(merged)
     coverage = merge_coverage(s for _, cov in series for s in cov)
     return out, coverage

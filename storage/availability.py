@@ -8,12 +8,14 @@ with the offers they describe (a rolled-back poll moves neither; every replica r
   stamped earlier than the stretch's end (the clock was set back) counts as at that end: time never runs backwards
   in the statistics, so nothing is counted twice and no duration is negative.
 - each SERIES touched by the poll: an offer group (provider, card, GPU count, region, billing) and its provider
-  family (the same without the region). Only configurations whose stored row the poll wrote can move a series; the
-  poll recomputes just those series from an in-memory index of members (kept with the ingest state cache between
-  polls, built once from the provider's state otherwise), and writes a change row only where a series' state (in
-  stock, cheapest price) actually moved. An unchanged provider costs one coverage update.
+  family (the same without the region); its state is its latest change row. Only configurations whose stored row
+  the poll wrote can move a series; the poll recomputes just those series from an in-memory index of members (kept
+  with the ingest state cache between polls, built once from the provider's state otherwise), and writes a change
+  row only where a series' state (in stock, cheapest price) actually moved. An unchanged provider costs one
+  coverage update.
 
-Read side — `series_stats`, `card_stats`, `stay_notes`: one indexed range read per question, no raw history.
+Read side — `series_stats`, `card_stats`, `provider_strips`: one indexed range read per question, no raw history
+(storage/availability_cache.py holds what a replica read, so the next question reads only what is new).
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Table, and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import Table, and_, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.availability import (
@@ -33,15 +35,20 @@ from core.availability import (
     WHOLE_GROUP,
     Change,
     Span,
+    Stretch,
     Trend,
     WindowStats,
     combine,
     series_key,
+    timeline,
     trend,
     window_stats,
 )
 from core.offers import Offer
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
+
+if TYPE_CHECKING:
+    from storage.availability_cache import ChangeCache
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +82,7 @@ class SeriesIndex:
     members: dict[str, dict[str, Member]] = field(default_factory=dict)
     of: dict[str, tuple[str, str]] = field(default_factory=dict)  # config key -> (group key, family key)
     state: dict[str, SeriesState] = field(default_factory=dict)
+    current: dict[str, Member] = field(default_factory=dict)  # config key -> what it is as a member now
 
 
 def gap_allowance(start: datetime, end: datetime, polls: int) -> timedelta:
@@ -143,54 +151,107 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
     if index is None:
         index = state.availability = SeriesIndex()
         await _build(session, provider, state, index, meta)
-        touched: set[str] = set(index.members)
+        # every series recounted from its members (None: no moves to go by)
+        touched: dict[str, list[tuple[Member | None, Member]] | None] = dict.fromkeys(index.members)
     else:
-        touched = set()
+        # The hot loop of a moving poll (thousands of rows written): locals, one lookup per configuration.
+        touched = {}
+        get, current, of, series_members = state.get, index.current, index.of, index.members
         for key in written:
-            stored = state.get(key)
+            stored = get(key)
             if stored is None:
                 continue
-            offer: Offer = stored.offer
             member = Member(stored.in_stock, stored.usd, stored.rub)
-            keys = index.of.get(key)
+            old = current.get(key)
+            if old == member:
+                continue  # written for another reason (last seen, listing details): no series moved
+            current[key] = member
+            keys = of.get(key)
             if keys is None:
+                offer: Offer = stored.offer
                 group, family, m = _keys_of(offer.provider, offer.gpu, offer.gpu_name, offer.gpu_count,
                                             offer.location, offer.billing.value)
-                keys = index.of[key] = (group, family)
+                keys = of[key] = (group, family)
                 meta[group] = m
                 meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
             for series in keys:
-                members = index.members.setdefault(series, {})
-                if members.get(key) != member:
-                    members[key] = member
-                    touched.add(series)
+                members = series_members.get(series)
+                if members is None:
+                    members = series_members[series] = {}
+                members[key] = member
+                moved = touched.get(series)
+                if moved is None:
+                    touched[series] = [(old, member)]
+                else:
+                    moved.append((old, member))
     inserts: list[dict[str, Any]] = []
-    updates: list[dict[str, Any]] = []
-    changes: list[dict[str, Any]] = []
-    for series in touched:
-        after = _aggregate(index.members[series])
+    changes: list[tuple[Any, ...]] = []
+    for series, moves in touched.items():
         before = index.state.get(series)
+        members = index.members[series]
+        after = _aggregate(members) if moves is None else _moved(before, moves, members)
         if before == after:
             continue
-        values = {"in_stock": after.in_stock, "price_usd": after.usd, "price_rub": after.rub, "changed_at": at}
         if before is None:
             provider_, card, count, region, billing = meta[series]
             inserts.append({"key": series, "provider": provider_, "card": card, "gpu_count": count,
-                            "region": region, "billing": billing, "first_seen": at, **values})
-        else:
-            updates.append({"k": series, **values})
-        changes.append({"series_key": series, "at": at, "in_stock": after.in_stock, "price_usd": after.usd,
-                        "price_rub": after.rub})
+                            "region": region, "billing": billing, "first_seen": at})
+        changes.append((series, after.in_stock, after.usd, after.rub))
         index.state[series] = after
     conn = await session.connection()
     if inserts:
         await conn.execute(insert(_series), inserts)
-    if updates:
-        await conn.execute(update(_series).where(_series.c.key == bindparam("k")).values(
-            in_stock=bindparam("in_stock"), price_usd=bindparam("price_usd"), price_rub=bindparam("price_rub"),
-            changed_at=bindparam("changed_at")), updates)
-    if changes:
-        await conn.execute(insert(_changes), changes)
+    await _write_moves(conn, at, changes)
+
+
+def _moved(before: SeriesState | None, moves: Sequence[tuple[Member | None, Member]],
+           members: dict[str, Member]) -> SeriesState:
+    """The series' state after its members moved: from the state before when no move can have taken away its
+    cheapest in-stock member (a family holds thousands of configurations, a poll moves a few of them), else
+    recounted from every member. The same answer as `_aggregate(members)` either way."""
+    if before is None:
+        return _aggregate(members)
+    in_stock, usd, rub = before
+    for old, new in moves:
+        if old is not None and old.in_stock and (not new.in_stock or new.usd != old.usd or new.rub != old.rub) \
+                and (old.usd == usd or old.rub == rub or (usd is None and rub is None)):
+            return _aggregate(members)  # the cheapest (or the only known) in-stock member moved away
+        if new.in_stock:
+            in_stock = True
+            if new.usd is not None and (usd is None or new.usd < usd):
+                usd = new.usd
+            if new.rub is not None and (rub is None or new.rub < rub):
+                rub = new.rub
+    return SeriesState(in_stock, usd, rub)
+
+
+# The statement every moving poll runs, as the driver's own executemany: a Vast-sized poll moves thousands of
+# series, and SQLAlchemy's per-row parameter handling was most of the upkeep's time (bench/availability.py).
+_PLACEHOLDER = {"qmark": lambda i: "?", "format": lambda i: "%s", "numeric": lambda i: f":{i}",
+                "numeric_dollar": lambda i: f"${i}"}
+
+
+async def _write_moves(conn: Any, at: datetime, changes: list[tuple[Any, ...]]) -> None:
+    """INSERT the series' change rows, `at` and booleans bound as SQLAlchemy binds them."""
+    if not changes:
+        return
+    dialect = conn.dialect
+    mark = _PLACEHOLDER.get(dialect.paramstyle)
+    if mark is None:  # a driver with named parameters: SQLAlchemy's own executemany
+        await conn.execute(insert(_changes), [{"series_key": k, "at": at, "in_stock": i, "price_usd": u,
+                                               "price_rub": r} for k, i, u, r in changes])
+        return
+    stamp = _bind(_changes.c.at, dialect, at)
+    flag = _changes.c.in_stock.type.bind_processor(dialect) or bool
+    q = dialect.identifier_preparer.quote
+    sql = (f"INSERT INTO {q(_changes.name)} ({q('series_key')}, {q('at')}, {q('in_stock')}, {q('price_usd')}, "
+           f"{q('price_rub')}) VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
+    await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in changes])
+
+
+def _bind(column: Any, dialect: Any, value: Any) -> Any:
+    process = column.type.bind_processor(dialect)
+    return process(value) if process is not None else value
 
 
 async def _build(session: AsyncSession, provider: str, state: Any, index: SeriesIndex,
@@ -200,6 +261,7 @@ async def _build(session: AsyncSession, provider: str, state: Any, index: Series
     def add(key: str, parts: tuple[str, str, tuple[str, str, int, str, str]], member: Member) -> None:
         group, family, m = parts
         index.of[key] = (group, family)
+        index.current[key] = member
         index.members.setdefault(group, {})[key] = member
         index.members.setdefault(family, {})[key] = member
         meta[group] = m
@@ -215,10 +277,16 @@ async def _build(session: AsyncSession, provider: str, state: Any, index: Series
         r = raw[_RAW:]
         add(key, _keys_of(r[_PROVIDER], r[_GPU], r[_GPU_NAME], r[_COUNT], r[_LOCATION], r[_BILLING]),
             Member(bool(raw[_RAW_IN_STOCK]), raw[_RAW_USD], raw[_RAW_RUB]))
+    # Each stored series' state: its latest change (by time, then id: the order ingest wrote them in), one index
+    # probe per series.
     conn = await session.connection()
+    c = _changes.alias("c")
+    latest = (select(c.c.id).where(c.c.series_key == _series.c.key).order_by(c.c.at.desc(), c.c.id.desc())
+              .limit(1).correlate(_series).scalar_subquery())
+    ids = select(latest).where(_series.c.provider == provider)
     for key, in_stock, usd, rub in (await conn.execute(
-            select(_series.c.key, _series.c.in_stock, _series.c.price_usd, _series.c.price_rub)
-            .where(_series.c.provider == provider))).all():
+            select(_changes.c.series_key, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
+            .where(_changes.c.id.in_(ids)))).all():
         index.state[key] = SeriesState(bool(in_stock), usd, rub)
 
 
@@ -334,6 +402,7 @@ class CardStats(BaseModel):
     cards: tuple[str, ...]  # those with history
     gpu_count: int | None
     cap: float | None
+    cap_per_gpu: bool  # the cap is per GPU-hour (else per hour for the whole configuration)
     currency: str
     providers: tuple[str, ...]
     window: WindowStats
@@ -344,11 +413,14 @@ DEFAULT_BILLINGS = ("hourly", "monthly")  # spot is interruptible: not what "in 
 
 async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_count: int | None, *,
                      fits: Callable[[str, int], bool] | None = None, cap: float | None = None,
-                     currency: str = "USD", days: int = 30, now: datetime | None = None,
-                     billings: Sequence[str] = DEFAULT_BILLINGS) -> CardStats:
-    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap` per GPU-hour)": the provider
-    families merged, each counted only where its provider was observed. None for `cards` / `gpu_count`: any;
-    `fits(card, count)` narrows further (a workload's fitting configurations)."""
+                     cap_per_gpu: bool = True, currency: str = "USD", days: int = 30, now: datetime | None = None,
+                     billings: Sequence[str] = DEFAULT_BILLINGS, cache: ChangeCache | None = None) -> CardStats:
+    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap`)": the provider families merged,
+    each counted only where its provider was observed. `cap` is per GPU-hour, or with `cap_per_gpu=False` per hour
+    for the whole configuration (a family of n GPUs then meets it at `cap / n` per GPU-hour: every member of a
+    family has the same count). None for `cards` / `gpu_count`: any; `fits(card, count)` narrows further (a
+    workload's fitting configurations). `cache`: a replica's held changes (storage/availability_cache.py), the
+    same figures with a small read."""
     now = now or datetime.now(UTC)
     q = select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count).where(
         and_(_series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))))
@@ -360,11 +432,60 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
             if fits is None or fits(r.card, r.gpu_count)]
     since = now - timedelta(days=days)
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
-    changes = await _changes_of(session, [r.key for r in rows], since)
-    merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], cap=cap, currency=currency)
+    keys = [r.key for r in rows]
+    caps = [None if cap is None else cap if cap_per_gpu else cap / r.gpu_count for r in rows]
+    if cache is None:
+        changes = await _changes_of(session, keys, since)
+        merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
+    else:
+        changes = await cache.changes(session, keys, since)
+        merged, spans = cache.merged((tuple(keys), tuple(caps), currency), keys,
+                                     [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
     window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
-    return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap, currency=currency,
+    return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,
+                     cap_per_gpu=cap_per_gpu, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)
+
+
+class ProviderStrip(BaseModel):
+    """"Any of these cards at this provider" over a window: observed stretches in stock or not (the /history strip)
+    and the window's figures."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    stretches: tuple[Stretch, ...]
+    window: WindowStats
+
+
+async def provider_strips(session: AsyncSession, cards: Sequence[str], *, days: int,
+                          now: datetime | None = None, billings: Sequence[str] = DEFAULT_BILLINGS,
+                          cache: ChangeCache | None = None) -> list[ProviderStrip]:
+    """Per provider that has history for any of `cards` (any GPU count): when it had one in stock, over the
+    observed time of the last `days` (at most the kept window, 30 days: older time was not kept, so nothing is
+    claimed about it); sorted by provider. One read of the providers' families, like card_stats."""
+    now = now or datetime.now(UTC)
+    days = max(1, min(days, KEEP_DAYS - 1))
+    since = now - timedelta(days=days)
+    rows = (await session.execute(
+        select(_series.c.key, _series.c.provider).where(
+            _series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings)), _series.c.card.in_(list(cards)))
+        .order_by(_series.c.provider, _series.c.key))).all()
+    if not rows:
+        return []
+    coverage = await _coverage_of(session, (r.provider for r in rows), since)
+    keys = [r.key for r in rows]
+    changes = await (cache.changes(session, keys, since) if cache is not None else _changes_of(session, keys, since))
+    by_provider: dict[str, list[str]] = {}
+    for r in rows:
+        by_provider.setdefault(r.provider, []).append(r.key)
+    until, start = now.timestamp(), since.timestamp()
+    out = []
+    for provider, members in by_provider.items():
+        merged, spans = combine([(changes[k], coverage[provider]) for k in members])
+        out.append(ProviderStrip(provider=provider, stretches=tuple(timeline(merged, spans, since=start, until=until)),
+                                 window=window_stats(merged, spans, until=until, days=days)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------ retention

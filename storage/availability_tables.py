@@ -15,8 +15,9 @@ from storage.offer_tables import KEY_LEN, NAME_LEN, UTCDateTime
 
 
 class AvailabilitySeries(Base):
-    """One offer group (provider, card, GPU count, region, billing) or provider family (region "*"): its state
-    after the latest trusted poll — in stock if any of its configurations is, priced at the cheapest of those."""
+    """One offer group (provider, card, GPU count, region, billing) or provider family (region "*"). Its state
+    after the latest trusted poll (in stock if any of its configurations is, priced at the cheapest of those) is its
+    latest change row: not copied here, so a moving poll writes one row per series that moved (migration 0012)."""
 
     __tablename__ = "availability_series"
     __table_args__ = (Index("ix_availability_series_card", "card", "gpu_count"),)
@@ -27,11 +28,7 @@ class AvailabilitySeries(Base):
     gpu_count: Mapped[int] = mapped_column(Integer)
     region: Mapped[str] = mapped_column(String(255))  # "*" for a provider family
     billing: Mapped[str] = mapped_column(String(16))
-    in_stock: Mapped[bool] = mapped_column(Boolean)
-    price_usd: Mapped[float | None] = mapped_column(Float)  # cheapest in-stock, per GPU-hour
-    price_rub: Mapped[float | None] = mapped_column(Float)
     first_seen: Mapped[datetime] = mapped_column(UTCDateTime())
-    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class AvailabilityChange(Base):
@@ -45,7 +42,7 @@ class AvailabilityChange(Base):
     series_key: Mapped[str] = mapped_column(String(KEY_LEN))
     at: Mapped[datetime] = mapped_column(UTCDateTime())
     in_stock: Mapped[bool] = mapped_column(Boolean)
-    price_usd: Mapped[float | None] = mapped_column(Float)
+    price_usd: Mapped[float | None] = mapped_column(Float)  # cheapest in-stock, per GPU-hour
     price_rub: Mapped[float | None] = mapped_column(Float)
 
 

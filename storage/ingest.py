@@ -132,7 +132,8 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
                                               baseline=had_trusted is None, hysteresis=hysteresis,
                                               price_threshold=price_threshold, stored=stored, written=written)
         run.event_count = len(events)
-        await track_poll(session, provider, now, after, written, trusted=True)
+        with _gc_paused():  # the same allocation pattern as the diff: thousands of small objects that live on
+            await track_poll(session, provider, now, after, written, trusted=True)
         if cache is not None:
             outcome_state[provider] = after
     elif cache is not None and previous:

@@ -81,6 +81,13 @@ async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
     assert "No availability history for B200 × 1" in await say(tg, "/when B200", 4, "en")
     assert "a configuration that fits 7B LoRA" in await say(tg, "/when 7B LoRA", 5, "en")
     assert "Name a GPU or a workload" in await say(tg, "/when", 6, "en")
+    # A cap is the hourly price of the whole configuration unless said to be per GPU (store test: the figures).
+    assert "H100 × 2 under $5.00/hour for the whole configuration" in await say(tg, "/when H100 x2 under $5", 8, "en")
+    assert "H100 × 2 under $3.00/GPU-hour" in await say(tg, "/when H100 x2 under $3 per GPU-hour", 9, "en")
+    assert "fits 7B LoRA under $3.00/hour for the whole configuration" in await say(tg, "/when 7B LoRA under $3", 10,
+                                                                                   "en")
+    assert "в час за всю конфигурацию" in await say(tg, "когда 7B LoRA до 300 ₽", 11, "ru")
+    assert "× 2 дешевле $3.00 за GPU-час" in await say(tg, "когда H100 x2 до $3 за GPU-час", 12, "ru")
     assert "Не знаю GPU или задачу «абракадабра»" in await say(tg, "/when абракадабра", 7, "ru")
 
 
@@ -133,3 +140,38 @@ async def test_alert_line_and_short_lived_mark(tg: FakeTelegram, alerting: App, 
     assert "⚡" in h100 and "⚡" not in a100
     assert "⚡ — usually gone within the hour" in listing
     assert "⚡ — обычно разбирают за час" in await say(tg, "/offers H100", 15, "ru")
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+async def test_history_has_an_availability_strip_in_both_languages(tg: FakeTelegram, app: App) -> None:
+    tg.message("/history H100", user_id=21, lang="en")
+    en = await tg.wait_for("sendPhoto", chat_id=21)
+    # the share of the 29 h 40 min observed (not of the 30 days asked: the rest was not observed)
+    assert ("In stock over the last 30 days (share of the observed time): RunPod 11\u00a0% (observed 1 day 6 hours)"
+            in en.text)
+    assert en.photo is not None
+    width, height = png_size(en.photo)
+    assert (width, height) == (900, 480 + 85)  # the chart's 4.8 in, then the strip: one provider row
+    tg.message("/history H100 7d", user_id=22, lang="ru")
+    ru = await tg.wait_for("sendPhoto", chat_id=22)
+    assert ("В наличии за последние 7 дней (доля времени наблюдений): RunPod 11\u00a0% (наблюдали 1 день 6 часов)"
+            in ru.text)
+
+
+@pytest.mark.parametrize(("text", "price", "per_gpu"), [
+    ("H100 under $2.5", 2.5, False), ("H100 under $2.5/h", 2.5, False), ("H100 x8 under $20 per hour", 20.0, False),
+    ("13B LoRA до 300 ₽/ч", 300.0, False), ("H100 under $2.5 per GPU-hour", 2.5, True),
+    ("H100 under $2.5/GPU/h", 2.5, True), ("H100 до 250 ₽ за GPU-час", 250.0, True), ("H100 under $2/h/GPU", 2.0, True),
+    ("H100 до 200 руб в час за GPU", 200.0, True), ("H100 under $2.5/gpu-hr", 2.5, True),
+])
+def test_a_price_says_whether_it_is_per_gpu(text: str, price: float, per_gpu: bool) -> None:
+    import gpuradar  # noqa: F401  (the provider catalog the parser reads)
+    from bot.subscribe_query import parse_subscribe
+
+    req = parse_subscribe(text)
+    assert (req.max_price, req.price_per_gpu) == (price, per_gpu)
+    assert req.gpu_ids is not None or req.target in ("13B LoRA",)  # the unit never left in the target

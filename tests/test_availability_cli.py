@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import re
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -100,3 +102,58 @@ def test_stats_table_and_json(filled: str, capsys: pytest.CaptureFixture[str]) -
     assert "в наличии" in capsys.readouterr().out
     assert main(["stats", "--days", "31"]) == 2
     assert main(["stats", "--gpu", "nonsense-gpu"]) == 2
+
+
+def test_the_documented_schema_is_the_exported_one() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "open-data.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) \| `(\w+)` \|", doc, re.MULTILINE)
+    assert [int(n) for n, _ in rows] == list(range(1, len(COLUMNS) + 1))
+    assert tuple(name for _, name in rows) == COLUMNS
+
+
+class Counting:
+    """A sink that keeps nothing: what the export itself holds is what is measured."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return len(text)
+
+
+async def test_export_memory_does_not_grow_with_the_store(migrated_database_url: str) -> None:
+    from sqlalchemy import insert
+
+    from gpuradar.commands.export import write
+    from storage.offer_tables import PricePoint
+
+    engine = make_engine(migrated_database_url)
+    sm = make_sessionmaker(engine)
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+    async def fill(n: int, start: int) -> None:
+        async with sm() as s, s.begin():
+            await s.execute(insert(PricePoint), [
+                {"offer_key": f"vastai|m{i}|1|r|hourly", "provider": "vastai", "gpu": "h100-sxm", "gpu_count": 1,
+                 "at": t0 + timedelta(seconds=i), "price": 2.0, "currency": "USD", "period": "hour",
+                 "price_per_gpu_hour_rub": 160.0, "price_per_gpu_hour_usd": 2.0, "in_stock": True, "available": 1}
+                for i in range(start, start + n)])
+
+    async def peak() -> tuple[int, int]:
+        sink = Counting()
+        tracemalloc.start()
+        try:
+            await write(migrated_database_url, t0, "snapshots", "jsonl", sink)  # type: ignore[arg-type]
+            return tracemalloc.get_traced_memory()[1], sink.lines
+        finally:
+            tracemalloc.stop()
+
+    await fill(2_000, 0)
+    small, n_small = await peak()
+    await fill(18_000, 2_000)
+    large, n_large = await peak()
+    await engine.dispose()
+    assert (n_small, n_large) == (2_000, 20_000)
+    # ten times the rows, about the same memory: a batch at a time (a list of 20,000 rows would be ~10x)
+    assert large < 2 * small

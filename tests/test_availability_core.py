@@ -13,6 +13,7 @@ from core.availability import (
     StayVerdict,
     Trend,
     combine,
+    timeline,
     trend,
     typical_stay,
     window_stats,
@@ -159,3 +160,14 @@ def test_a_change_seen_by_the_latest_poll_counts_at_once() -> None:
     assert s.in_stock == 0.0 and s.episodes == 0
     gone = window_stats([out(0.0), on(HOUR), out(2 * HOUR)], [Span(0.0, 2 * HOUR)], until=2 * HOUR + M, days=7)
     assert gone.episodes == 1 and gone.median_stay == HOUR and gone.now_in_stock is False
+
+
+def test_timeline_is_observed_time_only() -> None:
+    # Observed 0-5 h and 7-10 h; in stock 1-2 h, 4-6 h (the gap from 5 h cuts it), back at 8 h; a price move at 9 h.
+    changes = [out(0.0), on(HOUR), out(2 * HOUR), on(4 * HOUR), out(6 * HOUR), on(8 * HOUR), on(9 * HOUR, 3.0)]
+    coverage = [Span(0.0, 5 * HOUR), Span(7 * HOUR, 10 * HOUR)]
+    stretches = timeline(changes, coverage, since=0.5 * HOUR, until=10 * HOUR)
+    assert [(s.start / HOUR, s.end / HOUR, s.in_stock) for s in stretches] == [
+        (0.5, 1, False), (1, 2, True), (2, 4, False), (4, 5, True),  # the window starts at 0.5 h
+        (7, 8, False), (8, 10, True)]  # 5-7 h unobserved: no stretch; the price move is not a new stretch
+    assert timeline([], coverage, since=0.0, until=10 * HOUR) == []

@@ -94,11 +94,16 @@ async def test_known_history(sm: async_sessionmaker[AsyncSession]) -> None:
 
 async def incremental_equals_a_rebuild(sm: async_sessionmaker[AsyncSession]) -> None:
     async with sm() as s:
-        stored = {r.key: (r.in_stock, r.price_usd) for r in (await s.scalars(select(AvailabilitySeries))).all()}
+        keys = set((await s.scalars(select(AvailabilitySeries.key))).all())
+        # a series' state is its latest change (by time, then id)
+        stored = {r.series_key: (r.in_stock, r.price_usd) for r in (await s.execute(
+            select(AvailabilityChange.series_key, AvailabilityChange.in_stock, AvailabilityChange.price_usd)
+            .order_by(AvailabilityChange.at, AvailabilityChange.id))).all()}
         changes = int(await s.scalar(select(func.count()).select_from(AvailabilityChange)) or 0)
     assert stored == {"cloudx|h100-sxm|1|US|hourly": (True, 2.0), "cloudx|h100-sxm|1|EU|hourly": (True, 3.0),
                       "cloudx|h100-sxm|1|*|hourly": (True, 2.0), "cloudx|a100-80gb|1|US|hourly": (True, 1.0),
                       "cloudx|a100-80gb|1|*|hourly": (True, 1.0)}
+    assert keys == set(stored)
     # one row per move only: group 'a' 1 + 2 per stay (8 stays, the last still open) ; the family's price moves
     # with it (3.0 <-> 2.0); 'b' and the filler: their first record
     assert changes == (1 + 2 * 8 - 1) + (1 + 2 * 8 - 1) + 3
@@ -156,3 +161,110 @@ async def test_retention_keeps_the_state_in_force(sm: async_sessionmaker[AsyncSe
     assert (after.appeared, after.episodes) == (before.appeared - 1, before.episodes - 1)
     assert (after.median_stay, after.median_comeback) == (before.median_stay, before.median_comeback)
     assert after.observed == before.observed - 4 * 15 * M
+
+
+async def test_a_cap_is_on_the_whole_configuration_unless_per_gpu(sm: async_sessionmaker[AsyncSession]) -> None:
+    """H100 × 2 at $4/h ($2 per GPU-hour) always in stock, H100 × 1 at $2.50/h in stock from poll 4 on."""
+    def offers(k: int) -> list[Offer]:
+        return [Offer(provider="cloudx", sku="two", gpu="h100-sxm", gpu_name="H100", gpu_count=2, price=4.0,
+                      currency="USD", in_stock=True, location="US"),
+                Offer(provider="cloudx", sku="one", gpu="h100-sxm", gpu_name="H100", gpu_count=1, price=2.5,
+                      currency="USD", in_stock=k >= 4, location="US")]
+
+    cache = StateCache()
+    for k in range(8):
+        await poll(sm, k, cache=cache, offers=offers(k))
+    now = at(7) + timedelta(minutes=1)
+    observed = 7 * 15 * M
+    async with sm() as s:
+        whole_5 = await card_stats(s, ["h100-sxm"], 2, cap=5.0, cap_per_gpu=False, now=now)
+        whole_3 = await card_stats(s, ["h100-sxm"], 2, cap=3.0, cap_per_gpu=False, now=now)
+        gpu_3 = await card_stats(s, ["h100-sxm"], 2, cap=3.0, cap_per_gpu=True, now=now)
+        # any count (a workload's fitting configurations): $3/h for the whole configuration is met by the × 1
+        # alone (from poll 4), priced per GPU-hour at its $2.50; $3 per GPU-hour by both, the cheapest $2
+        any_whole = await card_stats(s, ["h100-sxm"], None, cap=3.0, cap_per_gpu=False, now=now)
+        any_gpu = await card_stats(s, ["h100-sxm"], None, cap=3.0, cap_per_gpu=True, now=now)
+    assert whole_5.window.observed == observed and whole_5.window.in_stock == observed
+    assert whole_5.window.price_now == 2.0 and not whole_5.cap_per_gpu
+    assert whole_3.window.in_stock == 0.0 and whole_3.window.now_in_stock is False
+    assert gpu_3.window.in_stock == observed
+    assert any_whole.window.in_stock == 3 * 15 * M and any_whole.window.price_now == 2.5
+    assert any_gpu.window.in_stock == observed and any_gpu.window.price_now == 2.0
+
+
+async def test_a_replicas_held_changes_give_the_same_figures(sm: async_sessionmaker[AsyncSession]) -> None:
+    """storage.availability_cache: the figures from held changes refreshed by a small read equal a fresh read's,
+    as polls come in (one of them committed after a later-stamped one), and after retention."""
+    from storage.availability_cache import ChangeCache
+
+    cache = ChangeCache()
+    cards = ["h100-sxm", "h100-pcie"]
+
+    async def both(now: datetime, **kw: object) -> None:
+        async with sm() as s:
+            fresh = await card_stats(s, cards, 1, now=now, **kw)  # type: ignore[arg-type]
+            held = await card_stats(s, cards, 1, now=now, cache=cache, **kw)  # type: ignore[arg-type]
+        assert held == fresh
+
+    await history(sm)
+    await both(at(111) + timedelta(minutes=2))
+    await both(at(111) + timedelta(minutes=2), cap=2.5)
+    cache_first = StateCache()
+    for k in range(112, 118):
+        await poll(sm, k, cache=cache_first)
+        await both(at(k) + timedelta(minutes=2))
+        await both(at(k) + timedelta(minutes=2), cap=2.5)
+    # A row stamped 20 minutes before the latest held one, committed after it (another writer's late poll).
+    async with sm() as s, s.begin():
+        s.add(AvailabilityChange(series_key="cloudx|h100-sxm|1|*|hourly", at=at(117) - timedelta(minutes=20),
+                                 in_stock=False, price_usd=None, price_rub=None))
+    await both(at(117) + timedelta(minutes=2))
+    assert len(cache) > 0
+    await prune_availability(sm, at(5) + timedelta(days=31))
+    await both(at(117) + timedelta(minutes=2))
+
+
+async def test_stamps_in_another_zone_and_a_clock_jumping_ahead(sm: async_sessionmaker[AsyncSession]) -> None:
+    """Polls stamped in a local zone (UTC+3) give the figures UTC stamps give; a poll stamped six hours ahead (the
+    host's clock jumped forward, then was put right) opens a stretch of its own: the jumped-over hours are not
+    observed, and the polls after it, stamped earlier, add no observed time until real time catches up."""
+    from datetime import timezone
+
+    msk = timezone(timedelta(hours=3))
+    cache = StateCache()
+    for k in range(12):
+        start = at(k).astimezone(msk)
+        await record_poll(sm, PollResult(provider="cloudx", status=PollStatus.OK, offers=snapshot(k),
+                                         started_at=start, finished_at=start), rates=RATES, hysteresis=1, cache=cache)
+    key = "cloudx|h100-sxm|1|US|hourly"
+    async with sm() as s:
+        local = (await series_stats(s, keys=[key], now=at(11)))[0].window(7)
+    assert local.observed == 11 * 15 * M and local.episodes == 1 and local.median_stay == 30 * M
+    await poll(sm, 12, cache=cache, finished=at(12) + timedelta(hours=6))  # the jump
+    for k in range(13, 16):
+        await poll(sm, k, cache=cache)  # stamped before the jump's stamp
+    async with sm() as s:
+        cov = (await s.execute(select(AvailabilityCoverage.start, AvailabilityCoverage.end)
+                               .order_by(AvailabilityCoverage.id))).all()
+        later = (await series_stats(s, keys=[key], now=at(16)))[0].window(7)
+    assert cov == [(at(0), at(11)), (at(12) + timedelta(hours=6), at(12) + timedelta(hours=6))]
+    assert later.observed == local.observed  # nothing claimed for the jumped-over hours or the polls after them
+    assert later.now_in_stock is None  # and "now" is not claimed from a stamp in the future
+
+
+async def test_two_hours_of_history_make_no_usual_claim(sm: async_sessionmaker[AsyncSession]) -> None:
+    """A group seen for two hours, in and out of stock every 15 minutes: its figures are exact, and no line says
+    what it 'usually' does (not the alert's, not the short-lived mark)."""
+    from bot.availability_view import alert_line, short_lived
+    from core.availability import typical_stay
+
+    cache = StateCache()
+    for k in range(9):  # two hours: polls at 0, 15, ..., 120 minutes
+        await poll(sm, k, cache=cache, offers=[offer("a", in_stock=k % 2 == 1, price=2.0)])
+    a = offer("a", in_stock=True, price=2.0)
+    async with sm() as s:
+        week = (await offer_stats(s, [a], now=at(8) + timedelta(minutes=1)))[a.key].window(7)
+    assert week.observed == 8 * 15 * M and week.appeared == 4
+    assert week.episodes == 4 and week.median_stay == 15 * M  # four complete 15-minute stays, measured
+    assert typical_stay(week) is None and not week.enough
+    assert alert_line("en", week) is None and alert_line("ru", week) is None and not short_lived(week)

@@ -1,6 +1,9 @@
 """/history <GPU> [period]: a PNG chart of the cheapest in-stock price per provider over time, sent as a photo.
 
-A family name covers its variants ('H100': SXM, PCIe and NVL), each variant a series of its own. The period is the
+A family name covers its variants ('H100': SXM, PCIe and NVL), each variant a series of its own. Under the chart, an
+availability strip per provider from the availability statistics (storage.availability.provider_strips: any of the
+cards, any GPU count, on-demand or monthly) over the period's observed time, the last 30 days at most (what the
+statistics keep), and the caption says each provider's share of that time in stock. The period is the
 last 30 days unless the user names one (`7d`, `2w`, `3m`, `1y`; `7д`, `2н`, `3м`, `1г`). The data is an indexed
 range, aggregated to a bounded number of points per series (storage.queries.price_history); the chart is drawn off
 the event loop within a time limit, and kept a few minutes per GPU, period, currency and language, so a flood of the
@@ -13,6 +16,7 @@ import asyncio
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from aiogram import Router
@@ -20,12 +24,16 @@ from aiogram.filters import Command, CommandObject
 from aiogram.types import BufferedInputFile, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.chart import current_price, is_drawable, priced_points, render_history_png
+from bot.availability_view import duration, percent
+from bot.chart import StripRow, StripTexts, current_price, is_drawable, priced_points, render_history_png
 from bot.formatting import esc, money
 from bot.handlers.common import argument
 from bot.names import provider_name
 from bot.texts import t
+from core.availability import DAY
 from core.gpus import resolve_gpus
+from storage.availability import ProviderStrip, provider_strips
+from storage.availability_cache import ChangeCache
 from storage.queries import HistorySeries, price_history
 
 router = Router(name="history")
@@ -36,9 +44,10 @@ POINTS = 240  # per series: about a pixel column each on the chart
 RENDER_LIMIT = 15.0  # seconds to draw a chart before the user is told to try again
 CACHE_TTL = 300.0
 CACHE_SIZE = 32  # charts of ~50 KB each
+STRIP_ROWS = 8  # providers in the availability strip (the caption has room for their shares)
 _PERIOD = re.compile(r"^(\d{1,3})\s*([dwmyдднмг])$", re.IGNORECASE)
 _UNIT_DAYS = {"d": 1, "д": 1, "w": 7, "н": 7, "m": 30, "м": 30, "y": 365, "г": 365}
-_charts: OrderedDict[tuple[object, ...], tuple[float, bytes]] = OrderedDict()
+_charts: OrderedDict[tuple[object, ...], tuple[float, bytes, str]] = OrderedDict()  # expiry, PNG, caption
 
 
 def split_period(text: str) -> tuple[str, int]:
@@ -52,24 +61,48 @@ def split_period(text: str) -> tuple[str, int]:
     return text, DEFAULT_DAYS
 
 
-def _cached(key: tuple[object, ...]) -> bytes | None:
+def _cached(key: tuple[object, ...]) -> tuple[bytes, str] | None:
     hit = _charts.get(key)
     if hit is None or hit[0] < time.monotonic():
         _charts.pop(key, None)
         return None
     _charts.move_to_end(key)
-    return hit[1]
+    return hit[1], hit[2]
 
 
-def _keep(key: tuple[object, ...], png: bytes) -> None:
-    _charts[key] = (time.monotonic() + CACHE_TTL, png)
+def _keep(key: tuple[object, ...], png: bytes, caption: str) -> None:
+    _charts[key] = (time.monotonic() + CACHE_TTL, png, caption)
     while len(_charts) > CACHE_SIZE:
         _charts.popitem(last=False)
 
 
+def strip_rows(lang: str, strips: Sequence[ProviderStrip]) -> tuple[list[StripRow], str | None]:
+    """The strip's rows (providers observed in the period, at most STRIP_ROWS) and the caption's line on them:
+    each provider's share of its observed time in stock, with how long that was when it is not the whole period."""
+    rows: list[StripRow] = []
+    shares: list[str] = []
+    for strip in strips:
+        w = strip.window
+        if w.share is None or not strip.stretches or len(rows) == STRIP_ROWS:
+            continue
+        name = provider_name(strip.provider)
+        rows.append(StripRow(name, [(_utc(a), _utc(b), flag) for a, b, flag in strip.stretches]))
+        share = percent(w.share)
+        if w.observed < 0.9 * w.days * DAY:
+            share = t(lang, "history_strip_share_of", share=share, observed=duration(lang, w.observed))
+        shares.append(f"{name} {share}")  # the caption is escaped as a whole
+    if not rows:
+        return [], None
+    return rows, t(lang, "history_strip_line", days=strips[0].window.days, shares=", ".join(shares))
+
+
+def _utc(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
 @router.message(Command("history"), flags={"rate": "history"})
 async def history(message: Message, command: CommandObject, session: AsyncSession, lang: str,
-                  currency: str) -> None:
+                  currency: str, availability: ChangeCache) -> None:
     text = await argument(message, command, lang)
     if not text:
         await message.answer(t(lang, "history_usage"))
@@ -82,9 +115,10 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     label = gpus[0].family if len(gpus) > 1 else gpus[0].name
     caption = t(lang, "history_caption", gpu=label, currency=currency)
     key = (tuple(g.id for g in gpus), days, currency, lang)
-    png = _cached(key)
-    if png is not None:
-        await message.answer_photo(BufferedInputFile(png, filename=f"{gpus[0].id}-history.png"), caption=esc(caption))
+    hit = _cached(key)
+    if hit is not None:  # the chart and its caption as drawn (the cheapest provider and shares of that moment)
+        await message.answer_photo(BufferedInputFile(hit[0], filename=f"{gpus[0].id}-history.png"),
+                                   caption=esc(hit[1]))
         return
     since = datetime.now(UTC) - timedelta(days=days)
     series: list[HistorySeries] = []
@@ -108,13 +142,20 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     if cheapest is not None:
         caption += "\n" + t(lang, "history_cheapest_now", provider=labels[cheapest.provider],
                              price=money(current_price(cheapest), currency))
+    now = datetime.now(UTC)
+    strips = await provider_strips(session, [g.id for g in gpus], days=days, now=now, cache=availability)
+    rows, line = strip_rows(lang, strips)
+    if line:
+        caption += "\n" + line
+    texts = StripTexts(t(lang, "history_strip_title"), t(lang, "history_strip_in"), t(lang, "history_strip_out"))
     # Drawing takes tens of milliseconds: off the event loop so other chats are not held up, and never for ever.
     try:
         png = await asyncio.wait_for(asyncio.to_thread(
             render_history_png, series, title=label, ylabel=t(lang, "chart_y", currency=currency),
-            xlabel=t(lang, "chart_x"), labels=labels, until=datetime.now(UTC), currency=currency), RENDER_LIMIT)
+            xlabel=t(lang, "chart_x"), labels=labels, until=now, currency=currency, strips=rows,
+            strip_texts=texts), RENDER_LIMIT)
     except TimeoutError:
         await message.answer(t(lang, "history_slow", gpu=esc(label)))
         return
-    _keep(key, png)
+    _keep(key, png, caption)
     await message.answer_photo(BufferedInputFile(png, filename=f"{gpus[0].id}-history.png"), caption=esc(caption))

@@ -3,8 +3,10 @@ how soon it came back after selling out, and what is happening right now — fro
 (storage/availability.py), one indexed read per question.
 
 A GPU name means that card × 1 unless a count is named ('H100 x8'); a family name covers its variants. A workload
-means any configuration it fits. A price cap without a currency sign is in the user's currency. Spot offers count
-only when asked for ('spot'): interruptible capacity is not what "in stock" means to most buyers.
+means any configuration it fits. A price cap without a currency sign is in the user's currency; it is the hourly price
+of the whole configuration ('H100 x8 under $20' is $2.50 per GPU-hour) unless the user says it is per GPU ('per
+GPU-hour', 'за GPU-час', '/h/GPU'). Spot offers count only when asked for ('spot'): interruptible capacity is not what
+"in stock" means to most buyers.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from bot.subscribing import limits_problem
 from bot.texts import t
 from core.gpus import get_gpu
 from storage.availability import DEFAULT_BILLINGS, card_stats
+from storage.availability_cache import ChangeCache
 
 router = Router(name="when")
 
@@ -56,7 +59,7 @@ def _fits(est: Estimate, count: int | None):  # type: ignore[no-untyped-def]
 
 
 async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: str, estimator: Estimator,
-                      user_id: int | None) -> str:
+                      user_id: int | None, cache: ChangeCache | None = None) -> str:
     """The answer to `/when <text>` (HTML)."""
     req = parse_subscribe(text)
     problem = limits_problem(req, lang)
@@ -69,35 +72,38 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
     if req.gpu_ids:
         count = req.gpu_count or 1
         what = t(lang, "when_what_gpu", gpu=esc(_gpu_label(req.gpu_ids)), count=str(count))
-        stats = await card_stats(session, req.gpu_ids, count, cap=req.max_price, currency=cur, days=WINDOW_DAYS,
-                                 billings=billings)
+        stats = await card_stats(session, req.gpu_ids, count, cap=req.max_price, cap_per_gpu=req.price_per_gpu,
+                                 currency=cur, days=WINDOW_DAYS, billings=billings, cache=cache)
     else:
         result = await estimator.get_resolved(req.target, user_id)
         if not isinstance(result, Estimate):
             return t(lang, "when_unknown", text=esc(req.target))
         what = t(lang, "when_what_workload", workload=esc(req.target))
         stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
-                                 currency=cur, days=WINDOW_DAYS, billings=billings)
+                                 cap_per_gpu=req.price_per_gpu, currency=cur, days=WINDOW_DAYS, billings=billings,
+                                 cache=cache)
     cap = money(req.max_price, cur) if req.max_price is not None else None
     return when_answer(lang, stats, what, cap)
 
 
 @router.message(Command("when"), flags={"rate": "estimate"})
 async def when_command(message: Message, command: CommandObject, session: AsyncSession, lang: str,
-                       currency: str, estimator: Estimator) -> None:
+                       currency: str, estimator: Estimator, availability: ChangeCache) -> None:
     text = await argument(message, command, lang)
     if not text:
         await message.answer(t(lang, "when_usage"))
         return
     user_id = message.from_user.id if message.from_user else None
     await message.answer(await answer_when(text, session=session, lang=lang, currency=currency,
-                                           estimator=estimator, user_id=user_id), disable_web_page_preview=True)
+                                           estimator=estimator, user_id=user_id, cache=availability),
+                         disable_web_page_preview=True)
 
 
 @router.message(F.text.regexp(_WORD).as_("match"), flags={"rate": "estimate"})
 async def when_word(message: Message, match: re.Match[str], session: AsyncSession, lang: str, currency: str,
-                    estimator: Estimator) -> None:
+                    estimator: Estimator, availability: ChangeCache) -> None:
     user_id = message.from_user.id if message.from_user else None
     text = match.group("rest")[:500]
     await message.answer(await answer_when(text, session=session, lang=lang, currency=currency,
-                                           estimator=estimator, user_id=user_id), disable_web_page_preview=True)
+                                           estimator=estimator, user_id=user_id, cache=availability),
+                         disable_web_page_preview=True)

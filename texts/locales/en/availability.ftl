@@ -29,6 +29,7 @@ when_no_history = No availability history for { $what } yet: the bot has not see
 when_what_gpu = { $gpu } × { $count }
 when_what_workload = a configuration that fits { $workload }
 when_under = {" "}under { $cap }/GPU-hour
+when_under_whole = {" "}under { $cap }/hour for the whole configuration
 when_share = In the last { $days ->
     [one] { $days } day
    *[other] { $days } days
@@ -58,3 +59,11 @@ cli_export_done = { $n ->
     [one] { $n } row
    *[other] { $n } rows
 } written to { $out }.
+history_strip_title = Availability by provider (blank: not observed)
+history_strip_in = in stock
+history_strip_out = sold out
+history_strip_share_of = { $share } (observed { $observed })
+history_strip_line = In stock over the last { $days ->
+    [one] { $days } day
+   *[other] { $days } days
+} (share of the observed time): { $shares }

@@ -34,6 +34,7 @@ when_no_history = Истории наличия для { $what } пока нет
 when_what_gpu = { $gpu } × { $count }
 when_what_workload = конфигурация под { $workload }
 when_under = {" "}дешевле { $cap } за GPU-час
+when_under_whole = {" "}дешевле { $cap } в час за всю конфигурацию
 when_share = За { $days ->
     [one] последний { $days } день
     [few] последние { $days } дня
@@ -65,3 +66,12 @@ cli_export_done = { $n ->
     [few] Записано { $n } строки
    *[many] Записано { $n } строк
 } в { $out }.
+history_strip_title = Наличие по провайдерам (пусто — не наблюдали)
+history_strip_in = в наличии
+history_strip_out = нет в наличии
+history_strip_share_of = { $share } (наблюдали { $observed })
+history_strip_line = В наличии за { $days ->
+    [one] последний { $days } день
+    [few] последние { $days } дня
+   *[other] последние { $days } дней
+} (доля времени наблюдений): { $shares }
