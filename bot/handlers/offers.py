@@ -102,7 +102,8 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
         return
     body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
                            short=await short_marks(stay_marks, items, 1))
-    await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, text),
+    workload = text if text and gpu_list(text) is None else ""  # the page starts from a workload, not a card name
+    await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, workload),
                          disable_web_page_preview=True)
 
 
@@ -129,7 +130,8 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         page = max(callback_data.page, 1)
         body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
                                short=await short_marks(stay_marks, items, page, callback_data.skip))
-    kb = with_market(kb, webapp_url, lang, query.message.chat, text)  # the edit keeps the market button
+    workload = text if text and gpu_list(text) is None else ""
+    kb = with_market(kb, webapp_url, lang, query.message.chat, workload)  # the edit keeps the market button
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
         await query.message.edit_text(split_message(body)[-1] if len(body) > 4096 else body, reply_markup=kb,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 STATIC = Path(str(resources.files("gpuradar.webapp") / "static"))
 MAX_BODY = 8 * 1024  # bytes of a JSON request: a workload phrase and a flag or two
 OFFERS_PER_CELL = 100
+CELLS_KEPT = 512  # answers of /api/offers kept (a few KB each), dropped oldest first; a new cache version misses
 
 
 @dataclass
@@ -61,6 +63,7 @@ class WebAppServices:
     providers: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
     matrix: MatrixCache | None = None
+    cells: OrderedDict[tuple[object, ...], bytes] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         if self.matrix is None:
@@ -180,14 +183,24 @@ async def offers(request: web.Request) -> web.Response:
     cards = _cards(request.query.get("gpu", ""))
     if cards is None:
         return error(400, "bad_gpu", lang)
-    provider = request.query.get("provider") or None
+    provider = (request.query.get("provider") or "")[:64] or None
     currency = _currency(request, lang)
-    found = [o for group in s.offers.groups(currency, gpu_ids=cards) for o in group
-             if provider is None or o.provider == provider]
-    found.sort(key=lambda o: (o.billing == "spot", o.sort_usd if currency == "USD" else o.sort_rub, o.key))
-    shown = found[:OFFERS_PER_CELL]
-    return web.json_response({"gpu": cards, "provider": provider, "currency": currency, "count": len(found),
-                              "offers": [offer_row(o, lang) for o in shown], "vat": vat_line(shown, lang)})
+    key = (s.offers.version, tuple(cards), provider, lang, currency)
+    body = s.cells.get(key)
+    if body is None:  # once per offer-cache version: viewers open the same popular cells
+        found = [o for group in s.offers.groups(currency, gpu_ids=cards) for o in group
+                 if provider is None or o.provider == provider]
+        found.sort(key=lambda o: (o.billing == "spot", o.sort_usd if currency == "USD" else o.sort_rub, o.key))
+        shown = found[:OFFERS_PER_CELL]
+        body = json.dumps({"gpu": cards, "provider": provider, "currency": currency, "count": len(found),
+                           "offers": [offer_row(o, lang) for o in shown], "vat": vat_line(shown, lang)},
+                          ensure_ascii=False, separators=(",", ":")).encode()
+        s.cells[key] = body
+        while len(s.cells) > CELLS_KEPT:
+            s.cells.popitem(last=False)
+    else:
+        s.cells.move_to_end(key)
+    return web.Response(body=body, content_type="application/json")
 
 
 async def estimate(request: web.Request) -> web.Response:

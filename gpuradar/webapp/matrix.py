@@ -102,7 +102,10 @@ def build_matrix(offers: tuple[CachedOffer, ...], last_seen: dict[tuple[str, str
         cur = best.get(k)
         if cur is None or _cheaper(o, cur):
             best[k] = o
-    columns = sorted({p for _, p in best} | {p for _, p in last_seen} | set(providers), key=provider_name)
+    # Providers listing something now first, then those with only past sightings, then the silent ones.
+    listing, seen_before = {p for _, p in best}, {p for _, p in last_seen}
+    columns = sorted(listing | seen_before | set(providers),
+                     key=lambda p: (p not in listing, p not in seen_before, provider_name(p).lower()))
     cards = {g for g, _ in best} | {g for g, _ in last_seen if card(g) is not None}
     families: dict[str, list[GPU]] = {}
     for gid in cards:
@@ -142,12 +145,19 @@ def build_matrix(offers: tuple[CachedOffer, ...], last_seen: dict[tuple[str, str
 
 @dataclass
 class MatrixCache:
-    """The matrix per language, rebuilt when the offer cache (or the last-seen reading) has changed."""
+    """The matrix per language, rebuilt when the offer cache (or the last-seen reading) has changed.
+
+    One build per change however many viewers ask meanwhile (the first ever awaits it; later ones get the previous
+    matrix until it is done), and off the loop: with ten
+    thousand offers a build is tens of milliseconds of Python, which in a thread gives the loop its turn every few
+    milliseconds (the interpreter's switch interval) instead of holding every inline answer for the whole build.
+    The offer cache hands over an immutable tuple, so the thread reads a consistent snapshot."""
 
     offers: OfferCache
     last_seen: LastSeen
     providers: list[str] = field(default_factory=list)
     _built: dict[str, tuple[tuple[int, float | None], bytes]] = field(default_factory=dict)
+    _building: dict[tuple[str, tuple[int, float | None]], asyncio.Task[bytes]] = field(default_factory=dict)
     builds: int = 0
 
     async def json(self, lang: str) -> bytes:
@@ -156,9 +166,27 @@ class MatrixCache:
         hit = self._built.get(lang)
         if hit is not None and hit[0] == stamp:
             return hit[1]
-        body = build_matrix(self.offers.all(), seen, lang, self.providers)
-        body["version"] = self.offers.version
-        data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        self._built[lang] = (stamp, data)
+        task = self._building.get((lang, stamp))
+        if task is None:
+            task = asyncio.create_task(self._build(lang, stamp, self.offers.all(), seen))
+            self._building[(lang, stamp)] = task
+            task.add_done_callback(lambda _: self._building.pop((lang, stamp), None))
+        if hit is not None:
+            # The previous poll's matrix while the new one is built: a glance a poll old beats a wait behind the
+            # build (the leader ingests a poll every few seconds; the next load gets the new one).
+            return hit[1]
+        return await asyncio.shield(task)  # a viewer who leaves does not cancel the others' build
+
+    async def _build(self, lang: str, stamp: tuple[int, float | None], offers: tuple[CachedOffer, ...],
+                     seen: dict[tuple[str, str], datetime]) -> bytes:
+        def build() -> bytes:
+            body = build_matrix(offers, seen, lang, self.providers)
+            body["version"] = stamp[0]
+            return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+        data = await asyncio.to_thread(build)
+        current = self._built.get(lang)
+        if current is None or current[0][0] <= stamp[0]:
+            self._built[lang] = (stamp, data)
         self.builds += 1
         return data

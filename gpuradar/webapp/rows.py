@@ -15,9 +15,11 @@ from typing import Any
 from bot.formatting import href, money
 from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer
+from bot.texts import t
 from bot.views import gpu_label, offer_what, vat_note
 from core.offers import HOURS_PER_MONTH
 from core.ranking import Ranked
+from texts.i18n import has
 
 CURRENCIES = ("RUB", "USD")
 _TAG = re.compile(r"<[^>]*>")
@@ -57,6 +59,8 @@ def offer_row(offer: CachedOffer, lang: str, ranked: Ranked | None = None, curre
         "region": offer.location,
         "region_name": region_name(lang, offer.location) if offer.location else "",
         "billing": offer.billing,
+        "billing_name": plain(t(lang, f"billing_{offer.billing}")) if has(lang, f"billing_{offer.billing}")
+        else offer.billing,
         "spot": offer.billing == "spot",
         "available": offer.available,
         "url": link(offer.url),

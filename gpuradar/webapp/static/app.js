@@ -175,7 +175,7 @@
          p.text.per_month + " " + T("web_per_month") + " · ",
          el("span", { class: "meta" }, other.text.per_hour + " / " + other.text.per_month)),
       el("div", { class: "meta" }, p.text.per_gpu_hour + " " + T("web_per_gpu_hour") + " · " +
-         T("web_billing") + ": " + o.billing),
+         T("web_billing") + ": " + (o.billing_name || o.billing)),
       extra || null,
       o.url ? el("a", { href: o.url, target: "_blank", rel: "noopener noreferrer" }, T("web_order")) : null);
     return li;
@@ -481,6 +481,8 @@
       if (!state.signedIn) { $("readonly").hidden = false; $("readonly").textContent = T("web_read_only"); }
       await loadMatrix();
       if (state.signedIn) await loadSubs();
+      const asked = (query.get("q") || "").trim();  // opened from an /offers or /estimate answer: start there
+      if (asked) { $("workload").value = asked; await runEstimate(asked); }
     } catch (e) {
       status(e.message, true);
     }
