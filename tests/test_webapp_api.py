@@ -86,6 +86,17 @@ async def test_page_and_assets_are_served_small_with_a_strict_policy(client):
     assert TOKEN not in page.text + (await client.get("/static/app.js")).text
 
 
+def test_the_page_ships_in_the_wheel():
+    """Every file the server sends from static/ is package data of gpuradar.webapp (the image installs the wheel)."""
+    import fnmatch
+    import tomllib
+
+    data = tomllib.loads((STATIC.parents[2] / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    patterns = data["gpuradar.webapp"]
+    for path in STATIC.iterdir():
+        assert any(fnmatch.fnmatch(f"static/{path.name}", p) for p in patterns), path.name
+
+
 async def test_texts_come_from_the_catalog_in_both_languages(client):
     en = (await client.get("/api/texts", params={"lang": "en"})).json()
     ru = (await client.get("/api/texts", params={"lang": "ru"})).json()
@@ -134,6 +145,8 @@ async def test_cell_offers_whole_configuration_per_hour_and_month_in_both_curren
     ru = (await client.get("/api/offers", params={"gpu": "a100-80gb", "provider": "selectel", "lang": "ru"})).json()
     assert ru["vat"] and "НДС" in ru["vat"]  # the bot's own VAT line, as plain text
     assert (await client.get("/api/offers", params={"gpu": "no-such-card"})).status_code == 400
+    page = (await client.get("/api/offers", params={"gpu": "h100-sxm", "offset": "1"})).json()
+    assert page["count"] == 4 and page["offset"] == 1 and len(page["offers"]) == 3 and page["next_offset"] is None
 
 
 async def test_estimate_narrows_to_fitting_configurations_cheapest_first(client):

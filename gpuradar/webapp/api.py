@@ -3,7 +3,7 @@
     GET  /api/texts?lang=            the page's texts (texts/locales/*/webapp.ftl)
     GET  /api/me                     who the initData says is asking (null outside Telegram)
     GET  /api/matrix?lang=           cards x providers (gpuradar.webapp.matrix, from the offer cache)
-    GET  /api/offers?gpu=a,b&provider=&lang=     one cell's offers, cheapest configuration first
+    GET  /api/offers?gpu=a,b&provider=&offset=   one cell's offers, cheapest configuration first, 100 a page
     POST /api/estimate {text}        the workload box (gpuradar.webapp.estimate)
     GET  /api/history?gpu=&range=24h|7d|30d&currency=
     GET/POST /api/subscriptions      the user's subscriptions / subscribe {text}   (initData required)
@@ -185,14 +185,18 @@ async def offers(request: web.Request) -> web.Response:
         return error(400, "bad_gpu", lang)
     provider = (request.query.get("provider") or "")[:64] or None
     currency = _currency(request, lang)
-    key = (s.offers.version, tuple(cards), provider, lang, currency)
+    raw = request.query.get("offset", "0")
+    offset = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else 0
+    key = (s.offers.version, tuple(cards), provider, lang, currency, offset)
     body = s.cells.get(key)
     if body is None:  # once per offer-cache version: viewers open the same popular cells
         found = [o for group in s.offers.groups(currency, gpu_ids=cards) for o in group
                  if provider is None or o.provider == provider]
         found.sort(key=lambda o: (o.billing == "spot", o.sort_usd if currency == "USD" else o.sort_rub, o.key))
-        shown = found[:OFFERS_PER_CELL]
+        shown = found[offset:offset + OFFERS_PER_CELL]
+        more = offset + OFFERS_PER_CELL if offset + OFFERS_PER_CELL < len(found) else None
         body = json.dumps({"gpu": cards, "provider": provider, "currency": currency, "count": len(found),
+                           "offset": offset, "next_offset": more,
                            "offers": [offer_row(o, lang) for o in shown], "vat": vat_line(shown, lang)},
                           ensure_ascii=False, separators=(",", ":")).encode()
         s.cells[key] = body
@@ -217,8 +221,10 @@ async def estimate(request: web.Request) -> web.Response:
     if (refused := s.limits.take(who.id if who else -client_key(request) - 1, "estimate")) is not None:
         return refused
     currency = _currency(request, lang)
+    # Whose allowance of Hugging Face lookups a new model name uses: the user's, or the address's (a negative key,
+    # never a Telegram id) for the public view.
     answer = await estimate_answer(s.estimator, s.offers, text, lang=lang, currency=currency,
-                                   user_id=who.id if who else None)
+                                   user_id=who.id if who else -client_key(request) - 1)
     return web.json_response(answer)
 
 

@@ -181,22 +181,28 @@
     return li;
   }
 
-  async function showOffers(gpuIds, provider) {
+  async function showOffers(gpuIds, provider, offset) {
     const panel = $("panel");
     panel.hidden = false;
     panel.replaceChildren(el("p", { class: "hint" }, T("web_loading")));
     try {
       const { body } = await api("/api/offers?gpu=" + encodeURIComponent(gpuIds.join(",")) +
-                                 "&provider=" + encodeURIComponent(provider) + "&currency=" + state.currency);
+                                 "&provider=" + encodeURIComponent(provider) + "&currency=" + state.currency +
+                                 "&offset=" + (offset || 0));
       const close = el("button", { class: "link", type: "button" }, T("web_close"));
       close.addEventListener("click", () => { panel.hidden = true; });
       const list = el("ul", { class: "list", id: "cell-offers" });
       for (const o of body.offers) list.append(offerItem(o));
       const hist = el("button", { class: "small ghost", type: "button" }, T("web_history"));
       hist.addEventListener("click", () => showHistory(gpuIds[0], body.offers.length ? body.offers[0].gpu_name : ""));
+      let more = null;
+      if (body.next_offset !== null && body.next_offset !== undefined) {
+        more = el("button", { class: "small ghost", type: "button", id: "cell-more" }, T("web_more"));
+        more.addEventListener("click", () => showOffers(gpuIds, provider, body.next_offset));
+      }
       panel.replaceChildren(el("div", { class: "row" }, el("h2", {}, T("web_offers_title")),
                                  el("span", { class: "spacer" }), hist, close),
-                            list, body.vat ? el("p", { class: "hint small" }, body.vat) : null);
+                            list, more, body.vat ? el("p", { class: "hint small" }, body.vat) : null);
       panel.scrollIntoView({ block: "nearest" });
     } catch (e) {
       panel.replaceChildren(el("p", { class: "error" }, e.message));

@@ -54,3 +54,4 @@ web_median_stay = typical stay
 web_minutes_unit = min
 web_all_providers = providers
 web_expand = Show variants
+web_more = More offers

@@ -54,3 +54,4 @@ web_median_stay = обычно держится
 web_minutes_unit = мин
 web_all_providers = провайдеров
 web_expand = Показать варианты
+web_more = Ещё предложения
