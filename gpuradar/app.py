@@ -367,7 +367,8 @@ class App:
         assert self.offers is not None and self.bot is not None
         mount(app, WebAppServices(offers=self.offers, estimator=self.dispatcher["estimator"],
                                   sessionmaker=self.sessionmaker, token=self.bot.token, bot=self.bot,
-                                  providers=list(self.settings.providers.enabled())))
+                                  providers=list(self.settings.providers.enabled()),
+                                  forwarded_for=self.settings.web.forwarded_for))
 
     async def _watch_degraded(self, watch: DegradedWatch, every: float = 60.0) -> None:
         while not self._stop.is_set():

@@ -27,6 +27,10 @@ class WebSettings(BaseModel):
     port: int = Field(default=8080, ge=0, le=65535)
     health_timeout: float = Field(default=3.0, gt=0)
     public_url: str | None = None
+    # Behind the https proxy in front of the page every client comes from the proxy's address: with this set, the
+    # Mini App's per-address limits read the address the proxy appends to X-Forwarded-For instead (set it only when
+    # a proxy of yours is the only way in, or clients could name any address).
+    forwarded_for: bool = False
 
     @field_validator("public_url")
     @classmethod

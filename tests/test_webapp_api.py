@@ -248,6 +248,13 @@ async def test_limits_per_user_and_per_address(client, app):
     assert [r.status_code for r in flood] == [200] * 5 + [429] * 2
     assert int(flood[-1].headers["Retry-After"]) >= 1
     assert (await client.get("/healthz")).status_code == 200  # the replica's own endpoints are not the API's
+    # X-Forwarded-For is not trusted unless WEB__FORWARDED_FOR says a proxy of ours sets it
+    spoofed = await client.get("/api/texts", headers={"X-Forwarded-For": "198.51.100.7"})
+    assert spoofed.status_code == 429
+    app.web.runner.app[SERVICES_KEY].limits.forwarded_for = True
+    behind = [(await client.get("/api/texts", headers={"X-Forwarded-For": f"10.0.0.1, 198.51.100.{i % 2}"})).status_code
+              for i in range(12)]
+    assert behind.count(200) == 10 and behind.count(429) == 2  # two clients, five each
 
 
 # -------------------------------------------------------------------------------------------------- in the bot

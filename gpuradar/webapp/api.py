@@ -35,7 +35,7 @@ from core.limits import MAX_INPUT_CHARS
 from gpuradar.webapp import subs
 from gpuradar.webapp.auth import INIT_DATA_HEADER, InitDataError, WebUser, verify_init_data
 from gpuradar.webapp.estimate import estimate_answer
-from gpuradar.webapp.guard import Limits, client_key, guard_middleware
+from gpuradar.webapp.guard import Limits, guard_middleware
 from gpuradar.webapp.history import RANGES, card_history
 from gpuradar.webapp.matrix import LastSeen, MatrixCache
 from gpuradar.webapp.rows import offer_row, vat_line
@@ -61,11 +61,13 @@ class WebAppServices:
     token: str | None
     bot: Bot | None = None
     providers: list[str] = field(default_factory=list)
+    forwarded_for: bool = False  # WEB__FORWARDED_FOR: the client address from our proxy's X-Forwarded-For
     limits: Limits = field(default_factory=Limits)
     matrix: MatrixCache | None = None
     cells: OrderedDict[tuple[object, ...], bytes] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
+        self.limits.forwarded_for = self.forwarded_for
         if self.matrix is None:
             self.matrix = MatrixCache(self.offers, LastSeen(self.sessionmaker), list(self.providers))
 
@@ -218,13 +220,13 @@ async def estimate(request: web.Request) -> web.Response:
     text = _text_of(body)
     if text is None:
         return error(400, "no_text", lang)
-    if (refused := s.limits.take(who.id if who else -client_key(request) - 1, "estimate")) is not None:
+    if (refused := s.limits.take(who.id if who else -s.limits.client(request) - 1, "estimate")) is not None:
         return refused
     currency = _currency(request, lang)
     # Whose allowance of Hugging Face lookups a new model name uses: the user's, or the address's (a negative key,
     # never a Telegram id) for the public view.
     answer = await estimate_answer(s.estimator, s.offers, text, lang=lang, currency=currency,
-                                   user_id=who.id if who else -client_key(request) - 1)
+                                   user_id=who.id if who else -s.limits.client(request) - 1)
     return web.json_response(answer)
 
 

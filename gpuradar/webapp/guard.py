@@ -36,12 +36,21 @@ SECURITY_HEADERS = {
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def client_key(request: web.Request) -> int:
+def client_address(request: web.Request, forwarded_for: bool = False) -> str:
+    """Who is asking: the peer, or (WEB__FORWARDED_FOR=true, behind the https proxy Telegram reaches) the address
+    that proxy appended last to X-Forwarded-For; earlier entries are the client's own say and never trusted."""
+    if forwarded_for:
+        hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",") if h.strip()]
+        if hops:
+            return hops[-1]
+    return request.remote or "0.0.0.0"
+
+
+def client_key(request: web.Request, forwarded_for: bool = False) -> int:
     """The client address as a number for the limiter's buckets (IPv4 and IPv6 never collide: v6 ints are larger
-    than 2**32 except the unspecified/loopback few). Behind a proxy every client shares its address: the
-    per-user limits still hold."""
+    than 2**32 except the unspecified/loopback few)."""
     try:
-        return int(ipaddress.ip_address(request.remote or "0.0.0.0"))
+        return int(ipaddress.ip_address(client_address(request, forwarded_for)))
     except ValueError:
         return 0
 
@@ -53,8 +62,13 @@ def too_many(wait: float) -> web.Response:
 
 
 class Limits:
-    def __init__(self, rates: Mapping[str, Rate] = WEB_RATES, limiter: RateLimiter | None = None) -> None:
+    def __init__(self, rates: Mapping[str, Rate] = WEB_RATES, limiter: RateLimiter | None = None, *,
+                 forwarded_for: bool = False) -> None:
         self.limiter = limiter or RateLimiter(rates)
+        self.forwarded_for = forwarded_for
+
+    def client(self, request: web.Request) -> int:
+        return client_key(request, self.forwarded_for)
 
     def take(self, key: int, kind: str) -> web.Response | None:
         """None when allowed, else the 429 answer to send."""
@@ -71,7 +85,7 @@ def guard_middleware(limits: Limits, prefix: str = "/api/") -> Callable[..., Awa
         ours = path == "/" or path.startswith(prefix) or path.startswith("/static/")
         if not ours:
             return await handler(request)
-        if path.startswith(prefix) and (refused := limits.take(client_key(request), "ip")) is not None:
+        if path.startswith(prefix) and (refused := limits.take(limits.client(request), "ip")) is not None:
             response: web.StreamResponse = refused
         else:
             response = await handler(request)
