@@ -507,6 +507,8 @@
       if (!$("history").hidden && state.historyGpu) showHistory(state.historyGpu, state.historyLabel);
     });
     document.body.setAttribute("data-ready", "1");
+    // When the first render was done, counted from the navigation's start (bench/webapp.py reads it).
+    document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
   }
 
   document.addEventListener("DOMContentLoaded", start);
