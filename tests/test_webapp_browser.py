@@ -53,6 +53,7 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console: CSP violations, script errors
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=412,1100", "--hide-scrollbars", "--force-device-scale-factor=1"):
         options.add_argument(arg)
@@ -181,6 +182,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         # a cell opens its offers
         page.css('#matrix tr.family[data-family="A100"] td.cell[data-provider="runpod"]')[0].click()
         seen["cell"] = [li.text for li in [page.until("#cell-offers li")]]
+        seen["console"] = [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]
         return seen
 
     seen = await asyncio.to_thread(public_view)
@@ -194,6 +196,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
     assert "×" in seen["fits"]
     assert seen["path"].startswith("M") and seen["strip"] > 0 and seen["hover"]
     assert seen["cell"] and ("$" in seen["cell"][0] or "₽" in seen["cell"][0])
+    assert seen["console"] == []  # no script error, nothing the Content-Security-Policy had to block
 
     good = sign_init_data(TOKEN, user, lang=lang)
     forged = sign_init_data("654321:FORGED-token", user, lang=lang)
@@ -216,13 +219,16 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         seen["forged_subscribe"] = page.css("#subscribe")
         seen["forged_status"] = page.fetch_status("/api/subscriptions", forged, '{"text": "H100"}')
         seen["good_status"] = page.fetch_status("/api/subscriptions", good, '{"text": "H100"}')
+        # the console: only the refused request above (a 403 is logged as a failed resource load)
+        seen["console"] = [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"
+                           and "403" not in e["message"]]
         return seen
 
     signed = await asyncio.to_thread(signed_view)
     assert signed["bg"] == "#101820"  # Telegram's theme colours
     assert signed["status"] and signed["subs"]
     assert signed["forged_readonly"] and not signed["forged_subscribe"] and signed["forged_status"] == 403
-    assert signed["good_status"] == 201
+    assert signed["good_status"] == 201 and signed["console"] == []
     async with app.sessionmaker() as session:
         stored = await list_subscriptions(session, user)
     assert [s.kind for s in stored] == ["workload", "gpu"]
