@@ -240,8 +240,13 @@ async def test_limits_per_user_and_per_address(client, app):
     writes = [(await client.post("/api/subscriptions/999/pause", json={"paused": True},
                                  headers=signed(user_id=11))).status_code for _ in range(12)]
     assert writes[0] == 404 and writes[-1] == 429
-    # the per-address allowance, made small here (a burst of 5, one more an hour) so no clock is involved
+    # charts: a chart not drawn in the last minute takes from the address's allowance (made 2 here); drawn ones do not
     limiter = app.web.runner.app[SERVICES_KEY].limits.limiter
+    limiter.rates = {**limiter.rates, "history": Rate(burst=2, per=3600.0)}
+    charts = [(await client.get("/api/history", params={"gpu": gpu, "range": "24h"})).status_code
+              for gpu in ("a100-80gb", "rtx-4090", "l40s", "a100-80gb")]
+    assert charts == [200, 200, 429, 200]
+    # the per-address allowance, made small here (a burst of 5, one more an hour) so no clock is involved
     limiter.rates = {**limiter.rates, "ip": Rate(burst=5, per=3600.0)}
     limiter._buckets.clear()
     flood = [(await client.get("/api/texts")) for _ in range(7)]

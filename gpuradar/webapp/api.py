@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ log = logging.getLogger(__name__)
 STATIC = Path(str(resources.files("gpuradar.webapp") / "static"))
 MAX_BODY = 8 * 1024  # bytes of a JSON request: a workload phrase and a flag or two
 OFFERS_PER_CELL = 100
+CHART_TTL = 60.0  # seconds a card's history answer is reused
+CHARTS_KEPT = 256
 CELLS_KEPT = 512  # answers of /api/offers kept (a few KB each), dropped oldest first; a new cache version misses
 
 
@@ -65,6 +68,7 @@ class WebAppServices:
     limits: Limits = field(default_factory=Limits)
     matrix: MatrixCache | None = None
     cells: OrderedDict[tuple[object, ...], bytes] = field(default_factory=OrderedDict)
+    charts: OrderedDict[tuple[str, str, str], tuple[float, bytes]] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         self.limits.forwarded_for = self.forwarded_for
@@ -234,12 +238,26 @@ async def history(request: web.Request) -> web.Response:
     s = _services(request)
     lang = _lang(request)
     cards = _cards(request.query.get("gpu", ""))
-    span = RANGES.get(request.query.get("range", "7d"))
+    span_name = request.query.get("range", "7d")
+    span = RANGES.get(span_name)
     if cards is None or len(cards) != 1 or span is None or s.sessionmaker is None:
         return error(400, "bad_request", lang)
+    currency = _currency(request, lang)
+    key = (cards[0], span_name, currency)
+    hit = s.charts.get(key)
+    now = time.monotonic()
+    if hit is not None and now - hit[0] < CHART_TTL:  # the same chart for everyone for a minute: one reading
+        return web.Response(body=hit[1], content_type="application/json")
+    if (refused := s.limits.take(s.limits.client(request), "history")) is not None:
+        return refused
     async with s.sessionmaker() as session:
-        body = await card_history(session, cards[0], span=span, currency=_currency(request, lang))
-    return web.json_response(body)
+        body = json.dumps(await card_history(session, cards[0], span=span, currency=currency),
+                          separators=(",", ":")).encode()
+    s.charts[key] = (now, body)
+    s.charts.move_to_end(key)
+    while len(s.charts) > CHARTS_KEPT:
+        s.charts.popitem(last=False)
+    return web.Response(body=body, content_type="application/json")
 
 
 # ------------------------------------------------------------------------------------- acting for a signed-in user

@@ -21,6 +21,7 @@ WEB_RATES: Mapping[str, Rate] = {
     "ip": Rate(burst=120, per=0.1),  # any API call, per client address: 10 a second sustained
     "estimate": Rate(burst=12, per=3.0),  # a workload typed into the box: the same allowance as /estimate
     "write": Rate(burst=10, per=6.0),  # subscribe / pause / delete, per user
+    "history": Rate(burst=20, per=3.0),  # a chart not drawn in the last minute costs database reads: per address
 }
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "

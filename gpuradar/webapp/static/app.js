@@ -73,7 +73,8 @@
     let body = null;
     try { body = await response.json(); } catch (e) { body = null; }
     if (!response.ok && response.status !== 422) {
-      const err = new Error((body && body.message) || T("web_error"));
+      const own = { 429: "web_rate_limited", 403: "web_forbidden" }[response.status];
+      const err = new Error(own ? T(own) : (body && body.message) || T("web_error"));
       err.status = response.status;
       throw err;
     }
