@@ -212,6 +212,10 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         page.until("#subs-list li")
         seen["subs"] = page.text("#subs-list")
         seen["status"] = page.text("#status")
+        # "Notify me" from a row: a cell's offers, then the row's card
+        page.css('#matrix tr.family[data-family="A100"] td.cell[data-provider="runpod"]')[0].click()
+        page.until("#subscribe-row").click()
+        page.wait.until(lambda d: len(page.css("#subs-list li")) == 2)
         page.d.save_screenshot(str(shots / f"miniapp-subscribed-{lang}.png"))
         # forged: the page opened with it is read-only, and the API refuses it even when sent by hand
         page.open(f"/?lang={lang}#tgWebAppData={quote(forged)}&tgWebAppVersion=7.10")
@@ -231,9 +235,10 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
     assert signed["good_status"] == 201 and signed["console"] == []
     async with app.sessionmaker() as session:
         stored = await list_subscriptions(session, user)
-    assert [s.kind for s in stored] == ["workload", "gpu"]
+    assert [s.kind for s in stored] == ["workload", "gpu", "gpu"]
+    assert "a100-80gb" in (stored[1].gpu_ids or [])  # the A100 row: every A100 variant
     assert stored[0].query_text.lower().startswith(workload.split(",")[0].lower()[:8])
     tg.message("/subs", user_id=user, lang=lang)
     listing = await tg.wait_for("sendMessage", chat_id=user,
-                                predicate=lambda c: "70B" in c.text and "H100" in c.text)
+                                predicate=lambda c: "70B" in c.text and "H100" in c.text and "A100" in c.text)
     assert listing.text

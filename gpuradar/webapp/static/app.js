@@ -87,7 +87,7 @@
   }
 
   // ------------------------------------------------------------------------------------------------ the matrix
-  function cellNode(cell, gpuIds, provider) {
+  function cellNode(cell, gpuIds, provider, label) {
     if (!cell) return el("td", { class: "cell empty" }, "");
     if (!cell.in_stock) {
       return el("td", { class: "cell out", title: T("web_out_of_stock") },
@@ -100,7 +100,7 @@
                   el("div", { class: "price" }, cell.text[state.currency]),
                   el("div", { class: "meta" }, meta),
                   cell.spot ? el("div", { class: "spot" }, T("web_spot")) : null);
-    td.addEventListener("click", () => { selectCell(td); showOffers(gpuIds, provider); });
+    td.addEventListener("click", () => { selectCell(td); showOffers(gpuIds, provider, 0, label); });
     return td;
   }
 
@@ -137,7 +137,7 @@
       for (const p of providers) {
         let cell = fam.cells[p.id];
         if (narrowed) cell = bestOf(variants.map((v) => narrowed[v.id] && narrowed[v.id][p.id]));
-        row.append(cellNode(cell, ids, p.id));
+        row.append(cellNode(cell, ids, p.id, fam.family));
       }
       body.append(row);
       if (!multi || !open) continue;
@@ -146,7 +146,8 @@
         vname.addEventListener("click", () => showHistory(v.id, v.name));
         const vrow = el("tr", { class: "variant", "data-gpu": v.id }, vname);
         for (const p of providers) {
-          vrow.append(cellNode(narrowed ? narrowed[v.id] && narrowed[v.id][p.id] : v.cells[p.id], [v.id], p.id));
+          vrow.append(cellNode(narrowed ? narrowed[v.id] && narrowed[v.id][p.id] : v.cells[p.id], [v.id], p.id,
+                               v.name));
         }
         body.append(vrow);
       }
@@ -182,7 +183,7 @@
     return li;
   }
 
-  async function showOffers(gpuIds, provider, offset) {
+  async function showOffers(gpuIds, provider, offset, label) {
     const panel = $("panel");
     panel.hidden = false;
     panel.replaceChildren(el("p", { class: "hint" }, T("web_loading")));
@@ -195,14 +196,19 @@
       const list = el("ul", { class: "list", id: "cell-offers" });
       for (const o of body.offers) list.append(offerItem(o));
       const hist = el("button", { class: "small ghost", type: "button" }, T("web_history"));
-      hist.addEventListener("click", () => showHistory(gpuIds[0], body.offers.length ? body.offers[0].gpu_name : ""));
+      hist.addEventListener("click", () => showHistory(gpuIds[0], label || ""));
+      let sub = null;
+      if (state.signedIn && label) {  // "Notify me" for the row's card (a family name covers its variants)
+        sub = el("button", { class: "small", type: "button", id: "subscribe-row" }, T("web_subscribe_card"));
+        sub.addEventListener("click", () => subscribe(label));
+      }
       let more = null;
       if (body.next_offset !== null && body.next_offset !== undefined) {
         more = el("button", { class: "small ghost", type: "button", id: "cell-more" }, T("web_more"));
-        more.addEventListener("click", () => showOffers(gpuIds, provider, body.next_offset));
+        more.addEventListener("click", () => showOffers(gpuIds, provider, body.next_offset, label));
       }
       panel.replaceChildren(el("div", { class: "row" }, el("h2", {}, T("web_offers_title")),
-                                 el("span", { class: "spacer" }), hist, close),
+                                 el("span", { class: "spacer" }), sub, hist, close),
                             list, more, body.vat ? el("p", { class: "hint small" }, body.vat) : null);
       panel.scrollIntoView({ block: "nearest" });
     } catch (e) {
