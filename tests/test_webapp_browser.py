@@ -166,10 +166,12 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         seen["narrowed"] = page.matrix()
         seen["fits"] = page.text("#fits")
         page.d.save_screenshot(str(shots / f"miniapp-workload-{lang}.png"))
-        # the chart: a single-variant family's name opens its history
-        page.css('#matrix tr.family[data-family="A100"] th.card')[0].click()
-        path = page.until("#chart path.series")
+        # the chart: a family's name opens its variants, a variant's name its history (on-demand and spot apart)
+        page.css('#matrix tr.family[data-family="H100"] th.card')[0].click()
+        page.until('#matrix tr.variant[data-gpu="h100-sxm"] th.card').click()
+        path = page.until("#chart path.series.on_demand")
         seen["path"] = path.get_attribute("d")
+        seen["spot_path"] = page.until("#chart path.series.spot").get_attribute("d")
         seen["strip"] = len(page.css("#chart rect.stock"))
         from selenium.webdriver.common.action_chains import ActionChains
 
@@ -182,6 +184,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         # a cell opens its offers
         page.css('#matrix tr.family[data-family="A100"] td.cell[data-provider="runpod"]')[0].click()
         seen["cell"] = [li.text for li in [page.until("#cell-offers li")]]
+        seen["body"] = page.d.find_element(page.By.TAG_NAME, "body").text
         seen["console"] = [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]
         return seen
 
@@ -194,9 +197,10 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
     assert "H100" in seen["narrowed"]
     assert seen["offers"] == [o["key"] for o in expected["offers"][:20]]  # the API's ranking, in its order
     assert "×" in seen["fits"]
-    assert seen["path"].startswith("M") and seen["strip"] > 0 and seen["hover"]
+    assert seen["path"].startswith("M") and seen["spot_path"].startswith("M") and seen["strip"] > 0 and seen["hover"]
     assert seen["cell"] and ("$" in seen["cell"][0] or "₽" in seen["cell"][0])
     assert seen["console"] == []  # no script error, nothing the Content-Security-Policy had to block
+    assert "null" not in seen["body"] and "undefined" not in seen["body"] and "NaN" not in seen["body"]
 
     good = sign_init_data(TOKEN, user, lang=lang)
     forged = sign_init_data("654321:FORGED-token", user, lang=lang)
@@ -216,6 +220,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         page.css('#matrix tr.family[data-family="A100"] td.cell[data-provider="runpod"]')[0].click()
         page.until("#subscribe-row").click()
         page.wait.until(lambda d: len(page.css("#subs-list li")) == 2)
+        seen["body"] = page.d.find_element(page.By.TAG_NAME, "body").text
         page.d.save_screenshot(str(shots / f"miniapp-subscribed-{lang}.png"))
         # forged: the page opened with it is read-only, and the API refuses it even when sent by hand
         page.open(f"/?lang={lang}#tgWebAppData={quote(forged)}&tgWebAppVersion=7.10")
@@ -231,6 +236,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
     signed = await asyncio.to_thread(signed_view)
     assert signed["bg"] == "#101820"  # Telegram's theme colours
     assert signed["status"] and signed["subs"]
+    assert "null" not in signed["body"] and "undefined" not in signed["body"]
     assert signed["forged_readonly"] and not signed["forged_subscribe"] and signed["forged_status"] == 403
     assert signed["good_status"] == 201 and signed["console"] == []
     async with app.sessionmaker() as session:

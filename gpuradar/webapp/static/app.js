@@ -207,9 +207,10 @@
         more = el("button", { class: "small ghost", type: "button", id: "cell-more" }, T("web_more"));
         more.addEventListener("click", () => showOffers(gpuIds, provider, body.next_offset, label));
       }
-      panel.replaceChildren(el("div", { class: "row" }, el("h2", {}, T("web_offers_title")),
-                                 el("span", { class: "spacer" }), sub, hist, close),
-                            list, more, body.vat ? el("p", { class: "hint small" }, body.vat) : null);
+      const parts = [el("div", { class: "row" }, el("h2", {}, T("web_offers_title")),
+                        el("span", { class: "spacer" }), sub, hist, close), list, more,
+                     body.vat ? el("p", { class: "hint small" }, body.vat) : null];
+      panel.replaceChildren(...parts.filter(Boolean));  // replaceChildren would write a null as "null"
       panel.scrollIntoView({ block: "nearest" });
     } catch (e) {
       panel.replaceChildren(el("p", { class: "error" }, e.message));
