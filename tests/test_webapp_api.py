@@ -4,18 +4,22 @@ when missing, forged or expired, the limits, and the bot's Mini App buttons."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from bot.offer_cache import CachedOffer, OfferCache
 from bot.ratelimit import Rate
 from gpuradar.app import App
 from gpuradar.settings import Settings
 from gpuradar.webapp.api import SERVICES_KEY
 from gpuradar.webapp.auth import INIT_DATA_HEADER, InitDataError, verify_init_data
 from gpuradar.webapp.guard import CSP
+from gpuradar.webapp.matrix import LastSeen, MatrixCache
 from storage.subscriptions import list_subscriptions
 from tests.support.fake_telegram import FakeTelegram
 from tests.support.webapp import seed_market, sign_init_data
@@ -66,6 +70,32 @@ def test_init_data_checked_with_the_bot_token_and_a_day_old_at_most():
         with pytest.raises(InitDataError) as err:
             verify_init_data(bad, TOKEN)
         assert err.value.reason == reason
+    almost = sign_init_data(TOKEN, 42, auth_date=time.time() - 86_400 + 60)  # a day old less a minute: still good
+    assert verify_init_data(almost, TOKEN).id == 42
+
+
+async def test_matrix_built_once_per_cache_version_and_the_previous_one_served_meanwhile():
+    rows = [CachedOffer(key="a", provider="runpod", gpu="a100-80gb", gpu_name="A100", gpu_count=1, location="us",
+                        billing="hourly", price_per_gpu_hour_rub=131.2, price_per_gpu_hour_usd=1.64, url="")]
+
+    async def load() -> list[CachedOffer]:
+        return list(rows)
+
+    cache = OfferCache(load)
+    await cache.refresh()
+    matrix = MatrixCache(cache, LastSeen(None))
+    first = await asyncio.gather(*(matrix.json("en") for _ in range(50)))
+    assert matrix.builds == 1 and len(set(first)) == 1  # fifty viewers at once: one build
+    rows.append(CachedOffer(key="b", provider="vastai", gpu="a100-80gb", gpu_name="A100", gpu_count=1, location="eu",
+                            billing="hourly", price_per_gpu_hour_rub=80.0, price_per_gpu_hour_usd=1.0, url=""))
+    await cache.refresh()
+    assert await matrix.json("en") == first[0]  # the new one is being built: the previous poll's meanwhile
+    for _ in range(1000):  # the build finishing (a thread): bounded, never a hung test
+        if matrix.builds == 2:
+            break
+        await asyncio.sleep(0.01)
+    newer = json.loads(await matrix.json("en"))
+    assert newer["offers"] == 2 and "vastai" in newer["families"][0]["cells"]
 
 
 # -------------------------------------------------------------------------------------------------- page, reads
