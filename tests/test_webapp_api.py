@@ -138,7 +138,11 @@ async def test_texts_come_from_the_catalog_in_both_languages(client):
 
 
 async def test_matrix_shows_cheapest_in_stock_per_gpu_hour_and_last_seen_from_the_cache(app, client):
-    body = (await client.get("/api/matrix", params={"lang": "en"})).json()
+    answer = await client.get("/api/matrix", params={"lang": "en"})
+    assert answer.headers["content-encoding"] == "gzip"  # compressed once per build for clients that take it
+    body = answer.json()
+    plain = await client.get("/api/matrix", params={"lang": "en"}, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.json() == body
     providers = [p["id"] for p in body["providers"]]
     assert {"runpod", "selectel", "vastai"} <= set(providers)
     fams = {f["family"]: f for f in body["families"]}

@@ -75,7 +75,11 @@ async def me(request: web.Request) -> web.Response:
 async def matrix(request: web.Request) -> web.Response:
     s = services_of(request)
     assert s.matrix is not None
-    return web.Response(body=await s.matrix.json(lang_of(request)), content_type="application/json")
+    payload = await s.matrix.payload(lang_of(request))
+    if "gzip" in request.headers.get("Accept-Encoding", ""):  # compressed once per build, not per request
+        return web.Response(body=payload.gz, content_type="application/json",
+                            headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+    return web.Response(body=payload.raw, content_type="application/json", headers={"Vary": "Accept-Encoding"})
 
 
 def _cards(raw: str) -> list[str] | None:
