@@ -214,6 +214,10 @@ async def test_history_has_spot_and_on_demand_apart_with_availability(client):
     strip = [p["in_stock"] for p in sold["series"]["on_demand"]]
     assert strip[0] > 0 and strip[-1] == 0  # in stock until it sold out an hour ago
     assert "stats" in body
+    cell = (await client.get("/api/history", params={"gpu": "h100-sxm", "range": "7d", "currency": "USD",
+                                                     "provider": "vastai"})).json()
+    assert cell["providers"] == ["vastai"] and set(cell["series"]) == {"on_demand"}  # one cell: vastai's pair
+    assert min(p["price"] for p in cell["series"]["on_demand"] if p["price"] is not None) == pytest.approx(2.15)
     assert (await client.get("/api/history", params={"gpu": "h100-sxm", "range": "1y"})).status_code == 400
 
 

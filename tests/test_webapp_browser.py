@@ -184,6 +184,8 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         # a cell opens its offers
         page.css('#matrix tr.family[data-family="A100"] td.cell[data-provider="runpod"]')[0].click()
         seen["cell"] = [li.text for li in [page.until("#cell-offers li")]]
+        page.until("#cell-history").click()  # that cell's own history: the card at that provider
+        page.wait.until(lambda d: "RunPod" in page.text("#history-title") and page.css("#chart path.series"))
         seen["body"] = page.d.find_element(page.By.TAG_NAME, "body").text
         seen["console"] = [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]
         return seen

@@ -5,7 +5,7 @@
     GET  /api/matrix?lang=           cards x providers (gpuradar.webapp.matrix, from the offer cache)
     GET  /api/offers?gpu=a,b&provider=&offset=   one cell's offers, cheapest configuration first, 100 a page
     POST /api/estimate {text}        the workload box (gpuradar.webapp.estimate)
-    GET  /api/history?gpu=&range=24h|7d|30d&currency=
+    GET  /api/history?gpu=&range=24h|7d|30d&currency=[&provider=]   a card's, or one cell's, price history
     GET/POST /api/subscriptions      the user's subscriptions / subscribe {text}   (initData required)
     POST /api/subscriptions/{id}/pause {paused} · DELETE /api/subscriptions/{id}  (initData required)
 
@@ -152,7 +152,8 @@ async def history(request: web.Request) -> web.Response:
     if cards is None or len(cards) != 1 or span is None or s.sessionmaker is None:
         return error(400, "bad_request", lang)
     currency = currency_of(request, lang)
-    key = (cards[0], span_name, currency)
+    provider = (request.query.get("provider") or "")[:64] or None
+    key = (cards[0], span_name, currency, provider or "")
     hit = s.charts.get(key)
     now = time.monotonic()
     if hit is not None and now - hit[0] < CHART_TTL:  # the same chart for everyone for a minute: one reading
@@ -160,7 +161,7 @@ async def history(request: web.Request) -> web.Response:
     if (refused := s.limits.take(s.limits.client(request), "history")) is not None:
         return refused
     async with s.sessionmaker() as session:
-        body = json.dumps(await card_history(session, cards[0], span=span, currency=currency),
+        body = json.dumps(await card_history(session, cards[0], span=span, currency=currency, provider=provider),
                           separators=(",", ":")).encode()
     s.charts[key] = (now, body)
     s.charts.move_to_end(key)

@@ -36,16 +36,19 @@ def _kind(billing: str | None) -> str:
 
 
 async def card_history(session: AsyncSession, gpu: str, *, span: timedelta, currency: str,
-                       now: datetime | None = None, buckets: int = BUCKETS) -> dict[str, Any]:
+                       provider: str | None = None, now: datetime | None = None,
+                       buckets: int = BUCKETS) -> dict[str, Any]:
+    """The card's history across providers, or at one `provider` (a cell of the matrix)."""
     now = now or datetime.now(UTC)
     since = now - span
     column = PricePoint.price_per_gpu_hour_usd if currency == "USD" else PricePoint.price_per_gpu_hour_rub
     cols = (PricePoint.offer_key, PricePoint.at, PricePoint.in_stock, column, PricePoint.provider)
-    last_before = (select(func.max(PricePoint.id)).where(PricePoint.gpu == gpu, PricePoint.at < since)
+    where = [PricePoint.gpu == gpu] + ([PricePoint.provider == provider] if provider else [])
+    last_before = (select(func.max(PricePoint.id)).where(*where, PricePoint.at < since)
                    .group_by(PricePoint.offer_key))
     rows = list((await session.execute(select(*cols).where(PricePoint.id.in_(last_before))
                                        .order_by(PricePoint.at, PricePoint.id))).all())
-    rows += (await session.execute(select(*cols).where(PricePoint.gpu == gpu, PricePoint.at >= since)
+    rows += (await session.execute(select(*cols).where(*where, PricePoint.at >= since)
                                    .order_by(PricePoint.at, PricePoint.id))).all()
     keys = sorted({r[0] for r in rows})
     billing: dict[str, str] = {}
@@ -107,7 +110,8 @@ async def card_history(session: AsyncSession, gpu: str, *, span: timedelta, curr
     stats = await card_stats(session, [gpu], None, currency=currency, days=max(1, round(span / timedelta(days=1))),
                              now=now)
     w = stats.window
-    return {"gpu": gpu, "currency": currency, "since": since.isoformat(), "until": now.isoformat(),
+    return {"gpu": gpu, "provider": provider, "currency": currency, "since": since.isoformat(),
+            "until": now.isoformat(),
             "series": series, "providers": sorted(providers),
             "stats": {"share": w.share, "median_stay": w.median_stay, "appeared": w.appeared,
                       "price_min": w.price_min, "price_median": w.price_median, "enough": w.enough}}

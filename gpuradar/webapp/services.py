@@ -42,7 +42,7 @@ class WebAppServices:
     limits: Limits = field(default_factory=Limits)
     matrix: MatrixCache | None = None
     cells: OrderedDict[tuple[object, ...], bytes] = field(default_factory=OrderedDict)
-    charts: OrderedDict[tuple[str, str, str], tuple[float, bytes]] = field(default_factory=OrderedDict)
+    charts: OrderedDict[tuple[str, str, str, str], tuple[float, bytes]] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         self.limits.forwarded_for = self.forwarded_for

@@ -195,8 +195,9 @@
       close.addEventListener("click", () => { panel.hidden = true; });
       const list = el("ul", { class: "list", id: "cell-offers" });
       for (const o of body.offers) list.append(offerItem(o));
-      const hist = el("button", { class: "small ghost", type: "button" }, T("web_history"));
-      hist.addEventListener("click", () => showHistory(gpuIds[0], label || ""));
+      const hist = el("button", { class: "small ghost", type: "button", id: "cell-history" }, T("web_history"));
+      const where = body.offers.length ? body.offers[0].provider_name : provider;
+      hist.addEventListener("click", () => showHistory(gpuIds[0], label || "", provider, where));
       let sub = null;
       if (state.signedIn && label) {  // "Notify me" for the row's card (a family name covers its variants)
         sub = el("button", { class: "small", type: "button", id: "subscribe-row" }, T("web_subscribe_card"));
@@ -284,15 +285,18 @@
   }
 
   // ------------------------------------------------------------------------------------------------- the history
-  async function showHistory(gpu, label) {
+  async function showHistory(gpu, label, provider, providerName) {
     state.historyGpu = gpu;
     state.historyLabel = label;
+    state.historyProvider = provider || "";
+    state.historyProviderName = providerName || "";
     const box = $("history");
     box.hidden = false;
     box.replaceChildren(el("p", { class: "hint" }, T("web_loading")));
     try {
       const { body } = await api("/api/history?gpu=" + encodeURIComponent(gpu) + "&range=" + state.range +
-                                 "&currency=" + state.currency);
+                                 "&currency=" + state.currency +
+                                 (provider ? "&provider=" + encodeURIComponent(provider) : ""));
       renderHistory(body, label);
       box.scrollIntoView({ block: "nearest" });
     } catch (e) {
@@ -313,12 +317,15 @@
     for (const r of ["24h", "7d", "30d"]) {
       const b = el("button", { type: "button", class: "small ghost" + (r === state.range ? " on" : ""),
                                "data-range": r }, T("web_range_" + r));
-      b.addEventListener("click", () => { state.range = r; showHistory(state.historyGpu, label); });
+      b.addEventListener("click", () => {
+        state.range = r; showHistory(state.historyGpu, label, state.historyProvider, state.historyProviderName);
+      });
       ranges.append(b);
     }
     const close = el("button", { class: "link", type: "button" }, T("web_close"));
     close.addEventListener("click", () => { box.hidden = true; });
-    const parts = [el("div", { class: "row" }, el("h2", {}, T("web_history") + " · " + label),
+    const title = T("web_history") + " · " + label + (state.historyProviderName ? " · " + state.historyProviderName : "");
+    const parts = [el("div", { class: "row" }, el("h2", { id: "history-title" }, title),
                       el("span", { class: "spacer" }), close), ranges];
     const kinds = Object.keys(data.series);
     const prices = kinds.flatMap((k) => data.series[k].map((p) => p.price)).filter((p) => p !== null);
@@ -509,7 +516,9 @@
       state.currency = $("currency").value;
       renderMatrix();
       if (state.estimate && state.estimate.ok) runEstimate(state.estimate.query);
-      if (!$("history").hidden && state.historyGpu) showHistory(state.historyGpu, state.historyLabel);
+      if (!$("history").hidden && state.historyGpu) {
+        showHistory(state.historyGpu, state.historyLabel, state.historyProvider, state.historyProviderName);
+      }
     });
     document.body.setAttribute("data-ready", "1");
     // When the first render was done, counted from the navigation's start (bench/webapp.py reads it).
