@@ -1,7 +1,8 @@
 """Building the dispatcher: routers, the user middleware, and the shared services injected by name.
 
 Handlers declare what they need as parameters (`offers`, `estimator`, `availability`, `tokens`, `prefs`, `bot_username`,
-`provider_names`, `provider_setup`, `sessionmaker`); aiogram passes the dispatcher's workflow data by those names.
+`provider_names`, `provider_setup`, `sessionmaker`, `webapp_url`); aiogram passes the dispatcher's workflow data by
+those names.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from storage.availability_cache import ChangeCache
 def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: OfferCache, bot_username: str,
                      admin_ids: Iterable[int] = (), provider_names: Iterable[str] = (),
                      provider_setup: Mapping[str, str] | None = None,
-                     estimator: Estimator | None = None, storage: BaseStorage | None = None) -> Dispatcher:
+                     estimator: Estimator | None = None, storage: BaseStorage | None = None,
+                     webapp_url: str | None = None) -> Dispatcher:
     # `storage`: where wizard state lives. The application passes the database-backed one (bot.fsm_storage) so a
     # conversation survives a switch between replicas; memory is enough for a dispatcher used alone (tests).
     dp = Dispatcher(storage=storage or MemoryStorage(), disable_fsm=True)
@@ -43,6 +45,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database
     dp["prefs"] = prefs
     dp["bot_username"] = bot_username
+    dp["webapp_url"] = webapp_url  # WEB__PUBLIC_URL: "Open the market" under /offers and /estimate (bot.market_button)
     dp["provider_names"] = sorted(provider_names)
     # name -> "enabled" | "needs:<SETTING>,<SETTING>" | "disabled", for /providers (default: the polled ones)
     dp["provider_setup"] = dict(provider_setup) if provider_setup is not None else dict.fromkeys(provider_names,

@@ -38,6 +38,8 @@ class Reply:
 
     text: str
     markup: InlineKeyboardMarkup | None = None
+    subscription: Subscription | None = None  # what was stored (or already existed); None when refused
+    created: bool = False
 
 
 def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user_currency: str) -> SubscriptionDraft:
@@ -137,10 +139,11 @@ async def store_and_describe(session: AsyncSession, user: User, draft: Subscript
         lines = [head, "", t(lang, "sub_matches_now")]
         lines.extend(ranked_line(r, lang, user.currency) for r in matches[:MATCHES_SHOWN])
     if not in_group(chat) or chat is None or sub.chat_id == chat.id:
-        return Reply("\n".join(lines))
+        return Reply("\n".join(lines), subscription=sub, created=added.created)
     lines += ["", t(lang, "sub_group_note")]
     button = InlineKeyboardButton(text=t(lang, "btn_alerts_here"),
                                   callback_data=SubCb(action="here", id=sub.id).pack())
-    return Reply("\n".join(lines), InlineKeyboardMarkup(inline_keyboard=[[button]]))
+    return Reply("\n".join(lines), InlineKeyboardMarkup(inline_keyboard=[[button]]), subscription=sub,
+                 created=added.created)
 
 

@@ -344,6 +344,7 @@ class App:
             assert s.webhook.secret is not None and self.bot is not None
             webhook.mount(app, self.dispatcher, self.bot, s.webhook.path, s.webhook.secret.get_secret_value(),
                           body_timeout=s.web.body_timeout)
+        self._mount_webapp(app)
         try:
             self.web = await start_server(app, s.web.host, s.web.port, header_timeout=s.web.header_timeout)
         except OSError as exc:
@@ -351,6 +352,17 @@ class App:
             if problem is not None:
                 raise problem from None
             raise
+
+    def _mount_webapp(self, app: Any) -> None:
+        """The market page and its API (gpuradar/webapp) on this server, reading the bot's own offer cache and
+        estimator; initData is checked with the bot's token."""
+        from gpuradar.webapp.api import WebAppServices, mount
+
+        assert self.offers is not None and self.bot is not None
+        mount(app, WebAppServices(offers=self.offers, estimator=self.dispatcher["estimator"],
+                                  sessionmaker=self.sessionmaker, token=self.bot.token, bot=self.bot,
+                                  providers=list(self.settings.providers.enabled()),
+                                  forwarded_for=self.settings.web.forwarded_for))
 
     async def _watch_degraded(self, watch: DegradedWatch, every: float = 60.0) -> None:
         while not self._stop.is_set():
@@ -398,8 +410,13 @@ class App:
                                            bot_username=me.username or "", admin_ids=s.admin_ids,
                                            provider_names=list(s.providers.enabled()),
                                            provider_setup=s.providers.setup(),
-                                           storage=self.fsm_storage or SqlStorage(self.sessionmaker))
+                                           storage=self.fsm_storage or SqlStorage(self.sessionmaker),
+                                           webapp_url=s.web.public_url)
         await register_menu(self.bot)
+        if s.web.public_url:
+            from bot.market_button import set_menu_button
+
+            await set_menu_button(self.bot, s.web.public_url)  # the menu button opens the market page
         if self.serve_web:
             await self._start_web()  # before setWebhook: Telegram may post the first update at once
         if self.webhook:

@@ -18,9 +18,12 @@ from storage.urls import DEFAULT_DATABASE_URL
 
 
 class WebSettings(BaseModel):
-    """Where the HTTP server listens (all interfaces by default: inside a container that is the container's own)."""
+    """Where the HTTP server listens: this machine only by default (the image and docker-compose.yml set
+    WEB__HOST=0.0.0.0, the container's own interfaces). `public_url`: the https address Telegram opens the Mini App
+    at (the market page this server serves at `/`); with it set the bot puts the page on its menu button and under
+    /offers and /estimate."""
 
-    host: str = "0.0.0.0"
+    host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
     health_timeout: float = Field(default=3.0, gt=0)
     # A client gets this long to send a request's line and headers (and to start its next one on a kept-alive
@@ -28,6 +31,24 @@ class WebSettings(BaseModel):
     # connections are closed instead of held. Telegram sends an update in one go; an update is at most ~1 MB.
     header_timeout: float = Field(default=15.0, gt=0)
     body_timeout: float = Field(default=15.0, gt=0)
+    public_url: str | None = None
+    # Behind the https proxy in front of the page every client comes from the proxy's address: with this set, the
+    # Mini App's per-address limits read the address the proxy appends to X-Forwarded-For instead (set it only when
+    # a proxy of yours is the only way in, or clients could name any address).
+    forwarded_for: bool = False
+
+    @field_validator("public_url")
+    @classmethod
+    def _https(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        # Telegram opens Mini Apps over https only; plain http is accepted for loopback (a local test client).
+        if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost")):
+            raise ValueError("WEB__PUBLIC_URL must be an https:// URL")
+        return value
 
 
 class WebhookSettings(BaseModel):
@@ -96,7 +117,7 @@ class Settings(BaseSettings):
     # CBR daily rates fallback when the rates file cannot be fetched (roubles per unit)
     fx_fallback_rub_per: dict[str, float] = Field(default_factory=lambda: {"USD": 80.0, "EUR": 93.0})
     fx_url: str = "https://www.cbr.ru/scripts/XML_daily.asp"
-    web: WebSettings = WebSettings()  # WEB__HOST / WEB__PORT: /healthz, /metrics (and the webhook in webhook mode)
+    web: WebSettings = WebSettings()  # WEB__HOST / __PORT / __PUBLIC_URL: /healthz, /metrics, the Mini App, the webhook
     log: LogSettings = LogSettings()  # LOG__LEVEL / LOG__JSON_LINES
     webhook: WebhookSettings = WebhookSettings()  # WEBHOOK__URL / __SECRET / __PATH
     lease: LeaseSettings = LeaseSettings()  # LEASE__TTL

@@ -52,7 +52,8 @@ SEND_METHODS = frozenset({"sendMessage", "sendPhoto", "sendDocument", "sendMedia
                           "forwardMessage"})
 # Form fields the Bot API takes as JSON-serialised values; everything else stays a string (text must not be parsed).
 JSON_FIELDS = frozenset({"reply_markup", "results", "commands", "scope", "entities", "caption_entities",
-                         "link_preview_options", "allowed_updates", "reply_parameters", "media", "button"})
+                         "link_preview_options", "allowed_updates", "reply_parameters", "media", "button",
+                         "menu_button"})
 INT_FIELDS = frozenset({"chat_id", "message_id", "from_chat_id", "offset", "limit", "timeout", "cache_time",
                         "user_id", "message_thread_id"})
 BOOL_FIELDS = frozenset({"is_personal", "show_alert", "disable_notification", "drop_pending_updates",
@@ -143,6 +144,7 @@ class FakeTelegram:
         self._runner: web.AppRunner | None = None
         self._closing = False
         self.port = 0
+        self.menu_button: dict[str, Any] | None = None  # what setChatMenuButton set last
 
     # ----------------------------------------------------------------- lifecycle
     async def start(self) -> FakeTelegram:
@@ -480,6 +482,13 @@ class FakeTelegram:
 
     def _m_getMyCommands(self, params: dict[str, Any], call: Call) -> Any:
         return []
+
+    def _m_setChatMenuButton(self, params: dict[str, Any], call: Call) -> Any:
+        self.menu_button = params.get("menu_button")  # the default (no chat_id) or one chat's; the latest kept
+        return True
+
+    def _m_getChatMenuButton(self, params: dict[str, Any], call: Call) -> Any:
+        return self.menu_button or {"type": "commands"}
 
     def _m_sendChatAction(self, params: dict[str, Any], call: Call) -> Any:
         return True

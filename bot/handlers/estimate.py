@@ -20,6 +20,7 @@ from bot.callbacks import EstimateCb
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
+from bot.market_button import with_market
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples_block, t
@@ -57,7 +58,7 @@ def _user_id(message: Message) -> int | None:
 
 
 async def reply_estimate(message: Message, text: str, *, lang: str, currency: str, estimator: Estimator,
-                         offers: OfferCache, tokens: QueryTokens) -> bool:
+                         offers: OfferCache, tokens: QueryTokens, webapp_url: str | None = None) -> bool:
     """Answer with the estimate of `text` (or the method question); False (nothing sent) when it is not a
     workload at all."""
     result = await estimator.get_resolved(text, _user_id(message))
@@ -66,19 +67,20 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
             await answer_failure(message, text, result, lang=lang, tokens=tokens)
             return True
         return False
-    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
+    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens,
+                        webapp_url=webapp_url)
     return True
 
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
-                        tokens: QueryTokens) -> None:
+                        tokens: QueryTokens, webapp_url: str | None = None) -> None:
     body, keyboard = estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency, offers=offers)
-    await answer_long(message, body, keyboard)
+    await answer_long(message, body, with_market(keyboard, webapp_url, lang, message.chat, est.query))
 
 
 @router.message(Command("estimate"), flags={"rate": "estimate"})
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
-                   offers: OfferCache, tokens: QueryTokens) -> None:
+                   offers: OfferCache, tokens: QueryTokens, webapp_url: str | None = None) -> None:
     text = await argument(message, command, lang)
     if not text:
         await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)))
@@ -93,12 +95,14 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
     if isinstance(result, Failure):
         await answer_failure(message, text, result, lang=lang, tokens=tokens)
         return
-    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
+    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens,
+                        webapp_url=webapp_url)
 
 
 @router.callback_query(EstimateCb.filter(F.action.startswith("m_")), flags={"rate": "deep_link"})
 async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
-                       estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+                       estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
+                       webapp_url: str | None = None) -> None:
     """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
     text = await tokens.resolve(callback_data.q)
     method = callback_data.action.removeprefix("m_")
@@ -111,7 +115,8 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
-    body, keyboard = estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency, offers=offers)
+    body, markup = estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency, offers=offers)
+    keyboard = with_market(markup, webapp_url, lang, query.message.chat, phrase)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)

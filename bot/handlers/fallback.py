@@ -25,12 +25,12 @@ async def unknown_command(message: Message, lang: str) -> None:
 
 @router.message(F.text, F.chat.type == "private", flags={"rate": "estimate"})
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
-                    tokens: QueryTokens) -> None:
+                    tokens: QueryTokens, webapp_url: str | None = None) -> None:
     """A plain message in a private chat is read as /estimate: the estimate, the method question, or — when part
     of it was understood — what was and was not; only text with nothing of a workload gets the examples."""
     text = await argument(message, None, lang)
     if text and await reply_estimate(message, text, lang=lang, currency=currency, estimator=estimator,
-                                     offers=offers, tokens=tokens):
+                                     offers=offers, tokens=tokens, webapp_url=webapp_url):
         return
     result = estimator.get(text) if text else None
     if isinstance(result, Failure) and isinstance(result.error, ParseError) and result.error.understood:

@@ -218,3 +218,5 @@ offer_spot = {" "}· <i>spot: may be interrupted</i>
 inline_spot = {" "}(spot)
 list_and = { $head } and { $last }
 label_ctx_io = ctx { $ctx } (input { $prompt } + output { $output })
+btn_open_market = 📊 Open the market
+menu_market = Market

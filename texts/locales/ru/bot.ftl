@@ -230,3 +230,5 @@ offer_spot = {" "}· <i>спот: могут прервать</i>
 inline_spot = {" "}(спот)
 list_and = { $head } и { $last }
 label_ctx_io = ctx { $ctx } (вход { $prompt } + выход { $output })
+btn_open_market = 📊 Открыть рынок
+menu_market = Рынок

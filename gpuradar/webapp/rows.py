@@ -1,0 +1,83 @@
+"""An in-stock offer as the Mini App's API gives it: both currencies, per GPU-hour, per hour and per month of the
+whole configuration, formatted as the bot formats them, and only links a browser may follow.
+
+The numbers are the offer cache's (what /offers ranks by); texts that come from the bot's catalog are turned from
+Telegram HTML into plain text here, and the page only ever sets them as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from bot.formatting import href, money
+from bot.names import provider_name, region_name
+from bot.offer_cache import CachedOffer
+from bot.texts import t
+from bot.views import gpu_label, offer_what, vat_note
+from core.offers import HOURS_PER_MONTH
+from core.ranking import Ranked
+from texts.i18n import has
+
+CURRENCIES = ("RUB", "USD")
+_TAG = re.compile(r"<[^>]*>")
+
+
+def plain(text: str) -> str:
+    """Telegram HTML (the bot's texts) as plain text: tags dropped, entities read."""
+    return html.unescape(_TAG.sub("", text))
+
+
+def link(url: str) -> str | None:
+    """The offer's page when it is an absolute http(s) URL (bot.formatting.href's rule), else None."""
+    return html.unescape(href(url) or "") or None
+
+
+def prices(offer: CachedOffer) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for cur in CURRENCIES:
+        per_gpu, per_hour = offer.per_gpu_hour(cur), offer.per_hour(cur)
+        per_month = None if per_hour is None else per_hour * HOURS_PER_MONTH
+        out[cur] = {"per_gpu_hour": per_gpu, "per_hour": per_hour, "per_month": per_month,
+                    "text": {"per_gpu_hour": money(per_gpu, cur), "per_hour": money(per_hour, cur),
+                             "per_month": money(per_month, cur)}}
+    return out
+
+
+def offer_row(offer: CachedOffer, lang: str, ranked: Ranked | None = None, currency: str = "RUB") -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "key": offer.key,
+        "provider": offer.provider,
+        "provider_name": provider_name(offer.provider),
+        "gpu": offer.gpu,
+        "gpu_name": gpu_label(offer.gpu, offer.gpu_name),
+        "count": offer.gpu_count,
+        "fraction": offer.fraction,
+        "what": plain(offer_what(offer, lang)),
+        "region": offer.location,
+        "region_name": region_name(lang, offer.location) if offer.location else "",
+        "billing": offer.billing,
+        "billing_name": plain(t(lang, f"billing_{offer.billing}")) if has(lang, f"billing_{offer.billing}")
+        else offer.billing,
+        "spot": offer.billing == "spot",
+        "available": offer.available,
+        "url": link(offer.url),
+        "prices": prices(offer),
+    }
+    if ranked is not None:
+        row["hours"] = ranked.hours
+        row["job_cost"] = ranked.job_cost
+        row["job_cost_text"] = money(ranked.job_cost, currency) if ranked.job_cost is not None else None
+    return row
+
+
+def vat_line(offers: Iterable[CachedOffer], lang: str) -> str | None:
+    """The bot's one line about Russian VAT when a listed price carries it (bot.views.vat_note), as plain text."""
+    note = vat_note(list(offers), lang)
+    return plain(note) if note else None
+
+
+def rows_of(ranked: Sequence[Ranked], lang: str, currency: str) -> list[dict[str, Any]]:
+    return [offer_row(r.offer, lang, r, currency) for r in ranked if isinstance(r.offer, CachedOffer)]
