@@ -148,7 +148,7 @@ def main() -> None:
           "the steering repository's reference file, with its sources), "
           "`bench/data/measured_architectures.json`, "
           "`bench/data/measured_dense.json` and `bench/data/measured_components.json`; the same "
-          "judgement runs in `tests/test_estimator_accuracy.py`. GiB per GPU; the prediction is the peak PyTorch "
+          "judgement runs in `tests/core/test_estimator_accuracy.py`. GiB per GPU; the prediction is the peak PyTorch "
           "reports (no safety margin, no CUDA context), the figure the measurements give. LLaMA-Factory and Unsloth "
           "columns: their per-size tables (docs/reference/estimator.md §9) at the nearest size, divided by the "
           "GPU count; "
@@ -288,7 +288,7 @@ def _architectures() -> None:
     print("- MLA (DeepSeek V2/V3, Kimi K2) and sliding-window (Gemma 2/3, gpt-oss) models: no public peak-memory "
           "measurement with its conditions stated was found; the components those architectures change (KV cache, "
           "natively quantised weights) are judged against engines' own allocations below, and the KV cache against "
-          "hand calculations (`tests/test_architectures.py`).")
+          "hand calculations (`tests/core/test_architectures.py`).")
     print()
     print("| point | model | conditions | GPU | measured | ours | kind |")
     print("|---|---|---|---|---|---|---|")

@@ -13,7 +13,7 @@ resolves them whenever and wherever a type is first validated, exactly as the ea
 `model_rebuild` call, and this one once aiogram is imported, behaves as pydantic's own. For the methods, the moment
 `aiogram.methods.base` has defined `TelegramMethod`, its config gains `defer_build=True`, which every method class
 inherits (their modules import the types they name, so nothing else is needed). Verified by
-tests/test_lazy_aiogram.py (every aiogram type and method still builds and validates; the deferral is in effect in
+tests/bot/test_lazy_aiogram.py (every aiogram type and method still builds and validates; the deferral is in effect in
 the bot) and by every end-to-end test, which runs the bot through this path.
 
 This is the project's one patch of a library (aiogram's `TelegramObject.model_rebuild`, its types' base class,
@@ -21,7 +21,7 @@ never pydantic's own `BaseModel`), and it relies on two things no public API pro
 passing `_types_namespace`, and pydantic's `model_rebuild` keywords. So it is applied only to the versions it was
 checked on (`CHECKED`: the lower bounds are pyproject's, the upper ones the newest minor release the suite passed on);
 on any other version nothing is patched and aiogram builds its types eagerly as it does on its own (slower start,
-more memory, the same behaviour), and tests/test_lazy_aiogram.py fails loudly until the new version is checked and
+more memory, the same behaviour), and tests/bot/test_lazy_aiogram.py fails loudly until the new version is checked and
 added.
 """
 

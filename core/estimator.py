@@ -449,7 +449,7 @@ class _Training:
     `terms` then applies a configuration (GPU count, strategy, attention): sharding, tensor-parallel splits and the
     overhead that depends on them. The arithmetic is the term-by-term model of the module docstring, each value
     computed by the same operations in the same order as a straight top-to-bottom evaluation would (floating
-    point: `tests/test_estimate_equivalence.py` pins the results).
+    point: `tests/core/test_estimate_equivalence.py` pins the results).
     """
 
     __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "claim", "cpu", "dequant", "logits",

@@ -7,7 +7,7 @@ do not change: a question reads only the rows stamped at or after its latest hel
 stamped earlier may commit a little later than one stamped after it: the slack re-reads that tail each time, and the
 tail read replaces the held one), and the merged "any of them" timeline is kept: recomputed only from the time a
 series or a provider's observed stretches moved (a poll's new rows: the last minutes, not 30 days). The figures are
-the same as from a fresh read (tests/test_availability_store.py checks both ways on both databases), so every
+the same as from a fresh read (tests/storage/test_availability_store.py checks both ways on both databases), so every
 replica still answers the same.
 
 Bounded: at most `max_rows` changes held, least recently asked series dropped first; a few merged timelines.

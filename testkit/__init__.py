@@ -8,7 +8,7 @@ measurements judged one way.
 - `measured_points`   the public peak-memory measurements (`bench/data/measured_*.json`) as workloads, and how
                       each kind of point is judged (the accuracy tests and `bench/accuracy_table.py`);
 - `throughput_points` the public throughputs (`bench/data/throughput_points.json`) for the speed model
-                      (`tests/test_speed.py` and `bench/speed_table.py`).
+                      (`tests/core/test_speed.py` and `bench/speed_table.py`).
 
 What only the tests use stays in `tests/support/` (the README transcript, the Hub stand-in, the migration killer);
 the benches stay scripts in `bench/`. Not installed with the product (`pyproject.toml` packages) nor in the image.

@@ -1,6 +1,6 @@
 """The measured throughputs of `bench/data/throughput_points.json` as workloads for the speed model.
 
-Shared by `bench/speed_table.py` (docs/accuracy.md) and `tests/test_speed.py`, so both judge the same thing.
+Shared by `bench/speed_table.py` (docs/accuracy.md) and `tests/core/test_speed.py`, so both judge the same thing.
 Each point's conditions are read as the data file states them; what a point leaves open takes the workload
 defaults below (LoRA rank 16 on every linear layer, AdamW, mixed bf16, FlashAttention, bf16 KV cache).
 """

@@ -8,7 +8,7 @@ with the plural rules of Babel's CLDR data), placeholders are named, and the fil
     render(lang, core_msg)                  # a `core.msg.Msg` (code + values) from core
     examples(lang)                          # the example phrases offered to the user (examples.ftl)
 
-Both languages have the same keys and the same placeholders (tests/test_i18n.py). A missing key, an unknown
+Both languages have the same keys and the same placeholders (tests/texts/test_i18n.py). A missing key, an unknown
 language or a missing value raises: no silent fallback to English.
 Numbers passed as int/float are formatted by the locale ("12 345" in Russian) and drive the plural variant; pass a
 str to show a number exactly as formatted.

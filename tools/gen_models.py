@@ -12,7 +12,7 @@ The context limit (`max_context`) is litgpt's `block_size`, `CONTEXT_FIXES` belo
 model's, and for `model_facts` entries their config's `max_position_embeddings` or `model_facts.CONTEXT`.
 
 Parameter counts come from `core.models.count_params` (the shape), or from the model card / safetensors index
-where `model_facts` states one; `tests/test_models.py` checks the counts against model cards.
+where `model_facts` states one; `tests/core/test_models.py` checks the counts against model cards.
 
     python tools/gen_models.py                      # downloads litgpt==0.5.13 (wheel only) with pip
     python tools/gen_models.py --litgpt path/to/litgpt/config.py

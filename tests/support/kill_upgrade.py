@@ -1,4 +1,5 @@
-"""`gpuradar db upgrade` that SIGKILLs itself just before its N-th SQL statement (tests/test_migration_kills.py).
+"""`gpuradar db upgrade` that SIGKILLs itself just before its N-th SQL statement
+(tests/storage/test_migration_kills.py).
 
     python -m tests.support.kill_upgrade URL N     # killed before statement N (N >= 1)
     python -m tests.support.kill_upgrade URL 0     # not killed: prints how many statements a whole upgrade runs

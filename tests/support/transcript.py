@@ -4,7 +4,7 @@ answers them — produced by driving the real application against the stand-in T
     python -m tests.support.transcript            # print the transcript (Markdown)
     python -m tests.support.transcript --write    # replace the README's section between the transcript markers
 
-tests/test_transcript.py regenerates it and fails when the README's copy differs.
+tests/gpuradar/test_transcript.py regenerates it and fails when the README's copy differs.
 """
 
 from __future__ import annotations

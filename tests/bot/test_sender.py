@@ -1,0 +1,286 @@
+"""The sender through the real aiogram stack against the stand-in Bot API server on 127.0.0.1: grouping, texts,
+quiet hours, 429 storms, blocked chats, network errors, migrated chats, stopping with a message in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from aiogram import Bot
+from aiogram.client.default import DefaultBotProperties
+
+from bot.sender import AlertSender, quiet_until
+from core.changes import EventKind
+from storage.outbox import OutboxWriter
+from testkit.fake_telegram import FakeTelegram
+from testkit.waiting import until
+from tests.storage.test_outbox_helpers import (
+    NEEDS_13B_LORA,
+    T0,
+    add_sub,
+    add_user,
+    all_heard,
+    deliveries,
+    enqueue,
+    event,
+    offer,
+    unheard,
+    user,
+)
+
+
+@pytest.fixture
+async def tg():
+    async with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def bot(tg):
+    b = Bot(tg.token, session=tg.session(), default=DefaultBotProperties(parse_mode="HTML"))
+    yield b
+    await b.session.close()
+
+
+
+
+class Running:
+    def __init__(self, sender: AlertSender) -> None:
+        self.sender = sender
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> AlertSender:
+        self.task = asyncio.create_task(self.sender.run())
+        return self.sender
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.sender.stop()
+        assert self.task is not None
+        await self.task
+
+
+def ok_sends(tg: FakeTelegram) -> list:
+    return [c for c in tg.calls_of("sendMessage") if c.status == 200]
+
+
+async def all_done(sm) -> bool:
+    return await all_heard(sm)
+
+
+def sender(bot, sm, **kw) -> AlertSender:
+    kw.setdefault("poll_interval", 0.05)
+    return AlertSender(bot, sm, **kw)
+
+
+async def test_one_message_per_user_when_grouping_one_per_offer_otherwise(tg, bot, sm) -> None:
+    await add_user(sm, 1, grouping=True)
+    await add_user(sm, 2, grouping=False)
+    await add_user(sm, 3, lang="ru", currency="RUB")
+    lora = await add_sub(sm, 1, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    await add_sub(sm, 2, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    await add_sub(sm, 3, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA, max_price=300,
+                  currency="RUB")
+    offers = [offer(sku="h100"), offer(sku="a100", gpu="a100-80gb", price=1.64, name="A100 80GB"),
+              offer(sku="l40s", gpu="l40s", price=0.86, name="L40S")]
+    await enqueue(sm, OutboxWriter(), [event(o) for o in offers])
+    async with Running(sender(bot, sm)):
+        await until(lambda: all_done(sm))
+
+    per_chat = Counter(c.chat_id for c in ok_sends(tg))
+    assert per_chat == {1: 1, 2: 3, 3: 1}
+    grouped = next(c for c in ok_sends(tg) if c.chat_id == 1)
+    assert "3 offers match your subscriptions" in grouped.text
+    assert grouped.text.count("Order at RunPod") == 3
+    assert "13B LoRA: needs 38 GiB per GPU; H100 SXM gives 79 GiB — fits" in grouped.text
+    assert "$2.49/GPU-hour · $2.49/h · $1\u202f818/month" in grouped.text
+    assert 'href="https://runpod.example/h100"' in grouped.text
+    stop = grouped.button("Stop")
+    assert stop["callback_data"] == f"al:stop:{lora}"
+    assert len(grouped.buttons()) == 1  # one subscription, one button
+    russian = next(c for c in ok_sends(tg) if c.chat_id == 3).text
+    assert "3 подходящих предложения" in russian and "за GPU-час" in russian and "/мес" in russian
+    assert "199 ₽ за GPU-час" in russian  # 2.49 USD at 80 ₽
+    assert "дешевле вашего порога 300 ₽" in russian
+    assert all(d.state == "sent" and d.telegram_message_id for d in await deliveries(sm))
+
+
+async def test_many_offers_split_into_messages_under_telegrams_limit(tg, bot, sm) -> None:
+    await add_user(sm, 1)
+    await add_sub(sm, 1, "13B LoRA " + "x" * 300, kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h100-{i}", location=f"dc-{i}")) for i in range(60)])
+    async with Running(sender(bot, sm, time_scale=0.05)):
+        await until(lambda: all_done(sm))
+    sends = ok_sends(tg)
+    assert len(sends) > 1
+    assert all(len(c.text) <= 4096 for c in sends)
+    assert sum(c.text.count("Order at RunPod") for c in sends) == 60
+    assert sorted(k for c in sends for k in range(60) if f"runpod.example/h100-{k}\"" in c.text) == list(range(60))
+
+
+async def test_quiet_hours_hold_alerts_then_deliver_them(tg, bot, sm) -> None:
+    # Moscow user, quiet 23:00-08:00 local; it is 23:30 there (20:30 UTC).
+    await add_user(sm, 1, quiet=(23, 8), tz=180)
+    await add_user(sm, 2)
+    await add_sub(sm, 1)
+    await add_sub(sm, 2)
+    now = {"t": datetime(2025, 3, 1, 20, 30, tzinfo=UTC)}
+    await enqueue(sm, OutboxWriter(), [event(offer())], now["t"])
+    s = sender(bot, sm, clock=lambda: now["t"])
+    async with Running(s):
+        await until(lambda: len(ok_sends(tg)) == 1)
+        await asyncio.sleep(0.3)  # several claim cycles pass: the quiet user's alert must stay held
+        assert [u for u, *_ in await unheard(sm)] == [1]  # held, not dropped
+        assert s.planner.held[1] == datetime(2025, 3, 2, 5, 0, tzinfo=UTC)  # until 08:00 Moscow
+        assert [c.chat_id for c in ok_sends(tg)] == [2]
+        now["t"] = datetime(2025, 3, 2, 5, 1, tzinfo=UTC)
+        s.wake()
+        await until(lambda: all_done(sm))
+    assert sorted(c.chat_id for c in ok_sends(tg)) == [1, 2]
+
+
+def test_quiet_until_handles_plain_and_wrapping_windows() -> None:
+    utc = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+    assert quiet_until(utc, 9, 17, 0) == datetime(2025, 3, 1, 17, 0, tzinfo=UTC)
+    assert quiet_until(utc, 13, 17, 0) is None
+    assert quiet_until(utc, 22, 7, 0) is None
+    assert quiet_until(utc, 22, 7, 600) == datetime(2025, 3, 1, 21, 0, tzinfo=UTC)  # 22:00 at +10h, ends 07:00
+    assert quiet_until(utc, None, 7, 0) is None and quiet_until(utc, 5, 5, 0) is None
+
+
+async def test_429_storm_every_alert_delivered_once_and_retry_after_respected(tg, bot, sm) -> None:
+    for uid in range(1, 9):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer())])
+    tg.enforce_limits(global_rate=30, per_chat_rate=1)
+    tg.fail("sendMessage", "429", times=2, retry_after=1)
+    s = sender(bot, sm)
+    async with Running(s):
+        await until(lambda: all_done(sm))
+    assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 1 for uid in range(1, 9)}
+    assert s.stats.retry_after == 2 and tg.stats.too_many == 2  # only the injected ones: our pacing caused none
+    calls = tg.calls_of("sendMessage")
+    refused = [c for c in calls if c.status == 429]
+    assert len(refused) == 2
+    for c in refused:
+        # That message was tried again only once retry_after (1 s) had passed.
+        again = next(d for d in calls if d.chat_id == c.chat_id and d.at > c.at)
+        assert again.at - c.at >= 0.95
+
+
+async def test_a_blocked_chat_is_not_tried_again_and_others_are_unaffected(tg, bot, sm) -> None:
+    for uid in (1, 2, 3):
+        await add_user(sm, uid, grouping=uid != 2)
+        await add_sub(sm, uid)
+    tg.block_chat(2)
+    writer = OutboxWriter()
+    await enqueue(sm, writer, [event(offer(sku="a")), event(offer(sku="b"))])
+    async with Running(sender(bot, sm, time_scale=0.1)):
+        await until(lambda: all_done(sm))
+        assert len([c for c in tg.calls_of("sendMessage") if c.chat_id == 2]) == 1
+        assert not (await user(sm, 2)).active
+        assert sorted(d.state for d in await deliveries(sm) if d.user_id == 2) == ["failed", "failed"]
+        # Later events: nobody queues or sends anything for the blocked chat.
+        await enqueue(sm, writer, [event(offer(sku="c"))], T0 + timedelta(minutes=5))
+        await until(lambda: len(ok_sends(tg)) == 4)
+    assert Counter(c.chat_id for c in tg.calls_of("sendMessage")) == {1: 2, 2: 1, 3: 2}
+    assert len([d for d in await deliveries(sm) if d.user_id == 2]) == 2  # nothing new was written for it
+
+
+async def test_network_errors_and_5xx_are_retried_with_backoff(tg, bot, sm) -> None:
+    for uid in (1, 2):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer())])
+    tg.fail("sendMessage", "drop", times=2)
+    tg.fail("sendMessage", "500", times=1)
+    tg.fail("sendMessage", "502", times=1)
+    s = sender(bot, sm, time_scale=0.1, workers=1)
+    async with Running(s):
+        await until(lambda: all_done(sm))
+    assert Counter(c.chat_id for c in ok_sends(tg)) == {1: 1, 2: 1}
+    assert s.stats.network_errors == 4
+    assert {d.state for d in await deliveries(sm)} == {"sent"}
+    assert max(d.attempts for d in await deliveries(sm)) >= 3
+
+
+async def test_a_migrated_group_is_followed_to_its_new_id(tg, bot, sm) -> None:
+    await add_user(sm, 5, chat_id=-100)
+    await add_sub(sm, 5)
+    tg.migrate_chat(-100, -1001234)
+    await enqueue(sm, OutboxWriter(), [event(offer(), EventKind.BACK_IN_STOCK, old=2.49)])
+    s = sender(bot, sm)
+    async with Running(s):
+        await until(lambda: all_done(sm))
+    assert [c.chat_id for c in ok_sends(tg)] == [-1001234]
+    assert "Back in stock: H100 SXM" in ok_sends(tg)[0].text
+    assert (await user(sm, 5)).chat_id == -1001234
+    assert s.stats.migrated == 1
+
+
+async def test_stop_finishes_the_message_in_flight_and_leaves_the_rest_queued(tg, bot, sm) -> None:
+    for uid in range(1, 6):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer())])
+    tg.fail("sendMessage", "delay", times=1, delay=0.5)  # the first message is slow to be answered
+    s = sender(bot, sm, global_rate=1.0)  # one a second: the rest are still waiting for their slot
+    task = asyncio.create_task(s.run())
+    await until(lambda: len(tg.calls_of("sendMessage")) == 1)  # in flight now
+    await s.stop()
+    await task
+    assert len(ok_sends(tg)) == 1
+    states = Counter(d.state for d in await deliveries(sm))
+    assert states == {"sent": 1, "queued": 4}  # nothing half-done, nothing lost
+    # A new sender (the restart) delivers the rest, once.
+    async with Running(sender(bot, sm, time_scale=0.1)):
+        await until(lambda: all_done(sm))
+    assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 1 for uid in range(1, 6)}
+
+
+async def test_a_grouped_alert_names_each_offer_once_with_every_subscription_it_matches(tg, bot, sm) -> None:
+    await add_user(sm, 1)
+    h100 = await add_sub(sm, 1, "H100")
+    cheap = await add_sub(sm, 1, "H100 under $3", max_price=3.0)
+    lora = await add_sub(sm, 1, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    offers = [offer(sku="h200", gpu="h200", price=3.49, name="H200"), offer(sku="h100")]
+    await enqueue(sm, OutboxWriter(), [event(o) for o in offers])
+    async with Running(sender(bot, sm)):
+        await until(lambda: all_done(sm))
+    (message,) = ok_sends(tg)
+    assert "2 offers match your subscriptions" in message.text
+    assert message.text.count('href="https://runpod.example/h100"') == 1  # named once...
+    assert message.text.count('href="https://runpod.example/h200"') == 1
+    h100_block = message.text.split("\n\n")[2]
+    assert "runpod.example/h100" in h100_block
+    # ...with every subscription it matches, each saying why
+    assert "✅ You watch: H100\n" in h100_block and "✅ You watch: H100 under $3 (under your $3" in h100_block
+    assert "13B LoRA: needs 38 GiB per GPU; H100 SXM gives 79 GiB — fits" in h100_block
+    h200_block = message.text.split("\n\n")[1]
+    assert "13B LoRA" in h200_block and "H100" not in h200_block.split("fits")[-1]  # the H200 reaches only LoRA
+    assert sorted(b["callback_data"] for b in message.buttons()) == sorted(f"al:stop:{s}" for s in (h100, cheap, lora))
+
+
+async def test_a_429_for_a_chat_just_written_to_holds_that_chat_only(tg, bot, sm) -> None:
+    """Two messages for each of six chats (grouping off). The second message to chat 1, a chat interval after its
+    first, is refused with retry_after 3 s: chat 1 waits that long, the other chats' second messages do not."""
+    for uid in range(1, 7):
+        await add_user(sm, uid, grouping=False)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-a")), event(offer(sku="h100-b"))])
+    tg.enforce_limits(global_rate=30, per_chat_rate=1)
+    s = sender(bot, sm)
+    async with Running(s):
+        await until(lambda: any(c.chat_id == 1 for c in ok_sends(tg)))
+        tg.fail("sendMessage", "429", times=1, retry_after=3, chat_id=1)
+        await until(lambda: all_done(sm))
+        await until(lambda: len(ok_sends(tg)) == 12)
+    assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 2 for uid in range(1, 7)}
+    (refused,) = [c for c in tg.calls_of("sendMessage") if c.status == 429]
+    retried = next(c for c in ok_sends(tg) if c.chat_id == 1 and c.at > refused.at)
+    assert retried.at - refused.at >= 2.9  # Telegram's retry_after was kept for that chat
+    others = [c for c in ok_sends(tg) if c.chat_id != 1 and c.at > refused.at]
+    assert others and all(c.at < retried.at for c in others)  # nobody else waited for chat 1's pause
+    assert s.stats.retry_after == 1 and s.stats.retry_after_chat == 1

@@ -1,0 +1,205 @@
+"""Conversations that do what people expect (issue 12), through the real aiogram stack and the stand-in Telegram
+server: plain text read as /estimate with method buttons, the subscribe wizard checking each answer and giving way
+to any command, paging that edits and never repeats, delete confirmation, settings buttons, time zones, display
+names instead of ids, localised provider reasons, /history that says when one point is all there is."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bot.chart import is_drawable, render_history_png
+from bot.names import model_name, region_name
+from bot.sender import quiet_until
+from core.polls import PollResult, PollStatus
+from storage.queries import HistoryPoint, HistorySeries
+from storage.subscriptions import get_user, list_subscriptions
+from tests.bot.test_bot_e2e import RATES, T0, app, offer, poll, say, tg
+
+__all__ = ["app", "tg"]
+
+
+async def test_plain_text_workload_is_an_estimate_in_a_private_chat(tg, app):
+    text = await say(tg, "70B QLoRA ctx 8k", user_id=30)
+    assert "VRAM per GPU" in text and "Llama 3.1 70B · QLoRA" in text
+    assert "70b" not in text.split("\n")[0] and "qlora ·" not in text  # display names, not ids
+    ru = await say(tg, "инференс 7B, контекст 8k", user_id=31, lang="ru")
+    assert "Видеопамять на GPU" in ru and "инференс" in ru
+
+
+async def test_plain_text_in_a_group_is_not_answered(tg, app):
+    await say(tg, "/start", user_id=32)  # the user exists before two of their updates arrive at once
+    tg.message("70B QLoRA", user_id=32, chat_id=-100500, chat_type="group")
+    tg.message("/help", user_id=32, chat_id=-100500, chat_type="group")
+    help_call = await tg.wait_for("sendMessage", chat_id=-100500)
+    assert "/estimate" in help_call.text  # the command was answered, the chatter before it was not
+    assert len([c for c in tg.calls_of("sendMessage") if c.chat_id == -100500]) == 1
+
+
+async def test_missing_method_is_asked_with_buttons(tg, app):
+    tg.message("mistral 7b", user_id=33)
+    ask = await tg.wait_for("sendMessage", chat_id=33)
+    assert "What should I estimate" in ask.text and "mistral 7b" in ask.text
+    assert [b["text"] for b in ask.buttons()] == ["Inference", "LoRA", "QLoRA", "Full fine-tune"]
+    tg.press(ask, "QLoRA", user_id=33)
+    est = await tg.wait_for("editMessageText", chat_id=33)
+    assert est.params["message_id"] == ask.params["_result_message_id"]
+    assert "Mistral 7B" in est.text and "· QLoRA ·" in est.text and "VRAM per GPU" in est.text
+    tg.message("/estimate Qwen2.5-32B", user_id=34, lang="ru")
+    ask = await tg.wait_for("sendMessage", chat_id=34)
+    assert "Что посчитать" in ask.text and ask.button("Инференс") and ask.button("Полное дообучение")
+
+
+async def test_partly_understood_text_says_what_was_understood(tg, app):
+    text = await say(tg, "13B LoRA frobnicate", user_id=35)
+    assert "Understood" in text and "frobnicate" in text
+
+
+async def test_more_offers_edits_the_estimate_and_never_repeats_page_one(tg, app):
+    tg.message("/estimate 1B inference", user_id=36)
+    est = await tg.wait_for("sendMessage", chat_id=36)
+    shown = [line for line in est.text.splitlines() if line.startswith("• Vast.ai") or line.startswith("• RunPod")]
+    assert len(shown) == 5
+    tg.press(est, "More offers", user_id=36)
+    page = await tg.wait_for("editMessageText", chat_id=36)
+    assert page.params["message_id"] == est.params["_result_message_id"]  # the same message, edited
+    assert "page 1/" in page.text
+    assert not any(line in page.text for line in shown)  # page 1 starts after the offers already shown
+    tg.press(page, "Next", user_id=36)
+    page2 = await tg.wait_for("editMessageText", chat_id=36)
+    assert "page 2/" in page2.text
+    tg.press(page2, "Back", user_id=36)
+    page1 = await tg.wait_for("editMessageText", chat_id=36)
+    assert "page 1/" in page1.text
+    tg.press(page1, "Back", user_id=36)
+    again = await tg.wait_for("editMessageText", chat_id=36)
+    assert "VRAM per GPU" in again.text and again.button("More offers")
+    assert len([c for c in tg.calls_of("sendMessage") if c.chat_id == 36]) == 1  # never a second message
+
+
+async def test_wizard_refuses_a_nonsense_workload_at_that_step(tg, app):
+    tg.message("/subscribe", user_id=37)
+    ask = await tg.wait_for("sendMessage", chat_id=37)
+    tg.press(ask, "A workload", user_id=37)
+    await tg.wait_for("editMessageText", chat_id=37)
+    refused = await say(tg, "banana phone", user_id=37)
+    assert "banana" in refused and "13B LoRA" in refused  # what was not understood, and examples
+    assert "price" not in refused.lower()
+    asked_price = await say(tg, "13B LoRA", user_id=37)
+    assert "Highest price per GPU-hour" in asked_price
+    refused_price = await say(tg, "cheap", user_id=37)
+    assert "Send a number" in refused_price
+
+
+async def test_wizard_refuses_an_unknown_gpu(tg, app):
+    tg.message("/subscribe", user_id=38)
+    ask = await tg.wait_for("sendMessage", chat_id=38)
+    tg.press(ask, "A GPU model", user_id=38)
+    await tg.wait_for("editMessageText", chat_id=38)
+    assert "do not know a GPU" in await say(tg, "Voodoo 5", user_id=38)
+    assert "Highest price" in await say(tg, "H100", user_id=38)
+
+
+async def test_any_command_cancels_the_wizard(tg, app):
+    tg.message("/subscribe", user_id=39)
+    ask = await tg.wait_for("sendMessage", chat_id=39)
+    tg.press(ask, "A GPU model", user_id=39)
+    gpus = await tg.wait_for("editMessageText", chat_id=39)
+    tg.press(gpus, "H100", user_id=39)
+    await tg.wait_for("editMessageText", chat_id=39)  # now asking the price
+    tg.message("/help", user_id=39)
+    cancelled = await tg.wait_for("sendMessage", chat_id=39)
+    assert "Cancelled" in cancelled.text
+    help_text = await tg.wait_for("sendMessage", chat_id=39)
+    assert "/estimate" in help_text.text
+    after = await say(tg, "300", user_id=39)  # no longer the price answer
+    assert "Highest price" not in after and "Now watching" not in after
+    async with app.sessionmaker() as session:
+        assert await list_subscriptions(session, 39) == []
+
+
+async def test_unsubscribe_all_asks_first(tg, app):
+    await say(tg, "/subscribe H100", user_id=40)
+    await say(tg, "/subscribe B200", user_id=40)
+    ask = await say(tg, "/unsubscribe all", user_id=40)
+    assert "Delete all 2 subscriptions?" in ask
+    async with app.sessionmaker() as session:
+        assert len(await list_subscriptions(session, 40)) == 2  # nothing deleted yet
+    tg.press(tg.calls_of("sendMessage")[-1], "Delete", user_id=40)
+    done = await tg.wait_for("editMessageText", chat_id=40)
+    assert "All 2 subscriptions deleted" in done.text
+    ru = await say(tg, "/subscribe H100", user_id=41, lang="ru")
+    assert "Слежу" in ru
+    assert "Удалить 1 подписку?" in await say(tg, "/unsubscribe все", user_id=41, lang="ru")
+
+
+async def test_time_zone_by_offset_or_city_and_quiet_hours_in_it(tg, app):
+    text = await say(tg, "/settings tz Novosibirsk", user_id=42)
+    assert "UTC+7" in text
+    assert "UTC+5:30" in await say(tg, "/settings tz +5:30", user_id=42)
+    assert "UTC+7" in await say(tg, "/settings tz Новосибирск", user_id=42, lang="ru")
+    assert "do not know the time zone" in await say(tg, "/settings tz Atlantis", user_id=42)
+    await say(tg, "/settings quiet 23-8", user_id=42)
+    async with app.sessionmaker() as session:
+        user = await get_user(session, 42)
+    assert user is not None and user.tz_offset_minutes == 420  # not the language's default (UTC for English)
+    # 17:30 UTC is 00:30 in Novosibirsk: quiet until 08:00 there, 01:00 UTC
+    now = T0.replace(hour=17, minute=30)
+    until = quiet_until(now, user.quiet_start, user.quiet_end, user.tz_offset_minutes)
+    assert until == (now + timedelta(days=1)).replace(hour=1, minute=0)
+    assert quiet_until(T0.replace(hour=3), user.quiet_start, user.quiet_end, user.tz_offset_minutes) is None
+
+
+async def test_providers_show_display_names_and_short_localised_reasons(tg, app):
+    broken = PollResult(provider="vastai", status=PollStatus.FAILED, offers=[], started_at=T0 + timedelta(hours=1),
+                        finished_at=T0 + timedelta(hours=1, seconds=5),
+                        error="HTTP 503 from https://console.vast.ai/api/v0/bundles/?q=internal")
+    await app.ingest(broken, RATES)
+    en = await say(tg, "/providers", user_id=43)
+    line = next(x for x in en.splitlines() if "Vast.ai" in x)
+    assert "the provider's server has errors" in line
+    assert "http" not in en.lower() and "vastai" not in en and "503" not in en
+    ru = await say(tg, "/providers", user_id=44, lang="ru")
+    assert "у провайдера ошибка сервера" in ru
+
+
+async def test_history_of_one_point_says_so_and_a_longer_one_is_drawn(tg, app):
+    now = datetime.now(UTC)
+    b200 = [offer("cloudrift", "b200", "b200", "B200", 1, 5.2, location="ap_northeast_kr_se_1")]
+    await app.ingest(poll("cloudrift", b200, now - timedelta(hours=2)), RATES)
+    one = await say(tg, "/history B200", user_id=45)
+    assert "only one price seen so far" in one and "CloudRift" in one and "$5.20" in one
+    cheaper = [offer("cloudrift", "b200", "b200", "B200", 1, 4.9, location="ap_northeast_kr_se_1")]
+    await app.ingest(poll("cloudrift", cheaper, now - timedelta(hours=1)), RATES)
+    tg.message("/history B200 7d", user_id=45)
+    photo = await tg.wait_for("sendPhoto", chat_id=45)
+    assert photo.photo is not None and photo.photo.startswith(b"\x89PNG")
+    assert "Cheapest now: CloudRift, $4.90" in photo.text
+    # a price that has held since before the window is a flat line, drawn
+    tg.message("/history RTX 4090", user_id=46)
+    flat = await tg.wait_for("sendPhoto", chat_id=46)
+    assert flat.photo is not None
+
+
+def test_chart_renders_steps_per_provider_with_dates(tmp_path):
+    series = [HistorySeries(provider="runpod", points=[HistoryPoint(at=T0, price=2.5),
+                                                       HistoryPoint(at=T0 + timedelta(days=1), price=2.1)]),
+              HistorySeries(provider="vastai", points=[HistoryPoint(at=T0 + timedelta(hours=5), price=1.9),
+                                                       HistoryPoint(at=T0 + timedelta(days=2), price=None)])]
+    assert is_drawable(series)
+    assert not is_drawable([HistorySeries(provider="runpod", points=[HistoryPoint(at=T0, price=2.5)])])
+    png = render_history_png(series, title="H100", ylabel="$ per GPU-hour", xlabel="date (UTC)",
+                             labels={"runpod": "RunPod", "vastai": "Vast.ai"}, until=T0 + timedelta(days=3),
+                             currency="USD")
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    (tmp_path / "history.png").write_bytes(png)
+
+
+def test_display_names_for_models_regions_and_alerts():
+    assert model_name("llama-3.1-70b") == "Llama 3.1 70B"
+    # upstream configs that spell a family in lower case are shown as the catalog spells it elsewhere
+    assert model_name("gemma-3-27b") == "Gemma 3 27B"
+    assert model_name("glm-4-9b") == "GLM 4 9B"
+    assert model_name("acme/llama-ft") == "acme/llama-ft"  # a Hub repo is shown as given
+    assert region_name("en", "ap_northeast_kr_se_1") == "Seoul"
+    assert region_name("ru", "ap_northeast_kr_se_1") == "Сеул"
+    assert region_name("ru", "FI") == "Финляндия"
