@@ -142,7 +142,7 @@ PINNED = [
 def test_pinned_breakdowns(case: tuple[str, int, str, str], terms: tuple[float, ...], peak: float,
                            recommended: float, cpu: float) -> None:
     phrase, gpus, strategy, attention = case
-    # the engine-neutral model these were pinned on (engines' own terms: core/engines.py, judged in tests/core/test_estimator_accuracy.py)
+    # the engine-neutral model these were pinned on (engines' own terms: core/engines.py)
     w = complete(parse_workload(phrase))[0].with_(engine=None)
     est = estimate_on(w, gpus, Strategy(strategy), Attention(attention))
     b = est.breakdown
