@@ -21,6 +21,7 @@ from bot.estimates import Estimator, Failure
 from bot.formatting import esc, split_message
 from bot.handlers.common import argument
 from bot.handlers.estimate import estimate_view
+from bot.listed_prices import ListedPrices, with_listed
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
@@ -90,7 +91,8 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
 
 @router.message(Command("offers"), flags={"rate": "estimate"})
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
-                         estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks) -> None:
+                         estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
+                         listed_prices: ListedPrices | None = None) -> None:
     text = await argument(message, command, lang)
     if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
         await estimator.get_resolved(text, message.from_user.id if message.from_user else None)
@@ -100,12 +102,14 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
         return
     body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
                            short=await short_marks(stay_marks, items, 1))
+    body = await with_listed(body, text, listed_prices, offers, estimator, lang, currency)  # price lists (issue 20)
     await message.answer(body, reply_markup=kb, disable_web_page_preview=True)
 
 
 @router.callback_query(OffersCb.filter())
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
-                      estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks) -> None:
+                      estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
+                      listed_prices: ListedPrices | None = None) -> None:
     text = await tokens.resolve(callback_data.q) if callback_data.q else ""
     if text is None or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
@@ -125,6 +129,7 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         page = max(callback_data.page, 1)
         body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
                                short=await short_marks(stay_marks, items, page, callback_data.skip))
+        body = await with_listed(body, text, listed_prices, offers, estimator, lang, currency)
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
         await query.message.edit_text(split_message(body)[-1] if len(body) > 4096 else body, reply_markup=kb,
