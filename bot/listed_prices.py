@@ -25,6 +25,7 @@ from core.providers import price_only_names
 from storage.queries import listed_prices
 
 SHOWN = 5  # a short section under the in-stock list, not a second list
+MESSAGE_LIMIT = 4096  # Telegram's limit on a message's text
 
 
 class ListedPrices:
@@ -87,4 +88,9 @@ async def with_listed(body: str, text: str, listed: ListedPrices | None, offers:
             return body
         found = await listed.matching(offers.version, currency, gpu_ids=list(result.workload.gpu_ids) or None,
                                       fits=result.fits)
-    return "\n".join([body, *listed_block(found, lang, currency, shown_note=body)])
+    while found:  # one message: rows the message has no room for are left off, the in-stock part never
+        joined = "\n".join([body, *listed_block(found, lang, currency, shown_note=body)])
+        if len(joined) <= MESSAGE_LIMIT:
+            return joined
+        found = found[:-1]
+    return body
