@@ -20,6 +20,7 @@ from bot.estimates import Estimator
 from bot.fsm_middleware import install as install_fsm
 from bot.handlers import routers
 from bot.handlers.subscribe import WizardCancel
+from bot.listed_prices import ListedPrices
 from bot.middlewares import UserMiddleware, apologise_on_error
 from bot.offer_cache import OfferCache
 from bot.prefs import PrefsCache
@@ -40,6 +41,7 @@ def build_dispatcher(*, sessionmaker: async_sessionmaker[AsyncSession], offers: 
     prefs = PrefsCache()
     dp["sessionmaker"] = sessionmaker
     dp["offers"] = offers
+    dp["listed_prices"] = ListedPrices(sessionmaker)  # price lists beside the in-stock offers (bot/listed_prices.py)
     dp["stay_marks"] = StayMarks(sessionmaker)  # the ⚡ of short-lived offers (bot/availability_marks.py)
     dp["charts"] = ChartCache()  # the /history charts drawn lately (bot/chart_cache.py)
     dp["availability"] = ChangeCache()  # the changes /when and /history read, held (storage/availability_cache.py)

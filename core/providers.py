@@ -115,6 +115,11 @@ def provider_names() -> tuple[str, ...]:
     return tuple(catalog())
 
 
+def price_only_names() -> tuple[str, ...]:
+    """The price-only sources (`stock_known` False): their offers are listed prices, availability unknown."""
+    return tuple(name for name in catalog() if not catalog().info(name).stock_known)
+
+
 def aliases() -> dict[str, str]:
     """Every spelling (lower case) -> provider id."""
     return catalog().aliases()

@@ -128,7 +128,8 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
             ScrapeRun.provider == provider, ScrapeRun.status == PollStatus.OK.value, ScrapeRun.id < run.id).limit(1))
         cached = cache.get(provider, previous[0].id if previous else None) if cache is not None else None
         stored = cached if cached is not None else await _load_stored(session, provider)
-        events, after = await _apply_snapshot(session, run, result.offers, rates=rates, now=now,
+        events, after = await _apply_snapshot(session, run, _never_in_stock(provider, result.offers), rates=rates,
+                                              now=now,
                                               baseline=had_trusted is None, hysteresis=hysteresis,
                                               price_threshold=price_threshold, stored=stored, written=written)
         run.event_count = len(events)
@@ -434,12 +435,16 @@ class _Writes:
     inserts: list[dict[str, Any]] = field(default_factory=list)
     updates: list[dict[str, Any]] = field(default_factory=list)
     points: list[dict[str, Any]] = field(default_factory=list)
+    seen: list[dict[str, Any]] = field(default_factory=list)  # listed again unchanged: only last_seen moves
 
 
 def _rows(new_states: dict[str, OfferState], previous: dict[str, OfferState], before_of: dict[str, Stored],
-          current: dict[str, Offer], pricing: _Pricing, by_key: dict[str, Stored], now: datetime) -> _Writes:
+          current: dict[str, Offer], pricing: _Pricing, by_key: dict[str, Stored], now: datetime,
+          keep_seen: bool = False) -> _Writes:
     """The rows the detected states need: a configuration whose state and normalised prices did not move is not
-    written; a price point is added where the price, the availability or being listed changed."""
+    written; a price point is added where the price, the availability or being listed changed. `keep_seen` (a
+    price-only source): a configuration listed again unchanged still has its last_seen moved, since nothing else
+    tells its current price list from the rows it dropped (all are out of stock: see `listed_prices`)."""
     writes = _Writes(dict(by_key))
     for key, state in new_states.items():
         offer = state.offer
@@ -455,7 +460,9 @@ def _rows(new_states: dict[str, OfferState], previous: dict[str, OfferState], be
             point = (old.listed != available_now or seen.price != offer.price or seen.currency != offer.currency
                      or seen.period is not offer.period or seen.available != offer.available)
             if state == old and before.rub == rub and before.usd == usd:
-                writes.after[key] = before  # nothing moved: no write
+                writes.after[key] = before  # nothing moved: no write (but the last_seen of a price list's row)
+                if keep_seen and listed:
+                    writes.seen.append({"k": key, "at": now})
                 continue
         values = {**_row_values(offer), "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,
                   "in_stock": state.in_stock, "missing": state.missing, "ref_price": state.price, "updated_at": now}
@@ -475,6 +482,28 @@ def _rows(new_states: dict[str, OfferState], previous: dict[str, OfferState], be
     return writes
 
 
+def _never_in_stock(provider: str, offers: list[Offer]) -> list[Offer]:
+    """A price-only source's offers as the poller leaves them (`scrapers.poller.listed_only`): none in stock, with no
+    count. Enforced here too, since a poll may reach storage by another road (embedding code, a test), and a listed
+    price must never be alerted or listed as in stock."""
+    if not _price_only(provider):
+        return offers
+    return [o if not o.in_stock and o.available is None else o.model_copy(update={"in_stock": False, "available": None})
+            for o in offers]
+
+
+def _price_only(provider: str) -> bool:
+    """A price-only source (`ProviderInfo.stock_known` False): its offers are never in stock, so which of them its
+    latest poll listed is known only from their last_seen. False where no catalog is installed (storage alone)."""
+    from core.providers import catalog
+
+    try:
+        info = catalog().get(provider)
+    except RuntimeError:
+        return False
+    return info is not None and not info.stock_known
+
+
 async def _write_rows(conn: AsyncConnection, writes: _Writes) -> None:
     """Core executemany statements: no ORM bookkeeping for plain rows."""
     table = cast(Table, CurrentOffer.__table__)
@@ -486,6 +515,9 @@ async def _write_rows(conn: AsyncConnection, writes: _Writes) -> None:
         if batch:
             cols: dict[str, Any] = {c: bindparam(c) for c in batch[0] if c != "k"}
             await conn.execute(update(table).where(table.c.key == bindparam("k")).values(**cols), batch)
+    if writes.seen:
+        await conn.execute(update(table).where(table.c.key == bindparam("k")).values(last_seen=bindparam("at")),
+                           writes.seen)
     if writes.points:
         await conn.execute(insert(cast(Table, PricePoint.__table__)), writes.points)
 
@@ -517,7 +549,8 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
     previous = {key: s.state(key) for key, s in before_of.items()}
     new_states, events = detect_changes(previous, changed, hysteresis=hysteresis, price_threshold=price_threshold,
                                         baseline=baseline, rates=rates, now=now)
-    writes = _rows(new_states, previous, before_of, current, pricing, stored.by_key, now)
+    writes = _rows(new_states, previous, before_of, current, pricing, stored.by_key, now,
+                   keep_seen=_price_only(run.provider))
     # Every configuration was either written with this poll's factors or found to agree with them.
     state_after = ProviderState(writes.after, stored.raw, pricing.factors, stored.availability)
     written.update(i["key"] for i in writes.inserts)

@@ -103,6 +103,29 @@ async def in_stock_offers(
     return out
 
 
+async def listed_prices(session: AsyncSession, providers: list[str], *,
+                        gpu: str | list[str] | None = None) -> list[StoredOffer]:
+    """The current price lists of price-only sources (`providers`: those whose `ProviderInfo.stock_known` is False):
+    the rows their latest trusted poll listed (`last_seen` is that poll's time on each, kept moving by ingest for such
+    a source), of a card the catalog knows, cheapest per GPU-hour first. Never in stock: shown apart, as listed
+    prices with availability unknown, and never alerted."""
+    if not providers:
+        return []
+    latest = (select(CurrentOffer.provider.label("provider"), func.max(CurrentOffer.last_seen).label("at"))
+              .where(CurrentOffer.provider.in_(providers)).group_by(CurrentOffer.provider).subquery())
+    q = (select(CurrentOffer)
+         .join(latest, (latest.c.provider == CurrentOffer.provider) & (latest.c.at == CurrentOffer.last_seen))
+         .where(CurrentOffer.gpu.is_not(None)))
+    if gpu is not None:
+        q = q.where(CurrentOffer.gpu.in_([gpu] if isinstance(gpu, str) else gpu))
+    q = q.order_by(CurrentOffer.price_per_gpu_hour_rub.is_(None), CurrentOffer.price_per_gpu_hour_rub,
+                   CurrentOffer.price_per_gpu_hour_usd, CurrentOffer.key)
+    return [StoredOffer(offer=row.to_offer(), price_per_gpu_hour_rub=row.price_per_gpu_hour_rub,
+                        price_per_gpu_hour_usd=row.price_per_gpu_hour_usd, first_seen=row.first_seen,
+                        last_seen=row.last_seen)
+            for row in (await session.scalars(q)).all()]
+
+
 async def provider_health(session: AsyncSession) -> list[HealthView]:
     rows = (await session.scalars(select(ProviderHealth).order_by(ProviderHealth.provider))).all()
     counts: dict[str, int] = {}

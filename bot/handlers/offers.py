@@ -21,6 +21,7 @@ from bot.estimates import Estimator, Failure
 from bot.formatting import esc, split_message
 from bot.handlers.common import argument
 from bot.handlers.estimate import estimate_view
+from bot.listed_prices import ListedPrices, with_listed
 from bot.market_button import with_market
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import gpu_list
@@ -92,7 +93,7 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
 @router.message(Command("offers"), flags={"rate": "estimate"})
 async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
                          estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
-                         webapp_url: str | None = None) -> None:
+                         webapp_url: str | None = None, listed_prices: ListedPrices | None = None) -> None:
     text = await argument(message, command, lang)
     if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
         await estimator.get_resolved(text, message.from_user.id if message.from_user else None)
@@ -102,6 +103,7 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
         return
     body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
                            short=await short_marks(stay_marks, items, 1))
+    body = await with_listed(body, text, listed_prices, offers, estimator, lang, currency)  # price lists (issue 20)
     workload = text if text and gpu_list(text) is None else ""  # the page starts from a workload, not a card name
     await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, workload),
                          disable_web_page_preview=True)
@@ -110,7 +112,7 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
 @router.callback_query(OffersCb.filter())
 async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, currency: str, offers: OfferCache,
                       estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
-                      webapp_url: str | None = None) -> None:
+                      webapp_url: str | None = None, listed_prices: ListedPrices | None = None) -> None:
     text = await tokens.resolve(callback_data.q) if callback_data.q else ""
     if text is None or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
@@ -130,6 +132,7 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         page = max(callback_data.page, 1)
         body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
                                short=await short_marks(stay_marks, items, page, callback_data.skip))
+        body = await with_listed(body, text, listed_prices, offers, estimator, lang, currency)
     workload = text if text and gpu_list(text) is None else ""
     kb = with_market(kb, webapp_url, lang, query.message.chat, workload)  # the edit keeps the market button
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.

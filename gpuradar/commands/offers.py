@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command i
     from storage.queries import OfferFilter, StoredOffer
 
 LANGS = ("en", "ru")
+LISTED_SHOWN = 5  # the price-only sources' rows under the in-stock table: a short section, not a second list
 
 
 def _t(lang: str, key: str, **values: object) -> str:
@@ -71,10 +72,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> str:
-    rows = [[o.provider, gpu_label(o), _count(o), o.location or "—", _word(lang, o.billing.value),
+    return table(_t(lang, "headers").split("|"), _table_rows(items, lang))
+
+
+def _table_rows(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> list[list[str]]:
+    """One row per offer, in the headers' order (the last column: how many are available)."""
+    return [[o.provider, gpu_label(o), _count(o), o.location or "—", _word(lang, o.billing.value),
              _money(None if rub is None else rub * o.gpu_count), _money(None if usd is None else usd * o.gpu_count),
              _money(rub), _money(usd), "—" if o.available is None else str(o.available)] for o, rub, usd in items]
-    return table(_t(lang, "headers").split("|"), rows)
 
 
 def _count(offer: Offer) -> str:
@@ -166,18 +171,53 @@ def run(args: argparse.Namespace) -> int:
         print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
         return 1
     rows = ranked_rows(rows, fitting, args.limit)
+    listed: list[StoredOffer] = []
+    if gpus or fitting is not None:  # the same cards' listed prices (issue 20); the whole list has no "same card"
+        try:
+            listed = asyncio.run(_load_listed(url, gpus, args.provider, args.min_count))
+        except Exception as exc:
+            print(_t(lang, "db_error", error=f"{type(exc).__name__}: {exc}"), file=sys.stderr)
+            return 1
+        listed = ranked_rows(listed, fitting, LISTED_SHOWN)
     if args.json:
-        print(json.dumps({"offers": [offer_json(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
-                                     for r in rows]}, ensure_ascii=False, indent=2))
+        doc: dict[str, Any] = {"offers": [offer_json(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
+                                          for r in rows]}
+        if gpus or fitting is not None:  # never in stock: "listed price, availability unknown"
+            doc["listed_prices"] = [offer_json(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
+                                    for r in listed]
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
         return 0
     if args.fits:
         print(_t(lang, "fits", workload=args.fits))
     if not rows:
         print(_t(lang, "none"))
-        return 0
-    print(offers_table([(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd) for r in rows], args.lang))
-    print(_t(lang, "count", n=len(rows)))
+    else:
+        print(offers_table([(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd) for r in rows], args.lang))
+        print(_t(lang, "count", n=len(rows)))
+    if listed:
+        print()
+        print(_t(lang, "listed_title"))
+        print(table(_t(lang, "listed_headers").split("|"),
+                    [row[:-1] for row in _table_rows([(r.offer, r.price_per_gpu_hour_rub, r.price_per_gpu_hour_usd)
+                                                      for r in listed], lang)]))
     return 0
+
+
+async def _load_listed(url: str, gpus: list[str] | None, providers: list[str] | None,
+                       min_count: int | None) -> list[StoredOffer]:
+    """The price-only sources' current listed prices of these cards (`storage.queries.listed_prices`)."""
+    from core.providers import price_only_names
+    from storage.db import make_engine, make_sessionmaker
+    from storage.queries import listed_prices
+
+    names = [p for p in price_only_names() if providers is None or p in providers]
+    engine = make_engine(url)
+    try:
+        async with make_sessionmaker(engine)() as session:
+            rows = await listed_prices(session, names, gpu=gpus)
+    finally:
+        await engine.dispose()
+    return [r for r in rows if min_count is None or r.offer.gpu_count >= min_count]
 
 
 async def _load(url: str, gpus: list[str] | None, providers: list[str] | None, min_count: int | None,

@@ -63,6 +63,7 @@ btn_more_offers = More offers ›
 offers_title = <b>In stock{ $filter }</b>, cheapest configuration first — page { $page }/{ $pages }:
 offers_filter = {" "}for { $what }
 offers_none = No offers in stock{ $filter } right now. /subscribe and I will tell you when one appears.
+listed_title = <b>Listed prices (availability unknown)</b>, from the clouds' public price lists — whole configuration, per hour · per month:
 btn_prev = ‹ Back
 btn_next = Next ›
 unknown_gpu = I do not know a GPU called “{ $name }”. Try, for example: H100, A100 80GB, RTX 4090, L40S.

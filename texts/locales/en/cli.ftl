@@ -4,6 +4,8 @@ cli_offers_none = No offers in stock match. Run `gpuradar scrape --once` to refr
 cli_offers_unknown_gpu = Unknown GPU “{ $name }”. Try e.g. H100, A100 80GB, RTX 4090, L40S.
 cli_offers_db_error = Cannot read the offer store: { $error }
 cli_offers_fits = Fits { $workload }
+cli_offers_listed_title = Listed prices (availability unknown), from the clouds' public price lists:
+cli_offers_listed_headers = Provider|GPU|×|Location|Billing|₽/h|$/h|₽/GPU-h|$/GPU-h
 cli_offers_count = { $n } { $n ->
         [one] offer
        *[other] offers

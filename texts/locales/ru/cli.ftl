@@ -4,6 +4,8 @@ cli_offers_none = Подходящих предложений в наличии 
 cli_offers_unknown_gpu = Неизвестная видеокарта «{ $name }». Например: H100, A100 80GB, RTX 4090, L40S.
 cli_offers_db_error = Не удалось прочитать базу предложений: { $error }
 cli_offers_fits = Подходит для: { $workload }
+cli_offers_listed_title = Цены по прайс-листам (наличие неизвестно), из публичных прайс-листов облаков:
+cli_offers_listed_headers = Провайдер|GPU|×|Локация|Оплата|₽/ч|$/ч|₽/GPU-ч|$/GPU-ч
 cli_offers_count = { $n } { $n ->
         [one] предложение
         [few] предложения
