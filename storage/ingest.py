@@ -411,7 +411,9 @@ def _what_changed(current: dict[str, Offer], stored: ProviderState,
     for key, offer in current.items():
         before = by_key.get(key)
         raw = raw_rows.get(key) if before is None else None
-        if offer.in_stock and (offer.available is None or offer.available > 0):
+        # A card the catalog cannot name is never skipped: its last_seen must follow each listing, since the
+        # operators' count of unknown GPU names reads it (storage.queries.unknown_gpu_offers). Such rows are few.
+        if offer.gpu is not None and offer.in_stock and (offer.available is None or offer.available > 0):
             unchanged, rub, usd = _listed_as_before(offer, before, raw)
             if unchanged:
                 factor = pricing.factor(offer.currency)
@@ -444,7 +446,8 @@ def _rows(new_states: dict[str, OfferState], previous: dict[str, OfferState], be
     """The rows the detected states need: a configuration whose state and normalised prices did not move is not
     written; a price point is added where the price, the availability or being listed changed. `keep_seen` (a
     price-only source): a configuration listed again unchanged still has its last_seen moved, since nothing else
-    tells its current price list from the rows it dropped (all are out of stock: see `listed_prices`)."""
+    tells its current price list from the rows it dropped (all are out of stock: see `listed_prices`). The same for
+    a card the catalog cannot name, whatever the source (`unknown_gpu_offers`)."""
     writes = _Writes(dict(by_key))
     for key, state in new_states.items():
         offer = state.offer
@@ -461,7 +464,7 @@ def _rows(new_states: dict[str, OfferState], previous: dict[str, OfferState], be
                      or seen.period is not offer.period or seen.available != offer.available)
             if state == old and before.rub == rub and before.usd == usd:
                 writes.after[key] = before  # nothing moved: no write (but the last_seen of a price list's row)
-                if keep_seen and listed:
+                if (keep_seen or offer.gpu is None) and listed:
                     writes.seen.append({"k": key, "at": now})
                 continue
         values = {**_row_values(offer), "price_per_gpu_hour_rub": rub, "price_per_gpu_hour_usd": usd,

@@ -143,12 +143,12 @@ async def provider_health(session: AsyncSession) -> list[HealthView]:
 async def unknown_gpu_offers(session: AsyncSession) -> dict[str, dict[str, int]]:
     """provider -> {its GPU spelling the catalog does not know: offers in its latest trusted poll}, for operators
     (`gpuradar providers`, the admins' /providers, the metrics): such offers are shown to nobody until mapped."""
-    # Listed by the provider's latest trusted poll: `last_seen` is that poll's time on every row it listed.
-    latest = (select(CurrentOffer.provider.label("provider"), func.max(CurrentOffer.last_seen).label("at"))
-              .group_by(CurrentOffer.provider).subquery())
+    # Listed by the provider's latest trusted poll: ingest moves the last_seen of every unknown-GPU row that poll
+    # listed (changed or not) to the poll's time, which is also the provider's last_success.
     rows = await session.execute(
         select(CurrentOffer.provider, CurrentOffer.gpu_name, func.count())
-        .join(latest, (latest.c.provider == CurrentOffer.provider) & (latest.c.at == CurrentOffer.last_seen))
+        .join(ProviderHealth, (ProviderHealth.provider == CurrentOffer.provider)
+              & (ProviderHealth.last_success == CurrentOffer.last_seen))
         .where(CurrentOffer.gpu.is_(None))
         .group_by(CurrentOffer.provider, CurrentOffer.gpu_name))
     out: dict[str, dict[str, int]] = {}

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from gpuradar import metrics as metrics_module
 from gpuradar.metrics import Metrics, offers_refresher
 from storage.db import Base, make_engine, make_sessionmaker
-from storage.offer_tables import CurrentOffer
+from storage.offer_tables import CurrentOffer, ProviderHealth
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -106,7 +106,7 @@ async def test_offers_in_stock_refresh_from_the_store(database_url: str) -> None
     engine = make_engine(database_url)
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(Base.metadata.create_all, tables=[CurrentOffer.__table__])
+            await conn.run_sync(Base.metadata.create_all, tables=[CurrentOffer.__table__, ProviderHealth.__table__])
         sm: async_sessionmaker[AsyncSession] = make_sessionmaker(engine)
         async with sm() as session, session.begin():
             session.add_all([
@@ -133,7 +133,7 @@ async def test_offers_with_an_unknown_gpu_are_a_metric_per_provider(database_url
     engine = make_engine(database_url)
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(Base.metadata.create_all, tables=[CurrentOffer.__table__])
+            await conn.run_sync(Base.metadata.create_all, tables=[CurrentOffer.__table__, ProviderHealth.__table__])
         sm: async_sessionmaker[AsyncSession] = make_sessionmaker(engine)
         now = datetime.now(UTC)
         rows = [_offer("h1", "hyperstack", True), _offer("h2", "hyperstack", False), _offer("h3", "hyperstack", True),
@@ -145,6 +145,9 @@ async def test_offers_with_an_unknown_gpu_are_a_metric_per_provider(database_url
         rows[3].gpu, rows[3].gpu_name, rows[3].last_seen = None, "Gone-GPU", now - timedelta(days=1)
         async with sm() as session, session.begin():
             session.add_all(rows)
+            # that poll was each provider's latest trusted one
+            session.add_all([ProviderHealth(provider=p, status="ok", since=now, last_poll=now, last_success=now)
+                             for p in ("hyperstack", "vast")])
         m = Metrics(process=False)
         m.add_refresher(offers_refresher(sm, m))
         await m.refresh()

@@ -12,7 +12,7 @@ from core.offers import Offer, Period, Rates
 from core.polls import PollResult, PollStatus
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import record_poll
-from storage.queries import in_stock_offers, price_history, provider_health
+from storage.queries import in_stock_offers, price_history, provider_health, unknown_gpu_offers
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 RATES = Rates(rub_per={"USD": 80.0})
@@ -103,3 +103,30 @@ async def test_price_history_cheapest_per_provider(sm: async_sessionmaker[AsyncS
     assert [(p.at, p.price) for p in usd[0].points] == [(T0 + timedelta(minutes=7), 1.5), (T0 + timedelta(minutes=10),
                                                                                             2.5)]
     assert [p.price for p in eights[0].points] == [160.0, 120.0, None]
+
+
+async def test_unknown_gpu_names_follow_the_latest_listing_changed_or_not(
+        sm: async_sessionmaker[AsyncSession]) -> None:
+    """An unknown card listed again unchanged still counts; once a trusted poll no longer lists it, it does not; a
+    failed poll changes nothing."""
+    def polled(minute: int, unknown: int, status: PollStatus = PollStatus.OK) -> PollResult:
+        offers = [offer("lium", "h100", "h100-sxm", 2.0)]  # a known card, unchanged throughout
+        offers += [Offer(provider="lium", sku=f"mi-{i}", gpu=None, gpu_name="MI350X", gpu_count=1, price=3.0,
+                         currency="USD", period=Period.HOUR, in_stock=True) for i in range(unknown)]
+        return result("lium", minute, offers, status=status,
+                      error=None if status is PollStatus.OK else "HTTP 502")
+
+    async def counted() -> dict[str, int]:
+        async with sm() as session:
+            return (await unknown_gpu_offers(session)).get("lium", {})
+
+    await record_poll(sm, polled(1, 2), rates=RATES)
+    assert await counted() == {"MI350X": 2}
+    await record_poll(sm, polled(2, 2), rates=RATES)  # the same listing again: nothing written but last_seen
+    assert await counted() == {"MI350X": 2}
+    await record_poll(sm, polled(3, 1), rates=RATES)
+    assert await counted() == {"MI350X": 1}
+    await record_poll(sm, polled(4, 0, PollStatus.FAILED), rates=RATES)  # not trusted: the last listing stands
+    assert await counted() == {"MI350X": 1}
+    await record_poll(sm, polled(5, 0), rates=RATES)
+    assert await counted() == {}
