@@ -52,12 +52,12 @@ def short_lived(week: WindowStats | None) -> bool:
     return week is not None and typical_stay(week) is StayVerdict.SHORT
 
 
-def when_answer(lang: str, stats: CardStats, what: str, cap: str | None) -> str:
+def when_answer(lang: str, stats: CardStats, what: str, cap: str | None, cap_basis: str = "gpu") -> str:
     """'In the last 30 days an H100 × 1 under $2.50/GPU-hour was in stock 62 % of the time; after selling out it
     came back within a median 3 hours; right now: sold out for 1 hour 20 minutes.'"""
     w = stats.window
     if cap is not None:
-        what += t(lang, "when_under", cap=cap)
+        what += t(lang, "when_under_total" if cap_basis == "total" else "when_under", cap=cap)
     share = w.share
     if share is None:
         return t(lang, "when_no_history", what=what)

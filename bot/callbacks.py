@@ -53,6 +53,10 @@ class WizardPriceCb(CallbackData, prefix="wp"):
     price: Annotated[float, Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)] | None  # None: any price
 
 
+class WizardBasisCb(CallbackData, prefix="wb"):
+    basis: Literal["total", "gpu"]  # what the chosen price bounds (core.matching.PRICE_BASES)
+
+
 class WizardProviderCb(CallbackData, prefix="wv"):
     provider: Annotated[str, Field(pattern=r"^[a-z0-9_]{1,32}$")] | None  # None: all providers
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
-from bot.formatting import esc
+from bot.formatting import esc, money
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
@@ -42,7 +42,8 @@ class Reply:
 
 def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user_currency: str) -> SubscriptionDraft:
     common = dict(query_text=query_text[:500], max_price=req.max_price,
-                  price_currency=req.price_currency or user_currency, providers=req.providers,
+                  price_currency=req.price_currency or user_currency, price_basis=req.price_basis or "total",
+                  providers=req.providers,
                   gpu_count=req.gpu_count, billing=req.billing, region=req.region)
     if est is None:
         return SubscriptionDraft(kind="gpu", gpu_ids=req.gpu_ids, **common)
@@ -70,11 +71,24 @@ def _slice_holds(sub: Subscription, offer: CachedOffer) -> bool:
     return need is not None and card is not None and float(need) <= card * offer.fraction
 
 
+def cap_reading(sub: Subscription, lang: str) -> str:
+    """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
+    if sub.max_price is None:
+        return ""
+    price = money(sub.max_price, sub.price_currency)
+    query = esc(sub.query_text[:80])
+    if sub.price_basis == "total":
+        return t(lang, "sub_cap_total", price=price, query=query)
+    n = sub.gpu_count if sub.gpu_count and sub.gpu_count > 1 else 8
+    return t(lang, "sub_cap_gpu", price=price, query=query, n=n, total=money(sub.max_price * n, sub.price_currency))
+
+
 def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") -> list[Ranked]:
     """Offers in stock that the subscription matches, ranked as everywhere else (whole configuration per hour,
     on-demand before spot)."""
     watch = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
-                           max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+                           max_price=sub.max_price, price_currency=sub.price_currency,
+                           price_basis=sub.price_basis, providers=sub.providers,
                            gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
     return rank((o for o in cache.all() if watch.matches(o.target()) and _slice_holds(sub, o)), currency)
 
@@ -130,6 +144,9 @@ async def store_and_describe(session: AsyncSession, user: User, draft: Subscript
         head = t(lang, "sub_exists", what=what, filters=filters)
     else:
         head = t(lang, "sub_saved", what=what, filters=filters, n=added.total, limit=MAX_SUBSCRIPTIONS_PER_USER)
+    cap = cap_reading(sub, lang)
+    if cap:
+        head += "\n" + cap
     matches = matching_now(sub, cache, user.currency)
     if not matches:
         lines = [head, "", t(lang, "sub_no_matches_now")]

@@ -196,10 +196,10 @@ def render_speed(est: Estimate, lang: str) -> list[str]:
 
 
 def render_filters(lang: str, *, max_price: float | None, price_currency: str, providers: list[str] | None,
-                   gpu_count: int | None, billing: str | None, region: str | None) -> str:
+                   gpu_count: int | None, billing: str | None, region: str | None, price_basis: str = "total") -> str:
     out = ""
     if max_price is not None:
-        out += t(lang, "f_price", price=money(max_price, price_currency))
+        out += t(lang, "f_price" if price_basis == "total" else "f_price_gpu", price=money(max_price, price_currency))
     if providers:
         out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:
@@ -222,5 +222,6 @@ def subscription_what(sub: Subscription, lang: str) -> str:
 
 
 def subscription_filters(sub: Subscription, lang: str) -> str:
-    return render_filters(lang, max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+    return render_filters(lang, max_price=sub.max_price, price_currency=sub.price_currency,
+                          price_basis=sub.price_basis, providers=sub.providers,
                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)

@@ -319,10 +319,12 @@ def merge_coverage(spans: Iterable[Span]) -> list[Span]:
 
 
 def combine(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: float | None = None,
-            currency: str = "USD") -> tuple[list[Change], list[Span]]:
+            currency: str = "USD", caps: Sequence[float | None] | None = None) -> tuple[list[Change], list[Span]]:
     """Several series as one: "any of them in stock (at or under `cap` per GPU-hour, in `currency`)", priced at the
     cheapest such. Each series counts only where its own provider was observed; the result's coverage is the union.
-    (A series with no known price in `currency` never meets a cap.)"""
+    (A series with no known price in `currency` never meets a cap.) `caps`: one cap per series instead (a cap for the
+    whole configuration is a different per-GPU-hour cap at each GPU count)."""
+    per_series = list(caps) if caps is not None else [cap] * len(series)
     events: list[tuple[float, int, int, Change | None]] = []  # (time, order, series, change or None = unobserved)
     for n, (changes, coverage) in enumerate(series):
         for c in changes:
@@ -347,7 +349,8 @@ def combine(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: f
             if held is None or not observed[k] or not held.in_stock:
                 continue
             price = held.usd if currency == "USD" else held.rub
-            if cap is not None and (price is None or price > cap):
+            limit = per_series[k]
+            if limit is not None and (price is None or price > limit):
                 continue
             any_in = True
             if price is not None and (best is None or price < best):

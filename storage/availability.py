@@ -345,8 +345,9 @@ DEFAULT_BILLINGS = ("hourly", "monthly")  # spot is interruptible: not what "in 
 async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_count: int | None, *,
                      fits: Callable[[str, int], bool] | None = None, cap: float | None = None,
                      currency: str = "USD", days: int = 30, now: datetime | None = None,
-                     billings: Sequence[str] = DEFAULT_BILLINGS) -> CardStats:
-    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap` per GPU-hour)": the provider
+                     billings: Sequence[str] = DEFAULT_BILLINGS, cap_basis: str = "gpu") -> CardStats:
+    """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap` per GPU-hour, or for the whole
+    configuration per hour with `cap_basis` "total"): the provider
     families merged, each counted only where its provider was observed. None for `cards` / `gpu_count`: any;
     `fits(card, count)` narrows further (a workload's fitting configurations)."""
     now = now or datetime.now(UTC)
@@ -361,7 +362,8 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     since = now - timedelta(days=days)
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
     changes = await _changes_of(session, [r.key for r in rows], since)
-    merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], cap=cap, currency=currency)
+    caps = [cap / r.gpu_count if cap is not None and cap_basis == "total" else cap for r in rows]
+    merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], currency=currency, caps=caps)
     window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
     return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)

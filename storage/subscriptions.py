@@ -44,6 +44,8 @@ class SubscriptionDraft(BaseModel):
     min_gib_by_count: dict[str, float] | None = None
     max_price: float | None = Field(default=None, gt=0, le=MAX_PRICE, allow_inf_nan=False)
     price_currency: Literal["RUB", "USD"] = "USD"
+    # What max_price bounds (core.matching.PRICE_BASES): the whole configuration per hour, or per GPU-hour.
+    price_basis: Literal["total", "gpu"] = "total"
     providers: list[str] | None = None
     gpu_count: int | None = Field(default=None, ge=MIN_GPUS, le=MAX_GPUS)
     billing: Literal["hourly", "monthly", "spot"] | None = None

@@ -138,6 +138,33 @@ async def test_subscribe_by_text_says_what_and_what_matches(tg, app):
     assert "already watch" in await say(tg, "/subscribe B200")
 
 
+async def test_cap_per_hour_is_the_whole_configuration_unless_per_gpu_is_said(tg, app):
+    """A cap "per hour" bounds what the whole configuration costs per hour; per GPU-hour only when the text says so.
+    Runpod sells H100 × 1 at $2.49/h and H100 × 8 at $19.90/h ($2.49 per GPU-hour)."""
+    text = await say(tg, "/subscribe H100 under $3/h", user_id=30)
+    matching = text.split("Already matching now")[1]
+    assert "$2.49" in matching and "$19.90" not in matching  # × 8 costs $19.90/h, over a $3/h cap
+    assert "Cap read as $3.00/h for the whole configuration" in text and "/GPU-h" in text  # the other reading beside
+    text = await say(tg, "/subscribe H100 under $3 per GPU-hour", user_id=30)
+    assert "$19.90" in text.split("Already matching now")[1]  # $2.49 per GPU-hour is under $3 per GPU-hour
+    assert "Cap read as $3.00 per GPU-hour" in text and "for the whole configuration" in text
+    text = await say(tg, "/subscribe H100 до 250 ₽ в час", user_id=31, lang="ru")
+    matching = text.split("Уже подходит сейчас")[1]
+    assert "× 8" not in matching and "H100 SXM × 1" in matching  # × 1 = 199.2 ₽/ч under 250 ₽/ч; × 8 is not
+    assert "за всю конфигурацию" in text and "/GPU-ч" in text
+    text = await say(tg, "/subscribe H100 до 250 ₽ за карту", user_id=31, lang="ru")
+    assert "H100 SXM × 8" in text.split("Уже подходит сейчас")[1] and "Порог понят как 250 ₽ за GPU-час" in text
+    async with app.sessionmaker() as session:
+        en = await list_subscriptions(session, 30)
+        ru = await list_subscriptions(session, 31)
+    assert [(s.max_price, s.price_basis) for s in en] == [(3, "total"), (3, "gpu")]
+    assert [(s.max_price, s.price_currency, s.price_basis) for s in ru] == [(250, "RUB", "total"), (250, "RUB", "gpu")]
+    listing = await say(tg, "/subs", user_id=30)
+    assert "up to $3.00/h for the whole configuration" in listing and "up to $3.00/GPU-h" in listing
+    listing = await say(tg, "/subs", user_id=31, lang="ru")
+    assert "до 250 ₽/ч за всю конфигурацию" in listing and "до 250 ₽/GPU-ч" in listing
+
+
 async def test_subscribe_unknown_gpu(tg, app):
     assert "do not know a GPU" in await say(tg, "/subscribe Z9000")
 
@@ -150,14 +177,41 @@ async def test_subscribe_through_the_wizard(tg, app):
     tg.press(gpus, "A100 80GB", user_id=8)
     price = await tg.wait_for("editMessageText", chat_id=8)
     tg.press(price, "$2", user_id=8)
+    basis = await tg.wait_for("editMessageText", chat_id=8)  # two buttons: the whole configuration, or each GPU
+    assert basis.button("for the whole configuration") and basis.button("per GPU-hour")
+    tg.press(basis, "for the whole configuration", user_id=8)
     providers = await tg.wait_for("editMessageText", chat_id=8)
     tg.press(providers, "All providers", user_id=8)
     done = await tg.wait_for("editMessageText", chat_id=8)
     assert "Now watching" in done.text and "A100 80GB" in done.text and "$2" in done.text
+    assert "$2.00/h for the whole configuration" in done.text
     assert "$1.64" in done.text  # runpod's A100 already matches
     async with app.sessionmaker() as session:
         (sub,) = await list_subscriptions(session, 8)
     assert sub.gpu_ids == ["a100-80gb"] and sub.max_price == 2 and sub.price_currency == "USD"
+    assert sub.price_basis == "total"
+
+
+async def test_wizard_cap_per_gpu_hour_in_russian(tg, app):
+    tg.message("/subscribe", user_id=18, lang="ru")
+    ask = await tg.wait_for("sendMessage", chat_id=18)
+    tg.press(ask, "За моделью GPU", user_id=18, lang="ru")
+    gpus = await tg.wait_for("editMessageText", chat_id=18)
+    tg.press(gpus, "H100", user_id=18, lang="ru")
+    price = await tg.wait_for("editMessageText", chat_id=18)
+    tg.press(price, "200", user_id=18, lang="ru")
+    basis = await tg.wait_for("editMessageText", chat_id=18)
+    assert "всей конфигурации или каждой GPU" in basis.text
+    tg.press(basis, "за GPU-час", user_id=18, lang="ru")
+    providers = await tg.wait_for("editMessageText", chat_id=18)
+    tg.press(providers, "Все провайдеры", user_id=18, lang="ru")
+    done = await tg.wait_for("editMessageText", chat_id=18)
+    assert "за GPU-час" in done.text and "Слежу" in done.text
+    # H100 × 8 at $19.90/h is $2.49 per GPU-hour = 199.2 ₽: under a 200 ₽ per-GPU-hour cap, listed
+    assert "H100" in done.text.split("Уже подходит сейчас")[1]
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 18)
+    assert sub.price_basis == "gpu" and sub.max_price == 200 and sub.price_currency == "RUB"
 
 
 async def test_notify_button_under_estimate_subscribes(tg, app):

@@ -1,5 +1,6 @@
 """/subscribe: at once with text (`/subscribe 13B LoRA до 300 ₽/ч`), or, bare, a short wizard with inline
-keyboards: what (workload or GPU) -> which -> price cap -> providers -> stored.
+keyboards: what (workload or GPU) -> which -> price cap -> what the cap bounds (the whole configuration per hour, or
+each GPU-hour: two buttons) -> providers -> stored.
 
 Each typed answer is checked where it is given (a workload that cannot be estimated, a GPU we do not know, a price
 that is not a number is refused at that step, with examples, and the step is asked again). Any command ends the
@@ -18,7 +19,7 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.callbacks import WizardCancelCb, WizardGpuCb, WizardKindCb, WizardPriceCb, WizardProviderCb
+from bot.callbacks import WizardBasisCb, WizardCancelCb, WizardGpuCb, WizardKindCb, WizardPriceCb, WizardProviderCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, money
 from bot.handlers.common import argument
@@ -40,6 +41,7 @@ class Wizard(StatesGroup):
     kind = State()
     target = State()
     price = State()
+    basis = State()
     provider = State()
 
 
@@ -59,7 +61,7 @@ class WizardCancel(BaseMiddleware):
         return await handler(event, data)
 
 
-WizardButton = WizardKindCb | WizardGpuCb | WizardPriceCb | WizardProviderCb
+WizardButton = WizardKindCb | WizardGpuCb | WizardPriceCb | WizardBasisCb | WizardProviderCb
 
 
 def _kb(rows: list[list[tuple[str, WizardButton]]], lang: str) -> InlineKeyboardMarkup:
@@ -174,16 +176,44 @@ async def _ask_provider(target_message: Message, state: FSMContext, lang: str, e
         await target_message.answer(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
 
 
+async def _ask_basis(target_message: Message, state: FSMContext, price: float, lang: str, currency: str,
+                     edit: bool) -> None:
+    """A cap is a price per hour of the whole configuration or of each GPU: asked, never guessed."""
+    await state.set_state(Wizard.basis)
+    shown = money(price, currency)
+    rows: list[list[tuple[str, WizardButton]]] = [
+        [(t(lang, "btn_basis_total", price=shown), WizardBasisCb(basis="total"))],
+        [(t(lang, "btn_basis_gpu", price=shown), WizardBasisCb(basis="gpu"))]]
+    text = t(lang, "sub_ask_basis", price=shown)
+    if edit:
+        await target_message.edit_text(text, reply_markup=_kb(rows, lang))
+    else:
+        await target_message.answer(text, reply_markup=_kb(rows, lang))
+
+
 @router.callback_query(Wizard.price, WizardPriceCb.filter())
-async def chose_price(query: CallbackQuery, callback_data: WizardPriceCb, state: FSMContext, lang: str) -> None:
+async def chose_price(query: CallbackQuery, callback_data: WizardPriceCb, state: FSMContext, lang: str,
+                      currency: str) -> None:
     await state.update_data(price=callback_data.price)
+    await query.answer()
+    if not isinstance(query.message, Message):
+        return
+    if callback_data.price is None:
+        await _ask_provider(query.message, state, lang, edit=True)
+    else:
+        await _ask_basis(query.message, state, callback_data.price, lang, currency, edit=True)
+
+
+@router.callback_query(Wizard.basis, WizardBasisCb.filter())
+async def chose_basis(query: CallbackQuery, callback_data: WizardBasisCb, state: FSMContext, lang: str) -> None:
+    await state.update_data(basis=callback_data.basis)
     await query.answer()
     if isinstance(query.message, Message):
         await _ask_provider(query.message, state, lang, edit=True)
 
 
 @router.message(Wizard.price, F.text)
-async def typed_price(message: Message, state: FSMContext, lang: str) -> None:
+async def typed_price(message: Message, state: FSMContext, lang: str, currency: str) -> None:
     raw = (message.text or "").strip().replace(",", ".").lstrip("$").rstrip("₽ ").strip()
     try:
         price = float(raw)
@@ -193,7 +223,7 @@ async def typed_price(message: Message, state: FSMContext, lang: str) -> None:
         await message.answer(t(lang, "sub_bad_price"))
         return
     await state.update_data(price=price)
-    await _ask_provider(message, state, lang, edit=False)
+    await _ask_basis(message, state, price, lang, currency, edit=False)
 
 
 @router.callback_query(Wizard.provider, WizardProviderCb.filter())
@@ -210,6 +240,7 @@ async def chose_provider(query: CallbackQuery, callback_data: WizardProviderCb, 
     price = data.get("price")
     if isinstance(price, int | float) and price_ok(float(price)):
         req.max_price, req.price_currency = float(price), user.currency
+        req.price_basis = "gpu" if data.get("basis") == "gpu" else "total"
     if callback_data.provider is not None:
         req.providers = [callback_data.provider]
     chat = query.message.chat if query.message is not None else None

@@ -70,16 +70,17 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
         count = req.gpu_count or 1
         what = t(lang, "when_what_gpu", gpu=esc(_gpu_label(req.gpu_ids)), count=str(count))
         stats = await card_stats(session, req.gpu_ids, count, cap=req.max_price, currency=cur, days=WINDOW_DAYS,
-                                 billings=billings)
+                                 billings=billings, cap_basis=req.price_basis or "total")
     else:
         result = await estimator.get_resolved(req.target, user_id)
         if not isinstance(result, Estimate):
             return t(lang, "when_unknown", text=esc(req.target))
         what = t(lang, "when_what_workload", workload=esc(req.target))
         stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
-                                 currency=cur, days=WINDOW_DAYS, billings=billings)
+                                 currency=cur, days=WINDOW_DAYS, billings=billings,
+                                 cap_basis=req.price_basis or "total")
     cap = money(req.max_price, cur) if req.max_price is not None else None
-    return when_answer(lang, stats, what, cap)
+    return when_answer(lang, stats, what, cap, req.price_basis or "total")
 
 
 @router.message(Command("when"), flags={"rate": "estimate"})

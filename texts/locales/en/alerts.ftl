@@ -9,6 +9,7 @@ alert_was = {"   "}was { $old } per GPU-hour ({ $change })
 alert_fits_workload = ✅ { $query }: needs { $need } GiB per GPU; { $gpu } gives { $have } GiB — fits
 alert_fits_gpu = ✅ You watch: { $query }
 alert_under_cap = {" "}(under your { $cap }/GPU-hour)
+alert_under_cap_total = {" "}(under your { $cap }/h for the whole configuration)
 alert_order = 🔗 <a href="{ $url }">Order at { $provider }</a>
 alert_group_header = 🔔 <b>{ $n } { $n ->
         [one] offer matches

@@ -29,6 +29,7 @@ when_no_history = No availability history for { $what } yet: the bot has not see
 when_what_gpu = { $gpu } × { $count }
 when_what_workload = a configuration that fits { $workload }
 when_under = {" "}under { $cap }/GPU-hour
+when_under_total = {" "}under { $cap }/h for the whole configuration
 when_share = In the last { $days ->
     [one] { $days } day
    *[other] { $days } days

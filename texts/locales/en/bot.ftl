@@ -73,7 +73,10 @@ sub_ask_workload =
     Send the workload, for example:
     { $examples }
 sub_ask_gpu = Choose a GPU or send its name:
-sub_ask_price = Highest price per GPU-hour, in { $currency }?
+sub_ask_price = Highest price per hour, in { $currency }? On the next step: for the whole configuration or per GPU.
+sub_ask_basis = Is { $price }/h the price of the whole configuration or of each GPU?
+btn_basis_total = { $price }/h for the whole configuration
+btn_basis_gpu = { $price } per GPU-hour
 btn_any_price = Any price
 sub_ask_provider = Which providers?
 btn_any_provider = All providers
@@ -92,7 +95,10 @@ sub_limit = You already have { $limit } { $limit ->
     }, the maximum. Delete one in /subs first.
 sub_need_gib = needs { $gib } GiB per GPU
 sub_need_none = fits no single GPU; watching multi-GPU configurations
-f_price = {" "}· up to { $price }/GPU-h
+f_price = {" "}· up to { $price }/h for the whole configuration
+f_price_gpu = {" "}· up to { $price }/GPU-h
+sub_cap_total = 💰 Cap read as { $price }/h for the whole configuration, whatever the number of GPUs. Meant { $price } per GPU-hour? Send <code>/subscribe { $query } under { $price }/GPU-h</code>.
+sub_cap_gpu = 💰 Cap read as { $price } per GPU-hour: a configuration × { $n } GPU may cost up to { $total }/h. Meant { $price }/h for the whole configuration? Send <code>/subscribe { $query } under { $price }/h</code>.
 f_providers = {" "}· on { $providers }
 f_count = {" "}· × { $count } { $count ->
         [one] GPU

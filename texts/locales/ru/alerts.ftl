@@ -9,6 +9,7 @@ alert_was = {"   "}было { $old } за GPU-час ({ $change })
 alert_fits_workload = ✅ { $query }: нужно { $need } ГиБ на GPU; у { $gpu } — { $have } ГиБ, подходит
 alert_fits_gpu = ✅ Вы следите: { $query }
 alert_under_cap = {" "}(дешевле вашего порога { $cap } за GPU-час)
+alert_under_cap_total = {" "}(дешевле вашего порога { $cap }/ч за всю конфигурацию)
 alert_order = 🔗 <a href="{ $url }">Заказать у { $provider }</a>
 alert_group_header = 🔔 <b>{ $n ->
         [one] { $n } подходящее предложение

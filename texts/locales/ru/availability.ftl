@@ -34,6 +34,7 @@ when_no_history = Истории наличия для { $what } пока нет
 when_what_gpu = { $gpu } × { $count }
 when_what_workload = конфигурация под { $workload }
 when_under = {" "}дешевле { $cap } за GPU-час
+when_under_total = {" "}дешевле { $cap }/ч за всю конфигурацию
 when_share = За { $days ->
     [one] последний { $days } день
     [few] последние { $days } дня

@@ -79,7 +79,10 @@ sub_ask_workload =
     Пришлите задачу, например:
     { $examples }
 sub_ask_gpu = Выберите GPU или пришлите название:
-sub_ask_price = Максимальная цена за GPU-час, { $currency }?
+sub_ask_price = Максимальная цена в час, { $currency }? Следующим шагом уточню: за всю конфигурацию или за одну GPU.
+sub_ask_basis = { $price }/ч — это цена всей конфигурации или каждой GPU?
+btn_basis_total = { $price }/ч за всю конфигурацию
+btn_basis_gpu = { $price } за GPU-час
 btn_any_price = Любая цена
 sub_ask_provider = Какие провайдеры?
 btn_any_provider = Все провайдеры
@@ -100,7 +103,10 @@ sub_limit = У вас уже { $limit } { $limit ->
     } — это максимум. Сначала удалите одну в /subs.
 sub_need_gib = нужно { $gib } ГиБ на GPU
 sub_need_none = не помещается в одну GPU; слежу за конфигурациями из нескольких GPU
-f_price = {" "}· до { $price }/GPU-ч
+f_price = {" "}· до { $price }/ч за всю конфигурацию
+f_price_gpu = {" "}· до { $price }/GPU-ч
+sub_cap_total = 💰 Порог понят как { $price }/ч за всю конфигурацию, сколько бы в ней ни было GPU. Имели в виду { $price } за GPU-час? Пришлите <code>/subscribe { $query } до { $price }/GPU-ч</code>.
+sub_cap_gpu = 💰 Порог понят как { $price } за GPU-час: конфигурация × { $n } GPU может стоить до { $total }/ч. Имели в виду { $price }/ч за всю конфигурацию? Пришлите <code>/subscribe { $query } до { $price }/ч</code>.
 f_providers = {" "}· у { $providers }
 f_count = {" "}· × { $count } GPU
 f_billing = {" "}· { $billing }

@@ -1,0 +1,32 @@
+"""Issue 19: a subscription's price cap is stored with its meaning.
+
+"до 80 ₽/ч" is what the user pays per hour for the whole configuration; a cap per GPU-hour only when said so
+("80 ₽/GPU-ч"). Until now every cap was stored and matched per GPU-hour, so every existing subscription keeps that
+meaning: the new column's server default is "gpu" (new subscriptions always write it).
+
+Revision ID: 0012_price_basis
+Revises: 0011_availability
+Create Date: 2026-12-01
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0012_price_basis"
+down_revision: str | None = "0011_availability"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    # A plain ADD COLUMN (no table copy on SQLite); the default fills every existing row.
+    op.add_column("subscriptions", sa.Column("price_basis", sa.String(8), nullable=False, server_default="gpu"))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("subscriptions") as batch:
+        batch.drop_column("price_basis")
