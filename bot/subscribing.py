@@ -3,6 +3,7 @@ and saying what it now watches and what already matches."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -51,8 +52,12 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     w = est.workload
     count = req.gpu_count or (w.gpus if w.gpus > 1 or w.gpus_stated else None)
     common["gpu_count"] = count
+    # The figure the answer said is kept only where it is the need on the watched count (a filter "x8" on a
+    # one-GPU estimate watches another configuration: the need shown is then that count's).
+    said = est.memory.per_gpu_gib
+    answer_gib = round(said, 3) if math.isfinite(said) and (count or 1) == w.gpus else None
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
-                             min_gib_by_count=est.min_gib_by_count(), **common)
+                             min_gib_by_count=est.min_gib_by_count(), answer_gib=answer_gib, **common)
 
 
 def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
@@ -124,6 +129,23 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
             return Reply(explain_failure(req, result, lang))
         est = result
     draft = draft_for(req, est, req.target, user.currency)
+    return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
+
+
+async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
+                           cache: OfferCache, chat: Chat | None = None) -> Reply:
+    """The 🔔 button under an estimate: the subscription keeps that answer's workload, per-GPU need and GPU count
+    exactly, so the workload is estimated from the answer's own text (as the answer was), not from what is left of
+    it once the filters are taken out; the filters in it (a price cap, providers) still apply."""
+    req = parse_subscribe(text)
+    problem = limits_problem(req, lang)
+    if problem is not None:
+        return Reply(problem)
+    result = await estimator.get_resolved(text, user.id)
+    if isinstance(result, Failure):
+        return Reply(explain_failure(req, result, lang))
+    req.gpu_count = req.gpu_count if req.gpu_count == result.workload.gpus else None
+    draft = draft_for(req, result, text, user.currency)
     return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
 
 

@@ -215,10 +215,22 @@ def subscription_what(sub: Subscription, lang: str) -> str:
     """'13B LoRA (needs 38.2 GiB per GPU)' or 'H100 SXM, A100 80GB'."""
     if sub.kind == "gpu":
         return esc(", ".join(gpu_label(g, g) for g in (sub.gpu_ids or [])) or sub.query_text)
-    needs = sub.min_gib_by_count or {}
-    one = needs.get("1")
-    need = t(lang, "sub_need_gib", gib=gib(float(one))) if one is not None else t(lang, "sub_need_none")
+    count = sub.gpu_count or 1
+    figure = sub.answer_gib if sub.answer_gib is not None else need_at(sub.min_gib_by_count or {}, count)
+    if figure is None:
+        need = t(lang, "sub_need_none")
+    elif count > 1:
+        need = t(lang, "sub_need_gib_on", gib=gib(float(figure)), count=count)
+    else:
+        need = t(lang, "sub_need_gib", gib=gib(float(figure)))
     return f"{esc(sub.query_text)} ({need})"
+
+
+def need_at(needs: dict[str, float], count: int) -> float | None:
+    """The stored per-GPU need that applies on `count` GPUs (the entry for the largest count <= it), as matching
+    reads it (core.matching.Watch.need_for)."""
+    counts = sorted(int(k) for k in needs if int(k) <= count)
+    return float(needs[str(counts[-1])]) if counts else None
 
 
 def subscription_filters(sub: Subscription, lang: str) -> str:

@@ -42,6 +42,7 @@ class SubscriptionDraft(BaseModel):
     gpu_ids: list[str] | None = None
     workload_json: dict[str, Any] | None = None
     min_gib_by_count: dict[str, float] | None = None
+    answer_gib: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # the estimate's "VRAM per GPU"
     max_price: float | None = Field(default=None, gt=0, le=MAX_PRICE, allow_inf_nan=False)
     price_currency: Literal["RUB", "USD"] = "USD"
     # What max_price bounds (core.matching.PRICE_BASES): the whole configuration per hour, or per GPU-hour.
@@ -173,7 +174,7 @@ async def set_subscription_chat(session: AsyncSession, user_id: int, sub_id: int
 
 def _same(sub: Subscription, draft: SubscriptionDraft) -> bool:
     return all(getattr(sub, name) == value for name, value in draft.model_dump().items()
-               if name not in ("workload_json", "min_gib_by_count"))
+               if name not in ("workload_json", "min_gib_by_count", "answer_gib"))
 
 
 async def list_subscriptions(session: AsyncSession, user_id: int) -> list[Subscription]:

@@ -54,6 +54,9 @@ class Subscription(Base):
     gpu_ids: Mapped[list[str] | None] = mapped_column(JSON)  # catalog ids (kind gpu; optional pin for workload)
     workload_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # completed Workload dump (kind workload)
     min_gib_by_count: Mapped[dict[str, float] | None] = mapped_column(JSON)  # {"1": 38.2, "2": 21.0, ...}
+    # The per-GPU figure the estimate this was made from said ("VRAM per GPU"), on its own GPU count: shown back
+    # as it was said, never recomputed (matching uses min_gib_by_count, which adds the runtime's own memory).
+    answer_gib: Mapped[float | None] = mapped_column(Float)
     max_price: Mapped[float | None] = mapped_column(Float)  # in price_currency, per price_basis
     price_currency: Mapped[str] = mapped_column(String(3), default="USD")  # "RUB" | "USD"
     # What max_price bounds: "total" = the whole configuration per hour (what "80 ₽/ч" means), "gpu" = per GPU-hour

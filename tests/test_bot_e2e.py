@@ -4,6 +4,7 @@ recorded by storage's real ingest."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -221,6 +222,28 @@ async def test_notify_button_under_estimate_subscribes(tg, app):
     await tg.wait_for("answerCallbackQuery")
     reply = await tg.wait_for("sendMessage", chat_id=9)
     assert "Now watching" in reply.text and "70B QLoRA" in reply.text
+
+
+async def test_notify_keeps_the_answers_workload_need_and_count(tg, app):
+    """The 🔔 button stores what the answer said: its per-GPU figure on its GPU count, and that count."""
+    for uid, lang, text, need in ((40, "en", "/estimate 70B full fine-tune on 8 H100", "GiB per GPU on 8 GPUs"),
+                                  (41, "ru", "/estimate 70B полный файнтюн на 8 H100", "ГиБ на GPU при 8 GPU"),
+                                  (42, "en", "/estimate 70B QLoRA on 2 A100", "GiB per GPU on 2 GPUs")):
+        tg.message(text, user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        said = re.search(r"(?:VRAM per GPU|на GPU): <b>([\d.,\u00a0 ]+?) (?:GiB|ГиБ)", est.text)
+        assert said, est.text
+        said = said.group(1)  # "VRAM per GPU: 142.3 GiB"
+        tg.press(est, "🔔", user_id=uid, lang=lang)
+        reply = await tg.wait_for("sendMessage", chat_id=uid)
+        assert f"{said} {need}" in reply.text, (said, reply.text)
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        count = int(need.split(" GPU")[-2].split()[-1])
+        assert sub.gpu_count == count and sub.workload_json["gpus"] == count
+        assert f"{sub.answer_gib:.1f}".replace(".", ",") in said.replace(".", ",")
+        listing = await say(tg, "/subs", user_id=uid, lang=lang)
+        assert f"{said} {need}" in listing
 
 
 async def test_subs_pause_resume_delete_and_unsubscribe(tg, app):

@@ -21,7 +21,7 @@ from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
 from bot.offer_cache import OfferCache
-from bot.subscribing import subscribe_text
+from bot.subscribing import subscribe_answer
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import OFFERS_SHOWN, rank_for, render_estimate
@@ -149,7 +149,7 @@ async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: As
     if not text or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
-                                 chat=query.message.chat)
+    reply = await subscribe_answer(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                   chat=query.message.chat)
     await query.answer()
     await query.message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)

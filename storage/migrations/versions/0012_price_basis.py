@@ -1,7 +1,8 @@
 """Issue 19: a subscription's price cap is stored with its meaning.
 
 "до 80 ₽/ч" is what the user pays per hour for the whole configuration; a cap per GPU-hour only when said so
-("80 ₽/GPU-ч"). Until now every cap was stored and matched per GPU-hour, so every existing subscription keeps that
+("80 ₽/GPU-ч"). A subscription made from an estimate also keeps the per-GPU figure that answer said (answer_gib).
+Until now every cap was stored and matched per GPU-hour, so every existing subscription keeps that
 meaning: the new column's server default is "gpu" (new subscriptions always write it).
 
 Revision ID: 0012_price_basis
@@ -25,8 +26,10 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     # A plain ADD COLUMN (no table copy on SQLite); the default fills every existing row.
     op.add_column("subscriptions", sa.Column("price_basis", sa.String(8), nullable=False, server_default="gpu"))
+    op.add_column("subscriptions", sa.Column("answer_gib", sa.Float(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("subscriptions") as batch:
+        batch.drop_column("answer_gib")
         batch.drop_column("price_basis")

@@ -94,6 +94,7 @@ sub_limit = You already have { $limit } { $limit ->
        *[other] subscriptions
     }, the maximum. Delete one in /subs first.
 sub_need_gib = needs { $gib } GiB per GPU
+sub_need_gib_on = needs { $gib } GiB per GPU on { $count } GPUs
 sub_need_none = fits no single GPU; watching multi-GPU configurations
 f_price = {" "}· up to { $price }/h for the whole configuration
 f_price_gpu = {" "}· up to { $price }/GPU-h

@@ -102,6 +102,7 @@ sub_limit = У вас уже { $limit } { $limit ->
        *[other] подписки
     } — это максимум. Сначала удалите одну в /subs.
 sub_need_gib = нужно { $gib } ГиБ на GPU
+sub_need_gib_on = нужно { $gib } ГиБ на GPU при { $count } GPU
 sub_need_none = не помещается в одну GPU; слежу за конфигурациями из нескольких GPU
 f_price = {" "}· до { $price }/ч за всю конфигурацию
 f_price_gpu = {" "}· до { $price }/GPU-ч
