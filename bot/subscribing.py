@@ -13,12 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import esc, money
-from bot.offer_cache import CachedOffer, OfferCache
+from bot.offer_cache import OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
 from bot.views import ranked_line, subscription_filters, subscription_what
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
-from core.matching import usable_gib, watch_from_row
+from core.matching import watch_from_row
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
     MAX_SUBSCRIPTIONS_PER_USER,
@@ -68,14 +68,6 @@ def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
     return esc(message) if message else t(lang, "unknown", examples=", ".join(examples(lang, "examples_short")))
 
 
-def _slice_holds(sub: Subscription, offer: CachedOffer) -> bool:
-    """A slice of a card holds a workload only within its share of the card's memory."""
-    if offer.fraction is None or not sub.min_gib_by_count:
-        return True
-    need, card = sub.min_gib_by_count.get("1"), usable_gib(offer.gpu)
-    return need is not None and card is not None and float(need) <= card * offer.fraction
-
-
 def cap_reading(sub: Subscription, lang: str) -> str:
     """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
     if sub.max_price is None:
@@ -95,7 +87,7 @@ def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") ->
                            max_price=sub.max_price, price_currency=sub.price_currency,
                            price_basis=sub.price_basis, providers=sub.providers,
                            gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
-    return rank((o for o in cache.all() if watch.matches(o.target()) and _slice_holds(sub, o)), currency)
+    return rank((o for o in cache.all() if watch.matches(o.target())), currency)  # a slice: by its share (matching)
 
 
 async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,

@@ -17,7 +17,7 @@ from core.engines import engine_notes
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.msg import msg
-from core.offers import HOURS_PER_MONTH
+from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
@@ -64,10 +64,10 @@ def vat_note(offers: Sequence[CachedOffer], lang: str) -> str | None:
 
 
 def offer_what(offer: CachedOffer, lang: str) -> str:
-    """'H100 SXM × 8', or 'A16, 12% of one card (vGPU slice)': a slice is never shown as a whole card."""
+    """'H100 SXM × 8', or '1/20 A100 80GB · 4 GB': a slice is never shown as a whole card."""
     gpu = esc(gpu_label(offer.gpu, offer.gpu_name))
     if offer.fraction is not None:
-        return t(lang, "offer_what_slice", gpu=gpu, share=max(1, round(offer.fraction * 100)))
+        return render(lang, slice_label(gpu, offer.gpu, offer.fraction, offer.memory_gb))
     return f"{gpu} × {offer.gpu_count}"
 
 

@@ -74,6 +74,15 @@ class Target:
     location: str
     price_rub: float | None  # per GPU-hour; None when no rate converts it
     price_usd: float | None
+    # A slice of one card (vGPU / MIG): it gives that share of the card's memory, and it is not the card, so a
+    # watch naming the card does not match it (a workload that fits the share does).
+    fraction: float | None = None
+
+    @property
+    def usable(self) -> float | None:
+        """Usable GiB per GPU this offer gives: the card's, or its share of it for a slice."""
+        have = usable_gib(self.gpu)
+        return have if have is None or self.fraction is None else have * self.fraction
 
     def price_in(self, currency: str) -> float | None:
         return self.price_rub if currency == "RUB" else self.price_usd
@@ -92,7 +101,7 @@ class Target:
         if price_usd is None and offer.currency.upper() == "USD":
             price_usd = own
         return cls(offer.key, offer.provider, offer.gpu, offer.gpu_count, offer.billing.value, offer.location,
-                   price_rub, price_usd)
+                   price_rub, price_usd, offer.fraction)
 
     @classmethod
     def from_event(cls, event: OfferEvent) -> Target:
@@ -146,10 +155,10 @@ class Watch:
             return False
         if self.region is not None and not region_matches(self.region, t.location):
             return False
-        if self.gpu_ids is not None and t.gpu not in self.gpu_ids:
+        if self.gpu_ids is not None and (t.gpu not in self.gpu_ids or t.fraction is not None):
             return False
         if self.min_gib_by_count is not None:
-            need, have = self.need_for(t.gpu_count), usable_gib(t.gpu)
+            need, have = self.need_for(t.gpu_count), t.usable
             if need is None or have is None or have < need:
                 return False
         if self.max_price is not None:
@@ -251,18 +260,24 @@ class _Bucket:
         if self.any_gpu is not None:
             yield self.any_gpu
 
-    def collect(self, t: Target, out: list[_Segment]) -> None:
+    def collect(self, t: Target, out: list[_Segment], lenient: bool = False) -> None:
+        """`lenient`: also the level just above the offer's memory (a superset, for the caller to re-check): a
+        slice's share of a card sits between the catalog's levels, and that level's needs may be under it."""
         if self.any_gpu is not None:
             self.any_gpu.collect(t, out)
         if t.gpu is None:
             return
-        named = self.by_gpu.get(t.gpu)
+        named = self.by_gpu.get(t.gpu) if t.fraction is None else None  # a slice is not the card it is cut from
         if named is not None:
             named.collect(t, out)
         have = _USABLE.get(t.gpu)
         if have is None:
             return
+        if t.fraction is not None:
+            have *= t.fraction
         top = bisect_right(LEVELS, have)  # levels 0..top-1 need no more than the card gives
+        if lenient:
+            top += 1
         for caps in self.by_level[:top]:
             if caps is not None:
                 caps.collect(t, out)
@@ -358,7 +373,7 @@ class WatchIndex:
         return found
 
     def _collect(self, buckets: dict[_BucketKey, _Bucket], t: Target, ranges: list[tuple[int, float]],
-                 out: list[_Segment]) -> None:
+                 out: list[_Segment], lenient: bool = False) -> None:
         if not buckets:
             return
         for provider in (t.provider, None):
@@ -366,11 +381,16 @@ class WatchIndex:
                 for lo, hi in ranges:
                     bucket = buckets.get((provider, billing, lo, hi))
                     if bucket is not None:
-                        bucket.collect(t, out)
+                        bucket.collect(t, out, lenient)
 
     def find(self, t: Target) -> Matches:
         """The watches this offer reaches, as runs of the index (no per-subscription work for the exact ones)."""
         ranges = self._ranges_containing(t.gpu_count)
+        if t.fraction is not None:  # a slice (rare): a superset from every bucket, each id re-checked
+            maybe: list[_Segment] = []
+            for buckets in (self._exact, self._recheck):
+                self._collect(buckets, t, ranges, maybe, lenient=True)
+            return Matches([], [i for i in Matches(maybe, []) if self._watches[i].matches(t)])
         segments: list[_Segment] = []
         self._collect(self._exact, t, ranges, segments)
         extra: list[int] = []
@@ -458,6 +478,6 @@ def fit_reason_data(w: Watch, t: Target) -> dict[str, Any]:
     gpu = get_gpu(t.gpu) if t.gpu and t.gpu in _USABLE else None
     return {
         "need_gib": w.need_for(t.gpu_count),
-        "usable_gib": gpu.usable_gib if gpu else None,
+        "usable_gib": t.usable if gpu else None,
         "gpu_name": gpu.name if gpu else None,
     }

@@ -4,7 +4,8 @@ An offer's price is for the whole configuration it rents (`count` cards, or a sl
 compared by that price per hour, and, when the dataset is known, by the job's cost there (hours on that
 configuration x its price): eight H100s at 896 ₽/h never come before one A100 at 119 ₽/h because they are
 cheaper per GPU-hour. On-demand offers come before spot / interruptible ones (a job that can be killed is not the
-same purchase); spot offers carry `spot=True` for the front ends to label.
+same purchase); spot offers carry `spot=True` for the front ends to label. Within each, whole cards come before
+slices of one (a 4 GB share of an A100 is not the cheapest A100: it is another, smaller purchase).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ HoursOf = Callable[[str, int], float | None]
 
 
 _MISSING = object()
+_Key = tuple[bool, bool, int, float, float, str]  # (spot, slice, known cost first, cost or price, price, key)
 
 
 def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[Ranked]:
@@ -58,12 +60,14 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
     each (card, count) are asked once."""
     memo: dict[tuple[str, int], float | None] = {}
     inf = float("inf")
-    keyed: list[tuple[bool, int, float, float, str, int, RankableOffer, float | None, float | None, float | None]] = []
+    keyed: list[tuple[bool, bool, int, float, float, str, int, RankableOffer, float | None, float | None,
+                      float | None]] = []
     append = keyed.append
     for i, o in enumerate(offers):
         price = o.per_hour(currency)
         p = inf if price is None else price
         spot = o.billing == SPOT
+        part = o.fraction is not None
         if hours_of is not None and price is not None and o.fraction is None and o.gpu is not None:
             pair = (o.gpu, o.gpu_count)
             hours = memo.get(pair, _MISSING)
@@ -71,11 +75,12 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
                 hours = memo[pair] = hours_of(o.gpu, o.gpu_count)
             if hours is not None:
                 cost = hours * price  # type: ignore[operator]
-                append((spot, 0, cost, p, o.key, i, o, price, hours, cost))  # type: ignore[arg-type]
+                append((spot, part, 0, cost, p, o.key, i, o, price, hours, cost))  # type: ignore[arg-type]
                 continue
-        append((spot, 1, p, p, o.key, i, o, price, None, None))
-    keyed.sort()  # (spot, known cost first, cost or price, price, key, position): never reaches the offer itself
-    return [Ranked(k[6], k[7], k[8], k[9], k[0]) for k in keyed]
+        append((spot, part, 1, p, p, o.key, i, o, price, None, None))
+    # (spot, slice, known cost first, cost or price, price, key, position): never reaches the offer itself
+    keyed.sort()
+    return [Ranked(k[7], k[8], k[9], k[10], k[0]) for k in keyed]
 
 
 class RankedGroups(Sequence[Ranked]):
@@ -90,7 +95,7 @@ class RankedGroups(Sequence[Ranked]):
         self._hours_of = hours_of
         self._len = sum(len(g) for g in self._groups)
         self._done: list[Ranked] = []
-        self._merged: Iterator[tuple[tuple[bool, int, float, float, str], Ranked]] = heapq.merge(
+        self._merged: Iterator[tuple[_Key, Ranked]] = heapq.merge(
             *(self._keyed(g) for g in self._groups), key=lambda kr: kr[0])
 
     def _hours_for(self, o: RankableOffer) -> float | None:
@@ -101,7 +106,7 @@ class RankedGroups(Sequence[Ranked]):
             self._hours[pair] = self._hours_of(o.gpu, o.gpu_count)
         return self._hours[pair]
 
-    def _keyed(self, group: Sequence[RankableOffer]) -> Iterator[tuple[tuple[bool, int, float, float, str], Ranked]]:
+    def _keyed(self, group: Sequence[RankableOffer]) -> Iterator[tuple[_Key, Ranked]]:
         for o in group:
             r = self.ranked(o)
             yield _key(r), r
@@ -153,11 +158,12 @@ class RankedGroups(Sequence[Ranked]):
         return best
 
 
-def _key(r: Ranked) -> tuple[bool, int, float, float, str]:
+def _key(r: Ranked) -> _Key:
     price = r.price_per_hour if r.price_per_hour is not None else float("inf")
+    part = r.offer.fraction is not None
     if r.job_cost is not None:
-        return r.spot, 0, r.job_cost, price, r.offer.key
-    return r.spot, 1, price, price, r.offer.key
+        return r.spot, part, 0, r.job_cost, price, r.offer.key
+    return r.spot, part, 1, price, price, r.offer.key
 
 
 def rank_groups(groups: Iterable[Sequence[RankableOffer]], currency: str,

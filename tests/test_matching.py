@@ -33,6 +33,8 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
     """Written apart from Watch.matches on purpose: the index is checked against an independent reading."""
     out = []
     have = next((g.usable_gib for g in GPUS if g.id == t.gpu), None)
+    if have is not None and t.fraction is not None:  # a slice gives its share of the card
+        have *= t.fraction
     for w in watches:
         if w.providers is not None and t.provider not in w.providers:
             continue
@@ -42,7 +44,7 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
             continue
         if w.region is not None and not region_matches(w.region, t.location):
             continue
-        if w.gpu_ids is not None and t.gpu not in w.gpu_ids:
+        if w.gpu_ids is not None and (t.gpu not in w.gpu_ids or t.fraction is not None):  # a slice is not the card
             continue
         if w.min_gib_by_count is not None:
             usable_counts = [c for c in w.min_gib_by_count if c <= t.gpu_count]
@@ -96,6 +98,8 @@ def targets(draw: st.DrawFn, n: int) -> Target:
         location=draw(st.sampled_from(LOCATIONS)),
         price_rub=draw(prices),
         price_usd=draw(prices),
+        fraction=draw(st.one_of(st.none(), st.none(), st.none(), st.sampled_from([0.05, 0.125, 0.25, 0.5]),
+                                st.floats(min_value=0.01, max_value=0.84))),
     )
 
 

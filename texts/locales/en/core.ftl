@@ -180,3 +180,9 @@ engine_note_fused_ce = fused cross-entropy: no vocabulary-wide logits in fp32
 engine_note_offload_ckpt = checkpointed activations wait in CPU RAM
 engine_note_speed = training about { $x }x the speed of HF Trainer + PEFT
 engine_note_fp16_acc = 16-bit prefill runs at the FP16-accumulate tensor rate (twice the FP32-accumulate one on GeForce cards)
+
+# A slice of one card (vGPU / MIG), never said as a card: "1/20 A100 · 4 GB".
+slice_ratio = { $k }/{ $n }
+slice_percent = { $p }%
+slice_label = { $share } { $gpu } · { $mem } GB
+slice_label_nomem = { $share } { $gpu }

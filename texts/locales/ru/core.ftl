@@ -185,3 +185,9 @@ engine_note_fused_ce = слитая кросс-энтропия: логиты п
 engine_note_offload_ckpt = сохранённые для чекпойнтинга активации ждут в ОЗУ
 engine_note_speed = обучение примерно в { $x } раза быстрее HF Trainer + PEFT
 engine_note_fp16_acc = 16-битный префилл идёт на скорости тензорных ядер с FP16-накоплением (вдвое выше FP32-накопления на GeForce)
+
+# Доля одной карты (vGPU / MIG), никогда не «карта»: «1/20 A100 · 4 ГБ».
+slice_ratio = { $k }/{ $n }
+slice_percent = { $p }{" "}%
+slice_label = { $share } { $gpu } · { $mem } ГБ
+slice_label_nomem = { $share } { $gpu }

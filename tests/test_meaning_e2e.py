@@ -1,0 +1,111 @@
+"""Issue 19, "Meaning": every list and alert says what the user asked for, through the real bot (aiogram against the
+stand-in Bot API server), the app's own ingest and a migrated database, in both languages; and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.offers import Billing, Offer, Rates
+from core.polls import PollResult, PollStatus
+from gpuradar.app import App, alert_hook
+from gpuradar.settings import Settings
+from tests.support.fake_telegram import FakeTelegram
+
+RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
+NOW = datetime.now(UTC)
+
+
+def offer(provider: str, sku: str, gpu: str | None, name: str, count: int, price: float, *,
+          memory: float | None = None, fraction: float | None = None, billing: Billing = Billing.HOURLY) -> Offer:
+    return Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=name, gpu_count=count, gpu_memory_gb=memory,
+                 gpu_fraction=fraction, location="us", billing=billing, price=price, currency="USD", in_stock=True,
+                 url=f"https://{provider}.example/{sku}")
+
+
+# A 4 GB vGPU slice of an A100 for $0.123/h (Vultr sells them so), cheaper than any whole card; one whose card the
+# catalog knows by its memory share, and one the provider said the share of.
+SLICE = offer("vultr", "vcg-a100-1c-6g-4vram", "a100-80gb", "NVIDIA_A100", 1, 0.123, memory=4, fraction=0.05)
+A16_SLICE = offer("vultr", "vcg-a16-2c-8g-2vram", "a16", "NVIDIA_A16", 1, 0.059, memory=2)
+WHOLE = [offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.64),
+         offer("runpod", "4090", "rtx-4090", "RTX 4090", 1, 0.34),
+         offer("runpod", "h100x8", "h100-sxm", "H100 80GB HBM3", 8, 19.9)]
+
+
+def poll(provider: str, offers: list[Offer], at: datetime) -> PollResult:
+    return PollResult(provider=provider, status=PollStatus.OK, offers=offers, started_at=at,
+                      finished_at=at + timedelta(seconds=1))
+
+
+@pytest.fixture
+async def tg():
+    async with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def app(tg: FakeTelegram, migrated_database_url: str):
+    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
+                        telegram_api_url=tg.base_url)
+    application = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
+    await application.start()
+    await application.ingest(poll("runpod", WHOLE, NOW - timedelta(minutes=10)), RATES)
+    await application.ingest(poll("vultr", [SLICE, A16_SLICE], NOW - timedelta(minutes=10)), RATES)
+    yield application
+    await application.stop()
+
+
+async def say(tg: FakeTelegram, text: str, user_id: int, lang: str = "en") -> str:
+    tg.message(text, user_id=user_id, lang=lang)
+    return (await tg.wait_for("sendMessage", chat_id=user_id)).text
+
+
+def lines_with(text: str, needle: str) -> list[str]:
+    return [line for line in text.splitlines() if needle in line]
+
+
+async def test_a_slice_is_labelled_as_a_share_of_the_card_and_never_first(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, mem in ((1, "en", "4 GB"), (2, "ru", "4 ГБ")):
+        listing = await say(tg, "/offers", uid, lang)
+        rows = [line for line in listing.splitlines() if line.startswith("•")]
+        (slice_row,) = lines_with(listing, "1/20")
+        assert f"1/20 A100 80GB · {mem}" in slice_row and "× 1" not in slice_row
+        assert "1/8 A16 · 2" in listing  # the share read from the memory the provider listed
+        assert "1/" not in rows[0] and rows.index(slice_row) > max(i for i, r in enumerate(rows) if "1/" not in r)
+        a100 = await say(tg, "/offers A100", uid, lang)
+        a100_rows = [line for line in a100.splitlines() if line.startswith("•")]
+        assert "A100 80GB × 1" in a100_rows[0] and "1/20" in a100_rows[-1]
+
+
+async def test_a_slice_is_never_alerted_as_the_card(tg: FakeTelegram, app: App) -> None:
+    """Someone watching A100s hears about the whole card, not about a 4 GB share of one; a workload that fits in
+    the share hears about the slice, labelled as one."""
+    await say(tg, "/subscribe A100", 3)
+    await say(tg, "/subscribe 1B inference", 4, "ru")
+    cheaper = [offer("vultr", "vcg-a100-1c-6g-4vram", "a100-80gb", "NVIDIA_A100", 1, 0.099, memory=4, fraction=0.05),
+               A16_SLICE]
+    await app.ingest(poll("vultr", cheaper, NOW - timedelta(minutes=5)), RATES)
+    await app.ingest(poll("runpod", [*WHOLE[1:], offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.49)],
+                          NOW - timedelta(minutes=4)), RATES)
+    a100 = await tg.wait_for("sendMessage", chat_id=3, predicate=lambda c: "Order at" in c.text)
+    assert "A100 80GB" in a100.text and "1/20" not in a100.text and "$1.49" in a100.text
+    ru = await tg.wait_for("sendMessage", chat_id=4, predicate=lambda c: "Заказать" in c.text and "1/20" in c.text)
+    assert "1/20 A100 80GB · 4 ГБ" in ru.text and "за GPU-час" not in ru.text.split("\n")[1]
+
+
+async def test_cli_offers_label_slices_and_list_them_after_whole_cards(
+        app: App, migrated_database_url: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuradar.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", migrated_database_url)
+    for lang, mem in (("en", "4 GB"), ("ru", "4 ГБ")):
+        capsys.readouterr()
+        assert await asyncio.to_thread(main, ["offers", "--lang", lang]) == 0
+        rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("runpod", "vultr"))]
+        (a100_slice,) = [r for r in rows if "1/20" in r]
+        assert f"1/20 A100 80GB · {mem}" in a100_slice
+        slices = [i for i, r in enumerate(rows) if "1/" in r]
+        assert slices == [len(rows) - 2, len(rows) - 1]  # the two slices come after every whole card
