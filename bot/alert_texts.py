@@ -50,6 +50,8 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
             gpu = render(lang, slice_label(gpu, offer.gpu, offer.fraction, offer.gpu_memory_gb))
         line = at(lang, "fits_workload", query=query, need=f"{reason.need_gib:.0f}", have=f"{reason.usable_gib:.0f}",
                   gpu=gpu)
+        if reason.tight:
+            line += at(lang, "tight")
     else:
         line = at(lang, "fits_gpu", query=query)
     if reason.max_price is not None:

@@ -57,10 +57,19 @@ class Estimate:
         """Whether `count` x `gpu` (or a slice of one) holds this workload (memoised: offers repeat the pairs)."""
         return self.answer.fits(gpu, count, fraction)
 
+    def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether that configuration holds this workload only without the safety margin."""
+        return self.answer.tight(gpu, count, fraction)
+
     def hours(self, gpu: str, count: int) -> float | None:
         """Hours of the job on `count` x `gpu`, when the dataset is known."""
         t = self.answer.config_time(gpu, count)
         return None if t is None else t.hours
+
+    def rec_gib_by_count(self) -> dict[str, float]:
+        """JSON-ready {"count": GiB} of a comfortable fit (the safety margin included); infinite ones left out."""
+        recs = self.requirement.recommended_gib_by_count
+        return {str(k): round(float(v), 3) for k, v in recs.items() if math.isfinite(v)}
 
     def min_gib_by_count(self) -> dict[str, float]:
         """JSON-ready {"count": GiB}; counts the workload cannot run on at all (infinite need) are left out."""

@@ -18,7 +18,7 @@ from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
 from bot.views import ranked_line, subscription_filters, subscription_what
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
-from core.matching import watch_from_row
+from core.matching import tight_at, usable_gib, watch_from_row
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
     MAX_SUBSCRIPTIONS_PER_USER,
@@ -57,7 +57,8 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     said = est.memory.per_gpu_gib
     answer_gib = round(said, 3) if math.isfinite(said) and (count or 1) == w.gpus else None
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
-                             min_gib_by_count=est.min_gib_by_count(), answer_gib=answer_gib, **common)
+                             min_gib_by_count=est.min_gib_by_count(), answer_gib=answer_gib,
+                             rec_gib_by_count=est.rec_gib_by_count(), **common)
 
 
 def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
@@ -87,7 +88,14 @@ def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") ->
                            max_price=sub.max_price, price_currency=sub.price_currency,
                            price_basis=sub.price_basis, providers=sub.providers,
                            gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
-    return rank((o for o in cache.all() if watch.matches(o.target())), currency)  # a slice: by its share (matching)
+    recs = sub.rec_gib_by_count
+
+    def tight(gpu: str, count: int, fraction: float | None) -> bool:
+        have = usable_gib(gpu)
+        return tight_at(recs, count, None if have is None else have * (fraction or 1.0))
+
+    # A slice is matched by its share of the card (core.matching); tight fits are marked as the estimate marks them.
+    return rank((o for o in cache.all() if watch.matches(o.target())), currency, tight_of=tight if recs else None)
 
 
 async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,

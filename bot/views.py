@@ -72,7 +72,7 @@ def offer_what(offer: CachedOffer, lang: str) -> str:
 
 
 def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None,
-               short: bool = False) -> str:
+               short: bool = False, tight: bool = False) -> str:
     """One offer: the whole configuration's price per hour and per month, spot marked, the job's cost if known,
     ⚡ when such offers are usually gone within the hour."""
     per_hour = offer.per_hour(currency)
@@ -82,6 +82,8 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
+    if tight:  # as the fit table says it: the same configuration is marked wherever it is listed
+        extra += t(lang, "offer_tight")
     if short:
         extra += " " + t(lang, "avail_mark_short")
     return t(lang, "offer_line", provider=esc(provider_name(offer.provider)), what=offer_what(offer, lang),
@@ -94,14 +96,14 @@ def ranked_line(r: Ranked, lang: str, currency: str, short: frozenset[str] = fro
     """`short`: keys of the offers to mark short-lived."""
     offer = r.offer
     assert isinstance(offer, CachedOffer)
-    return offer_line(offer, lang, currency, job_cost=r.job_cost, short=offer.key in short)
+    return offer_line(offer, lang, currency, job_cost=r.job_cost, short=offer.key in short, tight=r.tight)
 
 
 def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
     """The offers in stock that run a workload, best first: what the configuration costs per hour, or the job when
     the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
     groups = offers.groups(currency, gpu_ids=list(est.workload.gpu_ids) or None, fits=est.fits)
-    return rank_groups(groups, currency, est.hours)
+    return rank_groups(groups, currency, est.hours, est.tight)
 
 
 def _breakdown(bd: Breakdown, lang: str) -> str:

@@ -131,3 +131,4 @@ class Reason:
     usable_gib: float | None
     gpu_name: str | None
     price_basis: str = "gpu"  # what max_price bounds: "total" (whole configuration per hour) or "gpu" (per GPU-hour)
+    tight: bool = False  # the workload fits this offer only without its safety margin

@@ -70,6 +70,15 @@ class Answer:
             self._fit_memo[key] = hit
         return hit
 
+    def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether `count` x `gpu` (or a slice) holds the workload only without the safety margin: the fit table's
+        "tight", said wherever that configuration is shown."""
+        if not self.fits(gpu, count, fraction):
+            return False
+        card = get_gpu(gpu)
+        usable = card.usable_gib * (fraction if fraction is not None else 1.0)
+        return usable < self.requirement.recommended_gib(count, eager=not card.bf16)
+
     def configs(self) -> list[tuple[str, int, bool]]:
         """(card, count, fits) of every fitting configuration in fit order, then the one asked for by name."""
         out = [(f.gpu, f.count, True) for f in self.report.fits]

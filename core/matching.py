@@ -387,10 +387,10 @@ class WatchIndex:
         """The watches this offer reaches, as runs of the index (no per-subscription work for the exact ones)."""
         ranges = self._ranges_containing(t.gpu_count)
         if t.fraction is not None:  # a slice (rare): a superset from every bucket, each id re-checked
-            maybe: list[_Segment] = []
+            candidates: list[_Segment] = []
             for buckets in (self._exact, self._recheck):
-                self._collect(buckets, t, ranges, maybe, lenient=True)
-            return Matches([], [i for i in Matches(maybe, []) if self._watches[i].matches(t)])
+                self._collect(buckets, t, ranges, candidates, lenient=True)
+            return Matches([], [i for i in Matches(candidates, []) if self._watches[i].matches(t)])
         segments: list[_Segment] = []
         self._collect(self._exact, t, ranges, segments)
         extra: list[int] = []
@@ -471,6 +471,18 @@ def watch_from_row(
         billing=billing or None,
         region=region or None,
     )
+
+
+def tight_at(rec_gib_by_count: Mapping[Any, float] | None, count: int, usable: float | None) -> bool:
+    """Whether a fitting offer gives less per GPU than the workload's comfortable figure at its count (the entry for
+    the largest count <= it, as `Watch.need_for` reads needs): the fit table's "tight"."""
+    if not rec_gib_by_count or usable is None:
+        return False
+    counts = sorted(int(k) for k in rec_gib_by_count if int(k) <= count)
+    if not counts:
+        return False
+    rec = rec_gib_by_count.get(str(counts[-1]), rec_gib_by_count.get(counts[-1]))
+    return rec is not None and usable < float(rec)
 
 
 def fit_reason_data(w: Watch, t: Target) -> dict[str, Any]:

@@ -42,17 +42,25 @@ class Ranked(NamedTuple):
     hours: float | None  # the job on this configuration, when the dataset is known
     job_cost: float | None  # hours x price_per_hour
     spot: bool
+    tight: bool = False  # the workload fits this configuration only without the safety margin (front ends mark it)
 
 
 # (card, count) -> hours of the job there, or None when unknown (no dataset, or a slice).
 HoursOf = Callable[[str, int], float | None]
+# (card, count, slice fraction) -> whether the workload fits there only without its safety margin.
+TightOf = Callable[[str, int, float | None], bool]
+
+
+def _tight(tight_of: TightOf | None, o: RankableOffer) -> bool:
+    return tight_of is not None and o.gpu is not None and tight_of(o.gpu, o.gpu_count, o.fraction)
 
 
 _MISSING = object()
 _Key = tuple[bool, bool, int, float, float, str]  # (spot, slice, known cost first, cost or price, price, key)
 
 
-def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[Ranked]:
+def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None,
+         tight_of: TightOf | None = None) -> list[Ranked]:
     """Offers ranked for a workload: on-demand before spot; within each, the job's cost where it is known (before
     offers whose time is unknown), else the configuration's price per hour; offers without a price last.
 
@@ -80,7 +88,7 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
         append((spot, part, 1, p, p, o.key, i, o, price, None, None))
     # (spot, slice, known cost first, cost or price, price, key, position): never reaches the offer itself
     keyed.sort()
-    return [Ranked(k[7], k[8], k[9], k[10], k[0]) for k in keyed]
+    return [Ranked(k[7], k[8], k[9], k[10], k[0], _tight(tight_of, k[7])) for k in keyed]
 
 
 class RankedGroups(Sequence[Ranked]):
@@ -88,7 +96,9 @@ class RankedGroups(Sequence[Ranked]):
     by price: a lazy k-way merge. Within a group the job's hours are the same, so cost follows price and the group
     stays in order; only as many offers as a page needs are ever ranked, and the length is the groups' sizes."""
 
-    def __init__(self, groups: Iterable[Sequence[RankableOffer]], currency: str, hours_of: HoursOf | None) -> None:
+    def __init__(self, groups: Iterable[Sequence[RankableOffer]], currency: str, hours_of: HoursOf | None,
+                 tight_of: TightOf | None = None) -> None:
+        self._tight_of = tight_of
         self._groups = [g for g in groups if g]
         self._currency = currency
         self._hours: dict[tuple[str, int], float | None] = {}
@@ -115,7 +125,7 @@ class RankedGroups(Sequence[Ranked]):
         price = o.per_hour(self._currency)
         hours = self._hours_for(o) if price is not None else None
         cost = hours * price if hours is not None and price is not None else None
-        return Ranked(o, price, hours, cost, o.billing == SPOT)
+        return Ranked(o, price, hours, cost, o.billing == SPOT, _tight(self._tight_of, o))
 
     def _fill(self, upto: int) -> None:
         while len(self._done) < upto:
@@ -167,9 +177,9 @@ def _key(r: Ranked) -> _Key:
 
 
 def rank_groups(groups: Iterable[Sequence[RankableOffer]], currency: str,
-                hours_of: HoursOf | None = None) -> RankedGroups:
+                hours_of: HoursOf | None = None, tight_of: TightOf | None = None) -> RankedGroups:
     """`rank` for offers grouped by (card, count, slice, spot), each group by price in `currency` (lazy)."""
-    return RankedGroups(groups, currency, hours_of)
+    return RankedGroups(groups, currency, hours_of, tight_of)
 
 
 def ranked_offers(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[OfferT]:

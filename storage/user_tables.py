@@ -57,6 +57,8 @@ class Subscription(Base):
     # The per-GPU figure the estimate this was made from said ("VRAM per GPU"), on its own GPU count: shown back
     # as it was said, never recomputed (matching uses min_gib_by_count, which adds the runtime's own memory).
     answer_gib: Mapped[float | None] = mapped_column(Float)
+    # Per-GPU memory for a comfortable fit by count ({"1": 42.0, ...}): an offer under it is marked tight.
+    rec_gib_by_count: Mapped[dict[str, float] | None] = mapped_column(JSON)
     max_price: Mapped[float | None] = mapped_column(Float)  # in price_currency, per price_basis
     price_currency: Mapped[str] = mapped_column(String(3), default="USD")  # "RUB" | "USD"
     # What max_price bounds: "total" = the whole configuration per hour (what "80 ₽/ч" means), "gpu" = per GPU-hour

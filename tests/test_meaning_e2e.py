@@ -109,3 +109,26 @@ async def test_cli_offers_label_slices_and_list_them_after_whole_cards(
         assert f"1/20 A100 80GB · {mem}" in a100_slice
         slices = [i for i, r in enumerate(rows) if "1/" in r]
         assert slices == [len(rows) - 2, len(rows) - 1]  # the two slices come after every whole card
+
+
+async def test_a_tight_fit_is_marked_wherever_that_configuration_is_shown(tg: FakeTelegram, app: App) -> None:
+    """32B LoRA at 4k context fits one A100 80GB only without its safety margin: the fit table says "tight", and so
+    does every list and alert that shows that configuration; eight H100s hold it comfortably, unmarked."""
+    for uid, lang, mark in ((5, "en", "tight: no safety margin"), (6, "ru", "впритык: без запаса")):
+        est = await say(tg, "/estimate 32B LoRA ctx 4k", uid, lang)
+        (a100,) = [line for line in est.splitlines() if line.startswith("•") and "A100 80GB × 1" in line]
+        assert mark in a100 and "RunPod" in a100
+        assert all(mark not in line for line in est.splitlines() if line.startswith("•") and "× 8" in line)
+        sub = await say(tg, "/subscribe 32B LoRA ctx 4k", uid, lang)
+        (matching,) = [line for line in sub.splitlines() if "A100 80GB × 1" in line]
+        assert mark in matching
+        qid = tg.inline_query("32B LoRA ctx 4k", user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        titles = [r["title"] for r in inline.params["results"] if "A100 80GB" in r["title"]]
+        assert titles and all(("(tight)" if lang == "en" else "(впритык)") in x for x in titles)
+    await app.ingest(poll("runpod", [*WHOLE, offer("runpod", "a100b", "a100-80gb", "A100 PCIe 80GB", 1, 1.39)],
+                          NOW - timedelta(minutes=3)), RATES)
+    en = await tg.wait_for("sendMessage", chat_id=5, predicate=lambda c: "Order at" in c.text)
+    ru = await tg.wait_for("sendMessage", chat_id=6, predicate=lambda c: "Заказать" in c.text)
+    assert "— fits (⚠️ tight: no safety margin)" in en.text
+    assert "подходит (⚠️ впритык: без запаса)" in ru.text

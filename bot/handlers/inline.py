@@ -121,6 +121,8 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
         location = f" · {region_name(lang, offer.location)}" if offer.location else ""
         title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency),
                   provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
+        if r.tight:
+            title += t(lang, "inline_tight")
         if offer.key in short:
             title += " " + t(lang, "avail_mark_short")
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,

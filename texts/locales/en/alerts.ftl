@@ -8,6 +8,7 @@ alert_price = 💰 { $per_gpu_hour }/GPU-hour · { $per_hour }/h · { $per_month
 alert_price_slice = 💰 { $per_hour }/h · { $per_month }/month
 alert_was = {"   "}was { $old } per GPU-hour ({ $change })
 alert_fits_workload = ✅ { $query }: needs { $need } GiB per GPU; { $gpu } gives { $have } GiB — fits
+alert_tight = {" "}(⚠️ tight: no safety margin)
 alert_fits_gpu = ✅ You watch: { $query }
 alert_under_cap = {" "}(under your { $cap }/GPU-hour)
 alert_under_cap_total = {" "}(under your { $cap }/h for the whole configuration)

@@ -219,5 +219,7 @@ est_job_cost = {" "}· job ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)
 offer_spot = {" "}· <i>spot: may be interrupted</i>
 inline_spot = {" "}(spot)
+offer_tight = {" "}· ⚠️ <i>tight: no safety margin</i>
+inline_tight = {" "}(tight)
 list_and = { $head } and { $last }
 label_ctx_io = ctx { $ctx } (input { $prompt } + output { $output })

@@ -229,5 +229,7 @@ est_job_cost = {" "}· задача ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
 offer_spot = {" "}· <i>спот: могут прервать</i>
 inline_spot = {" "}(спот)
+offer_tight = {" "}· ⚠️ <i>впритык: без запаса</i>
+inline_tight = {" "}(впритык)
 list_and = { $head } и { $last }
 label_ctx_io = ctx { $ctx } (вход { $prompt } + выход { $output })
