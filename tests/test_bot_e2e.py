@@ -215,6 +215,39 @@ async def test_wizard_cap_per_gpu_hour_in_russian(tg, app):
     assert sub.price_basis == "gpu" and sub.max_price == 200 and sub.price_currency == "RUB"
 
 
+async def test_wizard_offers_only_polled_providers(tg, app):
+    """Only providers this bot polls are buttons to choose; the others are greyed, with why, and pressing one says
+    so without subscribing (the default settings poll neither Hyperstack, which needs a key, nor immers.cloud)."""
+    for uid, lang, labels in ((19, "en", ("GPU model", "H100", "$2", "per GPU-hour", "needs an API key", "not polled")),
+                              (20, "ru", ("моделью GPU", "H100", "200", "за GPU-час", "нужен ключ API",
+                                          "не опрашивает"))):
+        gpu_kind, gpu, price_label, basis_label, needs_key, refused = labels
+        tg.message("/subscribe", user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        tg.press(ask, gpu_kind, user_id=uid, lang=lang)
+        gpus = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(gpus, gpu, user_id=uid, lang=lang)
+        price = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(price, price_label, user_id=uid, lang=lang)
+        basis = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(basis, basis_label, user_id=uid, lang=lang)
+        providers = await tg.wait_for("editMessageText", chat_id=uid)
+        assert "Hyperstack" in providers.text and "immers" in providers.text  # named, greyed
+        greyed = providers.button("Hyperstack")
+        assert greyed["text"].startswith("⚪") and needs_key in greyed["text"]
+        assert providers.button("RunPod")["text"] == "RunPod"
+        tg.press(providers, "Hyperstack", user_id=uid, lang=lang)
+        answer = await tg.wait_for("answerCallbackQuery",
+                                   predicate=lambda c, r=refused: r in str(c.params.get("text")))
+        assert answer.params.get("show_alert") is True
+        tg.press(providers, "RunPod", user_id=uid, lang=lang)  # the wizard is still at this step
+        done = await tg.wait_for("editMessageText", chat_id=uid)
+        assert "RunPod" in done.text
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        assert sub.providers == ["runpod"]
+
+
 async def test_notify_button_under_estimate_subscribes(tg, app):
     tg.message("/estimate 70B QLoRA", user_id=9)
     est = await tg.wait_for("sendMessage", chat_id=9)

@@ -163,17 +163,37 @@ async def typed_target(message: Message, state: FSMContext, lang: str, currency:
     await _ask_price(message, state, text, lang, currency, edit=False)
 
 
-async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool) -> None:
+def polled(setup: dict[str, str] | None) -> list[str]:
+    """The providers this deployment polls (enabled, with what they need), in the installed catalog's order."""
+    return sorted(n for n in provider_names() if setup is None or setup.get(n, "enabled") == "enabled")
+
+
+def not_polled_reason(lang: str, state: str) -> str:
+    """Why a provider is not polled here, in a few words: switched off, or a key the operator has not set."""
+    return t(lang, "sub_provider_needs_key") if state.startswith("needs:") else t(lang, "sub_provider_off")
+
+
+async def _ask_provider(target_message: Message, state: FSMContext, lang: str, edit: bool,
+                        setup: dict[str, str] | None) -> None:
+    """Only providers that are polled are offered; the others are shown greyed, with why (pressing one says so
+    and the wizard stays at this step): a subscription to a provider nobody polls would never alert."""
     await state.set_state(Wizard.provider)
-    names = sorted(provider_names())  # the installed provider catalog (core.providers)
+    names = polled(setup)
     rows: list[list[tuple[str, WizardButton]]] = [
         [(provider_title(name), WizardProviderCb(provider=name)) for name in names[i:i + 3]]
         for i in range(0, len(names), 3)]
     rows.append([(t(lang, "btn_any_provider"), WizardProviderCb(provider=None))])
+    idle = sorted((n for n in provider_names() if n not in names), key=lambda n: provider_title(n).lower())
+    text = t(lang, "sub_ask_provider")
+    if idle and setup is not None:
+        rows += [[(t(lang, "btn_provider_idle", name=provider_title(n),
+                     reason=not_polled_reason(lang, setup.get(n, "disabled"))), WizardProviderCb(provider=n))]
+                 for n in idle]
+        text += "\n" + t(lang, "sub_providers_idle", names=esc(", ".join(provider_title(n) for n in idle)))
     if edit:
-        await target_message.edit_text(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
+        await target_message.edit_text(text, reply_markup=_kb(rows, lang))
     else:
-        await target_message.answer(t(lang, "sub_ask_provider"), reply_markup=_kb(rows, lang))
+        await target_message.answer(text, reply_markup=_kb(rows, lang))
 
 
 async def _ask_basis(target_message: Message, state: FSMContext, price: float, lang: str, currency: str,
@@ -193,23 +213,24 @@ async def _ask_basis(target_message: Message, state: FSMContext, price: float, l
 
 @router.callback_query(Wizard.price, WizardPriceCb.filter())
 async def chose_price(query: CallbackQuery, callback_data: WizardPriceCb, state: FSMContext, lang: str,
-                      currency: str) -> None:
+                      currency: str, provider_setup: dict[str, str] | None = None) -> None:
     await state.update_data(price=callback_data.price)
     await query.answer()
     if not isinstance(query.message, Message):
         return
     if callback_data.price is None:
-        await _ask_provider(query.message, state, lang, edit=True)
+        await _ask_provider(query.message, state, lang, edit=True, setup=provider_setup)
     else:
         await _ask_basis(query.message, state, callback_data.price, lang, currency, edit=True)
 
 
 @router.callback_query(Wizard.basis, WizardBasisCb.filter())
-async def chose_basis(query: CallbackQuery, callback_data: WizardBasisCb, state: FSMContext, lang: str) -> None:
+async def chose_basis(query: CallbackQuery, callback_data: WizardBasisCb, state: FSMContext, lang: str,
+                      provider_setup: dict[str, str] | None = None) -> None:
     await state.update_data(basis=callback_data.basis)
     await query.answer()
     if isinstance(query.message, Message):
-        await _ask_provider(query.message, state, lang, edit=True)
+        await _ask_provider(query.message, state, lang, edit=True, setup=provider_setup)
 
 
 @router.message(Wizard.price, F.text)
@@ -229,10 +250,15 @@ async def typed_price(message: Message, state: FSMContext, lang: str, currency: 
 @router.callback_query(Wizard.provider, WizardProviderCb.filter())
 async def chose_provider(query: CallbackQuery, callback_data: WizardProviderCb, state: FSMContext,
                          session: AsyncSession, user: User, lang: str, estimator: Estimator,
-                         offers: OfferCache) -> None:
+                         offers: OfferCache, provider_setup: dict[str, str] | None = None) -> None:
     if callback_data.provider is not None and callback_data.provider not in provider_names():
         await query.answer(t(lang, "button_stale"))  # a forged provider: the wizard stays where it is
         return
+    if callback_data.provider is not None and callback_data.provider not in polled(provider_setup):
+        state_of = (provider_setup or {}).get(callback_data.provider, "disabled")
+        await query.answer(t(lang, "sub_provider_not_polled", name=provider_title(callback_data.provider),
+                             reason=not_polled_reason(lang, state_of)), show_alert=True)
+        return  # greyed: nothing to watch there; the wizard stays at this step
     data = await state.get_data()
     await state.clear()
     await query.answer()
