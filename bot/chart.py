@@ -53,11 +53,20 @@ def is_drawable(series: Sequence[Any], since: datetime | None = None) -> bool:
     return bool(moments) and since is not None and min(moments) <= since
 
 
+def cheapest_now(series: Sequence[Any]) -> Any | None:
+    """What the caption names as cheapest now: the thick line."""
+    return _cheapest_now(series)
+
+
 def current_price(s: Any) -> float | None:
     return s.points[-1].price if s.points else None
 
 
 def _cheapest_now(series: Sequence[Any]) -> Any | None:
+    """The series drawn thick: the cheapest now, on-demand before spot (as lists rank them)."""
+    on_demand = [s for s in series if not getattr(s, "spot", False)]
+    if any(current_price(s) is not None for s in on_demand):
+        series = on_demand
     priced = [s for s in series if current_price(s) is not None]
     if priced:
         return min(priced, key=lambda s: current_price(s) or 0.0)  # all priced: never the 0.0

@@ -132,3 +132,25 @@ async def test_a_tight_fit_is_marked_wherever_that_configuration_is_shown(tg: Fa
     ru = await tg.wait_for("sendMessage", chat_id=6, predicate=lambda c: "Заказать" in c.text)
     assert "— fits (⚠️ tight: no safety margin)" in en.text
     assert "подходит (⚠️ впритык: без запаса)" in ru.text
+
+
+async def test_history_caption_prefers_on_demand_and_labels_spot(tg: FakeTelegram, app: App) -> None:
+    """A spot H100 at $0.18 is not "the cheapest H100 now" while on-demand costs $0.33: the caption names the
+    on-demand price; where only spot is in stock, it says spot."""
+    spot = [offer("vastai", f"h100-spot-{i}", "h100-sxm", "H100 SXM", 1, 0.18, billing=Billing.SPOT) for i in (1, 2)]
+    on_demand = offer("vastai", "h100-od", "h100-sxm", "H100 SXM", 1, 0.33)
+    for minutes in (30, 20):
+        await app.ingest(poll("vastai", [*spot, on_demand], NOW - timedelta(minutes=minutes)), RATES)
+    for uid, lang, spot_word, od, sp in ((7, "en", "spot", "$0.33", "0.18"), (8, "ru", "спот", "26", "14")):
+        tg.message("/history H100 SXM 7d", user_id=uid, lang=lang)
+        photo = await tg.wait_for("sendPhoto", chat_id=uid)
+        caption = photo.text.splitlines()[-1]
+        assert od in caption and sp not in caption and spot_word not in caption, caption
+    for minutes in (10, 9, 8):  # every on-demand H100 sells out (confirmed over polls)
+        await app.ingest(poll("vastai", spot, NOW - timedelta(minutes=minutes)), RATES)
+        await app.ingest(poll("runpod", WHOLE[:2], NOW - timedelta(minutes=minutes)), RATES)
+    for uid, lang, spot_word, price in ((9, "en", "· spot", "$0.18"), (10, "ru", "· спот", "14")):
+        tg.message("/history H100 SXM 1d", user_id=uid, lang=lang)
+        photo = await tg.wait_for("sendPhoto", chat_id=uid)
+        caption = photo.text.splitlines()[-1]
+        assert price in caption and spot_word in caption, caption

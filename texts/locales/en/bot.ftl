@@ -213,6 +213,7 @@ btn_grouping_on = Group alerts into one message
 btn_grouping_off = Send each alert separately
 tz_bad = I do not know the time zone “{ $given }”. Send a UTC offset such as <code>/settings tz +3</code> or <code>/settings tz -5</code>, or a city: <code>/settings tz Berlin</code>.
 history_one_point = { $gpu }: only one price seen so far — { $price } per GPU-hour at { $provider } ({ $date }). A chart needs a second point: it will come with the next change.
+history_spot = {" "}· spot
 history_cheapest_now = Cheapest now: { $provider }, { $price } per GPU-hour (the thick line).
 
 ## speed, ranking and slices (core.speed, core.ranking)

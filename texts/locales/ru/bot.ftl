@@ -223,6 +223,7 @@ btn_grouping_on = Собирать уведомления в одно сообщ
 btn_grouping_off = Присылать каждое уведомление отдельно
 tz_bad = Не знаю часовой пояс «{ $given }». Пришлите смещение от UTC, например <code>/settings tz +3</code> или <code>/settings tz -5</code>, или город: <code>/settings tz Новосибирск</code>.
 history_one_point = { $gpu }: пока известна только одна цена — { $price } за GPU-час у { $provider } ({ $date }). Для графика нужна вторая точка: она появится со следующим изменением.
+history_spot = {" "}· спот
 history_cheapest_now = Дешевле всего сейчас: { $provider }, { $price } за GPU-час (жирная линия).
 
 ## скорость, ранжирование и доли карт (core.speed, core.ranking)
