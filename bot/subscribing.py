@@ -55,7 +55,8 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     # The figure the answer said is kept only where it is the need on the watched count (a filter "x8" on a
     # one-GPU estimate watches another configuration: the need shown is then that count's).
     said = est.memory.per_gpu_gib
-    answer_gib = round(said, 3) if math.isfinite(said) and (count or 1) == w.gpus else None
+    fits_as_said = math.isfinite(said) and (count or 1) == w.gpus and not est.answer.single_device_total
+    answer_gib = round(said, 3) if fits_as_said else None  # a one-device total is no per-GPU need
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
                              min_gib_by_count=est.min_gib_by_count(), answer_gib=answer_gib,
                              rec_gib_by_count=est.rec_gib_by_count(), **common)

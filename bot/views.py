@@ -16,6 +16,7 @@ from bot.texts import t
 from core.engines import engine_notes
 from core.estimator import Breakdown
 from core.gpus import get_gpu
+from core.matching import LEVELS
 from core.msg import msg
 from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
@@ -120,10 +121,32 @@ def _count(n: float) -> str:
     return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
 
 
+def vram_lines(est: Estimate, lang: str) -> list[str]:
+    """The headline figure: per GPU, or, when the workload was estimated on one device that no card holds, the
+    total "in all" with the per-GPU figure of the first configuration that fits."""
+    mem = est.memory
+    if not est.answer.single_device_total:
+        return [t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
+    lines = [t(lang, "est_vram_total", total=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
+    first = est.answer.first_fit
+    if first is not None:
+        lines.append(t(lang, "est_vram_first_fit", gpu=esc(first.gpu_name), count=first.count,
+                       per_gpu=gib(first.per_gpu_gib)))
+    return lines
+
+
+def headline_gib(est: Estimate) -> tuple[float, bool]:
+    """(figure, per GPU?) for one-line titles: the per-GPU need, or the first fit's when the estimate is a total."""
+    first = est.answer.first_fit
+    if est.answer.single_device_total and first is not None:
+        return first.per_gpu_gib, True
+    return est.memory.per_gpu_gib, not est.answer.single_device_total
+
+
 def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
     mem = est.memory
-    lines = [t(lang, "est_header", workload=esc(workload_label(est, lang))),
-             t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
+    lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
+    lines += vram_lines(est, lang)
     breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
         lines.append(t(lang, "est_breakdown", items=breakdown))
@@ -219,7 +242,7 @@ def subscription_what(sub: Subscription, lang: str) -> str:
         return esc(", ".join(gpu_label(g, g) for g in (sub.gpu_ids or [])) or sub.query_text)
     count = sub.gpu_count or 1
     figure = sub.answer_gib if sub.answer_gib is not None else need_at(sub.min_gib_by_count or {}, count)
-    if figure is None:
+    if figure is None or (sub.gpu_count is None and figure > max(LEVELS)):  # no single card holds it
         need = t(lang, "sub_need_none")
     elif count > 1:
         need = t(lang, "sub_need_gib_on", gib=gib(float(figure)), count=count)

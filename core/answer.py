@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from core.defaults import Assumption
 from core.estimator import MemoryEstimate
-from core.fit import FitReport, Requirement, fit_configs, requirement
+from core.fit import Fit, FitReport, Requirement, fit_configs, requirement
 from core.gpus import get_gpu
 from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, smallest_group
 from core.timecost import (
@@ -69,6 +69,20 @@ class Answer:
                     hit = count == 1 and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction
             self._fit_memo[key] = hit
         return hit
+
+    @property
+    def single_device_total(self) -> bool:
+        """Whether `memory` is the whole workload on one device that no single card holds: its figure is then a
+        total ("in all"), not a per-GPU need, and the per-GPU figure to give is the first fitting configuration's."""
+        w = self.workload
+        if w.gpus > 1 or w.gpus_stated:
+            return False
+        first = self.report.fits[0] if self.report.fits else None
+        return first is None or first.count > 1
+
+    @property
+    def first_fit(self) -> Fit | None:
+        return self.report.fits[0] if self.report.fits else None
 
     def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
         """Whether `count` x `gpu` (or a slice) holds the workload only without the safety margin: the fit table's

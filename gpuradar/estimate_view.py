@@ -144,6 +144,9 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
         "memory": {"per_gpu_gib": _r(m.per_gpu_gib), "recommended_per_gpu_gib": _r(m.recommended_per_gpu_gib),
                    "safety_margin": m.safety_margin, "runtime_gib": _r(m.runtime_gib),
                    "cpu_ram_gib": _r(m.cpu_ram_gib), "gpus": m.gpus, "strategy": m.strategy.value,
+                   # per_gpu_gib is the whole workload on one device that no card holds: a total, not a need
+                   "total_on_one_device": a.single_device_total,
+                   "first_fit_per_gpu_gib": _r(a.first_fit.per_gpu_gib) if a.first_fit is not None else None,
                    "breakdown_gib": {"weights": _r(b.weights), "trainable_states": _r(b.trainable_states),
                                      "activations": _r(b.activations), "logits": _r(b.logits),
                                      "kv_cache": _r(b.kv_cache), "overhead": _r(b.overhead)}},
@@ -210,7 +213,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines += [f"  - {render(lang, n)}" for n in notes]
     lines.append("")
     where = f" ({_t('on', lang)} {m.gpus} GPU, {m.strategy.value})" if m.gpus > 1 else ""
-    lines.append(f"{_t('memory', lang)}{where}:")
+    lines.append(f"{_t('memory_total' if a.single_device_total else 'memory', lang)}{where}:")
     rows = [[_t(k, lang), f"{getattr(b, k):.2f} {gib}"]
             for k in ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
             if getattr(b, k) > 0.005]
@@ -221,6 +224,10 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         rows.append([_t("cpu", lang), f"{m.cpu_ram_gib:.0f} {gib}"])
     width = max(len(r[0]) for r in rows)
     lines += [f"  {r[0].ljust(width)}  {r[1].rjust(12)}" for r in rows]
+    first = a.first_fit
+    if a.single_device_total and first is not None:
+        lines.append("  " + _t("first_fit", lang, gpu=first.gpu_name, count=first.count,
+                                per_gpu=f"{first.per_gpu_gib:.2f} {gib}"))
     lines.append("")
     fits = a.report.fits
     if fits:

@@ -154,3 +154,40 @@ async def test_history_caption_prefers_on_demand_and_labels_spot(tg: FakeTelegra
         photo = await tg.wait_for("sendPhoto", chat_id=uid)
         caption = photo.text.splitlines()[-1]
         assert price in caption and spot_word in caption, caption
+
+
+async def test_a_one_device_total_is_said_in_all_with_the_first_fits_per_gpu_figure(
+        tg: FakeTelegram, app: App) -> None:
+    """A workload estimated on one device that no card holds: its figure is a total, never "per GPU"; the per-GPU
+    figure given is the first fitting configuration's (as the fit table lists it)."""
+    for uid, lang, phrase, total, per_gpu, wrong in (
+            (11, "en", "/estimate 70B inference 32k context 16 users", "VRAM in all", "Per GPU on the first",
+             "VRAM per GPU"),
+            (12, "ru", "/estimate Kimi K2 инференс", "Видеопамять всего", "На GPU в первой", "Видеопамять на GPU")):
+        text = await say(tg, phrase, uid, lang)
+        assert total in text and per_gpu in text and wrong not in text, text
+        first_fit = next(line for line in text.splitlines() if line.startswith("•") and "%" in line)
+        gpu = first_fit.removeprefix("• ").split(" × ")[0]
+        assert f"{gpu} × " in text.split(per_gpu)[1].split("\n")[0]
+        qid = tg.inline_query(phrase.removeprefix("/estimate "), user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        title = inline.params["results"][0]["title"]
+        assert ("GiB per GPU" if lang == "en" else "ГиБ на GPU") in title  # the first fit's per-GPU figure
+    # A workload that fits one card keeps its per-GPU wording.
+    assert "VRAM per GPU" in await say(tg, "/estimate 13B LoRA", 13)
+
+
+def test_cli_says_in_all_for_a_one_device_total(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from gpuradar.cli import main
+
+    assert main(["estimate", "Kimi K2 inference"]) == 0
+    out = capsys.readouterr().out
+    assert "Memory in all" in out and "per GPU on the first configuration that fits" in out
+    assert main(["estimate", "70B inference 32k 16 users", "--lang", "ru"]) == 0
+    out = capsys.readouterr().out
+    assert "Память всего" in out and "на GPU в первой подходящей конфигурации" in out
+    assert main(["estimate", "Kimi K2 inference", "--json"]) == 0
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    assert memory["total_on_one_device"] is True and 0 < memory["first_fit_per_gpu_gib"] < memory["per_gpu_gib"]

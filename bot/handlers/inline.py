@@ -31,7 +31,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.prefs import PrefsCache
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
-from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
+from bot.views import headline_gib, offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
 from core.ranking import Ranked
@@ -111,7 +111,9 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
             or t(lang, "est_no_fit")
-        title = t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib))
+        figure, per_gpu = headline_gib(est)
+        title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=label,
+                  per_gpu=gib(figure))
         articles.append(Article.cut("e", title, t(lang, "inline_est_desc", fits=fits),
                                     render_estimate(est, ranked, lang, currency)))
     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):

@@ -31,6 +31,8 @@ estimate_usage =
     { $examples }
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = VRAM per GPU: <b>{ $per_gpu } GiB</b> (recommended { $recommended } GiB, with a safety margin)
+est_vram_total = VRAM in all: <b>{ $total } GiB</b> on one device (recommended { $recommended } GiB, with a safety margin); no single GPU holds it
+est_vram_first_fit = Per GPU on the first configuration that fits, { $gpu } × { $count }: <b>{ $per_gpu } GiB</b>
 est_cpu_ram = CPU RAM for offload: { $gib } GiB
 est_breakdown = Breakdown: { $items }
 bd_weights = weights
@@ -177,6 +179,7 @@ inline_example_desc = Type a workload: model size, method, context…
 inline_syntax_title = I could not read “{ $query }”
 inline_syntax_desc = Examples: 13B LoRA · 70B QLoRA ctx 8k · Qwen2.5-72B inference 32k
 inline_est_title = { $workload }: { $per_gpu } GiB per GPU
+inline_est_title_total = { $workload }: { $per_gpu } GiB in all
 inline_est_desc = Fits: { $fits }
 inline_offer_title = { $what } — { $per_hour }/h at { $provider }{ $spot }
 inline_offer_desc = { $per_month }/mo{ $location } · fits { $workload }

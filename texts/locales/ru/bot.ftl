@@ -33,6 +33,8 @@ estimate_usage =
     { $examples }
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = Видеопамять на GPU: <b>{ $per_gpu } ГиБ</b> (рекомендуется { $recommended } ГиБ, с запасом)
+est_vram_total = Видеопамять всего: <b>{ $total } ГиБ</b> на одном устройстве (рекомендуется { $recommended } ГиБ, с запасом); ни одна GPU столько не вмещает
+est_vram_first_fit = На GPU в первой подходящей конфигурации, { $gpu } × { $count }: <b>{ $per_gpu } ГиБ</b>
 est_cpu_ram = Оперативная память для offload: { $gib } ГиБ
 est_breakdown = Из чего: { $items }
 bd_weights = веса
@@ -186,6 +188,7 @@ inline_example_desc = Опишите задачу: размер модели, м
 inline_syntax_title = Не понял «{ $query }»
 inline_syntax_desc = Примеры: 13B LoRA · 70B QLoRA ctx 8k · инференс 70B int4, контекст 32k
 inline_est_title = { $workload }: { $per_gpu } ГиБ на GPU
+inline_est_title_total = { $workload }: всего { $per_gpu } ГиБ
 inline_est_desc = Подходят: { $fits }
 inline_offer_title = { $what } — { $per_hour }/ч у { $provider }{ $spot }
 inline_offer_desc = { $per_month }/мес{ $location } · подходит для { $workload }
