@@ -20,7 +20,8 @@ Token = Annotated[str, Field(max_length=48)]  # bot.tokens: "b" + base64 (<= 40)
 
 
 class EstimateCb(CallbackData, prefix="e"):
-    action: Literal["notify", "more", "m_inference", "m_lora", "m_qlora", "m_full"]  # m_*: the method buttons
+    # m_*: the method buttons; again: re-run the estimate of `q` (a query with a remedy's change)
+    action: Literal["notify", "more", "again", "m_inference", "m_lora", "m_qlora", "m_full"]
     q: Token  # QueryTokens token of the workload text
 
 

@@ -17,7 +17,7 @@ from core.engines import engine_notes
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.matching import LEVELS
-from core.msg import msg
+from core.msg import Msg, msg
 from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
@@ -121,6 +121,26 @@ def _count(n: float) -> str:
     return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
 
 
+def remedy_label(code: str) -> Msg:
+    return msg(f"remedy_{code}")
+
+
+def remedy_lines(est: Estimate, lang: str) -> list[str]:
+    """"Try:" and up to three changes, each with its re-estimated per-GPU memory and where it then fits."""
+    found = est.remedies()
+    if not found:
+        return []
+    lines = [t(lang, "est_remedies_title")]
+    for r in found:
+        change = esc(render(lang, r.label))
+        if r.smallest_fit is not None:
+            lines.append(t(lang, "est_remedy_line", change=change, per_gpu=gib(r.per_gpu_gib),
+                           gpu=esc(r.smallest_fit.gpu_name), count=r.smallest_fit.count))
+        else:
+            lines.append(t(lang, "est_remedy_line_nofit", change=change, per_gpu=gib(r.per_gpu_gib)))
+    return lines
+
+
 def vram_lines(est: Estimate, lang: str) -> list[str]:
     """The headline figure: per GPU, or, when the workload was estimated on one device that no card holds, the
     total "in all" with the per-GPU figure of the first configuration that fits."""
@@ -146,6 +166,8 @@ def headline_gib(est: Estimate) -> tuple[float, bool]:
 def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
     mem = est.memory
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
+    if est.changes:
+        lines.append(t(lang, "est_changed", changes=esc(", ".join(render(lang, remedy_label(c)) for c in est.changes))))
     lines += vram_lines(est, lang)
     breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
@@ -170,8 +192,15 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
         if len(fits) > FITS_SHOWN:
             lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
     else:
-        lines.append(t(lang, "est_no_fit"))
-        lines.extend(f"• {esc(render(lang, a.msg))}" for a in est.report.advice)
+        report = est.report
+        if report.gpu is not None:  # nothing of the card asked for; other cards may still fit (said below)
+            where = f"{esc(gpu_label(report.gpu, report.gpu))} × {max(1, est.workload.gpus)}"
+            lines.append(t(lang, "est_no_fit_named", where=where))
+        else:
+            lines.append(t(lang, "est_no_fit"))
+        covered = {"offload", "qlora", "more_nodes"} if est.remedies() else set()  # said as remedies, re-estimated
+        lines.extend(f"• {esc(render(lang, a.msg))}" for a in report.advice if a.code not in covered)
+    lines.extend(remedy_lines(est, lang))
     lines.append("")
     if ranked:
         lines.append(t(lang, "est_offers_title"))

@@ -15,6 +15,7 @@ from core.defaults import Assumption
 from core.estimator import MemoryEstimate
 from core.fit import Fit, FitReport, Requirement, fit_configs, requirement
 from core.gpus import get_gpu
+from core.remedies import Remedy, remedies
 from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, smallest_group
 from core.timecost import (
     DEFAULT_EPOCHS,
@@ -36,7 +37,7 @@ _time_row: Callable[[dict[str, Any]], ConfigTime] = TypeAdapter(ConfigTime).vali
 class Answer:
     """Everything known about one workload. Build with `answer(w, assumptions)`; read-only afterwards."""
 
-    __slots__ = ("_fit_memo", "_speed", "_time", "assumptions", "memory", "named", "report", "requirement",
+    __slots__ = ("_fit_memo", "_remedies", "_speed", "_time", "assumptions", "memory", "named", "report", "requirement",
                  "workload")
 
     def __init__(self, w: Workload, assumptions: list[Assumption]) -> None:
@@ -51,6 +52,7 @@ class Answer:
         self._fit_memo: dict[tuple[str, int, float | None], bool] = {}
         self._time: dict[tuple[str, int], ConfigTime] = {}
         self._speed: dict[tuple[str, int], ConfigSpeed] = {}
+        self._remedies: list[Remedy] | None = None
 
     # --- memory -------------------------------------------------------------------------------------------------
     def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
@@ -69,6 +71,12 @@ class Answer:
                     hit = count == 1 and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction
             self._fit_memo[key] = hit
         return hit
+
+    def remedies(self) -> list[Remedy]:
+        """`core.remedies.remedies` of this workload, computed once (an answer is rendered many times)."""
+        if self._remedies is None:
+            self._remedies = remedies(self.workload)
+        return self._remedies
 
     @property
     def single_device_total(self) -> bool:

@@ -154,6 +154,11 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
                   "usable_gib": f.usable_gib, "utilization": _r(f.utilization, 3), "strategy": f.strategy.value,
                   "tight": f.tight} for f in a.report.fits],
         "advice": [{"code": x.code, "text": render(lang, x.msg)} for x in a.report.advice],
+        # each a real re-estimate of the workload with that one change (core.remedies)
+        "remedies": [{"change": r.code, "text": render(lang, r.label), "cli": r.cli, "per_gpu_gib": _r(r.per_gpu_gib),
+                      "smallest_fit": None if r.smallest_fit is None else {
+                          "gpu": r.smallest_fit.gpu_name, "gpu_id": r.smallest_fit.gpu,
+                          "count": r.smallest_fit.count}} for r in a.remedies()],
         "time": time,
         "speed": speed,
     }
@@ -244,9 +249,17 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
                        + " / ".join(get_gpu(g).name for g in a.report.gpu_ids)))
     else:
         lines.append(_t("none", lang))
-    if a.report.advice:
+    remedies = a.remedies()
+    covered = {"offload", "qlora", "more_nodes"} if remedies else set()  # said below as re-estimated remedies
+    advice = [x for x in a.report.advice if x.code not in covered]
+    if advice:
         lines.append(f"{_t('advice', lang)}:")
-        lines += [f"  - {render(lang, x.msg)}" for x in a.report.advice]
+        lines += [f"  - {render(lang, x.msg)}" for x in advice]
+    for r in remedies:
+        where = (_t("try_fits", lang, gpu=r.smallest_fit.gpu_name, count=r.smallest_fit.count)
+                 if r.smallest_fit is not None else _t("try_nofit", lang))
+        lines.append(_t("try", lang, cli=r.cli, change=render(lang, r.label), per_gpu=f"{r.per_gpu_gib:.1f}",
+                        where=where))
     te = a.time(limit=MAX_FITS_SHOWN)
     if te is not None and te.per_config:
         lines.append("")

@@ -4,6 +4,7 @@ stand-in Bot API server), the app's own ingest and a migrated database, in both 
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -191,3 +192,51 @@ def test_cli_says_in_all_for_a_one_device_total(capsys: pytest.CaptureFixture[st
     assert main(["estimate", "Kimi K2 inference", "--json"]) == 0
     memory = json.loads(capsys.readouterr().out)["memory"]
     assert memory["total_on_one_device"] is True and 0 < memory["first_fit_per_gpu_gib"] < memory["per_gpu_gib"]
+
+
+async def test_nothing_fits_answers_with_remedies_each_a_button_that_re_estimates(tg: FakeTelegram, app: App) -> None:
+    """70B full fine-tuning on 8 H100 does not fit; offloading the optimizer does (a real re-estimate, shown with
+    its per-GPU memory and where it then fits), and its button answers with that estimate. The header no longer
+    says "nothing fits" next to a configuration that fits."""
+    for uid, lang, phrase, title, button, fitted in (
+            (21, "en", "/estimate 70B full fine-tune on 8 H100", "Try:", "Offload optimizer", "VRAM per GPU"),
+            (22, "ru", "/estimate 32B QLoRA ctx 32k batch 4", "Попробуйте:", "Слитная кросс-энтропия",
+             "Видеопамять на GPU")):
+        tg.message(phrase, user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        assert title in est.text
+        remedies = [r for r in est.text.split(title)[1].split("\n\n")[0].splitlines() if r.startswith("•")]
+        assert 1 <= len(remedies) <= 3 and all(("GiB per GPU" if lang == "en" else "ГиБ на GPU") in r
+                                               for r in remedies)
+        if lang == "en":
+            assert "Nothing fits in one node" not in est.text and "Nothing fits on H100 SXM × 8" in est.text
+            assert "fits on H100 SXM × 8" in remedies[0] and "offloaded to CPU" in remedies[0]
+        else:
+            assert any("кросс-энтропия" in r for r in remedies) and any("микробатч 1" in r for r in remedies)
+        tg.press(est, button, user_id=uid, lang=lang)
+        again = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c: "🛠" in c.text)
+        assert fitted in again.text  # it fits now: a per-GPU figure, and the fit table
+        said = re.search(r"<b>([\d.,]+) (?:GiB|ГиБ)</b>", again.text)
+        assert said is not None and said.group(1) in remedies[0 if lang == "en" else
+                                                             next(i for i, r in enumerate(remedies)
+                                                                  if "кросс-энтропия" in r)]
+
+
+def test_cli_try_lines_and_json_remedies(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from gpuradar.cli import main
+
+    assert main(["estimate", "70B full fine-tune on 8 H100"]) == 0
+    out = capsys.readouterr().out
+    assert "Try: --offload optimizer" in out and "fits on H100 SXM × 8" in out
+    assert main(["estimate", "32B QLoRA ctx 32k batch 4", "--lang", "ru"]) == 0
+    assert "Попробуйте: --fused-ce" in capsys.readouterr().out
+    assert main(["estimate", "32B QLoRA ctx 32k batch 4", "--json"]) == 0
+    remedies = json.loads(capsys.readouterr().out)["remedies"]
+    assert {"fused_ce", "micro_batch_1"} <= {r["change"] for r in remedies} and len(remedies) <= 3
+    assert all(r["per_gpu_gib"] > 0 and r["smallest_fit"]["count"] >= 1 for r in remedies)
+    # The option a Try: line names gives that estimate.
+    assert main(["estimate", "32B QLoRA ctx 32k batch 4", "--fused-ce", "--json"]) == 0
+    fused = json.loads(capsys.readouterr().out)
+    assert fused["fits"][0]["per_gpu_gib"] == next(r for r in remedies if r["change"] == "fused_ce")["per_gpu_gib"]

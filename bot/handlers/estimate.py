@@ -8,6 +8,7 @@ message into the list of the others, starting after the ones shown. A phrase tha
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 from aiogram import F, Router
 from aiogram.exceptions import TelegramBadRequest
@@ -31,9 +32,14 @@ from storage.user_tables import User
 router = Router(name="estimate")
 
 
-def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMarkup:
-    """"Notify me", and "More offers" when more offers fit than the estimate shows."""
+def estimate_keyboard(lang: str, token: str, fitting: int,
+                      remedies: Sequence[tuple[str, str]] = ()) -> InlineKeyboardMarkup:
+    """"Notify me", "More offers" when more offers fit than the estimate shows, and a button per remedy (code,
+    token of the query with that change) that re-runs the estimate with it."""
     kb = InlineKeyboardBuilder()
+    for code, remedy_token in remedies:
+        kb.row(InlineKeyboardButton(text=t(lang, f"btn_remedy_{code}"),
+                                    callback_data=EstimateCb(action="again", q=remedy_token).pack()))
     kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
                                 callback_data=EstimateCb(action="notify", q=token).pack()))
     if fitting > OFFERS_SHOWN:
@@ -42,10 +48,11 @@ def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMark
     return kb.as_markup()
 
 
-def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
-                  offers: OfferCache) -> tuple[str, InlineKeyboardMarkup]:
+async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, offers: OfferCache,
+                        tokens: QueryTokens) -> tuple[str, InlineKeyboardMarkup]:
     ranked = rank_for(est, offers, currency)
-    return render_estimate(est, ranked, lang, currency), estimate_keyboard(lang, token, len(ranked))
+    remedies = [(r.code, await tokens.stored(est.query + r.query_suffix)) for r in est.remedies()]
+    return render_estimate(est, ranked, lang, currency), estimate_keyboard(lang, token, len(ranked), remedies)
 
 
 # The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
@@ -95,7 +102,8 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens) -> None:
-    body, keyboard = estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency, offers=offers)
+    body, keyboard = await estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency,
+                                         offers=offers, tokens=tokens)
     await answer_long(message, body, keyboard)
 
 
@@ -134,12 +142,29 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
-    body, keyboard = estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency, offers=offers)
+    body, keyboard = await estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency,
+                                         offers=offers, tokens=tokens)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
             return
     await answer_long(query.message, body, keyboard)
+
+
+@router.callback_query(EstimateCb.filter(F.action == "again"), flags={"rate": "estimate"})
+async def remedy_pressed(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                         estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+    """A remedy button: the estimate re-run with that change, as a new answer (the one it came from stays)."""
+    text = await tokens.resolve(callback_data.q)
+    if not text or not isinstance(query.message, Message):
+        await query.answer(t(lang, "deep_link_bad"), show_alert=True)
+        return
+    await query.answer()
+    result = await estimator.get_resolved(text, query.from_user.id)
+    if isinstance(result, Failure):
+        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        return
+    await send_estimate(query.message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
 @router.callback_query(EstimateCb.filter(F.action == "notify"), flags={"rate": "deep_link"})

@@ -49,6 +49,20 @@ est_fits_more = …and { $n } more { $n ->
        *[other] configurations
     }
 est_no_fit = Nothing fits in one node of up to 8 GPUs.
+est_no_fit_named = Nothing fits on { $where }, the configuration asked for.
+est_remedies_title = <b>Try:</b>
+est_remedy_line = • { $change }: { $per_gpu } GiB per GPU, fits on { $gpu } × { $count }
+est_remedy_line_nofit = • { $change }: { $per_gpu } GiB per GPU, still more than any card holds
+est_changed = 🛠 Re-estimated with: { $changes }
+btn_remedy_offload_optimizer = 🛠 Offload optimizer
+btn_remedy_offload_all = 🛠 Offload all to CPU
+btn_remedy_fused_ce = 🛠 Fused cross-entropy
+btn_remedy_micro_batch_1 = 🛠 Micro-batch 1
+btn_remedy_qlora = 🛠 QLoRA
+btn_remedy_shorter_context = 🛠 Half the context
+btn_remedy_fp8 = 🛠 FP8 weights
+btn_remedy_int4 = 🛠 INT4 weights
+btn_remedy_zero3_more_cards = 🛠 ZeRO-3 on more cards
 est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):
 est_no_offers = No fitting offer is in stock right now. Tap “Notify me” and I will write when one appears.
 est_time_title = <b>Time</b> for { $tokens } training { $tokens ->

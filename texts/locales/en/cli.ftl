@@ -91,6 +91,9 @@ cli_est_more = … and { $n } more { $n ->
 cli_est_none = Nothing up to one 8-GPU node fits.
 cli_est_no_fit = Does not fit on { $where }.
 cli_est_advice = What would work
+cli_est_try = Try: { $cli } ({ $change }): { $per_gpu } GiB per GPU, { $where }
+cli_est_try_fits = fits on { $gpu } × { $count }
+cli_est_try_nofit = still more than any card holds
 cli_est_time = Time ({ $tokens } { $tokens ->
         [one] token
        *[other] tokens

@@ -186,3 +186,14 @@ slice_ratio = { $k }/{ $n }
 slice_percent = { $p }%
 slice_label = { $share } { $gpu } · { $mem } GB
 slice_label_nomem = { $share } { $gpu }
+
+# Remedies when a workload does not fit (core/remedies.py): each is a change the estimate is re-run with.
+remedy_offload_optimizer = optimizer states offloaded to CPU (DeepSpeed ZeRO-3 offload)
+remedy_offload_all = parameters and optimizer states offloaded to CPU (ZeRO-3 offload)
+remedy_fused_ce = fused / chunked cross-entropy (Liger, Unsloth)
+remedy_micro_batch_1 = micro-batch 1 with gradient accumulation (same effective batch)
+remedy_qlora = QLoRA (4-bit base) instead
+remedy_shorter_context = half the context
+remedy_fp8 = FP8 weights
+remedy_int4 = INT4 weights (GPTQ)
+remedy_zero3_more_cards = ZeRO-3 across more cards (several nodes)

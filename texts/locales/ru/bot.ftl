@@ -53,6 +53,20 @@ est_fits_more = …и ещё { $n } { $n ->
        *[other] конфигурации
     }
 est_no_fit = Ничто не помещается в один сервер до 8 GPU.
+est_no_fit_named = В запрошенную конфигурацию { $where } ничего не помещается.
+est_remedies_title = <b>Попробуйте:</b>
+est_remedy_line = • { $change }: { $per_gpu } ГиБ на GPU, помещается на { $gpu } × { $count }
+est_remedy_line_nofit = • { $change }: { $per_gpu } ГиБ на GPU — всё ещё больше, чем есть у любой карты
+est_changed = 🛠 Пересчитано с изменением: { $changes }
+btn_remedy_offload_optimizer = 🛠 Оптимизатор в ОЗУ
+btn_remedy_offload_all = 🛠 Всё в ОЗУ
+btn_remedy_fused_ce = 🛠 Слитная кросс-энтропия
+btn_remedy_micro_batch_1 = 🛠 Микробатч 1
+btn_remedy_qlora = 🛠 QLoRA
+btn_remedy_shorter_context = 🛠 Контекст вдвое короче
+btn_remedy_fp8 = 🛠 Веса FP8
+btn_remedy_int4 = 🛠 Веса INT4
+btn_remedy_zero3_more_cards = 🛠 ZeRO-3 на большем числе карт
 est_offers_title = <b>Дешевле всего в наличии</b> (вся конфигурация, в час · в месяц):
 est_no_offers = Подходящих предложений в наличии сейчас нет. Нажмите «Сообщить», и я напишу, когда появятся.
 est_time_title = <b>Время</b> на { $tokens } { $tokens ->

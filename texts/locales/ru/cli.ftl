@@ -94,6 +94,9 @@ cli_est_more = … и ещё { $n } { $n ->
     }
 cli_est_none = Ни одна конфигурация до 8 GPU в одном узле не подходит.
 cli_est_no_fit = Не помещается на { $where }.
+cli_est_try = Попробуйте: { $cli } ({ $change }): { $per_gpu } ГиБ на GPU, { $where }
+cli_est_try_fits = помещается на { $gpu } × { $count }
+cli_est_try_nofit = всё ещё больше, чем есть у любой карты
 cli_est_advice = Что поможет
 cli_est_time = Время ({ $tokens } { $tokens ->
         [one] токен

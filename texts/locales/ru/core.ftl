@@ -191,3 +191,14 @@ slice_ratio = { $k }/{ $n }
 slice_percent = { $p }{" "}%
 slice_label = { $share } { $gpu } · { $mem } ГБ
 slice_label_nomem = { $share } { $gpu }
+
+# Что поможет, если задача не помещается (core/remedies.py): каждое — изменение, с которым оценка считается заново.
+remedy_offload_optimizer = состояния оптимизатора выгружены в ОЗУ (DeepSpeed ZeRO-3 offload)
+remedy_offload_all = параметры и состояния оптимизатора выгружены в ОЗУ (ZeRO-3 offload)
+remedy_fused_ce = слитная / блочная кросс-энтропия (Liger, Unsloth)
+remedy_micro_batch_1 = микробатч 1 с накоплением градиентов (тот же эффективный батч)
+remedy_qlora = QLoRA (4-битная база) вместо этого
+remedy_shorter_context = контекст вдвое короче
+remedy_fp8 = веса в FP8
+remedy_int4 = веса в INT4 (GPTQ)
+remedy_zero3_more_cards = ZeRO-3 на большем числе карт (несколько серверов)
