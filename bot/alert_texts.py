@@ -56,7 +56,7 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
         line = at(lang, "fits_gpu", query=query)
     if reason.max_price is not None:
         key = "under_cap_total" if reason.price_basis == "total" else "under_cap"
-        line += at(lang, key, cap=money(reason.max_price, reason.max_price_currency or "USD"))
+        line += at(lang, key, cap=money(reason.max_price, reason.max_price_currency or "USD", lang))
     return line
 
 
@@ -82,16 +82,17 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
 
     per_gpu, cur = event.price_in(currency)
     if per_gpu is not None and fraction is not None:  # a slice has no price per GPU-hour: it is not a GPU
-        lines.append(at(lang, "price_slice", per_hour=money(per_gpu * count, cur),
-                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur)))
+        lines.append(at(lang, "price_slice", per_hour=money(per_gpu * count, cur, lang),
+                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur, lang)))
     elif per_gpu is not None:
-        lines.append(at(lang, "price", per_gpu_hour=money(per_gpu, cur), per_hour=money(per_gpu * count, cur),
-                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur)))
+        lines.append(at(lang, "price", per_gpu_hour=money(per_gpu, cur, lang),
+                        per_hour=money(per_gpu * count, cur, lang),
+                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur, lang)))
     if kind == "price_drop":
         old, old_cur = event.price_in(currency, old=True)
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:
             change = f"{(per_gpu - old) / old * 100:+.0f} %".replace("-", "−")
-            lines.append(at(lang, "was", old=money(old, cur), change=change))
+            lines.append(at(lang, "was", old=money(old, cur, lang), change=change))
     line = alert_line(lang, week)
     if line is not None:
         lines.append(line)

@@ -20,6 +20,8 @@ from datetime import datetime
 from types import ModuleType
 from typing import Any
 
+from texts.i18n import number
+
 SYMBOL = {"RUB": "₽", "USD": "$"}
 # day.month and 24-hour times: no month names, so no locale decides the language of the axis
 DATE_FORMATS = ["%Y", "%d.%m", "%d.%m", "%H:%M", "%H:%M", "%H:%M:%S"]
@@ -74,15 +76,25 @@ def _cheapest_now(series: Sequence[Any]) -> Any | None:
     return min(with_any, key=lambda s: min(p.price for p in s.points if p.price is not None)) if with_any else None
 
 
-def _money(value: float, currency: str) -> str:
+def _money(value: float, currency: str, lang: str = "en", decimals: int | None = None) -> str:
+    """A price in the language's number style; `decimals` fixed for an axis (every tick alike), else by size."""
     symbol = SYMBOL.get(currency, currency)
-    text = f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}"
+    text = number(value, decimals if decimals is not None else (0 if value >= 100 else 2), lang)
     return f"${text}" if symbol == "$" else f"{text} {symbol}"
+
+
+def _axis_decimals(ax: Any) -> int:
+    """One precision for every tick of the price axis: whole units once the axis reaches 100, else what its step
+    needs: whole units when every tick is one (so '50.00 ₽' and '100 ₽' never share an axis)."""
+    ticks = [v for v in ax.get_yticks() if v >= 0]
+    if not ticks or max(ticks) >= 100:
+        return 0
+    return 0 if all(float(v).is_integer() for v in ticks) else 2
 
 
 def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel: str,
                        labels: Mapping[str, str] | None = None, until: datetime | None = None,
-                       currency: str = "") -> bytes:
+                       currency: str = "", lang: str = "en") -> bytes:
     """`series`: objects with `.provider` and `.points` (each `.at`, `.price` or None = nothing in stock).
     `labels`: display names by provider id; `until`: where the last price stops (now); `currency` for the ticks."""
     mdates, figure, ticker = _matplotlib()
@@ -100,7 +112,7 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
             ys.append(ys[-1])
         name = (labels or {}).get(s.provider, s.provider)
         price = current_price(s)
-        label = f"{name} — {_money(price, currency)}" if price is not None and currency else name
+        label = f"{name} — {_money(price, currency, lang)}" if price is not None and currency else name
         if s is cheapest:
             ax.step(xs, ys, where="post", label=label, linewidth=3.0, zorder=3)
         else:
@@ -110,13 +122,14 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, formats=DATE_FORMATS,
                                                              zero_formats=ZERO_FORMATS,
                                                              offset_formats=OFFSET_FORMATS))
-    if currency:
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: _money(v, currency)))
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlabel(xlabel)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
+    if currency:
+        decimals = _axis_decimals(ax)
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: _money(v, currency, lang, decimals)))
     ax.legend(loc="best", fontsize="small")
     fig.tight_layout()
     buf = io.BytesIO()

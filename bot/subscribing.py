@@ -74,12 +74,13 @@ def cap_reading(sub: Subscription, lang: str) -> str:
     """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
     if sub.max_price is None:
         return ""
-    price = money(sub.max_price, sub.price_currency)
+    price = money(sub.max_price, sub.price_currency, lang)
     query = esc(sub.query_text[:80])
     if sub.price_basis == "total":
         return t(lang, "sub_cap_total", price=price, query=query)
     n = sub.gpu_count if sub.gpu_count and sub.gpu_count > 1 else 8
-    return t(lang, "sub_cap_gpu", price=price, query=query, n=n, total=money(sub.max_price * n, sub.price_currency))
+    return t(lang, "sub_cap_gpu", price=price, query=query, n=n,
+             total=money(sub.max_price * n, sub.price_currency, lang))
 
 
 def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") -> list[Ranked]:

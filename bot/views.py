@@ -23,7 +23,7 @@ from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
-from texts.i18n import render
+from texts.i18n import number, render
 
 FITS_SHOWN = 6
 OFFERS_SHOWN = 5
@@ -80,7 +80,7 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
     location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
-    extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
+    extra = t(lang, "est_job_cost", cost=money(job_cost, currency, lang)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
     if tight:  # as the fit table says it: the same configuration is marked wherever it is listed
@@ -88,8 +88,8 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     if short:
         extra += " " + t(lang, "avail_mark_short")
     return t(lang, "offer_line", provider=esc(provider_name(offer.provider)), what=offer_what(offer, lang),
-             location=location, per_hour=money(per_hour, currency),
-             per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), extra=extra,
+             location=location, per_hour=money(per_hour, currency, lang),
+             per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency, lang), extra=extra,
              link=link)
 
 
@@ -113,12 +113,12 @@ def _breakdown(bd: Breakdown, lang: str) -> str:
     for name in BREAKDOWN:
         value = float(values[name])
         if value >= 0.05:
-            items.append(f"{t(lang, 'bd_' + name)} {gib(value)}")
+            items.append(f"{t(lang, 'bd_' + name)} {gib(value, lang)}")
     return ", ".join(items)
 
 
-def _count(n: float) -> str:
-    return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
+def _count(n: float, lang: str) -> str:
+    return number(n, 0 if n >= 100 else 1, lang)
 
 
 def remedy_label(code: str) -> Msg:
@@ -134,10 +134,10 @@ def remedy_lines(est: Estimate, lang: str) -> list[str]:
     for r in found:
         change = esc(render(lang, r.label))
         if r.smallest_fit is not None:
-            lines.append(t(lang, "est_remedy_line", change=change, per_gpu=gib(r.per_gpu_gib),
+            lines.append(t(lang, "est_remedy_line", change=change, per_gpu=gib(r.per_gpu_gib, lang),
                            gpu=esc(r.smallest_fit.gpu_name), count=r.smallest_fit.count))
         else:
-            lines.append(t(lang, "est_remedy_line_nofit", change=change, per_gpu=gib(r.per_gpu_gib)))
+            lines.append(t(lang, "est_remedy_line_nofit", change=change, per_gpu=gib(r.per_gpu_gib, lang)))
     return lines
 
 
@@ -146,12 +146,14 @@ def vram_lines(est: Estimate, lang: str) -> list[str]:
     total "in all" with the per-GPU figure of the first configuration that fits."""
     mem = est.memory
     if not est.answer.single_device_total:
-        return [t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
-    lines = [t(lang, "est_vram_total", total=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
+        return [t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib, lang),
+                  recommended=gib(mem.recommended_per_gpu_gib, lang))]
+    lines = [t(lang, "est_vram_total", total=gib(mem.per_gpu_gib, lang),
+               recommended=gib(mem.recommended_per_gpu_gib, lang))]
     first = est.answer.first_fit
     if first is not None:
         lines.append(t(lang, "est_vram_first_fit", gpu=esc(first.gpu_name), count=first.count,
-                       per_gpu=gib(first.per_gpu_gib)))
+                       per_gpu=gib(first.per_gpu_gib, lang)))
     return lines
 
 
@@ -173,7 +175,7 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     if breakdown:
         lines.append(t(lang, "est_breakdown", items=breakdown))
     if mem.cpu_ram_gib:
-        lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib)))
+        lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib, lang)))
     if est.assumptions:
         lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
     w = est.answer.workload
@@ -186,8 +188,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     if fits:
         lines.append(t(lang, "est_fits_title"))
         for fit in fits[:FITS_SHOWN]:
-            line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib),
-                     usable=gib(fit.usable_gib), util=round(fit.utilization * 100))
+            line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib, lang),
+                     usable=gib(fit.usable_gib, lang), util=round(fit.utilization * 100))
             lines.append(line + (t(lang, "est_fit_tight") if fit.tight else ""))
         if len(fits) > FITS_SHOWN:
             lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
@@ -228,7 +230,7 @@ def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: st
         r = best.get((row.gpu, row.count))
         cost = ""
         if r is not None and r.price_per_hour is not None:
-            cost = t(lang, "est_time_cost", cost=money(r.price_per_hour * row.hours, currency))
+            cost = t(lang, "est_time_cost", cost=money(r.price_per_hour * row.hours, currency, lang))
         mark = "" if row.fits else t(lang, "est_not_fitting_mark")
         lines.append(t(lang, "est_time_line", gpu=esc(row.gpu_name), count=row.count, hours=f"{row.hours:.1f}",
                        cost=cost) + mark)
@@ -243,8 +245,8 @@ def render_speed(est: Estimate, lang: str) -> list[str]:
     lines = [t(lang, "est_speed_title", concurrency=sp.concurrency, context=sp.context)]
     for row in sp.per_config:
         lines.append(t(lang, "est_speed_line", gpu=esc(row.gpu_name), count=row.count,
-                       prefill=_count(row.prefill_tokens_per_s), decode=_count(row.decode_tokens_per_s),
-                       aggregate=_count(row.aggregate_decode_tokens_per_s),
+                       prefill=_count(row.prefill_tokens_per_s, lang), decode=_count(row.decode_tokens_per_s, lang),
+                       aggregate=_count(row.aggregate_decode_tokens_per_s, lang),
                        mark="" if row.fits else t(lang, "est_not_fitting_mark")))
     return lines
 
@@ -253,7 +255,8 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
                    gpu_count: int | None, billing: str | None, region: str | None, price_basis: str = "total") -> str:
     out = ""
     if max_price is not None:
-        out += t(lang, "f_price" if price_basis == "total" else "f_price_gpu", price=money(max_price, price_currency))
+        key = "f_price" if price_basis == "total" else "f_price_gpu"
+        out += t(lang, key, price=money(max_price, price_currency, lang))
     if providers:
         out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:
@@ -274,9 +277,9 @@ def subscription_what(sub: Subscription, lang: str) -> str:
     if figure is None or (sub.gpu_count is None and figure > max(LEVELS)):  # no single card holds it
         need = t(lang, "sub_need_none")
     elif count > 1:
-        need = t(lang, "sub_need_gib_on", gib=gib(float(figure)), count=count)
+        need = t(lang, "sub_need_gib_on", gib=gib(float(figure), lang), count=count)
     else:
-        need = t(lang, "sub_need_gib", gib=gib(float(figure)))
+        need = t(lang, "sub_need_gib", gib=gib(float(figure), lang))
     return f"{esc(sub.query_text)} ({need})"
 
 

@@ -16,7 +16,7 @@ from core.msg import msg
 from core.offers import Offer
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
-from texts.i18n import render, t
+from texts.i18n import number, render, t
 
 MAX_FITS_SHOWN = 15
 
@@ -219,26 +219,27 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
     lines.append("")
     where = f" ({_t('on', lang)} {m.gpus} GPU, {m.strategy.value})" if m.gpus > 1 else ""
     lines.append(f"{_t('memory_total' if a.single_device_total else 'memory', lang)}{where}:")
-    rows = [[_t(k, lang), f"{getattr(b, k):.2f} {gib}"]
+    rows = [[_t(k, lang), f"{number(getattr(b, k), 2, lang)} {gib}"]
             for k in ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
             if getattr(b, k) > 0.005]
-    rows.append([_t("peak", lang), f"{m.per_gpu_gib:.2f} {gib}"])
-    rows.append([_t("recommended", lang, m=f"{m.safety_margin:.0%}"), f"{m.recommended_per_gpu_gib:.2f} {gib}"])
-    rows.append([_t("runtime", lang), f"{m.runtime_gib:.2f} {gib}"])
+    rows.append([_t("peak", lang), f"{number(m.per_gpu_gib, 2, lang)} {gib}"])
+    rows.append([_t("recommended", lang, m=f"{m.safety_margin:.0%}"),
+                 f"{number(m.recommended_per_gpu_gib, 2, lang)} {gib}"])
+    rows.append([_t("runtime", lang), f"{number(m.runtime_gib, 2, lang)} {gib}"])
     if m.cpu_ram_gib > 0:
-        rows.append([_t("cpu", lang), f"{m.cpu_ram_gib:.0f} {gib}"])
+        rows.append([_t("cpu", lang), f"{number(m.cpu_ram_gib, 0, lang)} {gib}"])
     width = max(len(r[0]) for r in rows)
     lines += [f"  {r[0].ljust(width)}  {r[1].rjust(12)}" for r in rows]
     first = a.first_fit
     if a.single_device_total and first is not None:
         lines.append("  " + _t("first_fit", lang, gpu=first.gpu_name, count=first.count,
-                                per_gpu=f"{first.per_gpu_gib:.2f} {gib}"))
+                                per_gpu=f"{number(first.per_gpu_gib, 2, lang)} {gib}"))
     lines.append("")
     fits = a.report.fits
     if fits:
         lines.append(f"{_t('fits', lang)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("need", lang), _t("usable", lang), _t("load", lang)]
-        body = [[f.gpu_name, str(f.count), f"{f.need_gib:.1f}", f"{f.usable_gib:.1f}",
+        body = [[f.gpu_name, str(f.count), f"{number(f.need_gib, 1, lang)}", f"{number(f.usable_gib, 1, lang)}",
                  f"{f.utilization:.0%}" + (f" ({_t('tight', lang)})" if f.tight else "")]
                 for f in fits[:MAX_FITS_SHOWN]]
         lines += _table([head, *body], right={1, 2, 3, 4})
@@ -258,7 +259,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
     for r in remedies:
         where = (_t("try_fits", lang, gpu=r.smallest_fit.gpu_name, count=r.smallest_fit.count)
                  if r.smallest_fit is not None else _t("try_nofit", lang))
-        lines.append(_t("try", lang, cli=r.cli, change=render(lang, r.label), per_gpu=f"{r.per_gpu_gib:.1f}",
+        lines.append(_t("try", lang, cli=r.cli, change=render(lang, r.label), per_gpu=number(r.per_gpu_gib, 1, lang),
                         where=where))
     te = a.time(limit=MAX_FITS_SHOWN)
     if te is not None and te.per_config:
@@ -266,7 +267,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines.append(f"{_t('time', lang, tokens=te.tokens)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("tps", lang), _t("hours", lang)]
         body = [[c.gpu_name + ("" if c.fits else f" ({_t('no_fit_mark', lang)})"), str(c.count),
-                 f"{c.tokens_per_second:,.0f}", f"{c.hours:.1f}"] for c in te.per_config]
+                 f"{number(c.tokens_per_second, 0, lang)}", f"{number(c.hours, 1, lang)}"] for c in te.per_config]
         lines += _table([head, *body], right={1, 2, 3})
     sp = a.speed(limit=MAX_FITS_SHOWN)
     if sp is not None and sp.per_config:
@@ -274,7 +275,7 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines.append(f"{_t('speed', lang, n=sp.concurrency, ctx=sp.context)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("prefill", lang), _t("decode", lang), _t("aggregate", lang)]
         body = [[s.gpu_name + ("" if s.fits else f" ({_t('no_fit_mark', lang)})"), str(s.count),
-                 f"{s.prefill_tokens_per_s:,.0f}", f"{s.decode_tokens_per_s:,.1f}",
-                 f"{s.aggregate_decode_tokens_per_s:,.0f}"] for s in sp.per_config]
+                 f"{number(s.prefill_tokens_per_s, 0, lang)}", f"{number(s.decode_tokens_per_s, 1, lang)}",
+                 f"{number(s.aggregate_decode_tokens_per_s, 0, lang)}"] for s in sp.per_config]
         lines += _table([head, *body], right={1, 2, 3, 4})
     return "\n".join(lines)

@@ -102,18 +102,19 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     if not is_drawable(series, since):  # one moment with a price: say it, a single dot is not a chart
         at, price = priced_points(series)[0]
         where = next(labels[s.provider] for s in series if any(p.price is not None for p in s.points))
-        await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency),
+        await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency, lang),
                                provider=esc(where), date=at.strftime("%d.%m.%Y %H:%M UTC")))
         return
     cheapest = cheapest_now(series)  # on-demand before spot, as the chart's thick line
     if cheapest is not None and current_price(cheapest) is not None:
         caption += "\n" + t(lang, "history_cheapest_now", provider=labels[cheapest.provider],
-                             price=money(current_price(cheapest), currency))
+                             price=money(current_price(cheapest), currency, lang))
     # Drawing takes tens of milliseconds: off the event loop so other chats are not held up, and never for ever.
     try:
         png = await asyncio.wait_for(asyncio.to_thread(
             render_history_png, series, title=label, ylabel=t(lang, "chart_y", currency=currency),
-            xlabel=t(lang, "chart_x"), labels=labels, until=datetime.now(UTC), currency=currency), RENDER_LIMIT)
+            xlabel=t(lang, "chart_x"), labels=labels, until=datetime.now(UTC), currency=currency,
+            lang=lang), RENDER_LIMIT)
     except TimeoutError:
         await message.answer(t(lang, "history_slow", gpu=esc(label)))
         return

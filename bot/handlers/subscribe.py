@@ -125,7 +125,7 @@ async def _ask_price(target_message: Message, state: FSMContext, target: str, la
     await state.update_data(target=target)
     await state.set_state(Wizard.price)
     rows: list[list[tuple[str, WizardButton]]] = [
-        [(money(p, currency), WizardPriceCb(price=p)) for p in PRICE_PRESETS[currency]],
+        [(money(p, currency, lang), WizardPriceCb(price=p)) for p in PRICE_PRESETS[currency]],
         [(t(lang, "btn_any_price"), WizardPriceCb(price=None))]]
     text = t(lang, "sub_ask_price", currency=currency)
     if edit:
@@ -200,7 +200,7 @@ async def _ask_basis(target_message: Message, state: FSMContext, price: float, l
                      edit: bool) -> None:
     """A cap is a price per hour of the whole configuration or of each GPU: asked, never guessed."""
     await state.set_state(Wizard.basis)
-    shown = money(price, currency)
+    shown = money(price, currency, lang)
     rows: list[list[tuple[str, WizardButton]]] = [
         [(t(lang, "btn_basis_total", price=shown), WizardBasisCb(basis="total"))],
         [(t(lang, "btn_basis_gpu", price=shown), WizardBasisCb(basis="gpu"))]]

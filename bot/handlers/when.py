@@ -79,7 +79,7 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
         stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
                                  currency=cur, days=WINDOW_DAYS, billings=billings,
                                  cap_basis=req.price_basis or "total")
-    cap = money(req.max_price, cur) if req.max_price is not None else None
+    cap = money(req.max_price, cur, lang) if req.max_price is not None else None
     return when_answer(lang, stats, what, cap, req.price_basis or "total")
 
 

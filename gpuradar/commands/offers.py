@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.gpus import family_ids, get_gpu
-from texts.i18n import has, lang_for, render, t
+from texts.i18n import has, lang_for, number, render, t
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
     from core.answer import Answer
@@ -47,10 +47,10 @@ def offer_json(offer: Offer, rub: float | None, usd: float | None) -> dict[str, 
     }
 
 
-def _money(value: float | None) -> str:
+def _money(value: float | None, lang: str = "en") -> str:
     if value is None:
         return "—"
-    return f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}"
+    return number(value, 0 if value >= 100 else 2, lang)  # the language's number style (texts.i18n)
 
 
 def gpu_label(offer: Offer, lang: str = "en") -> str:
@@ -78,8 +78,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> str:
     rows = [[o.provider, gpu_label(o, lang), _count(o), o.location or "—", _word(lang, o.billing.value),
-             _money(None if rub is None else rub * o.gpu_count), _money(None if usd is None else usd * o.gpu_count),
-             _money(rub), _money(usd), "—" if o.available is None else str(o.available)] for o, rub, usd in items]
+             _money(None if rub is None else rub * o.gpu_count, lang),
+             _money(None if usd is None else usd * o.gpu_count, lang),
+             _money(rub, lang), _money(usd, lang), "—" if o.available is None else str(o.available)]
+            for o, rub, usd in items]
     return table(_t(lang, "headers").split("|"), rows)
 
 
