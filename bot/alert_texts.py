@@ -56,7 +56,8 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
         line = at(lang, "fits_gpu", query=query)
     if reason.max_price is not None:
         key = "under_cap_total" if reason.price_basis == "total" else "under_cap"
-        line += at(lang, key, cap=money(reason.max_price, reason.max_price_currency or "USD", lang))
+        line += at(lang, key, cap=money(reason.max_price, reason.max_price_currency or "USD", lang,
+                                          exact=True))
     return line
 
 

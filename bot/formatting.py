@@ -27,13 +27,15 @@ def href(url: object) -> str | None:
     return html.escape(text, quote=True)
 
 
-def money(amount: float | None, currency: str, lang: str = "en") -> str:
+def money(amount: float | None, currency: str, lang: str = "en", *, exact: bool = False) -> str:
     """'$1.89', '$1,818', '12 345 ₽', '0,35 ₽' — cents for small amounts, whole units for large ones, in the
-    language's number style (texts.i18n.number)."""
+    language's number style (texts.i18n.number). `exact`: a figure the user gave (a price cap) keeps its cents
+    whatever its size ('150,50 ₽', never rounded to '150 ₽')."""
     if amount is None:
         return "—"
     sign = CURRENCY_SIGN.get(currency, currency)
-    text = number(amount, 0 if amount >= 100 else 2, lang)
+    whole = amount >= 100 and (not exact or round(amount, 2) == round(amount))
+    text = number(amount, 0 if whole else 2, lang)
     return f"${text}" if currency == "USD" else f"{text} {sign}"
 
 

@@ -74,7 +74,7 @@ def cap_reading(sub: Subscription, lang: str) -> str:
     """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
     if sub.max_price is None:
         return ""
-    price = money(sub.max_price, sub.price_currency, lang)
+    price = money(sub.max_price, sub.price_currency, lang, exact=True)
     query = esc(sub.query_text[:80])
     if sub.price_basis == "total":
         return t(lang, "sub_cap_total", price=price, query=query)

@@ -256,7 +256,7 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
     out = ""
     if max_price is not None:
         key = "f_price" if price_basis == "total" else "f_price_gpu"
-        out += t(lang, key, price=money(max_price, price_currency, lang))
+        out += t(lang, key, price=money(max_price, price_currency, lang, exact=True))
     if providers:
         out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:

@@ -240,3 +240,24 @@ def test_cli_try_lines_and_json_remedies(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["estimate", "32B QLoRA ctx 32k batch 4", "--fused-ce", "--json"]) == 0
     fused = json.loads(capsys.readouterr().out)
     assert fused["fits"][0]["per_gpu_gib"] == next(r for r in remedies if r["change"] == "fused_ce")["per_gpu_gib"]
+
+
+async def test_wizard_says_what_is_wrong_with_each_typed_price(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, answers in (
+            (31, "en", {"-5": "cannot be negative", "0": "never match", "99999999999": "more than any offer",
+                        "cheap": "not a price"}),
+            (32, "ru", {"-5": "не может быть отрицательным", "1e99": "Это не цена", "сто": "Это не цена",
+                        "999999999": "ни одно предложение"})):
+        tg.message("/subscribe", user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        pick = "кнопок" if lang == "ru" else "tap one of the buttons"
+        assert pick in await say(tg, "hello", uid, lang)  # free text at a button step
+        tg.press(ask, "GPU", user_id=uid, lang=lang)
+        gpus = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(gpus, "H100", user_id=uid, lang=lang)
+        await tg.wait_for("editMessageText", chat_id=uid)
+        for typed, reason in answers.items():
+            assert reason in await say(tg, typed, uid, lang), typed
+        basis = await say(tg, "150,5 руб" if lang == "ru" else "$2.5", uid, lang)  # accepted, as written
+        assert ("150,50 ₽" if lang == "ru" else "$2.50") in basis
+        assert pick in await say(tg, "whatever", uid, lang)

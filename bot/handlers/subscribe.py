@@ -8,11 +8,12 @@ wizard (`WizardCancel`, a dispatcher middleware): `/help` mid-wizard is help, ne
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiogram import BaseMiddleware, F, Router
-from aiogram.filters import Command, CommandObject
+from aiogram.filters import Command, CommandObject, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject
@@ -27,7 +28,7 @@ from bot.offer_cache import OfferCache
 from bot.subscribe_query import gpu_list, parse_subscribe
 from bot.subscribing import subscribe_request, subscribe_text
 from bot.texts import examples_block, t
-from core.limits import price_ok
+from core.limits import MAX_PRICE, price_ok
 from core.providers import provider_names, provider_title
 from storage.user_tables import User
 
@@ -200,7 +201,7 @@ async def _ask_basis(target_message: Message, state: FSMContext, price: float, l
                      edit: bool) -> None:
     """A cap is a price per hour of the whole configuration or of each GPU: asked, never guessed."""
     await state.set_state(Wizard.basis)
-    shown = money(price, currency, lang)
+    shown = money(price, currency, lang, exact=True)
     rows: list[list[tuple[str, WizardButton]]] = [
         [(t(lang, "btn_basis_total", price=shown), WizardBasisCb(basis="total"))],
         [(t(lang, "btn_basis_gpu", price=shown), WizardBasisCb(basis="gpu"))]]
@@ -233,18 +234,42 @@ async def chose_basis(query: CallbackQuery, callback_data: WizardBasisCb, state:
         await _ask_provider(query.message, state, lang, edit=True, setup=provider_setup)
 
 
+# A typed price: a number with an optional currency sign or word ("150", "150,5", "$2.5", "150 руб", "2 usd").
+_TYPED_PRICE = re.compile(r"^\s*(?:\$|usd\s*)?(?P<sign>[-−–])?\s*(?P<n>\d[\d\s\u00a0\u202f]*(?:[.,]\d+)?)\s*"
+                          r"(?:₽|руб\w*\.?|р\.?|rub\w*|\$|usd|dollars?|долл\w*)?\s*"
+                          r"(?:/\s*(?:ч|час|h|hr|hour))?\s*$", re.IGNORECASE)
+
+
+def read_price(text: str) -> tuple[float | None, str | None]:
+    """(price, None), or (None, why): "negative", "too_large", "zero", "not_number"."""
+    m = _TYPED_PRICE.match(text)
+    if m is None:
+        return None, "not_number"
+    if m.group("sign"):
+        return None, "negative"
+    value = float(re.sub(r"[\s\u00a0\u202f]", "", m.group("n")).replace(",", "."))
+    if value <= 0:
+        return None, "zero"
+    if not price_ok(value):
+        return None, "too_large"
+    return value, None
+
+
 @router.message(Wizard.price, F.text)
 async def typed_price(message: Message, state: FSMContext, lang: str, currency: str) -> None:
-    raw = (message.text or "").strip().replace(",", ".").lstrip("$").rstrip("₽ ").strip()
-    try:
-        price = float(raw)
-        if not price_ok(price):
-            raise ValueError(raw)
-    except ValueError:
-        await message.answer(t(lang, "sub_bad_price"))
+    """A price typed instead of a button: each wrong answer gets its own reason, the step is asked again."""
+    price, problem = read_price(message.text or "")
+    if price is None:
+        await message.answer(t(lang, f"sub_bad_price_{problem}", high=money(MAX_PRICE, currency, lang)))
         return
     await state.update_data(price=price)
     await _ask_basis(message, state, price, lang, currency, edit=False)
+
+
+@router.message(StateFilter(Wizard.kind, Wizard.basis, Wizard.provider), F.text)
+async def typed_at_a_button_step(message: Message, lang: str) -> None:
+    """Free text where the wizard asks for a button: say so (the step and its buttons stay as they are)."""
+    await message.answer(t(lang, "sub_pick_button"))
 
 
 @router.callback_query(Wizard.provider, WizardProviderCb.filter())

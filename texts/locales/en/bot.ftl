@@ -104,6 +104,11 @@ sub_provider_not_polled = { $name } is not polled on this bot ({ $reason }): not
 btn_cancel = Cancel
 sub_cancelled = Cancelled. Nothing was changed.
 sub_bad_price = Send a number such as 300 or 2.5, or tap a button.
+sub_bad_price_not_number = That is not a price. Send a number such as 300 or 2.5 (a currency sign is fine), or tap a button.
+sub_bad_price_negative = A price cap cannot be negative. Send a positive number such as 300 or 2.5, or tap a button.
+sub_bad_price_zero = A cap of zero would never match anything. Send a positive number such as 300 or 2.5, or tap a button.
+sub_bad_price_too_large = That is more than any offer costs (at most { $high }). Send a smaller number, or tap a button.
+sub_pick_button = Please tap one of the buttons above (or /cancel).
 sub_saved =
     ✅ Now watching: { $what }{ $filters }.
     Subscriptions: { $n } of { $limit }. Manage them with /subs.
