@@ -261,3 +261,18 @@ async def test_wizard_says_what_is_wrong_with_each_typed_price(tg: FakeTelegram,
         basis = await say(tg, "150,5 руб" if lang == "ru" else "$2.5", uid, lang)  # accepted, as written
         assert ("150,50 ₽" if lang == "ru" else "$2.50") in basis
         assert pick in await say(tg, "whatever", uid, lang)
+
+
+async def test_settings_and_unsubscribe_say_what_was_wrong(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, lang_word, hours, unknown, missing in (
+            (41, "en", "/settings language ru", "Hours are 0-23", "Unknown setting", "There is no subscription 7"),
+            (42, "ru", "/settings язык en", "Часы — от 0 до 23", "Неизвестная настройка", "Подписки 7 нет")):
+        assert "/lang" in await say(tg, lang_word, uid, lang)
+        assert hours in await say(tg, "/settings quiet 25-99", uid, lang)
+        assert unknown in await say(tg, "/settings colour blue", uid, lang)
+        await say(tg, "/subscribe H100", uid, lang)
+        before = len(tg.calls_of("sendMessage"))
+        text = await say(tg, "/unsubscribe 7", uid, lang)
+        assert missing in text and "H100" in text  # what is wrong and the list, in one message
+        await asyncio.sleep(0.2)
+        assert len([c for c in tg.calls_of("sendMessage")[before:] if c.chat_id == uid]) == 1
