@@ -276,3 +276,15 @@ async def test_settings_and_unsubscribe_say_what_was_wrong(tg: FakeTelegram, app
         assert missing in text and "H100" in text  # what is wrong and the list, in one message
         await asyncio.sleep(0.2)
         assert len([c for c in tg.calls_of("sendMessage")[before:] if c.chat_id == uid]) == 1
+
+
+async def test_the_parser_understands_the_slang_people_write(tg: FakeTelegram, app: App) -> None:
+    for phrase, understood in (("ллама 70б кьюлора", "Llama 3.1 70B · QLoRA"), ("квен 32б инференс", "Qwen2.5 32B"),
+                               ("фулл файнтюн 7B", "полное дообучение"), ("мистраль 7б лора", "Mistral 7B")):
+        text = await say(tg, f"/estimate {phrase}", 50, "ru")
+        assert understood in text, (phrase, text[:200])
+    for phrase in ("затюнить 7B", "зафайнтюнить 13B", "дообучить ламу 8B"):  # training, the method asked with buttons
+        tg.message(f"/estimate {phrase}", user_id=51, lang="ru")
+        ask = await tg.wait_for("sendMessage", chat_id=51)
+        assert ask.button("QLoRA"), phrase
+    assert "DeepSeek-V3" in await say(tg, "/estimate дипсик инференс", 52, "ru")  # as "deepseek" is answered
