@@ -4,8 +4,10 @@ stand-in Bot API server), the app's own ingest and a migrated database, in both 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -288,3 +290,25 @@ async def test_the_parser_understands_the_slang_people_write(tg: FakeTelegram, a
         ask = await tg.wait_for("sendMessage", chat_id=51)
         assert ask.button("QLoRA"), phrase
     assert "DeepSeek-V3" in await say(tg, "/estimate дипсик инференс", 52, "ru")  # as "deepseek" is answered
+
+
+def test_cli_empty_input_and_emoji_get_the_same_message_and_a_closed_pipe_exits_quietly(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+    import sys
+
+    from gpuradar.cli import main
+
+    assert main(["estimate"]) == 2
+    empty = capsys.readouterr().err
+    assert main(["estimate", "🙂🙂"]) == 2
+    assert capsys.readouterr().err == empty and "describe the workload" in empty
+    # The reader of the pipe is gone before anything is written (`gpuradar offers | head` at its end).
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'db.sqlite3'}"}
+    read, write = os.pipe()
+    os.close(read)
+    proc = subprocess.run([sys.executable, "-m", "gpuradar.cli", "estimate", "70B", "QLoRA"], stdout=write,
+                          stderr=subprocess.PIPE, env=env, cwd=tmp_path, timeout=120, check=False)
+    os.close(write)
+    assert b"Traceback" not in proc.stderr and b"BrokenPipeError" not in proc.stderr, proc.stderr
