@@ -17,7 +17,7 @@ from functools import lru_cache
 from core.models import MODELS, find_model
 from core.providers import provider_title
 from core.workload import Workload
-from texts.i18n import t
+from texts.i18n import number, t
 
 # Region id -> city (catalog key `city_<name>`). Sources: CloudRift's datacenter ids in its API's instance-types
 # answer (tests/fixtures/providers/cloudrift.sample.json); Vultr's region ids (GET /v2/regions: "ewr" New Jersey …);
@@ -103,6 +103,6 @@ def region_name(lang: str, location: str) -> str:
 def ctx_label(w: Workload, lang: str = "en") -> str:
     """'ctx 8192', or with a stated prompt 'ctx 3072 (input 1024 + output 2048)' (inference)."""
     if w.prompt_len is not None and w.prompt_len < w.seq_len:
-        return t(lang, "label_ctx_io", ctx=str(w.seq_len), prompt=str(w.prompt_len),
-                 output=str(w.seq_len - w.prompt_len))
-    return f"ctx {w.seq_len}"
+        return t(lang, "label_ctx_io", ctx=number(w.seq_len, 0, lang), prompt=number(w.prompt_len, 0, lang),
+                 output=number(w.seq_len - w.prompt_len, 0, lang))
+    return t(lang, "label_ctx", ctx=number(w.seq_len, 0, lang))

@@ -50,7 +50,7 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
         if w.concurrency > 1:
             parts.append(f"×{w.concurrency}")
     else:
-        parts.append(f"bs {w.batch}")
+        parts.append(t(lang, "label_batch", n=str(w.batch)))
     if w.gpus > 1:
         parts.append(f"{w.gpus} GPU")
     return " · ".join(parts)

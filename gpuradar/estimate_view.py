@@ -195,7 +195,7 @@ def _describe(w: Workload, lang: str = "en") -> str:
         parts.append(f"{w.precision.value}, {w.optimizer.value if w.optimizer else '-'}")
         parts.append("grad-ckpt" if w.grad_ckpt else "no grad-ckpt")
     else:
-        parts.append(f"{ctx_label(w, lang)} x {w.concurrency}, KV {w.kv_dtype}")
+        parts.append(f"{ctx_label(w, lang)} × {w.concurrency}, KV {w.kv_dtype}")
     if w.gpus > 1:
         parts.append(f"{w.gpus} GPU {w.strategy.value}")
     if w.offload.value != "none":

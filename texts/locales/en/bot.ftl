@@ -256,3 +256,5 @@ offer_tight = {" "}· ⚠️ <i>tight: no safety margin</i>
 inline_tight = {" "}(tight)
 list_and = { $head } and { $last }
 label_ctx_io = ctx { $ctx } (input { $prompt } + output { $output })
+label_ctx = ctx { $ctx }
+label_batch = bs { $n }

@@ -265,4 +265,6 @@ inline_spot = {" "}(спот)
 offer_tight = {" "}· ⚠️ <i>впритык: без запаса</i>
 inline_tight = {" "}(впритык)
 list_and = { $head } и { $last }
-label_ctx_io = ctx { $ctx } (вход { $prompt } + выход { $output })
+label_ctx_io = контекст { $ctx } (вход { $prompt } + выход { $output })
+label_ctx = контекст { $ctx }
+label_batch = батч { $n }

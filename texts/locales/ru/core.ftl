@@ -89,7 +89,7 @@ assume_typical_arch = архитектура: { $size } — типичная { $
         [one] слой
         [few] слоя
        *[many] слоёв
-    }, hidden { $hidden }, { $heads } { $heads ->
+    }, скрытый размер { $hidden }, { $heads } { $heads ->
         [one] голова
         [few] головы
        *[many] голов
