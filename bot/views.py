@@ -225,14 +225,14 @@ def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: st
     if te is None or not te.per_config:
         return []
     best = cheapest_per_config(ranked)
-    lines = [t(lang, "est_time_title", tokens=f"{te.tokens:,}".replace(",", " "))]
+    lines = [t(lang, "est_time_title", tokens=te.tokens)]  # a number: Fluent picks the plural and the style
     for row in te.per_config:
         r = best.get((row.gpu, row.count))
         cost = ""
         if r is not None and r.price_per_hour is not None:
             cost = t(lang, "est_time_cost", cost=money(r.price_per_hour * row.hours, currency, lang))
         mark = "" if row.fits else t(lang, "est_not_fitting_mark")
-        lines.append(t(lang, "est_time_line", gpu=esc(row.gpu_name), count=row.count, hours=f"{row.hours:.1f}",
+        lines.append(t(lang, "est_time_line", gpu=esc(row.gpu_name), count=row.count, hours=number(row.hours, 1, lang),
                        cost=cost) + mark)
     return lines
 

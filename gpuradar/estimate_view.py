@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.names import ctx_label
+from bot.names import ctx_label, method_name
 from core.answer import Answer, answer
 from core.engines import engine_notes, profile
 from core.gpus import get_gpu
@@ -181,25 +181,33 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     return out
 
 
+def params_text(billions: float, lang: str) -> str:
+    """'70B', '1.03T' (never '1.03e+03B'), in the language's number style."""
+    if billions >= 1000:
+        return number(billions / 1000, 2, lang) + "T"
+    return (number(billions, 0, lang) if billions >= 10 else number(billions, 1, lang).rstrip("0").rstrip(".,")) + "B"
+
+
 def _describe(w: Workload, lang: str = "en") -> str:
+    """The workload as understood, in the language's own words: 'Kimi-K2 (MoE 1.03T / 32B active) · inference …'."""
     name = w.arch.name
     if w.arch.experts > 1:  # a MoE model: memory follows the total, speed the active parameters
-        name += f" (MoE {w.params_b:.3g}B / {w.active_params_b:.3g}B active)"
-    parts = [name, w.method.value]
+        name += " " + _t("moe", lang, total=params_text(w.params_b, lang), active=params_text(w.active_params_b, lang))
+    parts = [name, method_name(lang, w.method.value)]
     if w.quant.value != "none":
         parts.append(w.quant.value)
     if w.is_training:
-        parts.append(f"seq {w.seq_len} x batch {w.batch}")
+        parts.append(f"{ctx_label(w, lang)} · {t(lang, 'label_batch', n=str(w.batch))}")
         if w.lora_rank:
             parts.append(f"LoRA r{w.lora_rank} {w.lora_targets}")
         parts.append(f"{w.precision.value}, {w.optimizer.value if w.optimizer else '-'}")
-        parts.append("grad-ckpt" if w.grad_ckpt else "no grad-ckpt")
+        parts.append(_t("grad_ckpt_on" if w.grad_ckpt else "grad_ckpt_off", lang))
     else:
         parts.append(f"{ctx_label(w, lang)} × {w.concurrency}, KV {w.kv_dtype}")
     if w.gpus > 1:
-        parts.append(f"{w.gpus} GPU {w.strategy.value}")
+        parts.append(f"{w.gpus} GPU · {render(lang, msg(f'val_strategy_{w.strategy.value}'))}")
     if w.offload.value != "none":
-        parts.append(f"offload {w.offload.value}")
+        parts.append(_t("offload", lang, what=render(lang, msg(f"val_offload_{w.offload.value}"))))
     if w.gpu:
         parts.append(" / ".join(get_gpu(g).name for g in w.gpu_ids))
     return " · ".join(parts)
@@ -217,7 +225,8 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines.append(f"{render(lang, msg('engine_changes', engine=a.workload.engine.value))}:")
         lines += [f"  - {render(lang, n)}" for n in notes]
     lines.append("")
-    where = f" ({_t('on', lang)} {m.gpus} GPU, {m.strategy.value})" if m.gpus > 1 else ""
+    strategy = render(lang, msg(f"val_strategy_{m.strategy.value}"))
+    where = f" ({_t('on', lang)} {m.gpus} GPU, {strategy})" if m.gpus > 1 else ""
     lines.append(f"{_t('memory_total' if a.single_device_total else 'memory', lang)}{where}:")
     rows = [[_t(k, lang), f"{number(getattr(b, k), 2, lang)} {gib}"]
             for k in ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")

@@ -91,7 +91,7 @@ def _as_is(value: Any) -> bool:
 
 # One number style per language (CLDR): English "2,142" and "0.01", Russian "2 142" (narrow no-break space) and
 # "0,01". Every number a front end prints itself goes through `number`; Fluent formats the ones it is given.
-_GROUP = {"en": ",", "ru": "\u202f"}
+_GROUP = {"en": ",", "ru": "\u00a0"}  # CLDR ru: no-break space, as Fluent formats its numbers
 _DECIMAL = {"en": ".", "ru": ","}
 
 

@@ -255,7 +255,11 @@ history_cheapest_now = Дешевле всего сейчас: { $provider }, { 
 
 ## скорость, ранжирование и доли карт (core.speed, core.ranking)
 est_fit_tight = {" "}— впритык: без запаса
-est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } токенов):
+est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } { $context ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    }):
 est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }
 est_not_fitting_mark = {" "}(не помещается)
 est_job_cost = {" "}· задача ~{ $cost }
