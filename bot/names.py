@@ -66,6 +66,9 @@ def model_name(model: str) -> str:
     if "(" in name or " " in name:  # "70B (scaled from …)", "8x70B MoE (…)": already prose
         return name
     head, sep, rest = name.partition("-")
+    if head == head.lower() and head not in _family_spellings():
+        # a family its publisher writes in lower case with hyphens ("gpt-oss-120b"): shown as published
+        return next((a for a in arch.aliases if a.lower() == name.lower() and "/" not in a), name)
     head = _family_spellings().get(head, head)
     return (head + sep + rest).replace("-", " ")
 

@@ -51,8 +51,9 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
             parts.append(f"×{w.concurrency}")
     else:
         parts.append(t(lang, "label_batch", n=str(w.batch)))
-    if w.gpus > 1:
-        parts.append(f"{w.gpus} GPU")
+    if w.gpus > 1:  # "8 GPUs · ZeRO-3": the count and how the work is split
+        parts.append(t(lang, "label_gpus", n=w.gpus))
+        parts.append(render(lang, msg(f"val_strategy_{w.strategy.value}")))
     return " · ".join(parts)
 
 

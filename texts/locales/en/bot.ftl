@@ -258,3 +258,7 @@ list_and = { $head } and { $last }
 label_ctx_io = ctx { $ctx } (input { $prompt } + output { $output })
 label_ctx = ctx { $ctx }
 label_batch = bs { $n }
+label_gpus = { $n } { $n ->
+        [one] GPU
+       *[other] GPUs
+    }

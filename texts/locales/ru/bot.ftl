@@ -272,3 +272,4 @@ list_and = { $head } и { $last }
 label_ctx_io = контекст { $ctx } (вход { $prompt } + выход { $output })
 label_ctx = контекст { $ctx }
 label_batch = батч { $n }
+label_gpus = { $n } GPU
