@@ -89,6 +89,9 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
         lines.append(at(lang, "price", per_gpu_hour=money(per_gpu, cur, lang),
                         per_hour=money(per_gpu * count, cur, lang),
                         per_month=money(per_gpu * count * HOURS_PER_MONTH, cur, lang)))
+    vat_rate, _included = offer.vat
+    if per_gpu is not None and vat_rate:  # as the lists say it: the price compared is the one with VAT
+        lines[-1] += at(lang, "vat", rate=f"{vat_rate * 100:g}")
     if kind == "price_drop":
         old, old_cur = event.price_in(currency, old=True)
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:

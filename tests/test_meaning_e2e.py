@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.offers import Billing, Offer, Rates
+from core.offers import Billing, Offer, Period, Rates
 from core.polls import PollResult, PollStatus
 from gpuradar.app import App, alert_hook
 from gpuradar.settings import Settings
@@ -312,3 +312,22 @@ def test_cli_empty_input_and_emoji_get_the_same_message_and_a_closed_pipe_exits_
                           stderr=subprocess.PIPE, env=env, cwd=tmp_path, timeout=120, check=False)
     os.close(write)
     assert b"Traceback" not in proc.stderr and b"BrokenPipeError" not in proc.stderr, proc.stderr
+
+
+async def test_alerts_state_vat_like_lists_do(tg: FakeTelegram, app: App) -> None:
+    """Selectel's roubles carry Russian VAT: its alert says the price includes it, as /offers does; a foreign
+    marketplace's alert says nothing of VAT."""
+    await say(tg, "/subscribe A100", 60, "ru")
+    await say(tg, "/subscribe RTX 4090", 61, "en")
+    srv = Offer(provider="selectel", sku="a100-srv", gpu="a100-80gb", gpu_name="A100 80GB", gpu_count=1,
+                location="ru-1", billing=Billing.MONTHLY, price=150_000, currency="RUB", period=Period.MONTH,
+                in_stock=True, url="https://selectel.example/a100")
+    other = srv.model_copy(update={"sku": "4090-srv", "gpu": "rtx-4090", "gpu_name": "RTX 4090", "price": 60_000})
+    await app.ingest(poll("selectel", [other], NOW - timedelta(minutes=3)), RATES)  # the provider's baseline
+    await app.ingest(poll("selectel", [other, srv], NOW - timedelta(minutes=2)), RATES)
+    await app.ingest(poll("runpod", [*WHOLE[:1], WHOLE[2], offer("runpod", "4090b", "rtx-4090", "RTX 4090", 1, 0.29)],
+                          NOW - timedelta(minutes=1)), RATES)
+    ru = await tg.wait_for("sendMessage", chat_id=60, predicate=lambda c: "Selectel" in c.text and "Заказать" in c.text)
+    assert "с НДС 22%" in ru.text
+    en = await tg.wait_for("sendMessage", chat_id=61, predicate=lambda c: "Order at" in c.text)
+    assert "VAT" not in en.text

@@ -5,6 +5,7 @@ alert_where = {" "}({ $location })
 alert_billing_monthly = {" "}· monthly
 alert_billing_spot = {" "}· spot/interruptible
 alert_price = 💰 { $per_gpu_hour }/GPU-hour · { $per_hour }/h · { $per_month }/month
+alert_vat = {" "}(VAT { $rate }% included)
 alert_price_slice = 💰 { $per_hour }/h · { $per_month }/month
 alert_was = {"   "}was { $old } per GPU-hour ({ $change })
 alert_fits_workload = ✅ { $query }: needs { $need } GiB per GPU; { $gpu } gives { $have } GiB — fits

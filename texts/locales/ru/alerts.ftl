@@ -5,6 +5,7 @@ alert_where = {" "}({ $location })
 alert_billing_monthly = {" "}· помесячно
 alert_billing_spot = {" "}· spot/прерываемые
 alert_price = 💰 { $per_gpu_hour } за GPU-час · { $per_hour }/ч · { $per_month }/мес
+alert_vat = {" "}(с НДС { $rate }%)
 alert_price_slice = 💰 { $per_hour }/ч · { $per_month }/мес
 alert_was = {"   "}было { $old } за GPU-час ({ $change })
 alert_fits_workload = ✅ { $query }: нужно { $need } ГиБ на GPU; у { $gpu } — { $have } ГиБ, подходит
