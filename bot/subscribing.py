@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aiogram.types import Chat, InlineKeyboardButton, InlineKeyboardMarkup
@@ -19,6 +20,7 @@ from bot.texts import examples, t
 from bot.views import ranked_line, subscription_filters, subscription_what
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import tight_at, usable_gib, watch_from_row
+from core.providers import provider_title
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
     MAX_SUBSCRIPTIONS_PER_USER,
@@ -101,11 +103,13 @@ def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") ->
 
 
 async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
-                         cache: OfferCache, chat: Chat | None = None) -> Reply:
+                         cache: OfferCache, chat: Chat | None = None,
+                         setup: Mapping[str, str] | None = None) -> Reply:
     """Parse, store and describe: what is watched and what matches now, or why not (HTML). `chat`: where the
-    request came from; only a group matters (the answer then offers to post the alerts there)."""
+    request came from; only a group matters (the answer then offers to post the alerts there). `setup`: each
+    provider's state here ("enabled", "disabled", "needs:…"), so a subscription to one nobody polls says so."""
     return await subscribe_request(session, user, parse_subscribe(text), lang=lang, estimator=estimator, cache=cache,
-                                   chat=chat)
+                                   chat=chat, setup=setup)
 
 
 def limits_problem(req: SubscribeRequest, lang: str) -> str | None:
@@ -118,7 +122,8 @@ def limits_problem(req: SubscribeRequest, lang: str) -> str | None:
 
 
 async def subscribe_request(session: AsyncSession, user: User, req: SubscribeRequest, *, lang: str,
-                            estimator: Estimator, cache: OfferCache, chat: Chat | None = None) -> Reply:
+                            estimator: Estimator, cache: OfferCache, chat: Chat | None = None,
+                            setup: Mapping[str, str] | None = None) -> Reply:
     problem = limits_problem(req, lang)
     if problem is not None:
         return Reply(problem)
@@ -131,7 +136,7 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
             return Reply(explain_failure(req, result, lang))
         est = result
     draft = draft_for(req, est, req.target, user.currency)
-    return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
+    return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat, setup=setup)
 
 
 async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
@@ -155,8 +160,24 @@ def in_group(chat: Chat | None) -> bool:
     return chat is not None and chat.type != "private"
 
 
+def not_polled_note(providers: list[str] | None, setup: Mapping[str, str] | None, lang: str) -> str | None:
+    """When every provider a subscription names is one this bot does not poll: nothing would ever arrive, and
+    the answer says so (and why) instead of promising an alert."""
+    if not providers or setup is None:
+        return None
+    idle = [p for p in providers if setup.get(p, "enabled") != "enabled"]
+    if len(idle) < len(providers):
+        return None
+
+    def why(p: str) -> str:
+        return t(lang, "sub_provider_needs_key" if setup[p].startswith("needs:") else "sub_provider_off")
+
+    return t(lang, "sub_not_polled", providers=esc(", ".join(f"{provider_title(p)} ({why(p)})" for p in idle)))
+
+
 async def store_and_describe(session: AsyncSession, user: User, draft: SubscriptionDraft, *, lang: str,
-                             cache: OfferCache, chat: Chat | None = None) -> Reply:
+                             cache: OfferCache, chat: Chat | None = None,
+                             setup: Mapping[str, str] | None = None) -> Reply:
     try:
         added = await add_subscription(session, user, draft)  # alerts to the private chat until the user chooses
     except SubscriptionLimitError as e:
@@ -172,7 +193,10 @@ async def store_and_describe(session: AsyncSession, user: User, draft: Subscript
     if cap:
         head += "\n" + cap
     matches = matching_now(sub, cache, user.currency)
-    if not matches:
+    idle = not_polled_note(sub.providers, setup, lang)
+    if idle is not None:
+        lines = [head, "", idle]
+    elif not matches:
         lines = [head, "", t(lang, "sub_no_matches_now")]
     else:
         lines = [head, "", t(lang, "sub_matches_now")]

@@ -331,3 +331,12 @@ async def test_alerts_state_vat_like_lists_do(tg: FakeTelegram, app: App) -> Non
     assert "с НДС 22%" in ru.text
     en = await tg.wait_for("sendMessage", chat_id=61, predicate=lambda c: "Order at" in c.text)
     assert "VAT" not in en.text
+
+
+async def test_subscribing_to_a_provider_nobody_polls_says_so(tg: FakeTelegram, app: App) -> None:
+    """The default settings poll no Hyperstack (it needs an API key): no "I will write" for it."""
+    en = await say(tg, "/subscribe H100 on hyperstack", 70)
+    assert "does not poll Hyperstack (needs an API key)" in en and "I will write" not in en
+    ru = await say(tg, "/subscribe H100 на hyperstack", 71, "ru")
+    assert "не опрашивает Hyperstack (нужен ключ API)" in ru and "напишу" not in ru
+    assert "does not poll" not in await say(tg, "/subscribe H100 on runpod", 72)

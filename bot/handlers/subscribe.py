@@ -75,11 +75,12 @@ def _kb(rows: list[list[tuple[str, WizardButton]]], lang: str) -> InlineKeyboard
 
 @router.message(Command("subscribe", magic=F.args.strip()))
 async def subscribe(message: Message, command: CommandObject, state: FSMContext, session: AsyncSession, user: User,
-                    lang: str, estimator: Estimator, offers: OfferCache) -> None:
+                    lang: str, estimator: Estimator, offers: OfferCache,
+                    provider_setup: dict[str, str] | None = None) -> None:
     text = await argument(message, command, lang)
     await state.clear()
     reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
-                                 chat=message.chat)
+                                 chat=message.chat, setup=provider_setup)
     await message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)
 
 

@@ -114,6 +114,7 @@ sub_saved =
     Subscriptions: { $n } of { $limit }. Manage them with /subs.
 sub_exists = ℹ️ You already watch this: { $what }{ $filters }.
 sub_matches_now = <b>Already matching now:</b>
+sub_not_polled = ⚠️ This bot does not poll { $providers }, so nothing from there will reach you. Pick a provider from /providers, or pause this one in /subs.
 sub_no_matches_now = Nothing matches right now; I will write as soon as something does.
 sub_limit = You already have { $limit } { $limit ->
         [one] subscription
