@@ -14,6 +14,7 @@ from core.gpus import get_gpu
 from core.models import Arch
 from core.msg import msg
 from core.offers import Offer
+from core.providers import provider_title
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
 from texts.i18n import number, render, t
@@ -213,7 +214,34 @@ def _describe(w: Workload, lang: str = "en") -> str:
     return " · ".join(parts)
 
 
-def render_text(a: EstimateAnswer, lang: str) -> str:
+OFFERS_SHOWN = 5
+
+
+def _offer_lines(a: EstimateAnswer, offers: Sequence[OfferRow], lang: str) -> list[str]:
+    """The cheapest fitting offers in stock, as the bot lists them: the whole configuration per hour, on-demand
+    first, slices labelled and after whole cards, tight fits marked."""
+    from gpuradar.commands.offers import gpu_label
+
+    currency = "RUB" if lang == "ru" else "USD"
+    fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
+    ranked = rank(fitting, currency, tight_of=a.tight)[:OFFERS_SHOWN]
+    if not ranked:
+        return []
+    lines = ["", f"{_t('offers_title', lang)}:"]
+    for r in ranked:
+        o = r.offer
+        assert isinstance(o, OfferRow)
+        what = gpu_label(o.offer, lang) if o.fraction is not None else f"{gpu_label(o.offer, lang)} × {o.gpu_count}"
+        price = "—" if r.price_per_hour is None else number(r.price_per_hour, 0 if r.price_per_hour >= 100 else 2,
+                                                             lang)
+        marks = (f" ({_t('spot', lang)})" if r.spot else "") + (f" ({_t('tight', lang)})" if r.tight else "")
+        lines.append("  " + _t("offer_line", lang, provider=provider_title(o.offer.provider), what=what,
+                                 price=price, currency=currency) + marks)
+    return lines
+
+
+def render_text(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> str:
+    """The human answer; `offers` (the store's, in stock) add the cheapest fitting ones, as the bot shows them."""
     m, b = a.memory, a.memory.breakdown
     gib = _t("gib", lang)
     lines = [f"{_t('workload', lang)}: {_describe(a.workload, lang)}"]
@@ -287,4 +315,5 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
                  f"{number(s.prefill_tokens_per_s, 0, lang)}", f"{number(s.decode_tokens_per_s, 1, lang)}",
                  f"{number(s.aggregate_decode_tokens_per_s, 0, lang)}"] for s in sp.per_config]
         lines += _table([head, *body], right={1, 2, 3, 4})
+    lines += _offer_lines(a, offers, lang)
     return "\n".join(lines)

@@ -340,3 +340,19 @@ async def test_subscribing_to_a_provider_nobody_polls_says_so(tg: FakeTelegram, 
     ru = await say(tg, "/subscribe H100 на hyperstack", 71, "ru")
     assert "не опрашивает Hyperstack (нужен ключ API)" in ru and "напишу" not in ru
     assert "does not poll" not in await say(tg, "/subscribe H100 on runpod", 72)
+
+
+async def test_cli_estimate_lists_the_cheapest_offers_in_stock_like_the_bot(
+        app: App, migrated_database_url: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuradar.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", migrated_database_url)
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["estimate", "32B LoRA ctx 4k"]) == 0
+    out = capsys.readouterr().out.split("Cheapest in stock now")[1]
+    assert "RunPod: A100 80GB × 1 — 1.64 USD/h (tight)" in out
+    assert await asyncio.to_thread(main, ["estimate", "1B inference", "--lang", "ru"]) == 0
+    rows = capsys.readouterr().out.split("Дешевле всего в наличии")[1].strip().splitlines()[1:]
+    assert "1/20 A100 80GB · 4 ГБ" in rows[-1] or all("1/20" not in r for r in rows)  # a slice never first
+    assert "1/" not in rows[0]

@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(result, lang, stored_offers()), ensure_ascii=False))
     else:
-        print(render_text(result, lang))
+        print(render_text(result, lang, stored_offers()))
     return 0
 
 
