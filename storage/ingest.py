@@ -38,7 +38,7 @@ from core.offers import Billing, Offer, Period, Rates, gross, hourly
 from core.polls import PollResult, PollStatus
 from core.verdict import shrink_verdict
 from storage.availability import SeriesIndex, track_poll
-from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
+from storage.offer_tables import OFFER_COLUMNS, CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
 
 log = logging.getLogger(__name__)
 
@@ -175,9 +175,6 @@ def normalised(offer: Offer, rates: Rates | None) -> tuple[float | None, float |
     return out[0], out[1]
 
 
-OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "gpu_fraction", "vcpu",
-                 "ram_gb", "disk_gb", "location", "billing", "price", "currency", "period", "listed_in_stock",
-                 "available", "url")
 Factors = dict[str, tuple[float | None, float | None]]  # currency -> multipliers to RUB and USD
 
 
@@ -375,9 +372,10 @@ async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, 
                              and (before.offer is offer or before.offer == offer))
                 rub, usd = before.rub, before.usd
             elif raw is not None:
-                # The columns hold no VAT override or slice share: an offer with one takes the long way.
+                # The columns hold no VAT override: an offer with one takes the long way (the slice share is a
+                # column, compared with the rest).
                 unchanged = (raw[1] and not raw[2] and offer.vat_rate is None and offer.vat_included is None
-                             and offer.gpu_fraction is None and tuple(raw[_RAW_LISTING:-1]) == _row_tuple(offer))
+                             and tuple(raw[_RAW_LISTING:-1]) == _row_tuple(offer))
                 rub, usd = raw[3], raw[4]
             else:
                 unchanged = False

@@ -99,6 +99,13 @@ class CurrentOffer(Base):
         self.listed_in_stock, self.available = offer.in_stock, offer.available
 
 
+# The listing columns of an `offers` row, in the order storage.ingest reads and compares them (and storage.availability
+# reads raw rows by): one place, so a new column shifts every reader alike.
+OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "gpu_fraction", "vcpu",
+                 "ram_gb", "disk_gb", "location", "billing", "price", "currency", "period", "listed_in_stock",
+                 "available", "url")
+
+
 class PricePoint(Base):
     """A point each time a configuration's price or availability changes (for history charts)."""
 
