@@ -222,7 +222,9 @@ def _offer_lines(a: EstimateAnswer, offers: Sequence[OfferRow], lang: str) -> li
     first, slices labelled and after whole cards, tight fits marked."""
     from gpuradar.commands.offers import gpu_label
 
-    currency = "RUB" if lang == "ru" else "USD"
+    from storage.subscriptions import DEFAULT_CURRENCY  # the bot's default currency for the language
+
+    currency = DEFAULT_CURRENCY.get(lang, "USD")
     fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
     ranked = rank(fitting, currency, tight_of=a.tight)[:OFFERS_SHOWN]
     if not ranked:
