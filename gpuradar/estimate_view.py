@@ -221,7 +221,6 @@ def _offer_lines(a: EstimateAnswer, offers: Sequence[OfferRow], lang: str) -> li
     """The cheapest fitting offers in stock, as the bot lists them: the whole configuration per hour, on-demand
     first, slices labelled and after whole cards, tight fits marked."""
     from gpuradar.commands.offers import gpu_label
-
     from storage.subscriptions import DEFAULT_CURRENCY  # the bot's default currency for the language
 
     currency = DEFAULT_CURRENCY.get(lang, "USD")
