@@ -122,7 +122,7 @@ async def populate(url: str, args: argparse.Namespace) -> dict[str, list[Offer]]
                      "workload_json": None,
                      "min_gib_by_count": {str(k): v for k, v in w.min_gib_by_count.items()}
                      if w.min_gib_by_count else None,
-                     "max_price": w.max_price, "price_currency": w.currency,
+                     "max_price": w.max_price, "price_currency": w.currency, "price_basis": w.price_basis,
                      "providers": sorted(w.providers) if w.providers else None, "gpu_count": w.gpu_count,
                      "billing": w.billing, "region": None,
                      "paused": False, "created_at": T0})
@@ -173,7 +173,8 @@ async def expected(url: str, n: int) -> dict[int, set[str]]:
     out: dict[int, set[str]] = {}
     for sub in subs:
         w = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
-                           max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+                           max_price=sub.max_price, price_currency=sub.price_currency,
+                           price_basis=sub.price_basis, providers=sub.providers,
                            gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
         hits = {u for u, t in targets if w.matches(t)}
         if hits:

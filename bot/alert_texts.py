@@ -18,8 +18,8 @@ from bot.names import provider_name, region_name
 from core.alerts import AlertEvent, Reason
 from core.availability import WindowStats
 from core.gpus import get_gpu
-from core.offers import HOURS_PER_MONTH, Offer
-from texts.i18n import t
+from core.offers import HOURS_PER_MONTH, Offer, slice_label
+from texts.i18n import render, t
 
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
@@ -45,12 +45,19 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
     q = reason.query_text
     query = esc(q if len(q) <= QUERY_SHOWN else q[: QUERY_SHOWN - 1] + "…")
     if reason.kind == "workload" and reason.need_gib is not None and reason.usable_gib is not None:
+        gpu = esc(reason.gpu_name or _gpu_name(offer))
+        if offer.fraction is not None:  # "1/20 A100 · 4 GB gives 3.9 GiB", never "A100 gives"
+            gpu = render(lang, slice_label(gpu, offer.gpu, offer.fraction, offer.gpu_memory_gb))
         line = at(lang, "fits_workload", query=query, need=f"{reason.need_gib:.0f}", have=f"{reason.usable_gib:.0f}",
-                  gpu=esc(reason.gpu_name or _gpu_name(offer)))
+                  gpu=gpu)
+        if reason.tight:
+            line += at(lang, "tight")
     else:
         line = at(lang, "fits_gpu", query=query)
     if reason.max_price is not None:
-        line += at(lang, "under_cap", cap=money(reason.max_price, reason.max_price_currency or "USD"))
+        key = "under_cap_total" if reason.price_basis == "total" else "under_cap"
+        line += at(lang, key, cap=money(reason.max_price, reason.max_price_currency or "USD", lang,
+                                          exact=True))
     return line
 
 
@@ -61,7 +68,11 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
     (The sender renders them once per event, not once per user.)"""
     offer = event.offer
     count = offer.gpu_count
-    what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
+    fraction = offer.fraction
+    if fraction is not None:  # a slice is alerted as the share of a card it is, never as the card
+        what = render(lang, slice_label(esc(_gpu_name(offer)), offer.gpu, fraction, offer.gpu_memory_gb))
+    else:
+        what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
     where = at(lang, "where", location=esc(region_name(lang, offer.location))) if offer.location else ""
     if offer.billing.value in ("monthly", "spot"):
         where += at(lang, f"billing_{offer.billing.value}")
@@ -71,14 +82,21 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
                 what=what, provider=provider, where=where)]
 
     per_gpu, cur = event.price_in(currency)
-    if per_gpu is not None:
-        lines.append(at(lang, "price", per_gpu_hour=money(per_gpu, cur), per_hour=money(per_gpu * count, cur),
-                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur)))
+    if per_gpu is not None and fraction is not None:  # a slice has no price per GPU-hour: it is not a GPU
+        lines.append(at(lang, "price_slice", per_hour=money(per_gpu * count, cur, lang),
+                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur, lang)))
+    elif per_gpu is not None:
+        lines.append(at(lang, "price", per_gpu_hour=money(per_gpu, cur, lang),
+                        per_hour=money(per_gpu * count, cur, lang),
+                        per_month=money(per_gpu * count * HOURS_PER_MONTH, cur, lang)))
+    vat_rate, _included = offer.vat
+    if per_gpu is not None and vat_rate:  # as the lists say it: the price compared is the one with VAT
+        lines[-1] += at(lang, "vat", rate=f"{vat_rate * 100:g}")
     if kind == "price_drop":
         old, old_cur = event.price_in(currency, old=True)
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:
             change = f"{(per_gpu - old) / old * 100:+.0f} %".replace("-", "−")
-            lines.append(at(lang, "was", old=money(old, cur), change=change))
+            lines.append(at(lang, "was", old=money(old, cur, lang), change=change))
     line = alert_line(lang, week)
     if line is not None:
         lines.append(line)

@@ -77,12 +77,12 @@ def when_answer(lang: str, stats: CardStats, what: str, cap: str | None) -> str:
         since = duration(lang, w.until - w.state_since)
         if w.now_in_stock:
             key = "when_now_in_atleast" if w.state_since_censored else "when_now_in"
-            parts.append(t(lang, key, since=since, price=price_text(w.price_now, w.currency)))
+            parts.append(t(lang, key, since=since, price=price_text(w.price_now, w.currency, lang)))
         else:
             key = "when_now_out_atleast" if w.state_since_censored else "when_now_out"
             parts.append(t(lang, key, since=since))
     return "; ".join(parts) + "."
 
 
-def price_text(amount: float | None, currency: str) -> str:
-    return money(amount, currency)
+def price_text(amount: float | None, currency: str, lang: str = "en") -> str:
+    return money(amount, currency, lang)

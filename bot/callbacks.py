@@ -20,7 +20,8 @@ Token = Annotated[str, Field(max_length=48)]  # bot.tokens: "b" + base64 (<= 40)
 
 
 class EstimateCb(CallbackData, prefix="e"):
-    action: Literal["notify", "more", "m_inference", "m_lora", "m_qlora", "m_full"]  # m_*: the method buttons
+    # m_*: the method buttons; again: re-run the estimate of `q` (a query with a remedy's change)
+    action: Literal["notify", "more", "again", "m_inference", "m_lora", "m_qlora", "m_full"]
     q: Token  # QueryTokens token of the workload text
 
 
@@ -51,6 +52,10 @@ class WizardGpuCb(CallbackData, prefix="wg"):
 
 class WizardPriceCb(CallbackData, prefix="wp"):
     price: Annotated[float, Field(gt=0, le=MAX_PRICE, allow_inf_nan=False)] | None  # None: any price
+
+
+class WizardBasisCb(CallbackData, prefix="wb"):
+    basis: Literal["total", "gpu"]  # what the chosen price bounds (core.matching.PRICE_BASES)
 
 
 class WizardProviderCb(CallbackData, prefix="wv"):

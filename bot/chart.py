@@ -22,6 +22,8 @@ from datetime import datetime
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from texts.i18n import number
+
 SYMBOL = {"RUB": "₽", "USD": "$"}
 # day.month and 24-hour times: no month names, so no locale decides the language of the axis
 DATE_FORMATS = ["%Y", "%d.%m", "%d.%m", "%H:%M", "%H:%M", "%H:%M:%S"]
@@ -55,11 +57,20 @@ def is_drawable(series: Sequence[Any], since: datetime | None = None) -> bool:
     return bool(moments) and since is not None and min(moments) <= since
 
 
+def cheapest_now(series: Sequence[Any]) -> Any | None:
+    """What the caption names as cheapest now: the thick line."""
+    return _cheapest_now(series)
+
+
 def current_price(s: Any) -> float | None:
     return s.points[-1].price if s.points else None
 
 
 def _cheapest_now(series: Sequence[Any]) -> Any | None:
+    """The series drawn thick: the cheapest now, on-demand before spot (as lists rank them)."""
+    on_demand = [s for s in series if not getattr(s, "spot", False)]
+    if any(current_price(s) is not None for s in on_demand):
+        series = on_demand
     priced = [s for s in series if current_price(s) is not None]
     if priced:
         return min(priced, key=lambda s: current_price(s) or 0.0)  # all priced: never the 0.0
@@ -67,9 +78,10 @@ def _cheapest_now(series: Sequence[Any]) -> Any | None:
     return min(with_any, key=lambda s: min(p.price for p in s.points if p.price is not None)) if with_any else None
 
 
-def _money(value: float, currency: str) -> str:
+def _money(value: float, currency: str, lang: str = "en", decimals: int | None = None) -> str:
+    """A price in the language's number style; `decimals` fixed for an axis (every tick alike), else by size."""
     symbol = SYMBOL.get(currency, currency)
-    text = f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}"
+    text = number(value, decimals if decimals is not None else (0 if value >= 100 else 2), lang)
     return f"${text}" if symbol == "$" else f"{text} {symbol}"
 
 
@@ -107,12 +119,19 @@ def _draw_strip(ax: Any, rows: Sequence[StripRow], texts: StripTexts, mdates: Mo
     ax.legend(handles=[Patch(color=IN_STOCK_COLOR, alpha=0.85, label=texts.in_stock),
                        Patch(color=SOLD_OUT_COLOR, alpha=0.35, label=texts.sold_out)],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", frameon=False)
+def _axis_decimals(ax: Any) -> int:
+    """One precision for every tick of the price axis: whole units once the axis reaches 100, else what its step
+    needs: whole units when every tick is one (so '50.00 ₽' and '100 ₽' never share an axis)."""
+    ticks = [v for v in ax.get_yticks() if v >= 0]
+    if not ticks or max(ticks) >= 100:
+        return 0
+    return 0 if all(float(v).is_integer() for v in ticks) else 2
 
 
 def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel: str,
                        labels: Mapping[str, str] | None = None, until: datetime | None = None,
                        currency: str = "", strips: Sequence[StripRow] = (),
-                       strip_texts: StripTexts | None = None) -> bytes:
+                       strip_texts: StripTexts | None = None, lang: str = "en") -> bytes:
     """`series`: objects with `.provider` and `.points` (each `.at`, `.price` or None = nothing in stock).
     `labels`: display names by provider id; `until`: where the last price stops (now); `currency` for the ticks.
     `strips` (with `strip_texts`): the availability strip drawn under the chart on the same time axis."""
@@ -139,7 +158,7 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
             ys.append(ys[-1])
         name = (labels or {}).get(s.provider, s.provider)
         price = current_price(s)
-        label = f"{name} — {_money(price, currency)}" if price is not None and currency else name
+        label = f"{name} — {_money(price, currency, lang)}" if price is not None and currency else name
         if s is cheapest:
             ax.step(xs, ys, where="post", label=label, linewidth=3.0, zorder=3)
         else:
@@ -149,8 +168,6 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, formats=DATE_FORMATS,
                                                              zero_formats=ZERO_FORMATS,
                                                              offset_formats=OFFSET_FORMATS))
-    if currency:
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: _money(v, currency)))
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     if strip_ax is not None and strip_texts is not None:
@@ -161,6 +178,9 @@ def render_history_png(series: Sequence[Any], *, title: str, ylabel: str, xlabel
         ax.set_xlabel(xlabel)
     ax.grid(True, alpha=0.3)
     ax.set_ylim(bottom=0)
+    if currency:
+        decimals = _axis_decimals(ax)
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: _money(v, currency, lang, decimals)))
     ax.legend(loc="best", fontsize="small")
     if not strip_height:
         fig.tight_layout()

@@ -20,6 +20,8 @@ from core.fit import FitReport, Requirement
 from core.hub import ArchLookup, HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
 from core.msg import msg
 from core.parser import ParseError, parse_workload
+from core.remedies import Remedy, split_changes
+from core.remedies import apply as apply_changes
 from core.workload import Workload
 from texts.i18n import render
 
@@ -57,10 +59,28 @@ class Estimate:
         """Whether `count` x `gpu` (or a slice of one) holds this workload (memoised: offers repeat the pairs)."""
         return self.answer.fits(gpu, count, fraction)
 
+    def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether that configuration holds this workload only without the safety margin."""
+        return self.answer.tight(gpu, count, fraction)
+
     def hours(self, gpu: str, count: int) -> float | None:
         """Hours of the job on `count` x `gpu`, when the dataset is known."""
         t = self.answer.config_time(gpu, count)
         return None if t is None else t.hours
+
+    def rec_gib_by_count(self) -> dict[str, float]:
+        """JSON-ready {"count": GiB} of a comfortable fit (the safety margin included); infinite ones left out."""
+        recs = self.requirement.recommended_gib_by_count
+        return {str(k): round(float(v), 3) for k, v in recs.items() if math.isfinite(v)}
+
+    @property
+    def changes(self) -> tuple[str, ...]:
+        """The remedies this estimate was re-run with (`core.remedies` codes), in order."""
+        return split_changes(self.query)[1]
+
+    def remedies(self) -> list[Remedy]:
+        """Up to three changes that make it fit (or fit on fewer GPUs), each re-estimated; memoised."""
+        return self.answer.remedies()
 
     def min_gib_by_count(self) -> dict[str, float]:
         """JSON-ready {"count": GiB}; counts the workload cannot run on at all (infinite need) are left out."""
@@ -176,8 +196,9 @@ class Estimator:
     def _compute(self, query: str) -> Estimate | Failure:
         if not query:
             return Failure(query, None)
+        base, changes = split_changes(query)  # "<text> [+offload_optimizer]": a remedy button's re-estimate
         try:
-            spec = parse_workload(query)
+            spec = parse_workload(base)
             repo = hub_name_to_resolve(spec) if self.hub is not None else None
             if repo is not None and self.hub is not None:
                 known = self.hub.cached(repo)
@@ -187,7 +208,7 @@ class Estimator:
                     return Failure(query, known)
                 spec = with_hub_arch(spec, repo, known)
             workload, assumptions = complete(spec)
-            result = answer(workload, assumptions)
+            result = answer(apply_changes(workload, changes), assumptions)
         except ParseError as e:
             return Failure(query, e)
         except (ValueError, KeyError, ArithmeticError) as e:  # a phrase the estimator cannot model

@@ -6,6 +6,7 @@ import html
 import re
 
 from core.limits import MAX_INPUT_CHARS
+from texts.i18n import number
 
 TELEGRAM_LIMIT = 4096  # characters per message
 MAX_INPUT = MAX_INPUT_CHARS  # characters of user input we read (core.limits); a workload never needs more
@@ -27,22 +28,20 @@ def href(url: object) -> str | None:
     return html.escape(text, quote=True)
 
 
-def money(amount: float | None, currency: str) -> str:
-    """'$1.89', '12 345 ₽', '0.35 ₽' — cents for small amounts, whole units for large ones."""
+def money(amount: float | None, currency: str, lang: str = "en", *, exact: bool = False) -> str:
+    """'$1.89', '$1,818', '12 345 ₽', '0,35 ₽' — cents for small amounts, whole units for large ones, in the
+    language's number style (texts.i18n.number). `exact`: a figure the user gave (a price cap) keeps its cents
+    whatever its size ('150,50 ₽', never rounded to '150 ₽')."""
     if amount is None:
         return "—"
     sign = CURRENCY_SIGN.get(currency, currency)
-    if amount >= 1000:
-        number = f"{amount:,.0f}".replace(",", "\u202f")  # narrow no-break space as thousands separator
-    elif amount >= 100:
-        number = f"{amount:.0f}"
-    else:
-        number = f"{amount:.2f}"
-    return f"${number}" if currency == "USD" else f"{number} {sign}"
+    whole = amount >= 100 and (not exact or round(amount, 2) == round(amount))
+    text = number(amount, 0 if whole else 2, lang)
+    return f"${text}" if currency == "USD" else f"{text} {sign}"
 
 
-def gib(value: float) -> str:
-    return f"{value:.1f}"
+def gib(value: float, lang: str = "en") -> str:
+    return number(value, 1, lang)
 
 
 # C0/C1 control characters but tab and newline (NUL, ESC, DEL...): no phrase needs them, and echoed back they

@@ -7,6 +7,8 @@ Still beside their handlers: the /offers pages' and the /subscribe wizard's butt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from aiogram.utils.keyboard import InlineKeyboardBuilder
 
@@ -39,9 +41,14 @@ def language_keyboard() -> InlineKeyboardMarkup:
     return kb.as_markup()
 
 
-def estimate_keyboard(lang: str, token: str, fitting: int) -> InlineKeyboardMarkup:
-    """"Notify me", and "More offers" when more offers fit than the estimate shows."""
+def estimate_keyboard(lang: str, token: str, fitting: int,
+                      remedies: Sequence[tuple[str, str]] = ()) -> InlineKeyboardMarkup:
+    """"Notify me", "More offers" when more offers fit than the estimate shows, and a button per remedy (code,
+    token of the query with that change) that re-runs the estimate with it."""
     kb = InlineKeyboardBuilder()
+    for code, remedy_token in remedies:
+        kb.row(InlineKeyboardButton(text=t(lang, f"btn_remedy_{code}"),
+                                    callback_data=EstimateCb(action="again", q=remedy_token).pack()))
     kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
                                 callback_data=EstimateCb(action="notify", q=token).pack()))
     if fitting > OFFERS_SHOWN:

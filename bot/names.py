@@ -17,7 +17,7 @@ from functools import lru_cache
 from core.models import MODELS, find_model
 from core.providers import provider_title
 from core.workload import Workload
-from texts.i18n import t
+from texts.i18n import number, t
 
 # Region id -> city (catalog key `city_<name>`). Sources: CloudRift's datacenter ids in its API's instance-types
 # answer (tests/fixtures/providers/cloudrift.sample.json); Vultr's region ids (GET /v2/regions: "ewr" New Jersey …);
@@ -66,6 +66,9 @@ def model_name(model: str) -> str:
     if "(" in name or " " in name:  # "70B (scaled from …)", "8x70B MoE (…)": already prose
         return name
     head, sep, rest = name.partition("-")
+    if head == head.lower() and head not in _family_spellings():
+        # a family its publisher writes in lower case with hyphens ("gpt-oss-120b"): shown as published
+        return next((a for a in arch.aliases if a.lower() == name.lower() and "/" not in a), name)
     head = _family_spellings().get(head, head)
     return (head + sep + rest).replace("-", " ")
 
@@ -103,6 +106,6 @@ def region_name(lang: str, location: str) -> str:
 def ctx_label(w: Workload, lang: str = "en") -> str:
     """'ctx 8192', or with a stated prompt 'ctx 3072 (input 1024 + output 2048)' (inference)."""
     if w.prompt_len is not None and w.prompt_len < w.seq_len:
-        return t(lang, "label_ctx_io", ctx=str(w.seq_len), prompt=str(w.prompt_len),
-                 output=str(w.seq_len - w.prompt_len))
-    return f"ctx {w.seq_len}"
+        return t(lang, "label_ctx_io", ctx=number(w.seq_len, 0, lang), prompt=number(w.prompt_len, 0, lang),
+                 output=number(w.seq_len - w.prompt_len, 0, lang))
+    return t(lang, "label_ctx", ctx=number(w.seq_len, 0, lang))

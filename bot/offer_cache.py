@@ -32,6 +32,7 @@ class CachedOffer:
     url: str
     available: int | None = None
     fraction: float | None = None  # share of one card when the offer is a slice of it (vGPU / MIG)
+    memory_gb: float | None = None  # per GPU as listed (a slice's label says what it gives)
     # The whole configuration per hour (what the user pays), worked out once: ranking reads it for every offer.
     per_hour_rub: float | None = field(init=False, default=None)
     per_hour_usd: float | None = field(init=False, default=None)
@@ -54,7 +55,7 @@ class CachedOffer:
     def target(self) -> Target:
         """The matchable form core's matcher uses, so "what matches now" agrees with what alerts will say."""
         return Target(self.key, self.provider, self.gpu, self.gpu_count, self.billing, self.location,
-                      self.price_per_gpu_hour_rub, self.price_per_gpu_hour_usd)
+                      self.price_per_gpu_hour_rub, self.price_per_gpu_hour_usd, self.fraction)
 
     @classmethod
     def from_stored(cls, stored: Any) -> CachedOffer:
@@ -62,7 +63,7 @@ class CachedOffer:
         o = stored.offer
         return cls(key=o.key, provider=o.provider, gpu=o.gpu, gpu_name=o.gpu_name, gpu_count=o.gpu_count,
                    location=o.location or "", billing=o.billing.value, url=o.url or "", available=o.available,
-                   fraction=o.fraction,
+                   fraction=o.fraction, memory_gb=o.gpu_memory_gb,
                    price_per_gpu_hour_rub=stored.price_per_gpu_hour_rub,
                    price_per_gpu_hour_usd=stored.price_per_gpu_hour_usd)
 

@@ -18,16 +18,19 @@ from core.providers import ProviderCatalog, catalog
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
 _USD = r"(?:\$|usd\b|долл\w*|dollars?\b)"
-_GPU = r"(?:gpu|гпу)"
-_HOUR = r"(?:ч\b|час\w*|h\b|hrs?\b|hours?\b)"
-# "/h", "в час", "per GPU-hour", "/GPU/h", "за GPU-час", "a GPU": the unit; `gpu` set when it is per GPU.
-_PER_HOUR = (rf"(?:\s*(?:/|в|за|per|an|a)\s*(?:(?P<gpu>{_GPU})(?:\s*[-/ ]?\s*{_HOUR})?|{_HOUR})\.?"
-             rf"(?:\s*(?:/|per|за|a)\s*(?P<gpu_after>{_GPU})\b)?)?")
+# What follows the amount says what it is for: per hour ("/ч", "/h", "в час", "per hour") and, only when the user
+# says so, per GPU ("/GPU-ч", "per GPU-hour", "за карту", "per card", "/gpu/h"). Any sequence of those words.
+_GPU_WORD = r"(?:gpu|гпу|карт[уаы]|видеокарт[уаы]|cards?|devices?)"
+_HOUR_WORD = r"(?:ч(?:ас\w*)?|h(?:rs?|ours?)?|hourly)\b"
+_UNIT_JOIN = r"(?:/|-|\bper\b|\bв\b|\bза\b|\bна\b|\ban?\b|\beach\b|\bкажд\w*)"
+_UNIT = rf"(?:{_GPU_WORD}(?:[- ]?{_HOUR_WORD})?|{_HOUR_WORD})"
+_PER_UNIT = rf"(?P<unit>(?:\s*{_UNIT_JOIN}\s*{_UNIT}\.?)*)"
 PRICE_RE = re.compile(
     r"(?:до|не\s+дороже|дешевле|под|under|below|up\s+to|max|at\s+most|<=?|≤)\s*"
-    rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_HOUR}",
+    rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_UNIT}",
     re.IGNORECASE,
 )
+_SAYS_PER_GPU = re.compile(_GPU_WORD, re.IGNORECASE)
 COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
 BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
 REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w-]{2,40})", re.IGNORECASE)
@@ -40,12 +43,19 @@ class SubscribeRequest:
     gpu_ids: list[str] | None = None  # set when the target is a list of GPUs
     max_price: float | None = None
     price_currency: str | None = None  # None: the price had no currency sign (the user's currency applies)
-    price_per_gpu: bool = False  # the price named its unit as per GPU ("per GPU-hour", "за GPU-час", "/h/GPU")
+    # What the cap bounds (core.matching.PRICE_BASES): "total" = the whole configuration per hour, what a price "per
+    # hour" means; "gpu" = per GPU-hour, only when the text says so. None with no cap.
+    price_basis: str | None = None
     providers: list[str] | None = None
     gpu_count: int | None = None
     billing: str | None = None
     region: str | None = None
     problem: str | None = None  # "price" | "count": a filter outside core.limits (the reply says which bounds)
+
+    @property
+    def price_per_gpu(self) -> bool:
+        """The cap named its unit as per GPU ("per GPU-hour", "за GPU-час", "/h/GPU")."""
+        return self.price_basis == "gpu"
 
 
 @lru_cache(maxsize=4)
@@ -82,9 +92,9 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         price = float(m.group(2).replace(",", "."))
         if price_ok(price):
             req.max_price = price
+            req.price_basis = "gpu" if _SAYS_PER_GPU.search(m.group("unit") or "") else "total"
         else:  # "under $0/h", "до 1e400 ₽": refused here with a clear message, not by the database later
             req.problem = "price"
-        req.price_per_gpu = bool(m.group("gpu") or m.group("gpu_after"))
         if sign:
             req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
         rest = rest[:m.start()] + " " + rest[m.end():]

@@ -3,7 +3,9 @@ and saying what it now watches and what already matches."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aiogram.types import Chat, InlineKeyboardButton, InlineKeyboardMarkup
@@ -11,13 +13,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
-from bot.formatting import esc
-from bot.offer_cache import CachedOffer, OfferCache
+from bot.formatting import esc, money
+from bot.offer_cache import OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
 from bot.views import ranked_line, subscription_filters, subscription_what
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
-from core.matching import usable_gib, watch_from_row
+from core.matching import tight_at, usable_gib, watch_from_row
+from core.providers import provider_title
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
     MAX_SUBSCRIPTIONS_PER_USER,
@@ -44,7 +47,8 @@ class Reply:
 
 def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user_currency: str) -> SubscriptionDraft:
     common = dict(query_text=query_text[:500], max_price=req.max_price,
-                  price_currency=req.price_currency or user_currency, providers=req.providers,
+                  price_currency=req.price_currency or user_currency, price_basis=req.price_basis or "total",
+                  providers=req.providers,
                   gpu_count=req.gpu_count, billing=req.billing, region=req.region)
     if est is None:
         return SubscriptionDraft(kind="gpu", gpu_ids=req.gpu_ids, **common)
@@ -52,8 +56,14 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     w = est.workload
     count = req.gpu_count or (w.gpus if w.gpus > 1 or w.gpus_stated else None)
     common["gpu_count"] = count
+    # The figure the answer said is kept only where it is the need on the watched count (a filter "x8" on a
+    # one-GPU estimate watches another configuration: the need shown is then that count's).
+    said = est.memory.per_gpu_gib
+    fits_as_said = math.isfinite(said) and (count or 1) == w.gpus and not est.answer.single_device_total
+    answer_gib = round(said, 3) if fits_as_said else None  # a one-device total is no per-GPU need
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
-                             min_gib_by_count=est.min_gib_by_count(), **common)
+                             min_gib_by_count=est.min_gib_by_count(), answer_gib=answer_gib,
+                             rec_gib_by_count=est.rec_gib_by_count(), **common)
 
 
 def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
@@ -64,29 +74,44 @@ def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
     return esc(message) if message else t(lang, "unknown", examples=", ".join(examples(lang, "examples_short")))
 
 
-def _slice_holds(sub: Subscription, offer: CachedOffer) -> bool:
-    """A slice of a card holds a workload only within its share of the card's memory."""
-    if offer.fraction is None or not sub.min_gib_by_count:
-        return True
-    need, card = sub.min_gib_by_count.get("1"), usable_gib(offer.gpu)
-    return need is not None and card is not None and float(need) <= card * offer.fraction
+def cap_reading(sub: Subscription, lang: str) -> str:
+    """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
+    if sub.max_price is None:
+        return ""
+    price = money(sub.max_price, sub.price_currency, lang, exact=True)
+    query = esc(sub.query_text[:80])
+    if sub.price_basis == "total":
+        return t(lang, "sub_cap_total", price=price, query=query)
+    n = sub.gpu_count if sub.gpu_count and sub.gpu_count > 1 else 8
+    return t(lang, "sub_cap_gpu", price=price, query=query, n=n,
+             total=money(sub.max_price * n, sub.price_currency, lang))
 
 
 def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") -> list[Ranked]:
     """Offers in stock that the subscription matches, ranked as everywhere else (whole configuration per hour,
     on-demand before spot)."""
     watch = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
-                           max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+                           max_price=sub.max_price, price_currency=sub.price_currency,
+                           price_basis=sub.price_basis, providers=sub.providers,
                            gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
-    return rank((o for o in cache.all() if watch.matches(o.target()) and _slice_holds(sub, o)), currency)
+    recs = sub.rec_gib_by_count
+
+    def tight(gpu: str, count: int, fraction: float | None) -> bool:
+        have = usable_gib(gpu)
+        return tight_at(recs, count, None if have is None else have * (fraction or 1.0))
+
+    # A slice is matched by its share of the card (core.matching); tight fits are marked as the estimate marks them.
+    return rank((o for o in cache.all() if watch.matches(o.target())), currency, tight_of=tight if recs else None)
 
 
 async def subscribe_text(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
-                         cache: OfferCache, chat: Chat | None = None) -> Reply:
+                         cache: OfferCache, chat: Chat | None = None,
+                         setup: Mapping[str, str] | None = None) -> Reply:
     """Parse, store and describe: what is watched and what matches now, or why not (HTML). `chat`: where the
-    request came from; only a group matters (the answer then offers to post the alerts there)."""
+    request came from; only a group matters (the answer then offers to post the alerts there). `setup`: each
+    provider's state here ("enabled", "disabled", "needs:…"), so a subscription to one nobody polls says so."""
     return await subscribe_request(session, user, parse_subscribe(text), lang=lang, estimator=estimator, cache=cache,
-                                   chat=chat)
+                                   chat=chat, setup=setup)
 
 
 def limits_problem(req: SubscribeRequest, lang: str) -> str | None:
@@ -99,7 +124,8 @@ def limits_problem(req: SubscribeRequest, lang: str) -> str | None:
 
 
 async def subscribe_request(session: AsyncSession, user: User, req: SubscribeRequest, *, lang: str,
-                            estimator: Estimator, cache: OfferCache, chat: Chat | None = None) -> Reply:
+                            estimator: Estimator, cache: OfferCache, chat: Chat | None = None,
+                            setup: Mapping[str, str] | None = None) -> Reply:
     problem = limits_problem(req, lang)
     if problem is not None:
         return Reply(problem)
@@ -112,6 +138,23 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
             return Reply(explain_failure(req, result, lang))
         est = result
     draft = draft_for(req, est, req.target, user.currency)
+    return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat, setup=setup)
+
+
+async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang: str, estimator: Estimator,
+                           cache: OfferCache, chat: Chat | None = None) -> Reply:
+    """The 🔔 button under an estimate: the subscription keeps that answer's workload, per-GPU need and GPU count
+    exactly, so the workload is estimated from the answer's own text (as the answer was), not from what is left of
+    it once the filters are taken out; the filters in it (a price cap, providers) still apply."""
+    req = parse_subscribe(text)
+    problem = limits_problem(req, lang)
+    if problem is not None:
+        return Reply(problem)
+    result = await estimator.get_resolved(text, user.id)
+    if isinstance(result, Failure):
+        return Reply(explain_failure(req, result, lang))
+    req.gpu_count = req.gpu_count if req.gpu_count == result.workload.gpus else None
+    draft = draft_for(req, result, text, user.currency)
     return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
 
 
@@ -119,8 +162,24 @@ def in_group(chat: Chat | None) -> bool:
     return chat is not None and chat.type != "private"
 
 
+def not_polled_note(providers: list[str] | None, setup: Mapping[str, str] | None, lang: str) -> str | None:
+    """When every provider a subscription names is one this bot does not poll: nothing would ever arrive, and
+    the answer says so (and why) instead of promising an alert."""
+    if not providers or setup is None:
+        return None
+    idle = [p for p in providers if setup.get(p, "enabled") != "enabled"]
+    if len(idle) < len(providers):
+        return None
+
+    def why(p: str) -> str:
+        return t(lang, "sub_provider_needs_key" if setup[p].startswith("needs:") else "sub_provider_off")
+
+    return t(lang, "sub_not_polled", providers=esc(", ".join(f"{provider_title(p)} ({why(p)})" for p in idle)))
+
+
 async def store_and_describe(session: AsyncSession, user: User, draft: SubscriptionDraft, *, lang: str,
-                             cache: OfferCache, chat: Chat | None = None) -> Reply:
+                             cache: OfferCache, chat: Chat | None = None,
+                             setup: Mapping[str, str] | None = None) -> Reply:
     try:
         added = await add_subscription(session, user, draft)  # alerts to the private chat until the user chooses
     except SubscriptionLimitError as e:
@@ -132,8 +191,14 @@ async def store_and_describe(session: AsyncSession, user: User, draft: Subscript
         head = t(lang, "sub_exists", what=what, filters=filters)
     else:
         head = t(lang, "sub_saved", what=what, filters=filters, n=added.total, limit=MAX_SUBSCRIPTIONS_PER_USER)
+    cap = cap_reading(sub, lang)
+    if cap:
+        head += "\n" + cap
     matches = matching_now(sub, cache, user.currency)
-    if not matches:
+    idle = not_polled_note(sub.providers, setup, lang)
+    if idle is not None:
+        lines = [head, "", idle]
+    elif not matches:
         lines = [head, "", t(lang, "sub_no_matches_now")]
     else:
         lines = [head, "", t(lang, "sub_matches_now")]

@@ -16,13 +16,14 @@ from bot.texts import t
 from core.engines import engine_notes
 from core.estimator import Breakdown
 from core.gpus import get_gpu
-from core.msg import msg
-from core.offers import HOURS_PER_MONTH
+from core.matching import LEVELS
+from core.msg import Msg, msg
+from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant
 from storage.user_tables import Subscription
-from texts.i18n import render
+from texts.i18n import number, render
 
 FITS_SHOWN = 6
 OFFERS_SHOWN = 5
@@ -49,9 +50,10 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
         if w.concurrency > 1:
             parts.append(f"×{w.concurrency}")
     else:
-        parts.append(f"bs {w.batch}")
-    if w.gpus > 1:
-        parts.append(f"{w.gpus} GPU")
+        parts.append(t(lang, "label_batch", n=str(w.batch)))
+    if w.gpus > 1:  # "8 GPUs · ZeRO-3": the count and how the work is split
+        parts.append(t(lang, "label_gpus", n=w.gpus))
+        parts.append(render(lang, msg(f"val_strategy_{w.strategy.value}")))
     return " · ".join(parts)
 
 
@@ -64,29 +66,31 @@ def vat_note(offers: Sequence[CachedOffer], lang: str) -> str | None:
 
 
 def offer_what(offer: CachedOffer, lang: str) -> str:
-    """'H100 SXM × 8', or 'A16, 12% of one card (vGPU slice)': a slice is never shown as a whole card."""
+    """'H100 SXM × 8', or '1/20 A100 80GB · 4 GB': a slice is never shown as a whole card."""
     gpu = esc(gpu_label(offer.gpu, offer.gpu_name))
     if offer.fraction is not None:
-        return t(lang, "offer_what_slice", gpu=gpu, share=max(1, round(offer.fraction * 100)))
+        return render(lang, slice_label(gpu, offer.gpu, offer.fraction, offer.memory_gb))
     return f"{gpu} × {offer.gpu_count}"
 
 
 def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float | None = None,
-               short: bool = False) -> str:
+               short: bool = False, tight: bool = False) -> str:
     """One offer: the whole configuration's price per hour and per month, spot marked, the job's cost if known,
     ⚡ when such offers are usually gone within the hour."""
     per_hour = offer.per_hour(currency)
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
     location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
-    extra = t(lang, "est_job_cost", cost=money(job_cost, currency)) if job_cost is not None else ""
+    extra = t(lang, "est_job_cost", cost=money(job_cost, currency, lang)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
+    if tight:  # as the fit table says it: the same configuration is marked wherever it is listed
+        extra += t(lang, "offer_tight")
     if short:
         extra += " " + t(lang, "avail_mark_short")
     return t(lang, "offer_line", provider=esc(provider_name(offer.provider)), what=offer_what(offer, lang),
-             location=location, per_hour=money(per_hour, currency),
-             per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency), extra=extra,
+             location=location, per_hour=money(per_hour, currency, lang),
+             per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency, lang), extra=extra,
              link=link)
 
 
@@ -94,14 +98,14 @@ def ranked_line(r: Ranked, lang: str, currency: str, short: frozenset[str] = fro
     """`short`: keys of the offers to mark short-lived."""
     offer = r.offer
     assert isinstance(offer, CachedOffer)
-    return offer_line(offer, lang, currency, job_cost=r.job_cost, short=offer.key in short)
+    return offer_line(offer, lang, currency, job_cost=r.job_cost, short=offer.key in short, tight=r.tight)
 
 
 def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
     """The offers in stock that run a workload, best first: what the configuration costs per hour, or the job when
     the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
     groups = offers.groups(currency, gpu_ids=list(est.workload.gpu_ids) or None, fits=est.fits)
-    return rank_groups(groups, currency, est.hours)
+    return rank_groups(groups, currency, est.hours, est.tight)
 
 
 def _breakdown(bd: Breakdown, lang: str) -> str:
@@ -110,23 +114,69 @@ def _breakdown(bd: Breakdown, lang: str) -> str:
     for name in BREAKDOWN:
         value = float(values[name])
         if value >= 0.05:
-            items.append(f"{t(lang, 'bd_' + name)} {gib(value)}")
+            items.append(f"{t(lang, 'bd_' + name)} {gib(value, lang)}")
     return ", ".join(items)
 
 
-def _count(n: float) -> str:
-    return f"{n:,.0f}".replace(",", " ") if n >= 100 else f"{n:.1f}"
+def _count(n: float, lang: str) -> str:
+    return number(n, 0 if n >= 100 else 1, lang)
+
+
+def remedy_label(code: str) -> Msg:
+    return msg(f"remedy_{code}")
+
+
+def remedy_lines(est: Estimate, lang: str) -> list[str]:
+    """"Try:" and up to three changes, each with its re-estimated per-GPU memory and where it then fits."""
+    found = est.remedies()
+    if not found:
+        return []
+    lines = [t(lang, "est_remedies_title")]
+    for r in found:
+        change = esc(render(lang, r.label))
+        if r.smallest_fit is not None:
+            lines.append(t(lang, "est_remedy_line", change=change, per_gpu=gib(r.per_gpu_gib, lang),
+                           gpu=esc(r.smallest_fit.gpu_name), count=r.smallest_fit.count))
+        else:
+            lines.append(t(lang, "est_remedy_line_nofit", change=change, per_gpu=gib(r.per_gpu_gib, lang)))
+    return lines
+
+
+def vram_lines(est: Estimate, lang: str) -> list[str]:
+    """The headline figure: per GPU, or, when the workload was estimated on one device that no card holds, the
+    total "in all" with the per-GPU figure of the first configuration that fits."""
+    mem = est.memory
+    if not est.answer.single_device_total:
+        return [t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib, lang),
+                  recommended=gib(mem.recommended_per_gpu_gib, lang))]
+    lines = [t(lang, "est_vram_total", total=gib(mem.per_gpu_gib, lang),
+               recommended=gib(mem.recommended_per_gpu_gib, lang))]
+    first = est.answer.first_fit
+    if first is not None:
+        lines.append(t(lang, "est_vram_first_fit", gpu=esc(first.gpu_name), count=first.count,
+                       per_gpu=gib(first.per_gpu_gib, lang)))
+    return lines
+
+
+def headline_gib(est: Estimate) -> tuple[float, bool]:
+    """(figure, per GPU?) for one-line titles: the per-GPU need, or the first fit's when the estimate is a total."""
+    first = est.answer.first_fit
+    if est.answer.single_device_total and first is not None:
+        return first.per_gpu_gib, True
+    return est.memory.per_gpu_gib, not est.answer.single_device_total
 
 
 def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
     mem = est.memory
-    lines = [t(lang, "est_header", workload=esc(workload_label(est, lang))),
-             t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib), recommended=gib(mem.recommended_per_gpu_gib))]
+    lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
+    if est.changes:
+        lines.append(t(lang, "est_changed", changes=esc(", ".join(render(lang, remedy_label(c)) for c in est.changes))))
+    lines += vram_lines(est, lang)
     breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
         lines.append(t(lang, "est_breakdown", items=breakdown))
     if mem.cpu_ram_gib:
-        lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib)))
+        lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib, lang)))
     if est.assumptions:
         lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
     w = est.answer.workload
@@ -139,14 +189,21 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     if fits:
         lines.append(t(lang, "est_fits_title"))
         for fit in fits[:FITS_SHOWN]:
-            line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib),
-                     usable=gib(fit.usable_gib), util=round(fit.utilization * 100))
+            line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib, lang),
+                     usable=gib(fit.usable_gib, lang), util=round(fit.utilization * 100))
             lines.append(line + (t(lang, "est_fit_tight") if fit.tight else ""))
         if len(fits) > FITS_SHOWN:
             lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
     else:
-        lines.append(t(lang, "est_no_fit"))
-        lines.extend(f"• {esc(render(lang, a.msg))}" for a in est.report.advice)
+        report = est.report
+        if report.gpu is not None:  # nothing of the card asked for; other cards may still fit (said below)
+            where = f"{esc(gpu_label(report.gpu, report.gpu))} × {max(1, est.workload.gpus)}"
+            lines.append(t(lang, "est_no_fit_named", where=where))
+        else:
+            lines.append(t(lang, "est_no_fit"))
+        covered = {"offload", "qlora", "more_nodes"} if est.remedies() else set()  # said as remedies, re-estimated
+        lines.extend(f"• {esc(render(lang, a.msg))}" for a in report.advice if a.code not in covered)
+    lines.extend(remedy_lines(est, lang))
     lines.append("")
     if ranked:
         lines.append(t(lang, "est_offers_title"))
@@ -169,14 +226,14 @@ def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: st
     if te is None or not te.per_config:
         return []
     best = cheapest_per_config(ranked)
-    lines = [t(lang, "est_time_title", tokens=f"{te.tokens:,}".replace(",", " "))]
+    lines = [t(lang, "est_time_title", tokens=te.tokens)]  # a number: Fluent picks the plural and the style
     for row in te.per_config:
         r = best.get((row.gpu, row.count))
         cost = ""
         if r is not None and r.price_per_hour is not None:
-            cost = t(lang, "est_time_cost", cost=money(r.price_per_hour * row.hours, currency))
+            cost = t(lang, "est_time_cost", cost=money(r.price_per_hour * row.hours, currency, lang))
         mark = "" if row.fits else t(lang, "est_not_fitting_mark")
-        lines.append(t(lang, "est_time_line", gpu=esc(row.gpu_name), count=row.count, hours=f"{row.hours:.1f}",
+        lines.append(t(lang, "est_time_line", gpu=esc(row.gpu_name), count=row.count, hours=number(row.hours, 1, lang),
                        cost=cost) + mark)
     return lines
 
@@ -189,17 +246,18 @@ def render_speed(est: Estimate, lang: str) -> list[str]:
     lines = [t(lang, "est_speed_title", concurrency=sp.concurrency, context=sp.context)]
     for row in sp.per_config:
         lines.append(t(lang, "est_speed_line", gpu=esc(row.gpu_name), count=row.count,
-                       prefill=_count(row.prefill_tokens_per_s), decode=_count(row.decode_tokens_per_s),
-                       aggregate=_count(row.aggregate_decode_tokens_per_s),
+                       prefill=_count(row.prefill_tokens_per_s, lang), decode=_count(row.decode_tokens_per_s, lang),
+                       aggregate=_count(row.aggregate_decode_tokens_per_s, lang),
                        mark="" if row.fits else t(lang, "est_not_fitting_mark")))
     return lines
 
 
 def render_filters(lang: str, *, max_price: float | None, price_currency: str, providers: list[str] | None,
-                   gpu_count: int | None, billing: str | None, region: str | None) -> str:
+                   gpu_count: int | None, billing: str | None, region: str | None, price_basis: str = "total") -> str:
     out = ""
     if max_price is not None:
-        out += t(lang, "f_price", price=money(max_price, price_currency))
+        key = "f_price" if price_basis == "total" else "f_price_gpu"
+        out += t(lang, key, price=money(max_price, price_currency, lang, exact=True))
     if providers:
         out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:
@@ -215,12 +273,25 @@ def subscription_what(sub: Subscription, lang: str) -> str:
     """'13B LoRA (needs 38.2 GiB per GPU)' or 'H100 SXM, A100 80GB'."""
     if sub.kind == "gpu":
         return esc(", ".join(gpu_label(g, g) for g in (sub.gpu_ids or [])) or sub.query_text)
-    needs = sub.min_gib_by_count or {}
-    one = needs.get("1")
-    need = t(lang, "sub_need_gib", gib=gib(float(one))) if one is not None else t(lang, "sub_need_none")
+    count = sub.gpu_count or 1
+    figure = sub.answer_gib if sub.answer_gib is not None else need_at(sub.min_gib_by_count or {}, count)
+    if figure is None or (sub.gpu_count is None and figure > max(LEVELS)):  # no single card holds it
+        need = t(lang, "sub_need_none")
+    elif count > 1:
+        need = t(lang, "sub_need_gib_on", gib=gib(float(figure), lang), count=count)
+    else:
+        need = t(lang, "sub_need_gib", gib=gib(float(figure), lang))
     return f"{esc(sub.query_text)} ({need})"
 
 
+def need_at(needs: dict[str, float], count: int) -> float | None:
+    """The stored per-GPU need that applies on `count` GPUs (the entry for the largest count <= it), as matching
+    reads it (core.matching.Watch.need_for)."""
+    counts = sorted(int(k) for k in needs if int(k) <= count)
+    return float(needs[str(counts[-1])]) if counts else None
+
+
 def subscription_filters(sub: Subscription, lang: str) -> str:
-    return render_filters(lang, max_price=sub.max_price, price_currency=sub.price_currency, providers=sub.providers,
+    return render_filters(lang, max_price=sub.max_price, price_currency=sub.price_currency,
+                          price_basis=sub.price_basis, providers=sub.providers,
                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)

@@ -100,7 +100,8 @@ def next_last_alert(event: OfferEvent, last: LastAlert | None, verdict: Verdict,
     return LastAlert(at=now, price=event.new_price, price_rub=event.new_price_rub, price_usd=event.new_price_usd)
 
 
-def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str) -> bool:
+def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str,
+               cap_basis: str = "gpu") -> bool:
     """True when this subscription already heard the last alert about this offer (a cooling event only): it existed
     then, and the last alerted price met its cap. Everything else about a match (GPU, count, provider, billing,
     location) is fixed by the offer's key, so the price is the only thing that could have differed."""
@@ -112,6 +113,8 @@ def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, ca
     price = last.price_rub if cap_currency == "RUB" else last.price_usd
     if price is None and event.currency.upper() == cap_currency:
         price = last.price
+    if price is not None and cap_basis == "total":  # the cap bounds the whole configuration's price per hour
+        price *= event.offer.gpu_count
     return price is not None and price <= cap
 
 
@@ -127,3 +130,5 @@ class Reason:
     need_gib: float | None
     usable_gib: float | None
     gpu_name: str | None
+    price_basis: str = "gpu"  # what max_price bounds: "total" (whole configuration per hour) or "gpu" (per GPU-hour)
+    tight: bool = False  # the workload fits this offer only without its safety margin

@@ -13,8 +13,9 @@ from pydantic import TypeAdapter
 
 from core.defaults import Assumption
 from core.estimator import MemoryEstimate
-from core.fit import FitReport, Requirement, fit_configs, requirement
+from core.fit import Fit, FitReport, Requirement, fit_configs, requirement
 from core.gpus import get_gpu
+from core.remedies import Remedy, remedies
 from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, smallest_group
 from core.timecost import (
     DEFAULT_EPOCHS,
@@ -36,7 +37,7 @@ _time_row: Callable[[dict[str, Any]], ConfigTime] = TypeAdapter(ConfigTime).vali
 class Answer:
     """Everything known about one workload. Build with `answer(w, assumptions)`; read-only afterwards."""
 
-    __slots__ = ("_fit_memo", "_speed", "_time", "assumptions", "memory", "named", "report", "requirement",
+    __slots__ = ("_fit_memo", "_remedies", "_speed", "_time", "assumptions", "memory", "named", "report", "requirement",
                  "workload")
 
     def __init__(self, w: Workload, assumptions: list[Assumption]) -> None:
@@ -51,6 +52,7 @@ class Answer:
         self._fit_memo: dict[tuple[str, int, float | None], bool] = {}
         self._time: dict[tuple[str, int], ConfigTime] = {}
         self._speed: dict[tuple[str, int], ConfigSpeed] = {}
+        self._remedies: list[Remedy] | None = None
 
     # --- memory -------------------------------------------------------------------------------------------------
     def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
@@ -69,6 +71,35 @@ class Answer:
                     hit = count == 1 and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction
             self._fit_memo[key] = hit
         return hit
+
+    def remedies(self) -> list[Remedy]:
+        """`core.remedies.remedies` of this workload, computed once (an answer is rendered many times)."""
+        if self._remedies is None:
+            self._remedies = remedies(self.workload)
+        return self._remedies
+
+    @property
+    def single_device_total(self) -> bool:
+        """Whether `memory` is the whole workload on one device that no single card holds: its figure is then a
+        total ("in all"), not a per-GPU need, and the per-GPU figure to give is the first fitting configuration's."""
+        w = self.workload
+        if w.gpus > 1 or w.gpus_stated:
+            return False
+        first = self.report.fits[0] if self.report.fits else None
+        return first is None or first.count > 1
+
+    @property
+    def first_fit(self) -> Fit | None:
+        return self.report.fits[0] if self.report.fits else None
+
+    def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """Whether `count` x `gpu` (or a slice) holds the workload only without the safety margin: the fit table's
+        "tight", said wherever that configuration is shown."""
+        if not self.fits(gpu, count, fraction):
+            return False
+        card = get_gpu(gpu)
+        usable = card.usable_gib * (fraction if fraction is not None else 1.0)
+        return usable < self.requirement.recommended_gib(count, eager=not card.bf16)
 
     def configs(self) -> list[tuple[str, int, bool]]:
         """(card, count, fits) of every fitting configuration in fit order, then the one asked for by name."""

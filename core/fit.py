@@ -144,6 +144,15 @@ class Requirement:
         """Usable memory each of `count` GPUs must have: peak + CUDA context (+ NCCL when several)."""
         return self._numbers(count, eager)[1]
 
+    def recommended_gib(self, count: int, *, eager: bool = False) -> float:
+        """Usable memory per GPU for a comfortable fit (the stated safety margin): below it a fit is tight."""
+        return self._numbers(count, eager)[2]
+
+    @property
+    def recommended_gib_by_count(self) -> dict[int, float]:
+        """`recommended_gib` at the counts of `min_gib_by_count`: a stored subscription marks tight fits with it."""
+        return {c: self.recommended_gib(c) if self.runnable(c) else float("inf") for c in DEFAULT_COUNTS}
+
     def runnable(self, count: int) -> bool:
         """Tensor parallelism must divide the attention heads (vLLM's rule); other strategies run on any count."""
         ok = self._runnable.get(count)

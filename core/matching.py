@@ -1,15 +1,16 @@
 """Which subscriptions a cycle's offer changes reach — without looping over every subscription for every offer.
 
 A subscription is matched in its `Watch` form: the GPUs it names, or the per-GPU memory its workload needs at each
-GPU count (`core.fit.requirement(...).min_gib_by_count`), plus filters (price cap per GPU-hour in RUB or USD,
-providers, GPU count, billing, region). An offer is matched in its `Target` form (provider, catalog GPU, count,
-billing, location, price per GPU-hour in RUB and USD).
+GPU count (`core.fit.requirement(...).min_gib_by_count`), plus filters (price cap in RUB or USD, per hour for the
+whole configuration or per GPU-hour as the user said it, providers, GPU count, billing, region). An offer is matched
+in its `Target` form (provider, catalog GPU, count, billing, location, price per GPU-hour in RUB and USD).
 
 `WatchIndex` files every watch under what it needs, so a lookup costs bisects, not a scan:
   provider (or "any") x billing (or "any") x the range of GPU counts the need applies to
     -> the GPU id it names, or the lowest catalog memory level that satisfies it (levels are the sorted distinct
        usable-GiB values of the catalog, so "fits an offer's GPU" is "level <= the offer's level")
-      -> price caps sorted ascending, so "cap >= the offer's price" is one bisect and a slice.
+      -> price caps sorted ascending per currency and basis (whole configuration per hour, or per GPU-hour), so
+         "cap >= the offer's price" is one bisect and a slice.
 Everything a lookup returns is a match (only the rare region filter and GPU-plus-memory watches are re-checked),
 so the cost follows the number of matches, not the number of subscriptions.
 
@@ -34,6 +35,10 @@ from core.offers import Offer, PricedOffer
 # The events a subscriber hears about; sold-out and price-rise news never alerts.
 ALERT_KINDS = frozenset({EventKind.APPEARED, EventKind.BACK_IN_STOCK, EventKind.PRICE_DROP})
 CURRENCIES = ("RUB", "USD")
+# What a price cap bounds: what the user pays per hour for the whole configuration ("до 80 ₽/ч", "under $3/h"), or
+# the price per GPU-hour when they said so ("$2/GPU-h", "за карту"). Subscriptions from before the basis was stored
+# keep "gpu", the meaning they were stored with (migration 0012).
+PRICE_BASES = ("total", "gpu")
 
 # Memory levels: every distinct usable-GiB value in the catalog, ascending. An offer's GPU sits exactly on one.
 LEVELS: tuple[float, ...] = tuple(sorted({g.usable_gib for g in GPUS}))
@@ -69,9 +74,23 @@ class Target:
     location: str
     price_rub: float | None  # per GPU-hour; None when no rate converts it
     price_usd: float | None
+    # A slice of one card (vGPU / MIG): it gives that share of the card's memory, and it is not the card, so a
+    # watch naming the card does not match it (a workload that fits the share does).
+    fraction: float | None = None
+
+    @property
+    def usable(self) -> float | None:
+        """Usable GiB per GPU this offer gives: the card's, or its share of it for a slice."""
+        have = usable_gib(self.gpu)
+        return have if have is None or self.fraction is None else have * self.fraction
 
     def price_in(self, currency: str) -> float | None:
         return self.price_rub if currency == "RUB" else self.price_usd
+
+    def price_for(self, currency: str, basis: str) -> float | None:
+        """The price a cap of this basis is compared with: per GPU-hour, or for the whole configuration per hour."""
+        price = self.price_in(currency)
+        return price if price is None or basis == "gpu" else price * self.gpu_count
 
     @classmethod
     def from_offer(cls, offer: Offer, price_rub: float | None, price_usd: float | None) -> Target:
@@ -82,7 +101,7 @@ class Target:
         if price_usd is None and offer.currency.upper() == "USD":
             price_usd = own
         return cls(offer.key, offer.provider, offer.gpu, offer.gpu_count, offer.billing.value, offer.location,
-                   price_rub, price_usd)
+                   price_rub, price_usd, offer.fraction)
 
     @classmethod
     def from_event(cls, event: OfferEvent) -> Target:
@@ -102,8 +121,9 @@ class Watch:
     # Per-GPU memory a workload needs (GiB) by GPU count; an offer with n GPUs uses the entry for the largest count
     # <= n (more GPUs never need more per GPU, so this errs towards silence, never towards a false alert).
     min_gib_by_count: Mapping[int, float] | None = None
-    max_price: float | None = None  # per GPU-hour, in `currency`
+    max_price: float | None = None  # in `currency`, per `price_basis`
     currency: str = "RUB"
+    price_basis: str = "gpu"  # "total": whole configuration per hour; "gpu": per GPU-hour (PRICE_BASES)
     providers: frozenset[str] | None = None
     gpu_count: int | None = None
     billing: str | None = None
@@ -113,6 +133,8 @@ class Watch:
     def __post_init__(self) -> None:
         if self.currency not in CURRENCIES:
             raise ValueError(f"price cap currency must be one of {CURRENCIES}, not {self.currency!r}")
+        if self.price_basis not in PRICE_BASES:
+            raise ValueError(f"price cap basis must be one of {PRICE_BASES}, not {self.price_basis!r}")
         if self.min_gib_by_count is not None:
             object.__setattr__(self, "_counts", tuple(sorted(self.min_gib_by_count)))
 
@@ -135,14 +157,14 @@ class Watch:
             return False
         if self.region is not None and not region_matches(self.region, t.location):
             return False
-        if self.gpu_ids is not None and t.gpu not in self.gpu_ids:
+        if self.gpu_ids is not None and (t.gpu not in self.gpu_ids or t.fraction is not None):
             return False
         if self.min_gib_by_count is not None:
-            need, have = self.need_for(t.gpu_count), usable_gib(t.gpu)
+            need, have = self.need_for(t.gpu_count), t.usable
             if need is None or have is None or have < need:
                 return False
         if self.max_price is not None:
-            price = t.price_in(self.currency)
+            price = t.price_for(self.currency, self.price_basis)
             if price is None or price > self.max_price:
                 return False
         return True
@@ -180,41 +202,46 @@ class Matches:
         return out
 
 
+_CapKey = tuple[str, str]  # (currency, basis)
+_CAP_KEYS: tuple[_CapKey, ...] = tuple((c, b) for c in CURRENCIES for b in PRICE_BASES)
+
+
 class _CapList:
-    """Watch ids by price cap: ascending caps per currency (bisect) plus the uncapped ones."""
+    """Watch ids by price cap: ascending caps per currency and basis (bisect) plus the uncapped ones."""
 
     __slots__ = ("caps", "ids", "uncapped")
 
     def __init__(self) -> None:
-        self.caps: dict[str, list[float] | array[float]] = {c: [] for c in CURRENCIES}
-        self.ids: dict[str, list[int]] = {c: [] for c in CURRENCIES}
+        self.caps: dict[_CapKey, list[float] | array[float]] = {k: [] for k in _CAP_KEYS}
+        self.ids: dict[_CapKey, list[int]] = {k: [] for k in _CAP_KEYS}
         self.uncapped: list[int] = []
 
     def add(self, w: Watch) -> None:
         if w.max_price is None:
             self.uncapped.append(w.id)
         else:
-            self.caps[w.currency].append(w.max_price)
-            self.ids[w.currency].append(w.id)
+            key = (w.currency, w.price_basis)
+            self.caps[key].append(w.max_price)
+            self.ids[key].append(w.id)
 
     def freeze(self) -> None:
-        for cur in CURRENCIES:
-            pairs = sorted(zip(self.caps[cur], self.ids[cur], strict=True))
+        for key in _CAP_KEYS:
+            pairs = sorted(zip(self.caps[key], self.ids[key], strict=True))
             # A packed array keeps the bisect's probes in a few cache lines instead of chasing float objects.
-            self.caps[cur] = array("d", [p[0] for p in pairs])
-            self.ids[cur] = [p[1] for p in pairs]
+            self.caps[key] = array("d", [p[0] for p in pairs])
+            self.ids[key] = [p[1] for p in pairs]
 
     def collect(self, t: Target, out: list[_Segment]) -> None:
         if self.uncapped:
             out.append((self.uncapped, 0))
-        for cur in CURRENCIES:
-            ids = self.ids[cur]
+        for key in _CAP_KEYS:
+            ids = self.ids[key]
             if not ids:
                 continue
-            price = t.price_in(cur)
+            price = t.price_for(*key)
             if price is None:
                 continue
-            start = bisect_left(self.caps[cur], price)
+            start = bisect_left(self.caps[key], price)
             if start < len(ids):
                 out.append((ids, start))
 
@@ -235,18 +262,24 @@ class _Bucket:
         if self.any_gpu is not None:
             yield self.any_gpu
 
-    def collect(self, t: Target, out: list[_Segment]) -> None:
+    def collect(self, t: Target, out: list[_Segment], lenient: bool = False) -> None:
+        """`lenient`: also the level just above the offer's memory (a superset, for the caller to re-check): a
+        slice's share of a card sits between the catalog's levels, and that level's needs may be under it."""
         if t.gpu is None:
             return  # a card the catalog cannot name reaches nobody, not even "any GPU" watchers, until it is mapped
         if self.any_gpu is not None:
             self.any_gpu.collect(t, out)
-        named = self.by_gpu.get(t.gpu)
+        named = self.by_gpu.get(t.gpu) if t.fraction is None else None  # a slice is not the card it is cut from
         if named is not None:
             named.collect(t, out)
         have = _USABLE.get(t.gpu)
         if have is None:
             return
+        if t.fraction is not None:
+            have *= t.fraction
         top = bisect_right(LEVELS, have)  # levels 0..top-1 need no more than the card gives
+        if lenient:
+            top += 1
         for caps in self.by_level[:top]:
             if caps is not None:
                 caps.collect(t, out)
@@ -342,7 +375,7 @@ class WatchIndex:
         return found
 
     def _collect(self, buckets: dict[_BucketKey, _Bucket], t: Target, ranges: list[tuple[int, float]],
-                 out: list[_Segment]) -> None:
+                 out: list[_Segment], lenient: bool = False) -> None:
         if not buckets:
             return
         for provider in (t.provider, None):
@@ -350,11 +383,16 @@ class WatchIndex:
                 for lo, hi in ranges:
                     bucket = buckets.get((provider, billing, lo, hi))
                     if bucket is not None:
-                        bucket.collect(t, out)
+                        bucket.collect(t, out, lenient)
 
     def find(self, t: Target) -> Matches:
         """The watches this offer reaches, as runs of the index (no per-subscription work for the exact ones)."""
         ranges = self._ranges_containing(t.gpu_count)
+        if t.fraction is not None:  # a slice (rare): a superset from every bucket, each id re-checked
+            candidates: list[_Segment] = []
+            for buckets in (self._exact, self._recheck):
+                self._collect(buckets, t, ranges, candidates, lenient=True)
+            return Matches([], [i for i in Matches(candidates, []) if self._watches[i].matches(t)])
         segments: list[_Segment] = []
         self._collect(self._exact, t, ranges, segments)
         extra: list[int] = []
@@ -412,6 +450,7 @@ def watch_from_row(
     min_gib_by_count: Mapping[Any, float] | None,
     max_price: float | None,
     price_currency: str | None,
+    price_basis: str | None,
     providers: list[str] | None,
     gpu_count: int | None,
     billing: str | None,
@@ -428,6 +467,7 @@ def watch_from_row(
         min_gib_by_count=needs,
         max_price=max_price,
         currency=currency,
+        price_basis=price_basis or "gpu",
         providers=frozenset(p.lower() for p in providers) if providers else None,
         gpu_count=gpu_count,
         billing=billing or None,
@@ -435,11 +475,23 @@ def watch_from_row(
     )
 
 
+def tight_at(rec_gib_by_count: Mapping[Any, float] | None, count: int, usable: float | None) -> bool:
+    """Whether a fitting offer gives less per GPU than the workload's comfortable figure at its count (the entry for
+    the largest count <= it, as `Watch.need_for` reads needs): the fit table's "tight"."""
+    if not rec_gib_by_count or usable is None:
+        return False
+    counts = sorted(int(k) for k in rec_gib_by_count if int(k) <= count)
+    if not counts:
+        return False
+    rec = rec_gib_by_count.get(str(counts[-1]), rec_gib_by_count.get(counts[-1]))
+    return rec is not None and usable < float(rec)
+
+
 def fit_reason_data(w: Watch, t: Target) -> dict[str, Any]:
     """What the alert needs to say why this offer fits: the need at the offer's count and what the card gives."""
     gpu = get_gpu(t.gpu) if t.gpu and t.gpu in _USABLE else None
     return {
         "need_gib": w.need_for(t.gpu_count),
-        "usable_gib": gpu.usable_gib if gpu else None,
+        "usable_gib": t.usable if gpu else None,
         "gpu_name": gpu.name if gpu else None,
     }

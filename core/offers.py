@@ -16,6 +16,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.msg import Msg, msg
 from core.providers import vat_terms
 
 HOURS_PER_MONTH = 730
@@ -125,6 +126,49 @@ def gpu_fraction(gpu_id: str | None, gpu_count: int, gpu_memory_gb: float | None
         return None
     share = gpu_memory_gb / card.memory_gb
     return round(share, 4) if share < SLICE_BELOW else None
+
+
+# The share of a card is said as a simple fraction when it is one (1/20, 1/8, 3/8: how vGPU profiles are sold),
+# within this relative error of the exact share; else as a percentage.
+_SHARE_TOLERANCE = 0.03
+_SHARE_DENOMINATORS = range(2, 65)
+
+
+def share_ratio(fraction: float) -> tuple[int, int] | None:
+    """(k, n) with k/n the card share `fraction` is, smallest n first ((1, 20) for 0.05), or None."""
+    for n in _SHARE_DENOMINATORS:
+        k = round(fraction * n)
+        if 0 < k < n and abs(k / n - fraction) <= fraction * _SHARE_TOLERANCE:
+            return k, n
+    return None
+
+
+def slice_memory_gb(gpu_id: str | None, fraction: float, memory_gb: float | None = None) -> float | None:
+    """The memory a slice gives: as the provider listed it, else its share of the catalog card's."""
+    if memory_gb is not None:
+        return memory_gb
+    if gpu_id is None:
+        return None
+    from core.gpus import get_gpu
+
+    try:
+        return get_gpu(gpu_id).memory_gb * fraction
+    except KeyError:
+        return None
+
+
+def slice_label(gpu_name: str, gpu_id: str | None, fraction: float, memory_gb: float | None = None) -> Msg:
+    """'1/20 A100 · 4 GB': a slice is always said as a share of the card with the memory it gives, never as a
+    card (`core.msg.Msg`, rendered in the user's language)."""
+    ratio = share_ratio(fraction)
+    share = msg("slice_ratio", k=ratio[0], n=ratio[1]) if ratio else msg("slice_percent",
+                                                                        p=max(1, round(fraction * 100)))
+    mem = slice_memory_gb(gpu_id, fraction, memory_gb)
+    if mem is None:
+        return msg("slice_label_nomem", share=share, gpu=gpu_name)
+    # A whole number of GB as an int (no ".0"); a part of one as a float the catalog prints in the language's style.
+    return msg("slice_label", share=share, gpu=gpu_name, mem=round(mem) if mem >= 10 or mem == round(mem) else
+               round(mem, 1))
 
 
 class Rates(BaseModel):

@@ -356,7 +356,7 @@ def _model_vocabulary() -> tuple[str, str]:
 
 
 _FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
-_MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?b(?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
+_MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?[bб](?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
 _MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
 _MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
 _MJOINED = r"(?:[\-_.][a-z0-9]+)*"
@@ -373,10 +373,18 @@ _MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:r1[\-_]distill|command[\s_\-]*(?:r\+?|a)(?![
 _HUB_RX = r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*"
 
 
+def _latin_family(text: str) -> str:
+    """'квен 32б' -> 'qwen 32b', 'дипсик' -> 'deepseek': a Russian spelling of a family and a Cyrillic size
+    letter read as the catalog's Latin ones."""
+    text = re.sub(r"([0-9])\s?б(?![а-яё\w])", r"\1b", text)
+    family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
+    return text if family is None else family + " " + re.sub(r"^[а-яё]+", "", text).strip()
+
+
 def _unknown_model(name: str) -> Bad:
     from core.models import did_you_mean
 
-    close = did_you_mean(name)
+    close = did_you_mean(_latin_family(name))
     return Bad(msg("parse_model_unknown_close", close=", ".join(close)) if close else msg("parse_model_unknown"))
 
 
@@ -407,9 +415,9 @@ def _with_name_quant(name: str, out: dict[str, Any]) -> dict[str, Any]:
 def _named(text: str, loose: bool = True) -> Any:
     arch = _model_named_as(text, loose)
     if arch is None:
-        family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
-        if family is not None:
-            arch = _model_named_as(family + " " + re.sub(r"^[а-яё]+", "", text), loose)  # "квен3" -> "qwen 3"
+        latin = _latin_family(text)  # "квен3" -> "qwen 3", "ллама 70б" -> "llama 70b"
+        if latin != text:
+            arch = _model_named_as(latin, loose)
     return arch
 
 
@@ -660,12 +668,15 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
              r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+", _noop),
-    ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*", _const(method=Method.QLORA)),
+    ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*|кь?ю[\s_\-]?лор[аоуеыи]\w*",
+     _const(method=Method.QLORA)),
     ("lora", r"(?:lora|лор[аоуеыи]\w*)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|"
              r"дообучени\w*|tuning|training))?", _const(method=Method.LORA)),
     ("full", r"full(?:[\s_\-]*param(?:eter)?s?)?(?:[\s_\-]*(?:fine[\s_\-]*tun\w*|finetun\w*|ft|sft|training|train|"
              r"tun\w*))?|fft|полн\w*(?:\s+(?:дообучени\w*|дообучить|дообучать|обучени\w*|обучить|"
-             r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?", _const(method=Method.FULL)),
+             r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?|"
+             r"фулл?(?:[\s_\-]*(?:файн[\s_\-]?тюн\w*|тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|ft|дообучени\w*))",
+     _const(method=Method.FULL)),
     ("freeze", r"freeze(?:[\s_\-]*(?:tun\w*|training|fine[\s_\-]*tun\w*))?|frozen[\s_\-]*layers|заморозк\w*|"
                r"замораживан\w*", _const(method=Method.FREEZE)),
     ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|host(?:ing)?|generation|generate|vllm|tgi|sglang|"
@@ -674,7 +685,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     # "run" / "запустить" / "поднять" mean serving unless a training method is named too ("run a LoRA")
     ("run", r"run(?:ning)?|запуст\w*|запуска\w*|подн(?:ять|им\w*)|покрутить", _const(_run=True)),
     ("training", r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
-                 r"тюнинг\w*|дотрен\w*", _const(_training=True)),
+                 r"тюнинг\w*|дотрен\w*|(?:за)?(?:файн[\s_\-]?)?тюн(?:ить|им|ю|ишь|ят|ил\w*|инг\w*)",
+     _const(_training=True)),
 ]
 
 def _first_chars(pattern: str) -> frozenset[str] | None:

@@ -4,7 +4,8 @@ An offer's price is for the whole configuration it rents (`count` cards, or a sl
 compared by that price per hour, and, when the dataset is known, by the job's cost there (hours on that
 configuration x its price): eight H100s at 896 ₽/h never come before one A100 at 119 ₽/h because they are
 cheaper per GPU-hour. On-demand offers come before spot / interruptible ones (a job that can be killed is not the
-same purchase); spot offers carry `spot=True` for the front ends to label.
+same purchase); spot offers carry `spot=True` for the front ends to label. Within each, whole cards come before
+slices of one (a 4 GB share of an A100 is not the cheapest A100: it is another, smaller purchase).
 """
 
 from __future__ import annotations
@@ -41,16 +42,25 @@ class Ranked(NamedTuple):
     hours: float | None  # the job on this configuration, when the dataset is known
     job_cost: float | None  # hours x price_per_hour
     spot: bool
+    tight: bool = False  # the workload fits this configuration only without the safety margin (front ends mark it)
 
 
 # (card, count) -> hours of the job there, or None when unknown (no dataset, or a slice).
 HoursOf = Callable[[str, int], float | None]
+# (card, count, slice fraction) -> whether the workload fits there only without its safety margin.
+TightOf = Callable[[str, int, float | None], bool]
+
+
+def _tight(tight_of: TightOf | None, o: RankableOffer) -> bool:
+    return tight_of is not None and o.gpu is not None and tight_of(o.gpu, o.gpu_count, o.fraction)
 
 
 _MISSING = object()
+_Key = tuple[bool, bool, int, float, float, str]  # (spot, slice, known cost first, cost or price, price, key)
 
 
-def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[Ranked]:
+def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None,
+         tight_of: TightOf | None = None) -> list[Ranked]:
     """Offers ranked for a workload: on-demand before spot; within each, the job's cost where it is known (before
     offers whose time is unknown), else the configuration's price per hour; offers without a price last.
 
@@ -58,12 +68,14 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
     each (card, count) are asked once."""
     memo: dict[tuple[str, int], float | None] = {}
     inf = float("inf")
-    keyed: list[tuple[bool, int, float, float, str, int, RankableOffer, float | None, float | None, float | None]] = []
+    keyed: list[tuple[bool, bool, int, float, float, str, int, RankableOffer, float | None, float | None,
+                      float | None]] = []
     append = keyed.append
     for i, o in enumerate(offers):
         price = o.per_hour(currency)
         p = inf if price is None else price
         spot = o.billing == SPOT
+        part = o.fraction is not None
         if hours_of is not None and price is not None and o.fraction is None and o.gpu is not None:
             pair = (o.gpu, o.gpu_count)
             hours = memo.get(pair, _MISSING)
@@ -71,11 +83,12 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
                 hours = memo[pair] = hours_of(o.gpu, o.gpu_count)
             if hours is not None:
                 cost = hours * price  # type: ignore[operator]
-                append((spot, 0, cost, p, o.key, i, o, price, hours, cost))  # type: ignore[arg-type]
+                append((spot, part, 0, cost, p, o.key, i, o, price, hours, cost))  # type: ignore[arg-type]
                 continue
-        append((spot, 1, p, p, o.key, i, o, price, None, None))
-    keyed.sort()  # (spot, known cost first, cost or price, price, key, position): never reaches the offer itself
-    return [Ranked(k[6], k[7], k[8], k[9], k[0]) for k in keyed]
+        append((spot, part, 1, p, p, o.key, i, o, price, None, None))
+    # (spot, slice, known cost first, cost or price, price, key, position): never reaches the offer itself
+    keyed.sort()
+    return [Ranked(k[7], k[8], k[9], k[10], k[0], _tight(tight_of, k[7])) for k in keyed]
 
 
 class RankedGroups(Sequence[Ranked]):
@@ -83,14 +96,16 @@ class RankedGroups(Sequence[Ranked]):
     by price: a lazy k-way merge. Within a group the job's hours are the same, so cost follows price and the group
     stays in order; only as many offers as a page needs are ever ranked, and the length is the groups' sizes."""
 
-    def __init__(self, groups: Iterable[Sequence[RankableOffer]], currency: str, hours_of: HoursOf | None) -> None:
+    def __init__(self, groups: Iterable[Sequence[RankableOffer]], currency: str, hours_of: HoursOf | None,
+                 tight_of: TightOf | None = None) -> None:
+        self._tight_of = tight_of
         self._groups = [g for g in groups if g]
         self._currency = currency
         self._hours: dict[tuple[str, int], float | None] = {}
         self._hours_of = hours_of
         self._len = sum(len(g) for g in self._groups)
         self._done: list[Ranked] = []
-        self._merged: Iterator[tuple[tuple[bool, int, float, float, str], Ranked]] = heapq.merge(
+        self._merged: Iterator[tuple[_Key, Ranked]] = heapq.merge(
             *(self._keyed(g) for g in self._groups), key=lambda kr: kr[0])
 
     def _hours_for(self, o: RankableOffer) -> float | None:
@@ -101,7 +116,7 @@ class RankedGroups(Sequence[Ranked]):
             self._hours[pair] = self._hours_of(o.gpu, o.gpu_count)
         return self._hours[pair]
 
-    def _keyed(self, group: Sequence[RankableOffer]) -> Iterator[tuple[tuple[bool, int, float, float, str], Ranked]]:
+    def _keyed(self, group: Sequence[RankableOffer]) -> Iterator[tuple[_Key, Ranked]]:
         for o in group:
             r = self.ranked(o)
             yield _key(r), r
@@ -110,7 +125,7 @@ class RankedGroups(Sequence[Ranked]):
         price = o.per_hour(self._currency)
         hours = self._hours_for(o) if price is not None else None
         cost = hours * price if hours is not None and price is not None else None
-        return Ranked(o, price, hours, cost, o.billing == SPOT)
+        return Ranked(o, price, hours, cost, o.billing == SPOT, _tight(self._tight_of, o))
 
     def _fill(self, upto: int) -> None:
         while len(self._done) < upto:
@@ -153,17 +168,18 @@ class RankedGroups(Sequence[Ranked]):
         return best
 
 
-def _key(r: Ranked) -> tuple[bool, int, float, float, str]:
+def _key(r: Ranked) -> _Key:
     price = r.price_per_hour if r.price_per_hour is not None else float("inf")
+    part = r.offer.fraction is not None
     if r.job_cost is not None:
-        return r.spot, 0, r.job_cost, price, r.offer.key
-    return r.spot, 1, price, price, r.offer.key
+        return r.spot, part, 0, r.job_cost, price, r.offer.key
+    return r.spot, part, 1, price, price, r.offer.key
 
 
 def rank_groups(groups: Iterable[Sequence[RankableOffer]], currency: str,
-                hours_of: HoursOf | None = None) -> RankedGroups:
+                hours_of: HoursOf | None = None, tight_of: TightOf | None = None) -> RankedGroups:
     """`rank` for offers grouped by (card, count, slice, spot), each group by price in `currency` (lazy)."""
-    return RankedGroups(groups, currency, hours_of)
+    return RankedGroups(groups, currency, hours_of, tight_of)
 
 
 def ranked_offers(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = None) -> list[OfferT]:

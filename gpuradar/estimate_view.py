@@ -7,16 +7,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.names import ctx_label
+from bot.names import ctx_label, method_name
 from core.answer import Answer, answer
 from core.engines import engine_notes, profile
 from core.gpus import get_gpu
 from core.models import Arch
 from core.msg import msg
 from core.offers import Offer
+from core.providers import provider_title
 from core.ranking import Ranked, cheapest_per_config, rank
 from core.workload import Workload
-from texts.i18n import render, t
+from texts.i18n import number, render, t
 
 MAX_FITS_SHOWN = 15
 
@@ -144,6 +145,9 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
         "memory": {"per_gpu_gib": _r(m.per_gpu_gib), "recommended_per_gpu_gib": _r(m.recommended_per_gpu_gib),
                    "safety_margin": m.safety_margin, "runtime_gib": _r(m.runtime_gib),
                    "cpu_ram_gib": _r(m.cpu_ram_gib), "gpus": m.gpus, "strategy": m.strategy.value,
+                   # per_gpu_gib is the whole workload on one device that no card holds: a total, not a need
+                   "total_on_one_device": a.single_device_total,
+                   "first_fit_per_gpu_gib": _r(a.first_fit.per_gpu_gib) if a.first_fit is not None else None,
                    "breakdown_gib": {"weights": _r(b.weights), "trainable_states": _r(b.trainable_states),
                                      "activations": _r(b.activations), "logits": _r(b.logits),
                                      "kv_cache": _r(b.kv_cache), "overhead": _r(b.overhead)}},
@@ -151,6 +155,11 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
                   "usable_gib": f.usable_gib, "utilization": _r(f.utilization, 3), "strategy": f.strategy.value,
                   "tight": f.tight} for f in a.report.fits],
         "advice": [{"code": x.code, "text": render(lang, x.msg)} for x in a.report.advice],
+        # each a real re-estimate of the workload with that one change (core.remedies)
+        "remedies": [{"change": r.code, "text": render(lang, r.label), "cli": r.cli, "per_gpu_gib": _r(r.per_gpu_gib),
+                      "smallest_fit": None if r.smallest_fit is None else {
+                          "gpu": r.smallest_fit.gpu_name, "gpu_id": r.smallest_fit.gpu,
+                          "count": r.smallest_fit.count}} for r in a.remedies()],
         "time": time,
         "speed": speed,
     }
@@ -173,31 +182,67 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     return out
 
 
+def params_text(billions: float, lang: str) -> str:
+    """'70B', '1.03T' (never '1.03e+03B'), in the language's number style."""
+    if billions >= 1000:
+        return number(billions / 1000, 2, lang) + "T"
+    return (number(billions, 0, lang) if billions >= 10 else number(billions, 1, lang).rstrip("0").rstrip(".,")) + "B"
+
+
 def _describe(w: Workload, lang: str = "en") -> str:
+    """The workload as understood, in the language's own words: 'Kimi-K2 (MoE 1.03T / 32B active) · inference …'."""
     name = w.arch.name
     if w.arch.experts > 1:  # a MoE model: memory follows the total, speed the active parameters
-        name += f" (MoE {w.params_b:.3g}B / {w.active_params_b:.3g}B active)"
-    parts = [name, w.method.value]
+        name += " " + _t("moe", lang, total=params_text(w.params_b, lang), active=params_text(w.active_params_b, lang))
+    parts = [name, method_name(lang, w.method.value)]
     if w.quant.value != "none":
         parts.append(w.quant.value)
     if w.is_training:
-        parts.append(f"seq {w.seq_len} x batch {w.batch}")
+        parts.append(f"{ctx_label(w, lang)} · {t(lang, 'label_batch', n=str(w.batch))}")
         if w.lora_rank:
             parts.append(f"LoRA r{w.lora_rank} {w.lora_targets}")
         parts.append(f"{w.precision.value}, {w.optimizer.value if w.optimizer else '-'}")
-        parts.append("grad-ckpt" if w.grad_ckpt else "no grad-ckpt")
+        parts.append(_t("grad_ckpt_on" if w.grad_ckpt else "grad_ckpt_off", lang))
     else:
-        parts.append(f"{ctx_label(w, lang)} x {w.concurrency}, KV {w.kv_dtype}")
+        parts.append(f"{ctx_label(w, lang)} × {w.concurrency}, KV {w.kv_dtype}")
     if w.gpus > 1:
-        parts.append(f"{w.gpus} GPU {w.strategy.value}")
+        parts.append(f"{w.gpus} GPU · {render(lang, msg(f'val_strategy_{w.strategy.value}'))}")
     if w.offload.value != "none":
-        parts.append(f"offload {w.offload.value}")
+        parts.append(_t("offload", lang, what=render(lang, msg(f"val_offload_{w.offload.value}"))))
     if w.gpu:
         parts.append(" / ".join(get_gpu(g).name for g in w.gpu_ids))
     return " · ".join(parts)
 
 
-def render_text(a: EstimateAnswer, lang: str) -> str:
+OFFERS_SHOWN = 5
+
+
+def _offer_lines(a: EstimateAnswer, offers: Sequence[OfferRow], lang: str) -> list[str]:
+    """The cheapest fitting offers in stock, as the bot lists them: the whole configuration per hour, on-demand
+    first, slices labelled and after whole cards, tight fits marked."""
+    from gpuradar.commands.offers import gpu_label
+    from storage.subscriptions import DEFAULT_CURRENCY  # the bot's default currency for the language
+
+    currency = DEFAULT_CURRENCY.get(lang, "USD")
+    fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
+    ranked = rank(fitting, currency, tight_of=a.tight)[:OFFERS_SHOWN]
+    if not ranked:
+        return []
+    lines = ["", f"{_t('offers_title', lang)}:"]
+    for r in ranked:
+        o = r.offer
+        assert isinstance(o, OfferRow)
+        what = gpu_label(o.offer, lang) if o.fraction is not None else f"{gpu_label(o.offer, lang)} × {o.gpu_count}"
+        price = "—" if r.price_per_hour is None else number(r.price_per_hour, 0 if r.price_per_hour >= 100 else 2,
+                                                             lang)
+        marks = (f" ({_t('spot', lang)})" if r.spot else "") + (f" ({_t('tight', lang)})" if r.tight else "")
+        lines.append("  " + _t("offer_line", lang, provider=provider_title(o.offer.provider), what=what,
+                                 price=price, currency=currency) + marks)
+    return lines
+
+
+def render_text(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> str:
+    """The human answer; `offers` (the store's, in stock) add the cheapest fitting ones, as the bot shows them."""
     m, b = a.memory, a.memory.breakdown
     gib = _t("gib", lang)
     lines = [f"{_t('workload', lang)}: {_describe(a.workload, lang)}"]
@@ -209,24 +254,30 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines.append(f"{render(lang, msg('engine_changes', engine=a.workload.engine.value))}:")
         lines += [f"  - {render(lang, n)}" for n in notes]
     lines.append("")
-    where = f" ({_t('on', lang)} {m.gpus} GPU, {m.strategy.value})" if m.gpus > 1 else ""
-    lines.append(f"{_t('memory', lang)}{where}:")
-    rows = [[_t(k, lang), f"{getattr(b, k):.2f} {gib}"]
+    strategy = render(lang, msg(f"val_strategy_{m.strategy.value}"))
+    where = f" ({_t('on', lang)} {m.gpus} GPU, {strategy})" if m.gpus > 1 else ""
+    lines.append(f"{_t('memory_total' if a.single_device_total else 'memory', lang)}{where}:")
+    rows = [[_t(k, lang), f"{number(getattr(b, k), 2, lang)} {gib}"]
             for k in ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
             if getattr(b, k) > 0.005]
-    rows.append([_t("peak", lang), f"{m.per_gpu_gib:.2f} {gib}"])
-    rows.append([_t("recommended", lang, m=f"{m.safety_margin:.0%}"), f"{m.recommended_per_gpu_gib:.2f} {gib}"])
-    rows.append([_t("runtime", lang), f"{m.runtime_gib:.2f} {gib}"])
+    rows.append([_t("peak", lang), f"{number(m.per_gpu_gib, 2, lang)} {gib}"])
+    rows.append([_t("recommended", lang, m=f"{m.safety_margin:.0%}"),
+                 f"{number(m.recommended_per_gpu_gib, 2, lang)} {gib}"])
+    rows.append([_t("runtime", lang), f"{number(m.runtime_gib, 2, lang)} {gib}"])
     if m.cpu_ram_gib > 0:
-        rows.append([_t("cpu", lang), f"{m.cpu_ram_gib:.0f} {gib}"])
+        rows.append([_t("cpu", lang), f"{number(m.cpu_ram_gib, 0, lang)} {gib}"])
     width = max(len(r[0]) for r in rows)
     lines += [f"  {r[0].ljust(width)}  {r[1].rjust(12)}" for r in rows]
+    first = a.first_fit
+    if a.single_device_total and first is not None:
+        lines.append("  " + _t("first_fit", lang, gpu=first.gpu_name, count=first.count,
+                                per_gpu=f"{number(first.per_gpu_gib, 2, lang)} {gib}"))
     lines.append("")
     fits = a.report.fits
     if fits:
         lines.append(f"{_t('fits', lang)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("need", lang), _t("usable", lang), _t("load", lang)]
-        body = [[f.gpu_name, str(f.count), f"{f.need_gib:.1f}", f"{f.usable_gib:.1f}",
+        body = [[f.gpu_name, str(f.count), f"{number(f.need_gib, 1, lang)}", f"{number(f.usable_gib, 1, lang)}",
                  f"{f.utilization:.0%}" + (f" ({_t('tight', lang)})" if f.tight else "")]
                 for f in fits[:MAX_FITS_SHOWN]]
         lines += _table([head, *body], right={1, 2, 3, 4})
@@ -237,16 +288,24 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
                        + " / ".join(get_gpu(g).name for g in a.report.gpu_ids)))
     else:
         lines.append(_t("none", lang))
-    if a.report.advice:
+    remedies = a.remedies()
+    covered = {"offload", "qlora", "more_nodes"} if remedies else set()  # said below as re-estimated remedies
+    advice = [x for x in a.report.advice if x.code not in covered]
+    if advice:
         lines.append(f"{_t('advice', lang)}:")
-        lines += [f"  - {render(lang, x.msg)}" for x in a.report.advice]
+        lines += [f"  - {render(lang, x.msg)}" for x in advice]
+    for r in remedies:
+        where = (_t("try_fits", lang, gpu=r.smallest_fit.gpu_name, count=r.smallest_fit.count)
+                 if r.smallest_fit is not None else _t("try_nofit", lang))
+        lines.append(_t("try", lang, cli=r.cli, change=render(lang, r.label), per_gpu=number(r.per_gpu_gib, 1, lang),
+                        where=where))
     te = a.time(limit=MAX_FITS_SHOWN)
     if te is not None and te.per_config:
         lines.append("")
         lines.append(f"{_t('time', lang, tokens=te.tokens)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("tps", lang), _t("hours", lang)]
         body = [[c.gpu_name + ("" if c.fits else f" ({_t('no_fit_mark', lang)})"), str(c.count),
-                 f"{c.tokens_per_second:,.0f}", f"{c.hours:.1f}"] for c in te.per_config]
+                 f"{number(c.tokens_per_second, 0, lang)}", f"{number(c.hours, 1, lang)}"] for c in te.per_config]
         lines += _table([head, *body], right={1, 2, 3})
     sp = a.speed(limit=MAX_FITS_SHOWN)
     if sp is not None and sp.per_config:
@@ -254,7 +313,8 @@ def render_text(a: EstimateAnswer, lang: str) -> str:
         lines.append(f"{_t('speed', lang, n=sp.concurrency, ctx=sp.context)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("prefill", lang), _t("decode", lang), _t("aggregate", lang)]
         body = [[s.gpu_name + ("" if s.fits else f" ({_t('no_fit_mark', lang)})"), str(s.count),
-                 f"{s.prefill_tokens_per_s:,.0f}", f"{s.decode_tokens_per_s:,.1f}",
-                 f"{s.aggregate_decode_tokens_per_s:,.0f}"] for s in sp.per_config]
+                 f"{number(s.prefill_tokens_per_s, 0, lang)}", f"{number(s.decode_tokens_per_s, 1, lang)}",
+                 f"{number(s.aggregate_decode_tokens_per_s, 0, lang)}"] for s in sp.per_config]
         lines += _table([head, *body], right={1, 2, 3, 4})
+    lines += _offer_lines(a, offers, lang)
     return "\n".join(lines)

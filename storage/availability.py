@@ -46,6 +46,7 @@ from core.availability import (
 )
 from core.offers import Offer
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
+from storage.offer_tables import OFFER_COLUMNS
 
 if TYPE_CHECKING:
     from storage.availability_cache import ChangeCache
@@ -116,7 +117,8 @@ def _aware(at: datetime) -> datetime:
 
 # A row of `storage.ingest`'s provider state, read without building an Offer: see storage.ingest.Raw.
 _RAW_IN_STOCK, _RAW_RUB, _RAW_USD, _RAW = 1, 3, 4, 5
-_PROVIDER, _GPU, _GPU_NAME, _COUNT, _LOCATION, _BILLING = 0, 2, 3, 4, 9, 10
+_PROVIDER, _GPU, _GPU_NAME, _COUNT, _LOCATION, _BILLING = (OFFER_COLUMNS.index(name) for name in (
+    "provider", "gpu", "gpu_name", "gpu_count", "location", "billing"))
 
 
 def _keys_of(provider: str, gpu: str | None, gpu_name: str, count: int, location: str | None,

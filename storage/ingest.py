@@ -39,7 +39,7 @@ from core.polls import PollResult, PollStatus
 from core.redaction import redact
 from core.verdict import shrink_verdict
 from storage.availability import SeriesIndex, track_poll
-from storage.offer_tables import CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
+from storage.offer_tables import OFFER_COLUMNS, CurrentOffer, OfferEventRow, PricePoint, ProviderHealth, ScrapeRun
 
 log = logging.getLogger(__name__)
 
@@ -180,8 +180,6 @@ def normalised(offer: Offer, rates: Rates | None) -> tuple[float | None, float |
     return out[0], out[1]
 
 
-OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpu", "ram_gb", "disk_gb",
-                  "location", "billing", "price", "currency", "period", "listed_in_stock", "available", "url")
 Factors = dict[str, tuple[float | None, float | None]]  # currency -> multipliers to RUB and USD
 
 
@@ -224,7 +222,8 @@ def offer_from_row(row: Sequence[Any]) -> Offer:
 
 def _row_tuple(o: Offer) -> tuple[Any, ...]:
     """The offer as its row's `OFFER_COLUMNS`, for comparing (the StrEnums equal their stored values)."""
-    return (o.provider, o.sku, o.gpu, o.gpu_name, o.gpu_count, o.gpu_memory_gb, o.vcpu, o.ram_gb, o.disk_gb,
+    return (o.provider, o.sku, o.gpu, o.gpu_name, o.gpu_count, o.gpu_memory_gb, o.gpu_fraction, o.vcpu, o.ram_gb,
+            o.disk_gb,
             o.location, o.billing, o.price, o.currency, o.period, o.in_stock, o.available, o.url)
 
 
@@ -305,7 +304,8 @@ def _factors(currency: str, rates: Rates | None) -> tuple[float | None, float | 
 
 def _row_values(offer: Offer) -> dict[str, Any]:
     return {"provider": offer.provider, "sku": offer.sku, "gpu": offer.gpu, "gpu_name": offer.gpu_name,
-            "gpu_count": offer.gpu_count, "gpu_memory_gb": offer.gpu_memory_gb, "vcpu": offer.vcpu,
+            "gpu_count": offer.gpu_count, "gpu_memory_gb": offer.gpu_memory_gb,
+            "gpu_fraction": offer.gpu_fraction, "vcpu": offer.vcpu,
             "ram_gb": offer.ram_gb, "disk_gb": offer.disk_gb, "location": offer.location,
             "billing": offer.billing.value, "price": offer.price, "currency": offer.currency,
             "period": offer.period.value, "listed_in_stock": offer.in_stock, "available": offer.available,

@@ -54,6 +54,9 @@ class CurrentOffer(Base):
     gpu_name: Mapped[str] = mapped_column(String(255))
     gpu_count: Mapped[int] = mapped_column(Integer)
     gpu_memory_gb: Mapped[float | None] = mapped_column(Float)
+    # A vGPU / MIG slice: the share of one card the provider sold (Offer.gpu_fraction); kept so a slice stays one
+    # when read back, even where its card is not in the catalog (its share cannot be read from the memory then).
+    gpu_fraction: Mapped[float | None] = mapped_column(Float)
     vcpu: Mapped[int | None] = mapped_column(Integer)
     ram_gb: Mapped[float | None] = mapped_column(Float)
     disk_gb: Mapped[float | None] = mapped_column(Float)
@@ -80,7 +83,8 @@ class CurrentOffer(Base):
         """The latest listing as the domain model (validated again: the row may predate a model change)."""
         return Offer(
             provider=self.provider, sku=self.sku, gpu=self.gpu, gpu_name=self.gpu_name, gpu_count=self.gpu_count,
-            gpu_memory_gb=self.gpu_memory_gb, vcpu=self.vcpu, ram_gb=self.ram_gb, disk_gb=self.disk_gb,
+            gpu_memory_gb=self.gpu_memory_gb, gpu_fraction=self.gpu_fraction, vcpu=self.vcpu, ram_gb=self.ram_gb,
+            disk_gb=self.disk_gb,
             location=self.location, billing=Billing(self.billing), price=self.price, currency=self.currency,
             period=Period(self.period), in_stock=self.listed_in_stock, available=self.available, url=self.url,
         )
@@ -88,11 +92,18 @@ class CurrentOffer(Base):
     def set_offer(self, offer: Offer) -> None:
         """Copy a listing's fields onto the row (state and normalised prices are set by the caller)."""
         self.provider, self.sku, self.gpu, self.gpu_name = offer.provider, offer.sku, offer.gpu, offer.gpu_name
-        self.gpu_count, self.gpu_memory_gb = offer.gpu_count, offer.gpu_memory_gb
+        self.gpu_count, self.gpu_memory_gb, self.gpu_fraction = offer.gpu_count, offer.gpu_memory_gb, offer.gpu_fraction
         self.vcpu, self.ram_gb, self.disk_gb = offer.vcpu, offer.ram_gb, offer.disk_gb
         self.location, self.billing, self.url = offer.location, offer.billing.value, offer.url
         self.price, self.currency, self.period = offer.price, offer.currency, offer.period.value
         self.listed_in_stock, self.available = offer.in_stock, offer.available
+
+
+# The listing columns of an `offers` row, in the order storage.ingest reads and compares them (and storage.availability
+# reads raw rows by): one place, so a new column shifts every reader alike.
+OFFER_COLUMNS = ("provider", "sku", "gpu", "gpu_name", "gpu_count", "gpu_memory_gb", "gpu_fraction", "vcpu",
+                 "ram_gb", "disk_gb", "location", "billing", "price", "currency", "period", "listed_in_stock",
+                 "available", "url")
 
 
 class PricePoint(Base):

@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
 from core.changes import OfferEvent
-from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, watch_from_row
+from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, tight_at, watch_from_row
 from core.redaction import redact
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
@@ -159,6 +159,7 @@ class SubMeta:
     kind: str
     query_text: str
     created_at: datetime
+    rec_gib_by_count: dict[str, float] | None = None  # per-GPU memory for a comfortable fit: below it, "tight"
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,8 +239,10 @@ class FanOut:
         rows = (await session.execute(
             select(Subscription.id, Subscription.user_id, Subscription.chat_id, Subscription.kind,
                    Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
-                   Subscription.max_price, Subscription.price_currency, Subscription.providers,
-                   Subscription.gpu_count, Subscription.billing, Subscription.region, Subscription.created_at)
+                   Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
+                   Subscription.providers,
+                   Subscription.gpu_count, Subscription.billing, Subscription.region, Subscription.created_at,
+                   Subscription.rec_gib_by_count)
             .join(User, User.id == Subscription.user_id)
             .where(Subscription.paused.is_(False), User.active.is_(True)))).all()
         watches: list[Watch] = []
@@ -249,12 +252,13 @@ class FanOut:
             try:
                 watches.append(watch_from_row(
                     id=r.id, gpu_ids=r.gpu_ids, min_gib_by_count=r.min_gib_by_count, max_price=r.max_price,
-                    price_currency=r.price_currency, providers=r.providers, gpu_count=r.gpu_count,
-                    billing=r.billing, region=r.region))
+                    price_currency=r.price_currency, price_basis=r.price_basis, providers=r.providers,
+                    gpu_count=r.gpu_count, billing=r.billing, region=r.region))
             except (ValueError, TypeError):  # one malformed row must not silence everyone else's alerts
                 log.warning("subscription %s cannot be matched (bad stored filters); skipped", r.id)
                 continue
-            meta[r.id] = SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at))
+            meta[r.id] = SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at),
+                                 r.rec_gib_by_count)
             user_subs.setdefault(r.user_id, []).append(r.id)
         self._index = WatchIndex.build(watches)
         self._meta, self._user_subs = meta, user_subs
@@ -373,12 +377,13 @@ class FanOut:
                         m = self._meta[sub_id]
                         w = self._index.watch(sub_id)
                         if m.created_at > q.created_at or not w.matches(q.target) \
-                                or suppressed(q.event, m.created_at, w.max_price, w.currency):
+                                or suppressed(q.event, m.created_at, w.max_price, w.currency, w.price_basis):
                             continue
                         fit = fit_reason_data(w, q.target)
                         per_chat.setdefault(m.chat_id, []).append(Reason(
                             sub_id, m.kind, m.query_text, w.max_price, w.currency, fit["need_gib"],
-                            fit["usable_gib"], fit["gpu_name"]))
+                            fit["usable_gib"], fit["gpu_name"], w.price_basis,
+                            tight_at(m.rec_gib_by_count, q.target.gpu_count, fit["usable_gib"])))
                     for chat_id, reasons in per_chat.items():
                         plan.by_chat.setdefault(chat_id, []).append(AlertItem(event_id, q.event, tuple(reasons)))
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users

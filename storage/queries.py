@@ -52,6 +52,7 @@ class HistoryPoint(BaseModel):
 class HistorySeries(BaseModel):
     provider: str
     points: list[HistoryPoint]
+    spot: bool = False  # spot / interruptible configurations: a series of their own, never mixed with on-demand
 
 
 def workload_fits(workload: Workload) -> OfferFilter:
@@ -182,21 +183,23 @@ async def price_history(session: AsyncSession, gpu: str, *, since: datetime | No
         where.append(PricePoint.at >= since)
     rows += (await session.execute(select(*cols).where(*where).order_by(PricePoint.at, PricePoint.id))).all()
 
-    current: dict[str, dict[str, float | None]] = {}
-    series: dict[str, list[HistoryPoint]] = {}
+    current: dict[tuple[str, bool], dict[str, float | None]] = {}
+    series: dict[tuple[str, bool], list[HistoryPoint]] = {}
     for prov, key, at, in_stock, price in rows:
-        per_key = current.setdefault(prov, {})
+        # The offer key ends with its billing (core.offers.Offer.key): a spot price is not the on-demand price.
+        group = (prov, key.endswith("|spot"))
+        per_key = current.setdefault(group, {})
         per_key[key] = price if in_stock else None
         prices = [p for p in per_key.values() if p is not None]
         point = HistoryPoint(at=max(at, since) if since else at, price=min(prices) if prices else None)
-        points = series.setdefault(prov, [])
+        points = series.setdefault(group, [])
         if points and points[-1].at == point.at:
             points[-1] = point  # several changes at the same poll: the state after all of them
         elif not points or points[-1].price != point.price:
             points.append(point)
     if buckets:
         series = {p: _bucketed(pts, buckets) for p, pts in series.items()}
-    return [HistorySeries(provider=p, points=pts) for p, pts in sorted(series.items())]
+    return [HistorySeries(provider=p, points=pts, spot=spot) for (p, spot), pts in sorted(series.items())]
 
 
 def _bucketed(points: list[HistoryPoint], buckets: int) -> list[HistoryPoint]:

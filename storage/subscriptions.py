@@ -42,8 +42,12 @@ class SubscriptionDraft(BaseModel):
     gpu_ids: list[str] | None = None
     workload_json: dict[str, Any] | None = None
     min_gib_by_count: dict[str, float] | None = None
+    answer_gib: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # the estimate's "VRAM per GPU"
+    rec_gib_by_count: dict[str, float] | None = None  # comfortable per-GPU memory by count (tight below it)
     max_price: float | None = Field(default=None, gt=0, le=MAX_PRICE, allow_inf_nan=False)
     price_currency: Literal["RUB", "USD"] = "USD"
+    # What max_price bounds (core.matching.PRICE_BASES): the whole configuration per hour, or per GPU-hour.
+    price_basis: Literal["total", "gpu"] = "total"
     providers: list[str] | None = None
     gpu_count: int | None = Field(default=None, ge=MIN_GPUS, le=MAX_GPUS)
     billing: Literal["hourly", "monthly", "spot"] | None = None
@@ -171,7 +175,7 @@ async def set_subscription_chat(session: AsyncSession, user_id: int, sub_id: int
 
 def _same(sub: Subscription, draft: SubscriptionDraft) -> bool:
     return all(getattr(sub, name) == value for name, value in draft.model_dump().items()
-               if name not in ("workload_json", "min_gib_by_count"))
+               if name not in ("workload_json", "min_gib_by_count", "answer_gib", "rec_gib_by_count"))
 
 
 async def list_subscriptions(session: AsyncSession, user_id: int) -> list[Subscription]:

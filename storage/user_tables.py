@@ -54,8 +54,16 @@ class Subscription(Base):
     gpu_ids: Mapped[list[str] | None] = mapped_column(JSON)  # catalog ids (kind gpu; optional pin for workload)
     workload_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # completed Workload dump (kind workload)
     min_gib_by_count: Mapped[dict[str, float] | None] = mapped_column(JSON)  # {"1": 38.2, "2": 21.0, ...}
-    max_price: Mapped[float | None] = mapped_column(Float)  # per GPU-hour, in price_currency
+    # The per-GPU figure the estimate this was made from said ("VRAM per GPU"), on its own GPU count: shown back
+    # as it was said, never recomputed (matching uses min_gib_by_count, which adds the runtime's own memory).
+    answer_gib: Mapped[float | None] = mapped_column(Float)
+    # Per-GPU memory for a comfortable fit by count ({"1": 42.0, ...}): an offer under it is marked tight.
+    rec_gib_by_count: Mapped[dict[str, float] | None] = mapped_column(JSON)
+    max_price: Mapped[float | None] = mapped_column(Float)  # in price_currency, per price_basis
     price_currency: Mapped[str] = mapped_column(String(3), default="USD")  # "RUB" | "USD"
+    # What max_price bounds: "total" = the whole configuration per hour (what "80 ₽/ч" means), "gpu" = per GPU-hour
+    # (said so: "80 ₽/GPU-ч"). Rows from before 0012 were stored per GPU-hour and keep it (server default).
+    price_basis: Mapped[str] = mapped_column(String(8), default="total", server_default="gpu")
     providers: Mapped[list[str] | None] = mapped_column(JSON)  # provider names, None = any
     gpu_count: Mapped[int | None] = mapped_column(Integer)
     billing: Mapped[str | None] = mapped_column(String(NAME_LEN))  # "hourly" | "monthly" | "spot"

@@ -101,6 +101,19 @@ def _as_is(value: Any) -> bool:
     return type(value) is int and 0 <= value < 1000
 
 
+# One number style per language (CLDR): English "2,142" and "0.01", Russian "2 142" (narrow no-break space) and
+# "0,01". Every number a front end prints itself goes through `number`; Fluent formats the ones it is given.
+_GROUP = {"en": ",", "ru": "\u00a0"}  # CLDR ru: no-break space, as Fluent formats its numbers
+_DECIMAL = {"en": ".", "ru": ","}
+
+
+def number(value: float, decimals: int = 0, lang: str = "en") -> str:
+    """`value` with `decimals` places in `lang`'s style: grouped thousands, the language's decimal mark."""
+    text = f"{value:,.{decimals}f}"
+    group, mark = _GROUP.get(lang, ","), _DECIMAL.get(lang, ".")
+    return text.replace(",", "\x00").replace(".", mark).replace("\x00", group)
+
+
 def t(lang: str, key: str, /, **values: Any) -> str:
     """The text `key` in `lang`, with `values` in its placeholders (Msg values are rendered first)."""
     plain = True  # every value shown as str(value) (see `_as_is`)

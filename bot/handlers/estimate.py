@@ -22,7 +22,7 @@ from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
 from bot.market_button import with_market
 from bot.offer_cache import OfferCache
-from bot.subscribing import subscribe_text
+from bot.subscribing import subscribe_answer
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import rank_for, render_estimate
@@ -32,10 +32,12 @@ from storage.user_tables import User
 router = Router(name="estimate")
 
 
-def estimate_view(est: Estimate, token: str, *, lang: str, currency: str,
-                  offers: OfferCache) -> tuple[str, InlineKeyboardMarkup]:
+async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, offers: OfferCache,
+                        tokens: QueryTokens) -> tuple[str, InlineKeyboardMarkup]:
     ranked = rank_for(est, offers, currency)
-    return render_estimate(est, ranked, lang, currency), keyboards.estimate_keyboard(lang, token, len(ranked))
+    remedies = [(r.code, await tokens.stored(est.query + r.query_suffix)) for r in est.remedies()]
+    return (render_estimate(est, ranked, lang, currency),
+            keyboards.estimate_keyboard(lang, token, len(ranked), remedies))
 
 
 def needs_method(result: Failure) -> bool:
@@ -74,7 +76,8 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens, webapp_url: str | None = None) -> None:
-    body, keyboard = estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency, offers=offers)
+    body, keyboard = await estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency,
+                                         offers=offers, tokens=tokens)
     await answer_long(message, body, with_market(keyboard, webapp_url, lang, message.chat, est.query))
 
 
@@ -115,13 +118,30 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
-    body, markup = estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency, offers=offers)
+    body, markup = await estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency,
+                                       offers=offers, tokens=tokens)
     keyboard = with_market(markup, webapp_url, lang, query.message.chat, phrase)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
             return
     await answer_long(query.message, body, keyboard)
+
+
+@router.callback_query(EstimateCb.filter(F.action == "again"), flags={"rate": "estimate"})
+async def remedy_pressed(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                         estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+    """A remedy button: the estimate re-run with that change, as a new answer (the one it came from stays)."""
+    text = await tokens.resolve(callback_data.q)
+    if not text or not isinstance(query.message, Message):
+        await query.answer(t(lang, "deep_link_bad"), show_alert=True)
+        return
+    await query.answer()
+    result = await estimator.get_resolved(text, query.from_user.id)
+    if isinstance(result, Failure):
+        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        return
+    await send_estimate(query.message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
 @router.callback_query(EstimateCb.filter(F.action == "notify"), flags={"rate": "deep_link"})
@@ -131,7 +151,7 @@ async def notify_me(query: CallbackQuery, callback_data: EstimateCb, session: As
     if not text or query.message is None:
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
-    reply = await subscribe_text(session, user, text, lang=lang, estimator=estimator, cache=offers,
-                                 chat=query.message.chat)
+    reply = await subscribe_answer(session, user, text, lang=lang, estimator=estimator, cache=offers,
+                                   chat=query.message.chat)
     await query.answer()
     await query.message.answer(reply.text, reply_markup=reply.markup, disable_web_page_preview=True)

@@ -23,7 +23,7 @@ from aiogram.types import BufferedInputFile, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.availability_view import duration, percent
-from bot.chart import StripRow, StripTexts, current_price, is_drawable, priced_points, render_history_png
+from bot.chart import StripRow, StripTexts, cheapest_now, current_price, is_drawable, priced_points, render_history_png
 from bot.chart_cache import ChartCache
 from bot.formatting import esc, money
 from bot.handlers.common import argument
@@ -106,23 +106,24 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     for gpu in gpus:
         for s in await price_history(session, gpu.id, currency=currency, since=since, buckets=POINTS):
             if any(p.price is not None for p in s.points):
-                provider = f"{provider_name(s.provider)} · {gpu.name}" if len(gpus) > 1 else s.provider
-                series.append(HistorySeries(provider=provider, points=s.points))
+                provider = f"{provider_name(s.provider)} · {gpu.name}" if len(gpus) > 1 else provider_name(s.provider)
+                if s.spot:  # its own line, labelled: a spot price is never read as the on-demand one
+                    provider += t(lang, "history_spot")
+                series.append(HistorySeries(provider=provider, points=s.points, spot=s.spot))
     if not series:
         await message.answer(t(lang, "history_empty", gpu=esc(label)))
         return
-    labels = {s.provider: provider_name(s.provider) for s in series}
+    labels = {s.provider: s.provider for s in series}
     if not is_drawable(series, since):  # one moment with a price: say it, a single dot is not a chart
         at, price = priced_points(series)[0]
         where = next(labels[s.provider] for s in series if any(p.price is not None for p in s.points))
-        await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency),
+        await message.answer(t(lang, "history_one_point", gpu=esc(label), price=money(price, currency, lang),
                                provider=esc(where), date=at.strftime("%d.%m.%Y %H:%M UTC")))
         return
-    cheapest = min((s for s in series if current_price(s) is not None), key=lambda s: current_price(s) or 0.0,
-                   default=None)  # only priced series: never the 0.0
-    if cheapest is not None:
+    cheapest = cheapest_now(series)  # on-demand before spot, as the chart's thick line
+    if cheapest is not None and current_price(cheapest) is not None:
         caption += "\n" + t(lang, "history_cheapest_now", provider=labels[cheapest.provider],
-                             price=money(current_price(cheapest), currency))
+                             price=money(current_price(cheapest), currency, lang))
     now = datetime.now(UTC)
     strips = await provider_strips(session, [g.id for g in gpus], days=days, now=now, cache=availability)
     rows, line = strip_rows(lang, strips)
@@ -134,7 +135,7 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
         png = await asyncio.wait_for(asyncio.to_thread(
             render_history_png, series, title=label, ylabel=t(lang, "chart_y", currency=currency),
             xlabel=t(lang, "chart_x"), labels=labels, until=now, currency=currency, strips=rows,
-            strip_texts=texts), RENDER_LIMIT)
+            strip_texts=texts, lang=lang), RENDER_LIMIT)
     except TimeoutError:
         await message.answer(t(lang, "history_slow", gpu=esc(label)))
         return

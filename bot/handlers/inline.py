@@ -31,7 +31,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.prefs import PrefsCache
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
-from bot.views import offer_what, rank_for, ranked_line, render_estimate, workload_label
+from bot.views import headline_gib, offer_what, rank_for, ranked_line, render_estimate, workload_label
 from core.limits import MAX_PAGE
 from core.offers import HOURS_PER_MONTH
 from core.ranking import Ranked
@@ -111,7 +111,9 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
     if offset == 0:
         fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
             or t(lang, "est_no_fit")
-        title = t(lang, "inline_est_title", workload=label, per_gpu=gib(est.memory.per_gpu_gib))
+        figure, per_gpu = headline_gib(est)
+        title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=label,
+                  per_gpu=gib(figure, lang))
         articles.append(Article.cut("e", title, t(lang, "inline_est_desc", fits=fits),
                                     render_estimate(est, ranked, lang, currency)))
     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):
@@ -119,12 +121,14 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
         assert isinstance(offer, CachedOffer)
         per_hour = r.price_per_hour
         location = f" · {region_name(lang, offer.location)}" if offer.location else ""
-        title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency),
+        title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency, lang),
                   provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
+        if r.tight:
+            title += t(lang, "inline_tight")
         if offer.key in short:
             title += " " + t(lang, "avail_mark_short")
         desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
-                 per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency))
+                 per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency, lang))
         text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency, short)}"
         articles.append(Article.cut(f"o{i}", title, desc, text))
     next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""

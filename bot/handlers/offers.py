@@ -123,7 +123,8 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         result = estimator.get(text)
         if isinstance(result, Failure):
             return
-        body, kb = estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers)
+        body, kb = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
+                                       tokens=tokens)
     else:
         items = select_offers(text, offers, estimator, lang, currency)
         if isinstance(items, str):

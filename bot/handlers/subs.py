@@ -167,10 +167,18 @@ async def unsubscribe(message: Message, command: CommandObject, session: AsyncSe
         return
     number = _number(arg)
     if number is None or not 1 <= number <= len(subs):
-        await message.answer(t(lang, "unsub_usage"))
-        if subs:
-            text, kb = await render_subs(session, user, lang)
+        # One message: what was wrong (no such number, or no number at all), then the list to pick from.
+        head = t(lang, "unsub_usage") if number is None else \
+            t(lang, "unsub_no_such", n=str(number)) if subs else t(lang, "unsub_no_such_none", n=str(number))
+        if not subs:
+            await message.answer(head)
+            return
+        text, kb = await render_subs(session, user, lang)
+        if len(head) + 2 + len(text) > TELEGRAM_LIMIT:  # a page already near the limit: the list on its own
+            await message.answer(head)
             await message.answer(text, reply_markup=kb, disable_web_page_preview=True)
+            return
+        await message.answer(head + "\n\n" + text, reply_markup=kb, disable_web_page_preview=True)
         return
     view = await confirm_delete_view(session, user, subs[number - 1].id, lang)
     assert view is not None

@@ -27,6 +27,9 @@ QUIET_RE = re.compile(r"^(?:quiet|тихие(?:\s+часы)?|тишина)?\s*(\
                       re.IGNORECASE)
 TZ_RE = re.compile(r"^(?:tz|time\s*zone|timezone|пояс|часовой\s+пояс|utc)\s+(.+)$", re.IGNORECASE)
 QUIET_OFF_RE = re.compile(r"^(?:quiet|тихие|тишина)?\s*(?:off|выкл\w*|нет|none)$", re.IGNORECASE)
+# Settings that have their own command: named here, they are pointed there instead of read as quiet hours.
+LANG_WORD_RE = re.compile(r"^(?:lang\w*|язык\w*|locale)\b", re.IGNORECASE)
+QUIET_WORD_RE = re.compile(r"^(?:quiet|тихие|тишина)\b", re.IGNORECASE)
 
 
 def settings_view(user: User) -> tuple[str, InlineKeyboardMarkup]:
@@ -54,8 +57,17 @@ async def settings(message: Message, command: CommandObject, session: AsyncSessi
             await user_settings.change_quiet_hours(session, user, None, None)
         elif (m := QUIET_RE.match(arg)) and int(m.group(1)) <= 23 and int(m.group(2)) <= 23:
             await user_settings.change_quiet_hours(session, user, int(m.group(1)), int(m.group(2)))
-        else:
+        elif m is not None:  # two hours, but not both 0-23
+            await message.answer(t(lang, "quiet_bad_hours", given=esc(arg)))
+            return
+        elif LANG_WORD_RE.match(arg):
+            await message.answer(t(lang, "settings_use_lang"))
+            return
+        elif QUIET_WORD_RE.match(arg):
             await message.answer(t(lang, "quiet_bad"))
+            return
+        else:
+            await message.answer(t(lang, "settings_unknown", given=esc(arg[:40])))
             return
     text, kb = settings_view(user)
     await message.answer((t(lang, "settings_saved") + "\n\n" if arg else "") + text, reply_markup=kb)

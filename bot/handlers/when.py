@@ -82,7 +82,7 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
         stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
                                  cap_per_gpu=req.price_per_gpu, currency=cur, days=WINDOW_DAYS, billings=billings,
                                  cache=cache)
-    cap = money(req.max_price, cur) if req.max_price is not None else None
+    cap = money(req.max_price, cur, lang) if req.max_price is not None else None
     return when_answer(lang, stats, what, cap)
 
 

@@ -203,8 +203,9 @@ def run(args: argparse.Namespace) -> int:
     lang = lang_for(args.lang, *args.text)
     try:
         text = " ".join(args.text).strip()
-        spec = parse_workload(text) if text else WorkloadSpec()
         options = options_spec(args)
+        # Nothing said at all (no words, no options) gets the parser's "describe the workload", as emoji do.
+        spec = parse_workload(text) if text or options == WorkloadSpec() else WorkloadSpec()
         # Naming the model one way replaces what the text said the other way (--model beats "13B" and vice versa).
         if options.model or options.arch:
             spec = spec.model_copy(update={"params_b": None, "experts": None})
@@ -225,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(result, lang, stored_offers()), ensure_ascii=False))
     else:
-        print(render_text(result, lang))
+        print(render_text(result, lang, stored_offers()))
     return 0
 
 

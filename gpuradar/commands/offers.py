@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.gpus import family_ids, get_gpu
-from texts.i18n import has, lang_for, render, t
+from texts.i18n import has, lang_for, number, render, t
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
     from core.answer import Answer
@@ -48,19 +48,25 @@ def offer_json(offer: Offer, rub: float | None, usd: float | None) -> dict[str, 
     }
 
 
-def _money(value: float | None) -> str:
+def _money(value: float | None, lang: str = "en") -> str:
     if value is None:
         return "—"
-    return f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}"
+    return number(value, 0 if value >= 100 else 2, lang)  # the language's number style (texts.i18n)
 
 
-def gpu_label(offer: Offer) -> str:
+def gpu_label(offer: Offer, lang: str = "en") -> str:
     if offer.gpu is None:
         return f"? {offer.gpu_name}"  # an unknown spelling is shown as received, never guessed
     try:
-        return get_gpu(offer.gpu).name
+        name = get_gpu(offer.gpu).name
     except KeyError:
         return offer.gpu
+    fraction = offer.fraction
+    if fraction is None:
+        return name
+    from core.offers import slice_label  # "1/20 A100 80GB · 4 GB": a slice is never listed as the card
+
+    return render(lang, slice_label(name, offer.gpu, fraction, offer.gpu_memory_gb))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -77,14 +83,22 @@ def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang
 
 def _table_rows(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> list[list[str]]:
     """One row per offer, in the headers' order (the last column: how many are available)."""
-    return [[o.provider, gpu_label(o), _count(o), o.location or "—", _word(lang, o.billing.value),
-             _money(None if rub is None else rub * o.gpu_count), _money(None if usd is None else usd * o.gpu_count),
-             _money(rub), _money(usd), "—" if o.available is None else str(o.available)] for o, rub, usd in items]
+    return [[o.provider, gpu_label(o, lang), _count(o), o.location or "—", _word(lang, o.billing.value),
+             _money(None if rub is None else rub * o.gpu_count, lang),
+             _money(None if usd is None else usd * o.gpu_count, lang),
+             _money(rub, lang), _money(usd, lang), "—" if o.available is None else str(o.available)]
+            for o, rub, usd in items]
 
 
 def _count(offer: Offer) -> str:
-    """'8', or '0.12' for a slice of one card (never shown as a whole card)."""
-    return str(offer.gpu_count) if offer.fraction is None else f"{offer.fraction:.2f}"
+    """'8', or '1/20' for a slice of one card (never shown as a whole card)."""
+    fraction = offer.fraction
+    if fraction is None:
+        return str(offer.gpu_count)
+    from core.offers import share_ratio
+
+    ratio = share_ratio(fraction)
+    return f"{ratio[0]}/{ratio[1]}" if ratio else f"{fraction:.2f}"
 
 
 def add_lang(parser: argparse.ArgumentParser, *, from_input: bool = False) -> None:

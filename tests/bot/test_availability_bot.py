@@ -67,14 +67,14 @@ async def say(tg: FakeTelegram, text: str, user_id: int, lang: str) -> str:
 
 
 async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
-    en = await say(tg, "/when H100 under $2.5", 1, "en")
+    en = await say(tg, "/when H100 under $2.5/GPU-h", 1, "en")
     assert en == ("In the 1 day 6 hours observed so far H100 × 1 under $2.50/GPU-hour was in stock 11\u00a0% of the "
                   "time; after selling out it came back within a median 2 hours 40 minutes; it usually stayed a "
                   "median 20 minutes; right now: sold out for 1 hour 20 minutes.")
-    ru = await say(tg, "когда H100 до 2.5$", 2, "ru")
-    assert ru == ("За 1 день 6 часов наблюдений H100 × 1 дешевле $2.50 за GPU-час была в наличии 11\u00a0% времени; "
-                  "после распродажи снова появлялась в среднем через 2 часа 40 минут; обычно держалась в среднем "
-                  "20 минут; сейчас: нет в наличии уже 1 час 20 минут.")
+    ru = await say(tg, "когда H100 до 2.5$/ч", 2, "ru")
+    assert ru == ("За 1 день 6 часов наблюдений H100 × 1 дешевле $2,50/ч за всю конфигурацию была в наличии "
+                  "11\u00a0% времени; после распродажи снова появлялась в среднем через 2 часа 40 минут; "
+                  "обычно держалась в среднем 20 минут; сейчас: нет в наличии уже 1 час 20 минут.")
     # Under a cap nothing met: never in stock, and said so.
     assert "was in stock 0\u00a0% of the time" in await say(tg, "/when H100 under $1.5", 3, "en")
     # A card never seen, a workload, no argument, a text that is neither.

@@ -4,6 +4,7 @@ recorded by storage's real ingest."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -138,6 +139,33 @@ async def test_subscribe_by_text_says_what_and_what_matches(tg, app):
     assert "already watch" in await say(tg, "/subscribe B200")
 
 
+async def test_cap_per_hour_is_the_whole_configuration_unless_per_gpu_is_said(tg, app):
+    """A cap "per hour" bounds what the whole configuration costs per hour; per GPU-hour only when the text says so.
+    Runpod sells H100 × 1 at $2.49/h and H100 × 8 at $19.90/h ($2.49 per GPU-hour)."""
+    text = await say(tg, "/subscribe H100 under $3/h", user_id=30)
+    matching = text.split("Already matching now")[1]
+    assert "$2.49" in matching and "$19.90" not in matching  # × 8 costs $19.90/h, over a $3/h cap
+    assert "Cap read as $3.00/h for the whole configuration" in text and "/GPU-h" in text  # the other reading beside
+    text = await say(tg, "/subscribe H100 under $3 per GPU-hour", user_id=30)
+    assert "$19.90" in text.split("Already matching now")[1]  # $2.49 per GPU-hour is under $3 per GPU-hour
+    assert "Cap read as $3.00 per GPU-hour" in text and "for the whole configuration" in text
+    text = await say(tg, "/subscribe H100 до 250 ₽ в час", user_id=31, lang="ru")
+    matching = text.split("Уже подходит сейчас")[1]
+    assert "× 8" not in matching and "H100 SXM × 1" in matching  # × 1 = 199.2 ₽/ч under 250 ₽/ч; × 8 is not
+    assert "за всю конфигурацию" in text and "/GPU-ч" in text
+    text = await say(tg, "/subscribe H100 до 250 ₽ за карту", user_id=31, lang="ru")
+    assert "H100 SXM × 8" in text.split("Уже подходит сейчас")[1] and "Порог понят как 250 ₽ за GPU-час" in text
+    async with app.sessionmaker() as session:
+        en = await list_subscriptions(session, 30)
+        ru = await list_subscriptions(session, 31)
+    assert [(s.max_price, s.price_basis) for s in en] == [(3, "total"), (3, "gpu")]
+    assert [(s.max_price, s.price_currency, s.price_basis) for s in ru] == [(250, "RUB", "total"), (250, "RUB", "gpu")]
+    listing = await say(tg, "/subs", user_id=30)
+    assert "up to $3.00/h for the whole configuration" in listing and "up to $3.00/GPU-h" in listing
+    listing = await say(tg, "/subs", user_id=31, lang="ru")
+    assert "до 250 ₽/ч за всю конфигурацию" in listing and "до 250 ₽/GPU-ч" in listing
+
+
 async def test_subscribe_unknown_gpu(tg, app):
     assert "do not know a GPU" in await say(tg, "/subscribe Z9000")
 
@@ -150,14 +178,74 @@ async def test_subscribe_through_the_wizard(tg, app):
     tg.press(gpus, "A100 80GB", user_id=8)
     price = await tg.wait_for("editMessageText", chat_id=8)
     tg.press(price, "$2", user_id=8)
+    basis = await tg.wait_for("editMessageText", chat_id=8)  # two buttons: the whole configuration, or each GPU
+    assert basis.button("for the whole configuration") and basis.button("per GPU-hour")
+    tg.press(basis, "for the whole configuration", user_id=8)
     providers = await tg.wait_for("editMessageText", chat_id=8)
     tg.press(providers, "All providers", user_id=8)
     done = await tg.wait_for("editMessageText", chat_id=8)
     assert "Now watching" in done.text and "A100 80GB" in done.text and "$2" in done.text
+    assert "$2.00/h for the whole configuration" in done.text
     assert "$1.64" in done.text  # runpod's A100 already matches
     async with app.sessionmaker() as session:
         (sub,) = await list_subscriptions(session, 8)
     assert sub.gpu_ids == ["a100-80gb"] and sub.max_price == 2 and sub.price_currency == "USD"
+    assert sub.price_basis == "total"
+
+
+async def test_wizard_cap_per_gpu_hour_in_russian(tg, app):
+    tg.message("/subscribe", user_id=18, lang="ru")
+    ask = await tg.wait_for("sendMessage", chat_id=18)
+    tg.press(ask, "За моделью GPU", user_id=18, lang="ru")
+    gpus = await tg.wait_for("editMessageText", chat_id=18)
+    tg.press(gpus, "H100", user_id=18, lang="ru")
+    price = await tg.wait_for("editMessageText", chat_id=18)
+    tg.press(price, "200", user_id=18, lang="ru")
+    basis = await tg.wait_for("editMessageText", chat_id=18)
+    assert "всей конфигурации или каждой GPU" in basis.text
+    tg.press(basis, "за GPU-час", user_id=18, lang="ru")
+    providers = await tg.wait_for("editMessageText", chat_id=18)
+    tg.press(providers, "Все провайдеры", user_id=18, lang="ru")
+    done = await tg.wait_for("editMessageText", chat_id=18)
+    assert "за GPU-час" in done.text and "Слежу" in done.text
+    # H100 × 8 at $19.90/h is $2.49 per GPU-hour = 199.2 ₽: under a 200 ₽ per-GPU-hour cap, listed
+    assert "H100" in done.text.split("Уже подходит сейчас")[1]
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 18)
+    assert sub.price_basis == "gpu" and sub.max_price == 200 and sub.price_currency == "RUB"
+
+
+async def test_wizard_offers_only_polled_providers(tg, app):
+    """Only providers this bot polls are buttons to choose; the others are greyed, with why, and pressing one says
+    so without subscribing (the default settings poll neither Hyperstack, which needs a key, nor immers.cloud)."""
+    for uid, lang, labels in ((19, "en", ("GPU model", "H100", "$2", "per GPU-hour", "needs an API key", "not polled")),
+                              (20, "ru", ("моделью GPU", "H100", "200", "за GPU-час", "нужен ключ API",
+                                          "не опрашивает"))):
+        gpu_kind, gpu, price_label, basis_label, needs_key, refused = labels
+        tg.message("/subscribe", user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        tg.press(ask, gpu_kind, user_id=uid, lang=lang)
+        gpus = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(gpus, gpu, user_id=uid, lang=lang)
+        price = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(price, price_label, user_id=uid, lang=lang)
+        basis = await tg.wait_for("editMessageText", chat_id=uid)
+        tg.press(basis, basis_label, user_id=uid, lang=lang)
+        providers = await tg.wait_for("editMessageText", chat_id=uid)
+        assert "Hyperstack" in providers.text and "immers" in providers.text  # named, greyed
+        greyed = providers.button("Hyperstack")
+        assert greyed["text"].startswith("⚪") and needs_key in greyed["text"]
+        assert providers.button("RunPod")["text"] == "RunPod"
+        tg.press(providers, "Hyperstack", user_id=uid, lang=lang)
+        answer = await tg.wait_for("answerCallbackQuery",
+                                   predicate=lambda c, r=refused: r in str(c.params.get("text")))
+        assert answer.params.get("show_alert") is True
+        tg.press(providers, "RunPod", user_id=uid, lang=lang)  # the wizard is still at this step
+        done = await tg.wait_for("editMessageText", chat_id=uid)
+        assert "RunPod" in done.text
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        assert sub.providers == ["runpod"]
 
 
 async def test_notify_button_under_estimate_subscribes(tg, app):
@@ -167,6 +255,28 @@ async def test_notify_button_under_estimate_subscribes(tg, app):
     await tg.wait_for("answerCallbackQuery")
     reply = await tg.wait_for("sendMessage", chat_id=9)
     assert "Now watching" in reply.text and "70B QLoRA" in reply.text
+
+
+async def test_notify_keeps_the_answers_workload_need_and_count(tg, app):
+    """The 🔔 button stores what the answer said: its per-GPU figure on its GPU count, and that count."""
+    for uid, lang, text, need in ((40, "en", "/estimate 70B full fine-tune on 8 H100", "GiB per GPU on 8 GPUs"),
+                                  (41, "ru", "/estimate 70B полный файнтюн на 8 H100", "ГиБ на GPU при 8 GPU"),
+                                  (42, "en", "/estimate 70B QLoRA on 2 A100", "GiB per GPU on 2 GPUs")):
+        tg.message(text, user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        said = re.search(r"(?:VRAM per GPU|на GPU): <b>([\d.,\u00a0 ]+?) (?:GiB|ГиБ)", est.text)
+        assert said, est.text
+        said = said.group(1)  # "VRAM per GPU: 142.3 GiB"
+        tg.press(est, "🔔", user_id=uid, lang=lang)
+        reply = await tg.wait_for("sendMessage", chat_id=uid)
+        assert f"{said} {need}" in reply.text, (said, reply.text)
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        count = int(need.split(" GPU")[-2].split()[-1])
+        assert sub.gpu_count == count and sub.workload_json["gpus"] == count
+        assert f"{sub.answer_gib:.1f}".replace(".", ",") in said.replace(".", ",")
+        listing = await say(tg, "/subs", user_id=uid, lang=lang)
+        assert f"{said} {need}" in listing
 
 
 async def test_subs_pause_resume_delete_and_unsubscribe(tg, app):

@@ -30,8 +30,9 @@ def test_subscribe_text_filters(text, target, fields):
 
 
 def test_money_and_cutting_and_splitting():
-    assert money(1.5, "USD") == "$1.50"
-    assert money(150_000, "RUB") == "150\u202f000 ₽"
+    assert money(1.5, "USD") == "$1.50" and money(1.5, "USD", "ru") == "$1,50"
+    assert money(150_000, "RUB", "ru") == "150\u00a0000 ₽" and money(150_000, "RUB", "en") == "150,000 ₽"
+    assert money(0.01, "RUB", "ru") == "0,01 ₽" and money(2142, "USD", "en") == "$2,142"
     text, cut = cut_input("word " * 200, 50)
     assert cut and len(text) <= 50 and not text.endswith(" ")
     assert cut_input("short", 50) == ("short", False)

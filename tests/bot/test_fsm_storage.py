@@ -111,6 +111,8 @@ async def test_wizard_begun_on_one_replica_is_finished_on_another(migrated_datab
             price = await tg.wait_for("editMessageText", chat_id=8)
             assert "price" in price.text.lower()
             tg.press(price, "$2", user_id=8)
+            basis = await tg.wait_for("editMessageText", chat_id=8)
+            tg.press(basis, "per GPU-hour", user_id=8)
             providers = await tg.wait_for("editMessageText", chat_id=8)
             tg.press(providers, "All providers", user_id=8)
             done = await tg.wait_for("editMessageText", chat_id=8)

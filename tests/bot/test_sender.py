@@ -94,7 +94,7 @@ async def test_one_message_per_user_when_grouping_one_per_offer_otherwise(tg, bo
     assert "3 offers match your subscriptions" in grouped.text
     assert grouped.text.count("Order at RunPod") == 3
     assert "13B LoRA: needs 38 GiB per GPU; H100 SXM gives 79 GiB — fits" in grouped.text
-    assert "$2.49/GPU-hour · $2.49/h · $1\u202f818/month" in grouped.text
+    assert "$2.49/GPU-hour · $2.49/h · $1,818/month" in grouped.text
     assert 'href="https://runpod.example/h100"' in grouped.text
     stop = grouped.button("Stop")
     assert stop["callback_data"] == f"al:stop:{lora}"

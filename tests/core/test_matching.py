@@ -33,6 +33,8 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
     """Written apart from Watch.matches on purpose: the index is checked against an independent reading."""
     out = []
     have = next((g.usable_gib for g in GPUS if g.id == t.gpu), None)
+    if have is not None and t.fraction is not None:  # a slice gives its share of the card
+        have *= t.fraction
     for w in watches:
         if t.gpu is None:  # a card the catalog cannot name: nobody hears of it until it is mapped
             continue
@@ -44,7 +46,7 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
             continue
         if w.region is not None and not region_matches(w.region, t.location):
             continue
-        if w.gpu_ids is not None and t.gpu not in w.gpu_ids:
+        if w.gpu_ids is not None and (t.gpu not in w.gpu_ids or t.fraction is not None):  # a slice is not the card
             continue
         if w.min_gib_by_count is not None:
             usable_counts = [c for c in w.min_gib_by_count if c <= t.gpu_count]
@@ -52,6 +54,8 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
                 continue
         if w.max_price is not None:
             price = t.price_rub if w.currency == "RUB" else t.price_usd
+            if price is not None and w.price_basis == "total":  # the whole configuration per hour
+                price *= t.gpu_count
             if price is None or price > w.max_price:
                 continue
         out.append(w.id)
@@ -77,6 +81,7 @@ def watches(draw: st.DrawFn, wid: int) -> Watch:
         max_price=draw(st.one_of(st.none(), st.sampled_from([50.0, 100.0, 250.0]),
                                  st.floats(min_value=0, max_value=1000))),
         currency=draw(st.sampled_from(["RUB", "USD"])),
+        price_basis=draw(st.sampled_from(["total", "gpu"])),
         providers=draw(st.one_of(st.none(), st.frozensets(st.sampled_from(PROVIDERS), min_size=1, max_size=2))),
         gpu_count=draw(st.one_of(st.none(), st.sampled_from(COUNTS))),
         billing=draw(st.one_of(st.none(), st.sampled_from(BILLINGS))),
@@ -95,6 +100,8 @@ def targets(draw: st.DrawFn, n: int) -> Target:
         location=draw(st.sampled_from(LOCATIONS)),
         price_rub=draw(prices),
         price_usd=draw(prices),
+        fraction=draw(st.one_of(st.none(), st.none(), st.none(), st.sampled_from([0.05, 0.125, 0.25, 0.5]),
+                                st.floats(min_value=0.01, max_value=0.84))),
     )
 
 
@@ -143,6 +150,7 @@ def _random_watch(rng: random.Random, wid: int) -> Watch:
         if kind in ("workload", "both") else None,
         max_price=maybe(price()),
         currency=rng.choice(["RUB", "USD"]),
+        price_basis=rng.choice(["total", "gpu"]),
         providers=maybe(frozenset(rng.sample(PROVIDERS, rng.randint(1, 2)))),
         gpu_count=maybe(rng.choice(COUNTS)),
         billing=maybe(rng.choice(BILLINGS)),
@@ -230,12 +238,27 @@ def test_target_from_offer_without_rates_uses_own_currency() -> None:
 
 def test_watch_from_row_normalises_stored_columns() -> None:
     w = watch_from_row(id=7, gpu_ids=[], min_gib_by_count={"1": 38, "2": 21.5}, max_price=3, price_currency="usd",
-                       providers=["RunPod"], gpu_count=None, billing="", region=None)
+                       price_basis=None, providers=["RunPod"], gpu_count=None, billing="", region=None)
     assert w.gpu_ids is None and w.billing is None
+    assert w.price_basis == "gpu"  # a row without a basis was stored per GPU-hour
     assert w.min_gib_by_count == {1: 38.0, 2: 21.5}
     assert w.currency == "USD" and w.providers == frozenset({"runpod"})
     with pytest.raises(ValueError):
         Watch(id=1, currency="EUR", max_price=1.0)
+    with pytest.raises(ValueError):
+        Watch(id=1, price_basis="month", max_price=1.0)
+
+
+def test_a_cap_for_the_whole_configuration_bounds_count_times_the_gpu_hour() -> None:
+    one = Target("a", "runpod", "h100-sxm", 1, "hourly", "us", price_rub=200.0, price_usd=2.5)
+    eight = Target("b", "runpod", "h100-sxm", 8, "hourly", "us", price_rub=200.0, price_usd=2.5)
+    total = Watch(id=1, max_price=3.0, currency="USD", price_basis="total")
+    per_gpu = Watch(id=2, max_price=3.0, currency="USD", price_basis="gpu")
+    assert total.matches(one) and not total.matches(eight)  # $20/h for eight cards is over a $3/h cap
+    assert per_gpu.matches(one) and per_gpu.matches(eight)
+    index = WatchIndex.build([total, per_gpu])
+    assert sorted(index.match(one)) == [1, 2]
+    assert index.match(eight) == [2]
 
 
 def test_region_matches_whole_tokens() -> None:

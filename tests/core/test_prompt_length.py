@@ -135,14 +135,14 @@ def test_cli_options_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "qwen3-8b inference", "--output", "0"]) == 2
     assert "--output" in capsys.readouterr().err
     assert main(["estimate", "qwen3-8b вход 1к выход 2к", "--lang", "ru"]) == 0
-    assert "ctx 3072 (вход 1024 + выход 2048)" in capsys.readouterr().out
+    assert "контекст 3\u00a0072 (вход 1\u00a0024 + выход 2\u00a0048)" in capsys.readouterr().out
 
 
 async def test_the_bot_shows_input_and_output(tg, app):  # noqa: F811
     text = await say(tg, "/estimate qwen3-8b inference input 1k output 2k")
-    assert "ctx 3072 (input 1024 + output 2048)" in text
+    assert "ctx 3,072 (input 1,024 + output 2,048)" in text
     text = await say(tg, "/estimate qwen3-8b инференс вход 1к выход 2к", lang="ru")
-    assert "ctx 3072 (вход 1024 + выход 2048)" in text
+    assert "контекст 3\u00a0072 (вход 1\u00a0024 + выход 2\u00a0048)" in text
     text = await say(tg, "/estimate qwen3-8b inference ctx 8k")
     assert "worst case" in text
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.provider_server import ProviderServer
+from testkit.provider_server import ProviderServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "audit-deps.sh"

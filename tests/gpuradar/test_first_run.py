@@ -117,8 +117,8 @@ async def test_sigterm_ends_the_bot_quietly_with_polls_in_flight(tmp_path: Path)
     import json
     import signal
 
+    from testkit.provider_server import RUNPOD_PATH, ProviderServer
     from tests.gpuradar.test_cli_scrape import CBR_PATH, CBR_XML, env_for
-    from tests.support.provider_server import RUNPOD_PATH, ProviderServer
 
     async with FakeTelegram() as tg, ProviderServer() as providers:
         providers.load_samples()

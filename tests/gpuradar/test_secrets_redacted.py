@@ -19,8 +19,8 @@ from core.redaction import Redactor, redact
 from gpuradar.settings import Settings
 from storage.db import make_engine
 from storage.offer_tables import ProviderHealth, ScrapeRun
+from testkit.provider_server import RUNPOD_PATH, ProviderServer, RecordedRequest
 from tests.gpuradar.test_cli_scrape import CBR_PATH, CBR_XML, env_for, gpuradar
-from tests.support.provider_server import RUNPOD_PATH, ProviderServer, RecordedRequest
 
 RUNPOD_KEY = "rpa_4F9xQ2LmZ7vB8nK3tY6wE1sD5hJ0cU"
 HF_TOKEN = "hf_QwErTyUiOpAsDfGhJkLzXcVbNm123456"

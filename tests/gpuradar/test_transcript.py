@@ -11,5 +11,10 @@ async def test_readme_transcript_is_current() -> None:
     en, ru = produced.split("### По-русски")
     assert "Available: L40S at CloudRift (Seoul)" in en and "В наличии: L40S у CloudRift (Сеул)" in ru  # display names
     assert "ap_northeast" not in produced and "cloudrift" not in produced
+    # what issue 19 asks the README to show: a cap per hour, a slice labelled, a tight offer, remedies
+    assert "up to $1.00/h for the whole configuration" in en and "до 80,00 ₽/ч за всю конфигурацию" in ru
+    assert "1/20 A100 80GB · 4 GB" in en and "1/20 A100 80GB · 4 ГБ" in ru
+    assert any("A100 80GB × 1" in line and "tight" in line for line in en.splitlines() if line.strip().startswith("•"))
+    assert "Try:" in en and "[🛠 Offload optimizer]" in en and "Попробуйте:" in ru
     assert readme_section(README.read_text(encoding="utf-8")) == produced, \
         "README transcript is stale: run `python -m tests.support.transcript --write`"

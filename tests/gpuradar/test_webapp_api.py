@@ -21,7 +21,7 @@ from gpuradar.webapp.auth import INIT_DATA_HEADER, InitDataError, verify_init_da
 from gpuradar.webapp.guard import CSP
 from gpuradar.webapp.matrix import LastSeen, MatrixCache
 from storage.subscriptions import list_subscriptions
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 from tests.support.webapp import seed_market, sign_init_data
 
 TOKEN = "123456:TEST-token"

@@ -22,7 +22,7 @@ import pytest
 from gpuradar.app import App
 from gpuradar.settings import Settings
 from storage.subscriptions import list_subscriptions
-from tests.support.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram
 from tests.support.webapp import seed_market, sign_init_data
 
 TOKEN = "123456:TEST-token"

@@ -28,7 +28,7 @@ from scrapers.providers import (
     selectel_cloud,
     yandex,
 )
-from tests.support.provider_server import FIXTURES, ProviderServer, load_fixture
+from testkit.provider_server import FIXTURES, ProviderServer, load_fixture
 
 ADDED = ["jarvislabs", "hotaisle", "digitalocean", "azure", "oci", "crusoe", "seeweb", "yandex", "gcp"]
 

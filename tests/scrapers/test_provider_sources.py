@@ -8,7 +8,7 @@ import re
 
 from scrapers.providers.declarative import fetch as declarative_fetch
 from scrapers.registry import PROVIDERS
-from tests.support.provider_server import FIXTURES
+from testkit.provider_server import FIXTURES
 
 SOURCES = (FIXTURES / "SOURCES.md").read_text(encoding="utf-8")
 SECTIONS = {m.group(1).strip() for m in re.finditer(r"^## (.+?)(?: \(|—|$)", SOURCES, re.MULTILINE)}

@@ -129,3 +129,26 @@ def test_ini_ships_inside_the_package() -> None:
     assert ini.is_file()
     assert (ini.parent / "migrations" / "env.py").is_file()
     assert (ini.parent / "migrations" / "script.py.mako").is_file()
+
+
+async def _scalar(url: str, statement: str) -> object:
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            return (await conn.execute(text(statement))).scalar_one()
+    finally:
+        await engine.dispose()
+
+
+def test_price_caps_stored_before_0013_keep_their_per_gpu_hour_meaning(database_url: str) -> None:
+    """Every cap stored before the basis existed was matched per GPU-hour: it stays so after the upgrade."""
+    url = database_url
+    migrate.upgrade(url, "0012_availability_series_state")
+    asyncio.run(_execute(
+        url,
+        "INSERT INTO users (id, chat_id, lang, lang_chosen, currency, tz_offset_minutes, grouping, active, "
+        "alert_cursor, created_at) VALUES (5, 5, 'ru', false, 'RUB', 180, true, true, 0, '2026-11-01 00:00:00')",
+        "INSERT INTO subscriptions (user_id, chat_id, kind, query_text, max_price, price_currency, paused, "
+        "created_at) VALUES (5, 5, 'gpu', 'H100', 80, 'RUB', false, '2026-11-01 00:00:00')"))
+    migrate.upgrade(url, "0013_price_basis")
+    assert asyncio.run(_scalar(url, "SELECT price_basis FROM subscriptions WHERE user_id = 5")) == "gpu"

@@ -165,7 +165,8 @@ def _poll(offers, minute: int) -> PollResult:
 
 async def test_outbox_rows_commit_with_the_events_or_not_at_all(sm) -> None:
     await add_user(sm, 1, currency="RUB")
-    sub = await add_sub(sm, 1, "A100", gpu_ids=["a100-80gb"], max_price=300, currency="RUB")
+    # 300 ₽ per GPU-hour: the new 2 x A100 costs 383 ₽/h in all, 191 ₽ per GPU-hour
+    sub = await add_sub(sm, 1, "A100", gpu_ids=["a100-80gb"], max_price=300, currency="RUB", price_basis="gpu")
     writer = OutboxWriter()
     base = offer("selectel", "srv1", "a100-80gb", 1, 150_000, "RUB", period=Period.MONTH, location="ru-1")
     new = offer("selectel", "srv2", "a100-80gb", 2, 280_000, "RUB", period=Period.MONTH, location="ru-2")

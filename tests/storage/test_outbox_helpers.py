@@ -34,7 +34,7 @@ async def add_sub(sm: async_sessionmaker[AsyncSession], uid: int, query: str = "
                   gpu_ids: list[str] | None = None, min_gib: dict[str, float] | None = None,
                   max_price: float | None = None, currency: str = "USD", providers: list[str] | None = None,
                   gpu_count: int | None = None, billing: str | None = None, region: str | None = None,
-                  paused: bool = False, created_at: datetime = T0) -> int:
+                  paused: bool = False, created_at: datetime = T0, price_basis: str = "total") -> int:
     if kind == "gpu" and gpu_ids is None:
         gpu_ids = ["h100-sxm"]
     async with sm() as s, s.begin():
@@ -42,8 +42,8 @@ async def add_sub(sm: async_sessionmaker[AsyncSession], uid: int, query: str = "
         assert user is not None
         sub = Subscription(user_id=uid, chat_id=user.chat_id, kind=kind, query_text=query, gpu_ids=gpu_ids,
                            workload_json=None, min_gib_by_count=min_gib, max_price=max_price,
-                           price_currency=currency, providers=providers, gpu_count=gpu_count, billing=billing,
-                           region=region, paused=paused, created_at=created_at)
+                           price_currency=currency, price_basis=price_basis, providers=providers,
+                           gpu_count=gpu_count, billing=billing, region=region, paused=paused, created_at=created_at)
         s.add(sub)
         await s.flush()
         return sub.id

@@ -46,6 +46,10 @@ BEFORE = {
     "selectel": [_offer("selectel", "a100-srv", "a100-80gb", "A100 80GB", 1, 150_000, "Moscow", "RUB",
                         Period.MONTH)],
     "cloudrift": [_offer("cloudrift", "4090", "rtx-4090", "RTX 4090", 1, 0.39, "ap_northeast_kr_se_1")],
+    # A 4 GB vGPU slice of an A100, the cheapest "A100" on sale: listed as the share of the card it is.
+    "vultr": [Offer(provider="vultr", sku="vcg-a100-1c-6g-4vram", gpu="a100-80gb", gpu_name="NVIDIA_A100",
+                    gpu_count=1, gpu_memory_gb=4, gpu_fraction=0.05, location="ewr", price=0.123, currency="USD",
+                    in_stock=True, url="https://vultr.example/vcg-a100-1c-6g-4vram")],
 }
 # The next poll: an L40S appears at CloudRift in Seoul, cheap enough for both subscriptions.
 NEW = {"cloudrift": [*BEFORE["cloudrift"],
@@ -88,9 +92,10 @@ async def generate() -> str:
                 for provider, offers in BEFORE.items():
                     await app.ingest(_poll(provider, offers, T0), RATES)
                 scripts = {
-                    "en": (7, ["/start", "/estimate 70B QLoRA ctx 8k", "/subscribe 13B LoRA under $1/h"]),
+                    "en": (7, ["/start", "/estimate 32B LoRA ctx 4k", "/estimate 70B full fine-tune on 8 H100",
+                               "/offers A100", "/subscribe 13B LoRA under $1/h"]),
                     "ru": (8, ["/start", "/estimate инференс 7B, контекст 32k, 8 пользователей",
-                               "/subscribe 13B LoRA до 80 ₽/ч"]),
+                               "/estimate 32B QLoRA ctx 32k batch 4", "/offers A100", "/subscribe 13B LoRA до 80 ₽/ч"]),
                 }
                 sections: dict[str, list[str]] = {}
                 for lang, (user, messages) in scripts.items():

@@ -5,10 +5,14 @@ alert_where = {" "}({ $location })
 alert_billing_monthly = {" "}· monthly
 alert_billing_spot = {" "}· spot/interruptible
 alert_price = 💰 { $per_gpu_hour }/GPU-hour · { $per_hour }/h · { $per_month }/month
+alert_vat = {" "}(VAT { $rate }% included)
+alert_price_slice = 💰 { $per_hour }/h · { $per_month }/month
 alert_was = {"   "}was { $old } per GPU-hour ({ $change })
 alert_fits_workload = ✅ { $query }: needs { $need } GiB per GPU; { $gpu } gives { $have } GiB — fits
+alert_tight = {" "}(⚠️ tight: no safety margin)
 alert_fits_gpu = ✅ You watch: { $query }
 alert_under_cap = {" "}(under your { $cap }/GPU-hour)
+alert_under_cap_total = {" "}(under your { $cap }/h for the whole configuration)
 alert_order = 🔗 <a href="{ $url }">Order at { $provider }</a>
 alert_group_header = 🔔 <b>{ $n } { $n ->
         [one] offer matches

@@ -31,6 +31,8 @@ estimate_usage =
     { $examples }
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = VRAM per GPU: <b>{ $per_gpu } GiB</b> (recommended { $recommended } GiB, with a safety margin)
+est_vram_total = VRAM in all: <b>{ $total } GiB</b> on one device (recommended { $recommended } GiB, with a safety margin); no single GPU holds it
+est_vram_first_fit = Per GPU on the first configuration that fits, { $gpu } × { $count }: <b>{ $per_gpu } GiB</b>
 est_cpu_ram = CPU RAM for offload: { $gib } GiB
 est_breakdown = Breakdown: { $items }
 bd_weights = weights
@@ -47,6 +49,20 @@ est_fits_more = …and { $n } more { $n ->
        *[other] configurations
     }
 est_no_fit = Nothing fits in one node of up to 8 GPUs.
+est_no_fit_named = Nothing fits on { $where }, the configuration asked for.
+est_remedies_title = <b>Try:</b>
+est_remedy_line = • { $change }: { $per_gpu } GiB per GPU, fits on { $gpu } × { $count }
+est_remedy_line_nofit = • { $change }: { $per_gpu } GiB per GPU, still more than any card holds
+est_changed = 🛠 Re-estimated with: { $changes }
+btn_remedy_offload_optimizer = 🛠 Offload optimizer
+btn_remedy_offload_all = 🛠 Offload all to CPU
+btn_remedy_fused_ce = 🛠 Fused cross-entropy
+btn_remedy_micro_batch_1 = 🛠 Micro-batch 1
+btn_remedy_qlora = 🛠 QLoRA
+btn_remedy_shorter_context = 🛠 Half the context
+btn_remedy_fp8 = 🛠 FP8 weights
+btn_remedy_int4 = 🛠 INT4 weights
+btn_remedy_zero3_more_cards = 🛠 ZeRO-3 on more cards
 est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):
 est_no_offers = No fitting offer is in stock right now. Tap “Notify me” and I will write when one appears.
 est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
@@ -74,26 +90,44 @@ sub_ask_workload =
     Send the workload, for example:
     { $examples }
 sub_ask_gpu = Choose a GPU or send its name:
-sub_ask_price = Highest price per GPU-hour, in { $currency }?
+sub_ask_price = Highest price per hour, in { $currency }? On the next step: for the whole configuration or per GPU.
+sub_ask_basis = Is { $price }/h the price of the whole configuration or of each GPU?
+btn_basis_total = { $price }/h for the whole configuration
+btn_basis_gpu = { $price } per GPU-hour
 btn_any_price = Any price
 sub_ask_provider = Which providers?
 btn_any_provider = All providers
+btn_provider_idle = ⚪ { $name } · { $reason }
+sub_providers_idle = <i>Not polled here, so not offered: { $names }.</i>
+sub_provider_off = switched off
+sub_provider_needs_key = needs an API key
+sub_provider_not_polled = { $name } is not polled on this bot ({ $reason }): nothing from it would ever reach you. Pick another provider.
 btn_cancel = Cancel
 sub_cancelled = Cancelled. Nothing was changed.
 sub_bad_price = Send a number such as 300 or 2.5, or tap a button.
+sub_bad_price_not_number = That is not a price. Send a number such as 300 or 2.5 (a currency sign is fine), or tap a button.
+sub_bad_price_negative = A price cap cannot be negative. Send a positive number such as 300 or 2.5, or tap a button.
+sub_bad_price_zero = A cap of zero would never match anything. Send a positive number such as 300 or 2.5, or tap a button.
+sub_bad_price_too_large = That is more than any offer costs (at most { $high }). Send a smaller number, or tap a button.
+sub_pick_button = Please tap one of the buttons above (or /cancel).
 sub_saved =
     ✅ Now watching: { $what }{ $filters }.
     Subscriptions: { $n } of { $limit }. Manage them with /subs.
 sub_exists = ℹ️ You already watch this: { $what }{ $filters }.
 sub_matches_now = <b>Already matching now:</b>
+sub_not_polled = ⚠️ This bot does not poll { $providers }, so nothing from there will reach you. Pick a provider from /providers, or pause this one in /subs.
 sub_no_matches_now = Nothing matches right now; I will write as soon as something does.
 sub_limit = You already have { $limit } { $limit ->
         [one] subscription
        *[other] subscriptions
     }, the maximum. Delete one in /subs first.
 sub_need_gib = needs { $gib } GiB per GPU
+sub_need_gib_on = needs { $gib } GiB per GPU on { $count } GPUs
 sub_need_none = fits no single GPU; watching multi-GPU configurations
-f_price = {" "}· up to { $price }/GPU-h
+f_price = {" "}· up to { $price }/h for the whole configuration
+f_price_gpu = {" "}· up to { $price }/GPU-h
+sub_cap_total = 💰 Cap read as { $price }/h for the whole configuration, whatever the number of GPUs. Meant { $price } per GPU-hour? Send <code>/subscribe { $query } under { $price }/GPU-h</code>.
+sub_cap_gpu = 💰 Cap read as { $price } per GPU-hour: a configuration × { $n } GPU may cost up to { $total }/h. Meant { $price }/h for the whole configuration? Send <code>/subscribe { $query } under { $price }/h</code>.
 f_providers = {" "}· on { $providers }
 f_count = {" "}· × { $count } { $count ->
         [one] GPU
@@ -116,6 +150,8 @@ sub_paused = Paused.
 sub_resumed = Resumed.
 sub_deleted = Deleted.
 sub_not_found = That subscription no longer exists.
+unsub_no_such = There is no subscription { $n }. Your subscriptions are numbered as below.
+unsub_no_such_none = There is no subscription { $n }: you have no subscriptions.
 unsub_usage = Send <code>/unsubscribe N</code> (the number from /subs) or <code>/unsubscribe all</code>.
 unsub_done = Subscription { $n } deleted.
 unsub_all_done = { $n ->
@@ -154,6 +190,9 @@ on = on
 off = off
 settings_saved = Saved.
 quiet_bad = Send quiet hours as two hours, e.g. <code>/settings quiet 23-8</code>, or <code>/settings quiet off</code>.
+quiet_bad_hours = Hours are 0-23: “{ $given }” has one outside that. For example <code>/settings quiet 23-8</code>.
+settings_use_lang = The language is not a /settings setting: use /lang (for example <code>/lang en</code>).
+settings_unknown = Unknown setting “{ $given }”. /settings knows <code>quiet 23-8</code>, <code>quiet off</code> and <code>tz +3</code>; the language is /lang, the currency is the button below /settings.
 lang_choose = Choose the language:
 lang_set = Language: English.
 admin_stats =
@@ -170,6 +209,7 @@ inline_example_desc = Type a workload: model size, method, context…
 inline_syntax_title = I could not read “{ $query }”
 inline_syntax_desc = Examples: 13B LoRA · 70B QLoRA ctx 8k · Qwen2.5-72B inference 32k
 inline_est_title = { $workload }: { $per_gpu } GiB per GPU
+inline_est_title_total = { $workload }: { $per_gpu } GiB in all
 inline_est_desc = Fits: { $fits }
 inline_offer_title = { $what } — { $per_hour }/h at { $provider }{ $spot }
 inline_offer_desc = { $per_month }/mo{ $location } · fits { $workload }
@@ -206,6 +246,7 @@ btn_grouping_on = Group alerts into one message
 btn_grouping_off = Send each alert separately
 tz_bad = I do not know the time zone “{ $given }”. Send a UTC offset such as <code>/settings tz +3</code> or <code>/settings tz -5</code>, or a city: <code>/settings tz Berlin</code>.
 history_one_point = { $gpu }: only one price seen so far — { $price } per GPU-hour at { $provider } ({ $date }). A chart needs a second point: it will come with the next change.
+history_spot = {" "}· spot
 history_cheapest_now = Cheapest now: { $provider }, { $price } per GPU-hour (the thick line).
 
 ## speed, ranking and slices (core.speed, core.ranking)
@@ -217,7 +258,15 @@ est_job_cost = {" "}· job ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)
 offer_spot = {" "}· <i>spot: may be interrupted</i>
 inline_spot = {" "}(spot)
+offer_tight = {" "}· ⚠️ <i>tight: no safety margin</i>
+inline_tight = {" "}(tight)
 list_and = { $head } and { $last }
 label_ctx_io = ctx { $ctx } (input { $prompt } + output { $output })
 btn_open_market = 📊 Open the market
 menu_market = Market
+label_ctx = ctx { $ctx }
+label_batch = bs { $n }
+label_gpus = { $n } { $n ->
+        [one] GPU
+       *[other] GPUs
+    }

@@ -180,3 +180,20 @@ engine_note_fused_ce = fused cross-entropy: no vocabulary-wide logits in fp32
 engine_note_offload_ckpt = checkpointed activations wait in CPU RAM
 engine_note_speed = training about { $x }x the speed of HF Trainer + PEFT
 engine_note_fp16_acc = 16-bit prefill runs at the FP16-accumulate tensor rate (twice the FP32-accumulate one on GeForce cards)
+
+# A slice of one card (vGPU / MIG), never said as a card: "1/20 A100 · 4 GB".
+slice_ratio = { $k }/{ $n }
+slice_percent = { $p }%
+slice_label = { $share } { $gpu } · { $mem } GB
+slice_label_nomem = { $share } { $gpu }
+
+# Remedies when a workload does not fit (core/remedies.py): each is a change the estimate is re-run with.
+remedy_offload_optimizer = optimizer states offloaded to CPU (DeepSpeed ZeRO-3 offload)
+remedy_offload_all = parameters and optimizer states offloaded to CPU (ZeRO-3 offload)
+remedy_fused_ce = fused / chunked cross-entropy (Liger, Unsloth)
+remedy_micro_batch_1 = micro-batch 1 with gradient accumulation (same effective batch)
+remedy_qlora = QLoRA (4-bit base) instead
+remedy_shorter_context = half the context
+remedy_fp8 = FP8 weights
+remedy_int4 = INT4 weights (GPTQ)
+remedy_zero3_more_cards = ZeRO-3 across more cards (several nodes)

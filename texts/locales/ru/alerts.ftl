@@ -5,10 +5,14 @@ alert_where = {" "}({ $location })
 alert_billing_monthly = {" "}· помесячно
 alert_billing_spot = {" "}· spot/прерываемые
 alert_price = 💰 { $per_gpu_hour } за GPU-час · { $per_hour }/ч · { $per_month }/мес
+alert_vat = {" "}(с НДС { $rate }%)
+alert_price_slice = 💰 { $per_hour }/ч · { $per_month }/мес
 alert_was = {"   "}было { $old } за GPU-час ({ $change })
 alert_fits_workload = ✅ { $query }: нужно { $need } ГиБ на GPU; у { $gpu } — { $have } ГиБ, подходит
+alert_tight = {" "}(⚠️ впритык: без запаса)
 alert_fits_gpu = ✅ Вы следите: { $query }
 alert_under_cap = {" "}(дешевле вашего порога { $cap } за GPU-час)
+alert_under_cap_total = {" "}(дешевле вашего порога { $cap }/ч за всю конфигурацию)
 alert_order = 🔗 <a href="{ $url }">Заказать у { $provider }</a>
 alert_group_header = 🔔 <b>{ $n ->
         [one] { $n } подходящее предложение

@@ -33,6 +33,8 @@ estimate_usage =
     { $examples }
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = Видеопамять на GPU: <b>{ $per_gpu } ГиБ</b> (рекомендуется { $recommended } ГиБ, с запасом)
+est_vram_total = Видеопамять всего: <b>{ $total } ГиБ</b> на одном устройстве (рекомендуется { $recommended } ГиБ, с запасом); ни одна GPU столько не вмещает
+est_vram_first_fit = На GPU в первой подходящей конфигурации, { $gpu } × { $count }: <b>{ $per_gpu } ГиБ</b>
 est_cpu_ram = Оперативная память для offload: { $gib } ГиБ
 est_breakdown = Из чего: { $items }
 bd_weights = веса
@@ -51,6 +53,20 @@ est_fits_more = …и ещё { $n } { $n ->
        *[other] конфигурации
     }
 est_no_fit = Ничто не помещается в один сервер до 8 GPU.
+est_no_fit_named = В запрошенную конфигурацию { $where } ничего не помещается.
+est_remedies_title = <b>Попробуйте:</b>
+est_remedy_line = • { $change }: { $per_gpu } ГиБ на GPU, помещается на { $gpu } × { $count }
+est_remedy_line_nofit = • { $change }: { $per_gpu } ГиБ на GPU — всё ещё больше, чем есть у любой карты
+est_changed = 🛠 Пересчитано с изменением: { $changes }
+btn_remedy_offload_optimizer = 🛠 Оптимизатор в ОЗУ
+btn_remedy_offload_all = 🛠 Всё в ОЗУ
+btn_remedy_fused_ce = 🛠 Слитная кросс-энтропия
+btn_remedy_micro_batch_1 = 🛠 Микробатч 1
+btn_remedy_qlora = 🛠 QLoRA
+btn_remedy_shorter_context = 🛠 Контекст вдвое короче
+btn_remedy_fp8 = 🛠 Веса FP8
+btn_remedy_int4 = 🛠 Веса INT4
+btn_remedy_zero3_more_cards = 🛠 ZeRO-3 на большем числе карт
 est_offers_title = <b>Дешевле всего в наличии</b> (вся конфигурация, в час · в месяц):
 est_no_offers = Подходящих предложений в наличии сейчас нет. Нажмите «Сообщить», и я напишу, когда появятся.
 est_time_title = <b>Время</b> на { $tokens } { $tokens ->
@@ -80,18 +96,32 @@ sub_ask_workload =
     Пришлите задачу, например:
     { $examples }
 sub_ask_gpu = Выберите GPU или пришлите название:
-sub_ask_price = Максимальная цена за GPU-час, { $currency }?
+sub_ask_price = Максимальная цена в час, { $currency }? Следующим шагом уточню: за всю конфигурацию или за одну GPU.
+sub_ask_basis = { $price }/ч — это цена всей конфигурации или каждой GPU?
+btn_basis_total = { $price }/ч за всю конфигурацию
+btn_basis_gpu = { $price } за GPU-час
 btn_any_price = Любая цена
 sub_ask_provider = Какие провайдеры?
 btn_any_provider = Все провайдеры
+btn_provider_idle = ⚪ { $name } · { $reason }
+sub_providers_idle = <i>Здесь не опрашиваются, поэтому не предлагаю: { $names }.</i>
+sub_provider_off = выключен
+sub_provider_needs_key = нужен ключ API
+sub_provider_not_polled = { $name } этот бот не опрашивает ({ $reason }): от него ничего не придёт. Выберите другого провайдера.
 btn_cancel = Отмена
 sub_cancelled = Отменено, ничего не изменилось.
 sub_bad_price = Пришлите число, например 300 или 2.5, или нажмите кнопку.
+sub_bad_price_not_number = Это не цена. Пришлите число, например 300 или 2,5 (знак валюты можно), или нажмите кнопку.
+sub_bad_price_negative = Порог цены не может быть отрицательным. Пришлите положительное число, например 300 или 2,5, или нажмите кнопку.
+sub_bad_price_zero = С порогом ноль не подойдёт ничего. Пришлите положительное число, например 300 или 2,5, или нажмите кнопку.
+sub_bad_price_too_large = Столько не стоит ни одно предложение (не больше { $high }). Пришлите число поменьше или нажмите кнопку.
+sub_pick_button = Пожалуйста, нажмите одну из кнопок выше (или /cancel).
 sub_saved =
     ✅ Слежу: { $what }{ $filters }.
     Подписок: { $n } из { $limit }. Управление — /subs.
 sub_exists = ℹ️ Вы уже следите за этим: { $what }{ $filters }.
 sub_matches_now = <b>Уже подходит сейчас:</b>
+sub_not_polled = ⚠️ Этот бот не опрашивает { $providers }, поэтому оттуда ничего не придёт. Выберите провайдера из /providers или поставьте эту подписку на паузу в /subs.
 sub_no_matches_now = Сейчас ничего не подходит; напишу, как только появится.
 sub_limit = У вас уже { $limit } { $limit ->
         [one] подписка
@@ -100,8 +130,12 @@ sub_limit = У вас уже { $limit } { $limit ->
        *[other] подписки
     } — это максимум. Сначала удалите одну в /subs.
 sub_need_gib = нужно { $gib } ГиБ на GPU
+sub_need_gib_on = нужно { $gib } ГиБ на GPU при { $count } GPU
 sub_need_none = не помещается в одну GPU; слежу за конфигурациями из нескольких GPU
-f_price = {" "}· до { $price }/GPU-ч
+f_price = {" "}· до { $price }/ч за всю конфигурацию
+f_price_gpu = {" "}· до { $price }/GPU-ч
+sub_cap_total = 💰 Порог понят как { $price }/ч за всю конфигурацию, сколько бы в ней ни было GPU. Имели в виду { $price } за GPU-час? Пришлите <code>/subscribe { $query } до { $price }/GPU-ч</code>.
+sub_cap_gpu = 💰 Порог понят как { $price } за GPU-час: конфигурация × { $n } GPU может стоить до { $total }/ч. Имели в виду { $price }/ч за всю конфигурацию? Пришлите <code>/subscribe { $query } до { $price }/ч</code>.
 f_providers = {" "}· у { $providers }
 f_count = {" "}· × { $count } GPU
 f_billing = {" "}· { $billing }
@@ -121,6 +155,8 @@ sub_paused = Поставлено на паузу.
 sub_resumed = Возобновлено.
 sub_deleted = Удалено.
 sub_not_found = Этой подписки уже нет.
+unsub_no_such = Подписки { $n } нет. Ваши подписки пронумерованы так:
+unsub_no_such_none = Подписки { $n } нет: у вас нет подписок.
 unsub_usage = Пришлите <code>/unsubscribe N</code> (номер из /subs) или <code>/unsubscribe all</code>.
 unsub_done = Подписка { $n } удалена.
 unsub_all_done = { $n ->
@@ -163,6 +199,9 @@ on = вкл
 off = выкл
 settings_saved = Сохранено.
 quiet_bad = Пришлите тихие часы двумя числами, например <code>/settings quiet 23-8</code>, или <code>/settings quiet off</code>.
+quiet_bad_hours = Часы — от 0 до 23, а в «{ $given }» есть час вне этого диапазона. Например: <code>/settings quiet 23-8</code>.
+settings_use_lang = Язык меняется не в /settings, а командой /lang (например, <code>/lang ru</code>).
+settings_unknown = Неизвестная настройка «{ $given }». /settings понимает <code>quiet 23-8</code>, <code>quiet off</code> и <code>tz +3</code>; язык — /lang, валюта — кнопка под /settings.
 lang_choose = Выберите язык:
 lang_set = Язык: русский.
 admin_stats =
@@ -181,6 +220,7 @@ inline_example_desc = Опишите задачу: размер модели, м
 inline_syntax_title = Не понял «{ $query }»
 inline_syntax_desc = Примеры: 13B LoRA · 70B QLoRA ctx 8k · инференс 70B int4, контекст 32k
 inline_est_title = { $workload }: { $per_gpu } ГиБ на GPU
+inline_est_title_total = { $workload }: всего { $per_gpu } ГиБ
 inline_est_desc = Подходят: { $fits }
 inline_offer_title = { $what } — { $per_hour }/ч у { $provider }{ $spot }
 inline_offer_desc = { $per_month }/мес{ $location } · подходит для { $workload }
@@ -218,18 +258,28 @@ btn_grouping_on = Собирать уведомления в одно сообщ
 btn_grouping_off = Присылать каждое уведомление отдельно
 tz_bad = Не знаю часовой пояс «{ $given }». Пришлите смещение от UTC, например <code>/settings tz +3</code> или <code>/settings tz -5</code>, или город: <code>/settings tz Новосибирск</code>.
 history_one_point = { $gpu }: пока известна только одна цена — { $price } за GPU-час у { $provider } ({ $date }). Для графика нужна вторая точка: она появится со следующим изменением.
+history_spot = {" "}· спот
 history_cheapest_now = Дешевле всего сейчас: { $provider }, { $price } за GPU-час (жирная линия).
 
 ## скорость, ранжирование и доли карт (core.speed, core.ranking)
 est_fit_tight = {" "}— впритык: без запаса
-est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } токенов):
+est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } { $context ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    }):
 est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }
 est_not_fitting_mark = {" "}(не помещается)
 est_job_cost = {" "}· задача ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
 offer_spot = {" "}· <i>спот: могут прервать</i>
 inline_spot = {" "}(спот)
+offer_tight = {" "}· ⚠️ <i>впритык: без запаса</i>
+inline_tight = {" "}(впритык)
 list_and = { $head } и { $last }
-label_ctx_io = ctx { $ctx } (вход { $prompt } + выход { $output })
+label_ctx_io = контекст { $ctx } (вход { $prompt } + выход { $output })
 btn_open_market = 📊 Открыть рынок
 menu_market = Рынок
+label_ctx = контекст { $ctx }
+label_batch = батч { $n }
+label_gpus = { $n } GPU

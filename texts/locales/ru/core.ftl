@@ -89,7 +89,7 @@ assume_typical_arch = архитектура: { $size } — типичная { $
         [one] слой
         [few] слоя
        *[many] слоёв
-    }, hidden { $hidden }, { $heads } { $heads ->
+    }, скрытый размер { $hidden }, { $heads } { $heads ->
         [one] голова
         [few] головы
        *[many] голов
@@ -154,7 +154,15 @@ hub_error_unreadable = Не могу прочитать config.json модели
 ## Images of vision models
 field_images = изображения
 wl_no_vision = { $name } работает только с текстом: у неё нет визуального энкодера для изображений.
-assume_image_tokens = изображения: { $images } × { $per } токенов = { $total } токенов добавлено к последовательности
+assume_image_tokens = изображения: { $images } × { $per } { $per ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    } = { $total } { $total ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    } добавлено к последовательности
 
 ## Инференс: промпт и генерируемые токены (issue 9)
 field_prompt_len = промпт (вход)
@@ -162,9 +170,21 @@ field_output_len = ответ (генерация)
 why_prompt_output = указаны длины входа/выхода
 why_prompt_whole = весь контекст считается промптом, худший случай; если знаете, укажите, например, «вход 1к выход 2к»
 why_prompt_rest = контекст за вычетом ответа
-wl_prompt_output_context = Вход { $prompt } + выход { $output } токенов не помещаются в контекст { $context }: укажите контекст длиннее или не указывайте его.
-wl_prompt_context = Вход ({ $prompt } токенов) длиннее контекста ({ $context }).
-wl_output_context = Ответ ({ $output } токенов) не оставляет места для промпта в контексте { $context }: укажите контекст длиннее или длину входа.
+wl_prompt_output_context = Вход { $prompt } + выход { $output } { $output ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    } не помещаются в контекст { $context }: укажите контекст длиннее или не указывайте его.
+wl_prompt_context = Вход ({ $prompt } { $prompt ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    }) длиннее контекста ({ $context }).
+wl_output_context = Ответ ({ $output } { $output ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    }) не оставляет места для промпта в контексте { $context }: укажите контекст длиннее или длину входа.
 field_engine = движок
 why_engine_serve = несколько одновременных пользователей обслуживает сервер инференса
 why_engine_one = одна последовательность: Hugging Face transformers generate
@@ -174,7 +194,11 @@ wl_engine_training = { $engine } — для обучения; для инфер�
 wl_engine_inference = { $engine } — для инференса; для обучения укажите hf-trainer/peft, unsloth, llama-factory, axolotl, torchtune или deepspeed.
 engine_changes = Что меняет { $engine }
 engine_note_claim = при запуске занимает { $share } % каждой карты и заполняет неиспользованное страницами KV-кэша, поэтому нагрузка должна уместиться в эту долю
-engine_note_chunk = промпты обрабатываются кусками по { $tokens } токенов — это ограничивает рабочую память префилла
+engine_note_chunk = промпты обрабатываются кусками по { $tokens } { $tokens ->
+        [one] токен
+        [few] токена
+       *[many] токенов
+    } — это ограничивает рабочую память префилла
 engine_note_batched = все { $n } промптов обрабатываются вместе за один проход
 engine_note_graphs = CUDA-графы занимают около { $gib } ГиБ на GPU
 engine_note_layer_split = несколько GPU делят слои: они добавляют память, но не скорость (запрос считается на одной карте за раз)
@@ -185,3 +209,20 @@ engine_note_fused_ce = слитая кросс-энтропия: логиты п
 engine_note_offload_ckpt = сохранённые для чекпойнтинга активации ждут в ОЗУ
 engine_note_speed = обучение примерно в { $x } раза быстрее HF Trainer + PEFT
 engine_note_fp16_acc = 16-битный префилл идёт на скорости тензорных ядер с FP16-накоплением (вдвое выше FP32-накопления на GeForce)
+
+# Доля одной карты (vGPU / MIG), никогда не «карта»: «1/20 A100 · 4 ГБ».
+slice_ratio = { $k }/{ $n }
+slice_percent = { $p }{" "}%
+slice_label = { $share } { $gpu } · { $mem } ГБ
+slice_label_nomem = { $share } { $gpu }
+
+# Что поможет, если задача не помещается (core/remedies.py): каждое — изменение, с которым оценка считается заново.
+remedy_offload_optimizer = состояния оптимизатора выгружены в ОЗУ (DeepSpeed ZeRO-3 offload)
+remedy_offload_all = параметры и состояния оптимизатора выгружены в ОЗУ (ZeRO-3 offload)
+remedy_fused_ce = слитная / блочная кросс-энтропия (Liger, Unsloth)
+remedy_micro_batch_1 = микробатч 1 с накоплением градиентов (тот же эффективный батч)
+remedy_qlora = QLoRA (4-битная база) вместо этого
+remedy_shorter_context = контекст вдвое короче
+remedy_fp8 = веса в FP8
+remedy_int4 = веса в INT4 (GPTQ)
+remedy_zero3_more_cards = ZeRO-3 на большем числе карт (несколько серверов)
