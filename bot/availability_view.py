@@ -57,9 +57,8 @@ def when_answer(lang: str, stats: CardStats, what: str, cap: str | None) -> str:
     came back within a median 3 hours; right now: sold out for 1 hour 20 minutes.'"""
     w = stats.window
     if cap is not None:
-        # A cap on the whole configuration reads per GPU-hour when it is one GPU: the same figure.
-        per_gpu = stats.cap_per_gpu or stats.gpu_count == 1
-        what += t(lang, "when_under" if per_gpu else "when_under_whole", cap=cap)
+        # Said back as the user meant it: per GPU-hour only when they said so (for one GPU both are the same figure)
+        what += t(lang, "when_under" if stats.cap_per_gpu else "when_under_whole", cap=cap)
     share = w.share
     if share is None:
         return t(lang, "when_no_history", what=what)

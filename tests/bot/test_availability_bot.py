@@ -72,7 +72,7 @@ async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
                   "time; after selling out it came back within a median 2 hours 40 minutes; it usually stayed a "
                   "median 20 minutes; right now: sold out for 1 hour 20 minutes.")
     ru = await say(tg, "когда H100 до 2.5$/ч", 2, "ru")
-    assert ru == ("За 1 день 6 часов наблюдений H100 × 1 дешевле $2,50/ч за всю конфигурацию была в наличии "
+    assert ru == ("За 1 день 6 часов наблюдений H100 × 1 дешевле $2,50 в час за всю конфигурацию была в наличии "
                   "11\u00a0% времени; после распродажи снова появлялась в среднем через 2 часа 40 минут; "
                   "обычно держалась в среднем 20 минут; сейчас: нет в наличии уже 1 час 20 минут.")
     # Under a cap nothing met: never in stock, and said so.
@@ -87,7 +87,7 @@ async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
     assert "fits 7B LoRA under $3.00/hour for the whole configuration" in await say(tg, "/when 7B LoRA under $3", 10,
                                                                                    "en")
     assert "в час за всю конфигурацию" in await say(tg, "когда 7B LoRA до 300 ₽", 11, "ru")
-    assert "× 2 дешевле $3.00 за GPU-час" in await say(tg, "когда H100 x2 до $3 за GPU-час", 12, "ru")
+    assert "× 2 дешевле $3,00 за GPU-час" in await say(tg, "когда H100 x2 до $3 за GPU-час", 12, "ru")
     assert "Не знаю GPU или задачу «абракадабра»" in await say(tg, "/when абракадабра", 7, "ru")
 
 
