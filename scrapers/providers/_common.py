@@ -7,13 +7,16 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.gpus import find_gpu
 from core.offers import Offer
 from scrapers.errors import PayloadValidationError
+
+if TYPE_CHECKING:
+    from scrapers.http import PoliteClient
 
 log = logging.getLogger("scrapers")
 
@@ -133,3 +136,20 @@ class Collector:
     def result(self) -> Offers:
         return Offers(self.offers, records=max(self.records, self.skipped), skipped=self.skipped,
                       problems=self.problems)
+
+
+async def token_paged_list(client: PoliteClient, provider: str, url: str, key: str, *, params: dict[str, Any],
+                           headers: dict[str, str], timeout: float, max_pages: int) -> Any:
+    """Google-style paging (`nextPageToken` in the answer, `pageToken` in the next request): every page's `key`
+    list joined as `{key: [...]}`, at most `max_pages` requests (a runaway token must not loop forever). An answer
+    without that list is returned as it came, for the parser's validation to name what is wrong."""
+    items: list[Any] = []
+    for _ in range(max_pages):
+        page = await client.get_json(provider, url, params=params, headers=headers, timeout=timeout)
+        if not isinstance(page, dict) or not isinstance(page.get(key), list):
+            return page
+        items.extend(page[key])
+        if not page.get("nextPageToken"):
+            break
+        params = {**params, "pageToken": page["nextPageToken"]}
+    return {key: items}

@@ -28,7 +28,7 @@ from core.offers import Billing, Period
 from core.providers import ProviderInfo
 from scrapers.http import PoliteClient
 from scrapers.provider import Provider
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, token_paged_list, validate
 from scrapers.settings import ProviderSettings
 
 NAME = "gcp"
@@ -86,18 +86,9 @@ class _Answer(Lenient):
 
 async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, Any]:
     headers = {"X-Goog-Api-Key": settings.api_key.get_secret_value() if settings.api_key else ""}
-    params: dict[str, Any] = {"pageSize": 5000}
-    skus: list[Any] = []
-    for _ in range(MAX_PAGES):
-        page = await client.get_json(NAME, join_url(settings.base_url, SKUS_PATH), params=params, headers=headers,
-                                     timeout=settings.timeout)
-        if not isinstance(page, dict) or not isinstance(page.get("skus"), list):
-            return page  # parse's validation names what is wrong
-        skus.extend(page["skus"])
-        if not page.get("nextPageToken"):
-            break
-        params = {**params, "pageToken": page["nextPageToken"]}
-    return {"skus": skus}
+    return await token_paged_list(client, NAME, join_url(settings.base_url, SKUS_PATH), "skus",
+                                  params={"pageSize": 5000}, headers=headers, timeout=settings.timeout,
+                                  max_pages=MAX_PAGES)
 
 
 def card(description: str) -> str | None:

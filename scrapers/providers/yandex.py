@@ -32,7 +32,7 @@ from core.offers import Billing, Period
 from core.providers import RU_VAT_RATE, ProviderInfo, Vat
 from scrapers.http import PoliteClient
 from scrapers.provider import Provider
-from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, validate
+from scrapers.providers._common import Collector, Lenient, Offers, gpu_id, join_url, token_paged_list, validate
 from scrapers.settings import ProviderSettings
 
 NAME = "yandex"
@@ -109,17 +109,8 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> dict[str, A
     cfg = settings if isinstance(settings, YandexSettings) else YandexSettings(base_url=settings.base_url)
     headers = {"Authorization": f"Bearer {await iam_token(client, cfg)}"}
     params: dict[str, Any] = {"currency": "RUB", "filter": f'serviceId="{COMPUTE_SERVICE}"', "pageSize": 1000}
-    skus: list[Any] = []
-    for _ in range(MAX_PAGES):
-        page = await client.get_json(NAME, join_url(cfg.base_url, SKUS_PATH), params=params, headers=headers,
-                                     timeout=cfg.timeout)
-        if not isinstance(page, dict) or not isinstance(page.get("skus"), list):
-            return page  # parse's validation names what is wrong
-        skus.extend(page["skus"])
-        if not page.get("nextPageToken"):
-            break
-        params = {**params, "pageToken": page["nextPageToken"]}
-    return {"skus": skus}
+    return await token_paged_list(client, NAME, join_url(cfg.base_url, SKUS_PATH), "skus", params=params,
+                                  headers=headers, timeout=cfg.timeout, max_pages=MAX_PAGES)
 
 
 def list_price(sku: _Sku) -> _Rate | None:
