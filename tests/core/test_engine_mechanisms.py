@@ -49,8 +49,8 @@ def test_fp8_on_ampere_is_the_engines_fallback_or_no_fit() -> None:
     assert "a100-80gb" not in _fit_ids("Llama 3.1 8B inference fp8 tensorrt-llm")
     assert not fp8_fallback(vllm, get_gpu("h100-sxm")) and runs_on(trt, get_gpu("l40s"))
     # the answer says it: the fallback is named, and the speed model computes in 16 bits there
-    assert [n.key for n in engine_notes(vllm)][0] == "capability_fp8_marlin"
-    assert [n.key for n in engine_notes(trt)][0] == "capability_fp8_native_only"
+    assert engine_notes(vllm)[0].key == "capability_fp8_marlin"
+    assert engine_notes(trt)[0].key == "capability_fp8_native_only"
     fp8 = inference_speed(vllm, a100, 1).prefill_tokens_per_s
     bf16 = inference_speed(vllm.with_(quant=Quant.NONE), a100, 1).prefill_tokens_per_s
     assert fp8 == pytest.approx(bf16, rel=0.02)
