@@ -50,6 +50,11 @@ class EngineProfile:
     offload_checkpoints: bool = False  # checkpointed layer inputs go to CPU RAM (Unsloth's "unsloth" mode)
     # Training tokens/s relative to HF Trainer + PEFT + FlashAttention 2 on the same GPU (published benchmarks).
     train_speed: float = 1.0
+    # Activation traffic of a training step against fused kernels (1): eager PyTorch runs every elementwise op as
+    # its own kernel that reads and writes the whole activation (HF `LlamaRMSNorm` = pow, mean, add, rsqrt, mul,
+    # mul: 6 kernels where a fused norm is 1; SiLU x up, RoPE, dropout and bias adds likewise), about 3x the bytes.
+    # Fused (1): Unsloth's Triton kernels, torchtune / NeMo with torch.compile or Transformer Engine.
+    elementwise_traffic: float = 1.0
     source: str = ""
 
 
@@ -102,13 +107,14 @@ PROFILES: dict[Engine, EngineProfile] = {
                                  source=_OLLAMA),
     Engine.TRANSFORMERS: EngineProfile(Engine.TRANSFORMERS, mla_latent=False, layer_split=True, eager_decode=True,
                                        source=_TRANSFORMERS),
-    Engine.HF_PEFT: EngineProfile(Engine.HF_PEFT, kbit_upcast=True, source=_PEFT),
+    Engine.HF_PEFT: EngineProfile(Engine.HF_PEFT, kbit_upcast=True, elementwise_traffic=3.0, source=_PEFT),
     Engine.UNSLOTH: EngineProfile(Engine.UNSLOTH, fused_ce=True, offload_checkpoints=True, train_speed=1.36,
                                   source=_UNSLOTH),
-    Engine.LLAMA_FACTORY: EngineProfile(Engine.LLAMA_FACTORY, kbit_upcast=True, source=_LLAMA_FACTORY),
-    Engine.AXOLOTL: EngineProfile(Engine.AXOLOTL, kbit_upcast=True, source=_AXOLOTL),
+    Engine.LLAMA_FACTORY: EngineProfile(Engine.LLAMA_FACTORY, kbit_upcast=True, elementwise_traffic=3.0,
+                                        source=_LLAMA_FACTORY),
+    Engine.AXOLOTL: EngineProfile(Engine.AXOLOTL, kbit_upcast=True, elementwise_traffic=3.0, source=_AXOLOTL),
     Engine.TORCHTUNE: EngineProfile(Engine.TORCHTUNE, fused_ce=True, source=_TORCHTUNE),
-    Engine.DEEPSPEED: EngineProfile(Engine.DEEPSPEED, kbit_upcast=True, source=_DEEPSPEED),
+    Engine.DEEPSPEED: EngineProfile(Engine.DEEPSPEED, kbit_upcast=True, elementwise_traffic=3.0, source=_DEEPSPEED),
 }
 
 # The engine-neutral profile (`Workload.engine is None`): the estimator's behaviour before engines were described.

@@ -42,12 +42,23 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from core.engines import profile
+from core.engines import PROFILES, profile, train_speed
 from core.estimator import FREEZE_TRAINABLE_LAYERS, QUANT_BYTES, adapter_params, kv_bytes_per_token
 from core.fit import Fit, Requirement, default_strategy, requirement
 from core.gpus import GPU, PCIE_GBS, GPUClass, Interconnect, get_gpu
 from core.models import Arch
-from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
+from core.workload import (
+    ADAPTER_METHODS,
+    Attention,
+    Engine,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Strategy,
+    Workload,
+)
 
 # --- the achievable fractions: one set for every card ---------------------------------------------------------------
 # Where between base and boost clock the tensor cores run long dense matmuls (0 = base, 1 = boost): the midpoint.
@@ -274,9 +285,14 @@ def _train_constants(w: Workload) -> _Train:
     dequant = passes * (params - _embed_params(a)) * 4.0 if w.quant is not Quant.NONE else 0.0
     act = 2.0 * (4 * a.hidden + 2 * a.q_dim + 2 * a.kv_dim + 4 * a.intermediate * max(1, a.experts_active))
     opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)
+    prof = profile(w.engine)
+    # Eager PyTorch: every elementwise op is its own pass over memory. A framework whose speed is published relative
+    # to HF Trainer + PEFT (Unsloth: `core.engines.train_speed`) is modelled as that baseline times its speed-up.
+    unfused = prof.elementwise_traffic if prof.train_speed == 1.0 else HF_BASELINE.elementwise_traffic
     out = _Train(flops=flops, trained=trained, passes=passes, tokens_flops=tokens * flops, params=params, base=base,
-                 per_pass=per_pass, pass_bytes=passes * per_pass, act_bytes=tokens * a.layers * act * 2.0 * passes,
-                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes,
+                 per_pass=per_pass, pass_bytes=passes * per_pass,
+                 act_bytes=tokens * a.layers * act * 2.0 * passes * unfused,
+                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes * unfused,
                  eager=w.attention is Attention.EAGER, dequant=dequant, opt_bytes=opt_bytes,
                  tp_bytes=4 * passes * tokens * a.hidden * 2.0 * a.layers * 2, stream=passes * params * base)
     if len(_TRAIN_CONSTANTS) >= 256:
@@ -300,6 +316,7 @@ def _train_rates(gpu: GPU) -> tuple[float, float]:
     return out
 
 
+HF_BASELINE = PROFILES[Engine.HF_PEFT]
 _SHARDING = frozenset({Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP})
 _GATHERING = frozenset({Strategy.ZERO3, Strategy.FSDP})
 _TP_STRATEGY, _ZERO2_STRATEGY, _NO_OFFLOAD = Strategy.TP, Strategy.ZERO2, Offload.NONE
@@ -368,6 +385,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
     best: TrainingSpeed | None = None
     min_group = max(1, min(min_group, count))
     c = _train_constants(w)
+    framework = train_speed(w)  # the framework's published speed-up over HF Trainer + PEFT (1 for the rest)
     for group in _divisors(count):
         if group < min_group:
             continue
@@ -379,6 +397,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
         else:
             strategy = default_strategy(w.method) if w.strategy is Strategy.SINGLE else Strategy.DDP
         step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8, c=c)
+        step /= framework
         tps = count * w.batch * w.seq_len / step
         if best is None or tps > best.tokens_per_second:
             best = TrainingSpeed(tps, step, bound, group, replicas)
