@@ -4,6 +4,7 @@ same workload on each card, every card's own datasheet figures, no per-card fudg
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from testkit.gpu_ratios import RATIOS_PATH, load_ratios
 
@@ -28,5 +29,5 @@ def test_ratios_order_the_cards_as_measured() -> None:
     ratios = sorted(load_ratios(), key=lambda r: r.measured)
     predicted = [r.predicted for r in ratios]
     # the measured order, allowing neighbours within 10 % of each other to swap
-    assert all(b > a * 0.9 for a, b in zip(predicted, predicted[1:], strict=False)), [
+    assert all(b > a * 0.9 for a, b in pairwise(predicted)), [
         (r.gpu.id, round(r.predicted, 2)) for r in ratios]
