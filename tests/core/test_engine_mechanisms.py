@@ -164,3 +164,24 @@ def test_training_speed_follows_the_framework() -> None:
         q.with_(engine=Engine.HF_PEFT), a100, 1).tokens_per_second == pytest.approx(1.54, rel=1e-6)
     # eager PyTorch's unfused elementwise kernels cost HF-based trainers memory traffic a fused stack does not pay
     assert tps[Engine.TORCHTUNE] > tps[Engine.HF_PEFT] == tps[Engine.LLAMA_FACTORY]
+
+
+# --- reserved vs allocated ------------------------------------------------------------------------------------------
+
+
+def test_each_figure_says_whether_it_is_reserved_or_allocated() -> None:
+    from core.estimator import TRAIN_FRAGMENTATION, estimate_memory
+
+    train = estimate_memory(wl(method=Method.LORA, seq_len=2048, batch=2))
+    assert train.basis == "reserved" and train.reserved_gib == train.per_gpu_gib
+    b = train.breakdown
+    assert train.fragmentation_gib == pytest.approx(TRAIN_FRAGMENTATION * (b.activations + b.logits))
+    assert train.allocated_gib == pytest.approx(train.per_gpu_gib - train.fragmentation_gib)
+    assert train.allocated_gib < train.reserved_gib < train.device_gib
+    assert train.device_gib == pytest.approx(train.reserved_gib + train.runtime_gib)
+    # an OOM is decided by reserved + runtime; the safety margin is only in the recommended figure
+    assert train.need_gib == pytest.approx(train.reserved_gib + train.runtime_gib)
+    assert train.recommended_need_gib > train.need_gib
+    infer = estimate_memory(wl(method=Method.INFERENCE, seq_len=4096))
+    assert infer.basis == "allocated" and infer.allocated_gib == infer.per_gpu_gib
+    assert infer.need_gib == pytest.approx(infer.reserved_gib + infer.runtime_gib)
