@@ -68,7 +68,8 @@ def main() -> None:
           f"**{statistics.median(abs(c.error()) for c in decode_all):.1%}** (single sequence "
           f"{med['decode']:.1%}, served {med['aggregate']:.1%}).")
     if by_kind["prefill"]:
-        print(f"- Prefill ({len(by_kind['prefill'])} point): median |error| {med['prefill']:.1%}.")
+        print(f"- Prefill ({len(by_kind['prefill'])} point{'s' if len(by_kind['prefill']) > 1 else ''}): "
+              f"median |error| {med['prefill']:.1%}.")
     print(f"- {len(excluded())} points of the reference file are not used; each has its reason in the data file "
           "(multi-node runs, cards outside the catalog, time-to-train, unknown token counts or concurrency).\n")
     for kind, title in KINDS:

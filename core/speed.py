@@ -423,12 +423,16 @@ class _Serving(NamedTuple):
     floor: float  # `decode_floor_s`: the step's base cost and every layer's kernels at their floor
     layer_split: bool  # the engine splits layers across GPUs (one card computes at a time), not tensor parallel
     fp16_acc: bool  # 16-bit prefill GEMMs accumulate in FP16 (twice the FP32-accumulate rate on GeForce)
+    dequant: float  # bytes a prefill moves per physical batch to dequantise GGUF weights to FP16 (0: none)
+    chunk: int  # tokens of one physical prefill batch (the engine's ubatch / chunk; 0: the whole prompt)
 
 
 # Per workload, remembered by identity like `_TRAIN_CONSTANTS`.
 _SERVING: dict[int, tuple[Workload, _Serving]] = {}
 _FP8 = Quant.FP8
 _CONSUMER = GPUClass.CONSUMER
+_GGUF = frozenset({Quant.Q2_K, Quant.Q3_K_M, Quant.Q4_0, Quant.Q4_K_S, Quant.Q4_K_M, Quant.Q5_K_S, Quant.Q5_K_M,
+                   Quant.Q6_K, Quant.Q8_0})
 
 
 def _serving(w: Workload) -> _Serving:
@@ -438,6 +442,11 @@ def _serving(w: Workload) -> _Serving:
     a = w.arch
     prof = profile(w.engine)
     per = weight_bytes_per_param(w)
+    # llama.cpp's prompt processing of GGUF weights (batches > 32 tokens, the cuBLAS path of
+    # `ggml_cuda_op_mul_mat_cublas`, Jan 2024 builds): each weight is dequantised to an FP16 copy (read the quantised
+    # bytes, write and read back 2 + 2) once per physical batch of n_ubatch tokens, then multiplied by cuBLAS with
+    # CUBLAS_COMPUTE_16F: the FP16-accumulate rate, plus that copy's traffic.
+    gguf = w.quant in _GGUF
     experts = _expert_params(a)
     dense = a.params_b * 1e9 - _embed_params(a) - experts
     # Only the lm_head matrix is read from the embeddings (one row of the input table); kept 16-bit by quantisers.
@@ -448,7 +457,10 @@ def _serving(w: Workload) -> _Serving:
                    prefill_attn=2.0 * a.layers * a.q_dim, fp8=w.quant is _FP8,
                    kv_per_token=kv_bytes_per_token(a, w.kv_dtype, ctx), context=ctx,
                    floor=decode_floor_s(a, prof.eager_decode), layer_split=prof.layer_split,
-                   fp16_acc=prof.fp16_accumulate and w.quant is Quant.NONE and w.precision is not Precision.FP32)
+                   fp16_acc=prof.fp16_accumulate and (w.quant is Quant.NONE or gguf)
+                   and w.precision is not Precision.FP32,
+                   dequant=(a.params_b * 1e9 - _embed_params(a)) * (per + 4.0) if prof.fp16_accumulate and gguf
+                   else 0.0, chunk=max(0, prof.prefill_chunk))
     if len(_SERVING) >= 256:
         _SERVING.clear()
     _SERVING[id(w)] = (w, out)
@@ -517,7 +529,8 @@ def _prefill(c: _Serving, rates: tuple[float, float, float], group: int, prompt:
     flops = c.token_flops + c.prefill_attn * prompt  # causal: half the square
     compute = prompt * flops / group / (peak8 if c.fp8 else peak16)
     weights = _weight_bytes(c, prompt) / group / bw
-    return prompt / max(compute, weights)
+    dequant = c.dequant * math.ceil(prompt / c.chunk) / group / bw if c.dequant and c.chunk else 0.0
+    return prompt / (max(compute, weights) + dequant)
 
 
 def _prefill_exchange_s(a: Arch, gpu: GPU, group: int, prompt: int) -> float:

@@ -185,3 +185,24 @@ def test_each_figure_says_whether_it_is_reserved_or_allocated() -> None:
     infer = estimate_memory(wl(method=Method.INFERENCE, seq_len=4096))
     assert infer.basis == "allocated" and infer.allocated_gib == infer.per_gpu_gib
     assert infer.need_gib == pytest.approx(infer.reserved_gib + infer.runtime_gib)
+
+
+def test_llama_cpp_gguf_prefill_pays_the_fp16_copy_per_ubatch() -> None:
+    """Jan 2024 llama.cpp: GGUF weights are dequantised to FP16 per 512-token ubatch, then an FP16-accumulate GEMM:
+    faster than the FP32-accumulate rate, slower than F16 weights (llama-bench pp512 on a 4090: F16 11,048, Q4_0
+    7,980 tokens/s)."""
+    g = get_gpu("rtx-4090")
+    f16 = wl(model="llama-2-7b", method=Method.INFERENCE, seq_len=512, engine=Engine.LLAMA_CPP)
+    q4 = f16.with_(quant=Quant.Q4_0)
+    p16, p4 = (inference_speed(w, g, 1, context=512, prompt=512).prefill_tokens_per_s for w in (f16, q4))
+    neutral = inference_speed(q4.with_(engine=None), g, 1, context=512, prompt=512).prefill_tokens_per_s
+    assert p4 < p16 and 0.5 < p4 / p16 < 0.85
+    assert p4 > neutral  # the FP16-accumulate rate outweighs the copy
+
+
+def test_prefill_median_on_the_measured_points() -> None:
+    from testkit.throughput_points import load_cases, median_abs_error
+
+    prefill = [c for c in load_cases() if c.kind == "prefill"]
+    assert len(prefill) >= 3
+    assert median_abs_error(prefill) <= 0.2  # 14.0 % (the target is 25 %)
