@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import speed
+from testkit.gpu_ratios import load_ratios
 from testkit.throughput_points import Case, excluded, load_cases
 
 KINDS = (("train", "Training, tokens/s of all GPUs"), ("decode", "Decode, one sequence, tokens/s"),
@@ -54,14 +55,21 @@ def main() -> None:
           f"MFU {speed.MFU:.2f} of that dense BF16 peak ({speed.MFU_FP8:.2f} of the FP8 peak), prefill "
           f"{speed.MFU_PREFILL:.2f}, memory bandwidth {speed.BANDWIDTH_EFFICIENCY:.2f}, "
           f"{speed.MEMORY_OVERLAP:.0%} of a training step's memory traffic hidden under its matmuls, "
-          f"{speed.DECODE_STEP_OVERHEAD_S * 1000:.1f} ms per decode step. Error = predicted / measured - 1.\n")
+          f"{speed.DECODE_STEP_OVERHEAD_S * 1000:.1f} ms per decode step of a 32-layer dense model "
+          f"({speed.DECODE_STEP_BASE_S * 1000:.1f} ms + {speed.KERNELS_PER_LAYER} kernels per layer at "
+          f"{speed.KERNEL_FLOOR_S * 1e6:.1f} us each; MLA +{speed.MLA_KERNELS}, MoE +{speed.MOE_KERNELS} kernels per "
+          "layer), all-reduce latency x log2 of the tensor-parallel group, MoE token exchange per layer "
+          f"({speed.MOE_EXCHANGE_8_S * 1e6:.0f} us at 8 GPUs, DeepEP). A point that names its engine is judged "
+          "with it (`core.engines`: HF Trainer's unfused elementwise kernels, SGLang). "
+          "Error = predicted / measured - 1.\n")
     print(f"- Training ({len(by_kind['train'])} points): median |error| **{med['train']:.1%}**.")
     print(f"- Decode ({len(decode_all)} points: {len(by_kind['decode'])} single-sequence, "
           f"{len(by_kind['aggregate'])} served at a concurrency): median |error| "
           f"**{statistics.median(abs(c.error()) for c in decode_all):.1%}** (single sequence "
           f"{med['decode']:.1%}, served {med['aggregate']:.1%}).")
     if by_kind["prefill"]:
-        print(f"- Prefill ({len(by_kind['prefill'])} point): median |error| {med['prefill']:.1%}.")
+        print(f"- Prefill ({len(by_kind['prefill'])} point{'s' if len(by_kind['prefill']) > 1 else ''}): "
+              f"median |error| {med['prefill']:.1%}.")
     print(f"- {len(excluded())} points of the reference file are not used; each has its reason in the data file "
           "(multi-node runs, cards outside the catalog, time-to-train, unknown token counts or concurrency).\n")
     for kind, title in KINDS:
@@ -74,6 +82,18 @@ def main() -> None:
         for c in rows:
             print(_row(c))
         print()
+    ratios = load_ratios()
+    within = sum(abs(r.error()) <= 0.25 for r in ratios)
+    print("**GPU-to-A100 training ratios** (Lambda's GPU benchmark, BERT-large SQuAD fine-tuning in FP16 mixed "
+          "precision, one card; `bench/data/gpu_ratios.json` names the files and commits): the same workload run by "
+          "the speed model on each card, divided by the A100 80GB's. "
+          f"{within} of {len(ratios)} within 25 %; median |error| "
+          f"{statistics.median(abs(r.error()) for r in ratios):.1%}.\n")
+    print("| card | measured ratio | predicted ratio | error |")
+    print("|---|---:|---:|---:|")
+    for r in ratios:
+        print(f"| {r.gpu.name} ({r.name}) | {r.measured:.2f} | {r.predicted:.2f} | {r.error():+.0%} |")
+    print()
 
 
 if __name__ == "__main__":

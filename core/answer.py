@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from core.defaults import Assumption
+from core.engines import runs_on
 from core.estimator import MemoryEstimate
 from core.fit import Fit, FitReport, Requirement, fit_configs, requirement
 from core.gpus import get_gpu
@@ -68,7 +69,8 @@ class Answer:
                 if fraction is None:
                     hit = self.requirement.fits(card, count)
                 else:  # a slice holds what fits in its share of the memory, never a whole card's worth
-                    hit = count == 1 and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction
+                    hit = (count == 1 and runs_on(self.workload, card)
+                           and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction)
             self._fit_memo[key] = hit
         return hit
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.gpus import GPU, GPUS, get_gpu
 from core.msg import Msg, msg
-from core.workload import Engine, Method, Quant, Workload
+from core.workload import Engine, Method, Precision, Quant, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,9 @@ class EngineProfile:
     # Prefill GEMMs of 16-bit weights accumulate in FP16 (cuBLAS `CUBLAS_COMPUTE_16F`): on GeForce cards that is
     # twice the FP32-accumulate tensor rate the catalog lists.
     fp16_accumulate: bool = False
+    # Decode runs op by op from Python (no CUDA graph): every kernel pays PyTorch's eager launch cost, and the ops
+    # are not fused (an RMSNorm is ~6 kernels, RoPE ~10). False: decode replays a CUDA graph of fused kernels.
+    eager_decode: bool = False
     # --- training ---
     # PEFT `prepare_model_for_kbit_training` casts every parameter that is not quantised (embeddings, LM head,
     # norms, biases) to fp32 on a bitsandbytes base.
@@ -46,6 +50,11 @@ class EngineProfile:
     offload_checkpoints: bool = False  # checkpointed layer inputs go to CPU RAM (Unsloth's "unsloth" mode)
     # Training tokens/s relative to HF Trainer + PEFT + FlashAttention 2 on the same GPU (published benchmarks).
     train_speed: float = 1.0
+    # Activation traffic of a training step against fused kernels (1): eager PyTorch runs every elementwise op as
+    # its own kernel that reads and writes the whole activation (HF `LlamaRMSNorm` = pow, mean, add, rsqrt, mul,
+    # mul: 6 kernels where a fused norm is 1; SiLU x up, RoPE, dropout and bias adds likewise), about 3x the bytes.
+    # Fused (1): Unsloth's Triton kernels, torchtune / NeMo with torch.compile or Transformer Engine.
+    elementwise_traffic: float = 1.0
     source: str = ""
 
 
@@ -70,7 +79,8 @@ _OLLAMA = "Ollama runs llama.cpp's CUDA kernels (num_batch 512, layers split acr
 _TRANSFORMERS = ("Hugging Face transformers `generate`: the whole batch of prompts in one forward pass; "
                  "`device_map='auto'` (accelerate) splits the layers across GPUs; DeepSeek V2/V3 attention caches "
                  "the up-projected full K/V heads (`DeepseekV3Attention`); Gemma 2/3 keep sliding-window layers in "
-                 "a window-sized HybridCache")
+                 "a window-sized HybridCache; `generate` decodes eagerly, one Python call per op, unless a static "
+                 "cache and torch.compile are asked for (transformers docs, 'LLM inference optimization')")
 _PEFT = ("PEFT `prepare_model_for_kbit_training` (used by HF QLoRA recipes, Qwen's finetune.py, axolotl): every "
          "fp16/bf16 parameter that is not quantised is cast to fp32 on a bitsandbytes base (GPTQ/AWQ bases are "
          "skipped); plain Hugging Face cross-entropy")
@@ -95,15 +105,16 @@ PROFILES: dict[Engine, EngineProfile] = {
                                     source=_LLAMA_CPP),
     Engine.OLLAMA: EngineProfile(Engine.OLLAMA, prefill_chunk=512, layer_split=True, fp16_accumulate=True,
                                  source=_OLLAMA),
-    Engine.TRANSFORMERS: EngineProfile(Engine.TRANSFORMERS, mla_latent=False, layer_split=True,
+    Engine.TRANSFORMERS: EngineProfile(Engine.TRANSFORMERS, mla_latent=False, layer_split=True, eager_decode=True,
                                        source=_TRANSFORMERS),
-    Engine.HF_PEFT: EngineProfile(Engine.HF_PEFT, kbit_upcast=True, source=_PEFT),
+    Engine.HF_PEFT: EngineProfile(Engine.HF_PEFT, kbit_upcast=True, elementwise_traffic=3.0, source=_PEFT),
     Engine.UNSLOTH: EngineProfile(Engine.UNSLOTH, fused_ce=True, offload_checkpoints=True, train_speed=1.36,
                                   source=_UNSLOTH),
-    Engine.LLAMA_FACTORY: EngineProfile(Engine.LLAMA_FACTORY, kbit_upcast=True, source=_LLAMA_FACTORY),
-    Engine.AXOLOTL: EngineProfile(Engine.AXOLOTL, kbit_upcast=True, source=_AXOLOTL),
+    Engine.LLAMA_FACTORY: EngineProfile(Engine.LLAMA_FACTORY, kbit_upcast=True, elementwise_traffic=3.0,
+                                        source=_LLAMA_FACTORY),
+    Engine.AXOLOTL: EngineProfile(Engine.AXOLOTL, kbit_upcast=True, elementwise_traffic=3.0, source=_AXOLOTL),
     Engine.TORCHTUNE: EngineProfile(Engine.TORCHTUNE, fused_ce=True, source=_TORCHTUNE),
-    Engine.DEEPSPEED: EngineProfile(Engine.DEEPSPEED, kbit_upcast=True, source=_DEEPSPEED),
+    Engine.DEEPSPEED: EngineProfile(Engine.DEEPSPEED, kbit_upcast=True, elementwise_traffic=3.0, source=_DEEPSPEED),
 }
 
 # The engine-neutral profile (`Workload.engine is None`): the estimator's behaviour before engines were described.
@@ -118,13 +129,57 @@ def profile(engine: Engine | None) -> EngineProfile:
 UNSLOTH_QLORA_SPEED = 1.54
 
 
+# --- what a card can run ------------------------------------------------------------------------------------------
+# FP8 weights need FP8 tensor cores (compute capability 8.9, Ada / Hopper, or newer) for W8A8. Below that:
+# - vLLM falls back to weight-only FP8 through the Marlin kernel on Ampere (capability 8.0+): "Your GPU does not
+#   have native support for FP8 computation but FP8 quantization is being used. Weight-only FP8 compression will be
+#   used leveraging the Marlin kernel" (`vllm/model_executor/layers/quantization/fp8.py`, v0.5+; Marlin needs sm_80);
+# - SGLang does the same (`sglang/srt/layers/quantization/fp8.py`, `use_marlin` when capability < 89);
+# - TensorRT-LLM (FP8 GEMMs / QServe) and transformers' FP8 (`FineGrainedFP8` / fbgemm: "requires compute
+#   capability >= 8.9") refuse; llama.cpp and Ollama read GGUF, not FP8 checkpoints.
+# Volta and Turing (V100, T4, RTX 20: capability 7.x) run no FP8 checkpoint in any of them (Marlin needs sm_80).
+_IDS = frozenset(g.id for g in GPUS)
+FP8_MARLIN_FALLBACK = frozenset({None, Engine.VLLM, Engine.SGLANG})
+_FP8_Q = Quant.FP8
+
+
+def runs_on(w: Workload, gpu: GPU) -> bool:
+    """Whether `w`'s engine can run its precision on `gpu` at all (memory aside)."""
+    if w.quant is not _FP8_Q or gpu.runs_fp8:
+        return True
+    return w.engine in FP8_MARLIN_FALLBACK and gpu.compute_capability >= 8.0
+
+
+def fp8_fallback(w: Workload, gpu: GPU) -> bool:
+    """FP8 weights on a card without FP8 tensor cores that the engine still runs: weight-only (W8A16, Marlin),
+    computing in 16 bits (the speed model takes the card's BF16/FP16 rate)."""
+    return w.quant is _FP8_Q and not gpu.runs_fp8 and runs_on(w, gpu)
+
+
+def capability_notes(w: Workload, gpus: tuple[GPU, ...] = ()) -> list[Msg]:
+    """What the cards change about how the workload runs: FP8 weights on a card without FP8 tensor cores (the
+    engine's fallback, or that it cannot run them), BF16 training on a card without BF16 (FP16 with loss scaling).
+    `gpus`: the cards the answer is about (the named ones, or every fitting one)."""
+    out: list[Msg] = []
+    if w.quant is _FP8_Q:
+        if w.engine in FP8_MARLIN_FALLBACK:
+            out.append(msg("capability_fp8_marlin", engine=(w.engine or Engine.VLLM).value))
+        else:
+            out.append(msg("capability_fp8_native_only", engine=w.engine.value if w.engine else ""))
+    if w.is_training and w.precision in (Precision.BF16, Precision.BF16_TRUE) and any(not g.runs_bf16 for g in gpus):
+        # PyTorch AMP on Volta/Turing: torch.cuda.is_bf16_supported() is False; HF Trainer's bf16=True fails there,
+        # recipes switch to fp16=True with a dynamic loss scaler (torch.cuda.amp.GradScaler): the same memory.
+        out.append(msg("capability_bf16_to_fp16"))
+    return out
+
+
 def engine_notes(w: Workload) -> list[Msg]:
     """What the workload's engine changes about this answer, in the user's words (empty for the neutral model)."""
     if w.engine is None:
         return []
     p = PROFILES[w.engine]
     a = w.arch
-    out: list[Msg] = []
+    out: list[Msg] = capability_notes(w, tuple(get_gpu(g) for g in w.gpu_ids if g in _IDS))
     if w.is_training:
         quant = w.quant if w.method is not Method.QLORA or w.quant is not Quant.NONE else Quant.NF4
         if p.kbit_upcast and quant in (Quant.NF4, Quant.NF4_DQ, Quant.INT8):

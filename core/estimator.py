@@ -12,9 +12,14 @@ breakdown can be argued about on its own:
   kv_cache          inference only: 2 * L * kv_heads * head_dim * bytes per token, times context and sequences
   overhead          allocator fragmentation, dequantisation buffers, gradient buckets, gathered FSDP layers
 
-`per_gpu_gib` is the peak PyTorch reports (max memory reserved/allocated): that is what every public measurement
-gives, so it is what we predict and test. Memory outside PyTorch's allocator (the CUDA context, NCCL buffers) is
-`runtime_gib`; `core.fit` adds it before comparing with a card's usable memory.
+`per_gpu_gib` is the peak as the public measurements of its kind give it, so it is what we predict and test: for
+training the caching allocator's peak *reserved* memory (`torch.cuda.max_memory_reserved`, torchtune's tables:
+fragmentation of the short-lived activation and logit blocks included), for inference the peak *allocated* tensors
+(`max_memory_allocated`, Qwen's speed tables). `MemoryEstimate.basis` says which; `allocated_gib` and `reserved_gib`
+give both, `device_gib` what `nvidia-smi` shows (reserved + the CUDA context and NCCL buffers outside PyTorch's
+allocator, `runtime_gib`). An out-of-memory error is decided by the reserved figure plus the runtime against the
+card's usable memory: that is `need_gib`, what `core.fit` compares; the safety margin is kept apart from it
+(`recommended_need_gib`).
 
 Every constant below either comes from the reference (cited) or was calibrated on the measured points of
 `measured_public.json` (said so); docs/accuracy.md's "Estimator accuracy" table shows what that buys.
@@ -110,6 +115,12 @@ PREFILL_ELEMS_H = 4
 # Allocator overhead. Training: fragmentation of the short-lived activation/logit blocks (reference §2: 5–10 %)
 # plus a fixed workspace. Inference: a workspace proportional to the weights. Calibrated on the measured points.
 TRAIN_FRAGMENTATION = 0.05
+# Inference: the share of the short-lived prefill blocks (working set, logits) that stays reserved above the allocated
+# peak once freed (PyTorch "CUDA semantics: memory management": freed blocks stay cached). The measured inference
+# tables report allocated memory and none of them gives reserved beside it, so nothing calibrates this share: it is
+# 0 (reserved = allocated), kept as its own term so that a measured reserved figure can set it without touching the
+# allocated model. The fit adds it (an OOM is decided by reserved), `per_gpu_gib` does not.
+INFER_FRAGMENTATION = 0.0
 TRAIN_WORKSPACE_GIB = 0.25
 INFER_WORKSPACE_FRACTION = 0.005
 INFER_WORKSPACE_GIB = 0.02
@@ -168,17 +179,42 @@ class MemoryEstimate(BaseModel):
     # allocate what they use): the engine claims that share at start-up, fills what the workload does not need
     # with KV pages, and refuses to start when the workload does not fit in it.
     claim: float = 1.0
+    # What `per_gpu_gib` is: "reserved" (training: the allocator's reserved peak) or "allocated" (inference).
+    basis: str = "reserved"
+    # The caching allocator's reserved-but-free blocks at the peak (fragmentation of the short-lived blocks):
+    # inside `per_gpu_gib` when the basis is "reserved", on top of it when "allocated".
+    fragmentation_gib: float = 0.0
+
+    @property
+    def reserved_gib(self) -> float:
+        """Peak memory the caching allocator holds (`torch.cuda.max_memory_reserved`): what an OOM is decided by."""
+        return self.per_gpu_gib if self.basis == "reserved" else self.per_gpu_gib + self.fragmentation_gib
+
+    @property
+    def allocated_gib(self) -> float:
+        """Peak memory held by live tensors (`torch.cuda.max_memory_allocated`)."""
+        return self.per_gpu_gib - self.fragmentation_gib if self.basis == "reserved" else self.per_gpu_gib
+
+    @property
+    def device_gib(self) -> float:
+        """What `nvidia-smi` shows for the process: reserved + the CUDA context and NCCL buffers."""
+        return self.reserved_gib + self.runtime_gib
+
+    @property
+    def _above_peak(self) -> float:
+        """Reserved minus `per_gpu_gib`: the free cached blocks above an allocated peak (0 for a reserved one)."""
+        return 0.0 if self.basis == "reserved" else self.fragmentation_gib
 
     @property
     def need_gib(self) -> float:
-        """Usable memory a GPU must report for this to run: the peak plus what lives outside PyTorch, over the share
-        of the card the engine lets it use."""
-        return (self.per_gpu_gib + self.runtime_gib) / self.claim
+        """Usable memory a GPU must report for this to run: the reserved peak plus what lives outside PyTorch, over
+        the share of the card the engine lets it use (`core.estimator.need`, the same operations)."""
+        return (self.per_gpu_gib + self._above_peak + self.runtime_gib) / self.claim
 
     @property
     def recommended_need_gib(self) -> float:
         """`need_gib` with the safety margin on the peak: what a card must report to hold it comfortably."""
-        return (self.recommended_per_gpu_gib + self.runtime_gib) / self.claim
+        return (self.recommended_per_gpu_gib + self._above_peak + self.runtime_gib) / self.claim
 
 
 @lru_cache(maxsize=256)
@@ -454,6 +490,7 @@ class _Training:
 
     __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "claim", "cpu", "dequant", "logits",
                  "margin_1", "margin_n", "states", "tp_replicated", "trainable", "weights", "weights_gather")
+    reserve = 0.0  # the peak is the reserved one already (fragmentation in the overhead term)
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -569,6 +606,7 @@ class _Inference:
     __slots__ = ("claim", "dequant", "eager_scores", "gather", "graphs", "kv", "kv_heads", "kv_prompt", "logits",
                  "margin_1", "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "tp_replicated",
                  "weights")
+    reserve = INFER_FRAGMENTATION  # the peak is the allocated one: the fit adds the reserved-but-free blocks
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -677,13 +715,14 @@ def need(p: _Training | _Inference, gpus: int, strategy: Strategy, attention: At
     t = p.terms(gpus, strategy, attention)
     peak = t[0] + t[1] + t[2] + t[3] + t[4] + t[5]  # `Breakdown.total`'s sum, in its order
     claim = p.claim
+    # the reserved-but-free blocks above an allocated peak (inference; training's peak is the reserved one)
+    extra = p.reserve * (t[2] + t[3])
+    runtime = _RUNTIME_N if gpus > 1 else _RUNTIME_1
+    margin = p.margin_n if gpus > 1 else p.margin_1
+    out = strategy if gpus > 1 else _SINGLE
     if claim != 1.0:  # a preallocating engine: the workload must fit in its share of the card
-        if gpus > 1:
-            return (peak, (peak + _RUNTIME_N) / claim, (peak * (1 + p.margin_n) + _RUNTIME_N) / claim, strategy)
-        return peak, (peak + _RUNTIME_1) / claim, (peak * (1 + p.margin_1) + _RUNTIME_1) / claim, _SINGLE
-    if gpus > 1:
-        return peak, peak + _RUNTIME_N, peak * (1 + p.margin_n) + _RUNTIME_N, strategy
-    return peak, peak + _RUNTIME_1, peak * (1 + p.margin_1) + _RUNTIME_1, _SINGLE
+        return (peak, (peak + extra + runtime) / claim, (peak * (1 + margin) + extra + runtime) / claim, out)
+    return peak, peak + extra + runtime, peak * (1 + margin) + extra + runtime, out
 
 
 def _peak(t: _Terms) -> float:
@@ -703,13 +742,16 @@ _new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = TypeAdapter(MemoryEs
 
 def _finish(w: Workload, cfg: _Cfg, t: _Terms, claim: float) -> MemoryEstimate:
     peak = _peak(t)
+    training = w.method is not _INFERENCE
+    frag = (TRAIN_FRAGMENTATION if training else INFER_FRAGMENTATION) * (t[2] + t[3])
     margin = _margin(w, cfg)
     bd = _new_breakdown({"weights": t[0], "trainable_states": t[1], "activations": t[2], "logits": t[3],
                          "kv_cache": t[4], "overhead": t[5]})
     return _new_estimate({
         "per_gpu_gib": peak, "recommended_per_gpu_gib": peak * (1 + margin), "safety_margin": margin,
         "runtime_gib": _runtime(cfg), "cpu_ram_gib": t[6] / GIB, "breakdown": bd, "trainable_params_b": t[7] / 1e9,
-        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg), "claim": claim})
+        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg), "claim": claim,
+        "basis": "reserved" if training else "allocated", "fragmentation_gib": frag})
 
 
 # Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024

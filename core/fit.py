@@ -6,6 +6,10 @@ add up: each one must hold its own share (docs/reference/estimator.md §3).
 
 Cards without BF16 (T4, V100) cannot run FlashAttention 2: on them the workload is estimated with eager attention
 (the s^2 score matrix is kept), so long contexts stop fitting there first.
+
+A card whose engine cannot run the workload's precision is no fit at any memory (`core.engines.runs_on`): FP8
+weights need FP8 tensor cores (Ada / Hopper or newer) or, in vLLM and SGLang, Ampere's weight-only Marlin fallback;
+never Volta or Turing.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict
 
+from core.engines import runs_on
 from core.estimator import MemoryEstimate, estimate_memory, estimate_prepared, need, prepare
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.msg import Msg, msg
@@ -164,7 +169,8 @@ class Requirement:
 
     def fits(self, gpu: GPU, count: int) -> bool:
         """Does the workload run on `count` x `gpu`? Compares with the card's usable memory, never its label."""
-        return self.runnable(count) and self.need_gib(count, eager=not gpu.bf16) <= gpu.usable_gib
+        return (self.runnable(count) and runs_on(self.workload, gpu)
+                and self.need_gib(count, eager=not gpu.bf16) <= gpu.usable_gib)
 
     @property
     def min_gib_by_count(self) -> dict[int, float]:
@@ -252,7 +258,7 @@ def _plan(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
                  distinct, all(g.bf16 for g in gpus), usables)
 
 
-_CATALOG_PLANS: dict[tuple[int, ...], _Plan] = {}
+_CATALOG_PLANS: dict[tuple[int, tuple[int, ...]], _Plan] = {}
 # A Fit straight from its field values: NamedTuple's generated `__new__` is a Python function with one argument per
 # field (~0.25 us a call against ~0.13 us).
 _new_fit: Callable[[type[Fit], tuple[Any, ...]], Fit] = tuple.__new__
@@ -346,13 +352,33 @@ def _slots_of(req: Requirement, plan: _Plan) -> list[_Nums | None]:
     return slots
 
 
+# The catalog as each kind of workload can use it (`core.engines.runs_on`), one tuple per kind, made once: the
+# whole catalog for everything but FP8 weights, which keep the cards their engine runs them on.
+_CATALOG_VIEWS: dict[object, tuple[GPU, ...]] = {}
+_FP8_Q = Quant.FP8
+
+
+def _runnable_gpus(w: Workload, gpus: tuple[GPU, ...]) -> tuple[GPU, ...]:
+    if w.quant is not _FP8_Q:
+        return gpus
+    if gpus is not GPUS:
+        return tuple(g for g in gpus if runs_on(w, g))
+    view = _CATALOG_VIEWS.get(w.engine)
+    if view is None:
+        view = _CATALOG_VIEWS[w.engine] = tuple(g for g in GPUS if runs_on(w, g))
+    return view
+
+
 def _plan_for(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
-    # The catalog's plans by counts alone: hashing a tuple of 30 GPU dataclasses would cost ~15 us a keystroke.
-    plan = _CATALOG_PLANS.get(counts) if gpus is GPUS else None
+    # The catalog's plans (and its views') by counts alone: hashing a tuple of 30 GPU dataclasses would cost ~15 us
+    # a keystroke.
+    catalog = gpus is GPUS or any(gpus is v for v in _CATALOG_VIEWS.values())
+    key = (id(gpus), counts)
+    plan = _CATALOG_PLANS.get(key) if catalog else None
     if plan is None:
         plan = _plan(gpus, counts)
-        if gpus is GPUS and len(_CATALOG_PLANS) < 256:
-            _CATALOG_PLANS[counts] = plan
+        if catalog and len(_CATALOG_PLANS) < 256:
+            _CATALOG_PLANS[key] = plan
     return plan
 
 
@@ -363,6 +389,9 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -
     figure is too. Within a count the pairs are in (total memory) order, so the count's fits are its comfortable
     pairs, then its tight ones, each in plan order; a count's tight pairs are looked for only when some card of
     its slots has a usable size between a slot's need and its recommendation."""
+    gpus = _runnable_gpus(req.workload, gpus)
+    if not gpus:  # no card asked about can run it (FP8 weights on a T4)
+        return Fits([], [])
     plan = _plan_for(gpus, counts)
     slots = _slots_of(req, plan)
     needs = [_NEVER if nums is None else nums[1] for nums in slots]
@@ -412,6 +441,9 @@ def _fits_at(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -
 def _fits_in_plan_order(req: Requirement, gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> list[Fit]:
     """Every fit in (count, total memory) order only, stable with respect to the count-major catalog order: the
     first of several equally small configurations is the one that order visits first."""
+    gpus = _runnable_gpus(req.workload, gpus)
+    if not gpus:
+        return []
     plan = _plan_for(gpus, counts)
     slots = _slots_of(req, plan)
     return [_fit(e, nums) for _, runs, _ in plan.per_count for run, _ in runs for e in run

@@ -51,6 +51,22 @@ class GPU:
     # (what the datasheet TFLOPS are computed at). 0 where the vendor publishes none (B200/B300, MI300X).
     base_mhz: float = 0.0
     boost_mhz: float = 0.0
+    # CUDA compute capability (NVIDIA's "CUDA GPUs - Compute Capability" table, developer.nvidia.com/cuda-gpus):
+    # 7.0 Volta, 7.5 Turing, 8.0 / 8.6 Ampere, 8.9 Ada, 9.0 Hopper, 10.0 / 12.0 Blackwell. 0 for AMD (gfx942).
+    compute_capability: float = 0.0
+    architecture: str = ""  # "volta" | "turing" | "ampere" | "ada" | "hopper" | "blackwell" | "cdna3"
+
+    @property
+    def runs_fp8(self) -> bool:
+        """FP8 tensor cores: compute capability 8.9 (Ada) or newer, or AMD CDNA3 (vLLM `Fp8Config` needs
+        capability 89 for W8A8; cuBLASLt FP8 GEMMs run on sm_89 / sm_90 and newer)."""
+        return self.compute_capability >= 8.9 or self.architecture == "cdna3"
+
+    @property
+    def runs_bf16(self) -> bool:
+        """BF16 tensor cores and FlashAttention 2 (which requires Ampere, sm_80, or newer: its README): Ampere and
+        newer, or AMD CDNA3. Volta and Turing (V100, T4, RTX 20) have neither."""
+        return self.compute_capability >= 8.0 or self.architecture == "cdna3"
 
 
 # Datasheets the figures are read from (dense numbers, i.e. the sparsity figures halved). GeForce cards: the
@@ -86,6 +102,21 @@ PCIE_GBS: dict[int, float] = {3: 12.0, 4: 25.0, 5: 50.0}
 # GPU Database entry of the same SKU for the rest.
 _CLOCKS = "clocks: NVIDIA datasheet / whitepaper reference board (TechPowerUp GPU Database, same SKU)"
 
+# Compute capability and architecture per card: NVIDIA's "CUDA GPUs - Compute Capability" table
+# (developer.nvidia.com/cuda-gpus; Blackwell: the CUDA 12.8 release notes, B200/B300 sm_100, RTX 50 / RTX PRO sm_120);
+# MI300X: AMD ROCm "GPU hardware specifications" (gfx942, CDNA3: FP8 and BF16 matrix cores).
+_V, _T, _AM, _AD, _H, _B = "volta", "turing", "ampere", "ada", "hopper", "blackwell"
+_CAPABILITY: dict[str, tuple[float, str]] = {
+    "t4": (7.5, _T), "v100-16gb": (7.0, _V), "v100-32gb": (7.0, _V), "rtx-2080-ti": (7.5, _T),
+    "a2": (8.6, _AM), "a16": (8.6, _AM), "rtx-a4000": (8.6, _AM), "rtx-a2000": (8.6, _AM), "rtx-3060": (8.6, _AM),
+    "rtx-a4500": (8.6, _AM), "a10": (8.6, _AM), "a30": (8.0, _AM), "rtx-3090": (8.6, _AM), "rtx-a5000": (8.6, _AM),
+    "a100-40gb": (8.0, _AM), "a100-80gb": (8.0, _AM), "a40": (8.6, _AM), "rtx-a6000": (8.6, _AM),
+    "rtx-4080": (8.9, _AD), "l4": (8.9, _AD), "rtx-4090": (8.9, _AD), "l40": (8.9, _AD), "l40s": (8.9, _AD),
+    "rtx-6000-ada": (8.9, _AD), "h100-pcie": (9.0, _H), "h100-sxm": (9.0, _H), "h100-nvl": (9.0, _H),
+    "h200": (9.0, _H), "h200-nvl": (9.0, _H), "b200": (10.0, _B), "b300": (10.3, _B), "rtx-5090": (12.0, _B),
+    "rtx-pro-6000": (12.0, _B), "mi300x": (0.0, "cdna3"),
+}
+
 _S, _NV, _P, _NP = Interconnect.SXM, Interconnect.NVLINK, Interconnect.PCIE, Interconnect.PCIE_NO_P2P
 
 
@@ -93,9 +124,11 @@ def _g(id_: str, name: str, mem: float, usable: float, tflops: float, bw: float,
        aliases: tuple[str, ...], *, family: str, link: Interconnect, source: str, pcie: int = 4,
        link_gbs: float | None = None, fp8: float = 0.0, bf16: bool = True, vendor: str = "nvidia",
        clocks: tuple[float, float] = (0.0, 0.0)) -> GPU:
+    cc, arch = _CAPABILITY[id_]
     return GPU(id_, name, mem, usable, tflops, bw, cls, bf16, vendor, aliases, family=family, interconnect=link,
                link_gbs=PCIE_GBS[pcie] if link_gbs is None else link_gbs, pcie_gen=pcie, fp8_tflops=fp8,
-               source=source + "; " + _CLOCKS if clocks[0] else source, base_mhz=clocks[0], boost_mhz=clocks[1])
+               source=source + "; " + _CLOCKS if clocks[0] else source, base_mhz=clocks[0], boost_mhz=clocks[1],
+               compute_capability=cc, architecture=arch)
 
 
 C, W, D = GPUClass.CONSUMER, GPUClass.WORKSTATION, GPUClass.DATACENTER

@@ -42,11 +42,23 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from core.engines import PROFILES, profile, train_speed
 from core.estimator import FREEZE_TRAINABLE_LAYERS, QUANT_BYTES, adapter_params, kv_bytes_per_token
 from core.fit import Fit, Requirement, default_strategy, requirement
-from core.gpus import GPU, PCIE_GBS, Interconnect, get_gpu
+from core.gpus import GPU, PCIE_GBS, GPUClass, Interconnect, get_gpu
 from core.models import Arch
-from core.workload import ADAPTER_METHODS, Attention, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
+from core.workload import (
+    ADAPTER_METHODS,
+    Attention,
+    Engine,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    Strategy,
+    Workload,
+)
 
 # --- the achievable fractions: one set for every card ---------------------------------------------------------------
 # Where between base and boost clock the tensor cores run long dense matmuls (0 = base, 1 = boost): the midpoint.
@@ -65,12 +77,43 @@ MFU_PREFILL = 0.55
 MEMORY_OVERLAP = 0.5
 # Fraction of the datasheet memory bandwidth a decode step or an optimizer step streams at.
 BANDWIDTH_EFFICIENCY = 0.75
-# Fixed cost of one decode step outside the GPU's work (scheduler, sampling, kernel launches), seconds.
+# Fixed cost of one decode step outside the GPU's streaming work, seconds, for a 32-layer dense model (Llama-2-7B,
+# the shape the decode points calibrate it on): the scheduler and sampling (`DECODE_STEP_BASE_S`) plus the kernels of
+# every layer, each of which takes a minimum time however little it reads (launch, ramp-up, tail).
 DECODE_STEP_OVERHEAD_S = 0.0008
-# Latency of one small all-reduce between GPUs, seconds (nccl-tests, 8-byte messages): NVLink/NVSwitch ~10 us,
-# PCIe peer-to-peer ~20 us, through host memory (no P2P) ~40 us.
+DECODE_STEP_BASE_S = 0.0002
+# Kernels one decoder layer runs per decode step with fused kernels replayed from a CUDA graph (vLLM, SGLang,
+# TensorRT-LLM, llama.cpp, gpt-fast): two norms, QKV GEMM, RoPE, cache write, attention, output GEMM, two residual
+# adds, gate/up GEMM, activation, down GEMM. MLA (DeepSeek V2/V3, Kimi K2) adds the query and KV down/up
+# projections, their norms and the absorbed-weight BMMs (vLLM `MLACommonImpl`, ~8 more); a MoE MLP adds the router
+# GEMM, top-k softmax, token sort/align, two grouped GEMMs, activation, weighted sum and the shared expert's GEMMs
+# (vLLM `fused_moe`, ~10 more).
+KERNELS_PER_LAYER = 12
+MLA_KERNELS = 8
+MOE_KERNELS = 10
+# The floor per kernel that makes a 32-layer dense model's step overhead `DECODE_STEP_OVERHEAD_S` (~1.6 us: CUDA
+# graph replay of a small kernel on A100 / H100, NVIDIA "CUDA Graphs" blog: 2-3 us per launched kernel without).
+KERNEL_FLOOR_S = (DECODE_STEP_OVERHEAD_S - DECODE_STEP_BASE_S) / (32 * KERNELS_PER_LAYER)
+# Eager decode (transformers `generate` without torch.compile): every op is a Python call dispatched by PyTorch,
+# ~10 us each on a fast CPU (PyTorch's per-op dispatch overhead, gpt-fast's blog "Accelerating Generative AI with
+# PyTorch II": eager Llama-7B decode is CPU-bound at ~25 tok/s on A100 before CUDA graphs), and the ops are not
+# fused: ~2.5x as many kernels per layer.
+EAGER_KERNEL_S = 10e-6
+EAGER_KERNEL_FACTOR = 2.5
+# Latency of one small all-reduce between two GPUs, seconds (nccl-tests, 8-byte messages): NVLink/NVSwitch ~10 us,
+# PCIe peer-to-peer ~20 us, through host memory (GeForce, no P2P: device -> host -> device copies and a host
+# synchronisation per step) ~40 us. A group of n GPUs needs log2(n) such steps (NCCL's tree / recursive-doubling
+# latency model, `src/graph/tuning.cc`), so the latency floor grows with the group while the bandwidth term shrinks.
 ALLREDUCE_LATENCY_S: dict[Interconnect, float] = {Interconnect.SXM: 10e-6, Interconnect.NVLINK: 12e-6,
                                                    Interconnect.PCIE: 20e-6, Interconnect.PCIE_NO_P2P: 40e-6}
+# A MoE layer spread over several GPUs exchanges its routed tokens (expert-parallel dispatch + combine, or the
+# gather / scatter around the tensor-parallel grouped GEMMs): DeepEP's low-latency kernels take 77 us to dispatch and
+# 114 us to combine a decode batch across 8 GPUs (deepseek-ai/DeepEP README, "Low-latency kernels", EP 8, H800),
+# i.e. ~190 us per MoE layer per step at 8 GPUs, scaled here by log2(n) / 3 for smaller groups and by the
+# interconnect's latency against NVLink's. Routing is latency-bound: it does not shrink with more GPUs.
+MOE_EXCHANGE_8_S = 191e-6
+# One request through layers split across GPUs (llama.cpp, Ollama, accelerate `device_map`) hands its activations
+# from card to card once per boundary: a small copy, ~ one all-reduce latency of the link.
 # Without P2P every transfer crosses the host twice (GPU -> RAM -> GPU): half the PCIe bandwidth.
 NO_P2P_FACTOR = 0.5
 # DeepSpeed's CPU Adam streams each state through host memory: ~10 GB/s per training process (DeepSpeed's
@@ -133,10 +176,29 @@ def link_bandwidth(gpu: GPU, group: int) -> float:
 
 
 def _latency(gpu: GPU, group: int) -> float:
+    """Seconds of one small all-reduce in a group of `group` GPUs: the link's two-GPU latency x log2(group)."""
     kind = gpu.interconnect
     if kind is Interconnect.NVLINK and group > 2:
         kind = Interconnect.PCIE
-    return ALLREDUCE_LATENCY_S[kind]
+    return ALLREDUCE_LATENCY_S[kind] * max(1.0, math.log2(group))
+
+
+def decode_floor_s(a: Arch, eager: bool = False) -> float:
+    """Seconds of one decode step that do not shrink with more GPUs or fewer bytes: the step's base cost and every
+    layer's kernels at their floor (`KERNEL_FLOOR_S`, or the eager per-op cost)."""
+    moe_layers = a.n_moe_layers if a.experts > 1 else 0
+    kernels = a.layers * (KERNELS_PER_LAYER + (MLA_KERNELS if a.kv_lora_rank else 0)) + moe_layers * MOE_KERNELS
+    per_kernel = EAGER_KERNEL_S * EAGER_KERNEL_FACTOR if eager else KERNEL_FLOOR_S
+    return DECODE_STEP_BASE_S + kernels * per_kernel
+
+
+def moe_exchange_s(a: Arch, gpu: GPU, group: int) -> float:
+    """Seconds per decode step that a MoE model spread over `group` GPUs spends routing tokens between them."""
+    if a.experts <= 1 or group <= 1:
+        return 0.0
+    # log2(group) / 3 of the 8-GPU figure, at this link's latency against NVLink's (`_latency` carries the log2)
+    per_layer = MOE_EXCHANGE_8_S / 3.0 * _latency(gpu, group) / ALLREDUCE_LATENCY_S[Interconnect.SXM]
+    return a.n_moe_layers * per_layer
 
 
 def weight_bytes_per_param(w: Workload) -> float:
@@ -223,9 +285,14 @@ def _train_constants(w: Workload) -> _Train:
     dequant = passes * (params - _embed_params(a)) * 4.0 if w.quant is not Quant.NONE else 0.0
     act = 2.0 * (4 * a.hidden + 2 * a.q_dim + 2 * a.kv_dim + 4 * a.intermediate * max(1, a.experts_active))
     opt_bytes = _OPT_BYTES_BF16_TRUE if w.precision is Precision.BF16_TRUE else _OPT_BYTES.get(w.optimizer, 30.0)
+    prof = profile(w.engine)
+    # Eager PyTorch: every elementwise op is its own pass over memory. A framework whose speed is published relative
+    # to HF Trainer + PEFT (Unsloth: `core.engines.train_speed`) is modelled as that baseline times its speed-up.
+    unfused = prof.elementwise_traffic if prof.train_speed == 1.0 else HF_BASELINE.elementwise_traffic
     out = _Train(flops=flops, trained=trained, passes=passes, tokens_flops=tokens * flops, params=params, base=base,
-                 per_pass=per_pass, pass_bytes=passes * per_pass, act_bytes=tokens * a.layers * act * 2.0 * passes,
-                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes,
+                 per_pass=per_pass, pass_bytes=passes * per_pass,
+                 act_bytes=tokens * a.layers * act * 2.0 * passes * unfused,
+                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes * unfused,
                  eager=w.attention is Attention.EAGER, dequant=dequant, opt_bytes=opt_bytes,
                  tp_bytes=4 * passes * tokens * a.hidden * 2.0 * a.layers * 2, stream=passes * params * base)
     if len(_TRAIN_CONSTANTS) >= 256:
@@ -249,6 +316,7 @@ def _train_rates(gpu: GPU) -> tuple[float, float]:
     return out
 
 
+HF_BASELINE = PROFILES[Engine.HF_PEFT]
 _SHARDING = frozenset({Strategy.ZERO2, Strategy.ZERO3, Strategy.FSDP})
 _GATHERING = frozenset({Strategy.ZERO3, Strategy.FSDP})
 _TP_STRATEGY, _ZERO2_STRATEGY, _NO_OFFLOAD = Strategy.TP, Strategy.ZERO2, Offload.NONE
@@ -317,6 +385,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
     best: TrainingSpeed | None = None
     min_group = max(1, min(min_group, count))
     c = _train_constants(w)
+    framework = train_speed(w)  # the framework's published speed-up over HF Trainer + PEFT (1 for the rest)
     for group in _divisors(count):
         if group < min_group:
             continue
@@ -328,6 +397,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
         else:
             strategy = default_strategy(w.method) if w.strategy is Strategy.SINGLE else Strategy.DDP
         step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8, c=c)
+        step /= framework
         tps = count * w.batch * w.seq_len / step
         if best is None or tps > best.tokens_per_second:
             best = TrainingSpeed(tps, step, bound, group, replicas)
@@ -350,11 +420,19 @@ class _Serving(NamedTuple):
     fp8: bool  # FP8 weights: the FP8 tensor peak
     kv_per_token: float  # KV bytes per token at the workload's own context (sliding windows averaged in)
     context: int  # that context
+    floor: float  # `decode_floor_s`: the step's base cost and every layer's kernels at their floor
+    layer_split: bool  # the engine splits layers across GPUs (one card computes at a time), not tensor parallel
+    fp16_acc: bool  # 16-bit prefill GEMMs accumulate in FP16 (twice the FP32-accumulate rate on GeForce)
+    dequant: float  # bytes a prefill moves per physical batch to dequantise GGUF weights to FP16 (0: none)
+    chunk: int  # tokens of one physical prefill batch (the engine's ubatch / chunk; 0: the whole prompt)
 
 
 # Per workload, remembered by identity like `_TRAIN_CONSTANTS`.
 _SERVING: dict[int, tuple[Workload, _Serving]] = {}
 _FP8 = Quant.FP8
+_CONSUMER = GPUClass.CONSUMER
+_GGUF = frozenset({Quant.Q2_K, Quant.Q3_K_M, Quant.Q4_0, Quant.Q4_K_S, Quant.Q4_K_M, Quant.Q5_K_S, Quant.Q5_K_M,
+                   Quant.Q6_K, Quant.Q8_0})
 
 
 def _serving(w: Workload) -> _Serving:
@@ -362,7 +440,13 @@ def _serving(w: Workload) -> _Serving:
     if hit is not None and hit[0] is w:
         return hit[1]
     a = w.arch
+    prof = profile(w.engine)
     per = weight_bytes_per_param(w)
+    # llama.cpp's prompt processing of GGUF weights (batches > 32 tokens, the cuBLAS path of
+    # `ggml_cuda_op_mul_mat_cublas`, Jan 2024 builds): each weight is dequantised to an FP16 copy (read the quantised
+    # bytes, write and read back 2 + 2) once per physical batch of n_ubatch tokens, then multiplied by cuBLAS with
+    # CUBLAS_COMPUTE_16F: the FP16-accumulate rate, plus that copy's traffic.
+    gguf = w.quant in _GGUF
     experts = _expert_params(a)
     dense = a.params_b * 1e9 - _embed_params(a) - experts
     # Only the lm_head matrix is read from the embeddings (one row of the input table); kept 16-bit by quantisers.
@@ -371,7 +455,12 @@ def _serving(w: Workload) -> _Serving:
     out = _Serving(fixed=dense * per + head, experts=experts * per, e=a.experts, k=max(1, a.experts_active),
                    token_flops=2.0 * a.active_params_b * 1e9, decode_attn=4.0 * a.layers * a.q_dim,
                    prefill_attn=2.0 * a.layers * a.q_dim, fp8=w.quant is _FP8,
-                   kv_per_token=kv_bytes_per_token(a, w.kv_dtype, ctx), context=ctx)
+                   kv_per_token=kv_bytes_per_token(a, w.kv_dtype, ctx), context=ctx,
+                   floor=decode_floor_s(a, prof.eager_decode), layer_split=prof.layer_split,
+                   fp16_acc=prof.fp16_accumulate and (w.quant is Quant.NONE or gguf)
+                   and w.precision is not Precision.FP32,
+                   dequant=(a.params_b * 1e9 - _embed_params(a)) * (per + 4.0) if prof.fp16_accumulate and gguf
+                   else 0.0, chunk=max(0, prof.prefill_chunk))
     if len(_SERVING) >= 256:
         _SERVING.clear()
     _SERVING[id(w)] = (w, out)
@@ -417,7 +506,16 @@ def _decode(w: Workload, c: _Serving, gpu: GPU, rates: tuple[float, float, float
         share = 2.0 * (group - 1) / group
         comm_bytes = 2 * a.layers * batch * a.hidden * 2.0 * share
         step += 2 * a.layers * _latency(gpu, group) + comm_bytes / link_bandwidth(gpu, group)
-    return step + DECODE_STEP_OVERHEAD_S, bound
+        step += moe_exchange_s(a, gpu, group)
+    return step + c.floor, bound
+
+
+def _decode_split(w: Workload, c: _Serving, gpu: GPU, rates: tuple[float, float, float], count: int, batch: int,
+                  context: int, kv_per_token: float) -> tuple[float, str]:
+    """One decode step with the layers split over `count` GPUs: each card streams its own layers in turn, so the
+    step is one card's time for the whole model, plus a hand-over per boundary."""
+    step, bound = _decode(w, c, gpu, rates, 1, batch, context, kv_per_token)
+    return step + (count - 1) * _latency(gpu, 2), bound
 
 
 def _prefill_rate(w: Workload, gpu: GPU, group: int, prompt: int) -> float:
@@ -425,12 +523,26 @@ def _prefill_rate(w: Workload, gpu: GPU, group: int, prompt: int) -> float:
 
 
 def _prefill(c: _Serving, rates: tuple[float, float, float], group: int, prompt: int) -> float:
-    """Prompt tokens per second of one prefill on a group of `group` GPUs."""
+    """Prompt tokens per second of one prefill on a group of `group` GPUs (the arithmetic alone: the exchange
+    between them is `_prefill_exchange_s`)."""
     bw, peak16, peak8 = rates
     flops = c.token_flops + c.prefill_attn * prompt  # causal: half the square
     compute = prompt * flops / group / (peak8 if c.fp8 else peak16)
     weights = _weight_bytes(c, prompt) / group / bw
-    return prompt / max(compute, weights)
+    dequant = c.dequant * math.ceil(prompt / c.chunk) / group / bw if c.dequant and c.chunk else 0.0
+    return prompt / (max(compute, weights) + dequant)
+
+
+def _prefill_exchange_s(a: Arch, gpu: GPU, group: int, prompt: int) -> float:
+    """Seconds a tensor-parallel prefill of `prompt` tokens spends in its two all-reduces per layer (attention
+    output and MLP output, prompt x hidden in 16 bits each, Megatron-LM's TP layout), not overlapped with the GEMMs
+    (vLLM's and SGLang's default). Over PCIe without P2P every one is a device -> host -> device round trip
+    (`link_bandwidth` halves the bandwidth, `_latency` doubles the latency): prefill stops scaling with cards."""
+    if group <= 1:
+        return 0.0
+    share = 2.0 * (group - 1) / group
+    per_allreduce = prompt * a.hidden * 2.0 * share / link_bandwidth(gpu, group) + _latency(gpu, group)
+    return 2 * a.layers * per_allreduce
 
 
 def served_output_tokens_per_s(speed: InferenceSpeed, concurrency: int, prompt: int, output: int) -> float:
@@ -452,7 +564,18 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
     kv_per_token = serving.kv_per_token if ctx == serving.context else kv_bytes_per_token(w.arch, w.kv_dtype, ctx)
     if prompt is None and context is None:
         prompt = w.prompt_len  # the stated prompt ("input 1k output 2k"); unstated, the whole context
-    prefill_one = _prefill(serving, rates, 1, prompt or ctx)  # a group of g GPUs splits the same work g ways
+    if serving.fp16_acc and gpu.gpu_class is _CONSUMER:
+        # GeForce tensor cores run FP16-accumulate GEMMs at twice the FP32-accumulate rate `bf16_tflops` lists
+        # (NVIDIA Ampere GA102 / Ada whitepapers, Appendix A), and the engine's F16 GEMMs accumulate in FP16
+        rates = (rates[0], rates[1] * 2.0, rates[2])
+    tokens = prompt or ctx
+    prefill_one = _prefill(serving, rates, 1, tokens)  # a group of g GPUs splits the same work g ways
+    if serving.layer_split and count > 1:
+        # Layers split across the cards: one request computes on one card at a time (memory spread, the throughput
+        # of one card), every sequence of the batch through every card in turn.
+        step, bound = _decode_split(w, serving, gpu, rates, count, total, ctx, kv_per_token)
+        prefill = tokens / (tokens / prefill_one + (count - 1) * _latency(gpu, 2))
+        return InferenceSpeed(prefill, 1.0 / step, total / step, bound, count, 1)
     best: InferenceSpeed | None = None
     best_aggregate = 0.0
     min_group = max(1, min(min_group, count))
@@ -464,7 +587,8 @@ def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, co
         step, bound = _decode(w, serving, gpu, rates, group, per_copy, ctx, kv_per_token)
         aggregate = total / step
         if best is None or aggregate > best_aggregate * (1 + 1e-9):
-            best = InferenceSpeed(prefill_one * group, 1.0 / step, aggregate, bound, group, replicas)
+            prefill = tokens / (tokens / (prefill_one * group) + _prefill_exchange_s(w.arch, gpu, group, tokens))
+            best = InferenceSpeed(prefill, 1.0 / step, aggregate, bound, group, replicas)
             best_aggregate = aggregate
     assert best is not None
     return best

@@ -144,6 +144,10 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
             "source": profile(w.engine).source},
         "memory": {"per_gpu_gib": _r(m.per_gpu_gib), "recommended_per_gpu_gib": _r(m.recommended_per_gpu_gib),
                    "safety_margin": m.safety_margin, "runtime_gib": _r(m.runtime_gib),
+                   # what per_gpu_gib is ("reserved": the allocator's peak, "allocated": live tensors), both figures,
+                   # and what nvidia-smi shows (reserved + runtime); an OOM is decided by reserved + runtime
+                   "basis": m.basis, "allocated_gib": _r(m.allocated_gib), "reserved_gib": _r(m.reserved_gib),
+                   "device_gib": _r(m.device_gib),
                    "cpu_ram_gib": _r(m.cpu_ram_gib), "gpus": m.gpus, "strategy": m.strategy.value,
                    # per_gpu_gib is the whole workload on one device that no card holds: a total, not a need
                    "total_on_one_device": a.single_device_total,

@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 from core.defaults import complete
+from core.engines import runs_on
 from core.estimator import estimate_memory, estimate_on, need, prepare
 from core.fit import (
     DEFAULT_COUNTS,
@@ -56,13 +57,17 @@ def _reference_fits(w: Workload, gpus: tuple, counts: tuple[int, ...]) -> list[F
         if c > 1 and cfg.strategy is Strategy.TP and w.arch.heads % c:
             continue  # tensor parallelism must divide the attention heads
         for g in gpus:
+            if not runs_on(w, g):
+                continue  # the engine cannot run the workload's precision there (FP8 weights on a T4)
             est = estimate_memory(config_for(w, c, eager=not g.bf16))
             # a preallocating engine (vLLM: gpu_memory_utilization) lets the workload use `claim` of the card
-            need_gib = (est.per_gpu_gib + est.runtime_gib) / est.claim if est.claim != 1.0 else \
-                est.per_gpu_gib + est.runtime_gib
+            # an OOM is decided by the reserved peak (inference: allocated + the allocator's free cached blocks)
+            extra = est.fragmentation_gib if est.basis == "allocated" else 0.0
+            need_gib = (est.per_gpu_gib + extra + est.runtime_gib) / est.claim if est.claim != 1.0 else \
+                est.per_gpu_gib + extra + est.runtime_gib
             if need_gib <= g.usable_gib:
-                rec = (est.recommended_per_gpu_gib + est.runtime_gib) / est.claim if est.claim != 1.0 else \
-                    est.recommended_per_gpu_gib + est.runtime_gib
+                rec = (est.recommended_per_gpu_gib + extra + est.runtime_gib) / est.claim if est.claim != 1.0 else \
+                    est.recommended_per_gpu_gib + extra + est.runtime_gib
                 out.append(Fit(g.id, g.name, c, est.per_gpu_gib, g.usable_gib, need_gib / g.usable_gib, est.strategy,
                                need_gib, rec, rec > g.usable_gib))
     out.sort(key=lambda f: (f.count, f.tight, f.usable_gib * f.count, f.utilization))
