@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from core.changes import EventKind
 from core.offers import Period
@@ -155,6 +155,34 @@ async def test_the_index_follows_subscription_changes(sm) -> None:
     assert sorted((sub, key.split("|")[1]) for _, sub, key, _ in got) == sorted(
         [(first, "a"), (first, "b"), (second, "b"), (second, "c")])
     assert await take(sm, fanout, T0 + timedelta(minutes=4)) == []  # each heard once
+    # Issue 26: built once, then only the changed users reloaded (from the change log the triggers write).
+    assert fanout.stats["builds"] == 1
+    assert fanout.stats["users_reloaded"] >= 2
+
+
+async def test_the_index_follows_deletes_blocks_and_returns_without_a_rebuild(sm) -> None:
+    for uid in (1, 2, 3):
+        await add_user(sm, uid)
+    writer = OutboxWriter()
+    fanout = FanOut(index_check=0.0)
+    one, two, three = await add_sub(sm, 1), await add_sub(sm, 2), await add_sub(sm, 3)
+    async with sm() as s:
+        await fanout.refresh(s, T0)  # built: nothing queued yet
+    async with sm() as s, s.begin():
+        await s.execute(delete(Subscription).where(Subscription.id == one))  # deleted
+        await s.execute(update(User).where(User.id == 2).values(active=False))  # blocked the bot
+    await enqueue(sm, writer, [event(offer(sku="a"))], T0)
+    async with sm() as s:
+        await fanout.refresh(s, T0)
+    assert set(fanout.pending) == {3}  # only the one left is matched at all
+    got = await take(sm, fanout, T0)
+    assert [(uid, sub) for uid, sub, _, _ in got] == [(3, three)]
+    async with sm() as s, s.begin():
+        await s.execute(update(User).where(User.id == 2).values(active=True))  # came back
+    await enqueue(sm, writer, [event(offer(sku="b"))], T0 + timedelta(minutes=1))
+    got = await take(sm, fanout, T0 + timedelta(minutes=1))
+    assert sorted((uid, sub) for uid, sub, _, _ in got) == [(2, two), (3, three)]
+    assert fanout.stats["builds"] == 1
 
 
 def _poll(offers, minute: int) -> PollResult:
