@@ -98,6 +98,9 @@ class SenderSettings(BaseModel):
     # Replicas split `global_rate` equally (storage.rate_share): each renews its row every third of this many
     # seconds; a dead replica's part returns to the others once its row expires.
     share_ttl: float = Field(default=15.0, ge=1)
+    # The sender runs on a thread of its own, with its own event loop, database engine and Bot session (issue 26:
+    # on the bot's loop its index build and matching held replies for seconds). False: on the bot's loop.
+    own_thread: bool = True
 
 
 class Settings(BaseSettings):
