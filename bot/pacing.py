@@ -125,6 +125,14 @@ class Pacer:
         return max(gap, self._started[-self.per_window] + self.window - now)
 
     @_locked
+    def room(self) -> bool:
+        """Whether one more send fits the sliding window now, with no reply waiting (no slot is taken)."""
+        now = self.clock()
+        while self._started and now - self._started[0] >= self.window:
+            self._started.popleft()
+        return not self.urgent and now >= self._paused_until and len(self._started) < self.per_window
+
+    @_locked
     def overflowed(self) -> bool:
         """A 429 the overall limit is the likely cause of, though no window had more starts than allowed: the sends
         arrive bunched (network or scheduling jitter). Leave one more send of room per window, down to 90 % of

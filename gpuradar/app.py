@@ -17,6 +17,7 @@ import contextlib
 import gc
 import logging
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from storage.outbox import OutboxWriter
 
 log = logging.getLogger(__name__)
+SWITCH_INTERVAL = 0.001  # seconds: see App.start (the sender on its own thread)
 OFFER_SLICE = 500  # offers built per step of the bot's loop when the cache is refreshed from the ingest process
 
 
@@ -535,6 +537,10 @@ class App:
             make = self.alerts.make_sender
             pacer, bot_ = self.pacer, self.bot
             if s.sender.own_thread:
+                # Two threads share the interpreter: the bot's loop waits for the sender's thread to hand it back at
+                # most this often (Python's default, 5 ms, made a 1 ms sleep on the loop wake 10-100 ms late while
+                # the sender built its index; measured with bench/sender_loop.py).
+                sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
                 self._sender = SenderThread(lambda b, sm: make(b, sm, pacer=pacer), s.database_url,
                                             lambda: sender_bot(bot_, pacer, self.metrics))
             else:

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 INDEX_CHECK = 1.0
 CHANGES_SETTLE = 60.0  # seconds: change-log rows younger than this are read again (late PostgreSQL commits)
 REBUILD_OVER = 5_000  # users changed since the last look above which one rebuild is cheaper than reloading each
+_GOLDEN = 0.6180339887498949  # the starting point's step per look, as a share of the users reached
 _BUILD_SLICE = 5_000  # subscriptions read per slice while the index is built
 MAX_EVENT_AGE = timedelta(hours=26)  # events older than this are never planned (quiet hours last < 24 h)
 _CHUNK = 500  # rows per IN list
@@ -222,6 +223,7 @@ class FanOut:
         self.pending: dict[int, list[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
         self._refreshing = asyncio.Lock()
         self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0}
+        self._rotation = 0.0  # where the users a look newly reaches start (see _file_newcomers)
 
     # ---------------------------------------------------------------- the subscription index
     @staticmethod
@@ -335,6 +337,7 @@ class FanOut:
             if newest is not None:
                 since = min(_utc(newest), now) - self.max_event_age
         new = 0
+        newcomers: dict[int, list[int]] = {}  # users this look reaches who had nothing unheard: filed fairly below
         while True:
             rows = (await session.execute(
                 select(AlertEventRow.id, AlertEventRow.payload, AlertEventRow.created_at)
@@ -359,7 +362,27 @@ class FanOut:
                     continue  # no one to tell (it is matched once, here): kept, it would stay until someone is told
                 self._events[r.id] = queued
                 for uid in users:
-                    self.pending.setdefault(uid, []).append(r.id)
+                    waiting = self.pending.get(uid)
+                    if waiting is None:
+                        waiting = newcomers.get(uid)
+                        if waiting is None:
+                            waiting = newcomers[uid] = []
+                    waiting.append(r.id)
+            self._file_newcomers(newcomers)  # at once: a failure reading the next rows must not lose these
+            newcomers = {}
+
+    def _file_newcomers(self, newcomers: dict[int, list[int]]) -> None:
+        """Who hears first when thousands match: everyone already waiting keeps their place (oldest unheard event
+        first); the users a look newly reaches follow in user-id order rotated to a starting point that moves by
+        a golden-ratio share of them at every look, so the ones last in one poll are early in the next, and over
+        many polls every user's place is spread evenly (no one is always last)."""
+        if not newcomers:
+            return
+        order = sorted(newcomers)
+        self._rotation = (self._rotation + _GOLDEN) % 1.0
+        start = int(self._rotation * len(order))
+        for uid in (*order[start:], *order[:start]):
+            self.pending[uid] = newcomers[uid]
 
     @property
     def held_events(self) -> int:

@@ -257,3 +257,26 @@ async def test_the_sender_keeps_only_events_someone_has_still_to_hear(sm) -> Non
     assert {uid: len(ids) for uid, ids in fanout.pending.items()} == {1: 3}
     got = await take(sm, fanout, T0)
     assert len(got) == 3 and fanout.held_events == 0  # heard: nothing left
+
+
+async def test_who_hears_first_rotates_from_poll_to_poll(sm) -> None:
+    """Issue 26: when thousands match, the order users are planned in is a rotation of their ids whose starting
+    point moves every poll (a golden-ratio step), so the same users are not always last."""
+    for uid in range(1, 11):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(0)))
+    fanout = FanOut()
+    orders = []
+    for n in range(4):
+        await enqueue(sm, writer, [event(offer(sku=f"p{n}"))], T0 + timedelta(minutes=n))
+        async with sm() as s:
+            await fanout.refresh(s, T0 + timedelta(minutes=n))
+        orders.append(list(fanout.pending))
+        await take(sm, fanout, T0 + timedelta(minutes=n))
+    ids = list(range(1, 11))
+    for order in orders:
+        start = ids.index(order[0])
+        assert order == ids[start:] + ids[:start]  # a rotation: everyone once
+    assert len({o[0] for o in orders}) == 4  # a new starting point each poll
+    assert len({o[-1] for o in orders}) == 4  # and never the same user last
