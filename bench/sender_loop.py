@@ -213,11 +213,14 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
     t = time.perf_counter()
     cpu0 = cpu_clock()
     await record(nxt, at)
+    t_rec, cpu_rec = time.perf_counter(), cpu_clock()
     await matched()
+    t_match, cpu_match = time.perf_counter() - t_rec, cpu_clock() - cpu_rec
     waiting = await pending()
     await asyncio.sleep(1.0)  # the first users planned and sent meanwhile
     lags, replies = probe.take()
-    report(f"alerting poll ({writer.stats['queued']:,} events queued; {waiting:,} users to alert)", lags, replies,
+    report(f"alerting poll ({writer.stats['queued']:,} events queued; {waiting:,} users to alert; matched "
+           f"{t_match:.2f} s after the commit, sender CPU for the matching {cpu_match:.2f} s)", lags, replies,
            cpu_clock() - cpu0, time.perf_counter() - t)
 
     # 3. an index change, then another alerting poll
