@@ -552,8 +552,13 @@ class WatchIndex:
 
     def owners(self, t: Target) -> set[int]:
         """The owners (users) of the watches this offer reaches: the cost is the number of matching watches."""
-        owner = self._owner
-        return {owner[i] for i in self.find(t)}
+        get = self._owner.__getitem__
+        found = self.find(t)
+        out: set[int] = set()
+        for ids, start in found.segments:  # map over the packed runs: no Python frame per watch
+            out.update(map(get, ids[start:] if start else ids))
+        out.update(map(get, found.extra))
+        return out
 
     def match_many(self, targets: Iterable[Target]) -> dict[str, Matches]:
         """Offer key -> the watches it reaches (offers nobody watches are left out)."""

@@ -361,13 +361,14 @@ class FanOut:
                 if not users:
                     continue  # no one to tell (it is matched once, here): kept, it would stay until someone is told
                 self._events[r.id] = queued
+                pending, event_id = self.pending, r.id
                 for uid in users:
-                    waiting = self.pending.get(uid)
+                    waiting = pending.get(uid)
                     if waiting is None:
                         waiting = newcomers.get(uid)
                         if waiting is None:
                             waiting = newcomers[uid] = []
-                    waiting.append(r.id)
+                    waiting.append(event_id)
             self._file_newcomers(newcomers)  # at once: a failure reading the next rows must not lose these
             newcomers = {}
 
