@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
 import math
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from aiogram.client.session.middlewares.base import BaseRequestMiddleware, NextRequestMiddlewareType
 from aiogram.exceptions import TelegramRetryAfter
@@ -33,6 +35,21 @@ log = logging.getLogger(__name__)
 _PACED: contextvars.ContextVar[bool] = contextvars.ContextVar("gpuradar_paced", default=False)
 # Calls that put something in a chat, and so count against its one-a-second (edits included, to be safe).
 _CHAT_WRITES = ("send", "edit", "copy", "forward")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(method: _F) -> _F:
+    """The bot's loop (replies) and the alert sender's thread (gpuradar.app.SenderThread) share one Pacer: each
+    read-and-update of its state is done whole, so two threads never take the same slot."""
+
+    @functools.wraps(method)
+    def wrapper(self: Pacer, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 @contextlib.contextmanager
@@ -58,6 +75,7 @@ class Pacer:
         self.spacing = 1.0 / global_rate
         self.chat_interval = chat_interval
         self.clock = clock
+        self._lock = threading.RLock()
         self.window = window
         self.per_window = per_window  # room per window now (narrowed after an overall 429, see `overflowed`)
         self.ceiling = per_window
@@ -71,6 +89,7 @@ class Pacer:
         self._chat_paused: dict[int, float] = {}  # chats Telegram answered 429 for, until when
         self._chat_started: dict[int, float] = {}  # when the last send to each chat really started
 
+    @_locked
     def share(self, replicas: int) -> None:
         """Keep an equal part of the overall limit while `replicas` processes send for the same bot
         (storage.rate_share): the spacing and the room per window shrink with it; a narrowing after a 429 carries
@@ -85,6 +104,7 @@ class Pacer:
         self.per_window = max(1, self.ceiling - narrowed)
         self._floor = max(1, math.ceil(self.ceiling * 0.9))
 
+    @_locked
     def window_wait(self, *, urgent: bool = False) -> float:
         """Seconds until one more send fits the sliding window (0: now). A stalled event loop wakes several
         reserved slots at once; counting real send starts in a window, as Telegram does, keeps such a burst from
@@ -104,6 +124,15 @@ class Pacer:
             return max(0.0, gap)
         return max(gap, self._started[-self.per_window] + self.window - now)
 
+    @_locked
+    def room(self) -> bool:
+        """Whether one more send fits the sliding window now, with no reply waiting (no slot is taken)."""
+        now = self.clock()
+        while self._started and now - self._started[0] >= self.window:
+            self._started.popleft()
+        return not self.urgent and now >= self._paused_until and len(self._started) < self.per_window
+
+    @_locked
     def overflowed(self) -> bool:
         """A 429 the overall limit is the likely cause of, though no window had more starts than allowed: the sends
         arrive bunched (network or scheduling jitter). Leave one more send of room per window, down to 90 % of
@@ -115,6 +144,7 @@ class Pacer:
         self._narrowed_at = now
         return repeated
 
+    @_locked
     def started(self, chat_id: int | None = None) -> float | None:
         """A send really starts now; returns the seconds since the last start to the same chat (None: none known)."""
         now = self.clock()
@@ -128,12 +158,14 @@ class Pacer:
                 self._chat_started = {c: t for c, t in self._chat_started.items() if now - t < self.chat_interval}
         return since
 
+    @_locked
     def chat_gap(self, chat_id: int) -> float:
         """Seconds until this chat's last real start is `chat_interval` ago (a reserved slot can come early when the
         previous send to the chat started late)."""
         last = self._chat_started.get(chat_id)
         return 0.0 if last is None else max(0.0, last + self.chat_interval - self.clock())
 
+    @_locked
     def reserve(self, chat_id: int) -> float:
         """Seconds to wait before this chat's next message may go (the slot is taken now)."""
         now = self.clock()
@@ -152,6 +184,7 @@ class Pacer:
     def paused_for(self) -> float:
         return self._paused_until - self.clock()
 
+    @_locked
     def pause(self, seconds: float, chat_id: int | None = None) -> None:
         until = self.clock() + seconds
         self._paused_until = max(self._paused_until, until)
@@ -162,20 +195,24 @@ class Pacer:
                 now = self.clock()
                 self._chat_paused = {c: t for c, t in self._chat_paused.items() if t > now}
 
+    @_locked
     def pause_chat(self, seconds: float, chat_id: int) -> None:
         """A 429 on a reply: our overall pacing keeps the global limit, so it is that chat's; only it waits."""
         until = self.clock() + seconds
         self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), until)
         self._chat_paused[chat_id] = max(self._chat_paused.get(chat_id, 0.0), until)
 
+    @_locked
     def chat_wait(self, chat_id: int) -> float:
         """Seconds until this chat may get its next message (without reserving a global slot)."""
         return max(0.0, self._chat_next.get(chat_id, 0.0) - self.clock(), self.paused_for())
 
+    @_locked
     def chat_paused_for(self, chat_id: int) -> float:
         """Seconds left of a 429 pause on this chat (or on everything)."""
         return max(0.0, self._chat_paused.get(chat_id, 0.0) - self.clock(), self.paused_for())
 
+    @_locked
     def take_chat(self, chat_id: int) -> None:
         self._chat_next[chat_id] = max(self._chat_next.get(chat_id, 0.0), self.clock() + self.chat_interval)
 
@@ -184,7 +221,8 @@ class Pacer:
         alerts, which see `urgent` and wait. The one-a-second per chat is kept for replies only once Telegram asked
         for it (a 429 pauses that chat): a reply is awaited inside its handler, whose database transaction must not
         wait a second per earlier reply; Telegram tolerates a short burst of answers to a user's own messages."""
-        self.urgent += 1
+        with self._lock:
+            self.urgent += 1
         try:
             while True:
                 wait = max(self.chat_paused_for(chat_id), self.window_wait(urgent=True))
@@ -194,7 +232,8 @@ class Pacer:
             self.take_chat(chat_id)
             self.started(chat_id)
         finally:
-            self.urgent -= 1
+            with self._lock:
+                self.urgent -= 1
 
 
 

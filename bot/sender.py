@@ -43,7 +43,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from aiogram import Bot
 from aiogram.types import InlineKeyboardMarkup
@@ -76,6 +76,12 @@ __all__ = ["AlertSender", "NoMetrics", "SenderMetrics", "SenderStats", "dead_loc
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+# Paid broadcasts: "Pass True to allow up to 1000 messages per second, ignoring broadcasting limits for a fee of 0.1
+# Telegram Stars per message" (Bot API, sendMessage `allow_paid_broadcast`, https://core.telegram.org/bots/api#sendmessage;
+# the Bots FAQ: the fee is for the messages beyond the free ~30 a second, https://core.telegram.org/bots/faq).
+# The flag is set only on alerts beyond the free limit's window, so each flagged one costs PAID_STARS either way.
+PAID_RATE_MAX = 1000.0
+PAID_STARS = 0.1
 _SHORT_SLEEP = 0.05  # seconds: waits up to this long are plain sleeps (a stop is noticed at their end)
 
 
@@ -114,6 +120,8 @@ class SenderStats:
     migrated: int = 0
     failed: int = 0
     resumed_sending: int = 0  # deliveries found "sending" at start: possible duplicates
+    paid_sent: int = 0  # sends that asked for a paid broadcast (beyond the free limit)
+    stars_spent: float = 0.0  # what those cost at PAID_STARS each (attempts counted, so never under)
     per_chat_sent: dict[int, int] = field(default_factory=lambda: defaultdict(int))
 
 
@@ -129,7 +137,8 @@ class AlertSender:
                  batch: int = 500, max_attempts: int = 8, request_timeout: float = 15.0,
                  clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0,
                  metrics: SenderMetrics | None = None, fanout: FanOut | None = None,
-                 pacer: Pacer | None = None) -> None:
+                 pacer: Pacer | None = None, paid_broadcast: bool = False, paid_rate: float = PAID_RATE_MAX,
+                 paid_budget_stars: float = 0.0) -> None:
         self.bot = bot
         self.metrics: SenderMetrics = metrics or NoMetrics()
         self.sessionmaker = sessionmaker
@@ -138,6 +147,18 @@ class AlertSender:
         # replies share the same limiter (bot.pacing, when `pacer` is given) and go first.
         self.pacer = pacer or Pacer(global_rate / time_scale, chat_interval * time_scale, window=time_scale,
                                     per_window=max(1, int(global_rate)))
+        # Paid broadcasts (Bot API sendMessage `allow_paid_broadcast`): while the budget lasts, alerts are paced at
+        # `paid_rate` overall by a limiter of their own, and the free limiter above only counts the alerts that
+        # fit its window; each alert beyond it carries the flag and is counted at PAID_STARS. Replies keep the free
+        # limiter (and go first: while one waits, every alert is a paid one).
+        self.free_pacer = self.pacer
+        self.paid = paid_broadcast and paid_budget_stars >= PAID_STARS
+        self.paid_budget_stars = paid_budget_stars
+        if self.paid:
+            rate = min(PAID_RATE_MAX, paid_rate)
+            self.pacer = Pacer(rate / time_scale, chat_interval * time_scale, window=time_scale,
+                               per_window=max(1, int(rate)))
+            workers = max(workers, int(rate / 20))  # ~50 ms a request: enough of them in flight for the rate
         self.workers = workers
         self.poll_interval = poll_interval
         self.batch = batch  # messages kept ready in memory; users are planned lazily so backlogs merge into digests
@@ -349,6 +370,9 @@ class AlertSender:
                 async with self._write() as session:
                     await mark_sending(session, job.id, self.clock())
                 job.marked = True
+            paid = self._paid_slot(job)
+            if paid is None:
+                continue  # the budget ran out just now: this one waits for a free slot instead
             job.attempts += 1
             try:
                 with paced():  # this slot was taken above: the session's limiter must not take another
@@ -356,7 +380,7 @@ class AlertSender:
                         chat_id=job.chat_id, text=job.text, parse_mode="HTML",
                         reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup)
                         if job.reply_markup else None,
-                        request_timeout=int(self.request_timeout))
+                        request_timeout=int(self.request_timeout), allow_paid_broadcast=True if paid else None)
             except Exception as e:
                 verdict = classify(e)
                 if verdict is None:
@@ -370,6 +394,28 @@ class AlertSender:
             self.metrics.alert_sent()
             self.stats.per_chat_sent[job.chat_id] += 1
             return
+
+    def _paid_slot(self, job: Job) -> bool | None:
+        """With paid broadcasts on: False when the free limit has room for this alert (it is counted there, no
+        fee), True when it goes as a paid one (its fee counted), None when the budget cannot pay for it (paid
+        broadcasts end here: from now on the free limiter paces every alert). Off: always False."""
+        if not self.paid:
+            return False
+        # Telegram's free ~30 a second counts every message, paid or not (the fee is for those beyond it): the free
+        # limiter counts them all, so a message goes unflagged only where it is sure to be inside the free ones.
+        if self.free_pacer.room():
+            self.free_pacer.started(job.chat_id)
+            return False
+        if self.stats.stars_spent + PAID_STARS > self.paid_budget_stars + 1e-9:
+            self.paid = False
+            self.pacer = self.free_pacer
+            log.warning("paid broadcasts stop: %.1f of %.1f Stars spent; alerts go at the free rate",
+                        self.stats.stars_spent, self.paid_budget_stars)
+            return None
+        self.stats.paid_sent += 1
+        self.stats.stars_spent += PAID_STARS
+        self.free_pacer.started(job.chat_id)
+        return True
 
     async def _act(self, job: Job, verdict: Verdict) -> bool:
         """Carry out what the policy said of a failed send; True: send this job again now."""
@@ -505,9 +551,11 @@ class AlertSender:
 
 # ---------------------------------------------------------------------- a sender of its own
 async def run_standalone(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, claim_ttl: float,
-                         metrics: SenderMetrics | None = None, pacer: Pacer | None = None) -> int:
+                         metrics: SenderMetrics | None = None, pacer: Pacer | None = None,
+                         **options: Any) -> int:
     """Only the sender, until SIGTERM / SIGINT (`gpuradar sender`; the crash tests run it as a process)."""
-    sender = AlertSender(bot, sessionmaker, poll_interval=0.2, claim_ttl=claim_ttl, metrics=metrics, pacer=pacer)
+    sender = AlertSender(bot, sessionmaker, poll_interval=0.2, claim_ttl=claim_ttl, metrics=metrics, pacer=pacer,
+                         **options)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: asyncio.ensure_future(sender.stop()))

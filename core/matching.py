@@ -19,12 +19,14 @@ Pure: no I/O. `Watch.matches` is the readable definition; the index must agree w
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
@@ -170,12 +172,12 @@ class Watch:
         return True
 
 
-# A run of matching watch ids: ids[start:] of one sorted list, kept as a view so a lookup costs bisects, not copies.
-_Segment = tuple[list[int], int]
+# A run of matching watch ids: ids[start:] of one sorted array, kept as a view so a lookup costs bisects, not copies.
+_Segment = tuple["array[int] | list[int]", int]
 
 
 class Matches:
-    """The watches one offer reaches: runs of indexed lists plus a few re-checked ids; iterate or len() it."""
+    """The watches one offer reaches: runs of indexed arrays plus a few re-checked ids; iterate or len() it."""
 
     __slots__ = ("extra", "segments")
 
@@ -207,43 +209,67 @@ _CAP_KEYS: tuple[_CapKey, ...] = tuple((c, b) for c in CURRENCIES for b in PRICE
 
 
 class _CapList:
-    """Watch ids by price cap: ascending caps per currency and basis (bisect) plus the uncapped ones."""
+    """Watch ids by price cap: ascending caps per currency and basis (bisect) plus the uncapped ones, in packed
+    arrays (8 bytes an id, 8 a cap). Kept sorted as watches come and go once the index is built."""
 
     __slots__ = ("caps", "ids", "uncapped")
 
     def __init__(self) -> None:
-        self.caps: dict[_CapKey, list[float] | array[float]] = {k: [] for k in _CAP_KEYS}
-        self.ids: dict[_CapKey, list[int]] = {k: [] for k in _CAP_KEYS}
-        self.uncapped: list[int] = []
+        self.caps: dict[_CapKey, array[float]] = {}
+        self.ids: dict[_CapKey, array[int]] = {}
+        self.uncapped: array[int] = array("q")
 
-    def add(self, w: Watch) -> None:
+    def add(self, watch_id: int, w: Watch, *, in_order: bool) -> None:
         if w.max_price is None:
-            self.uncapped.append(w.id)
+            self.uncapped.append(watch_id)
+            return
+        key = (w.currency, w.price_basis)
+        caps = self.caps.get(key)
+        if caps is None:
+            caps = self.caps[key] = array("d")
+            self.ids[key] = array("q")
+        ids = self.ids[key]
+        if in_order:
+            i = bisect_right(caps, w.max_price)
+            caps.insert(i, w.max_price)
+            ids.insert(i, watch_id)
         else:
-            key = (w.currency, w.price_basis)
-            self.caps[key].append(w.max_price)
-            self.ids[key].append(w.id)
+            caps.append(w.max_price)
+            ids.append(watch_id)
+
+    def remove(self, watch_id: int, w: Watch) -> None:
+        if w.max_price is None:
+            with contextlib.suppress(ValueError):
+                self.uncapped.remove(watch_id)
+            return
+        key = (w.currency, w.price_basis)
+        caps, ids = self.caps.get(key), self.ids.get(key)
+        if caps is None or ids is None:
+            return
+        for i in range(bisect_left(caps, w.max_price), bisect_right(caps, w.max_price)):
+            if ids[i] == watch_id:
+                del caps[i]
+                del ids[i]
+                return
 
     def freeze(self) -> None:
-        for key in _CAP_KEYS:
-            pairs = sorted(zip(self.caps[key], self.ids[key], strict=True))
-            # A packed array keeps the bisect's probes in a few cache lines instead of chasing float objects.
+        for key, caps in self.caps.items():
+            pairs = sorted(zip(caps, self.ids[key], strict=True))
             self.caps[key] = array("d", [p[0] for p in pairs])
-            self.ids[key] = [p[1] for p in pairs]
+            self.ids[key] = array("q", [p[1] for p in pairs])
 
     def collect(self, t: Target, out: list[_Segment]) -> None:
         if self.uncapped:
             out.append((self.uncapped, 0))
-        for key in _CAP_KEYS:
-            ids = self.ids[key]
-            if not ids:
+        for key, caps in self.caps.items():
+            if not caps:
                 continue
             price = t.price_for(*key)
             if price is None:
                 continue
-            start = bisect_left(self.caps[key], price)
-            if start < len(ids):
-                out.append((ids, start))
+            start = bisect_left(caps, price)
+            if start < len(caps):
+                out.append((self.ids[key], start))
 
 
 class _Bucket:
@@ -261,6 +287,22 @@ class _Bucket:
         yield from (c for c in self.by_level if c is not None)
         if self.any_gpu is not None:
             yield self.any_gpu
+
+    def place(self, where: tuple[str, Any]) -> _CapList:
+        kind, value = where
+        if kind == "gpu":
+            caps = self.by_gpu.get(value)
+            if caps is None:
+                caps = self.by_gpu[value] = _CapList()
+            return caps
+        if kind == "level":
+            found = self.by_level[value]
+            if found is None:
+                found = self.by_level[value] = _CapList()
+            return found
+        if self.any_gpu is None:
+            self.any_gpu = _CapList()
+        return self.any_gpu
 
     def collect(self, t: Target, out: list[_Segment], lenient: bool = False) -> None:
         """`lenient`: also the level just above the offer's memory (a superset, for the caller to re-check): a
@@ -287,38 +329,90 @@ class _Bucket:
 
 _INF = math.inf
 _BucketKey = tuple[str | None, str | None, int, float]
+# What a watch filters on, as one hashable tuple (gpu ids, needs by count, cap, currency, basis, providers, count,
+# billing, region): the index keeps one per distinct filter set, and a number per subscription pointing at it.
+Signature = tuple[Any, ...]
+_ABSENT = -1
 
 
-@dataclass
+def signature(w: Watch) -> Signature:
+    return (tuple(sorted(w.gpu_ids)) if w.gpu_ids is not None else None,
+            tuple(sorted(w.min_gib_by_count.items())) if w.min_gib_by_count is not None else None,
+            w.max_price, w.currency, w.price_basis,
+            tuple(sorted(w.providers)) if w.providers is not None else None, w.gpu_count, w.billing, w.region)
+
+
+@lru_cache(maxsize=16384)
+def watch_of(sig: Signature) -> Watch:
+    """The Watch a signature stands for (its id is 0: the index passes ids beside it)."""
+    gpu_ids, needs, max_price, currency, basis, providers, count, billing, region = sig
+    return Watch(0, frozenset(gpu_ids) if gpu_ids is not None else None,
+                 dict(needs) if needs is not None else None, max_price, currency, basis,
+                 frozenset(providers) if providers is not None else None, count, billing, region)
+
+
 class WatchIndex:
     """Subscriptions indexed by what they need; `match(target)` returns exactly the ids whose watch matches.
 
     Watches the buckets cannot fully decide (a region filter; a GPU list plus a memory need) live in their own
     buckets and are re-checked with `Watch.matches` on the way out, so the main buckets return runs as they are.
+
+    It follows changes as they happen: `add`, `remove` and `set_owner` (one user's subscriptions replaced) keep
+    every array sorted (a bisect and a move of the array's tail), so no change rebuilds it. Per subscription it
+    holds its id in the arrays of the buckets it is filed under, its cap beside it, and two 8-byte slots (its
+    filter set's number, its owner) in arrays indexed by id; the filter sets themselves once per distinct set.
     """
 
-    _exact: dict[_BucketKey, _Bucket] = field(default_factory=dict)
-    _recheck: dict[_BucketKey, _Bucket] = field(default_factory=dict)
-    _watches: dict[int, Watch] = field(default_factory=dict)
-    _ranges_for: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
-    _ranges: set[tuple[int, float]] = field(default_factory=set)
+    def __init__(self) -> None:
+        self._exact: dict[_BucketKey, _Bucket] = {}
+        self._recheck: dict[_BucketKey, _Bucket] = {}
+        self._ranges_for: dict[int, list[tuple[int, float]]] = {}
+        self._ranges: set[tuple[int, float]] = set()
+        self._sig_no: array[int] = array("q")  # by watch id: its signature's number, or -1
+        self._owner: array[int] = array("q")  # by watch id: the owner given with it (a user id), or -1
+        self._sigs: list[Signature] = []
+        self._sig_ids: dict[Signature, int] = {}
+        self._by_owner: dict[int, tuple[int, ...]] = {}
+        self._count = 0
+        self._in_order = False
 
     @classmethod
-    def build(cls, watches: Iterable[Watch]) -> WatchIndex:
+    def build(cls, watches: Iterable[Watch], owners: Mapping[int, int] | None = None) -> WatchIndex:
+        """All at once (sorted once at the end); `owners`: watch id -> the user it belongs to."""
         index = cls()
         for w in watches:
-            index._add(w)
-        for buckets in (index._exact, index._recheck):
+            index._add(w, owners.get(w.id, _ABSENT) if owners is not None else _ABSENT)
+        index.freeze()
+        return index
+
+    def freeze(self) -> None:
+        """Sort what was added in bulk; from now on every change keeps the order itself."""
+        for buckets in (self._exact, self._recheck):
             for bucket in buckets.values():
                 for caps in bucket.lists():
                     caps.freeze()
-        return index
+        self._in_order = True
 
     def __len__(self) -> int:
-        return len(self._watches)
+        return self._count
+
+    def __contains__(self, watch_id: int) -> bool:
+        return 0 <= watch_id < len(self._sig_no) and self._sig_no[watch_id] != _ABSENT
 
     def watch(self, watch_id: int) -> Watch:
-        return self._watches[watch_id]
+        if watch_id not in self:
+            raise KeyError(watch_id)
+        w = watch_of(self._sigs[self._sig_no[watch_id]])
+        return replace(w, id=watch_id)
+
+    def owner(self, watch_id: int) -> int:
+        return self._owner[watch_id] if watch_id in self else _ABSENT
+
+    def owned(self, owner: int) -> tuple[int, ...]:
+        return self._by_owner.get(owner, ())
+
+    def _matches(self, watch_id: int, t: Target) -> bool:
+        return watch_of(self._sigs[self._sig_no[watch_id]]).matches(t)
 
     @staticmethod
     def _count_ranges(w: Watch) -> list[tuple[int, float, float | None]]:
@@ -334,39 +428,90 @@ class WatchIndex:
         bounds: list[float] = [*counts[1:], _INF]
         return [(c, hi, w.min_gib_by_count[c]) for c, hi in zip(counts, bounds, strict=True)]
 
-    def _add(self, w: Watch) -> None:
-        if w.id in self._watches:
-            raise ValueError(f"watch {w.id} indexed twice")
-        self._watches[w.id] = w
+    def _places(self, w: Watch) -> Iterator[tuple[dict[_BucketKey, _Bucket], _BucketKey, tuple[str, Any]]]:
+        """Every (buckets, key, slot) a watch is filed under."""
         recheck = w.region is not None or (w.gpu_ids is not None and w.min_gib_by_count is not None)
         buckets = self._recheck if recheck else self._exact
-        providers: Iterable[str | None] = w.providers if w.providers is not None else (None,)
+        providers: Iterable[str | None] = sorted(w.providers) if w.providers is not None else (None,)
         for lo, hi, need in self._count_ranges(w):
+            level = 0
             if w.gpu_ids is None and need is not None:
                 level = bisect_left(LEVELS, need)
                 if level == len(LEVELS):
                     continue  # no card in the catalog is big enough at this count
-            self._ranges.add((lo, hi))
             for provider in providers:
                 key = (provider, w.billing, lo, hi)
-                bucket = buckets.get(key)
-                if bucket is None:
-                    bucket = buckets[key] = _Bucket()
                 if w.gpu_ids is not None:
-                    for gpu in w.gpu_ids:
-                        caps = bucket.by_gpu.get(gpu)
-                        if caps is None:
-                            caps = bucket.by_gpu[gpu] = _CapList()
-                        caps.add(w)
+                    for gpu in sorted(w.gpu_ids):
+                        yield buckets, key, ("gpu", gpu)
                 elif need is not None:
-                    caps = bucket.by_level[level]
-                    if caps is None:
-                        caps = bucket.by_level[level] = _CapList()
-                    caps.add(w)
+                    yield buckets, key, ("level", level)
                 else:
-                    if bucket.any_gpu is None:
-                        bucket.any_gpu = _CapList()
-                    bucket.any_gpu.add(w)
+                    yield buckets, key, ("any", None)
+
+    @staticmethod
+    def _grow(arr: array[int], upto: int) -> None:
+        if upto >= len(arr):
+            arr.extend(array("q", [_ABSENT]) * max(upto + 1 - len(arr), len(arr) // 2))
+
+    def _add(self, w: Watch, owner: int = _ABSENT) -> None:
+        if w.id < 0:
+            raise ValueError(f"watch id {w.id} is negative")
+        if w.id in self:
+            raise ValueError(f"watch {w.id} indexed twice")
+        sig = signature(w)
+        number = self._sig_ids.get(sig)
+        if number is None:
+            number = self._sig_ids[sig] = len(self._sigs)
+            self._sigs.append(sig)
+        self._grow(self._sig_no, w.id)
+        self._grow(self._owner, w.id)
+        self._sig_no[w.id] = number
+        self._owner[w.id] = owner
+        if owner != _ABSENT:
+            self._by_owner[owner] = (*self._by_owner.get(owner, ()), w.id)
+        self._count += 1
+        for buckets, key, where in self._places(w):
+            if (key[2], key[3]) not in self._ranges:
+                self._ranges.add((key[2], key[3]))
+                self._ranges_for.clear()
+            bucket = buckets.get(key)
+            if bucket is None:
+                bucket = buckets[key] = _Bucket()
+            bucket.place(where).add(w.id, w, in_order=self._in_order)
+
+    def add(self, w: Watch, owner: int = _ABSENT) -> None:
+        """One more watch (a new subscription), filed in order at once."""
+        self._add(w, owner)
+
+    def remove(self, watch_id: int) -> None:
+        """Take a watch out (paused, deleted, its owner blocked the bot); unknown ids are ignored."""
+        if watch_id not in self:
+            return
+        w = watch_of(self._sigs[self._sig_no[watch_id]])
+        for buckets, key, where in self._places(w):
+            bucket = buckets.get(key)
+            if bucket is not None:
+                bucket.place(where).remove(watch_id, w)
+        owner = self._owner[watch_id]
+        if owner != _ABSENT:
+            rest = tuple(i for i in self._by_owner.get(owner, ()) if i != watch_id)
+            if rest:
+                self._by_owner[owner] = rest
+            else:
+                self._by_owner.pop(owner, None)
+        self._sig_no[watch_id] = _ABSENT
+        self._owner[watch_id] = _ABSENT
+        self._count -= 1
+
+    def set_owner(self, owner: int, watches: Iterable[Watch]) -> None:
+        """Replace everything `owner` has indexed by `watches` (a user's subscriptions as they are now)."""
+        for watch_id in self._by_owner.get(owner, ()):
+            self.remove(watch_id)
+        for w in watches:
+            if w.id in self:
+                self.remove(w.id)  # it moved between owners (not expected: a subscription keeps its user)
+            self._add(w, owner)
 
     def _ranges_containing(self, n: int) -> list[tuple[int, float]]:
         found = self._ranges_for.get(n)
@@ -392,18 +537,28 @@ class WatchIndex:
             candidates: list[_Segment] = []
             for buckets in (self._exact, self._recheck):
                 self._collect(buckets, t, ranges, candidates, lenient=True)
-            return Matches([], [i for i in Matches(candidates, []) if self._watches[i].matches(t)])
+            return Matches([], [i for i in Matches(candidates, []) if self._matches(i, t)])
         segments: list[_Segment] = []
         self._collect(self._exact, t, ranges, segments)
         extra: list[int] = []
         if self._recheck:
             maybe: list[_Segment] = []
             self._collect(self._recheck, t, ranges, maybe)
-            extra = [i for i in Matches(maybe, []) if self._watches[i].matches(t)]
+            extra = [i for i in Matches(maybe, []) if self._matches(i, t)]
         return Matches(segments, extra)
 
     def match(self, t: Target) -> list[int]:
         return self.find(t).ids()
+
+    def owners(self, t: Target) -> set[int]:
+        """The owners (users) of the watches this offer reaches: the cost is the number of matching watches."""
+        get = self._owner.__getitem__
+        found = self.find(t)
+        out: set[int] = set()
+        for ids, start in found.segments:  # map over the packed runs: no Python frame per watch
+            out.update(map(get, ids[start:] if start else ids))
+        out.update(map(get, found.extra))
+        return out
 
     def match_many(self, targets: Iterable[Target]) -> dict[str, Matches]:
         """Offer key -> the watches it reaches (offers nobody watches are left out)."""

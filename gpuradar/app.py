@@ -17,6 +17,9 @@ import contextlib
 import gc
 import logging
 import signal
+import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -57,6 +60,7 @@ if TYPE_CHECKING:
     from storage.outbox import OutboxWriter
 
 log = logging.getLogger(__name__)
+SWITCH_INTERVAL = 0.001  # seconds: see App.start (the sender on its own thread)
 OFFER_SLICE = 500  # offers built per step of the bot's loop when the cache is refreshed from the ingest process
 
 
@@ -103,6 +107,99 @@ def alert_hook(policy: AlertPolicy | None = None, **sender_options: Any) -> Aler
         return sender
 
     return AlertHook(on_events=OutboxWriter(policy, wakeup=wake), make_sender=make_sender)
+
+
+class SenderThread:
+    """The alert sender on a thread of its own (issue 26): its own event loop, database engine and Bot session, so
+    the bot's loop only answers users while the sender builds its index, matches a poll against every
+    subscription and renders thousands of digests. It shares the replica's one `Pacer` (thread-safe), so replies
+    still go first and the two together keep Telegram's limits; the outbox's guarantees are the sender's own and do
+    not depend on where it runs (a SIGKILL takes the whole process, thread and all, as before). It has the
+    `Sender` protocol: `run()` lasts as long as the sender does, `stop()` finishes the message in flight."""
+
+    def __init__(self, make_sender: Callable[[Bot, async_sessionmaker[AsyncSession]], Sender], database_url: str,
+                 make_bot: Callable[[], Bot]) -> None:
+        self._make_sender = make_sender
+        self._database_url = database_url
+        self._make_bot = make_bot
+        self.ready = threading.Event()  # set once the sender exists (or the thread failed to make it)
+        self.sender: Any = None
+        self.error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._done = threading.Event()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._main, name="alert-sender", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:  # reported to whoever awaits run()
+            self.error = exc
+            log.exception("the alert sender's thread failed")
+        finally:
+            self.ready.set()
+            self._done.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        engine = make_engine(self._database_url)
+        bot = self._make_bot()
+        try:
+            self.sender = self._make_sender(bot, make_sessionmaker(engine))
+            self.ready.set()
+            await self.sender.run()
+        finally:
+            await bot.session.close()
+            await engine.dispose()
+
+    def wake(self) -> None:
+        """New alerts were committed (from any thread)."""
+        if self._loop is not None and self.sender is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has closed
+                self._loop.call_soon_threadsafe(self.sender.wake)
+
+    def cpu(self) -> float:
+        """CPU seconds the sender's thread has used (benches)."""
+        assert self._thread is not None and self._thread.ident is not None
+        return time.clock_gettime(time.pthread_getcpuclockid(self._thread.ident))
+
+    async def call(self, coro_fn: Callable[[], Any]) -> Any:
+        """Run a coroutine of the sender's on its loop and await the result here (tests and benches)."""
+        assert self._loop is not None
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro_fn(), self._loop))
+
+    async def idle(self) -> bool:
+        return bool(await self.call(lambda: self.sender.idle()))
+
+    async def run(self) -> None:
+        if self._thread is None:
+            self.start()
+        await asyncio.to_thread(self._done.wait)
+        if self.error is not None:
+            raise self.error
+
+    async def stop(self) -> None:
+        if self._thread is None:
+            return
+        await asyncio.to_thread(self.ready.wait)
+        if self._loop is not None and self.sender is not None and not self._done.is_set():
+            with contextlib.suppress(RuntimeError):
+                await self.call(lambda: self.sender.stop())
+        await asyncio.to_thread(self._done.wait)
+
+
+def sender_bot(bot: Bot, pacer: Pacer | None, metrics: Metrics = METRICS) -> Bot:
+    """A Bot like `bot` (token, API server, defaults) with a session of its own, for the sender's thread: an HTTP
+    session belongs to the loop it was made on."""
+    api = getattr(bot.session, "api", None)
+    session = AiohttpSession(api=api) if api is not None else AiohttpSession()
+    twin = Bot(bot.token, session=session, default=bot.default)
+    if pacer is not None:
+        install_pacing(twin, pacer, metrics)
+    return twin
 
 
 class WebhookSettingsError(ValueError):
@@ -437,7 +534,17 @@ class App:
                                                on_change=self._leader_changed)
             self._tasks.append(asyncio.create_task(self.leadership.run(self._stop), name="scrapers-leadership"))
         if self.alerts.make_sender is not None:
-            self._sender = self.alerts.make_sender(self.bot, self.sessionmaker, pacer=self.pacer)
+            make = self.alerts.make_sender
+            pacer, bot_ = self.pacer, self.bot
+            if s.sender.own_thread:
+                # Two threads share the interpreter: the bot's loop waits for the sender's thread to hand it back at
+                # most this often (Python's default, 5 ms, made a 1 ms sleep on the loop wake 10-100 ms late while
+                # the sender built its index; measured with bench/sender_loop.py).
+                sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+                self._sender = SenderThread(lambda b, sm: make(b, sm, pacer=pacer), s.database_url,
+                                            lambda: sender_bot(bot_, pacer, self.metrics))
+            else:
+                self._sender = make(self.bot, self.sessionmaker, pacer=self.pacer)
             self._tasks.append(asyncio.create_task(self._sender.run(), name="sender"))
         if s.admin_ids:
             watch = DegradedWatch(self.bot, self.sessionmaker, s.admin_ids, after=self.degraded_after)

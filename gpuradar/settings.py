@@ -98,6 +98,15 @@ class SenderSettings(BaseModel):
     # Replicas split `global_rate` equally (storage.rate_share): each renews its row every third of this many
     # seconds; a dead replica's part returns to the others once its row expires.
     share_ttl: float = Field(default=15.0, ge=1)
+    # The sender runs on a thread of its own, with its own event loop, database engine and Bot session (issue 26:
+    # on the bot's loop its index build and matching held replies for seconds). False: on the bot's loop.
+    own_thread: bool = True
+    # Paid broadcasts (Bot API sendMessage `allow_paid_broadcast`: up to 1,000 messages a second, 0.1 Star each
+    # beyond the free limit, from the bot's Stars balance): alerts go at up to `paid_broadcast_rate` a second while
+    # `paid_broadcast_budget_stars` lasts (counted by each sender process from its start), then at the free rate.
+    paid_broadcast: bool = False
+    paid_broadcast_rate: float = Field(default=1000.0, gt=0, le=1000)
+    paid_broadcast_budget_stars: float = Field(default=0.0, ge=0)
 
 
 class Settings(BaseSettings):

@@ -38,18 +38,20 @@ from core.redaction import redact
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
 from storage.upsert import upsert_insert
-from storage.user_tables import Subscription, User
+from storage.user_tables import Subscription, SubscriptionChange, User
 
 __all__ = ["AlertPolicy", "FanOut", "OutboxWriter"]
 
 log = logging.getLogger(__name__)
 
-INDEX_TTL = 300.0  # seconds: rebuild the subscription index at least this often even if nothing seems changed
-# Seconds between looks at the subscription set while no new event is queued. Its fingerprint is an aggregate over
-# every active subscription (tens of ms at 100,000 on SQLite): looked at before every batch of users it took a
-# large share of the sender's time. Before new events are matched it is always looked at, so matching never uses a
-# stale set; between them a digest may name a subscription paused or deleted at most this long ago.
-INDEX_CHECK = 2.0
+# Seconds between looks at the subscription change log while no new event is queued (one indexed read of the
+# rows past the last one applied). Before new events are matched it is always looked at, so matching never uses a
+# stale set; a message is written from the subscriptions as stored when it is planned.
+INDEX_CHECK = 1.0
+CHANGES_SETTLE = 60.0  # seconds: change-log rows younger than this are read again (late PostgreSQL commits)
+REBUILD_OVER = 5_000  # users changed since the last look above which one rebuild is cheaper than reloading each
+_GOLDEN = 0.6180339887498949  # the starting point's step per look, as a share of the users reached
+_BUILD_SLICE = 5_000  # subscriptions read per slice while the index is built
 MAX_EVENT_AGE = timedelta(hours=26)  # events older than this are never planned (quiet hours last < 24 h)
 _CHUNK = 500  # rows per IN list
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
@@ -199,70 +201,109 @@ class UserPlan:
 class FanOut:
     """The sender's in-memory view of the queue: which users have events they have not heard, and what to say.
 
-    Memory is one int per (user, event) pair still unheard, plus the events themselves; matching costs bisects per
-    event (core.matching), listing the matches costs their number. A restart rebuilds it from the events newer than
-    the users' cursors (at most MAX_EVENT_AGE old)."""
+    Memory is one int per (user, event) pair still unheard, plus the events themselves, plus the subscription index
+    (core.matching.WatchIndex: ids and caps in packed arrays). The index is built once, at the first look, and then
+    follows the subscription change log (`subscription_changes`, written by triggers: migration 0014): each look
+    reloads only the users named there since the last one, so a change costs that user's subscriptions, never a
+    rebuild. Matching an event costs bisects plus the number of subscriptions it reaches; a user's message is then
+    written from their subscriptions as stored now (read for the few users planned at a time). A restart rebuilds
+    it from the events newer than the users' cursors (at most MAX_EVENT_AGE old)."""
 
-    def __init__(self, *, index_ttl: float = INDEX_TTL, max_event_age: timedelta = MAX_EVENT_AGE,
-                 index_check: float = INDEX_CHECK) -> None:
-        self.index_ttl = index_ttl
+    def __init__(self, *, max_event_age: timedelta = MAX_EVENT_AGE, index_check: float = INDEX_CHECK,
+                 rebuild_over: int = REBUILD_OVER) -> None:
         self.index_check = index_check
+        self.rebuild_over = rebuild_over
         self._checked_at = 0.0
         self.max_event_age = max_event_age
         self._index: WatchIndex | None = None
-        self._meta: dict[int, SubMeta] = {}
-        self._user_subs: dict[int, list[int]] = {}
-        self._fingerprint: tuple[Any, ...] | None = None
-        self._built_at = 0.0
+        self._changes_low = 0  # every change-log row up to this id is applied
+        self._changes_seen: set[int] = set()  # rows past it applied already (re-read until they are a minute old)
         self._events: dict[int, _Queued] = {}
         self._loaded_upto: int | None = None
         self.pending: dict[int, list[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
         self._refreshing = asyncio.Lock()
+        self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0}
+        self._rotation = 0.0  # where the users a look newly reaches start (see _file_newcomers)
 
     # ---------------------------------------------------------------- the subscription index
-    async def _current_fingerprint(self, session: AsyncSession) -> tuple[Any, ...]:
-        """Cheap summary of the active subscription set: any add, delete, pause, resume, block or change of the chat
-        a subscription posts to changes it."""
-        row = (await session.execute(
-            select(func.count(Subscription.id), func.max(Subscription.id), func.sum(Subscription.id),
-                   func.sum(Subscription.chat_id))  # a subscription moved to another chat
-            .join(User, User.id == Subscription.user_id)
-            .where(Subscription.paused.is_(False), User.active.is_(True)))).one()
-        return tuple(row)
+    @staticmethod
+    def _active_subs() -> Any:
+        return (select(Subscription.id, Subscription.user_id, Subscription.gpu_ids, Subscription.min_gib_by_count,
+                       Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
+                       Subscription.providers, Subscription.gpu_count, Subscription.billing, Subscription.region)
+                .join(User, User.id == Subscription.user_id)
+                .where(Subscription.paused.is_(False), User.active.is_(True)))
+
+    @staticmethod
+    def _watch(r: Any) -> Watch | None:
+        try:
+            return watch_from_row(
+                id=r.id, gpu_ids=r.gpu_ids, min_gib_by_count=r.min_gib_by_count, max_price=r.max_price,
+                price_currency=r.price_currency, price_basis=r.price_basis, providers=r.providers,
+                gpu_count=r.gpu_count, billing=r.billing, region=r.region)
+        except (ValueError, TypeError):  # one malformed row must not silence everyone else's alerts
+            log.warning("subscription %s cannot be matched (bad stored filters); skipped", r.id)
+            return None
+
+    async def _build_index(self, session: AsyncSession) -> None:
+        """Every active subscription, read in slices (the loop is handed back between them)."""
+        # The log's position first: a change committed while the subscriptions are read is applied after.
+        low = int(await session.scalar(select(func.max(SubscriptionChange.id))) or 0)
+        index = WatchIndex()
+        result = await session.stream(self._active_subs().execution_options(yield_per=_BUILD_SLICE))
+        async for part in result.partitions(_BUILD_SLICE):
+            for r in part:
+                w = self._watch(r)
+                if w is not None:
+                    index.add(w, r.user_id)
+            await asyncio.sleep(0)
+        index.freeze()
+        self._index = index
+        self._changes_low, self._changes_seen = low, set()
+        self.stats["builds"] += 1
 
     async def _refresh_index(self, session: AsyncSession) -> bool:
+        """Build the index at the first look; afterwards apply the change log. True when something changed."""
         self._checked_at = time.monotonic()
-        fingerprint = await self._current_fingerprint(session)
-        if self._index is not None and fingerprint == self._fingerprint \
-                and time.monotonic() - self._built_at < self.index_ttl:
+        if self._index is None:
+            await self._build_index(session)
+            return True
+        log_rows = (await session.execute(
+            select(SubscriptionChange.id, SubscriptionChange.user_id, SubscriptionChange.at,
+                   db_now(session.get_bind().dialect.name).label("now"))
+            .where(SubscriptionChange.id > self._changes_low).order_by(SubscriptionChange.id))).all()
+        if log_rows and log_rows[0].id > self._changes_low + 1:
+            # Rows were trimmed past our position (retention, after a long stop): changes may be missing.
+            oldest = await session.scalar(select(func.min(SubscriptionChange.id)))
+            if oldest is not None and oldest > self._changes_low + 1:
+                log.warning("subscription change log trimmed past this sender's position: rebuilding its index")
+                await self._build_index(session)
+                return True
+        fresh = [r for r in log_rows if r.id not in self._changes_seen]
+        users = {r.user_id for r in fresh}
+        if log_rows:
+            # Rows a minute old are final (a PostgreSQL transaction that took an id earlier has committed by then).
+            settled = log_rows[0].now - CHANGES_SETTLE
+            for r in log_rows:
+                if r.at >= settled:
+                    break
+                self._changes_low = r.id
+            self._changes_seen = {r.id for r in log_rows if r.id > self._changes_low}
+        if not users:
             return False
-        rows = (await session.execute(
-            select(Subscription.id, Subscription.user_id, Subscription.chat_id, Subscription.kind,
-                   Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
-                   Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
-                   Subscription.providers,
-                   Subscription.gpu_count, Subscription.billing, Subscription.region, Subscription.created_at,
-                   Subscription.rec_gib_by_count)
-            .join(User, User.id == Subscription.user_id)
-            .where(Subscription.paused.is_(False), User.active.is_(True)))).all()
-        watches: list[Watch] = []
-        meta: dict[int, SubMeta] = {}
-        user_subs: dict[int, list[int]] = {}
-        for r in rows:
-            try:
-                watches.append(watch_from_row(
-                    id=r.id, gpu_ids=r.gpu_ids, min_gib_by_count=r.min_gib_by_count, max_price=r.max_price,
-                    price_currency=r.price_currency, price_basis=r.price_basis, providers=r.providers,
-                    gpu_count=r.gpu_count, billing=r.billing, region=r.region))
-            except (ValueError, TypeError):  # one malformed row must not silence everyone else's alerts
-                log.warning("subscription %s cannot be matched (bad stored filters); skipped", r.id)
-                continue
-            meta[r.id] = SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at),
-                                 r.rec_gib_by_count)
-            user_subs.setdefault(r.user_id, []).append(r.id)
-        self._index = WatchIndex.build(watches)
-        self._meta, self._user_subs = meta, user_subs
-        self._fingerprint, self._built_at = fingerprint, time.monotonic()
+        if len(users) > self.rebuild_over:
+            await self._build_index(session)
+            return True
+        by_user: dict[int, list[Watch]] = {uid: [] for uid in users}
+        ordered = sorted(users)
+        for chunk in _chunks(ordered):
+            for r in (await session.execute(self._active_subs().where(Subscription.user_id.in_(chunk)))).all():
+                w = self._watch(r)
+                if w is not None:
+                    by_user[r.user_id].append(w)
+        for uid in ordered:
+            self._index.set_owner(uid, by_user[uid])
+        self.stats["users_reloaded"] += len(users)
         return True
 
     def forget_index(self) -> None:
@@ -296,6 +337,7 @@ class FanOut:
             if newest is not None:
                 since = min(_utc(newest), now) - self.max_event_age
         new = 0
+        newcomers: dict[int, list[int]] = {}  # users this look reaches who had nothing unheard: filed fairly below
         while True:
             rows = (await session.execute(
                 select(AlertEventRow.id, AlertEventRow.payload, AlertEventRow.created_at)
@@ -314,16 +356,34 @@ class FanOut:
                 queued = _Queued(r.id, event, Target.from_offer(event.offer, event.price_rub, event.price_usd),
                                  created)
                 new += 1
-                users: set[int] = set()
-                for sub_id in self._index.find(queued.target):
-                    m = self._meta.get(sub_id)
-                    if m is not None and m.created_at <= created:
-                        users.add(m.user_id)
+                # Whose subscriptions it reaches (those made after it are left out when the message is written).
+                users = self._index.owners(queued.target)
                 if not users:
                     continue  # no one to tell (it is matched once, here): kept, it would stay until someone is told
                 self._events[r.id] = queued
+                pending, event_id = self.pending, r.id
                 for uid in users:
-                    self.pending.setdefault(uid, []).append(r.id)
+                    waiting = pending.get(uid)
+                    if waiting is None:
+                        waiting = newcomers.get(uid)
+                        if waiting is None:
+                            waiting = newcomers[uid] = []
+                    waiting.append(event_id)
+            self._file_newcomers(newcomers)  # at once: a failure reading the next rows must not lose these
+            newcomers = {}
+
+    def _file_newcomers(self, newcomers: dict[int, list[int]]) -> None:
+        """Who hears first when thousands match: everyone already waiting keeps their place (oldest unheard event
+        first); the users a look newly reaches follow in user-id order rotated to a starting point that moves by
+        a golden-ratio share of them at every look, so the ones last in one poll are early in the next, and over
+        many polls every user's place is spread evenly (no one is always last)."""
+        if not newcomers:
+            return
+        order = sorted(newcomers)
+        self._rotation = (self._rotation + _GOLDEN) % 1.0
+        start = int(self._rotation * len(order))
+        for uid in (*order[start:], *order[:start]):
+            self.pending[uid] = newcomers[uid]
 
     @property
     def held_events(self) -> int:
@@ -355,8 +415,8 @@ class FanOut:
                            User.quiet_end, User.tz_offset_minutes, User.alert_cursor)
                     .where(User.id.in_(chunk)))).all():
                 users[r.id] = r
+        subs = await self._user_subscriptions(session, [uid for uid in user_ids if uid in users])
         out: list[UserPlan] = []
-        assert self._index is not None
         for uid in user_ids:
             ids = self.pending.get(uid, [])
             u = users.get(uid)
@@ -370,24 +430,44 @@ class FanOut:
             plan = UserPlan(uid, u.lang, u.currency, u.grouping, u.active, u.quiet_start, u.quiet_end,
                             u.tz_offset_minutes, cursor=int(u.alert_cursor), upto=unheard[-1])
             if u.active:
+                mine = subs.get(uid, [])
                 for event_id in unheard:
                     q = self._events[event_id]
                     per_chat: dict[int, list[Reason]] = {}
-                    for sub_id in self._user_subs.get(uid, ()):
-                        m = self._meta[sub_id]
-                        w = self._index.watch(sub_id)
+                    for m, w in mine:
                         if m.created_at > q.created_at or not w.matches(q.target) \
                                 or suppressed(q.event, m.created_at, w.max_price, w.currency, w.price_basis):
                             continue
                         fit = fit_reason_data(w, q.target)
                         per_chat.setdefault(m.chat_id, []).append(Reason(
-                            sub_id, m.kind, m.query_text, w.max_price, w.currency, fit["need_gib"],
+                            m.id, m.kind, m.query_text, w.max_price, w.currency, fit["need_gib"],
                             fit["usable_gib"], fit["gpu_name"], w.price_basis,
                             tight_at(m.rec_gib_by_count, q.target.gpu_count, fit["usable_gib"])))
                     for chat_id, reasons in per_chat.items():
                         plan.by_chat.setdefault(chat_id, []).append(AlertItem(event_id, q.event, tuple(reasons)))
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
+        return out
+
+    async def _user_subscriptions(self, session: AsyncSession,
+                                  user_ids: Sequence[int]) -> dict[int, list[tuple[SubMeta, Watch]]]:
+        """These users' active subscriptions as stored now, oldest first: what their messages are written from."""
+        out: dict[int, list[tuple[SubMeta, Watch]]] = {}
+        for chunk in _chunks(list(user_ids)):
+            for r in (await session.execute(
+                    select(Subscription.id, Subscription.user_id, Subscription.chat_id, Subscription.kind,
+                           Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
+                           Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
+                           Subscription.providers, Subscription.gpu_count, Subscription.billing,
+                           Subscription.region, Subscription.created_at, Subscription.rec_gib_by_count)
+                    .where(Subscription.user_id.in_(chunk), Subscription.paused.is_(False))
+                    .order_by(Subscription.id))).all():
+                w = self._watch(r)
+                if w is None:
+                    continue
+                out.setdefault(r.user_id, []).append(
+                    (SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at),
+                             r.rec_gib_by_count), w))
         return out
 
     def planned(self, plan: UserPlan) -> None:

@@ -9,7 +9,7 @@ in short batched transactions, on SQLite and PostgreSQL alike.
 - Offer events and scrape runs after `events_days` / `runs_days` (the last runs of each provider are always kept:
   the shrink verdict reads them); queued alert events after `alert_events_days` (longer than a sender ever owes
   anyone one, see storage.outbox.MAX_EVENT_AGE); sent and failed alert deliveries after `deliveries_days`; the
-  cooldown memory of offers not alerted for `events_days`.
+  cooldown memory of offers not alerted for `events_days`; the subscription change log after a day.
 - Availability statistics' changes and observed stretches after 31 days (storage/availability.py), each series
   keeping the change in force at the cut.
 """
@@ -31,8 +31,10 @@ from storage.ingest import HISTORY_RUNS
 from storage.offer_tables import OfferEventRow, PricePoint, ScrapeRun
 from storage.retention_settings import RetentionSettings
 from storage.retention_tables import RetentionMark
+from storage.user_tables import SubscriptionChange
 
 log = logging.getLogger(__name__)
+CHANGES_KEPT = 86_400.0  # seconds of the subscription change log kept
 
 
 @dataclass
@@ -156,6 +158,10 @@ async def run_retention(sm: async_sessionmaker[AsyncSession], settings: Retentio
         done = t.c.state.in_((DeliveryState.SENT, DeliveryState.FAILED))
         report.add("alert_deliveries", await _delete_where(
             sm, t, done & (t.c.created_at < now - s.deliveries_days * days), s.batch))
+    # The subscription change log (storage.outbox.FanOut reads seconds-old rows; a sender that finds its position
+    # trimmed rebuilds its index): a day of it.
+    t = cast(Table, SubscriptionChange.__table__)
+    report.add("subscription_changes", await _delete_where(sm, t, t.c.at < now.timestamp() - CHANGES_KEPT, s.batch))
     if any(report.deleted.values()):
         log.info("retention: %s", ", ".join(f"{k} -{v}" for k, v in report.deleted.items() if v))
     return report

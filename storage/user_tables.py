@@ -72,3 +72,14 @@ class Subscription(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now)
 
     user: Mapped[User] = relationship(back_populates="subscriptions")
+
+
+class SubscriptionChange(Base):
+    """One row per change to a user's subscriptions or to their `active` flag, written by database triggers
+    (migration 0014): the alert sender reloads only those users into its index (storage.outbox.FanOut)."""
+
+    __tablename__ = "subscription_changes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    at: Mapped[float] = mapped_column(Float, index=True)  # the database's clock, Unix seconds

@@ -24,6 +24,9 @@ Stable API (other tests and benches rely on it):
         # `per_chat_rate` per window per chat; anything over gets 429. `window` scales time for fast benches:
         # retry_after is then expressed in units of `window` (so with the default window=1.0 it is seconds).
         tg.enforce_limits(global_rate=30, per_chat_rate=1, window=1.0)
+        # Paid broadcasts (Bot API `allow_paid_broadcast`): such sends may go up to `paid_rate` per window overall;
+        # each one beyond the free `global_rate` is charged 0.1 Star (counted in stats.stars_charged).
+        tg.enforce_limits(global_rate=30, per_chat_rate=1, paid_rate=1000)
         tg.stats.sent, tg.stats.too_many, tg.stats.sent_per_chat[7], tg.stats.too_many_per_chat[7]
 
 Recorded methods: everything that arrives (unknown methods get 404, like Telegram). Answered with realistic
@@ -106,6 +109,8 @@ class LimitStats:
     too_many: int = 0  # 429 answers (injected or enforced)
     sent_per_chat: Counter[Any] = field(default_factory=Counter)
     too_many_per_chat: Counter[Any] = field(default_factory=Counter)
+    paid_sent: int = 0  # accepted sends that asked for a paid broadcast
+    stars_charged: float = 0.0  # 0.1 Star for each of those beyond the free overall limit
 
 
 @dataclass
@@ -139,6 +144,7 @@ class FakeTelegram:
         self._blocked: set[Any] = set()
         self._migrated: dict[Any, int] = {}
         self._limits: tuple[int, int, float] | None = None
+        self._paid_rate: int | None = None
         self._global_window: deque[float] = deque()
         self._chat_window: dict[Any, deque[float]] = {}
         self._runner: web.AppRunner | None = None
@@ -319,10 +325,15 @@ class FakeTelegram:
     def migrate_chat(self, chat_id: Any, new_chat_id: int) -> None:
         self._migrated[int(chat_id)] = new_chat_id
 
-    def enforce_limits(self, *, global_rate: int = 30, per_chat_rate: int = 1, window: float = 1.0) -> None:
+    def enforce_limits(self, *, global_rate: int = 30, per_chat_rate: int = 1, window: float = 1.0,
+                       paid_rate: int | None = None) -> None:
         """Answer 429 to sending calls beyond `global_rate` per `window` overall or `per_chat_rate` per window per
-        chat (sliding windows). retry_after is in units of `window` (seconds with the default window)."""
+        chat (sliding windows). retry_after is in units of `window` (seconds with the default window).
+        `paid_rate`: a send with `allow_paid_broadcast` may pass up to that many per window overall (Telegram: up
+        to 1,000 a second, 0.1 Star each beyond the free limit); without it such a send is held to `global_rate`
+        like any other (a bot whose balance cannot pay)."""
         self._limits = (global_rate, per_chat_rate, window)
+        self._paid_rate = paid_rate
         self._global_window.clear()
         self._chat_window.clear()
 
@@ -339,10 +350,17 @@ class FakeTelegram:
             return f
         return None
 
-    def _limit_verdict(self, chat_id: Any, now: float) -> int | None:
+    def _limit_verdict(self, chat_id: Any, now: float, paid: bool = False) -> int | None:
         """None when the send may pass (and is counted), else retry_after in window units."""
         assert self._limits is not None
         global_rate, per_chat_rate, window = self._limits
+        charged = False
+        if paid and self._paid_rate is not None:
+            gw = self._global_window
+            while gw and now - gw[0] >= window:
+                gw.popleft()
+            charged = len(gw) >= global_rate
+            global_rate = max(global_rate, self._paid_rate)
         gw = self._global_window
         while gw and now - gw[0] >= window:
             gw.popleft()
@@ -358,6 +376,8 @@ class FakeTelegram:
             return max(1, math.ceil(max(waits) / window))
         gw.append(now)
         cw.append(now)
+        if charged:
+            self.stats.stars_charged += 0.1
         return None
 
     # ----------------------------------------------------------------- HTTP
@@ -433,12 +453,15 @@ class FakeTelegram:
                 return self._error(400, "Bad Request: group chat was upgraded to a supergroup chat",
                                    {"migrate_to_chat_id": self._migrated[chat_id]})
         if method in SEND_METHODS and self._limits is not None:
-            retry = self._limit_verdict(chat_id, time.perf_counter())
+            paid = str(params.get("allow_paid_broadcast", "")).lower() in ("true", "1")
+            retry = self._limit_verdict(chat_id, time.perf_counter(), paid)
             if retry is not None:
                 self.stats.too_many += 1
                 self.stats.too_many_per_chat[chat_id] += 1
                 return self._error(429, f"Too Many Requests: retry after {retry}", {"retry_after": retry})
         if method in SEND_METHODS:
+            if str(params.get("allow_paid_broadcast", "")).lower() in ("true", "1"):
+                self.stats.paid_sent += 1
             self.stats.sent += 1
             self.stats.sent_per_chat[chat_id] += 1
         handler = getattr(self, f"_m_{method}", None)

@@ -29,8 +29,10 @@ async def _run(settings: object) -> int:
     pacer = make_pacer(settings)
     bot = make_bot(settings, pacer)
     try:
-        return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=settings.sender.claim_ttl,
-                                    metrics=METRICS, pacer=pacer)
+        s = settings.sender
+        return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=s.claim_ttl, metrics=METRICS,
+                                    pacer=pacer, paid_broadcast=s.paid_broadcast, paid_rate=s.paid_broadcast_rate,
+                                    paid_budget_stars=s.paid_broadcast_budget_stars)
     finally:
         await bot.session.close()
         await engine.dispose()

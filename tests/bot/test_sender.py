@@ -284,3 +284,54 @@ async def test_a_429_for_a_chat_just_written_to_holds_that_chat_only(tg, bot, sm
     others = [c for c in ok_sends(tg) if c.chat_id != 1 and c.at > refused.at]
     assert others and all(c.at < retried.at for c in others)  # nobody else waited for chat 1's pause
     assert s.stats.retry_after == 1 and s.stats.retry_after_chat == 1
+
+
+async def test_paid_broadcasts_go_past_the_free_limit(tg, bot, sm) -> None:
+    """Issue 26: with paid broadcasts on, alerts beyond the free limit's window carry `allow_paid_broadcast` and
+    are counted at 0.1 Star each; the ones inside it go without the flag (free). Every alert is delivered once.
+    (Time scaled x10 on both sides; 40 users planned at once overflow the free 29 of a window.)"""
+    users = 90
+    for uid in range(1, users + 1):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer())])
+    tg.enforce_limits(global_rate=30, per_chat_rate=1, window=0.1, paid_rate=1000)
+    paying = sender(bot, sm, time_scale=0.1, paid_broadcast=True, paid_rate=1000, paid_budget_stars=100.0)
+    async with Running(paying):
+        await until(lambda: all_done(sm))
+    sends = ok_sends(tg)
+    assert Counter(c.chat_id for c in sends) == {uid: 1 for uid in range(1, users + 1)}  # each once
+    flagged = [c for c in sends if c.params.get("allow_paid_broadcast") in (True, "true")]
+    assert 0 < len(flagged) == tg.stats.paid_sent == paying.stats.paid_sent < users  # some paid, some free
+    assert paying.stats.stars_spent == pytest.approx(0.1 * len(flagged))
+    assert tg.stats.stars_charged <= paying.stats.stars_spent + 1e-9  # never more than we counted
+    assert tg.stats.too_many == 0
+
+
+def test_paid_broadcasts_end_when_the_budget_cannot_pay_for_one_more(bot, sm) -> None:
+    """The budget is a hard stop: with the free window full, 2.0 Stars pay for exactly 20 paid alerts; the 21st
+    ends paid broadcasts (it waits for a free slot) and from then on alerts are paced by the free limiter."""
+    from bot.delivery.jobs import Job
+
+    paying = sender(bot, sm, paid_broadcast=True, paid_rate=1000, paid_budget_stars=2.0)
+    free = paying.free_pacer
+    assert paying.pacer is not free and paying.pacer.global_rate == 1000
+    for chat in range(29):
+        free.started(chat)  # the free window is full
+    got = [paying._paid_slot(Job(i, i, i, "x", None)) for i in range(100, 125)]
+    assert got[:20] == [True] * 20 and got[20] is None
+    assert paying.stats.paid_sent == 20 and paying.stats.stars_spent == pytest.approx(2.0)
+    assert not paying.paid and paying.pacer is free
+    assert set(got[21:]) == {False}  # paid broadcasts are off: no flag, no fee
+
+
+async def test_without_paid_broadcasts_no_alert_asks_for_one(tg, bot, sm) -> None:
+    for uid in range(1, 4):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    await enqueue(sm, OutboxWriter(), [event(offer())])
+    plain = sender(bot, sm, paid_broadcast=True, paid_budget_stars=0.0)  # on, but nothing to pay with
+    async with Running(plain):
+        await until(lambda: all_done(sm))
+    assert len(ok_sends(tg)) == 3
+    assert not any("allow_paid_broadcast" in c.params for c in ok_sends(tg)) and tg.stats.paid_sent == 0

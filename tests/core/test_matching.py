@@ -188,6 +188,66 @@ def test_index_equals_naive_reference_on_a_large_population() -> None:
     assert len(set(matched)) > len(ts) // 2
 
 
+def test_index_follows_adds_and_removes_like_a_fresh_brute_force_match() -> None:
+    """Issue 26: the sender's index is built once and then follows subscriptions as they come, change and go
+    (add, remove, one user's set replaced). After every step it answers exactly what a brute-force loop over the
+    live watches answers; owners() names exactly the users of those watches."""
+    rng = random.Random(26)
+    for _round in range(30):
+        live: dict[int, tuple[int, Watch]] = {}  # watch id -> (owner, watch)
+        next_id = 0
+        start = [_random_watch(rng, i) for i in range(rng.randint(0, 60))]
+        owners = {w.id: rng.randint(1, 12) for w in start}
+        index = WatchIndex.build(start, owners)
+        live.update({w.id: (owners[w.id], w) for w in start})
+        next_id = len(start)
+        for _step in range(25):
+            op = rng.random()
+            if op < 0.4:
+                w = _random_watch(rng, next_id)
+                next_id += 1
+                owner = rng.randint(1, 12)
+                index.add(w, owner)
+                live[w.id] = (owner, w)
+            elif op < 0.7 and live:
+                wid = rng.choice(list(live))
+                index.remove(wid)
+                del live[wid]
+                index.remove(wid)  # twice: ignored
+            else:
+                owner = rng.randint(1, 12)
+                fresh = [_random_watch(rng, next_id + i) for i in range(rng.randint(0, 4))]
+                next_id += len(fresh)
+                index.set_owner(owner, fresh)
+                live = {i: v for i, v in live.items() if v[0] != owner}
+                live.update({w.id: (owner, w) for w in fresh})
+            assert len(index) == len(live)
+            for t in [_random_target(rng, i) for i in range(6)]:
+                got = index.match(t)
+                want = [wid for wid, (_, w) in live.items() if w.matches(t)]
+                assert len(got) == len(set(got))
+                assert sorted(got) == sorted(want)
+                assert sorted(got) == sorted(reference([w for _, w in live.values()], t))
+                assert index.owners(t) == {live[i][0] for i in want}
+            for wid, (owner, w) in live.items():
+                assert index.watch(wid) == w
+                assert wid in index.owned(owner)
+
+
+def test_index_keeps_ids_and_caps_in_packed_arrays() -> None:
+    """Compact: no object per subscription in the buckets, only 8-byte ids and caps in arrays."""
+    from array import array
+
+    index = WatchIndex.build([Watch(id=i, gpu_ids=frozenset({"h100"}), max_price=float(i), currency="USD")
+                              for i in range(1, 200)])
+    caps = next(iter(index._exact.values())).by_gpu["h100"]
+    assert isinstance(caps.ids[("USD", "gpu")], array) and caps.ids[("USD", "gpu")].typecode == "q"
+    assert list(caps.caps[("USD", "gpu")]) == sorted(caps.caps[("USD", "gpu")])
+    index.add(Watch(id=500, gpu_ids=frozenset({"h100"}), max_price=50.5, currency="USD"))
+    assert list(caps.caps[("USD", "gpu")]) == sorted(caps.caps[("USD", "gpu")])
+    assert index.match(Target("k", "runpod", "h100", 1, "hourly", "", None, 198.5)) == [199]
+
+
 def test_workload_fits_by_usable_memory_not_label() -> None:
     # 13B LoRA needing 38 GiB per GPU: an A100 40GB (40.0 usable) fits, an L40S (44.5) fits, a 4090 (23.58) not.
     w = Watch(id=1, min_gib_by_count={1: 38.0, 2: 22.0})

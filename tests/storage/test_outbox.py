@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from core.changes import EventKind
 from core.offers import Period
@@ -155,6 +155,34 @@ async def test_the_index_follows_subscription_changes(sm) -> None:
     assert sorted((sub, key.split("|")[1]) for _, sub, key, _ in got) == sorted(
         [(first, "a"), (first, "b"), (second, "b"), (second, "c")])
     assert await take(sm, fanout, T0 + timedelta(minutes=4)) == []  # each heard once
+    # Issue 26: built once, then only the changed users reloaded (from the change log the triggers write).
+    assert fanout.stats["builds"] == 1
+    assert fanout.stats["users_reloaded"] >= 2
+
+
+async def test_the_index_follows_deletes_blocks_and_returns_without_a_rebuild(sm) -> None:
+    for uid in (1, 2, 3):
+        await add_user(sm, uid)
+    writer = OutboxWriter()
+    fanout = FanOut(index_check=0.0)
+    one, two, three = await add_sub(sm, 1), await add_sub(sm, 2), await add_sub(sm, 3)
+    async with sm() as s:
+        await fanout.refresh(s, T0)  # built: nothing queued yet
+    async with sm() as s, s.begin():
+        await s.execute(delete(Subscription).where(Subscription.id == one))  # deleted
+        await s.execute(update(User).where(User.id == 2).values(active=False))  # blocked the bot
+    await enqueue(sm, writer, [event(offer(sku="a"))], T0)
+    async with sm() as s:
+        await fanout.refresh(s, T0)
+    assert set(fanout.pending) == {3}  # only the one left is matched at all
+    got = await take(sm, fanout, T0)
+    assert [(uid, sub) for uid, sub, _, _ in got] == [(3, three)]
+    async with sm() as s, s.begin():
+        await s.execute(update(User).where(User.id == 2).values(active=True))  # came back
+    await enqueue(sm, writer, [event(offer(sku="b"))], T0 + timedelta(minutes=1))
+    got = await take(sm, fanout, T0 + timedelta(minutes=1))
+    assert sorted((uid, sub) for uid, sub, _, _ in got) == [(2, two), (3, three)]
+    assert fanout.stats["builds"] == 1
 
 
 def _poll(offers, minute: int) -> PollResult:
@@ -229,3 +257,26 @@ async def test_the_sender_keeps_only_events_someone_has_still_to_hear(sm) -> Non
     assert {uid: len(ids) for uid, ids in fanout.pending.items()} == {1: 3}
     got = await take(sm, fanout, T0)
     assert len(got) == 3 and fanout.held_events == 0  # heard: nothing left
+
+
+async def test_who_hears_first_rotates_from_poll_to_poll(sm) -> None:
+    """Issue 26: when thousands match, the order users are planned in is a rotation of their ids whose starting
+    point moves every poll (a golden-ratio step), so the same users are not always last."""
+    for uid in range(1, 11):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(0)))
+    fanout = FanOut()
+    orders = []
+    for n in range(4):
+        await enqueue(sm, writer, [event(offer(sku=f"p{n}"))], T0 + timedelta(minutes=n))
+        async with sm() as s:
+            await fanout.refresh(s, T0 + timedelta(minutes=n))
+        orders.append(list(fanout.pending))
+        await take(sm, fanout, T0 + timedelta(minutes=n))
+    ids = list(range(1, 11))
+    for order in orders:
+        start = ids.index(order[0])
+        assert order == ids[start:] + ids[:start]  # a rotation: everyone once
+    assert len({o[0] for o in orders}) == 4  # a new starting point each poll
+    assert len({o[-1] for o in orders}) == 4  # and never the same user last

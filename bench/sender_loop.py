@@ -1,0 +1,357 @@
+"""The alert sender with 50,000 users and 100,000 subscriptions stored: what it costs the bot's event loop.
+
+Set-up (bench/fanout_cycle.py's): `--users` users with `--subs` subscriptions (bench/match.py's realistic mix) and
+`--providers` x `--configs` offers stored by a trusted first poll, in a SQLite file. Then, on one asyncio loop that
+stands for the bot's (a 1 ms sleep probe measures how late it wakes: loop lag), the sender is started the way
+`gpuradar run` starts it (`gpuradar.app.start_sender`: on its own thread and loop since issue 26; `--on-loop` runs
+it on the probed loop, as before) and, in order:
+  1. start-up: the sender reads the subscriptions and builds its index;
+  2. an alerting poll (5 % of every provider's configurations changed) is recorded and the sender woken; until
+     every user's unheard events are matched (FanOut.pending filled);
+  3. an index change: 500 users subscribe, 500 subscriptions are paused, 100 deleted, then one more alerting poll.
+For each phase: loop lag max and p99, a "reply" probe's p99 (a user row read through the bot's own engine every
+20 ms, as a handler's first query) and the sender's CPU for the phase (the thread's own CPU clock, or the whole
+process's with `--on-loop`).
+
+`--deliver`: then the sender delivers the first poll's alerts to the stand-in Bot API server, which allows
+`--rate` messages a second overall (1,000: Telegram's paid broadcasts) with paid broadcasts on
+(SENDER__PAID_BROADCAST) and prints the time, lost and doubled against what the database planned.
+
+    python3 bench/sender_loop.py [--users 50000] [--subs 100000] [--on-loop] [--deliver]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import multiprocessing as mp
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import delete, func, insert, select, update  # noqa: E402
+
+import gpuradar  # noqa: E402, F401 (the wiring: the provider catalog)
+from bench.fanout_cycle import RATES, T0, change, poll, populate  # noqa: E402
+from storage.alert_tables import AlertEventRow  # noqa: E402
+from storage.db import make_engine, make_sessionmaker  # noqa: E402
+from storage.ingest import record_poll  # noqa: E402
+from storage.outbox import OutboxWriter  # noqa: E402
+from storage.user_tables import Subscription, User  # noqa: E402
+
+TOKEN = "123456:BENCH-token"
+
+
+class Probe:
+    """Loop lag: a 1 ms sleep, how late it wakes; and a reply's latency: one user row read every 20 ms."""
+
+    def __init__(self, sm: Any) -> None:
+        self.sm = sm
+        self.lags: list[float] = []
+        self.replies: list[float] = []
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._lag()), asyncio.create_task(self._reply())]
+
+    async def _lag(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self._stop.is_set():
+            t = loop.time()
+            await asyncio.sleep(0.001)
+            self.lags.append(loop.time() - t - 0.001)
+
+    async def _reply(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            n += 1
+            t = time.perf_counter()
+            async with self.sm() as s:
+                await s.scalar(select(User.lang).where(User.id == 1 + n % 1000))
+            self.replies.append(time.perf_counter() - t)
+            await asyncio.sleep(0.02)
+
+    def take(self) -> tuple[list[float], list[float]]:
+        lags, replies, self.lags, self.replies = self.lags, self.replies, [], []
+        return lags, replies
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await asyncio.gather(*self._tasks)
+
+
+def p99(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=100)[98] if len(xs) >= 2 else (xs[0] if xs else 0.0)
+
+
+def report(label: str, lags: list[float], replies: list[float], cpu: float, wall: float) -> None:
+    print(f"  {label}: {wall:.2f} s wall; loop lag max {max(lags, default=0) * 1000:.0f} ms, p99 "
+          f"{p99(lags) * 1000:.1f} ms ({len(lags)} probes); reply p99 {p99(replies) * 1000:.1f} ms, max "
+          f"{max(replies, default=0) * 1000:.0f} ms; sender CPU {cpu:.2f} s", flush=True)
+
+
+def _serve(conn: Any, rate: int) -> None:
+    from testkit.fake_telegram import FakeTelegram
+
+    async def main() -> None:
+        async with FakeTelegram(TOKEN) as tg:
+            # Telegram's free 30 a second overall; with allow_paid_broadcast up to `rate` (1,000).
+            tg.enforce_limits(global_rate=30, per_chat_rate=1, window=1.0, paid_rate=rate)
+            conn.send(tg.port)
+            await asyncio.get_running_loop().run_in_executor(None, conn.recv)
+            ok = [c for c in tg.calls_of("sendMessage") if c.status == 200]
+            conn.send({"too_many": tg.stats.too_many, "chats": Counter(c.chat_id for c in ok),
+                       "paid": sum(1 for c in ok if c.params.get("allow_paid_broadcast")),
+                       "at": sorted(c.at for c in ok)})
+
+    asyncio.run(main())
+
+
+async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace, port: int | None) -> None:
+    import gc
+
+    from aiogram import Bot
+    from aiogram.client.default import DefaultBotProperties
+    from aiogram.client.session.aiohttp import AiohttpSession
+    from aiogram.client.telegram import TelegramAPIServer
+
+    from bot.sender import AlertSender
+
+    if not args.on_loop:
+        from gpuradar.app import SWITCH_INTERVAL
+
+        sys.setswitchinterval(SWITCH_INTERVAL)  # as App.start sets it with the sender on its own thread
+    gc.collect()
+    gc.freeze()  # as App.freeze_heap does once the bot has started
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    probe = Probe(sm)
+    probe.start()
+    await asyncio.sleep(0.5)
+    probe.take()
+    api = f"http://127.0.0.1:{port or 9}"
+    clock_at = [T0 + timedelta(minutes=6)]
+    options: dict[str, Any] = {"poll_interval": 0.05, "clock": lambda: clock_at[0], "workers": 64}
+    if args.deliver:
+        options.update(paid_broadcast=True, paid_rate=min(1000.0, float(args.rate) * 0.95),
+                       paid_budget_stars=args.budget, workers=128)
+
+    def bot_factory() -> Bot:
+        return Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(api)),
+                   default=DefaultBotProperties(parse_mode="HTML"))
+
+    started = time.perf_counter()
+    if args.on_loop:
+        bot = bot_factory()
+        sender = AlertSender(bot, sm, **{k: v for k, v in options.items()
+                                         if k not in ("paid_broadcast", "paid_rate", "paid_budget_stars")})
+        task = asyncio.create_task(sender.run())
+        fanout = sender.fanout
+        cpu_clock = time.thread_time  # this thread: the sender and the probes (the recording is in another)
+
+        async def pending() -> int:
+            return len(fanout.pending)
+    else:
+        from gpuradar.app import SenderThread
+
+        host = SenderThread(lambda b, s: AlertSender(b, s, **options), url, bot_factory)
+        host.start()
+        await asyncio.get_running_loop().run_in_executor(None, host.ready.wait)
+        fanout = host.sender.fanout
+        cpu_clock = host.cpu
+
+        async def pending() -> int:
+            return len(fanout.pending)
+
+    # 1. start-up: the index is built at the sender's first look (it finds nothing queued)
+    cpu0 = cpu_clock()
+    while fanout._loaded_upto is None:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.3)
+    lags, replies = probe.take()
+    report("start-up (index build)", lags, replies, cpu_clock() - cpu0, time.perf_counter() - started)
+
+    # 2. an alerting poll, recorded off the probed loop as the leader's ingest child records it
+    rng = random.Random(args.seed + 2)
+    writer = OutboxWriter()
+    at = T0 + timedelta(minutes=5)
+    nxt = {name: change(offers, args.changed, rng) for name, offers in catalog.items()}
+    wake = sender.wake if args.on_loop else host.wake
+
+    async def record(polls: dict[str, Any], when: Any) -> None:
+        def in_thread() -> None:
+            async def go() -> None:
+                engine2 = make_engine(url)
+                sm2 = make_sessionmaker(engine2)
+                for name, offers in polls.items():
+                    await record_poll(sm2, poll(name, offers, when), rates=RATES, on_events=writer)
+                await engine2.dispose()
+            asyncio.run(go())
+        await asyncio.to_thread(in_thread)
+        wake()
+
+    async def matched() -> int:
+        async with sm() as s:
+            newest = await s.scalar(select(func.max(AlertEventRow.id))) or 0
+        while (fanout._loaded_upto or 0) < newest:
+            await asyncio.sleep(0.005)
+        return newest
+
+    probe.take()
+    t = time.perf_counter()
+    cpu0 = cpu_clock()
+    await record(nxt, at)
+    t_rec, cpu_rec = time.perf_counter(), cpu_clock()
+    await matched()
+    t_match, cpu_match = time.perf_counter() - t_rec, cpu_clock() - cpu_rec
+    waiting = await pending()
+    await asyncio.sleep(1.0)  # the first users planned and sent meanwhile
+    lags, replies = probe.take()
+    report(f"alerting poll ({writer.stats['queued']:,} events queued; {waiting:,} users to alert; matched "
+           f"{t_match:.2f} s after the commit, sender CPU for the matching {cpu_match:.2f} s)", lags, replies,
+           cpu_clock() - cpu0, time.perf_counter() - t)
+
+    if args.deliver:  # the delivery of that one poll's alerts is measured: no more polls
+        t = time.perf_counter()
+        while time.perf_counter() - t < args.deliver_timeout:
+            await asyncio.sleep(0.5)
+            if await (host.idle() if not args.on_loop else sender.idle()):
+                break
+        stars = host.sender.stats.stars_spent if not args.on_loop else 0.0
+        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched; Stars counted "
+              f"{stars:.1f}", flush=True)
+        args.deliver = False
+        args.delivered = True
+        clock_at[0] = T0 + timedelta(minutes=11)
+    if not getattr(args, "delivered", False):
+        # 3. an index change, then another alerting poll
+        t = time.perf_counter()
+        cpu0 = cpu_clock()
+        async with sm() as s, s.begin():
+            base = args.users + 1
+            await s.execute(insert(User), [{"id": base + i, "chat_id": base + i, "lang": "en", "currency": "USD",
+                                             "tz_offset_minutes": 0, "grouping": True, "active": True,
+                                             "created_at": T0} for i in range(500)])
+            await s.execute(insert(Subscription), [{"user_id": base + i, "chat_id": base + i, "kind": "gpu",
+                                                     "query_text": "h100", "gpu_ids": ["h100"], "max_price": None,
+                                                     "price_currency": "USD", "price_basis": "total",
+                                                     "paused": False, "created_at": T0} for i in range(500)])
+            await s.execute(update(Subscription).where(Subscription.id <= 500).values(paused=True))
+            await s.execute(delete(Subscription).where(Subscription.id.between(1001, 1100)))
+        nxt2 = {name: change(offers, args.changed, rng) for name, offers in nxt.items()}
+        before = writer.stats["queued"]
+        clock_at[0] = T0 + timedelta(minutes=11)
+        await record(nxt2, at + timedelta(minutes=5))
+        await matched()
+        await asyncio.sleep(1.0)
+        lags, replies = probe.take()
+        report(f"index change + poll ({writer.stats['queued'] - before:,} events)", lags, replies, cpu_clock() - cpu0,
+               time.perf_counter() - t)
+
+    if args.on_loop:
+        await sender.stop()
+        await task
+        await bot.session.close()
+    else:
+        await host.stop()
+    await probe.stop()
+    await engine.dispose()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=int, default=50_000)
+    ap.add_argument("--subs", type=int, default=100_000)
+    ap.add_argument("--providers", type=int, default=10)
+    ap.add_argument("--configs", type=int, default=1_440)
+    ap.add_argument("--changed", type=float, default=0.05)
+    ap.add_argument("--on-loop", action="store_true", help="run the sender on the probed loop (as before issue 26)")
+    ap.add_argument("--deliver", action="store_true")
+    ap.add_argument("--rate", type=int, default=1000)
+    ap.add_argument("--budget", type=float, default=100_000.0)
+    ap.add_argument("--deliver-timeout", type=float, default=600.0)
+    ap.add_argument("--db-cache", default=None, help="a file to keep the populated database in between runs")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
+    args = ap.parse_args()
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    server = ctx.Process(target=_serve, args=(child, args.rate if args.deliver else 30), daemon=True)
+    server.start()
+    port = parent.recv()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite+aiosqlite:///{Path(tmp) / 'sender.sqlite3'}"
+        t = time.perf_counter()
+        cache = Path(args.db_cache) if args.db_cache else None
+        if cache is not None and cache.exists():
+            import pickle
+            import shutil
+
+            from storage.migrate import upgrade_async
+
+            shutil.copyfile(cache, Path(tmp) / "sender.sqlite3")
+            catalog = pickle.loads(cache.with_suffix(".pickle").read_bytes())
+            asyncio.run(upgrade_async(url))  # the cache may predate this checkout's migrations
+        else:
+            catalog = asyncio.run(populate(url, args))
+            if cache is not None:
+                import pickle
+                import shutil
+                import sqlite3
+
+                with sqlite3.connect(Path(tmp) / "sender.sqlite3") as conn:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                shutil.copyfile(Path(tmp) / "sender.sqlite3", cache)
+                cache.with_suffix(".pickle").write_bytes(pickle.dumps(catalog))
+        print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions, {len(catalog)} x {args.configs:,} offers "
+              f"({time.perf_counter() - t:.0f} s); sender {'on the probed loop' if args.on_loop else 'off it'}; "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+        asyncio.run(main_async(url, catalog, args, port))
+        parent.send("stop")
+        got = parent.recv()
+        server.join(10)
+        if getattr(args, "delivered", False):
+            chats: Counter[int] = got["chats"]
+            at: list[float] = got["at"]
+            span = at[-1] - at[0] if len(at) > 1 else 0.0
+            print(f"  stand-in accepted {sum(chats.values()):,} messages to {len(chats):,} chats in {span:.1f} s "
+                  f"(first to last; {got['paid']:,} with allow_paid_broadcast); 429s {got['too_many']}; chats "
+                  f"messaged twice or more: {sum(1 for n in chats.values() if n > 1)}", flush=True)
+            asyncio.run(check_deliveries(url, chats))
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+async def check_deliveries(url: str, chats: Counter[int]) -> None:
+    from storage.alert_tables import AlertDelivery
+
+    engine = make_engine(url)
+    async with make_sessionmaker(engine)() as s:
+        rows = (await s.execute(select(AlertDelivery.chat_id, AlertDelivery.state))).all()
+    await engine.dispose()
+    planned: Counter[int] = Counter(r.chat_id for r in rows)
+    sent = Counter(r.chat_id for r in rows if r.state == "sent")
+    states = Counter(r.state for r in rows)
+    # lost: recorded sent but never accepted, or failed; doubled: accepted more often than planned
+    lost = sum(max(0, n - chats.get(c, 0)) for c, n in sent.items()) + states.get("failed", 0)
+    doubled = sum(max(0, chats[c] - planned.get(c, 0)) for c in chats)
+    print(f"  deliveries planned {sum(planned.values()):,} ({len(planned):,} chats), by state {dict(states)}; "
+          f"lost {lost}, doubled {doubled}", flush=True)
+
+
+with contextlib.suppress(Exception):
+    threading.stack_size(16 * 1024 * 1024)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""Soak: the scraping leader (`gpuradar run`) for `--minutes` (default 20) of a realistic mix, with 50,000 users and
+100,000 subscriptions stored.
+
+The mix: `--users` users with `--subs` subscriptions (bench/match.py's realistic mix, stored as in
+bench/fanout_cycle.py), a 10,000-listing Vast-sized marketplace on the stand-in provider server polled every 10 s
+by the leader with 5 % of the prices moving between polls (bench/memory.py's churn), ~`--inline-rate` distinct
+inline queries a second (bench/memory.py's phrases), and the alerts this makes sent to the stand-in Bot API server,
+which enforces Telegram's limits (30 messages a second overall, 1 a second per chat).
+
+The bot runs in its own process (this script with `--as-bot`: `gpuradar run` plus a 1 ms sleep probe on its event
+loop that writes the loop's lag every 5 s to a file), so its figures are its own. Prints, every 30 s: RSS of the bot
+and its children (the ingest child), loop lag p99 and max over the last 30 s, inline answers' p99; at the end the
+same over the whole run, and alerts delivered (accepted by the stand-in), lost (a delivery the database calls sent
+that the stand-in never accepted, or one failed) and doubled (one text accepted twice for one chat), with what was
+still queued (Telegram's limit is the floor: a poll that reaches 40,000 users takes 20 minutes at 30 a second).
+
+    python3 bench/soak.py [--minutes 20] [--users 50000] [--subs 100000] [--db-cache FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def p99(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=100)[98] if len(xs) >= 2 else (xs[0] if xs else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------- the bot's side
+def run_bot(probe_file: str) -> int:
+    """`gpuradar run`, plus a loop-lag probe started once the app has started."""
+    import gpuradar.app as app_module
+    from gpuradar.cli import main
+
+    original = app_module.App.start
+
+    async def start(self: Any, bot: Any = None) -> None:
+        await original(self, bot)
+        asyncio.get_running_loop().create_task(_probe(probe_file))
+
+    app_module.App.start = start  # type: ignore[method-assign]
+    return main(["run"])
+
+
+async def _probe(path: str) -> None:
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    last = loop.time()
+    while True:
+        t = loop.time()
+        await asyncio.sleep(0.001)
+        lags.append(loop.time() - t - 0.001)
+        if t - last >= 5.0:
+            with open(path, "a") as f:
+                f.write(json.dumps({"at": time.time(), "lags": [round(x, 5) for x in lags if x > 0.002],
+                                    "n": len(lags), "max": max(lags)}) + "\n")
+            lags, last = [], t
+
+
+# ---------------------------------------------------------------------------------------------- the driver
+async def populate(url: str, args: argparse.Namespace) -> None:
+    from sqlalchemy import insert
+
+    from bench.fanout_cycle import T0
+    from bench.match import make_watches
+    from storage.db import make_engine, make_sessionmaker
+    from storage.migrate import upgrade_async
+    from storage.user_tables import Subscription, User
+
+    await upgrade_async(url)
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    rng = random.Random(args.seed)
+    watches = make_watches(args.subs, rng)
+    users = [{"id": uid, "chat_id": uid, "lang": "ru" if uid % 3 else "en", "lang_chosen": True,
+              "currency": "RUB" if uid % 3 else "USD", "tz_offset_minutes": 0, "grouping": True, "active": True,
+              "created_at": T0} for uid in range(1, args.users + 1)]
+    subs = []
+    for i, w in enumerate(watches):
+        uid = 1 + (i % args.users)
+        subs.append({"user_id": uid, "chat_id": uid, "kind": "workload" if w.min_gib_by_count else "gpu",
+                     "query_text": f"watch {i}", "gpu_ids": sorted(w.gpu_ids) if w.gpu_ids else None,
+                     "min_gib_by_count": {str(k): v for k, v in w.min_gib_by_count.items()}
+                     if w.min_gib_by_count else None, "max_price": w.max_price, "price_currency": w.currency,
+                     "price_basis": w.price_basis, "providers": None, "gpu_count": w.gpu_count,
+                     "billing": None, "region": None, "paused": False, "created_at": T0})
+    async with sm() as s, s.begin():
+        for i in range(0, len(users), 5000):
+            await s.execute(insert(User), users[i:i + 5000])
+        for i in range(0, len(subs), 5000):
+            await s.execute(insert(Subscription), subs[i:i + 5000])
+    await engine.dispose()
+
+
+async def outcome(url: str, accepted: Counter[tuple[int, str]]) -> tuple[int, int, int, Counter[str]]:
+    """(delivered, lost, doubled, deliveries by state) against what the database recorded."""
+    from sqlalchemy import select
+
+    from storage.alert_tables import AlertDelivery
+    from storage.db import make_engine, make_sessionmaker
+
+    engine = make_engine(url)
+    async with make_sessionmaker(engine)() as s:
+        rows = (await s.execute(select(AlertDelivery.chat_id, AlertDelivery.text, AlertDelivery.state))).all()
+    await engine.dispose()
+    states = Counter(r.state for r in rows)
+    sent = Counter((r.chat_id, r.text) for r in rows if r.state == "sent")
+    lost = sum(max(0, n - accepted.get(k, 0)) for k, n in sent.items()) + states.get("failed", 0)
+    doubled = sum(n - 1 for n in accepted.values() if n > 1)
+    return sum(accepted.values()), lost, doubled, states
+
+
+async def drive(args: argparse.Namespace) -> None:
+    from bench.memory import POLL_EVERY, bot_env, churn, distinct_queries, process_tree_rss_mb, until_healthy
+    from testkit.fake_telegram import FakeTelegram
+    from testkit.provider_server import VAST_PATH, ProviderServer
+
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "soak.sqlite3"
+        url = f"sqlite+aiosqlite:///{db}"
+        t = time.perf_counter()
+        cache = Path(args.db_cache) if args.db_cache else None
+        if cache is not None and cache.exists():
+            shutil.copyfile(cache, db)
+        else:
+            await populate(url, args)
+            if cache is not None:
+                import sqlite3
+
+                with sqlite3.connect(db) as conn:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                shutil.copyfile(db, cache)
+        print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions stored ({time.perf_counter() - t:.0f} s); "
+              f"{args.minutes:g} minutes; load average {os.getloadavg()[0]:.2f}", flush=True)
+        probe_file = Path(tmp) / "lag.jsonl"
+        async with FakeTelegram() as tg, ProviderServer() as server:
+            tg.enforce_limits(global_rate=30, per_chat_rate=1, window=1.0)
+            market = asyncio.create_task(churn(server, random.Random(args.seed + 1)))
+            env = bot_env(url, tg, server.base_url)
+            log = open(Path(tmp) / "bot.log", "wb")  # noqa: SIM115  # closed below, after the process
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--as-bot", str(probe_file)]
+            proc = await asyncio.create_subprocess_exec(*cmd, cwd=tmp, env=env, stdout=log, stderr=log)
+            queries = distinct_queries(max(100, int(args.minutes * 60 * args.inline_rate) + 100), rng)
+            latencies: list[float] = []
+            window_latencies: list[float] = []
+            asked: dict[str, float] = {}
+            read = 0
+            rss: list[tuple[float, float]] = []
+            all_lags: list[float] = []
+            lag_max = 0.0
+            probes = 0
+            lag_read = 0
+            try:
+                await until_healthy(env["WEB__PORT"], proc)
+                started = time.perf_counter()
+                next_report = started + 30
+                next_query = started
+                q = 0
+                window_lags: list[float] = []
+                window_max = 0.0
+                while time.perf_counter() - started < args.minutes * 60:
+                    now = time.perf_counter()
+                    if now >= next_query:
+                        qid = str(tg.inline_query(queries[q % len(queries)], user_id=900_000 + q % 500,
+                                                  lang=("en", "ru")[q % 2]))
+                        asked[qid] = time.perf_counter()
+                        q += 1
+                        next_query += rng.expovariate(args.inline_rate)
+                    calls = tg.calls
+                    while read < len(calls):
+                        c = calls[read]
+                        read += 1
+                        if c.method == "answerInlineQuery":
+                            at = asked.pop(str(c.params.get("inline_query_id")), None)
+                            if at is not None:
+                                latencies.append(c.at - at)
+                                window_latencies.append(c.at - at)
+                        if c.method != "sendMessage" or c.status != 200:
+                            c.params = {k: v for k, v in c.params.items() if k in ("chat_id", "text")} \
+                                if c.method == "sendMessage" else {}
+                    if now >= next_report:
+                        next_report += 30
+                        total, each = process_tree_rss_mb(proc.pid)
+                        rss.append((now - started, total))
+                        if probe_file.exists():
+                            lines = probe_file.read_text().splitlines()
+                            for line in lines[lag_read:]:
+                                got = json.loads(line)
+                                window_lags += got["lags"]
+                                all_lags += got["lags"]
+                                window_max = max(window_max, got["max"])
+                                lag_max = max(lag_max, got["max"])
+                                probes += got["n"]
+                            lag_read = len(lines)
+                        sends = sum(1 for c in tg.calls_of("sendMessage") if c.status == 200)
+                        print(f"  {now - started:5.0f} s: RSS {total:.0f} MB (" + " + ".join(f"{m:.0f}" for m in each)
+                              + f"); loop lag max {window_max * 1000:.0f} ms; inline p99 "
+                              f"{p99(window_latencies) * 1000:.0f} ms ({len(window_latencies)}); alerts accepted "
+                              f"{sends:,}; polls {len(server.requests_to(VAST_PATH))}", flush=True)
+                        window_lags, window_latencies, window_max = [], [], 0.0
+                    await asyncio.sleep(0.005)
+            finally:
+                market.cancel()
+                if proc.returncode is None:
+                    proc.terminate()
+                    try:
+                        await asyncio.wait_for(proc.wait(), 60)
+                    except TimeoutError:
+                        proc.kill()
+                        await proc.wait()
+                log.close()
+                if proc.returncode not in (0, -15) or sys.exc_info()[0] is not None:
+                    print((Path(tmp) / "bot.log").read_text()[-3000:])
+            accepted = Counter((int(c.params["chat_id"]), str(c.params["text"])) for c in tg.calls_of("sendMessage")
+                               if c.status == 200 and "chat_id" in c.params)
+            delivered, lost, doubled, states = await outcome(url, accepted)
+        # p99 of the probes: the ones over 2 ms were kept, the rest count as under it.
+        over = sorted(all_lags)
+        k = int(probes * 0.01)
+        lag_p99 = over[-k] if k and len(over) >= k else 0.002
+        rss_mb = [m for _, m in rss]
+        print(f"RSS over time (s, MB): {', '.join(f'{s:.0f}:{m:.0f}' for s, m in rss)}; first {rss_mb[0]:.0f}, max "
+              f"{max(rss_mb):.0f}, last {rss_mb[-1]:.0f} MB (target < 300 MB flat)" if rss_mb else "no RSS sample")
+        print(f"inline: {len(latencies):,} answered, p99 {p99(latencies) * 1000:.0f} ms, median "
+              f"{statistics.median(latencies) * 1000 if latencies else 0:.0f} ms; unanswered {len(asked)}")
+        shown = "<= 2" if lag_p99 <= 0.002 else f"{lag_p99 * 1000:.0f}"
+        print(f"loop lag (1 ms probe, {probes:,} probes): p99 {shown} ms, max {lag_max * 1000:.0f} ms")
+        print(f"alerts: delivered {delivered:,}, lost {lost}, doubled {doubled}; deliveries by state {dict(states)}; "
+              f"polls {len(server.requests_to(VAST_PATH))} (every {POLL_EVERY} s); load average "
+              f"{os.getloadavg()[0]:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=20.0)
+    ap.add_argument("--users", type=int, default=50_000)
+    ap.add_argument("--subs", type=int, default=100_000)
+    ap.add_argument("--inline-rate", type=float, default=5.0, help="inline queries a second (Poisson)")
+    ap.add_argument("--db-cache", default=None, help="a file to keep the populated database in between runs")
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
+    ap.add_argument("--as-bot", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.as_bot:
+        sys.exit(run_bot(args.as_bot))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(drive(args))
+
+
+if __name__ == "__main__":
+    main()
