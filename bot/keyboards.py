@@ -12,6 +12,7 @@ from aiogram.utils.keyboard import InlineKeyboardBuilder
 
 from bot.callbacks import (
     EstimateCb,
+    MenuCb,
     OffersCb,
     SettingsCb,
     SubCb,
@@ -52,6 +53,17 @@ def language_keyboard() -> InlineKeyboardMarkup:
     kb = InlineKeyboardBuilder()
     kb.row(InlineKeyboardButton(text="Русский", callback_data=SettingsCb(what="lang", value="ru").pack()),
            InlineKeyboardButton(text="English", callback_data=SettingsCb(what="lang", value="en").pack()))
+    return kb.as_markup()
+
+
+def start_keyboard(lang: str, examples: Sequence[tuple[str, str]]) -> InlineKeyboardMarkup:
+    """/start and a bare /estimate: one button per example (text, token; pressing it answers with that estimate),
+    then "My subscriptions" and "Language"."""
+    kb = InlineKeyboardBuilder()
+    for text, token in examples:
+        kb.row(InlineKeyboardButton(text=f"🧮 {text}", callback_data=EstimateCb(action="again", q=token).pack()))
+    kb.row(InlineKeyboardButton(text=t(lang, "btn_my_subs"), callback_data=MenuCb(what="subs").pack()),
+           InlineKeyboardButton(text=t(lang, "btn_language"), callback_data=MenuCb(what="lang").pack()))
     return kb.as_markup()
 
 

@@ -20,6 +20,7 @@ from bot.callbacks import EstimateCb
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
+from bot.handlers.start import start_keyboard
 from bot.market_button import with_market
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_answer
@@ -85,8 +86,9 @@ async def send_estimate(message: Message, est: Estimate, *, lang: str, currency:
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
                    offers: OfferCache, tokens: QueryTokens, webapp_url: str | None = None) -> None:
     text = await argument(message, command, lang)
-    if not text:
-        await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)))
+    if not text:  # the examples as buttons, each answering with its estimate
+        await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)),
+                             reply_markup=await start_keyboard(lang, tokens))
         return
     result = estimator.get(text)
     if isinstance(result, HubPending):  # a model only the Hugging Face Hub knows: say so, then look it up

@@ -1,0 +1,83 @@
+"""Issue 19, the rest of "Words and numbers", through the real bot (aiogram against the stand-in Bot API server), the
+app's own ingest and a migrated database, in both languages: the /start and bare /estimate buttons, assumptions
+behind a button, human place names, order links to the offer's own page, remedies said with what they changed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.offers import Billing, Offer, Rates
+from core.polls import PollResult, PollStatus
+from gpuradar.app import App, alert_hook
+from gpuradar.settings import Settings
+from testkit.fake_telegram import Call, FakeTelegram
+
+RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
+NOW = datetime.now(UTC)
+
+
+def offer(provider: str, sku: str, gpu: str | None, name: str, count: int, price: float, *, location: str = "us",
+          memory: float | None = None, fraction: float | None = None, billing: Billing = Billing.HOURLY,
+          url: str | None = None) -> Offer:
+    return Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=name, gpu_count=count, gpu_memory_gb=memory,
+                 gpu_fraction=fraction, location=location, billing=billing, price=price, currency="USD",
+                 in_stock=True, url=url or f"https://{provider}.example/{sku}")
+
+
+WHOLE = [offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.64, location="secure"),
+         offer("runpod", "4090", "rtx-4090", "RTX 4090", 1, 0.34, location="community"),
+         offer("runpod", "h100x8", "h100-sxm", "H100 80GB HBM3", 8, 19.9, location="secure")]
+VULTR = [offer("vultr", "vcg-a100-1c-6g-4vram", "a100-80gb", "NVIDIA_A100", 1, 0.123, memory=4, fraction=0.05,
+               location="ewr")]
+
+
+def poll(provider: str, offers: list[Offer], at: datetime) -> PollResult:
+    return PollResult(provider=provider, status=PollStatus.OK, offers=offers, started_at=at,
+                      finished_at=at + timedelta(seconds=1))
+
+
+@pytest.fixture
+async def tg():
+    async with FakeTelegram() as server:
+        yield server
+
+
+@pytest.fixture
+async def app(tg: FakeTelegram, migrated_database_url: str):
+    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
+                        telegram_api_url=tg.base_url)
+    application = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
+    await application.start()
+    await application.ingest(poll("runpod", WHOLE, NOW - timedelta(minutes=10)), RATES)
+    await application.ingest(poll("vultr", VULTR, NOW - timedelta(minutes=10)), RATES)
+    yield application
+    await application.stop()
+
+
+async def said(tg: FakeTelegram, text: str, user_id: int, lang: str = "en") -> Call:
+    tg.message(text, user_id=user_id, lang=lang)
+    return await tg.wait_for("sendMessage", chat_id=user_id)
+
+
+async def test_start_and_a_bare_estimate_offer_examples_subscriptions_and_language_as_buttons(
+        tg: FakeTelegram, app: App) -> None:
+    for uid, lang, example, header, subs, language, empty, choose in (
+            (101, "en", "70B QLoRA ctx 8k", "70B · QLoRA", "My subscriptions", "Language",
+             "no subscriptions", "Choose the language"),
+            (102, "ru", "инференс 70B int4, контекст 32k", "70B · инференс", "Мои подписки", "Язык",
+             "Подписок нет", "Выберите язык")):
+        for command in ("/start", "/estimate"):
+            welcome = await said(tg, command, uid, lang)
+            labels = [b["text"] for b in welcome.buttons()]
+            assert any(example in x for x in labels) and subs in " ".join(labels) and language in " ".join(labels)
+            tg.press(welcome, example, user_id=uid, lang=lang)
+            est = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c: c.text.startswith("🧮"))
+            assert header in est.text, est.text[:200]
+        tg.press(welcome, subs, user_id=uid, lang=lang)
+        assert empty in (await tg.wait_for("sendMessage", chat_id=uid,
+                                           predicate=lambda c, e=empty: e in c.text)).text
+        tg.press(welcome, language, user_id=uid, lang=lang)
+        chooser = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c, w=choose: w in c.text)
+        assert chooser.button("English") and chooser.button("Русский")
