@@ -67,10 +67,11 @@ def start_keyboard(lang: str, examples: Sequence[tuple[str, str]]) -> InlineKeyb
     return kb.as_markup()
 
 
-def estimate_keyboard(lang: str, token: str, fitting: int,
-                      remedies: Sequence[tuple[str, str]] = ()) -> InlineKeyboardMarkup:
-    """"Notify me", "More offers" when more offers fit than the estimate shows, and a button per remedy (code,
-    token of the query with that change) that re-runs the estimate with it."""
+def estimate_keyboard(lang: str, token: str, fitting: int, remedies: Sequence[tuple[str, str]] = (), *,
+                      assumptions: bool | None = None) -> InlineKeyboardMarkup:
+    """"Notify me", "More offers" when more offers fit than the estimate shows, a button per remedy (code, token of
+    the query with that change) that re-runs the estimate with it, and "Assumptions" (`assumptions` False: they are
+    hidden) or "Hide assumptions" (True: shown); None: the estimate has none."""
     kb = InlineKeyboardBuilder()
     for code, remedy_token in remedies:
         kb.row(InlineKeyboardButton(text=t(lang, f"btn_remedy_{code}"),
@@ -80,6 +81,10 @@ def estimate_keyboard(lang: str, token: str, fitting: int,
     if fitting > OFFERS_SHOWN:
         kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"),
                                     callback_data=OffersCb(q=token, page=1, skip=OFFERS_SHOWN).pack()))
+    if assumptions is not None:
+        kb.row(InlineKeyboardButton(text=t(lang, "btn_assumptions_hide" if assumptions else "btn_assumptions"),
+                                    callback_data=EstimateCb(action="hide" if assumptions else "assume",
+                                                             q=token).pack()))
     return kb.as_markup()
 
 

@@ -81,3 +81,35 @@ async def test_start_and_a_bare_estimate_offer_examples_subscriptions_and_langua
         tg.press(welcome, language, user_id=uid, lang=lang)
         chooser = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c, w=choose: w in c.text)
         assert chooser.button("English") and chooser.button("Русский")
+
+
+# A phone shows about 40 lines of about 40 characters of a Telegram message (6.1" screen, default text size).
+PHONE_LINES, PHONE_WIDTH = 40, 40
+
+
+def screen_lines(html_text: str) -> int:
+    import html
+    import math
+    import re
+
+    plain = html.unescape(re.sub(r"<[^>]+>", "", html_text))
+    return sum(max(1, math.ceil(len(line) / PHONE_WIDTH)) for line in plain.splitlines())
+
+
+async def test_an_estimate_keeps_its_assumptions_behind_a_button_and_fits_a_phone_screen(
+        tg: FakeTelegram, app: App) -> None:
+    for uid, lang, phrase, assumed, show, hide in (
+            (111, "en", "/estimate 70B QLoRA ctx 4k", "Assumed:", "Assumptions", "Hide assumptions"),
+            (112, "ru", "/estimate 13B LoRA 10k примеров 3 эпохи", "Допущения:", "Допущения", "Скрыть допущения"),
+            (113, "en", "/estimate qwen3-8b inference input 1k output 2k 8 users", "Assumed:", "Assumptions",
+             "Hide assumptions")):
+        est = await said(tg, phrase, uid, lang)
+        assert assumed not in est.text and screen_lines(est.text) <= PHONE_LINES, (screen_lines(est.text), est.text)
+        tg.press(est, show, user_id=uid, lang=lang)
+        shown = await tg.wait_for("editMessageText", chat_id=uid)
+        assert assumed in shown.text and shown.text.replace(shown.text.split(assumed)[1].split("\n")[0], "")
+        assert est.text.split("\n")[0] == shown.text.split("\n")[0] and shown.button(hide)
+        assert shown.button("Notify" if lang == "en" else "Сообщить")  # the other buttons stay
+        tg.press(shown, hide, user_id=uid, lang=lang)
+        hidden = await tg.wait_for("editMessageText", chat_id=uid)
+        assert hidden.text == est.text and hidden.button(show)

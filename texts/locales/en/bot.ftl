@@ -74,6 +74,8 @@ est_time_cost = , ~{ $cost } at the cheapest offer
 offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/h · { $per_month }/mo{ $extra } · { $link }
 offer_link = <a href="{ $url }">order</a>
 offer_nolink = no link
+btn_assumptions = 📋 Assumptions
+btn_assumptions_hide = 📋 Hide assumptions
 btn_notify = 🔔 Notify me when it is available
 btn_more_offers = More offers ›
 offers_title = <b>In stock{ $filter }</b>, cheapest configuration first — page { $page }/{ $pages }:

@@ -80,6 +80,8 @@ est_time_cost = , ~{ $cost } по самому дешёвому предложе
 offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/ч · { $per_month }/мес{ $extra } · { $link }
 offer_link = <a href="{ $url }">заказать</a>
 offer_nolink = без ссылки
+btn_assumptions = 📋 Допущения
+btn_assumptions_hide = 📋 Скрыть допущения
 btn_notify = 🔔 Сообщить, когда появится
 btn_more_offers = Ещё предложения ›
 offers_title = <b>В наличии{ $filter }</b>, сначала самые дешёвые конфигурации — страница { $page }/{ $pages }:
