@@ -73,7 +73,7 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
         what = render(lang, slice_label(esc(_gpu_name(offer)), offer.gpu, fraction, offer.gpu_memory_gb))
     else:
         what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
-    where = at(lang, "where", location=esc(region_name(lang, offer.location))) if offer.location else ""
+    where = at(lang, "where", location=esc(region_name(lang, offer.location, offer.provider))) if offer.location else ""
     if offer.billing.value in ("monthly", "spot"):
         where += at(lang, f"billing_{offer.billing.value}")
     provider = esc(provider_name(offer.provider))

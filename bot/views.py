@@ -81,7 +81,7 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     per_hour = offer.per_hour(currency)
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
-    location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
+    location = f" ({esc(region_name(lang, offer.location, offer.provider))})" if offer.location else ""
     extra = t(lang, "est_job_cost", cost=money(job_cost, currency, lang)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")

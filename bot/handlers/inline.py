@@ -115,7 +115,7 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
         offer = r.offer
         assert isinstance(offer, CachedOffer)
         per_hour = r.price_per_hour
-        location = f" · {region_name(lang, offer.location)}" if offer.location else ""
+        location = f" · {region_name(lang, offer.location, offer.provider)}" if offer.location else ""
         title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency, lang),
                   provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
         if r.tight:

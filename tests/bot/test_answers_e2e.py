@@ -113,3 +113,37 @@ async def test_an_estimate_keeps_its_assumptions_behind_a_button_and_fits_a_phon
         tg.press(shown, hide, user_id=uid, lang=lang)
         hidden = await tg.wait_for("editMessageText", chat_id=uid)
         assert hidden.text == est.text and hidden.button(show)
+
+
+async def test_places_are_said_as_people_say_them_in_lists_inline_and_alerts(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, jersey, secure, community in (
+            (121, "en", "New Jersey, US", "Secure Cloud", "Community Cloud"),
+            (122, "ru", "Нью-Джерси", "защищённое облако (Secure Cloud)", "облако сообщества (Community Cloud)")):
+        listing = (await said(tg, "/offers", uid, lang)).text
+        assert f"({jersey})" in listing and f"({secure})" in listing and f"({community})" in listing, listing
+        assert "ewr" not in listing and "(secure)" not in listing
+        qid = tg.inline_query("1B inference", user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        descriptions = " ".join(r.get("description", "") for r in inline.params["results"])
+        assert jersey in descriptions and "ewr" not in descriptions
+        await said(tg, "/subscribe RTX 4090", uid, lang)
+    cheaper = [*WHOLE[:1], offer("runpod", "4090", "rtx-4090", "RTX 4090", 1, 0.29, location="community"),
+               WHOLE[2]]
+    await app.ingest(poll("runpod", cheaper, NOW - timedelta(minutes=5)), RATES)
+    en = await tg.wait_for("sendMessage", chat_id=121, predicate=lambda c: "Order at" in c.text)
+    ru = await tg.wait_for("sendMessage", chat_id=122, predicate=lambda c: "Заказать" in c.text)
+    assert "Community Cloud" in en.text and "облако сообщества" in ru.text and "community)" not in ru.text.lower()
+
+
+async def test_cli_offers_name_places(app: App, migrated_database_url: str, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from gpuradar.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", migrated_database_url)
+    for lang, jersey in (("en", "New Jersey, US"), ("ru", "Нью-Джерси")):
+        capsys.readouterr()
+        assert await asyncio.to_thread(main, ["offers", "--lang", lang]) == 0
+        out = capsys.readouterr().out
+        assert jersey in out and " ewr " not in out
