@@ -147,3 +147,23 @@ async def test_cli_offers_name_places(app: App, migrated_database_url: str, monk
         assert await asyncio.to_thread(main, ["offers", "--lang", lang]) == 0
         out = capsys.readouterr().out
         assert jersey in out and " ewr " not in out
+
+
+async def test_order_links_open_the_offers_own_page(tg: FakeTelegram, app: App) -> None:
+    """The providers' sample payloads, parsed and ingested as a poll would: RunPod's rows link its deploy page with
+    the GPU type preselected, Vast.ai's the listing that gave the price (its offer id)."""
+    import re
+
+    from scrapers.providers import runpod, vastai
+    from testkit.provider_server import load_fixture
+
+    await app.ingest(poll("runpod", runpod.parse(load_fixture("runpod.sample.json")), NOW - timedelta(minutes=4)),
+                     RATES)
+    await app.ingest(poll("vastai", vastai.parse(load_fixture("vastai.sample.json")), NOW - timedelta(minutes=4)),
+                     RATES)
+    for uid, lang in ((131, "en"), (132, "ru")):
+        listing = (await said(tg, "/offers", uid, lang)).text
+        links = re.findall(r'href="([^"]+)"', listing)
+        assert any(link.startswith("https://console.runpod.io/deploy?gpu=NVIDIA") and "&amp;count=1" in link
+                   for link in links), links
+        assert any(re.fullmatch(r"https://cloud\.vast\.ai/create/\?id=\d+", link) for link in links), links
