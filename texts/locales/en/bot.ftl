@@ -255,7 +255,10 @@ history_cheapest_now = Cheapest now: { $provider }, { $price } per GPU-hour (the
 
 ## speed, ranking and slices (core.speed, core.ranking)
 est_fit_tight = {" "}— tight: no safety margin
-est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context } tokens):
+est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context ->
+        [one] { $context } token
+       *[other] { $context } tokens
+    }):
 est_speed_line = • { $gpu } × { $count }: prompt { $prefill } tok/s · answer { $decode } tok/s per user · { $aggregate } tok/s in total{ $mark }
 est_not_fitting_mark = {" "}(does not fit)
 est_job_cost = {" "}· job ~{ $cost }

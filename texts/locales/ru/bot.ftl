@@ -252,6 +252,7 @@ sub_delete_confirm = Удалить подписку { $n }: { $what }{ $filters
 unsub_all_confirm = Удалить { $n ->
         [one] { $n } подписку
         [few] все { $n } подписки
+        [other] все { $n } подписки
        *[many] все { $n } подписок
     }? Отменить это будет нельзя.
 btn_delete_yes = 🗑 Удалить
@@ -270,6 +271,7 @@ est_fit_tight = {" "}— впритык: без запаса
 est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } { $context ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     }):
 est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }
