@@ -181,6 +181,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
     if est.changes:
         lines.append(t(lang, "est_changed", changes=esc(", ".join(render(lang, remedy_label(c)) for c in est.changes))))
+        if est.changed:  # each setting the change touched, with what the phrase had
+            lines.append(t(lang, "est_changed_from", items=esc("; ".join(render(lang, m) for _, m in est.changed))))
     lines += vram_lines(est, lang)
     breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
@@ -188,7 +190,10 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     if mem.cpu_ram_gib:
         lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib, lang)))
     if est.assumptions and assumptions:
-        lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
+        # a remedy's re-estimate: the settings it changed say what they were instead of what was assumed
+        touched = {field for field, _ in est.changed}
+        said = [m for _, m in est.changed] + [a.msg for a in est.assumptions if a.key not in touched]
+        lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, m) for m in said))))
     w = est.answer.workload
     notes = engine_notes(w)
     if notes and w.engine is not None and assumptions:

@@ -167,3 +167,21 @@ async def test_order_links_open_the_offers_own_page(tg: FakeTelegram, app: App) 
         assert any(link.startswith("https://console.runpod.io/deploy?gpu=NVIDIA") and "&amp;count=1" in link
                    for link in links), links
         assert any(re.fullmatch(r"https://cloud\.vast\.ai/create/\?id=\d+", link) for link in links), links
+
+
+async def test_a_remedys_answer_says_what_it_changed_and_what_it_was(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, phrase, button, visible, assumed in (
+            (141, "en", "/estimate 70B full fine-tune on 8 H100", "Offload optimizer",
+             "Changed: CPU offload: optimizer states (was: none)",
+             "Assumed: CPU offload: optimizer states (was: none)"),
+            (142, "ru", "/estimate 32B QLoRA ctx 32k batch 4", "Микробатч 1", "Изменено: микро-батч: 1 (было: 4)",
+             "Допущения: микро-батч: 1 (было: 4)")):
+        est = await said(tg, phrase, uid, lang)
+        assert "(was:" not in est.text and "(было:" not in est.text
+        tg.press(est, button, user_id=uid, lang=lang)
+        again = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c: "🛠" in c.text)
+        assert visible in again.text, again.text[:400]
+        tg.press(again, "Assumptions" if lang == "en" else "Допущения", user_id=uid, lang=lang)
+        shown = await tg.wait_for("editMessageText", chat_id=uid)
+        assert assumed in shown.text, shown.text[:600]
+        assert shown.text.count("(was:" if lang == "en" else "(было:") == 2  # once changed, never "assumed" as well

@@ -54,6 +54,7 @@ est_remedies_title = <b>Try:</b>
 est_remedy_line = • { $change }: { $per_gpu } GiB per GPU, fits on { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } GiB per GPU, still more than any card holds
 est_changed = 🛠 Re-estimated with: { $changes }
+est_changed_from = Changed: { $items }
 btn_remedy_offload_optimizer = 🛠 Offload optimizer
 btn_remedy_offload_all = 🛠 Offload all to CPU
 btn_remedy_fused_ce = 🛠 Fused cross-entropy

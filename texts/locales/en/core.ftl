@@ -224,6 +224,7 @@ slice_label = { $share } { $gpu } · { $mem } GB
 slice_label_nomem = { $share } { $gpu }
 
 # Remedies when a workload does not fit (core/remedies.py): each is a change the estimate is re-run with.
+remedy_was = { $label }: { $value } (was: { $was })
 remedy_offload_optimizer = optimizer states offloaded to CPU (DeepSpeed ZeRO-3 offload)
 remedy_offload_all = parameters and optimizer states offloaded to CPU (ZeRO-3 offload)
 remedy_fused_ce = fused / chunked cross-entropy (Liger, Unsloth)

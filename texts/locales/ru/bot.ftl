@@ -58,6 +58,7 @@ est_remedies_title = <b>Попробуйте:</b>
 est_remedy_line = • { $change }: { $per_gpu } ГиБ на GPU, помещается на { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } ГиБ на GPU — всё ещё больше, чем есть у любой карты
 est_changed = 🛠 Пересчитано с изменением: { $changes }
+est_changed_from = Изменено: { $items }
 btn_remedy_offload_optimizer = 🛠 Оптимизатор в ОЗУ
 btn_remedy_offload_all = 🛠 Всё в ОЗУ
 btn_remedy_fused_ce = 🛠 Слитная кросс-энтропия

@@ -255,6 +255,7 @@ slice_label = { $share } { $gpu } · { $mem } ГБ
 slice_label_nomem = { $share } { $gpu }
 
 # Что поможет, если задача не помещается (core/remedies.py): каждое — изменение, с которым оценка считается заново.
+remedy_was = { $label }: { $value } (было: { $was })
 remedy_offload_optimizer = состояния оптимизатора выгружены в ОЗУ (DeepSpeed ZeRO-3 offload)
 remedy_offload_all = параметры и состояния оптимизатора выгружены в ОЗУ (ZeRO-3 offload)
 remedy_fused_ce = слитная / блочная кросс-энтропия (Liger, Unsloth)
