@@ -14,12 +14,24 @@ import re
 from functools import lru_cache
 
 from core.models import MODELS, find_model
+from core.msg import msg
 from core.providers import provider_title
+from core.remedies import split_changes
 from core.workload import Workload
-from texts.i18n import number, t
+from texts.i18n import number, render, t
 from texts.regions import region_name
 
-__all__ = ["ctx_label", "method_name", "model_name", "provider_name", "quant_name", "region_name"]
+__all__ = ["ctx_label", "method_name", "model_name", "provider_name", "quant_name", "query_words", "region_name"]
+
+
+def query_words(lang: str, text: str) -> str:
+    """A subscription's or an answer's phrase as the user reads it: a remedy's change carried as a code
+    ('70B full on 8 H100 [+offload_optimizer]', core.remedies) is said in words, never shown as the code."""
+    base, codes = split_changes(text)
+    if not codes:
+        return text
+    return t(lang, "query_with_changes", query=base.strip(),
+             changes=", ".join(render(lang, msg(f"remedy_{c}")) for c in codes))
 
 
 def provider_name(provider: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
-from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, region_name
+from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, query_words, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.engines import engine_notes
@@ -297,7 +297,7 @@ def subscription_what(sub: Subscription, lang: str) -> str:
         need = t(lang, "sub_need_gib_on", gib=gib(float(figure), lang), count=count)
     else:
         need = t(lang, "sub_need_gib", gib=gib(float(figure), lang))
-    return f"{esc(sub.query_text)} ({need})"
+    return f"{esc(query_words(lang, sub.query_text))} ({need})"
 
 
 def need_at(needs: dict[str, float], count: int) -> float | None:

@@ -185,3 +185,33 @@ async def test_a_remedys_answer_says_what_it_changed_and_what_it_was(tg: FakeTel
         shown = await tg.wait_for("editMessageText", chat_id=uid)
         assert assumed in shown.text, shown.text[:600]
         assert shown.text.count("(was:" if lang == "en" else "(было:") == 2  # once changed, never "assumed" as well
+
+
+async def test_a_slices_price_drop_says_what_it_was_for_the_share_of_the_card(tg: FakeTelegram, app: App) -> None:
+    await said(tg, "/subscribe 1B inference", 151, "en")
+    await said(tg, "/subscribe 1B инференс", 152, "ru")
+    cheaper = [offer("vultr", "vcg-a100-1c-6g-4vram", "a100-80gb", "NVIDIA_A100", 1, 0.099, memory=4, fraction=0.05,
+                     location="ewr")]
+    await app.ingest(poll("vultr", cheaper, NOW - timedelta(minutes=5)), RATES)
+    en = await tg.wait_for("sendMessage", chat_id=151, predicate=lambda c: "1/20" in c.text)
+    ru = await tg.wait_for("sendMessage", chat_id=152, predicate=lambda c: "1/20" in c.text)
+    (was,) = [line for line in en.text.splitlines() if "was" in line]
+    assert "$0.12/h for this share of the card" in was and "GPU-hour" not in was
+    (было,) = [line for line in ru.text.splitlines() if "было" in line]
+    assert "/ч за эту долю карты" in было and "GPU-час" not in было
+
+
+async def test_a_subscription_made_from_a_remedy_says_the_change_in_words(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, phrase, button, words in (
+            (161, "en", "/estimate 70B full fine-tune on 8 H100", "Offload optimizer",
+             "70B full fine-tune on 8 H100, with optimizer states offloaded to CPU"),
+            (162, "ru", "/estimate 32B QLoRA ctx 32k batch 4", "Микробатч 1",
+             "32B QLoRA ctx 32k batch 4, с изменением: микробатч 1 с накоплением градиентов")):
+        est = await said(tg, phrase, uid, lang)
+        tg.press(est, button, user_id=uid, lang=lang)
+        again = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c: "🛠" in c.text)
+        tg.press(again, "Notify" if lang == "en" else "Сообщить", user_id=uid, lang=lang)
+        saved = await tg.wait_for("sendMessage", chat_id=uid)
+        assert "[+" not in saved.text and words in saved.text, saved.text
+        subs = (await said(tg, "/subs", uid, lang)).text
+        assert "[+" not in subs and words in subs, subs

@@ -53,6 +53,7 @@ est_no_fit_named = Nothing fits on { $where }, the configuration asked for.
 est_remedies_title = <b>Try:</b>
 est_remedy_line = • { $change }: { $per_gpu } GiB per GPU, fits on { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } GiB per GPU, still more than any card holds
+query_with_changes = { $query }, with { $changes }
 est_changed = 🛠 Re-estimated with: { $changes }
 est_changed_from = Changed: { $items }
 btn_remedy_offload_optimizer = 🛠 Offload optimizer

@@ -57,6 +57,7 @@ est_no_fit_named = В запрошенную конфигурацию { $where }
 est_remedies_title = <b>Попробуйте:</b>
 est_remedy_line = • { $change }: { $per_gpu } ГиБ на GPU, помещается на { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } ГиБ на GPU — всё ещё больше, чем есть у любой карты
+query_with_changes = { $query }, с изменением: { $changes }
 est_changed = 🛠 Пересчитано с изменением: { $changes }
 est_changed_from = Изменено: { $items }
 btn_remedy_offload_optimizer = 🛠 Оптимизатор в ОЗУ
