@@ -88,9 +88,8 @@ async def send_estimate(message: Message, est: Estimate, *, lang: str, currency:
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
                    offers: OfferCache, tokens: QueryTokens, webapp_url: str | None = None) -> None:
     text = await argument(message, command, lang)
-    if not text:  # the examples as buttons, each answering with its estimate
-        await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)),
-                             reply_markup=await start_keyboard(lang, tokens))
+    if not text:  # the examples as buttons (shown once: not also in the text), each answering with its estimate
+        await message.answer(t(lang, "estimate_usage"), reply_markup=await start_keyboard(lang, tokens))
         return
     result = estimator.get(text)
     if isinstance(result, HubPending):  # a model only the Hugging Face Hub knows: say so, then look it up

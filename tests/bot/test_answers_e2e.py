@@ -72,6 +72,8 @@ async def test_start_and_a_bare_estimate_offer_examples_subscriptions_and_langua
             welcome = await said(tg, command, uid, lang)
             labels = [b["text"] for b in welcome.buttons()]
             assert any(example in x for x in labels) and subs in " ".join(labels) and language in " ".join(labels)
+            if command == "/estimate":
+                assert example not in welcome.text  # the examples are shown once: as the buttons
             tg.press(welcome, example, user_id=uid, lang=lang)
             est = await tg.wait_for("sendMessage", chat_id=uid, predicate=lambda c: c.text.startswith("🧮"))
             assert header in est.text, est.text[:200]

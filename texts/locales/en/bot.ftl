@@ -26,9 +26,7 @@ input_cut = ✂️ Your message was long: I read its first { $limit } { $limit -
        *[other] characters
     }.
 error = Something went wrong on my side; please try again in a minute.
-estimate_usage =
-    Tell me the workload after the command, for example:
-    { $examples }
+estimate_usage = Tell me the workload after the command (<code>/estimate 13B LoRA</code>), or tap an example:
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = VRAM per GPU: <b>{ $per_gpu } GiB</b> (recommended { $recommended } GiB, with a safety margin)
 est_vram_total = VRAM in all: <b>{ $total } GiB</b> on one device (recommended { $recommended } GiB, with a safety margin); no single GPU holds it
