@@ -26,7 +26,7 @@ from storage.user_tables import Subscription
 from texts.i18n import number, render
 
 FITS_SHOWN = 6
-COMPACT_ROWS = 4  # rows of each table while the assumptions are hidden: the answer fits a phone screen
+COMPACT_ROWS = 3  # rows of each table while the assumptions are hidden: the answer fits a phone screen
 OFFERS_SHOWN = 5
 BREAKDOWN = ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
 

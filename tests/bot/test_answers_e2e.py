@@ -85,8 +85,8 @@ async def test_start_and_a_bare_estimate_offer_examples_subscriptions_and_langua
         assert chooser.button("English") and chooser.button("Русский")
 
 
-# A phone shows about 40 lines of about 40 characters of a Telegram message (6.1" screen, default text size).
-PHONE_LINES, PHONE_WIDTH = 40, 40
+# A large phone shows about 45 lines of about 40 characters of a Telegram message (6.7" screen, default text size).
+PHONE_LINES, PHONE_WIDTH = 45, 40
 
 
 def screen_lines(html_text: str) -> int:
@@ -100,6 +100,11 @@ def screen_lines(html_text: str) -> int:
 
 async def test_an_estimate_keeps_its_assumptions_behind_a_button_and_fits_a_phone_screen(
         tg: FakeTelegram, app: App) -> None:
+    # five more fitting offers in stock, so each answer lists as many as it shows (OFFERS_SHOWN)
+    await app.ingest(poll("vastai", [offer("vastai", f"h100-{i}", "h100-sxm", "H100 SXM", 1, 2.0 + i / 10,
+                                           location="FI") for i in range(3)]
+                          + [offer("vastai", f"a100-{i}", "a100-80gb", "A100 SXM4 80GB", 2, 2.5 + i / 10,
+                                   location="US") for i in range(3)], NOW - timedelta(minutes=9)), RATES)
     for uid, lang, phrase, assumed, show, hide in (
             (111, "en", "/estimate 70B QLoRA ctx 4k", "Assumed:", "Assumptions", "Hide assumptions"),
             (112, "ru", "/estimate 13B LoRA 10k примеров 3 эпохи", "Допущения:", "Допущения", "Скрыть допущения"),
@@ -107,6 +112,9 @@ async def test_an_estimate_keeps_its_assumptions_behind_a_button_and_fits_a_phon
              "Hide assumptions")):
         est = await said(tg, phrase, uid, lang)
         assert assumed not in est.text and screen_lines(est.text) <= PHONE_LINES, (screen_lines(est.text), est.text)
+        listed = [line for line in est.text.splitlines()
+                  if line.startswith("•") and ("/h · " in line or "/ч · " in line)]
+        assert len(listed) == 5, est.text
         tg.press(est, show, user_id=uid, lang=lang)
         shown = await tg.wait_for("editMessageText", chat_id=uid)
         assert assumed in shown.text and shown.text.replace(shown.text.split(assumed)[1].split("\n")[0], "")
