@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.availability_view import alert_line
 from bot.formatting import esc, href, money
-from bot.names import provider_name, region_name
+from bot.names import provider_name, query_words, region_name
 from core.alerts import AlertEvent, Reason
 from core.availability import WindowStats
 from core.gpus import get_gpu
@@ -42,7 +42,7 @@ def _gpu_name(offer: Offer) -> str:
 
 def _reason(reason: Reason, offer: Offer, lang: str) -> str:
     # The user's own text is the only part of a block without a natural bound (up to 500 characters).
-    q = reason.query_text
+    q = query_words(lang, reason.query_text)
     query = esc(q if len(q) <= QUERY_SHOWN else q[: QUERY_SHOWN - 1] + "…")
     if reason.kind == "workload" and reason.need_gib is not None and reason.usable_gib is not None:
         gpu = esc(reason.gpu_name or _gpu_name(offer))
@@ -73,7 +73,7 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
         what = render(lang, slice_label(esc(_gpu_name(offer)), offer.gpu, fraction, offer.gpu_memory_gb))
     else:
         what = esc(f"{_gpu_name(offer)} ×{count}" if count > 1 else _gpu_name(offer))
-    where = at(lang, "where", location=esc(region_name(lang, offer.location))) if offer.location else ""
+    where = at(lang, "where", location=esc(region_name(lang, offer.location, offer.provider))) if offer.location else ""
     if offer.billing.value in ("monthly", "spot"):
         where += at(lang, f"billing_{offer.billing.value}")
     provider = esc(provider_name(offer.provider))
@@ -96,7 +96,10 @@ def render_offer(event: AlertEvent, lang: str, currency: str,
         old, old_cur = event.price_in(currency, old=True)
         if old is not None and per_gpu is not None and old > 0 and old_cur == cur:
             change = f"{(per_gpu - old) / old * 100:+.0f} %".replace("-", "−")
-            lines.append(at(lang, "was", old=money(old, cur, lang), change=change))
+            if fraction is not None:  # a slice was priced per hour of the share, never per GPU-hour
+                lines.append(at(lang, "was_slice", old=money(old * count, cur, lang), change=change))
+            else:
+                lines.append(at(lang, "was", old=money(old, cur, lang), change=change))
     line = alert_line(lang, week)
     if line is not None:
         lines.append(line)
@@ -161,7 +164,8 @@ def pack_messages(items: Sequence[Block], lang: str, *, grouping: bool,
 def stop_buttons(subscriptions: Sequence[tuple[int, str]], lang: str) -> list[tuple[str, int]]:
     """(label, subscription id) for the "stop these alerts" buttons, at most MAX_STOP_BUTTONS."""
     out = []
-    for sid, query in subscriptions[:MAX_STOP_BUTTONS]:
+    for sid, text in subscriptions[:MAX_STOP_BUTTONS]:
+        query = query_words(lang, text)
         label = query if len(query) <= 40 else query[:39] + "…"
         out.append((at(lang, "stop", query=label), sid))
     return out

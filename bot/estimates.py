@@ -18,9 +18,9 @@ from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
 from core.fit import FitReport, Requirement
 from core.hub import ArchLookup, HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
-from core.msg import msg
+from core.msg import Msg, msg
 from core.parser import ParseError, parse_workload
-from core.remedies import Remedy, split_changes
+from core.remedies import Remedy, differences, split_changes
 from core.remedies import apply as apply_changes
 from core.workload import Workload
 from texts.i18n import render
@@ -34,6 +34,8 @@ class Estimate:
 
     query: str
     answer: Answer
+    # a remedy's re-estimate: what its changes did to the phrase's settings (field, "offload: … (was: …)")
+    changed: tuple[tuple[str, Msg], ...] = ()
 
     @property
     def workload(self) -> Workload:
@@ -208,10 +210,11 @@ class Estimator:
                     return Failure(query, known)
                 spec = with_hub_arch(spec, repo, known)
             workload, assumptions = complete(spec)
-            result = answer(apply_changes(workload, changes), assumptions)
+            changed = apply_changes(workload, changes)
+            result = answer(changed, assumptions)
         except ParseError as e:
             return Failure(query, e)
         except (ValueError, KeyError, ArithmeticError) as e:  # a phrase the estimator cannot model
             log.info("estimate failed for %r: %s", query, e)
             return Failure(query, e)
-        return Estimate(query, result)
+        return Estimate(query, result, differences(workload, changed) if changes else ())

@@ -4,9 +4,8 @@
 - models: the catalog's names written the way model cards title them (llama-3.1-70b -> Llama 3.1 70B);
 - methods and quantisations: the text catalog's words (qlora -> QLoRA, inference -> инференс) and upper-case
   format names (nf4 -> NF4);
-- regions: the cloud region ids providers report (ap_northeast_kr_se_1, ewr, usny01_a01) -> a city in the user's
-  language; two-letter country codes (Vast.ai's geolocation, HOSTKEY's locations) -> the country's name in the
-  user's language from Babel's CLDR data; anything unknown is shown as the provider wrote it.
+- regions: the cloud region ids providers report (ap_northeast_kr_se_1, ewr, usny01_a01) -> a place in the user's
+  language: `texts.regions` (the one table, shared with the CLI), re-exported here.
 """
 
 from __future__ import annotations
@@ -15,29 +14,24 @@ import re
 from functools import lru_cache
 
 from core.models import MODELS, find_model
+from core.msg import msg
 from core.providers import provider_title
+from core.remedies import split_changes
 from core.workload import Workload
-from texts.i18n import number, t
+from texts.i18n import number, render, t
+from texts.regions import region_name
 
-# Region id -> city (catalog key `city_<name>`). Sources: CloudRift's datacenter ids in its API's instance-types
-# answer (tests/fixtures/providers/cloudrift.sample.json); Vultr's region ids (GET /v2/regions: "ewr" New Jersey …);
-# RunPod's cloud types are not places ("secure" / "community" cloud).
-REGION_CITY: dict[str, str] = {
-    "ap_northeast_kr_se_1": "seoul", "ap-east-tw-kn-2": "taiwan", "eu-central-it-gv-1": "italy",
-    "us-east-nc-nr-1": "north_carolina", "usny01_a01": "new_york", "ustx1a_a01": "texas",
-    "ewr": "new_jersey", "ord": "chicago", "dfw": "dallas", "sea": "seattle", "lax": "los_angeles",
-    "atl": "atlanta", "ams": "amsterdam", "lhr": "london", "fra": "frankfurt", "sjc": "silicon_valley",
-    "syd": "sydney", "nrt": "tokyo", "icn": "seoul", "par": "paris", "waw": "warsaw", "mad": "madrid",
-    "sto": "stockholm", "sgp": "singapore", "mia": "miami", "yto": "toronto", "bom": "mumbai", "del": "delhi",
-    "blr": "bangalore", "jnb": "johannesburg", "mel": "melbourne", "osa": "osaka", "sao": "sao_paulo",
-    "mex": "mexico_city", "man": "manchester", "hnl": "honolulu", "tlv": "tel_aviv", "scl": "santiago",
-    "secure": "secure_cloud", "community": "community_cloud",
-    # Selectel / HOSTKEY / immers.cloud name Russian data centres by city
-    "moscow": "moscow", "msk": "moscow", "москва": "moscow", "saint petersburg": "saint_petersburg",
-    "st petersburg": "saint_petersburg", "spb": "saint_petersburg", "санкт-петербург": "saint_petersburg",
-    "novosibirsk": "novosibirsk", "новосибирск": "novosibirsk",
-}
-_COUNTRY_IN_ID = re.compile(r"^(?:ap|eu|us|na|sa|af|me|ca)[-_][a-z]+[-_](?P<cc>[a-z]{2})[-_]")
+__all__ = ["ctx_label", "method_name", "model_name", "provider_name", "quant_name", "query_words", "region_name"]
+
+
+def query_words(lang: str, text: str) -> str:
+    """A subscription's or an answer's phrase as the user reads it: a remedy's change carried as a code
+    ('70B full on 8 H100 [+offload_optimizer]', core.remedies) is said in words, never shown as the code."""
+    base, codes = split_changes(text)
+    if not codes:
+        return text
+    return t(lang, "query_with_changes", query=base.strip(),
+             changes=", ".join(render(lang, msg(f"remedy_{c}")) for c in codes))
 
 
 def provider_name(provider: str) -> str:
@@ -79,28 +73,6 @@ def method_name(lang: str, method: str) -> str:
 
 def quant_name(quant: str) -> str:
     return quant.replace("-", " ").upper().replace("GPTQ INT", "GPTQ int").replace("_K_M", "_K_M")
-
-
-def _country(lang: str, code: str) -> str | None:
-    from babel import Locale
-
-    return Locale(lang).territories.get(code.upper())
-
-
-@lru_cache(maxsize=2048)
-def region_name(lang: str, location: str) -> str:
-    """A location as people say it, in `lang`; the provider's own text when it is not an id we know."""
-    raw = location.strip()
-    key = raw.lower()
-    city = REGION_CITY.get(key)
-    if city is not None:
-        return t(lang, f"city_{city}")
-    if re.fullmatch(r"[A-Za-z]{2}", raw):
-        return _country(lang, raw) or raw
-    m = _COUNTRY_IN_ID.match(key)
-    if m:
-        return _country(lang, m.group("cc")) or raw
-    return raw
 
 
 def ctx_label(w: Workload, lang: str = "en") -> str:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import esc, money
+from bot.names import query_words
 from bot.offer_cache import OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
@@ -79,7 +80,7 @@ def cap_reading(sub: Subscription, lang: str) -> str:
     if sub.max_price is None:
         return ""
     price = money(sub.max_price, sub.price_currency, lang, exact=True)
-    query = esc(sub.query_text[:80])
+    query = esc(query_words(lang, sub.query_text)[:160])
     if sub.price_basis == "total":
         return t(lang, "sub_cap_total", price=price, query=query)
     n = sub.gpu_count if sub.gpu_count and sub.gpu_count > 1 else 8

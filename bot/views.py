@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from bot.estimates import Estimate
 from bot.formatting import esc, gib, href, money
-from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, region_name
+from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, query_words, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.engines import engine_notes
@@ -26,6 +26,7 @@ from storage.user_tables import Subscription
 from texts.i18n import number, render
 
 FITS_SHOWN = 6
+COMPACT_ROWS = 3  # rows of each table while the assumptions are hidden: the answer fits a phone screen
 OFFERS_SHOWN = 5
 BREAKDOWN = ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
 
@@ -80,7 +81,7 @@ def offer_line(offer: CachedOffer, lang: str, currency: str, *, job_cost: float 
     per_hour = offer.per_hour(currency)
     url = href(offer.url)
     link = t(lang, "offer_link", url=url) if url else t(lang, "offer_nolink")
-    location = f" ({esc(region_name(lang, offer.location))})" if offer.location else ""
+    location = f" ({esc(region_name(lang, offer.location, offer.provider))})" if offer.location else ""
     extra = t(lang, "est_job_cost", cost=money(job_cost, currency, lang)) if job_cost is not None else ""
     if offer.billing == "spot":
         extra += t(lang, "offer_spot")
@@ -166,34 +167,48 @@ def headline_gib(est: Estimate) -> tuple[float, bool]:
     return est.memory.per_gpu_gib, not est.answer.single_device_total
 
 
-def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> str:
+def has_assumptions(est: Estimate) -> bool:
+    """Whether the answer has assumptions (or an engine's notes) to keep behind the "Assumptions" button."""
+    return bool(est.assumptions) or bool(est.answer.workload.engine is not None and engine_notes(est.answer.workload))
+
+
+def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str, *,
+                    assumptions: bool = True) -> str:
+    """The whole answer; `assumptions` False leaves out what was assumed and the engine's notes (the bot keeps
+    them behind a button, so the answer fits a phone screen, with its tables cut to COMPACT_ROWS)."""
     mem = est.memory
+    rows = FITS_SHOWN if assumptions else COMPACT_ROWS
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
     if est.changes:
         lines.append(t(lang, "est_changed", changes=esc(", ".join(render(lang, remedy_label(c)) for c in est.changes))))
+        if est.changed:  # each setting the change touched, with what the phrase had
+            lines.append(t(lang, "est_changed_from", items=esc("; ".join(render(lang, m) for _, m in est.changed))))
     lines += vram_lines(est, lang)
     breakdown = _breakdown(mem.breakdown, lang)
     if breakdown:
         lines.append(t(lang, "est_breakdown", items=breakdown))
     if mem.cpu_ram_gib:
         lines.append(t(lang, "est_cpu_ram", gib=gib(mem.cpu_ram_gib, lang)))
-    if est.assumptions:
-        lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, a.msg) for a in est.assumptions))))
+    if est.assumptions and assumptions:
+        # a remedy's re-estimate: the settings it changed say what they were instead of what was assumed
+        touched = {field for field, _ in est.changed}
+        said = [m for _, m in est.changed] + [a.msg for a in est.assumptions if a.key not in touched]
+        lines.append(t(lang, "est_assumptions", items=esc("; ".join(render(lang, m) for m in said))))
     w = est.answer.workload
     notes = engine_notes(w)
-    if notes and w.engine is not None:
+    if notes and w.engine is not None and assumptions:
         lines.append(esc(render(lang, msg("engine_changes", engine=w.engine.value)) + ": "
                          + "; ".join(render(lang, n) for n in notes)))
     lines.append("")
     fits = est.report.fits
     if fits:
         lines.append(t(lang, "est_fits_title"))
-        for fit in fits[:FITS_SHOWN]:
+        for fit in fits[:rows]:
             line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib, lang),
                      usable=gib(fit.usable_gib, lang), util=round(fit.utilization * 100))
             lines.append(line + (t(lang, "est_fit_tight") if fit.tight else ""))
-        if len(fits) > FITS_SHOWN:
-            lines.append(t(lang, "est_fits_more", n=len(fits) - FITS_SHOWN))
+        if len(fits) > rows:
+            lines.append(t(lang, "est_fits_more", n=len(fits) - rows))
     else:
         report = est.report
         if report.gpu is not None:  # nothing of the card asked for; other cards may still fit (said below)
@@ -212,17 +227,18 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
             lines.append(note)
     else:
         lines.append(t(lang, "est_no_offers"))
-    for block in (render_time(est, ranked, lang, currency), render_speed(est, lang)):
+    for block in (render_time(est, ranked, lang, currency, rows), render_speed(est, lang, rows)):
         if block:
             lines.append("")
             lines.extend(block)
     return "\n".join(lines).strip()
 
 
-def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> list[str]:
+def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str,
+                rows: int = FITS_SHOWN) -> list[str]:
     """Hours per configuration (the fitting ones shown, and the one asked for by name), and the job's cost at the
     best offer in stock for that configuration."""
-    te = est.answer.time(limit=FITS_SHOWN)
+    te = est.answer.time(limit=rows)
     if te is None or not te.per_config:
         return []
     best = cheapest_per_config(ranked)
@@ -238,9 +254,9 @@ def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: st
     return lines
 
 
-def render_speed(est: Estimate, lang: str) -> list[str]:
+def render_speed(est: Estimate, lang: str, rows: int = FITS_SHOWN) -> list[str]:
     """Inference: prompt and answer speed per configuration, per user and in total at the asked concurrency."""
-    sp = est.answer.speed(limit=FITS_SHOWN)
+    sp = est.answer.speed(limit=rows)
     if sp is None or not sp.per_config:
         return []
     lines = [t(lang, "est_speed_title", concurrency=sp.concurrency, context=sp.context)]
@@ -281,7 +297,7 @@ def subscription_what(sub: Subscription, lang: str) -> str:
         need = t(lang, "sub_need_gib_on", gib=gib(float(figure), lang), count=count)
     else:
         need = t(lang, "sub_need_gib", gib=gib(float(figure), lang))
-    return f"{esc(sub.query_text)} ({need})"
+    return f"{esc(query_words(lang, sub.query_text))} ({need})"
 
 
 def need_at(needs: dict[str, float], count: int) -> float | None:

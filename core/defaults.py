@@ -275,7 +275,7 @@ def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
     # vLLM / TGI split attention heads across GPUs; KV heads are split or replicated (docs/reference/estimator.md §3)
     kv = arch.kv_heads
     if gpus > 1 and (arch.heads % gpus or (kv % gpus and gpus % kv)):
-        raise _error(spec, msg("wl_tp_heads", gpus=str(gpus), name=arch.name, heads=str(arch.heads), kv=str(kv)))
+        raise _error(spec, msg("wl_tp_heads", gpus=str(gpus), name=arch.name, heads=arch.heads, kv=kv))
 
 
 def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:

@@ -538,5 +538,5 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
                                                          strategy=config_for(base, count).strategy.value)))
             break
     if not out:
-        out.append(Advice(code="none", msg=msg("advice_none", nodes=str(MAX_NODES))))
+        out.append(Advice(code="none", msg=msg("advice_none", nodes=MAX_NODES)))
     return out

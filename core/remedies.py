@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from core.fit import NODE_SIZE, Fit, fit_configs, requirement
 from core.msg import Msg, msg
+from core.parser import field_label, render_value
 from core.workload import Method, Offload, Optimizer, Quant, Strategy, Workload
 
 MAX_REMEDIES = 3
@@ -134,6 +135,22 @@ def apply(w: Workload, codes: tuple[str, ...]) -> Workload:
         if changed is not None:
             w = changed
     return w
+
+
+# The settings a change may touch, in the order an answer lists what it changed.
+CHANGED_FIELDS = ("method", "quant", "offload", "strategy", "gpus", "fused_ce", "batch", "seq_len", "prompt_len",
+                  "lora_rank", "lora_targets", "optimizer")
+
+
+def differences(before: Workload, after: Workload) -> tuple[tuple[str, Msg], ...]:
+    """What the changes did, setting by setting: (field, "CPU offload: optimizer states (was: none)")."""
+    out = []
+    for field in CHANGED_FIELDS:
+        old, new = getattr(before, field), getattr(after, field)
+        if old != new:
+            out.append((field, msg("remedy_was", label=field_label(field), value=render_value(field, new),
+                                   was=render_value(field, old))))
+    return tuple(out)
 
 
 def needs_remedy(w: Workload) -> bool:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.alert_texts import at
 from bot.callbacks import AlertCb
 from bot.keyboards import without_button
+from bot.names import query_words
 from bot.services import subscriptions
 from bot.services.subscriptions import Stop
 from storage.user_tables import User
@@ -30,7 +31,7 @@ async def stop_alerts(query: CallbackQuery, callback_data: AlertCb, session: Asy
     if done is Stop.ALREADY:
         await query.answer(at(lang, "stop_already"))
         return
-    await query.answer(at(lang, "stopped", query=sub.query_text[:100]), show_alert=True)
+    await query.answer(at(lang, "stopped", query=query_words(lang, sub.query_text)[:100]), show_alert=True)
     # Take the pressed button off the message, so the same alert does not keep offering it.
     if isinstance(query.message, Message) and isinstance(query.message.reply_markup, InlineKeyboardMarkup):
         with contextlib.suppress(TelegramBadRequest):  # an old message may no longer be editable

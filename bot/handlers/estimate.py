@@ -20,12 +20,13 @@ from bot.callbacks import EstimateCb
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
+from bot.handlers.start import start_keyboard
 from bot.market_button import with_market
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_answer
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import rank_for, render_estimate
+from bot.views import has_assumptions, rank_for, render_estimate
 from core.parser import ParseError
 from storage.user_tables import User
 
@@ -33,11 +34,13 @@ router = Router(name="estimate")
 
 
 async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, offers: OfferCache,
-                        tokens: QueryTokens) -> tuple[str, InlineKeyboardMarkup]:
+                        tokens: QueryTokens, assumptions: bool = False) -> tuple[str, InlineKeyboardMarkup]:
+    """The answer and its buttons; what was assumed stays behind the "Assumptions" button unless `assumptions`."""
     ranked = rank_for(est, offers, currency)
     remedies = [(r.code, await tokens.stored(est.query + r.query_suffix)) for r in est.remedies()]
-    return (render_estimate(est, ranked, lang, currency),
-            keyboards.estimate_keyboard(lang, token, len(ranked), remedies))
+    toggle = assumptions if has_assumptions(est) else None
+    return (render_estimate(est, ranked, lang, currency, assumptions=assumptions),
+            keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle))
 
 
 def needs_method(result: Failure) -> bool:
@@ -85,8 +88,8 @@ async def send_estimate(message: Message, est: Estimate, *, lang: str, currency:
 async def estimate(message: Message, command: CommandObject, lang: str, currency: str, estimator: Estimator,
                    offers: OfferCache, tokens: QueryTokens, webapp_url: str | None = None) -> None:
     text = await argument(message, command, lang)
-    if not text:
-        await message.answer(t(lang, "estimate_usage", examples=examples_block(lang)))
+    if not text:  # the examples as buttons (shown once: not also in the text), each answering with its estimate
+        await message.answer(t(lang, "estimate_usage"), reply_markup=await start_keyboard(lang, tokens))
         return
     result = estimator.get(text)
     if isinstance(result, HubPending):  # a model only the Hugging Face Hub knows: say so, then look it up
@@ -142,6 +145,30 @@ async def remedy_pressed(query: CallbackQuery, callback_data: EstimateCb, lang: 
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
     await send_estimate(query.message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
+
+
+@router.callback_query(EstimateCb.filter(F.action.in_({"assume", "hide"})), flags={"rate": "deep_link"})
+async def toggle_assumptions(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                             estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
+                             webapp_url: str | None = None) -> None:
+    """"Assumptions" shows what the estimate assumed in the same message; "Hide assumptions" takes it away again."""
+    text = await tokens.resolve(callback_data.q)
+    if not text or not isinstance(query.message, Message):
+        await query.answer(t(lang, "deep_link_bad"), show_alert=True)
+        return
+    await query.answer()
+    result = await estimator.get_resolved(text, query.from_user.id)
+    if isinstance(result, Failure):
+        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        return
+    body, markup = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
+                                       tokens=tokens, assumptions=callback_data.action == "assume")
+    keyboard = with_market(markup, webapp_url, lang, query.message.chat, text)
+    if len(body) <= 4096:
+        with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
+            await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
+        return
+    await answer_long(query.message, body, keyboard)
 
 
 @router.callback_query(EstimateCb.filter(F.action == "notify"), flags={"rate": "deep_link"})

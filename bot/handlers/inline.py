@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from aiogram import Router
 from aiogram.types import (
-    InlineKeyboardButton,
     InlineKeyboardMarkup,
     InlineQuery,
     InlineQueryResultArticle,
@@ -22,6 +21,7 @@ from aiogram.types import (
     LinkPreviewOptions,
 )
 
+from bot import keyboards
 from bot.availability_marks import StayMarks
 from bot.estimates import Estimate, Estimator, Failure, HubPending
 from bot.formatting import cut_input, esc, gib, money
@@ -70,8 +70,7 @@ class Page:
     next_offset: str
 
     def results(self, lang: str) -> list[InlineQueryResultUnion]:
-        kb = InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=t(lang, "btn_subscribe"),
-                                                                         url=self.subscribe_url)]])
+        kb = keyboards.subscribe_link_keyboard(lang, self.subscribe_url)
         return [_article(a.id, a.title, a.description, a.text, kb) for a in self.articles]
 
 
@@ -85,11 +84,6 @@ def _subscribe_url(bot_username: str, token: str) -> str:
     return f"https://t.me/{bot_username}?start={DEEP_LINK_PREFIX}{token}"
 
 
-def _subscribe_kb(bot_username: str, token: str, lang: str) -> InlineKeyboardMarkup:
-    return InlineKeyboardMarkup(inline_keyboard=[[InlineKeyboardButton(text=t(lang, "btn_subscribe"),
-                                                                       url=_subscribe_url(bot_username, token))]])
-
-
 def _article(id_: str, title: str, description: str, text: str,
              kb: InlineKeyboardMarkup | None) -> InlineQueryResultArticle:
     return InlineQueryResultArticle(id=id_, title=title[:200], description=description[:500], reply_markup=kb,
@@ -100,7 +94,8 @@ def _article(id_: str, title: str, description: str, text: str,
 
 def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultUnion]:
     return [_article(f"x{i}", t(lang, "inline_example_title", example=ex), t(lang, "inline_example_desc"),
-                     f"<code>@{bot_username} {esc(ex)}</code>", _subscribe_kb(bot_username, tokens.encode(ex), lang))
+                     f"<code>@{bot_username} {esc(ex)}</code>",
+                     keyboards.subscribe_link_keyboard(lang, _subscribe_url(bot_username, tokens.encode(ex))))
             for i, ex in enumerate(examples(lang))]
 
 
@@ -120,7 +115,7 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
         offer = r.offer
         assert isinstance(offer, CachedOffer)
         per_hour = r.price_per_hour
-        location = f" · {region_name(lang, offer.location)}" if offer.location else ""
+        location = f" · {region_name(lang, offer.location, offer.provider)}" if offer.location else ""
         title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency, lang),
                   provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
         if r.tight:

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
-from aiogram.utils.keyboard import InlineKeyboardBuilder
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 
+from bot import keyboards
 from bot.availability_marks import StayMarks
 from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
@@ -77,17 +77,7 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
         lines.append(t(lang, "avail_mark_legend"))
     if note := vat_note([r.offer for r in chunk if isinstance(r.offer, CachedOffer)], lang):
         lines.append(note)
-    kb = InlineKeyboardBuilder()
-    buttons = []
-    if page > 1 or skip:
-        buttons.append(InlineKeyboardButton(text=t(lang, "btn_prev"),
-                                            callback_data=OffersCb(q=token, page=page - 1, skip=skip).pack()))
-    if page < pages:
-        buttons.append(InlineKeyboardButton(text=t(lang, "btn_next"),
-                                            callback_data=OffersCb(q=token, page=page + 1, skip=skip).pack()))
-    if buttons:
-        kb.row(*buttons)
-    return "\n".join(lines), kb.as_markup() if buttons else None
+    return "\n".join(lines), keyboards.offers_page_keyboard(lang, token, page, pages, skip)
 
 
 @router.message(Command("offers"), flags={"rate": "estimate"})

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from aiogram import Router
 from aiogram.filters import Command, CommandObject, CommandStart
-from aiogram.types import Message
+from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import keyboards
+from bot.callbacks import MenuCb
 from bot.estimates import Estimator
 from bot.formatting import MAX_INPUT, cut_input
+from bot.handlers.subs import render_subs
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples, t
@@ -25,6 +28,13 @@ def start_text(lang: str, provider_names: list[str]) -> str:
     names = [provider_title(n) for n in provider_names if provider_info(n).stock_known] or ["—"]
     joined = names[0] if len(names) == 1 else t(lang, "list_and", head=", ".join(names[:-1]), last=names[-1])
     return t(lang, "start", providers=joined)
+
+
+
+async def start_keyboard(lang: str, tokens: QueryTokens) -> InlineKeyboardMarkup:
+    """The examples as buttons (each answers with its estimate), "My subscriptions" and "Language"."""
+    return keyboards.start_keyboard(lang, [(ex, await tokens.stored(ex)) for ex in examples(lang)])
+
 
 DEEP_LINK_PREFIX = "sub_"
 # Telegram carries at most 64 characters of a start parameter; a typed "/start sub_…" can be longer. Allow the
@@ -43,7 +53,7 @@ async def start_deep_link(message: Message, command: CommandObject, session: Asy
         # The same input limit as every other entry: a typed "/start sub_<very long base64>" is cut, with a note.
         query, cut = cut_input(query)
     if not query:  # unknown, forged, or nothing readable left (never echoed)
-        await message.answer(start_text(lang, provider_names))
+        await message.answer(start_text(lang, provider_names), reply_markup=await start_keyboard(lang, tokens))
         if payload.startswith(DEEP_LINK_PREFIX):
             await message.answer(t(lang, "deep_link_bad"))
         return
@@ -55,8 +65,21 @@ async def start_deep_link(message: Message, command: CommandObject, session: Asy
 
 
 @router.message(CommandStart())
-async def start(message: Message, lang: str, provider_names: list[str]) -> None:
-    await message.answer(start_text(lang, provider_names))
+async def start(message: Message, lang: str, provider_names: list[str], tokens: QueryTokens) -> None:
+    await message.answer(start_text(lang, provider_names), reply_markup=await start_keyboard(lang, tokens))
+
+
+@router.callback_query(MenuCb.filter())
+async def menu(query: CallbackQuery, callback_data: MenuCb, session: AsyncSession, user: User, lang: str) -> None:
+    """"My subscriptions" answers with /subs; "Language" with the language chooser (the welcome stays)."""
+    await query.answer()
+    if not isinstance(query.message, Message):
+        return
+    if callback_data.what == "subs":
+        text, kb = await render_subs(session, user, lang)
+        await query.message.answer(text, reply_markup=kb, disable_web_page_preview=True)
+    else:
+        await query.message.answer(t(lang, "lang_choose"), reply_markup=keyboards.language_keyboard())
 
 
 @router.message(Command("help"))

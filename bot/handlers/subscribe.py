@@ -16,10 +16,10 @@ from aiogram import BaseMiddleware, F, Router
 from aiogram.filters import Command, CommandObject, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message, TelegramObject
-from aiogram.utils.keyboard import InlineKeyboardBuilder
+from aiogram.types import CallbackQuery, Message, TelegramObject
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot import keyboards
 from bot.callbacks import WizardBasisCb, WizardCancelCb, WizardGpuCb, WizardKindCb, WizardPriceCb, WizardProviderCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, money
@@ -33,9 +33,6 @@ from core.providers import provider_names, provider_title
 from storage.user_tables import User
 
 router = Router(name="subscribe")
-
-POPULAR_GPUS = ("H100", "H200", "B200", "A100 80GB", "L40S", "RTX 4090", "RTX 3090", "A6000")
-PRICE_PRESETS = {"RUB": (100, 200, 300, 500), "USD": (1, 2, 3, 5)}
 
 
 class Wizard(StatesGroup):
@@ -62,17 +59,6 @@ class WizardCancel(BaseMiddleware):
         return await handler(event, data)
 
 
-WizardButton = WizardKindCb | WizardGpuCb | WizardPriceCb | WizardBasisCb | WizardProviderCb
-
-
-def _kb(rows: list[list[tuple[str, WizardButton]]], lang: str) -> InlineKeyboardMarkup:
-    kb = InlineKeyboardBuilder()
-    for row in rows:
-        kb.row(*(InlineKeyboardButton(text=label, callback_data=cb.pack()) for label, cb in row))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_cancel"), callback_data=WizardCancelCb().pack()))
-    return kb.as_markup()
-
-
 @router.message(Command("subscribe", magic=F.args.strip()))
 async def subscribe(message: Message, command: CommandObject, state: FSMContext, session: AsyncSession, user: User,
                     lang: str, estimator: Estimator, offers: OfferCache,
@@ -88,9 +74,7 @@ async def subscribe(message: Message, command: CommandObject, state: FSMContext,
 async def start_wizard(message: Message, state: FSMContext, lang: str) -> None:
     """A bare /subscribe: the wizard (rate-limited: each start writes the conversation state)."""
     await state.set_state(Wizard.kind)
-    await message.answer(t(lang, "sub_ask_kind"), reply_markup=_kb([
-        [(t(lang, "btn_kind_workload"), WizardKindCb(kind="workload"))],
-        [(t(lang, "btn_kind_gpu"), WizardKindCb(kind="gpu"))]], lang))
+    await message.answer(t(lang, "sub_ask_kind"), reply_markup=keyboards.wizard_kind_keyboard(lang))
 
 
 @router.message(Command("cancel"))
@@ -115,9 +99,7 @@ async def chose_kind(query: CallbackQuery, callback_data: WizardKindCb, state: F
     if not isinstance(query.message, Message):
         return
     if callback_data.kind == "gpu":
-        rows: list[list[tuple[str, WizardButton]]] = [[(name, WizardGpuCb(gpu=name)) for name in POPULAR_GPUS[i:i + 4]]
-                for i in range(0, len(POPULAR_GPUS), 4)]
-        await query.message.edit_text(t(lang, "sub_ask_gpu"), reply_markup=_kb(rows, lang))
+        await query.message.edit_text(t(lang, "sub_ask_gpu"), reply_markup=keyboards.wizard_gpu_keyboard(lang))
     else:
         await query.message.edit_text(t(lang, "sub_ask_workload", examples=examples_block(lang)))
 
@@ -126,14 +108,12 @@ async def _ask_price(target_message: Message, state: FSMContext, target: str, la
                      edit: bool) -> None:
     await state.update_data(target=target)
     await state.set_state(Wizard.price)
-    rows: list[list[tuple[str, WizardButton]]] = [
-        [(money(p, currency, lang), WizardPriceCb(price=p)) for p in PRICE_PRESETS[currency]],
-        [(t(lang, "btn_any_price"), WizardPriceCb(price=None))]]
+    markup = keyboards.wizard_price_keyboard(lang, currency)
     text = t(lang, "sub_ask_price", currency=currency)
     if edit:
-        await target_message.edit_text(text, reply_markup=_kb(rows, lang))
+        await target_message.edit_text(text, reply_markup=markup)
     else:
-        await target_message.answer(text, reply_markup=_kb(rows, lang))
+        await target_message.answer(text, reply_markup=markup)
 
 
 @router.callback_query(Wizard.target, WizardGpuCb.filter())
@@ -181,21 +161,17 @@ async def _ask_provider(target_message: Message, state: FSMContext, lang: str, e
     and the wizard stays at this step): a subscription to a provider nobody polls would never alert."""
     await state.set_state(Wizard.provider)
     names = polled(setup)
-    rows: list[list[tuple[str, WizardButton]]] = [
-        [(provider_title(name), WizardProviderCb(provider=name)) for name in names[i:i + 3]]
-        for i in range(0, len(names), 3)]
-    rows.append([(t(lang, "btn_any_provider"), WizardProviderCb(provider=None))])
     idle = sorted((n for n in provider_names() if n not in names), key=lambda n: provider_title(n).lower())
     text = t(lang, "sub_ask_provider")
+    greyed: list[tuple[str, str, str]] = []
     if idle and setup is not None:
-        rows += [[(t(lang, "btn_provider_idle", name=provider_title(n),
-                     reason=not_polled_reason(lang, setup.get(n, "disabled"))), WizardProviderCb(provider=n))]
-                 for n in idle]
+        greyed = [(n, provider_title(n), not_polled_reason(lang, setup.get(n, "disabled"))) for n in idle]
         text += "\n" + t(lang, "sub_providers_idle", names=esc(", ".join(provider_title(n) for n in idle)))
+    markup = keyboards.wizard_provider_keyboard(lang, [(n, provider_title(n)) for n in names], greyed)
     if edit:
-        await target_message.edit_text(text, reply_markup=_kb(rows, lang))
+        await target_message.edit_text(text, reply_markup=markup)
     else:
-        await target_message.answer(text, reply_markup=_kb(rows, lang))
+        await target_message.answer(text, reply_markup=markup)
 
 
 async def _ask_basis(target_message: Message, state: FSMContext, price: float, lang: str, currency: str,
@@ -203,14 +179,12 @@ async def _ask_basis(target_message: Message, state: FSMContext, price: float, l
     """A cap is a price per hour of the whole configuration or of each GPU: asked, never guessed."""
     await state.set_state(Wizard.basis)
     shown = money(price, currency, lang, exact=True)
-    rows: list[list[tuple[str, WizardButton]]] = [
-        [(t(lang, "btn_basis_total", price=shown), WizardBasisCb(basis="total"))],
-        [(t(lang, "btn_basis_gpu", price=shown), WizardBasisCb(basis="gpu"))]]
+    markup = keyboards.wizard_basis_keyboard(lang, shown)
     text = t(lang, "sub_ask_basis", price=shown)
     if edit:
-        await target_message.edit_text(text, reply_markup=_kb(rows, lang))
+        await target_message.edit_text(text, reply_markup=markup)
     else:
-        await target_message.answer(text, reply_markup=_kb(rows, lang))
+        await target_message.answer(text, reply_markup=markup)
 
 
 @router.callback_query(Wizard.price, WizardPriceCb.filter())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.gpus import family_ids, get_gpu
 from texts.i18n import has, lang_for, number, render, t
+from texts.regions import region_name
 
 if TYPE_CHECKING:  # the rest is imported where used: every `gpuradar` command imports this module at start-up
     from core.answer import Answer
@@ -83,7 +84,8 @@ def offers_table(items: Sequence[tuple[Offer, float | None, float | None]], lang
 
 def _table_rows(items: Sequence[tuple[Offer, float | None, float | None]], lang: str) -> list[list[str]]:
     """One row per offer, in the headers' order (the last column: how many are available)."""
-    return [[o.provider, gpu_label(o, lang), _count(o), o.location or "—", _word(lang, o.billing.value),
+    return [[o.provider, gpu_label(o, lang), _count(o),
+             region_name(lang, o.location, o.provider) if o.location else "—", _word(lang, o.billing.value),
              _money(None if rub is None else rub * o.gpu_count, lang),
              _money(None if usd is None else usd * o.gpu_count, lang),
              _money(rub, lang), _money(usd, lang), "—" if o.available is None else str(o.available)]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuradar.commands.offers import add_lang, gpu_ids, table
 from texts.i18n import lang_for, t
+from texts.regions import region_name
 
 if TYPE_CHECKING:
     from core.availability import WindowStats
@@ -50,7 +51,8 @@ def _price(value: float | None) -> str:
 def _row(s: SeriesStats, w: WindowStats, lang: str) -> list[str]:
     share = w.share
     now = "?" if w.now_in_stock is None else ("+" if w.now_in_stock else "-")
-    return [s.provider, s.card, str(s.gpu_count), s.region or "—", s.billing,
+    region = region_name(lang, s.region, s.provider) if s.region else "—"
+    return [s.provider, s.card, str(s.gpu_count), region, s.billing,
             "—" if share is None else f"{share * 100:.0f} %", str(w.appeared), f"{_dur(w.median_stay)}/"
             f"{_dur(w.p90_stay)} ({w.episodes})", _dur(w.median_comeback), now,
             f"{_price(w.price_now)}/{_price(w.price_min)}/{_price(w.price_median)}",

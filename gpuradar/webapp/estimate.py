@@ -46,7 +46,7 @@ def estimate_json(est: Estimate, offers: OfferCache, lang: str, currency: str) -
         if isinstance(o, CachedOffer) and o.gpu is not None and o.provider not in cells.setdefault(o.gpu, {}):
             cells[o.gpu][o.provider] = {"in_stock": True, "count": o.gpu_count, "fraction": o.fraction,
                                         "spot": r.spot, "region": o.location,
-                                        "region_name": region_name(lang, o.location) if o.location else "",
+                                        "region_name": region_name(lang, o.location, o.provider) if o.location else "",
                                         "per_gpu_hour": {"RUB": o.price_per_gpu_hour_rub,
                                                          "USD": o.price_per_gpu_hour_usd},
                                         "text": {"RUB": money(o.price_per_gpu_hour_rub, "RUB"),

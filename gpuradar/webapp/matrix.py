@@ -76,7 +76,7 @@ def _cell(best: CachedOffer, offers: int, lang: str) -> dict[str, Any]:
         "count": best.gpu_count,
         "fraction": best.fraction,
         "region": best.location,
-        "region_name": region_name(lang, best.location) if best.location else "",
+        "region_name": region_name(lang, best.location, best.provider) if best.location else "",
         "spot": best.billing == "spot",
         "per_gpu_hour": {"RUB": best.price_per_gpu_hour_rub, "USD": best.price_per_gpu_hour_usd},
         "text": {"RUB": money(best.price_per_gpu_hour_rub, "RUB"), "USD": money(best.price_per_gpu_hour_usd, "USD")},

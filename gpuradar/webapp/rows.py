@@ -57,7 +57,7 @@ def offer_row(offer: CachedOffer, lang: str, ranked: Ranked | None = None, curre
         "fraction": offer.fraction,
         "what": plain(offer_what(offer, lang)),
         "region": offer.location,
-        "region_name": region_name(lang, offer.location) if offer.location else "",
+        "region_name": region_name(lang, offer.location, offer.provider) if offer.location else "",
         "billing": offer.billing,
         "billing_name": plain(t(lang, f"billing_{offer.billing}")) if has(lang, f"billing_{offer.billing}")
         else offer.billing,

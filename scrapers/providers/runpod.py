@@ -15,6 +15,7 @@ a header), never in the query string, where it would end up in request logs.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from core.gpus import find_gpu
 from core.offers import Billing, Period
@@ -29,6 +30,14 @@ from scrapers.settings import ProviderSettings
 NAME = "runpod"
 GRAPHQL_PATH = "/graphql"
 ORDER_URL = "https://console.runpod.io/deploy"
+
+
+def deploy_url(gpu_type_id: str, count: int = 1) -> str:
+    """The console's pod deploy page with this GPU type preselected. The console reads `gpu` (the GPU type id or
+    its display name) and `count` from the query: public deep links into it read
+    `https://console.runpod.io/deploy?gpu=NVIDIA%20A100-SXM4-80GB&count=4` and `…/deploy?gpu=RTX+4090&count=1`
+    (third-party READMEs and reports found through the code search, 2025)."""
+    return f"{ORDER_URL}?{urlencode({'gpu': gpu_type_id, 'count': count}, quote_via=quote)}"
 CLOUDS = ("secure", "community")
 
 _FIELDS = """
@@ -122,7 +131,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
                 sku=gt.id, gpu=_gpu(gt),
                 gpu_name=spelling, gpu_count=1, gpu_memory_gb=gt.memoryInGb, vcpu=lp.minVcpu, ram_gb=lp.minMemory,
                 location=cloud, billing=Billing.HOURLY, price=price, currency="USD", period=Period.HOUR,
-                in_stock=in_stock, available=free, url=ORDER_URL,
+                in_stock=in_stock, available=free, url=deploy_url(gt.id),
             )
     return out.result()
 

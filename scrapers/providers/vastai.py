@@ -35,6 +35,13 @@ from scrapers.settings import ProviderSettings
 NAME = "vastai"
 BUNDLES_PATH = "/api/v0/bundles/"
 ORDER_URL = "https://cloud.vast.ai/create/"
+
+
+def offer_url(offer_id: int | None) -> str:
+    """The console's create-instance page for one listing (the `id` of /bundles' offers, the id `vastai create
+    instance <id>` rents): `https://cloud.vast.ai/create/?id=<offer id>`, the checkout link public GPU brokers build
+    for a Vast.ai listing (found through the code search, 2025); the bare create page when there is none."""
+    return f"{ORDER_URL}?id={offer_id}" if offer_id is not None and offer_id > 0 else ORDER_URL
 MAX_PAGES = 10  # x the row limit: far more listings than the marketplace has; 10 requests = its per-minute limit
 
 
@@ -134,6 +141,7 @@ class _Config:
     listings: int = 0
     vcpu: int | None = None
     disk_gb: float | None = None
+    best_id: int | None = None  # the cheapest rentable listing: the one the order link opens
 
     def add(self, listing: _Listing, price: float) -> None:
         self.listings += 1
@@ -141,6 +149,7 @@ class _Config:
         if listing.rentable is not False:
             if self.best is None or price < self.best:
                 self.best = price
+                self.best_id = listing.id
                 self.vcpu = int(listing.cpu_cores_effective) if listing.cpu_cores_effective else None
                 self.disk_gb = listing.disk_space
             self.machines.add(listing.machine_id if listing.machine_id is not None else -listing.id)
@@ -174,7 +183,7 @@ def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
             sku=cfg.gpu_name, gpu=known[lookup], gpu_name=cfg.gpu_name, gpu_count=cfg.gpu_count,
             gpu_memory_gb=cfg.memory_gb, vcpu=cfg.vcpu, disk_gb=cfg.disk_gb, location=cfg.region,
             billing=cfg.billing, price=round(price, 4), currency="USD", period=Period.HOUR,
-            in_stock=bool(cfg.machines), available=len(cfg.machines), url=ORDER_URL,
+            in_stock=bool(cfg.machines), available=len(cfg.machines), url=offer_url(cfg.best_id),
         )
     return out.result()
 

@@ -200,6 +200,6 @@ def test_display_names_for_models_regions_and_alerts():
     assert model_name("gemma-3-27b") == "Gemma 3 27B"
     assert model_name("glm-4-9b") == "GLM 4 9B"
     assert model_name("acme/llama-ft") == "acme/llama-ft"  # a Hub repo is shown as given
-    assert region_name("en", "ap_northeast_kr_se_1") == "Seoul"
+    assert region_name("en", "ap_northeast_kr_se_1") == "Seoul, KR"
     assert region_name("ru", "ap_northeast_kr_se_1") == "Сеул"
     assert region_name("ru", "FI") == "Финляндия"

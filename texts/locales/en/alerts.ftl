@@ -8,6 +8,7 @@ alert_price = 💰 { $per_gpu_hour }/GPU-hour · { $per_hour }/h · { $per_month
 alert_vat = {" "}(VAT { $rate }% included)
 alert_price_slice = 💰 { $per_hour }/h · { $per_month }/month
 alert_was = {"   "}was { $old } per GPU-hour ({ $change })
+alert_was_slice = {"   "}was { $old }/h for this share of the card ({ $change })
 alert_fits_workload = ✅ { $query }: needs { $need } GiB per GPU; { $gpu } gives { $have } GiB — fits
 alert_tight = {" "}(⚠️ tight: no safety margin)
 alert_fits_gpu = ✅ You watch: { $query }

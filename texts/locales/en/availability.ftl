@@ -51,7 +51,10 @@ cmd_when = When is a GPU usually in stock
 cli_stats_help = Availability statistics per offer group: share of time in stock, appearances, how long it stays, how soon it comes back, prices and trend
 cli_stats_bad_days = --days must be between 1 and { $high }.
 cli_stats_none = No availability history matches.
-cli_stats_title = Last { $days } days, prices per GPU-hour in { $currency } (now/min/median), trend against the 7-day median:
+cli_stats_title = Last { $days ->
+        [one] { $days } day
+       *[other] { $days } days
+    }, prices per GPU-hour in { $currency } (now/min/median), trend against the 7-day median:
 cli_stats_headers = provider|card|GPUs|region|billing|in stock|appeared|stay median/p90 (n)|comeback|now|price|trend|observed
 cli_export_help = Open data: offer snapshots and change events since a time, streamed as CSV or JSON lines (schema: docs/open-data.md)
 cli_export_bad_since = --since takes a duration such as 30d, 12h or 2w.

@@ -26,9 +26,7 @@ input_cut = ✂️ Your message was long: I read its first { $limit } { $limit -
        *[other] characters
     }.
 error = Something went wrong on my side; please try again in a minute.
-estimate_usage =
-    Tell me the workload after the command, for example:
-    { $examples }
+estimate_usage = Tell me the workload after the command (<code>/estimate 13B LoRA</code>), or tap an example:
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = VRAM per GPU: <b>{ $per_gpu } GiB</b> (recommended { $recommended } GiB, with a safety margin)
 est_vram_total = VRAM in all: <b>{ $total } GiB</b> on one device (recommended { $recommended } GiB, with a safety margin); no single GPU holds it
@@ -53,7 +51,9 @@ est_no_fit_named = Nothing fits on { $where }, the configuration asked for.
 est_remedies_title = <b>Try:</b>
 est_remedy_line = • { $change }: { $per_gpu } GiB per GPU, fits on { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } GiB per GPU, still more than any card holds
+query_with_changes = { $query }, with { $changes }
 est_changed = 🛠 Re-estimated with: { $changes }
+est_changed_from = Changed: { $items }
 btn_remedy_offload_optimizer = 🛠 Offload optimizer
 btn_remedy_offload_all = 🛠 Offload all to CPU
 btn_remedy_fused_ce = 🛠 Fused cross-entropy
@@ -74,6 +74,8 @@ est_time_cost = , ~{ $cost } at the cheapest offer
 offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/h · { $per_month }/mo{ $extra } · { $link }
 offer_link = <a href="{ $url }">order</a>
 offer_nolink = no link
+btn_assumptions = 📋 Assumptions
+btn_assumptions_hide = 📋 Hide assumptions
 btn_notify = 🔔 Notify me when it is available
 btn_more_offers = More offers ›
 offers_title = <b>In stock{ $filter }</b>, cheapest configuration first — page { $page }/{ $pages }:
@@ -193,6 +195,8 @@ quiet_bad = Send quiet hours as two hours, e.g. <code>/settings quiet 23-8</code
 quiet_bad_hours = Hours are 0-23: “{ $given }” has one outside that. For example <code>/settings quiet 23-8</code>.
 settings_use_lang = The language is not a /settings setting: use /lang (for example <code>/lang en</code>).
 settings_unknown = Unknown setting “{ $given }”. /settings knows <code>quiet 23-8</code>, <code>quiet off</code> and <code>tz +3</code>; the language is /lang, the currency is the button below /settings.
+btn_my_subs = 📋 My subscriptions
+btn_language = 🌐 Language
 lang_choose = Choose the language:
 lang_set = Language: English.
 admin_stats =
@@ -251,7 +255,10 @@ history_cheapest_now = Cheapest now: { $provider }, { $price } per GPU-hour (the
 
 ## speed, ranking and slices (core.speed, core.ranking)
 est_fit_tight = {" "}— tight: no safety margin
-est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context } tokens):
+est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context ->
+        [one] { $context } token
+       *[other] { $context } tokens
+    }):
 est_speed_line = • { $gpu } × { $count }: prompt { $prefill } tok/s · answer { $decode } tok/s per user · { $aggregate } tok/s in total{ $mark }
 est_not_fitting_mark = {" "}(does not fit)
 est_job_cost = {" "}· job ~{ $cost }

@@ -141,7 +141,10 @@ cli_config_fields = { $path } lacks the fields of a Hugging Face config.json (hi
 cli_gpu_unknown = The GPU { $gpu } is not in the catalog (try e.g. H100, A100 80GB, RTX 4090).
 cli_kv_dtype = --kv-dtype must be one of { $choices }.
 run_bad_token = Telegram refused BOT_TOKEN: it is not a valid bot token. Copy it again from @BotFather (/mybots → API Token).
-run_telegram_unreachable = Telegram Bot API at { $api } cannot be reached ({ $attempts } attempts): check the network, a proxy, or TELEGRAM_API_URL.
+run_telegram_unreachable = Telegram Bot API at { $api } cannot be reached ({ $attempts ->
+        [one] { $attempts } attempt
+       *[other] { $attempts } attempts
+    }): check the network, a proxy, or TELEGRAM_API_URL.
 run_port_in_use = Port { $port } on { $host } is already in use (or not allowed): set another with WEB__PORT (and WEB__HOST).
 run_db_missing = The database folder { $path } does not exist: create it or point DATABASE_URL elsewhere.
 run_db_not_writable = The database { $path } cannot be written: fix its permissions or point DATABASE_URL elsewhere.

@@ -97,7 +97,10 @@ assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $la
 assume_why = { $what } ({ $why })
 wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
 wl_model_unknown_close = The model «{ $model }» is not in the catalog. Did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
-wl_experts_mismatch = { $name } has { $has } experts, not { $said }.
+wl_experts_mismatch = { $name } has { $has ->
+        [one] { $has } expert
+       *[other] { $has } experts
+    }, not { $said }.
 wl_params_mismatch = { $name } has { $has }B parameters, not { $said }B: give either the model or the size.
 wl_which_model = Which model? Give its size (13B, 8x7B) or its name (llama-3.1-8b, Qwen2.5-72B).
 why_concurrency = you gave concurrent users
@@ -106,7 +109,13 @@ why_quant_inference = a GPTQ/AWQ/GGUF checkpoint is for inference
 why_tp_inference = tensor parallel is for inference
 wl_not_for_method = That does not apply to { $method }: { $labels }.
 wl_gpu_unknown = The GPU «{ $gpu }» is not in the catalog.
-wl_tp_heads = Tensor parallel over { $gpus } GPUs does not divide { $name }'s { $heads } attention heads / { $kv } KV heads: use 2, 4 or 8 GPUs.
+wl_tp_heads = Tensor parallel over { $gpus } GPUs does not divide { $name }'s { $heads ->
+        [one] { $heads } attention head
+       *[other] { $heads } attention heads
+    } / { $kv ->
+        [one] { $kv } KV head
+       *[other] { $kv } KV heads
+    }: use 2, 4 or 8 GPUs.
 wl_no_bf16 = { $gpu } has no bf16: use fp16.
 why_no_bf16 = { $gpu } has no bf16
 wl_quant_method = { $method } cannot use a { $quant } base (possible: { $allowed }).
@@ -133,9 +142,15 @@ advice_more_nodes = Several nodes: { $nodes } { $nodes ->
         [one] node
        *[other] nodes
     } of 8x { $gpu } ({ $count } GPUs, { $strategy }).
-advice_none = Nothing in the catalog holds this workload, even across { $nodes } nodes.
+advice_none = Nothing in the catalog holds this workload, even across { $nodes ->
+        [one] { $nodes } node
+       *[other] { $nodes } nodes
+    }.
 parse_negative = a size or a count cannot be negative
-wl_context_too_long = { $name } reads at most { $limit } tokens of context ({ $said } asked): it cannot attend further. Ask for { $limit } or less, or name a model with a longer context.
+wl_context_too_long = { $name } reads at most { $limit ->
+        [one] { $limit } token
+       *[other] { $limit } tokens
+    } of context ({ $said } asked): it cannot attend further. Ask for { $limit } or less, or name a model with a longer context.
 
 ## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
 hub_looking = Looking up { $repo } on Hugging Face…
@@ -149,7 +164,13 @@ hub_error_unreadable = The config.json of «{ $repo }» is not one I can read (n
 ## Images of vision models
 field_images = images
 wl_no_vision = { $name } reads text only: it has no vision tower for images.
-assume_image_tokens = images: { $images } × { $per } tokens = { $total } tokens added to the sequence
+assume_image_tokens = images: { $images } × { $per ->
+        [one] { $per } token
+       *[other] { $per } tokens
+    } = { $total ->
+        [one] { $total } token
+       *[other] { $total } tokens
+    } added to the sequence
 
 ## Inference: the prompt and the generated tokens (issue 9)
 field_prompt_len = prompt (input)
@@ -157,9 +178,18 @@ field_output_len = output (generated)
 why_prompt_output = you gave input/output lengths
 why_prompt_whole = the whole context counted as prompt, the worst case; say e.g. «input 1k output 2k» if you know them
 why_prompt_rest = the context less the output
-wl_prompt_output_context = Input { $prompt } + output { $output } tokens do not fit in a context of { $context }: give a longer context, or leave it out.
-wl_prompt_context = The input ({ $prompt } tokens) is longer than the context ({ $context }).
-wl_output_context = The output ({ $output } tokens) leaves no room for a prompt in a context of { $context }: give a longer context, or the input length.
+wl_prompt_output_context = Input { $prompt } + output { $output ->
+        [one] { $output } token
+       *[other] { $output } tokens
+    } do not fit in a context of { $context }: give a longer context, or leave it out.
+wl_prompt_context = The input ({ $prompt ->
+        [one] { $prompt } token
+       *[other] { $prompt } tokens
+    }) is longer than the context ({ $context }).
+wl_output_context = The output ({ $output ->
+        [one] { $output } token
+       *[other] { $output } tokens
+    }) leaves no room for a prompt in a context of { $context }: give a longer context, or the input length.
 field_engine = engine
 why_engine_serve = several concurrent users are served by a serving engine
 why_engine_one = one sequence: Hugging Face transformers generate
@@ -169,8 +199,14 @@ wl_engine_training = { $engine } is for training: for inference name vllm, sglan
 wl_engine_inference = { $engine } serves models: for training name hf-trainer/peft, unsloth, llama-factory, axolotl, torchtune or deepspeed.
 engine_changes = What { $engine } changes
 engine_note_claim = it claims { $share } % of each card at start-up and fills what the model does not use with KV-cache pages, so the workload must fit in that share
-engine_note_chunk = prompts are prefilled in chunks of { $tokens } tokens, which bounds the prefill working set
-engine_note_batched = all { $n } prompts are prefilled together in one forward pass
+engine_note_chunk = prompts are prefilled in chunks of { $tokens ->
+        [one] { $tokens } token
+       *[other] { $tokens } tokens
+    }, which bounds the prefill working set
+engine_note_batched = { $n ->
+        [one] { $n } prompt is prefilled
+       *[other] all { $n } prompts are prefilled together
+    } in one forward pass
 engine_note_graphs = CUDA graphs keep about { $gib } GiB per GPU
 engine_note_layer_split = several GPUs split the layers: they add memory, not speed (one request computes on one card at a time)
 engine_note_mla_full = it caches full K/V heads for MLA, not the compressed latent
@@ -191,6 +227,7 @@ slice_label = { $share } { $gpu } · { $mem } GB
 slice_label_nomem = { $share } { $gpu }
 
 # Remedies when a workload does not fit (core/remedies.py): each is a change the estimate is re-run with.
+remedy_was = { $label }: { $value } (was: { $was })
 remedy_offload_optimizer = optimizer states offloaded to CPU (DeepSpeed ZeRO-3 offload)
 remedy_offload_all = parameters and optimizer states offloaded to CPU (ZeRO-3 offload)
 remedy_fused_ce = fused / chunked cross-entropy (Liger, Unsloth)

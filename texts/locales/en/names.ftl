@@ -1,4 +1,4 @@
-## Places: cloud region ids shown as cities (bot/names.py maps the ids).
+## Places: cloud region ids shown as places (texts/regions.py maps the ids).
 
 city_seoul = Seoul
 city_taiwan = Taiwan
@@ -39,6 +39,30 @@ city_tel_aviv = Tel Aviv
 city_santiago = Santiago
 city_secure_cloud = Secure Cloud
 city_community_cloud = Community Cloud
+city_helsinki = Helsinki
+city_virginia = Virginia
+city_california = California
+city_washington_dc = Washington, D.C.
+city_iowa = Iowa
+city_south_carolina = South Carolina
+city_netherlands = Netherlands
+city_michigan = Michigan
+city_chennai = Chennai
+city_noida = Noida
+city_milan = Milan
+city_frosinone = Frosinone
+city_iceland = Iceland
+city_oregon = Oregon
+city_ohio = Ohio
+city_arizona = Arizona
+city_utah = Utah
+city_illinois = Illinois
+city_san_francisco = San Francisco
+city_kansas = Kansas
+city_georgia_us = Georgia
+city_washington_state = Washington State
+city_ireland = Ireland
+city_florida = Florida
 
 ## Why a provider is degraded (/providers, admin notes): short, no exception text, no URLs.
 reason_rate_limited = rate limit: the provider asks us to wait

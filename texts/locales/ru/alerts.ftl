@@ -8,6 +8,7 @@ alert_price = 💰 { $per_gpu_hour } за GPU-час · { $per_hour }/ч · { $p
 alert_vat = {" "}(с НДС { $rate }%)
 alert_price_slice = 💰 { $per_hour }/ч · { $per_month }/мес
 alert_was = {"   "}было { $old } за GPU-час ({ $change })
+alert_was_slice = {"   "}было { $old }/ч за эту долю карты ({ $change })
 alert_fits_workload = ✅ { $query }: нужно { $need } ГиБ на GPU; у { $gpu } — { $have } ГиБ, подходит
 alert_tight = {" "}(⚠️ впритык: без запаса)
 alert_fits_gpu = ✅ Вы следите: { $query }

@@ -2,26 +2,31 @@
 avail_minutes = { $n ->
     [one] { $n } минуту
     [few] { $n } минуты
+    [other] { $n } минуты
    *[many] { $n } минут
 }
 avail_hours = { $n ->
     [one] { $n } час
     [few] { $n } часа
+    [other] { $n } часа
    *[many] { $n } часов
 }
 avail_days = { $n ->
     [one] { $n } день
     [few] { $n } дня
+    [other] { $n } дня
    *[many] { $n } дней
 }
 avail_alert_short = ⏱ За 7 дней появлялось { $n ->
     [one] { $n } раз
     [few] { $n } раза
+    [other] { $n } раза
    *[many] { $n } раз
 }, держалось в среднем { $stay } — бронируйте сразу
 avail_alert_normal = ⏱ За 7 дней появлялось { $n ->
     [one] { $n } раз
     [few] { $n } раза
+    [other] { $n } раза
    *[many] { $n } раз
 }, держалось в среднем { $stay }
 avail_alert_long = ⏱ Обычно держится днями
@@ -38,6 +43,7 @@ when_under_whole = {" "}дешевле { $cap } в час за всю конфи
 when_share = За { $days ->
     [one] последний { $days } день
     [few] последние { $days } дня
+    [other] последние { $days } дня
    *[many] последние { $days } дней
 } { $what } была в наличии { $share } времени
 when_share_thin = За { $observed } наблюдений { $what } была в наличии { $share } времени
@@ -64,6 +70,7 @@ cli_export_bad_since = --since принимает длительность, на
 cli_export_done = { $n ->
     [one] Записана { $n } строка
     [few] Записано { $n } строки
+    [other] Записано { $n } строки
    *[many] Записано { $n } строк
 } в { $out }.
 history_strip_title = Наличие по провайдерам (пусто — не наблюдали)
@@ -73,5 +80,6 @@ history_strip_share_of = { $share } (наблюдали { $observed })
 history_strip_line = В наличии за { $days ->
     [one] последний { $days } день
     [few] последние { $days } дня
-   *[other] последние { $days } дней
+    [other] последние { $days } дня
+   *[many] последние { $days } дней
 } (доля времени наблюдений): { $shares }

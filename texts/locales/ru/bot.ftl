@@ -28,9 +28,7 @@ input_cut = ✂️ Сообщение длинное: я прочитал { $lim
        *[other] первые { $limit } символа
     }.
 error = У меня что-то пошло не так; попробуйте, пожалуйста, через минуту.
-estimate_usage =
-    Напишите задачу после команды, например:
-    { $examples }
+estimate_usage = Напишите задачу после команды (<code>/estimate 13B LoRA</code>) или нажмите пример:
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = Видеопамять на GPU: <b>{ $per_gpu } ГиБ</b> (рекомендуется { $recommended } ГиБ, с запасом)
 est_vram_total = Видеопамять всего: <b>{ $total } ГиБ</b> на одном устройстве (рекомендуется { $recommended } ГиБ, с запасом); ни одна GPU столько не вмещает
@@ -57,7 +55,9 @@ est_no_fit_named = В запрошенную конфигурацию { $where }
 est_remedies_title = <b>Попробуйте:</b>
 est_remedy_line = • { $change }: { $per_gpu } ГиБ на GPU, помещается на { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } ГиБ на GPU — всё ещё больше, чем есть у любой карты
+query_with_changes = { $query }, с изменением: { $changes }
 est_changed = 🛠 Пересчитано с изменением: { $changes }
+est_changed_from = Изменено: { $items }
 btn_remedy_offload_optimizer = 🛠 Оптимизатор в ОЗУ
 btn_remedy_offload_all = 🛠 Всё в ОЗУ
 btn_remedy_fused_ce = 🛠 Слитная кросс-энтропия
@@ -80,6 +80,8 @@ est_time_cost = , ~{ $cost } по самому дешёвому предложе
 offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/ч · { $per_month }/мес{ $extra } · { $link }
 offer_link = <a href="{ $url }">заказать</a>
 offer_nolink = без ссылки
+btn_assumptions = 📋 Допущения
+btn_assumptions_hide = 📋 Скрыть допущения
 btn_notify = 🔔 Сообщить, когда появится
 btn_more_offers = Ещё предложения ›
 offers_title = <b>В наличии{ $filter }</b>, сначала самые дешёвые конфигурации — страница { $page }/{ $pages }:
@@ -202,6 +204,8 @@ quiet_bad = Пришлите тихие часы двумя числами, на
 quiet_bad_hours = Часы — от 0 до 23, а в «{ $given }» есть час вне этого диапазона. Например: <code>/settings quiet 23-8</code>.
 settings_use_lang = Язык меняется не в /settings, а командой /lang (например, <code>/lang ru</code>).
 settings_unknown = Неизвестная настройка «{ $given }». /settings понимает <code>quiet 23-8</code>, <code>quiet off</code> и <code>tz +3</code>; язык — /lang, валюта — кнопка под /settings.
+btn_my_subs = 📋 Мои подписки
+btn_language = 🌐 Язык
 lang_choose = Выберите язык:
 lang_set = Язык: русский.
 admin_stats =
@@ -248,6 +252,7 @@ sub_delete_confirm = Удалить подписку { $n }: { $what }{ $filters
 unsub_all_confirm = Удалить { $n ->
         [one] { $n } подписку
         [few] все { $n } подписки
+        [other] все { $n } подписки
        *[many] все { $n } подписок
     }? Отменить это будет нельзя.
 btn_delete_yes = 🗑 Удалить
@@ -266,6 +271,7 @@ est_fit_tight = {" "}— впритык: без запаса
 est_speed_title = <b>Скорость</b> ({ $concurrency } одновременно, контекст { $context } { $context ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     }):
 est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }

@@ -149,7 +149,12 @@ cli_config_fields = В { $path } нет полей config.json Hugging Face (hid
 cli_gpu_unknown = GPU { $gpu } нет в каталоге (например: H100, A100 80GB, RTX 4090).
 cli_kv_dtype = --kv-dtype может быть: { $choices }.
 run_bad_token = Telegram не принял BOT_TOKEN: это не действующий токен бота. Скопируйте его заново у @BotFather (/mybots → API Token).
-run_telegram_unreachable = Telegram Bot API по адресу { $api } недоступен ({ $attempts } попыток): проверьте сеть, прокси или TELEGRAM_API_URL.
+run_telegram_unreachable = Telegram Bot API по адресу { $api } недоступен ({ $attempts ->
+        [one] { $attempts } попытка
+        [few] { $attempts } попытки
+        [other] { $attempts } попытки
+       *[many] { $attempts } попыток
+    }): проверьте сеть, прокси или TELEGRAM_API_URL.
 run_port_in_use = Порт { $port } на { $host } уже занят (или недоступен): укажите другой в WEB__PORT (и WEB__HOST).
 run_db_missing = Папки базы данных { $path } нет: создайте её или укажите другой путь в DATABASE_URL.
 run_db_not_writable = В базу данных { $path } нельзя писать: исправьте права или укажите другой путь в DATABASE_URL.

@@ -25,6 +25,7 @@ parse_not_text = Задача должна быть текстом.
 parse_too_long = Слишком длинно для описания задачи ({ $n } { $n ->
         [one] символ
         [few] символа
+        [other] символа
        *[many] символов
     }, максимум { $limit }): опишите её одной короткой фразой.
 parse_describe = Опишите задачу: модель (или её размер) и что с ней делать.
@@ -80,6 +81,7 @@ val_off = выкл.
 val_tokens = { NUMBER($n, useGrouping: 0) } { $n ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     }
 
@@ -88,14 +90,17 @@ wl_which_method = Какой метод? инференс («инференс 70
 assume_typical_arch = архитектура: { $size } — типичная { $name } ({ $layers } { $layers ->
         [one] слой
         [few] слоя
+        [other] слоя
        *[many] слоёв
     }, скрытый размер { $hidden }, { $heads } { $heads ->
         [one] голова
         [few] головы
+        [other] головы
        *[many] голов
     } / { $kv_heads } { $kv_heads ->
         [one] KV-голова
         [few] KV-головы
+        [other] KV-головы
        *[many] KV-голов
     }, словарь { $vocab }); для другой модели укажите её название или config.json
 assume_why = { $what } ({ $why })
@@ -110,7 +115,17 @@ why_quant_inference = чекпойнт GPTQ/AWQ/GGUF — для инференс
 why_tp_inference = тензорный параллелизм — для инференса
 wl_not_for_method = Это не относится к методу «{ $method }»: { $labels }.
 wl_gpu_unknown = GPU «{ $gpu }» нет в каталоге.
-wl_tp_heads = Тензорный параллелизм на { $gpus } GPU не делит { $heads } голов внимания / { $kv } KV-голов { $name }: возьмите 2, 4 или 8 GPU.
+wl_tp_heads = Тензорный параллелизм на { $gpus } GPU не делит { $heads ->
+        [one] { $heads } голову
+        [few] { $heads } головы
+        [other] { $heads } головы
+       *[many] { $heads } голов
+    } внимания / { $kv ->
+        [one] { $kv } KV-голову
+        [few] { $kv } KV-головы
+        [other] { $kv } KV-головы
+       *[many] { $kv } KV-голов
+    } { $name }: возьмите 2, 4 или 8 GPU.
 wl_no_bf16 = У { $gpu } нет bf16: используйте fp16.
 why_no_bf16 = у { $gpu } нет bf16
 wl_quant_method = { $method } не работает с базой { $quant } (возможно: { $allowed }).
@@ -136,11 +151,19 @@ advice_qlora = QLoRA (4-битная база и LoRA-адаптеры) поме
 advice_more_nodes = Несколько узлов: { $nodes } { $nodes ->
         [one] узел
         [few] узла
+        [other] узла
        *[many] узлов
     } по 8x { $gpu } ({ $count } GPU, { $strategy }).
-advice_none = Ни одна конфигурация из каталога не вмещает эту задачу, даже на { $nodes } узлах.
+advice_none = Ни одна конфигурация из каталога не вмещает эту задачу, даже на { $nodes ->
+        [one] { $nodes } узле
+       *[other] { $nodes } узлах
+    }.
 parse_negative = размер или количество не бывает отрицательным
-wl_context_too_long = { $name } читает не больше { $limit } токенов контекста (запрошено { $said }): дальше модель не видит. Укажите не больше { $limit } или модель с более длинным контекстом.
+wl_context_too_long = { $name } читает не больше { $limit ->
+        [one] { $limit } токена
+        [other] { $limit } токена
+       *[many] { $limit } токенов
+    } контекста (запрошено { $said }): дальше модель не видит. Укажите не больше { $limit } или модель с более длинным контекстом.
 
 ## Hugging Face Hub lookups of models the catalog lacks (core.hub.HubError codes)
 hub_looking = Ищу { $repo } на Hugging Face…
@@ -157,10 +180,12 @@ wl_no_vision = { $name } работает только с текстом: у н�
 assume_image_tokens = изображения: { $images } × { $per } { $per ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     } = { $total } { $total ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     } добавлено к последовательности
 
@@ -173,16 +198,19 @@ why_prompt_rest = контекст за вычетом ответа
 wl_prompt_output_context = Вход { $prompt } + выход { $output } { $output ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     } не помещаются в контекст { $context }: укажите контекст длиннее или не указывайте его.
 wl_prompt_context = Вход ({ $prompt } { $prompt ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     }) длиннее контекста ({ $context }).
 wl_output_context = Ответ ({ $output } { $output ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     }) не оставляет места для промпта в контексте { $context }: укажите контекст длиннее или длину входа.
 field_engine = движок
@@ -197,9 +225,15 @@ engine_note_claim = при запуске занимает { $share } % кажд
 engine_note_chunk = промпты обрабатываются кусками по { $tokens } { $tokens ->
         [one] токен
         [few] токена
+        [other] токена
        *[many] токенов
     } — это ограничивает рабочую память префилла
-engine_note_batched = все { $n } промптов обрабатываются вместе за один проход
+engine_note_batched = { $n ->
+        [one] { $n } промпт обрабатывается
+        [few] все { $n } промпта обрабатываются вместе
+        [other] все { $n } промпта обрабатываются вместе
+       *[many] все { $n } промптов обрабатываются вместе
+    } за один проход
 engine_note_graphs = CUDA-графы занимают около { $gib } ГиБ на GPU
 engine_note_layer_split = несколько GPU делят слои: они добавляют память, но не скорость (запрос считается на одной карте за раз)
 engine_note_mla_full = для MLA кэширует полные головы K/V, а не сжатый латент
@@ -207,7 +241,11 @@ engine_note_window_full = слоям со скользящим окном отв
 engine_note_upcast = подготовка PEFT к k-bit обучению держит эмбеддинги, LM head и нормализации в fp32 (+{ $gib } ГиБ)
 engine_note_fused_ce = слитая кросс-энтропия: логиты по всему словарю не хранятся в fp32
 engine_note_offload_ckpt = сохранённые для чекпойнтинга активации ждут в ОЗУ
-engine_note_speed = обучение примерно в { $x } раза быстрее HF Trainer + PEFT
+engine_note_speed = обучение примерно в { $x ->
+        [few] { $x } раза
+        [other] { $x } раза
+       *[many] { $x } раз
+    } быстрее HF Trainer + PEFT
 engine_note_fp16_acc = 16-битный префилл идёт на скорости тензорных ядер с FP16-накоплением (вдвое выше FP32-накопления на GeForce)
 capability_fp8_marlin = FP8-веса считаются в FP8 только на Ada / Hopper и новее (compute capability 8.9+); на Ampere (A100, A10, RTX 30) { $engine } запускает их только как веса (W8A16, ядро Marlin) с 16-битными вычислениями; V100, T4 и RTX 20 их не запускают
 capability_fp8_native_only = FP8-весам нужна карта Ada / Hopper или новее (compute capability 8.9+): у { $engine } нет запасного пути на A100, V100 или T4
@@ -220,6 +258,7 @@ slice_label = { $share } { $gpu } · { $mem } ГБ
 slice_label_nomem = { $share } { $gpu }
 
 # Что поможет, если задача не помещается (core/remedies.py): каждое — изменение, с которым оценка считается заново.
+remedy_was = { $label }: { $value } (было: { $was })
 remedy_offload_optimizer = состояния оптимизатора выгружены в ОЗУ (DeepSpeed ZeRO-3 offload)
 remedy_offload_all = параметры и состояния оптимизатора выгружены в ОЗУ (ZeRO-3 offload)
 remedy_fused_ce = слитная / блочная кросс-энтропия (Liger, Unsloth)

@@ -1,4 +1,4 @@
-## Places: cloud region ids shown as cities (bot/names.py maps the ids).
+## Places: cloud region ids shown as places (texts/regions.py maps the ids).
 
 city_seoul = Сеул
 city_taiwan = Тайвань
@@ -37,8 +37,32 @@ city_manchester = Манчестер
 city_honolulu = Гонолулу
 city_tel_aviv = Тель-Авив
 city_santiago = Сантьяго
-city_secure_cloud = Secure Cloud
-city_community_cloud = Community Cloud
+city_secure_cloud = защищённое облако (Secure Cloud)
+city_community_cloud = облако сообщества (Community Cloud)
+city_helsinki = Хельсинки
+city_virginia = Виргиния
+city_california = Калифорния
+city_washington_dc = Вашингтон
+city_iowa = Айова
+city_south_carolina = Южная Каролина
+city_netherlands = Нидерланды
+city_michigan = Мичиган
+city_chennai = Ченнаи
+city_noida = Нойда
+city_milan = Милан
+city_frosinone = Фрозиноне
+city_iceland = Исландия
+city_oregon = Орегон
+city_ohio = Огайо
+city_arizona = Аризона
+city_utah = Юта
+city_illinois = Иллинойс
+city_san_francisco = Сан-Франциско
+city_kansas = Канзас
+city_georgia_us = Джорджия
+city_washington_state = штат Вашингтон
+city_ireland = Ирландия
+city_florida = Флорида
 
 ## Why a provider is degraded (/providers, admin notes): short, no exception text, no URLs.
 reason_rate_limited = лимит запросов: провайдер просит подождать
