@@ -144,7 +144,10 @@ async def test_the_bot_shows_input_and_output(tg, app):  # noqa: F811
     text = await say(tg, "/estimate qwen3-8b инференс вход 1к выход 2к", lang="ru")
     assert "контекст 3\u00a0072 (вход 1\u00a0024 + выход 2\u00a0048)" in text
     text = await say(tg, "/estimate qwen3-8b inference ctx 8k")
-    assert "worst case" in text
+    assert "worst case" not in text  # an assumption: one tap away, behind the Assumptions button
+    call = tg.calls_of("sendMessage")[-1]
+    tg.press(call, "Assumptions")
+    assert "worst case" in (await tg.wait_for("editMessageText", chat_id=call.chat_id)).text
 
 
 def test_the_prefill_speed_is_that_of_the_stated_prompt() -> None:
