@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select, text  # noqa: E402
 
+import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
 from bench.fanout_cycle import fresh_pg_database, provider_offers  # noqa: E402
 from core.offers import Offer, Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
