@@ -31,6 +31,7 @@ from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 from sqlalchemy import func, select
 
+import gpuradar  # noqa: F401  # the wiring: installs the provider catalog (core.providers)
 from bot.sender import AlertSender
 from core.changes import EventKind, OfferEvent
 from core.offers import Offer

@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import insert, select, text  # noqa: E402
 
+import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
 from bench.match import PROVIDERS as MATCH_PROVIDERS  # noqa: E402
 from bench.match import make_watches  # noqa: E402
 from core.gpus import GPUS  # noqa: E402

@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import gpuradar  # noqa: F401  # the wiring: installs the provider catalog (core.providers)
 from bot.estimates import Estimate, Estimator
 from bot.handlers.inline import estimate_results
 from bot.handlers.offers import render_page, select_offers

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anyw
 
 from pydantic import create_model
 
+import gpuradar  # noqa: F401  # the wiring: installs the provider catalog (core.providers)
 from core.offers import Billing, Offer, Period
 from core.polls import PollStatus
 from scrapers.http import RetryPolicy, make_client

@@ -29,9 +29,11 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, select, text  # noqa: E402
 
+import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
 from bench.fanout_cycle import fresh_pg_database, provider_offers  # noqa: E402
 from core.offers import Offer, Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
+from core.providers import catalog  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
 from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import StateCache, record_poll  # noqa: E402
@@ -89,6 +91,7 @@ async def run(url: str, label: str, args: argparse.Namespace) -> None:
     offers = provider_offers("vastai", args.configs, rng)
     cache, writer, rates = StateCache(), OutboxWriter(), Rates(rub_per={"USD": 80.0})
     polls = int(24 * 60 / args.interval)
+    catalog()  # built now (the wiring installs it lazily: every provider module imported), not in the first timed poll
     t = time.perf_counter()
     for n in range(polls + 1):
         at = T0 + timedelta(minutes=args.interval * n)

@@ -224,6 +224,8 @@ OFFERS_SHOWN = 5
 def _offer_lines(a: EstimateAnswer, offers: Sequence[OfferRow], lang: str) -> list[str]:
     """The cheapest fitting offers in stock, as the bot lists them: the whole configuration per hour, on-demand
     first, slices labelled and after whole cards, tight fits marked."""
+    if not offers:  # no store (or nothing in stock): nothing to import for it (storage pulls in SQLAlchemy)
+        return []
     from gpuradar.commands.offers import gpu_label
     from storage.subscriptions import DEFAULT_CURRENCY  # the bot's default currency for the language
 

@@ -166,16 +166,18 @@ def stored_offers() -> list[Any]:
     store yet or it cannot be read (an estimate never fails for want of prices, and never creates a store)."""
     import asyncio
 
-    from gpuradar.estimate_view import OfferRow
     from gpuradar.settings import Settings
-    from storage.db import make_engine, make_sessionmaker
-    from storage.queries import in_stock_offers
 
     url = Settings().database_url
     if url.startswith("sqlite") and "///" in url:
         path = Path(url.split("///", 1)[1])
         if not path.is_file():
             return []
+    # Imported only when there is a store to read: SQLAlchemy and the storage layer are a second of start-up on
+    # a loaded machine, which `gpuradar estimate` without a store (a laptop, CI) should not wait for.
+    from gpuradar.estimate_view import OfferRow
+    from storage.db import make_engine, make_sessionmaker
+    from storage.queries import in_stock_offers
 
     async def load() -> list[Any]:
         engine = make_engine(url)

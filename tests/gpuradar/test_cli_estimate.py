@@ -5,6 +5,7 @@ the shell sees, no traceback on bad input)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -205,6 +206,22 @@ def test_building_the_command_line_imports_no_heavy_module() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
 
+
+
+def test_an_estimate_without_a_store_imports_no_database_layer(tmp_path: Path) -> None:
+    """No offer store (a laptop, CI): the answer is the estimate alone, and `gpuradar estimate` does not wait for
+    SQLAlchemy and the storage layer to be imported only to find there is nothing to read (bench/memory.py's
+    start-up figure)."""
+    probe = ("import sys; from gpuradar.cli import main; code = main(['estimate', '13B LoRA']); "
+             "print('MODULES', ' '.join(m for m in ('sqlalchemy', 'storage.db', 'storage.queries', "
+             "'storage.subscriptions') if m in sys.modules)); sys.exit(code)")
+    env = {**os.environ, "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'none.sqlite3'}"}
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "13B" in proc.stdout
+    assert proc.stdout.split("MODULES")[-1].split() == []
+    assert not (tmp_path / "none.sqlite3").exists()  # and it created no store
 
 # --- time, speed and the cheapest offer per configuration (issue: speed, cost and the best offer) -----------------
 
