@@ -302,6 +302,97 @@ def window_stats(changes: Sequence[Change], coverage: Sequence[Span], *, until: 
         price_min=min((v for v, _ in priced), default=None), price_median=_weighted_median(priced))
 
 
+class Timeline:
+    """A series' (or a merged "any of them") history prepared once for many windows: `window(until, days)` gives
+    what `window_stats` gives — the same pieces and episodes, the window's sums from running totals and its
+    medians from the pieces and episodes inside it — without walking the whole history again (a held timeline
+    answers /when in a bisect and a sort of the window's own episodes: storage/availability_cache.py). Sums may
+    differ from `window_stats`' in the last bits of a float (added in another order)."""
+
+    __slots__ = ("_appeared", "_comebacks", "_coverage", "_ends", "_episode_ends", "_episodes", "_in_stock",
+                 "_last_end",
+                 "_last_in_stock", "_live", "_observed", "_open_max", "_pieces", "currency")
+
+    def __init__(self, changes: Sequence[Change], coverage: Sequence[Span], currency: str = "USD") -> None:
+        self.currency = currency
+        self._coverage = tuple(coverage)
+        self._last_end = coverage[-1].end if coverage else -math.inf
+        pieces = self._pieces = _pieces(changes, coverage, math.inf, currency)
+        self._ends = [p.end for p in pieces]
+        observed, in_stock = [0.0], [0.0]
+        for p in pieces:
+            observed.append(observed[-1] + (p.end - p.start))
+            in_stock.append(in_stock[-1] + (p.end - p.start if p.in_stock else 0.0))
+        self._observed, self._in_stock = observed, in_stock
+        episodes = self._episodes = _episodes(pieces)
+        self._episode_ends = [e.end for e in episodes]
+        self._appeared = sorted(e.start for e in episodes if e.appeared)
+        # the longest censored stay from episode i on
+        open_max: list[float | None] = [None] * (len(episodes) + 1)
+        for i in range(len(episodes) - 1, -1, -1):
+            e, after = episodes[i], open_max[i + 1]
+            here = None if e.complete else e.end - e.start
+            open_max[i] = here if after is None else after if here is None else max(here, after)
+        self._open_max = open_max
+        self._comebacks = [(b.start, b.start - a.end) for a, b in itertools.pairwise(episodes)
+                           if a.ended and b.appeared and _same_span(coverage, a.end, b.start)]
+        self._last_in_stock = max((p.end for p in pieces if p.in_stock), default=None)
+        live: tuple[_Piece, float, bool] | None = None
+        if pieces and pieces[-1].end == self._last_end:
+            last = pieces[-1]
+            k = len(pieces) - 1
+            while k > 0 and pieces[k - 1].in_stock == last.in_stock and pieces[k - 1].span == last.span \
+                    and pieces[k - 1].end == pieces[k].start:
+                k -= 1
+            live = (last, pieces[k].start, pieces[k].opened != _SEEN)
+        self._live = live
+
+    def covers(self, until: float) -> bool:
+        """Whether `window` can answer for a window ending at `until`: not before the last observed moment (a
+        clock set back: `window_stats` cuts the history there instead)."""
+        return until >= self._last_end
+
+    def window(self, *, until: float, days: int, fresh: float = FRESH) -> WindowStats:
+        """`window_stats(changes, coverage, until=until, days=days, currency=currency)`; `until` as `covers`
+        allows."""
+        if not self.covers(until):
+            raise ValueError("until before the last observation")
+        since = until - days * DAY
+        pieces, episodes = self._pieces, self._episodes
+        i = bisect.bisect_right(self._ends, since)  # the first piece ending after the window's start
+        observed = in_stock = 0.0
+        if i < len(pieces):
+            head = pieces[i]
+            clipped = head.end - max(head.start, since)
+            observed = clipped + (self._observed[-1] - self._observed[i + 1])
+            in_stock = (clipped if head.in_stock else 0.0) + (self._in_stock[-1] - self._in_stock[i + 1])
+        appeared = len(self._appeared) - bisect.bisect_left(self._appeared, since)
+        j = bisect.bisect_right(self._episode_ends, since)
+        stays = [e.end - e.start for e in episodes[j:] if e.complete]
+        gaps = [gap for start, gap in self._comebacks[bisect.bisect_right(self._comebacks, (since, math.inf)):]]
+        live = self._live if self._live is not None and until - self._last_end <= fresh else None
+        priced = [(p.price, p.end - max(p.start, since)) for p in pieces[i:] if p.in_stock and p.price is not None]
+        return WindowStats(
+            days=days, until=until, observed=max(0.0, observed), in_stock=max(0.0, in_stock), appeared=appeared,
+            episodes=len(stays), median_stay=_quantile(stays, 0.5), p90_stay=_quantile(stays, 0.9),
+            longest_open=self._open_max[j], comebacks=len(gaps), median_comeback=_quantile(gaps, 0.5),
+            last_in_stock=self._last_in_stock, now_in_stock=live[0].in_stock if live is not None else None,
+            state_since=live[1] if live is not None else None,
+            state_since_censored=live[2] if live is not None else False, currency=self.currency,
+            price_now=live[0].price if live is not None and live[0].in_stock else None,
+            price_min=min((v for v, _ in priced), default=None), price_median=_weighted_median(priced))
+
+
+def windows(changes: Sequence[Change], coverage: Sequence[Span], *, until: float, days: Sequence[int],
+            currency: str = "USD") -> dict[int, WindowStats]:
+    """`window_stats` for each of `days`, the history prepared once (a Timeline) unless `until` is before the last
+    observation."""
+    timeline_ = Timeline(changes, coverage, currency)
+    if not timeline_.covers(until):
+        return {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in days}
+    return {d: timeline_.window(until=until, days=d) for d in days}
+
+
 class Stretch(NamedTuple):
     start: float
     end: float

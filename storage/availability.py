@@ -36,6 +36,7 @@ from core.availability import (
     Change,
     Span,
     Stretch,
+    Timeline,
     Trend,
     WindowStats,
     combine,
@@ -43,6 +44,7 @@ from core.availability import (
     timeline,
     trend,
     window_stats,
+    windows,
 )
 from core.offers import Offer
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
@@ -420,10 +422,10 @@ async def _changes_of(session: AsyncSession, keys: Sequence[str], since: datetim
 
 def _stats_of(row: Any, changes: list[Change], coverage: list[Span], until: float, currency: str,
               days: Sequence[int]) -> SeriesStats:
-    windows = {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in days}
-    week = windows.get(7)
+    figures = windows(changes, coverage, until=until, days=days, currency=currency)
+    week = figures.get(7)
     return SeriesStats(key=row.key, provider=row.provider, card=row.card, gpu_count=row.gpu_count, region=row.region,
-                       billing=row.billing, windows=windows,
+                       billing=row.billing, windows=figures,
                        trend=None if week is None else trend(week.price_now, week.price_median))
 
 
@@ -509,11 +511,14 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     if cache is None:
         changes = await _changes_of(session, keys, since)
         merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
-    else:
+        prepared = Timeline(merged, spans, currency)
+    else:  # the merged timeline held, prepared: only this window's figures computed
         changes = await cache.changes(session, keys, since)
-        merged, spans = cache.merged((tuple(keys), tuple(caps), currency), keys,
-                                     [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
-    window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
+        merged, spans, prepared = cache.merged((tuple(keys), tuple(caps), currency), keys,
+                                               [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
+    until = now.timestamp()
+    window = (prepared.window(until=until, days=days) if prepared.covers(until)
+              else window_stats(merged, spans, until=until, days=days, currency=currency))
     return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,
                      cap_per_gpu=cap_per_gpu, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)
