@@ -246,7 +246,11 @@ def _quantile(values: Sequence[float], q: float) -> float | None:
 
 def _weighted_median(pairs: Iterable[tuple[float, float]]) -> float | None:
     """Median of values weighted by time: the price the series asked for half of its in-stock time or less."""
-    items = sorted((v, w) for v, w in pairs if w > 0)
+    return _median_of_sorted(sorted((v, w) for v, w in pairs if w > 0))
+
+
+def _median_of_sorted(items: Sequence[tuple[float, float]]) -> float | None:
+    """`_weighted_median` of (value, weight > 0) pairs already sorted."""
     total = sum(w for _, w in items)
     if total <= 0:
         return None
@@ -310,8 +314,8 @@ class Timeline:
     differ from `window_stats`' in the last bits of a float (added in another order)."""
 
     __slots__ = ("_appeared", "_comebacks", "_coverage", "_ends", "_episode_ends", "_episodes", "_in_stock",
-                 "_last_end",
-                 "_last_in_stock", "_live", "_observed", "_open_max", "_pieces", "currency")
+                 "_last_end", "_last_in_stock", "_live", "_observed", "_open_max", "_pieces", "_priced_from",
+                 "_stays_from", "currency")
 
     def __init__(self, changes: Sequence[Change], coverage: Sequence[Span], currency: str = "USD") -> None:
         self.currency = currency
@@ -346,6 +350,27 @@ class Timeline:
                 k -= 1
             live = (last, pieces[k].start, pieces[k].opened != _SEEN)
         self._live = live
+        # What the latest window read past its first piece (`_priced_after`) and first episode (`_stays_after`):
+        # the next window usually starts in the same ones (pieces last minutes to days).
+        self._priced_from: tuple[int, list[tuple[float, float]], float | None] | None = None
+        self._stays_from: tuple[int, list[float]] | None = None
+
+    def _priced_after(self, i: int) -> tuple[list[tuple[float, float]], float | None]:
+        """The in-stock priced pieces after piece i: (price, length) of those with a length, sorted, and the
+        lowest price of them all."""
+        held = self._priced_from
+        if held is None or held[0] != i:
+            rest = [(p.price, p.end - p.start) for p in self._pieces[i + 1:] if p.in_stock and p.price is not None]
+            held = self._priced_from = (i, sorted(item for item in rest if item[1] > 0),
+                                        min((v for v, _ in rest), default=None))
+        return held[1], held[2]
+
+    def _stays_after(self, j: int) -> list[float]:
+        """The lengths of the complete episodes from episode j on, sorted."""
+        held = self._stays_from
+        if held is None or held[0] != j:
+            held = self._stays_from = (j, sorted(e.end - e.start for e in self._episodes[j:] if e.complete))
+        return held[1]
 
     def covers(self, until: float) -> bool:
         """Whether `window` can answer for a window ending at `until`: not before the last observed moment (a
@@ -358,7 +383,7 @@ class Timeline:
         if not self.covers(until):
             raise ValueError("until before the last observation")
         since = until - days * DAY
-        pieces, episodes = self._pieces, self._episodes
+        pieces = self._pieces
         i = bisect.bisect_right(self._ends, since)  # the first piece ending after the window's start
         observed = in_stock = 0.0
         if i < len(pieces):
@@ -368,10 +393,17 @@ class Timeline:
             in_stock = (clipped if head.in_stock else 0.0) + (self._in_stock[-1] - self._in_stock[i + 1])
         appeared = len(self._appeared) - bisect.bisect_left(self._appeared, since)
         j = bisect.bisect_right(self._episode_ends, since)
-        stays = [e.end - e.start for e in episodes[j:] if e.complete]
+        stays = self._stays_after(j)
         gaps = [gap for start, gap in self._comebacks[bisect.bisect_right(self._comebacks, (since, math.inf)):]]
         live = self._live if self._live is not None and until - self._last_end <= fresh else None
-        priced = [(p.price, p.end - max(p.start, since)) for p in pieces[i:] if p.in_stock and p.price is not None]
+        # The window's in-stock prices: its first piece (cut at the window's start) and every piece after it.
+        priced, price_min = self._priced_after(i)
+        if i < len(pieces) and (head := pieces[i]).in_stock and head.price is not None:
+            price_min = head.price if price_min is None else min(head.price, price_min)
+            length = head.end - max(head.start, since)
+            if length > 0:
+                priced = priced.copy()
+                bisect.insort(priced, (head.price, length))
         return WindowStats(
             days=days, until=until, observed=max(0.0, observed), in_stock=max(0.0, in_stock), appeared=appeared,
             episodes=len(stays), median_stay=_quantile(stays, 0.5), p90_stay=_quantile(stays, 0.9),
@@ -380,7 +412,7 @@ class Timeline:
             state_since=live[1] if live is not None else None,
             state_since_censored=live[2] if live is not None else False, currency=self.currency,
             price_now=live[0].price if live is not None and live[0].in_stock else None,
-            price_min=min((v for v, _ in priced), default=None), price_median=_weighted_median(priced))
+            price_min=price_min, price_median=_median_of_sorted(priced))
 
 
 def windows(changes: Sequence[Change], coverage: Sequence[Span], *, until: float, days: Sequence[int],

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
 
-from sqlalchemy import Table, func, or_, select
+from sqlalchemy import Table, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.availability import DAY, Change, Span, Timeline, combine, merge_coverage
@@ -209,10 +209,11 @@ class ChangeCache:
         firsts = {h.ids[self._start(h, since)]: k for k in keys if (h := self._held[k]).ids}
         floor = min(self._floor(self._held[k]) for k in keys)
         cut = _dt(floor)
-        rows = (await session.execute(
-            select(*_COLS).where(_changes.c.series_key.in_(keys),
-                                 or_(_changes.c.at >= cut, _changes.c.id.in_(list(firsts))))
-            .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))).all()
+        # Two index searches in one statement (an OR of the two would walk every held row of the series on SQLite).
+        tails_q = select(*_COLS).where(_changes.c.series_key.in_(keys), _changes.c.at >= cut)
+        firsts_q = select(*_COLS).where(_changes.c.id.in_(list(firsts)), _changes.c.at < cut)
+        rows = sorted((await session.execute(union_all(tails_q, firsts_q))).all(),
+                      key=lambda r: (r[0], _aware(r[2]), r[1]))
         present = {row_id for _, row_id, *_ in rows if row_id in firsts}
         gone = {k for row_id, k in firsts.items() if row_id not in present}
         tails: dict[str, tuple[list[Change], list[int]]] = {k: ([], []) for k in keys if k not in gone}
