@@ -174,6 +174,7 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
         return out
     times = [c.at for c in changes]
     first = changes[0].at
+    usd = currency == "USD"
     for i, (s, e) in enumerate(coverage):
         s, e = max(s, first), min(e, until)
         if e <= s:
@@ -189,14 +190,14 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
                 opened = _UNSEEN
         j = max(j, 0)
         first_piece = len(out)
-        while t < e:
-            c = changes[j]
-            nxt = times[j + 1] if j + 1 < len(times) else math.inf
-            end = min(nxt, e)
-            price = c.usd if currency == "USD" else c.rub
-            if end > t:
-                out.append(_Piece(t, end, c.in_stock, price if c.in_stock else None, i, opened))
-            t, j, opened = end, j + 1, _SEEN
+        # changes j .. k-1 hold in turn over [s, e): each from its time (the first from s) to the next one's
+        k = bisect.bisect_left(times, e, j + 1)
+        inside = times[j + 1:k]
+        for c, start, end in zip(changes[j:k], [t, *inside], [*inside, e], strict=True):
+            if end > start:
+                price = (c.usd if usd else c.rub) if c.in_stock else None
+                out.append(_Piece(start, end, c.in_stock, price, i, opened))
+            opened = _SEEN
         # A change made by the stretch's latest poll has lasted no observed time yet, but it was seen: kept as an
         # empty piece, so "now" and "appeared" know it.
         k = bisect.bisect_right(times, e) - 1
@@ -323,11 +324,10 @@ class Timeline:
         self._last_end = coverage[-1].end if coverage else -math.inf
         pieces = self._pieces = _pieces(changes, coverage, math.inf, currency)
         self._ends = [p.end for p in pieces]
-        observed, in_stock = [0.0], [0.0]
-        for p in pieces:
-            observed.append(observed[-1] + (p.end - p.start))
-            in_stock.append(in_stock[-1] + (p.end - p.start if p.in_stock else 0.0))
-        self._observed, self._in_stock = observed, in_stock
+        lengths = [p.end - p.start for p in pieces]
+        self._observed = list(itertools.accumulate(lengths, initial=0.0))
+        self._in_stock = list(itertools.accumulate(
+            (n if p.in_stock else 0.0 for n, p in zip(lengths, pieces, strict=True)), initial=0.0))
         episodes = self._episodes = _episodes(pieces)
         self._episode_ends = [e.end for e in episodes]
         self._appeared = sorted(e.start for e in episodes if e.appeared)
