@@ -6,9 +6,10 @@
    child between its own polls) — once with the statistics kept current (`storage.availability.track_poll`), once
    with that hook replaced by a no-op, on two fresh databases, the same polls interleaved poll by poll (the heap
    collected and frozen before each, as the ingest child does). Target: under 10 % added. Printed three ways: the
-   median of the per-poll wall-time ratios; the process's CPU time (all of the work on SQLite; on PostgreSQL the
-   server's share is not in it); and, within each poll with the upkeep, the upkeep's own time against the rest of
-   that poll (one clock, one moment: the least disturbed by a busy machine). Also: a process without the state
+   median of the per-poll wall-time ratios; the CPU time (all of the work on SQLite; on PostgreSQL this process's
+   and the server process's behind its one connection, from /proc: the server on this machine); and, within each
+   poll with the upkeep, the upkeep's own time against the rest of that poll (one clock, one moment: the least
+   disturbed by a busy machine). Also: a process without the state
    cache (the index built from the stored state each poll) and the first poll (every series created).
 2. `/when H100 under $2.5` end to end through the bot: the real App (aiogram long polling over HTTP) against the
    stand-in Telegram (testkit/fake_telegram.py), on the store filled in [1] plus 30 days of history for the
@@ -101,8 +102,9 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
     """The same polls through the real `storage.ingest.record_poll` (alert queue hook, state cache when `cached`)
     on two fresh databases, interleaved poll by poll (alternating which goes first, so a busy machine's drift
     falls on both): on one the statistics' upkeep replaced by a no-op. Seconds per poll (without, with), and the
-    seconds spent inside the upkeep in each poll of the run with it, then the process's CPU seconds per poll
-    (without, with: on SQLite all of the work; on PostgreSQL the server's share is not in it)."""
+    seconds spent inside the upkeep in each poll of the run with it, then the CPU seconds per poll (without, with:
+    on SQLite all of the work in this process; on PostgreSQL this process's and its server process's, read from
+    /proc, each engine holding one connection)."""
     import storage.ingest as ingest
     from storage.db import make_engine, make_sessionmaker
     from storage.ingest import StateCache, record_poll
@@ -121,30 +123,56 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
         inside.append(time.perf_counter() - start)
 
     runs: list[tuple[Any, Any, Any, StateCache | None, list[float], list[float]]] = []
+    backends: list[int | None] = []  # each engine's one PostgreSQL backend process (its CPU counted with ours)
     for url, hook in ((plain_url, untracked), (tracked_url, timed)):
         await upgrade_async(url)
-        engine = make_engine(url)
+        postgres = url.startswith("postgresql")
+        # On PostgreSQL one pooled connection, so its server process's CPU can be read (/proc: same machine).
+        engine = make_engine(url, pool_size=1, max_overflow=0) if postgres else make_engine(url)
+        backends.append(await backend_pid(engine) if postgres else None)
         runs.append((engine, make_sessionmaker(engine), hook, StateCache() if cached else None, [], []))
     writer = OutboxWriter()
     try:
         for k, offers in enumerate(polls):
             at = T0 + timedelta(minutes=5 * k)
-            for _engine, sm, hook, cache, took, cpu in (runs if k % 2 == 0 else runs[::-1]):
+            order = [0, 1] if k % 2 == 0 else [1, 0]
+            for n in order:
+                _engine, sm, hook, cache, took, cpu = runs[n]
                 ingest.track_poll = hook
                 gc.collect()  # between polls, as the ingest child does (gpuradar/ingest_process.py, _settle_heap)
                 gc.freeze()
-                start, start_cpu = time.perf_counter(), time.process_time()
+                start, start_cpu, start_server = time.perf_counter(), time.process_time(), server_cpu(backends[n])
                 await record_poll(sm, PollResult(provider="vastai", status=PollStatus.OK, offers=offers,
                                                  started_at=at, finished_at=at), rates=RATES, on_events=writer,
                                   cache=cache)
                 took.append(time.perf_counter() - start)
-                cpu.append(time.process_time() - start_cpu)
+                cpu.append(time.process_time() - start_cpu + server_cpu(backends[n]) - start_server)
     finally:
         gc.unfreeze()
         ingest.track_poll = real
         for engine, *_ in runs:
             await engine.dispose()
     return runs[0][4], runs[1][4], inside, runs[0][5], runs[1][5]
+
+
+async def backend_pid(engine: Any) -> int | None:
+    """The PostgreSQL server process behind the engine's one connection, when it runs on this machine."""
+    from sqlalchemy import text
+
+    async with engine.connect() as conn:
+        pid = int((await conn.execute(text("SELECT pg_backend_pid()"))).scalar_one())
+    return pid if Path(f"/proc/{pid}/stat").exists() else None
+
+
+def server_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) the server process has used so far; 0 without one."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 DATABASES = ("plain", "tracked", "coldplain", "cold")
@@ -187,7 +215,8 @@ async def bench_ingest(server: str | None, label: str, n: int, polls_n: int, url
           f"{pairs[0]:.2f}..{pairs[-1]:.2f}; target < 10 %: {'met' if ratio < 1.10 else 'MISSED'})")
     cpu_pairs = sorted(b / a for a, b in zip(plain_cpu[1:], tracked_cpu[1:], strict=True))
     cpu_ratio = statistics.median(cpu_pairs)
-    print(f"    the process's CPU time per poll{'' if server is None else ' (the server not counted)'}: "
+    behind = " (ours and the PostgreSQL server process behind our connection)"
+    print(f"    CPU time per poll{'' if server is None else behind}: "
           f"{statistics.median(plain_cpu[1:]) * 1000:.0f} -> {statistics.median(tracked_cpu[1:]) * 1000:.0f} ms, "
           f"median ratio {cpu_ratio:.3f} (+{(cpu_ratio - 1) * 100:.1f} %; {cpu_pairs[0]:.2f}..{cpu_pairs[-1]:.2f})")
     # The same within each tracked poll (one clock, one moment: immune to the machine's load drifting between
