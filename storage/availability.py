@@ -185,16 +185,19 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
     else:
         # The hot loop of a moving poll (thousands of rows written): locals, one lookup per configuration.
         touched = {}
-        get, current, of, series_members = state.get, index.current, index.of, index.members
+        by_key, get, current, of, series_members = state.by_key, state.get, index.current, index.of, index.members
+        new = tuple.__new__  # a Member without NamedTuple's Python-level constructor
         for key in written:
-            stored = get(key)
+            stored = by_key.get(key)  # what this poll wrote (a raw row only when it wrote nothing new there)
             if stored is None:
-                continue
-            member = Member(stored.in_stock, stored.usd, stored.rub)
+                stored = get(key)
+                if stored is None:
+                    continue
+            in_stock, usd, rub = stored.in_stock, stored.usd, stored.rub
             old = current.get(key)
-            if old == member:
+            if old is not None and old[0] == in_stock and old[1] == usd and old[2] == rub:
                 continue  # written for another reason (last seen, listing details): no series moved
-            current[key] = member
+            member = current[key] = new(Member, (in_stock, usd, rub))
             keys = of.get(key)
             if keys is None:
                 offer: Offer = stored.offer
@@ -203,6 +206,7 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
                 keys = of[key] = (group, family)
                 meta[group] = m
                 meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
+            move = (old, member)
             for series in keys:
                 members = series_members.get(series)
                 if members is None:
@@ -210,13 +214,14 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
                 members[key] = member
                 moved = touched.get(series)
                 if moved is None:
-                    touched[series] = [(old, member)]
+                    touched[series] = [move]
                 else:
-                    moved.append((old, member))
+                    moved.append(move)
     state.availability = index
     at = await _observe(session, provider, now, index)
     inserts: list[dict[str, Any]] = []
     moves = _Moves()
+    keys_, stock_, usd_, rub_ = moves.keys, moves.stock, moves.usd, moves.rub
     states, all_members = index.state, index.members
     for series, moved_by in touched.items():
         before = states.get(series)
@@ -225,7 +230,14 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
             after = _aggregate(members)
         elif len(members) == 1:  # a one-configuration group (most of a Vast-like store): its member is its state
             only = next(iter(members.values()))
-            after = SeriesState(True, only.usd, only.rub) if only.in_stock else _SOLD_OUT
+            if only[0]:
+                if before[0] and before[1] == only[1] and before[2] == only[2]:
+                    continue
+                after = SeriesState(True, only[1], only[2])
+            else:
+                if before == _SOLD_OUT:
+                    continue
+                after = _SOLD_OUT
         else:
             after = _moved(before, moved_by, members)
         if before == after:
@@ -234,7 +246,10 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
             provider_, card, count, region, billing = meta[series]
             inserts.append({"key": series, "provider": provider_, "card": card, "gpu_count": count,
                             "region": region, "billing": billing, "first_seen": at})
-        moves.add(series, after)
+        keys_.append(series)
+        stock_.append(after[0])
+        usd_.append(after[1])
+        rub_.append(after[2])
         states[series] = after
     conn = await session.connection()
     if inserts:
@@ -255,12 +270,6 @@ class _Moves:
         self.stock: list[bool] = []
         self.usd: list[float | None] = []
         self.rub: list[float | None] = []
-
-    def add(self, key: str, state: SeriesState) -> None:
-        self.keys.append(key)
-        self.stock.append(state.in_stock)
-        self.usd.append(state.usd)
-        self.rub.append(state.rub)
 
     def __len__(self) -> int:
         return len(self.keys)
