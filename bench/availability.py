@@ -284,10 +284,15 @@ async def bench_when(url: str, label: str, asks: int) -> None:
         await app.start()
         app.freeze_heap()  # as `gpuradar run` does once started
         try:
-            async def ask(text: str, user_id: int) -> tuple[float, str]:
+            cpu: dict[str, list[float]] = {"when": [], "help": [], "moved": []}
+
+            async def ask(text: str, user_id: int, kind: str = "") -> tuple[float, str]:
+                start = time.process_time()
                 uid = tg.message(text, user_id=user_id)
                 call = await tg.wait_for("sendMessage", chat_id=user_id, timeout=30,
                                          predicate=lambda c: c.at >= tg.update_times[uid])
+                if kind:
+                    cpu[kind].append((time.process_time() - start) * 1000)
                 return (call.at - tg.update_times[uid]) * 1000, str(call.params.get("text", ""))
 
             def summary(ms: list[float]) -> tuple[float, float]:
@@ -295,12 +300,12 @@ async def bench_when(url: str, label: str, asks: int) -> None:
 
             first, reply = await ask("/when H100 under $2.5", 5000)
             print("    /when answered:", reply.replace("\n", " | ")[:300])
-            when = [(await ask("/when H100 under $2.5", 5001 + i))[0] for i in range(asks)]
-            help_ = [(await ask("/help", 9001 + i))[0] for i in range(asks)]
+            when = [(await ask("/when H100 under $2.5", 5001 + i, "when"))[0] for i in range(asks)]
+            help_ = [(await ask("/help", 9001 + i, "help"))[0] for i in range(asks)]
             moved = []
             for i in range(max(3, asks // 3)):
                 await h100_poll(url, i)  # every H100 series moved since the last answer
-                moved.append((await ask("/when H100 under $2.5", 7001 + i))[0])
+                moved.append((await ask("/when H100 under $2.5", 7001 + i, "moved"))[0])
         finally:
             await app.stop()
     direct = await when_directly(url, asks)
@@ -311,6 +316,12 @@ async def bench_when(url: str, label: str, asks: int) -> None:
     print(f"    after a poll moved all {2 * H100_PROVIDERS} H100 series (their new rows read, the merged timeline "
           f"recomputed): median {m50:.1f} ms, p90 {m90:.1f} ms (ratio to /help {m50 / h50:.2f}); the replica's first "
           f"question (30 days of those series read): {first:.0f} ms")
+    # CPU time of this process (bot, stand-in and bench together) from an update queued to its reply: what the
+    # machine's load does not stretch as it stretches wall time. /when's own share is its excess over /help's.
+    c_when, c_help, c_moved = (statistics.median(cpu[k]) for k in ("when", "help", "moved"))
+    print(f"    CPU per ask (the process: bot + stand-in; load does not stretch it): /when {c_when:.1f} ms, "
+          f"/help {c_help:.1f} ms, /when's own {c_when - c_help:.1f} ms; after a poll moved them {c_moved:.1f} ms "
+          f"(own {c_moved - c_help:.1f} ms)")
     d50, d90 = summary(direct)
     print(f"    the answer alone (bot.handlers.when.answer_when on a session, held changes warm, no Telegram): median "
           f"{d50:.1f} ms, p90 {d90:.1f} ms")
