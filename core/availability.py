@@ -174,6 +174,7 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
         return out
     times = [c.at for c in changes]
     first = changes[0].at
+    usd = currency == "USD"
     for i, (s, e) in enumerate(coverage):
         s, e = max(s, first), min(e, until)
         if e <= s:
@@ -189,14 +190,14 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
                 opened = _UNSEEN
         j = max(j, 0)
         first_piece = len(out)
-        while t < e:
-            c = changes[j]
-            nxt = times[j + 1] if j + 1 < len(times) else math.inf
-            end = min(nxt, e)
-            price = c.usd if currency == "USD" else c.rub
-            if end > t:
-                out.append(_Piece(t, end, c.in_stock, price if c.in_stock else None, i, opened))
-            t, j, opened = end, j + 1, _SEEN
+        # changes j .. k-1 hold in turn over [s, e): each from its time (the first from s) to the next one's
+        k = bisect.bisect_left(times, e, j + 1)
+        inside = times[j + 1:k]
+        for c, start, end in zip(changes[j:k], [t, *inside], [*inside, e], strict=True):
+            if end > start:
+                price = (c.usd if usd else c.rub) if c.in_stock else None
+                out.append(_Piece(start, end, c.in_stock, price, i, opened))
+            opened = _SEEN
         # A change made by the stretch's latest poll has lasted no observed time yet, but it was seen: kept as an
         # empty piece, so "now" and "appeared" know it.
         k = bisect.bisect_right(times, e) - 1
@@ -246,7 +247,11 @@ def _quantile(values: Sequence[float], q: float) -> float | None:
 
 def _weighted_median(pairs: Iterable[tuple[float, float]]) -> float | None:
     """Median of values weighted by time: the price the series asked for half of its in-stock time or less."""
-    items = sorted((v, w) for v, w in pairs if w > 0)
+    return _median_of_sorted(sorted((v, w) for v, w in pairs if w > 0))
+
+
+def _median_of_sorted(items: Sequence[tuple[float, float]]) -> float | None:
+    """`_weighted_median` of (value, weight > 0) pairs already sorted."""
     total = sum(w for _, w in items)
     if total <= 0:
         return None
@@ -300,6 +305,124 @@ def window_stats(changes: Sequence[Change], coverage: Sequence[Span], *, until: 
         median_comeback=_quantile(comeback_gaps, 0.5), last_in_stock=last_in_stock, now_in_stock=now_in_stock,
         state_since=since_state, state_since_censored=censored, currency=currency, price_now=price_now,
         price_min=min((v for v, _ in priced), default=None), price_median=_weighted_median(priced))
+
+
+class Timeline:
+    """A series' (or a merged "any of them") history prepared once for many windows: `window(until, days)` gives
+    what `window_stats` gives — the same pieces and episodes, the window's sums from running totals and its
+    medians from the pieces and episodes inside it — without walking the whole history again (a held timeline
+    answers /when in a bisect and a sort of the window's own episodes: storage/availability_cache.py). Sums may
+    differ from `window_stats`' in the last bits of a float (added in another order)."""
+
+    __slots__ = ("_appeared", "_comebacks", "_coverage", "_ends", "_episode_ends", "_episodes", "_in_stock",
+                 "_last_end", "_last_in_stock", "_live", "_observed", "_open_max", "_pieces", "_priced_from",
+                 "_stays_from", "currency")
+
+    def __init__(self, changes: Sequence[Change], coverage: Sequence[Span], currency: str = "USD") -> None:
+        self.currency = currency
+        self._coverage = tuple(coverage)
+        self._last_end = coverage[-1].end if coverage else -math.inf
+        pieces = self._pieces = _pieces(changes, coverage, math.inf, currency)
+        self._ends = [p.end for p in pieces]
+        lengths = [p.end - p.start for p in pieces]
+        self._observed = list(itertools.accumulate(lengths, initial=0.0))
+        self._in_stock = list(itertools.accumulate(
+            (n if p.in_stock else 0.0 for n, p in zip(lengths, pieces, strict=True)), initial=0.0))
+        episodes = self._episodes = _episodes(pieces)
+        self._episode_ends = [e.end for e in episodes]
+        self._appeared = sorted(e.start for e in episodes if e.appeared)
+        # the longest censored stay from episode i on
+        open_max: list[float | None] = [None] * (len(episodes) + 1)
+        for i in range(len(episodes) - 1, -1, -1):
+            e, after = episodes[i], open_max[i + 1]
+            here = None if e.complete else e.end - e.start
+            open_max[i] = here if after is None else after if here is None else max(here, after)
+        self._open_max = open_max
+        self._comebacks = [(b.start, b.start - a.end) for a, b in itertools.pairwise(episodes)
+                           if a.ended and b.appeared and _same_span(coverage, a.end, b.start)]
+        self._last_in_stock = max((p.end for p in pieces if p.in_stock), default=None)
+        live: tuple[_Piece, float, bool] | None = None
+        if pieces and pieces[-1].end == self._last_end:
+            last = pieces[-1]
+            k = len(pieces) - 1
+            while k > 0 and pieces[k - 1].in_stock == last.in_stock and pieces[k - 1].span == last.span \
+                    and pieces[k - 1].end == pieces[k].start:
+                k -= 1
+            live = (last, pieces[k].start, pieces[k].opened != _SEEN)
+        self._live = live
+        # What the latest window read past its first piece (`_priced_after`) and first episode (`_stays_after`):
+        # the next window usually starts in the same ones (pieces last minutes to days).
+        self._priced_from: tuple[int, list[tuple[float, float]], float | None] | None = None
+        self._stays_from: tuple[int, list[float]] | None = None
+
+    def _priced_after(self, i: int) -> tuple[list[tuple[float, float]], float | None]:
+        """The in-stock priced pieces after piece i: (price, length) of those with a length, sorted, and the
+        lowest price of them all."""
+        held = self._priced_from
+        if held is None or held[0] != i:
+            rest = [(p.price, p.end - p.start) for p in self._pieces[i + 1:] if p.in_stock and p.price is not None]
+            held = self._priced_from = (i, sorted(item for item in rest if item[1] > 0),
+                                        min((v for v, _ in rest), default=None))
+        return held[1], held[2]
+
+    def _stays_after(self, j: int) -> list[float]:
+        """The lengths of the complete episodes from episode j on, sorted."""
+        held = self._stays_from
+        if held is None or held[0] != j:
+            held = self._stays_from = (j, sorted(e.end - e.start for e in self._episodes[j:] if e.complete))
+        return held[1]
+
+    def covers(self, until: float) -> bool:
+        """Whether `window` can answer for a window ending at `until`: not before the last observed moment (a
+        clock set back: `window_stats` cuts the history there instead)."""
+        return until >= self._last_end
+
+    def window(self, *, until: float, days: int, fresh: float = FRESH) -> WindowStats:
+        """`window_stats(changes, coverage, until=until, days=days, currency=currency)`; `until` as `covers`
+        allows."""
+        if not self.covers(until):
+            raise ValueError("until before the last observation")
+        since = until - days * DAY
+        pieces = self._pieces
+        i = bisect.bisect_right(self._ends, since)  # the first piece ending after the window's start
+        observed = in_stock = 0.0
+        if i < len(pieces):
+            head = pieces[i]
+            clipped = head.end - max(head.start, since)
+            observed = clipped + (self._observed[-1] - self._observed[i + 1])
+            in_stock = (clipped if head.in_stock else 0.0) + (self._in_stock[-1] - self._in_stock[i + 1])
+        appeared = len(self._appeared) - bisect.bisect_left(self._appeared, since)
+        j = bisect.bisect_right(self._episode_ends, since)
+        stays = self._stays_after(j)
+        gaps = [gap for start, gap in self._comebacks[bisect.bisect_right(self._comebacks, (since, math.inf)):]]
+        live = self._live if self._live is not None and until - self._last_end <= fresh else None
+        # The window's in-stock prices: its first piece (cut at the window's start) and every piece after it.
+        priced, price_min = self._priced_after(i)
+        if i < len(pieces) and (head := pieces[i]).in_stock and head.price is not None:
+            price_min = head.price if price_min is None else min(head.price, price_min)
+            length = head.end - max(head.start, since)
+            if length > 0:
+                priced = priced.copy()
+                bisect.insort(priced, (head.price, length))
+        return WindowStats(
+            days=days, until=until, observed=max(0.0, observed), in_stock=max(0.0, in_stock), appeared=appeared,
+            episodes=len(stays), median_stay=_quantile(stays, 0.5), p90_stay=_quantile(stays, 0.9),
+            longest_open=self._open_max[j], comebacks=len(gaps), median_comeback=_quantile(gaps, 0.5),
+            last_in_stock=self._last_in_stock, now_in_stock=live[0].in_stock if live is not None else None,
+            state_since=live[1] if live is not None else None,
+            state_since_censored=live[2] if live is not None else False, currency=self.currency,
+            price_now=live[0].price if live is not None and live[0].in_stock else None,
+            price_min=price_min, price_median=_median_of_sorted(priced))
+
+
+def windows(changes: Sequence[Change], coverage: Sequence[Span], *, until: float, days: Sequence[int],
+            currency: str = "USD") -> dict[int, WindowStats]:
+    """`window_stats` for each of `days`, the history prepared once (a Timeline) unless `until` is before the last
+    observation."""
+    timeline_ = Timeline(changes, coverage, currency)
+    if not timeline_.covers(until):
+        return {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in days}
+    return {d: timeline_.window(until=until, days=d) for d in days}
 
 
 class Stretch(NamedTuple):

@@ -36,6 +36,7 @@ from core.availability import (
     Change,
     Span,
     Stretch,
+    Timeline,
     Trend,
     WindowStats,
     combine,
@@ -43,6 +44,7 @@ from core.availability import (
     timeline,
     trend,
     window_stats,
+    windows,
 )
 from core.offers import Offer
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
@@ -76,6 +78,15 @@ class SeriesState(NamedTuple):
     rub: float | None
 
 
+class Observed(NamedTuple):
+    """A provider's current observed stretch (its latest availability_coverage row) as this process wrote it."""
+
+    id: int
+    start: datetime
+    end: datetime
+    polls: int
+
+
 @dataclass(slots=True)
 class SeriesIndex:
     """One provider's configurations by series, and each series' state as stored."""
@@ -84,6 +95,7 @@ class SeriesIndex:
     of: dict[str, tuple[str, str]] = field(default_factory=dict)  # config key -> (group key, family key)
     state: dict[str, SeriesState] = field(default_factory=dict)
     current: dict[str, Member] = field(default_factory=dict)  # config key -> what it is as a member now
+    coverage: Observed | None = None  # the provider's current observed stretch, once read or written
 
 
 def gap_allowance(start: datetime, end: datetime, polls: int) -> timedelta:
@@ -93,21 +105,36 @@ def gap_allowance(start: datetime, end: datetime, polls: int) -> timedelta:
     return max(MIN_GAP, GAP_FACTOR * (end - start) / (polls - 1))
 
 
-async def _observe(session: AsyncSession, provider: str, now: datetime) -> datetime:
-    """Extend (or open) the provider's observed stretch; the time the poll counts at."""
+async def _observe(session: AsyncSession, provider: str, now: datetime, index: SeriesIndex) -> datetime:
+    """Extend (or open) the provider's observed stretch; the time the poll counts at. One statement when the index
+    holds the stretch (carried between this process's polls: no other writer since, see storage.ingest.StateCache),
+    the row read first otherwise."""
     conn = await session.connection()
-    row = (await conn.execute(select(_coverage.c.id, _coverage.c.start, _coverage.c.end, _coverage.c.polls)
-                              .where(_coverage.c.provider == provider)
-                              .order_by(_coverage.c.id.desc()).limit(1))).first()
+    row = index.coverage
+    if row is None:
+        got = (await conn.execute(select(_coverage.c.id, _coverage.c.start, _coverage.c.end, _coverage.c.polls)
+                                  .where(_coverage.c.provider == provider)
+                                  .order_by(_coverage.c.id.desc()).limit(1))).first()
+        if got is not None:
+            row = Observed(got.id, _aware(got.start), _aware(got.end), got.polls)
     if row is not None:
-        start, end = _aware(row.start), _aware(row.end)
-        if now <= end:  # the clock went back (or the same instant twice): no time observed
-            await conn.execute(update(_coverage).where(_coverage.c.id == row.id).values(polls=row.polls + 1))
-            return end
-        if now - end <= gap_allowance(start, end, row.polls):
-            await conn.execute(update(_coverage).where(_coverage.c.id == row.id).values(end=now, polls=row.polls + 1))
-            return now
-    await conn.execute(insert(_coverage).values(provider=provider, start=now, end=now, polls=1))
+        at = None
+        if now <= row.end:  # the clock went back (or the same instant twice): no time observed
+            at = row.end
+        elif now - row.end <= gap_allowance(row.start, row.end, row.polls):
+            at = now
+        if at is not None:
+            done = await conn.execute(update(_coverage).where(_coverage.c.id == row.id)
+                                      .values(end=at, polls=row.polls + 1))
+            if done.rowcount == 1:
+                index.coverage = Observed(row.id, row.start, at, row.polls + 1)
+                return at
+            # the held row is gone (retention): what the database holds counts
+            index.coverage = None
+            return await _observe(session, provider, now, index)
+    new_id = (await conn.execute(insert(_coverage).values(provider=provider, start=now, end=now, polls=1)
+                                 .returning(_coverage.c.id))).scalar_one()
+    index.coverage = Observed(new_id, now, now, 1)
     return now
 
 
@@ -147,27 +174,30 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
     provider's `storage.ingest.ProviderState` after the poll; `written`: the keys of the offers rows it wrote."""
     if not trusted:
         return
-    at = await _observe(session, provider, now)
     index: SeriesIndex | None = state.availability
     meta: dict[str, tuple[str, str, int, str, str]] = {}
+    touched: dict[str, list[tuple[Member | None, Member]] | None]
     if index is None:
-        index = state.availability = SeriesIndex()
+        index = SeriesIndex()
         await _build(session, provider, state, index, meta)
         # every series recounted from its members (None: no moves to go by)
-        touched: dict[str, list[tuple[Member | None, Member]] | None] = dict.fromkeys(index.members)
+        touched = dict.fromkeys(index.members)
     else:
         # The hot loop of a moving poll (thousands of rows written): locals, one lookup per configuration.
         touched = {}
-        get, current, of, series_members = state.get, index.current, index.of, index.members
+        by_key, get, current, of, series_members = state.by_key, state.get, index.current, index.of, index.members
+        new = tuple.__new__  # a Member without NamedTuple's Python-level constructor
         for key in written:
-            stored = get(key)
+            stored = by_key.get(key)  # what this poll wrote (a raw row only when it wrote nothing new there)
             if stored is None:
-                continue
-            member = Member(stored.in_stock, stored.usd, stored.rub)
+                stored = get(key)
+                if stored is None:
+                    continue
+            in_stock, usd, rub = stored.in_stock, stored.usd, stored.rub
             old = current.get(key)
-            if old == member:
+            if old is not None and old[0] == in_stock and old[1] == usd and old[2] == rub:
                 continue  # written for another reason (last seen, listing details): no series moved
-            current[key] = member
+            member = current[key] = new(Member, (in_stock, usd, rub))
             keys = of.get(key)
             if keys is None:
                 offer: Offer = stored.offer
@@ -176,6 +206,7 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
                 keys = of[key] = (group, family)
                 meta[group] = m
                 meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
+            move = (old, member)
             for series in keys:
                 members = series_members.get(series)
                 if members is None:
@@ -183,27 +214,65 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
                 members[key] = member
                 moved = touched.get(series)
                 if moved is None:
-                    touched[series] = [(old, member)]
+                    touched[series] = [move]
                 else:
-                    moved.append((old, member))
+                    moved.append(move)
+    state.availability = index
+    at = await _observe(session, provider, now, index)
     inserts: list[dict[str, Any]] = []
-    changes: list[tuple[Any, ...]] = []
-    for series, moves in touched.items():
-        before = index.state.get(series)
-        members = index.members[series]
-        after = _aggregate(members) if moves is None else _moved(before, moves, members)
+    moves = _Moves()
+    keys_, stock_, usd_, rub_ = moves.keys, moves.stock, moves.usd, moves.rub
+    states, all_members = index.state, index.members
+    for series, moved_by in touched.items():
+        before = states.get(series)
+        members = all_members[series]
+        if moved_by is None or before is None:
+            after = _aggregate(members)
+        elif len(members) == 1:  # a one-configuration group (most of a Vast-like store): its member is its state
+            only = next(iter(members.values()))
+            if only[0]:
+                if before[0] and before[1] == only[1] and before[2] == only[2]:
+                    continue
+                after = SeriesState(True, only[1], only[2])
+            else:
+                if before == _SOLD_OUT:
+                    continue
+                after = _SOLD_OUT
+        else:
+            after = _moved(before, moved_by, members)
         if before == after:
             continue
         if before is None:
             provider_, card, count, region, billing = meta[series]
             inserts.append({"key": series, "provider": provider_, "card": card, "gpu_count": count,
                             "region": region, "billing": billing, "first_seen": at})
-        changes.append((series, after.in_stock, after.usd, after.rub))
-        index.state[series] = after
+        keys_.append(series)
+        stock_.append(after[0])
+        usd_.append(after[1])
+        rub_.append(after[2])
+        states[series] = after
     conn = await session.connection()
     if inserts:
         await conn.execute(insert(_series), inserts)
-    await _write_moves(conn, at, changes)
+    await _write_moves(conn, at, moves)
+
+
+_SOLD_OUT = SeriesState(False, None, None)
+
+
+class _Moves:
+    """The change rows of one poll, column by column (what PostgreSQL's unnest takes as they are)."""
+
+    __slots__ = ("keys", "rub", "stock", "usd")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.stock: list[bool] = []
+        self.usd: list[float | None] = []
+        self.rub: list[float | None] = []
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 def _moved(before: SeriesState | None, moves: Sequence[tuple[Member | None, Member]],
@@ -227,28 +296,40 @@ def _moved(before: SeriesState | None, moves: Sequence[tuple[Member | None, Memb
     return SeriesState(in_stock, usd, rub)
 
 
-# The statement every moving poll runs, as the driver's own executemany: a Vast-sized poll moves thousands of
-# series, and SQLAlchemy's per-row parameter handling was most of the upkeep's time (bench/availability.py).
+# The statement every moving poll runs: a Vast-sized poll moves thousands of series. On PostgreSQL one INSERT of
+# the poll's columns as arrays (unnest): one statement, one round trip, the server planning and executing it once
+# (the driver's executemany ran one INSERT per row: most of the upkeep's time on PostgreSQL, bench/availability.py);
+# elsewhere the driver's own executemany (SQLite's runs in-process; SQLAlchemy's per-row parameter handling was
+# most of the upkeep's time there).
 _PLACEHOLDER = {"qmark": lambda i: "?", "format": lambda i: "%s", "numeric": lambda i: f":{i}",
                 "numeric_dollar": lambda i: f"${i}"}
 
 
-async def _write_moves(conn: Any, at: datetime, changes: list[tuple[Any, ...]]) -> None:
+async def _write_moves(conn: Any, at: datetime, moves: _Moves) -> None:
     """INSERT the series' change rows, `at` and booleans bound as SQLAlchemy binds them."""
-    if not changes:
+    if not moves:
         return
     dialect = conn.dialect
     mark = _PLACEHOLDER.get(dialect.paramstyle)
+    stamp = _bind(_changes.c.at, dialect, at)
+    q = dialect.identifier_preparer.quote
+    columns = f"{q('series_key')}, {q('at')}, {q('in_stock')}, {q('price_usd')}, {q('price_rub')}"
+    if mark is not None and dialect.name == "postgresql":
+        sql = (f"INSERT INTO {q(_changes.name)} ({columns}) SELECT k, {mark(1)}::timestamptz, s, u, r FROM "
+               f"unnest({mark(2)}::varchar[], {mark(3)}::boolean[], {mark(4)}::float8[], {mark(5)}::float8[]) "
+               "AS m(k, s, u, r)")
+        await conn.exec_driver_sql(sql, (stamp, moves.keys, moves.stock, moves.usd, moves.rub))
+        return
     if mark is None:  # a driver with named parameters: SQLAlchemy's own executemany
         await conn.execute(insert(_changes), [{"series_key": k, "at": at, "in_stock": i, "price_usd": u,
-                                               "price_rub": r} for k, i, u, r in changes])
+                                               "price_rub": r} for k, i, u, r in
+                                              zip(moves.keys, moves.stock, moves.usd, moves.rub, strict=True)])
         return
-    stamp = _bind(_changes.c.at, dialect, at)
     flag = _changes.c.in_stock.type.bind_processor(dialect) or bool
-    q = dialect.identifier_preparer.quote
-    sql = (f"INSERT INTO {q(_changes.name)} ({q('series_key')}, {q('at')}, {q('in_stock')}, {q('price_usd')}, "
-           f"{q('price_rub')}) VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
-    await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in changes])
+    sql = (f"INSERT INTO {q(_changes.name)} ({columns}) "
+           f"VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
+    await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in
+                                     zip(moves.keys, moves.stock, moves.usd, moves.rub, strict=True)])
 
 
 def _bind(column: Any, dialect: Any, value: Any) -> Any:
@@ -350,10 +431,10 @@ async def _changes_of(session: AsyncSession, keys: Sequence[str], since: datetim
 
 def _stats_of(row: Any, changes: list[Change], coverage: list[Span], until: float, currency: str,
               days: Sequence[int]) -> SeriesStats:
-    windows = {d: window_stats(changes, coverage, until=until, days=d, currency=currency) for d in days}
-    week = windows.get(7)
+    figures = windows(changes, coverage, until=until, days=days, currency=currency)
+    week = figures.get(7)
     return SeriesStats(key=row.key, provider=row.provider, card=row.card, gpu_count=row.gpu_count, region=row.region,
-                       billing=row.billing, windows=windows,
+                       billing=row.billing, windows=figures,
                        trend=None if week is None else trend(week.price_now, week.price_median))
 
 
@@ -439,11 +520,14 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     if cache is None:
         changes = await _changes_of(session, keys, since)
         merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
-    else:
+        prepared = Timeline(merged, spans, currency)
+    else:  # the merged timeline held, prepared: only this window's figures computed
         changes = await cache.changes(session, keys, since)
-        merged, spans = cache.merged((tuple(keys), tuple(caps), currency), keys,
-                                     [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
-    window = window_stats(merged, spans, until=now.timestamp(), days=days, currency=currency)
+        merged, spans, prepared = cache.merged((tuple(keys), tuple(caps), currency), keys,
+                                               [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
+    until = now.timestamp()
+    window = (prepared.window(until=until, days=days) if prepared.covers(until)
+              else window_stats(merged, spans, until=until, days=days, currency=currency))
     return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,
                      cap_per_gpu=cap_per_gpu, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)

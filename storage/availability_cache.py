@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
 
-from sqlalchemy import Table, func, or_, select
+from sqlalchemy import Table, func, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core.availability import DAY, Change, Span, combine, merge_coverage
+from core.availability import DAY, Change, Span, Timeline, combine, merge_coverage
 from storage.availability_tables import AvailabilityChange
 
 SLACK = 3600.0  # seconds: how much earlier than the latest held change a row may still be committed
@@ -57,6 +57,7 @@ class _Merged:
     spans: list[tuple[Span, ...]]  # each series' coverage
     merged: list[Change]
     union: list[Span]
+    timeline: Timeline | None = None  # `merged` prepared for windows, once asked for
 
 
 def _moved_from(old: _Merged, ids: list[list[int]], changes: Sequence[list[Change]],
@@ -153,12 +154,13 @@ class ChangeCache:
         return max(0, bisect.bisect_left(h.changes, at, key=lambda c: c.at) - 1)
 
     def merged(self, key: MergedKey, keys: Sequence[str], series: Sequence[tuple[list[Change], list[Span]]],
-               caps: Sequence[float | None], currency: str) -> tuple[list[Change], list[Span]]:
+               caps: Sequence[float | None], currency: str) -> tuple[list[Change], list[Span], Timeline]:
         """`combine` of the series (`keys`' slices from the latest `changes`, with their coverage), kept: the
         same inputs give it back; inputs that moved only from some time T on (a poll's new rows, a stretch
         extended) keep what was merged before T and combine the rest from the states in force at T (combine is
         causal: what it says at a time depends on nothing later). A window whose start moved (a row left it) is
-        merged afresh."""
+        merged afresh. With it the merged timeline prepared for windows (core.availability.Timeline), kept as long
+        as the inputs do not move: a question then computes only its window's figures."""
         ids = [self._held[k].ids[self._slices[k]:] for k in keys]
         spans = [tuple(cov) for _, cov in series]
         hit = self._merged.get(key)
@@ -167,17 +169,20 @@ class ChangeCache:
             t0 = _moved_from(hit, ids, [c for c, _ in series], spans)
             if t0 is None:
                 self._merged.move_to_end(key)
-                return hit.merged, hit.union
+                if hit.timeline is None:
+                    hit.timeline = Timeline(hit.merged, hit.union, currency)
+                return hit.merged, hit.union, hit.timeline
             if t0 != -math.inf:
                 merged = _resumed(hit.merged, t0, series, caps, currency)
                 union = merge_coverage(s for cov in spans for s in cov)
         if merged is None:
             merged, union = combine(series, caps=caps, currency=currency)
-        self._merged[key] = _Merged(ids, [list(c) for c, _ in series], spans, merged, union)
+        prepared = Timeline(merged, union, currency)
+        self._merged[key] = _Merged(ids, [list(c) for c, _ in series], spans, merged, union, prepared)
         self._merged.move_to_end(key)
         while len(self._merged) > self.max_merged:
             self._merged.popitem(last=False)
-        return merged, union
+        return merged, union, prepared
 
     async def _load(self, session: AsyncSession, keys: list[str], since: datetime) -> None:
         before = (select(func.max(_changes.c.id)).where(_changes.c.series_key.in_(keys), _changes.c.at < since)
@@ -199,32 +204,34 @@ class ChangeCache:
 
     async def _refresh(self, session: AsyncSession, keys: list[str], since: float) -> list[str]:
         """Re-read the held series' tails; returns those to load afresh: where the first row a window from `since`
-        needs is gone (retention cut inside the window: then what the database holds is what counts)."""
+        needs is gone (retention cut inside the window: then what the database holds is what counts). One read:
+        the tails, and those first rows by id (present or not)."""
         firsts = {h.ids[self._start(h, since)]: k for k in keys if (h := self._held[k]).ids}
-        present = set((await session.scalars(select(_changes.c.id).where(_changes.c.id.in_(list(firsts))))).all())
-        gone = [k for row_id, k in firsts.items() if row_id not in present]
-        keys = [k for k in keys if k not in gone]
-        if not keys:
-            return gone
         floor = min(self._floor(self._held[k]) for k in keys)
-        rows = (await session.execute(
-            select(*_COLS).where(_changes.c.series_key.in_(keys), _changes.c.at >= _dt(floor))
-            .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))).all()
-        tails: dict[str, tuple[list[Change], list[int]]] = {k: ([], []) for k in keys}
+        cut = _dt(floor)
+        # Two index searches in one statement (an OR of the two would walk every held row of the series on SQLite).
+        tails_q = select(*_COLS).where(_changes.c.series_key.in_(keys), _changes.c.at >= cut)
+        firsts_q = select(*_COLS).where(_changes.c.id.in_(list(firsts)), _changes.c.at < cut)
+        rows = sorted((await session.execute(union_all(tails_q, firsts_q))).all(),
+                      key=lambda r: (r[0], _aware(r[2]), r[1]))
+        present = {row_id for _, row_id, *_ in rows if row_id in firsts}
+        gone = {k for row_id, k in firsts.items() if row_id not in present}
+        tails: dict[str, tuple[list[Change], list[int]]] = {k: ([], []) for k in keys if k not in gone}
         for key, row_id, at, in_stock, usd, rub in rows:
-            changes, ids = tails[key]
-            changes.append(Change(_ts(at), bool(in_stock), usd, rub))
-            ids.append(row_id)
-        for k in keys:
+            tail = tails.get(key)
+            if tail is None or _aware(at) < cut:  # a gone series, or a first row read only to see it is there
+                continue
+            tail[0].append(Change(_ts(at), bool(in_stock), usd, rub))
+            tail[1].append(row_id)
+        for k, (changes, ids) in tails.items():
             h = self._held[k]
-            changes, ids = tails[k]
-            cut = bisect.bisect_left(h.changes, floor, key=lambda c: c.at)
-            if h.ids[cut:] == ids:
+            start = bisect.bisect_left(h.changes, floor, key=lambda c: c.at)
+            if h.ids[start:] == ids:
                 continue  # the usual case: nothing new
-            self._rows += len(ids) - (len(h.ids) - cut)
-            h.changes[cut:] = changes
-            h.ids[cut:] = ids
-        return gone
+            self._rows += len(ids) - (len(h.ids) - start)
+            h.changes[start:] = changes
+            h.ids[start:] = ids
+        return [k for k in keys if k in gone]
 
     @staticmethod
     def _floor(h: _Held) -> float:
@@ -244,8 +251,12 @@ class ChangeCache:
             self._rows -= len(self._held.pop(key).ids)
 
 
+def _aware(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
 def _ts(at: datetime) -> float:
-    return (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).timestamp()
+    return _aware(at).timestamp()
 
 
 def _dt(ts: float) -> datetime:

@@ -20,7 +20,9 @@ class AvailabilitySeries(Base):
     latest change row: not copied here, so a moving poll writes one row per series that moved (migration 0012)."""
 
     __tablename__ = "availability_series"
-    __table_args__ = (Index("ix_availability_series_card", "card", "gpu_count"),)
+    # families (region "*") of some cards: /when, the /history strip (migration 0015)
+    __table_args__ = (Index("ix_availability_series_card", "card", "gpu_count"),
+                      Index("ix_availability_series_region_card", "region", "card", "gpu_count"))
 
     key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
     provider: Mapped[str] = mapped_column(String(NAME_LEN), index=True)

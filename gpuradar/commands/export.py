@@ -1,10 +1,14 @@
-"""`gpuradar export [--since 30d] [--format csv|jsonl] [--out FILE] [--what all|snapshots|events]`: open data.
+"""`gpuradar export [--since 30d] [--format csv|jsonl|parquet] [--out FILE] [--what all|snapshots|events]`: open data.
 
 Offer SNAPSHOTS (a row each time a configuration's price or availability changed: price history as ingest writes it,
 thinned by retention after `RETENTION__RAW_DAYS`) and change EVENTS (appeared, back in stock, sold out, price
 drop/rise), since a moment, streamed from the database a batch at a time: memory stays constant however large the
 store. The columns are fixed and documented in docs/open-data.md (`COLUMNS`, in this order); new columns are only
 ever appended. Times are UTC ISO 8601 with "Z".
+
+Parquet (`--format parquet --out FILE`, the optional extra `gpuradar[parquet]`: pyarrow, the Apache Arrow project's
+reference implementation) holds the same columns in the same order with their types (`PARQUET_TYPES`), written a row
+group per batch of rows (pyarrow.parquet.ParquetWriter): memory stays constant as for the text formats.
 """
 
 from __future__ import annotations
@@ -24,6 +28,15 @@ from texts.i18n import t
 COLUMNS = ("record", "at", "event", "provider", "card", "gpu_name", "gpu_count", "region", "billing",
            "price", "currency", "period", "price_per_gpu_hour_usd", "price_per_gpu_hour_rub", "price_per_hour_usd",
            "price_per_hour_rub", "rub_per_usd", "vat_rate", "vat_included", "in_stock", "available", "offer_key")
+# The Parquet type of each column (docs/open-data.md): `at` a UTC timestamp (milliseconds; whole seconds, as the text
+# formats' ISO string).
+PARQUET_TYPES = {"record": "string", "at": "timestamp", "event": "string", "provider": "string", "card": "string",
+                 "gpu_name": "string", "gpu_count": "int32", "region": "string", "billing": "string",
+                 "price": "float64", "currency": "string", "period": "string", "price_per_gpu_hour_usd": "float64",
+                 "price_per_gpu_hour_rub": "float64", "price_per_hour_usd": "float64",
+                 "price_per_hour_rub": "float64", "rub_per_usd": "float64", "vat_rate": "float64",
+                 "vat_included": "bool", "in_stock": "bool", "available": "int32", "offer_key": "string"}
+PARQUET_BATCH = 10_000  # rows per row group: what the export holds at a time
 _SINCE = re.compile(r"^\s*(\d{1,5})\s*([hdw])\s*$", re.IGNORECASE)
 _UNIT = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 
@@ -31,7 +44,8 @@ _UNIT = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("export", help=t("en", "cli_export_help"), description=t("en", "cli_export_help"))
     parser.add_argument("--since", default="30d", help="how far back: 30d, 12h, 2w (default 30d)")
-    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    parser.add_argument("--format", choices=("csv", "jsonl", "parquet"), default="csv",
+                        help="csv, jsonl, or parquet (needs --out and the extra gpuradar[parquet])")
     parser.add_argument("--out", help="file to write (default: standard output)")
     parser.add_argument("--what", choices=("all", "snapshots", "events"), default="all")
     parser.add_argument("--lang", choices=("en", "ru"), default="en")
@@ -137,6 +151,46 @@ async def write(url: str, since: datetime, what: str, fmt: str, out: IO[str]) ->
     return n
 
 
+def _parquet_schema(pa: Any) -> Any:
+    types = {"string": pa.string(), "timestamp": pa.timestamp("ms", tz="UTC"), "int32": pa.int32(),
+             "float64": pa.float64(), "bool": pa.bool_()}
+    return pa.schema([pa.field(c, types[PARQUET_TYPES[c]]) for c in COLUMNS])
+
+
+async def write_parquet(url: str, since: datetime, what: str, path: str, *, batch: int = PARQUET_BATCH) -> int:
+    """The export as a Parquet file at `path`: the same rows as `write`, typed, a row group per `batch` rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from storage.db import make_engine, make_sessionmaker
+
+    schema = _parquet_schema(pa)
+    engine = make_engine(url)
+    n = 0
+    try:
+        with pq.ParquetWriter(path, schema) as out:
+            columns: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+
+            def flush() -> None:
+                out.write_table(pa.table(columns, schema=schema))
+                for values in columns.values():
+                    values.clear()
+
+            async with make_sessionmaker(engine)() as session:
+                async for row in records(session, since, what):
+                    for c in COLUMNS:
+                        columns[c].append(row[c])
+                    columns["at"][-1] = datetime.fromisoformat(row["at"])
+                    n += 1
+                    if n % batch == 0:
+                        flush()
+            if n % batch or n == 0:
+                flush()
+    finally:
+        await engine.dispose()
+    return n
+
+
 def run(args: argparse.Namespace) -> int:
     from gpuradar.settings import Settings
     from storage import migrate
@@ -145,10 +199,21 @@ def run(args: argparse.Namespace) -> int:
     if since is None:
         print(t(args.lang, "cli_export_bad_since"), file=sys.stderr)
         return 2
+    if args.format == "parquet":
+        if not args.out:
+            print(t(args.lang, "cli_export_parquet_out"), file=sys.stderr)
+            return 2
+        try:
+            import pyarrow.parquet  # noqa: F401  (the optional extra)
+        except ImportError:
+            print(t(args.lang, "cli_export_no_parquet"), file=sys.stderr)
+            return 1
     url = Settings().database_url
     try:
         migrate.upgrade(url)
-        if args.out:
+        if args.format == "parquet":
+            n = asyncio.run(write_parquet(url, since, args.what, args.out))
+        elif args.out:
             with open(args.out, "w", encoding="utf-8", newline="") as f:
                 n = asyncio.run(write(url, since, args.what, args.format, f))
         else:

@@ -3,6 +3,8 @@ observation, restarts, retention cut-offs, cards merged across providers under a
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from core.availability import (
@@ -11,12 +13,14 @@ from core.availability import (
     Change,
     Span,
     StayVerdict,
+    Timeline,
     Trend,
     combine,
     timeline,
     trend,
     typical_stay,
     window_stats,
+    windows,
 )
 
 M = 60.0
@@ -171,3 +175,47 @@ def test_timeline_is_observed_time_only() -> None:
         (0.5, 1, False), (1, 2, True), (2, 4, False), (4, 5, True),  # the window starts at 0.5 h
         (7, 8, False), (8, 10, True)]  # 5-7 h unobserved: no stretch; the price move is not a new stretch
     assert timeline([], coverage, since=0.0, until=10 * HOUR) == []
+
+
+def _history(rng: random.Random) -> tuple[list[Change], list[Span]]:
+    """Polls every 5 minutes over ~40 days in stretches with gaps between them; the state moving at some polls
+    (stock flips, price moves), some changes where a stretch begins or ends, some before observation began."""
+    changes: list[Change] = []
+    coverage: list[Span] = []
+    t = rng.choice([0.0, -3 * HOUR])
+    while t < 40 * DAY:
+        length = rng.choice([5 * M, 3 * HOUR, DAY, 4 * DAY, 10 * DAY])
+        coverage.append(Span(t, t + length))
+        k = t
+        while k <= t + length:
+            if not changes or rng.random() < 0.15:
+                in_stock = rng.random() < 0.6
+                price = round(rng.uniform(1, 3), 2)
+                changes.append(Change(k, in_stock, price if in_stock else None, price * 80 if in_stock else None))
+            k += 5 * M
+        t += length + rng.choice([10 * M, 3 * HOUR, 2 * DAY])
+    return changes, coverage
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_prepared_timeline_answers_as_window_stats(seed: int) -> None:
+    """core.availability.Timeline (the history prepared once, what a replica holds for /when) gives every window
+    what window_stats gives, whatever the history and wherever the window ends."""
+    rng = random.Random(seed)
+    changes, coverage = _history(rng)
+    if seed % 4 == 0:
+        changes, coverage = combine([(changes, coverage), _history(rng)], cap=2.5)
+    for currency in ("USD", "RUB"):
+        prepared = Timeline(changes, coverage, currency)
+        last = coverage[-1].end
+        for until in (last, last + 10 * M, last + 2 * HOUR, last + 20 * DAY, last + 60 * DAY):
+            for days in (1, 7, 30):
+                want = window_stats(changes, coverage, until=until, days=days, currency=currency)
+                got = prepared.window(until=until, days=days)
+                sums = ("observed", "in_stock")
+                assert got.model_dump(exclude=set(sums)) == want.model_dump(exclude=set(sums))
+                for name in sums:  # the same time, added in another order
+                    assert getattr(got, name) == pytest.approx(getattr(want, name), abs=1e-3)
+        assert not prepared.covers(last - 1)
+        assert windows(changes, coverage, until=last - HOUR, days=(7,), currency=currency)[7] == window_stats(
+            changes, coverage, until=last - HOUR, days=7, currency=currency)

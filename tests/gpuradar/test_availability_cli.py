@@ -79,6 +79,58 @@ def test_export_csv_and_jsonl(filled: str, tmp_path: Path, capsys: pytest.Captur
     assert main(["export", "--since", "yesterday"]) == 2
 
 
+def test_export_parquet_is_the_jsonl_export_typed(filled: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "open.parquet"
+    assert main(["export", "--since", "30d", "--format", "parquet", "--out", str(out)]) == 0
+    assert "written to" in capsys.readouterr().err
+    assert main(["export", "--since", "30d", "--format", "jsonl"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    table = pq.read_table(out)
+    assert table.schema.names == list(COLUMNS)
+    assert table.schema.field("at").type == pa.timestamp("ms", tz="UTC")
+    assert table.schema.field("gpu_count").type == pa.int32() and table.schema.field("in_stock").type == pa.bool_()
+    assert table.schema.field("price_per_gpu_hour_usd").type == pa.float64()
+    rows = table.to_pylist()
+    assert len(rows) == len(lines) > 10
+    for row, line in zip(rows, lines, strict=True):
+        assert row["at"].tzinfo is not None
+        assert {**row, "at": row["at"].strftime("%Y-%m-%dT%H:%M:%SZ")} == line
+    assert main(["export", "--format", "parquet"]) == 2  # a binary file needs --out
+    assert "--out" in capsys.readouterr().err
+
+
+async def test_parquet_is_written_a_row_group_per_batch(migrated_database_url: str, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from gpuradar.commands.export import write_parquet
+
+    await fill(migrated_database_url, datetime.now(UTC) - timedelta(minutes=1), polls=24)
+    out = tmp_path / "open.parquet"
+    n = await write_parquet(migrated_database_url, datetime.now(UTC) - timedelta(days=1), "all", str(out), batch=5)
+    meta = pq.ParquetFile(out).metadata
+    assert meta.num_rows == n > 10 and meta.num_row_groups == -(-n // 5)  # never the whole export at once
+
+
+def test_parquet_without_pyarrow_says_what_to_install(filled: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.parquet'] = None\n"
+            "from gpuradar.cli import main; sys.exit(main(sys.argv[1:]))")
+    out = tmp_path / "open.parquet"
+    done = subprocess.run([sys.executable, "-c", code, "export", "--format", "parquet", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "DATABASE_URL": filled,
+                               "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr.strip().splitlines() == ["Parquet export needs pyarrow: pip install 'gpuradar[parquet]'."]
+
+
 def test_since_parsing() -> None:
     now = datetime(2026, 12, 1, tzinfo=UTC)
     assert parse_since("30d", now) == now - timedelta(days=30)

@@ -268,3 +268,51 @@ async def test_two_hours_of_history_make_no_usual_claim(sm: async_sessionmaker[A
     assert week.episodes == 4 and week.median_stay == 15 * M  # four complete 15-minute stays, measured
     assert typical_stay(week) is None and not week.enough
     assert alert_line("en", week) is None and alert_line("ru", week) is None and not short_lived(week)
+
+
+async def test_a_carried_index_writes_what_a_rebuilt_one_does(sm: async_sessionmaker[AsyncSession]) -> None:
+    """The ingest child carries its series index and the provider's current stretch between polls (one-statement
+    upkeep); a writer without a state cache rebuilds both every poll. Fed the same churn (groups of one and of
+    several configurations, prices moving, stock flipping, offers vanishing and new), and a retention pass that
+    deletes the held stretch, the two write the same change rows and coverage."""
+    import random
+
+    rng = random.Random(7)
+    listing = {f"s{i}": (rng.choice(["US", "EU", "JP"]), rng.choice(["h100-sxm", "a100-80gb"]),
+                         round(rng.uniform(1, 3), 2), True) for i in range(40)}
+    warm = StateCache()
+    for k in range(30):
+        for sku in rng.sample(sorted(listing), 8):
+            region, gpu, price, in_stock = listing[sku]
+            r = rng.random()
+            listing[sku] = (region, gpu, round(price * rng.choice([0.8, 1.25]), 2) if r < 0.5 else price,
+                            not in_stock if r >= 0.5 else in_stock)
+        if k % 7 == 3:
+            listing.pop(rng.choice(sorted(listing)))
+            listing[f"n{k}"] = (rng.choice(["US", "EU"]), "h100-sxm", 2.0, True)
+        for provider, cache in (("warm", warm), ("cold", None)):
+            offers = [Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=gpu.upper(), gpu_count=1, price=price,
+                            currency="USD", in_stock=in_stock, location=region)
+                      for sku, (region, gpu, price, in_stock) in sorted(listing.items())]
+            await record_poll(sm, PollResult(provider=provider, status=PollStatus.OK, offers=offers,
+                                             started_at=at(k), finished_at=at(k) + timedelta(seconds=1)),
+                              rates=RATES, hysteresis=1, cache=cache)
+        if k == 20:  # a retention pass that takes the current stretch (as if the polls were a month old)
+            assert await prune_availability(sm, at(k) + timedelta(days=32)) > 0
+
+    async def written(provider: str) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+        async with sm() as s:
+            changes = (await s.execute(
+                select(AvailabilityChange.series_key, AvailabilityChange.at, AvailabilityChange.in_stock,
+                       AvailabilityChange.price_usd, AvailabilityChange.price_rub)
+                .where(AvailabilityChange.series_key.like(f"{provider}|%")).order_by(AvailabilityChange.id))).all()
+            coverage = (await s.execute(
+                select(AvailabilityCoverage.start, AvailabilityCoverage.end, AvailabilityCoverage.polls)
+                .where(AvailabilityCoverage.provider == provider).order_by(AvailabilityCoverage.id))).all()
+        return ([(key.split("|", 1)[1], *rest) for key, *rest in changes], [tuple(r) for r in coverage])
+
+    warm_rows, cold_rows = await written("warm"), await written("cold")
+    # the held stretch was deleted: the next poll opens a new one (and the carried one is not updated in vain)
+    assert warm_rows[0] and [start for start, _, _ in warm_rows[1]] == [at(21) + timedelta(seconds=1)]
+    assert sorted(warm_rows[0], key=repr) == sorted(cold_rows[0], key=repr)
+    assert warm_rows[1] == cold_rows[1]

@@ -58,6 +58,8 @@ cli_stats_title = Last { $days ->
 cli_stats_headers = provider|card|GPUs|region|billing|in stock|appeared|stay median/p90 (n)|comeback|now|price|trend|observed
 cli_export_help = Open data: offer snapshots and change events since a time, streamed as CSV or JSON lines (schema: docs/open-data.md)
 cli_export_bad_since = --since takes a duration such as 30d, 12h or 2w.
+cli_export_parquet_out = Parquet is a binary file: give it one with --out FILE.
+cli_export_no_parquet = Parquet export needs pyarrow: pip install 'gpuradar[parquet]'.
 cli_export_done = { $n ->
     [one] { $n } row
    *[other] { $n } rows

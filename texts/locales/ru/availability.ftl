@@ -67,6 +67,8 @@ cli_stats_title = За { $days } дн., цены за GPU-час в { $currency 
 cli_stats_headers = провайдер|карта|GPU|регион|оплата|в наличии|появлялось|держится медиана/p90 (n)|возврат|сейчас|цена|тренд|наблюдали
 cli_export_help = Открытые данные: снимки предложений и события изменений с указанного момента, потоком в CSV или JSON lines (схема: docs/open-data.md)
 cli_export_bad_since = --since принимает длительность, например 30d, 12h или 2w.
+cli_export_parquet_out = Parquet — двоичный файл: укажите его через --out FILE.
+cli_export_no_parquet = Для выгрузки в Parquet нужен pyarrow: pip install 'gpuradar[parquet]'.
 cli_export_done = { $n ->
     [one] Записана { $n } строка
     [few] Записано { $n } строки
