@@ -6,7 +6,7 @@ provider has thousands per card (bench/availability.py: ~7 ms of a /when answer 
 leads with the region, so families (and a workload's "any card" question, which names no card) are found directly.
 
 Revision ID: 0015_availability_family_index
-Revises: 0013_price_basis
+Revises: 0014_subscription_changes
 Create Date: 2026-12-01
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0015_availability_family_index"
-down_revision: str | None = "0013_price_basis"
+down_revision: str | None = "0014_subscription_changes"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
