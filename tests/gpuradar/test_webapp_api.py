@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -22,7 +23,7 @@ from gpuradar.webapp.guard import CSP
 from gpuradar.webapp.matrix import LastSeen, MatrixCache
 from storage.subscriptions import list_subscriptions
 from testkit.fake_telegram import FakeTelegram
-from tests.support.webapp import seed_market, sign_init_data
+from tests.support.webapp import RATES, market, poll, seed_market, sign_init_data
 
 TOKEN = "123456:TEST-token"
 PUBLIC = "https://market.example/app"
@@ -181,6 +182,75 @@ async def test_cell_offers_whole_configuration_per_hour_and_month_in_both_curren
     assert (await client.get("/api/offers", params={"gpu": "no-such-card"})).status_code == 400
     page = (await client.get("/api/offers", params={"gpu": "h100-sxm", "offset": "1"})).json()
     assert page["count"] == 4 and page["offset"] == 1 and len(page["offers"]) == 3 and page["next_offset"] is None
+
+
+async def until_built(kept, builds: int) -> None:
+    for _ in range(1000):  # a build in a thread finishing: bounded, never a hung test
+        if kept.builds > builds:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no build finished")
+
+
+async def test_page_data_built_once_per_poll_and_key_and_revalidated_by_etag(app, client):
+    s = app.web.runner.app[SERVICES_KEY]
+    matrix = await client.get("/api/matrix", params={"lang": "ru"})
+    tag = matrix.headers["etag"]
+    again = await client.get("/api/matrix", params={"lang": "ru"}, headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+    assert again.headers["cache-control"] == "no-cache"  # kept by the browser, asked again: prices move
+    assert (await client.get("/api/matrix", params={"lang": "en"}, headers={"If-None-Match": tag})).status_code == 200
+    # twenty viewers opening one cell at once: one build of that page; the other language is a page of its own
+    runpod = {"gpu": "h100-sxm", "provider": "runpod", "lang": "en", "currency": "USD"}
+    builds = s.cells.builds
+    answers = await asyncio.gather(*(client.get("/api/offers", params=runpod) for _ in range(20)))
+    assert {a.status_code for a in answers} == {200} and s.cells.builds == builds + 1
+    assert len({a.content for a in answers}) == 1
+    cell_tag = answers[0].headers["etag"]
+    assert (await client.get("/api/offers", params=runpod, headers={"If-None-Match": cell_tag})).status_code == 304
+    assert (await client.get("/api/offers", params={**runpod, "lang": "ru"})).json()["offers"][0]["region_name"]
+    assert s.cells.builds == builds + 2
+    vast = {**runpod, "provider": "vastai"}
+    vast_before = (await client.get("/api/offers", params=vast)).json()
+    # a workload typed again, by anyone, is the answer kept for this poll
+    phrase = {"text": "70B QLoRA ctx 4k"}
+    first = await client.post("/api/estimate", params={"lang": "en"}, json=phrase)
+    built = s.estimates.builds
+    second = await client.post("/api/estimate", params={"lang": "en"}, json=phrase, headers=signed(user_id=88))
+    assert second.content == first.content and s.estimates.builds == built
+    # a poll: vastai's H100 pair gets cheaper; runpod's page lists the very same offers, so its ETag holds
+    offers = market(2)["vastai"]
+    offers[-1] = offers[-1].model_copy(update={"price": 3.9})
+    await app.ingest(poll("vastai", offers, datetime.now(UTC)), RATES)
+    builds = s.cells.builds
+    stale = await client.get("/api/offers", params=vast)  # the previous poll's page while the new one is built
+    assert stale.json() == vast_before
+    await until_built(s.cells, builds)
+    fresh = await client.get("/api/offers", params=vast)
+    assert fresh.json()["offers"][0]["prices"]["USD"]["per_hour"] == pytest.approx(3.9)
+    assert fresh.headers["etag"] != stale.headers["etag"]
+    builds = s.cells.builds
+    await client.get("/api/offers", params=runpod)
+    await until_built(s.cells, builds)
+    assert (await client.get("/api/offers", params=runpod, headers={"If-None-Match": cell_tag})).status_code == 304
+    made = s.rows.made
+    await client.get("/api/offers", params={**runpod, "currency": "RUB"})  # the same offers in another order
+    assert s.rows.made == made  # rows already made are joined, not formatted again
+
+
+async def test_last_seen_read_again_in_the_background_while_the_held_reading_is_served(app):
+    now = [0.0]
+    seen = LastSeen(app.sessionmaker, ttl=60, clock=lambda: now[0])
+    first = await seen.get()
+    assert seen.reads == 1 and first[("l40s", "vastai")]  # the first reading is waited for
+    assert await seen.get() is first and seen.reads == 1
+    now[0] = 61.0
+    assert await seen.get() is first and seen.reads == 1  # old: served at once, the next one under way
+    for _ in range(1000):
+        if seen.reads == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert seen.reads == 2 and seen.stamp == 61.0
 
 
 async def test_estimate_narrows_to_fitting_configurations_cheapest_first(client):
