@@ -388,6 +388,40 @@ async def test_menu_button_and_open_the_market_under_offers_and_estimate(tg, app
     assert not any("web_app" in b for row in (group.reply_markup or {}).get("inline_keyboard", []) for b in row)
 
 
+async def test_menu_button_in_each_chat_users_language_set_on_start_and_language_change(tg, app):
+    default = tg.menu_buttons[None]
+    assert default["text"] == "Market"  # no chat_id: the default, for chats without a button of their own
+
+    async def chat_button(chat: int) -> dict:
+        call = await tg.wait_for("setChatMenuButton", chat_id=chat)
+        button = call.params["menu_button"]
+        assert button["type"] == "web_app" and button["web_app"]["url"].startswith(PUBLIC)
+        return button
+
+    tg.message("/start", user_id=611, lang="ru")
+    ru = await chat_button(611)
+    assert ru["text"] == "Рынок" and "lang=ru" in ru["web_app"]["url"]  # and the page opens in Russian
+    tg.message("/start", user_id=612, lang="en")
+    en = await chat_button(612)
+    assert en["text"] == "Market" and "lang=en" in en["web_app"]["url"]
+    # what Telegram then shows in each chat (getChatMenuButton answers that chat's own button)
+    async with httpx.AsyncClient(base_url=tg.base_url) as telegram:
+        shown = await telegram.post(f"/bot{TOKEN}/getChatMenuButton", json={"chat_id": 611})
+        assert shown.json()["result"]["text"] == "Рынок"
+    # /lang en: the Russian user's button turns English; the language keyboard's "Русский" turns it back
+    tg.message("/lang en", user_id=611, lang="ru")
+    assert (await chat_button(611))["text"] == "Market"
+    tg.message("/lang", user_id=611, lang="ru")
+    chooser = await tg.wait_for("sendMessage", chat_id=611, predicate=lambda c: bool(c.reply_markup))
+    tg.press(chooser, "Русский", user_id=611, lang="ru")
+    assert (await chat_button(611))["text"] == "Рынок"
+    # a group keeps the default: Telegram sets menu buttons of private chats only
+    before = len(tg.calls_of("setChatMenuButton"))
+    tg.message("/start", user_id=613, chat_id=-200, lang="ru", chat_type="supergroup")
+    await tg.wait_for("sendMessage", chat_id=-200)
+    assert len(tg.calls_of("setChatMenuButton")) == before
+
+
 async def test_without_a_public_url_the_bot_shows_no_mini_app(tg, migrated_database_url):
     settings = Settings(database_url=migrated_database_url, bot_token=TOKEN, telegram_api_url=tg.base_url)
     application = App(settings, scrape=False, polling_timeout=1)
