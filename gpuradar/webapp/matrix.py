@@ -10,6 +10,7 @@ out of stock is not in the cache; `LastSeen` reads it with one grouped query, at
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -22,7 +23,7 @@ from bot.formatting import money
 from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from core.gpus import GPU, get_gpu
-from gpuradar.webapp.responses import Body, Built, body_of
+from gpuradar.webapp.responses import Body, Built, body_from
 from storage.offer_tables import CurrentOffer
 from texts.i18n import LANGS
 
@@ -218,9 +219,12 @@ class MatrixCache:
     def _build(self, stamp: tuple[int, float], groups: list[tuple[CachedOffer, ...]],
                seen: dict[tuple[str, str], datetime]) -> dict[str, Body]:
         aggregated = aggregate(groups)
+        before = self._built.latest("matrix") or {}
         out = {}
         for lang in LANGS:
-            body = build_matrix((), seen, lang, self.providers, aggregated)
-            body["version"] = stamp[0]
-            out[lang] = body_of(body)
+            raw = json.dumps(build_matrix((), seen, lang, self.providers, aggregated), ensure_ascii=False,
+                             separators=(",", ":")).encode()
+            kept = before.get(lang)
+            # A poll that changed nothing the matrix shows keeps its bytes and ETag: a repeat viewer gets a 304.
+            out[lang] = kept if kept is not None and kept.raw == raw else body_from(raw)
         return out

@@ -200,6 +200,11 @@ async def test_page_data_built_once_per_poll_and_key_and_revalidated_by_etag(app
     assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
     assert again.headers["cache-control"] == "no-cache"  # kept by the browser, asked again: prices move
     assert (await client.get("/api/matrix", params={"lang": "en"}, headers={"If-None-Match": tag})).status_code == 200
+    builds = s.matrix.builds
+    await app.offers.refresh()  # a new cache version with nothing changed: rebuilt once, same bytes, same ETag
+    await client.get("/api/matrix", params={"lang": "ru"})
+    await until_built(s.matrix, builds)
+    assert (await client.get("/api/matrix", params={"lang": "ru"}, headers={"If-None-Match": tag})).status_code == 304
     # twenty viewers opening one cell at once: one build of that page; the other language is a page of its own
     runpod = {"gpu": "h100-sxm", "provider": "runpod", "lang": "en", "currency": "USD"}
     builds = s.cells.builds
