@@ -311,6 +311,11 @@ async def test_writes_refuse_missing_forged_and_expired_init_data(client, app):
         assert await list_subscriptions(session, 501) == [] and await list_subscriptions(session, 502) == []
     me = (await client.get("/api/me", headers=attempts[1])).json()
     assert me["signed_in"] is False and me["refused"] == "forged"
+    assert (await client.get("/api/me", headers=attempts[2])).json()["refused"] == "expired"
+    nobody = (await client.get("/api/me")).json()
+    assert nobody["signed_in"] is False and nobody["user"] is None and "refused" not in nobody
+    who = (await client.get("/api/me", headers=signed(user_id=501, lang="ru"))).json()
+    assert who == {"user": 501, "signed_in": True, "lang": "ru"}  # the language from Telegram's language_code
 
 
 async def test_subscribe_is_what_subscribe_makes_confirmed_in_chat_and_listed_in_subs(client, app, tg):
@@ -324,6 +329,8 @@ async def test_subscribe_is_what_subscribe_makes_confirmed_in_chat_and_listed_in
     async with app.sessionmaker() as session:
         stored = await list_subscriptions(session, 501)
     assert [s.id for s in stored] == [sub["id"]] and stored[0].min_gib_by_count
+    mine = await client.get("/api/subscriptions", headers=signed(lang="ru"))
+    assert mine.status_code == 200 and [x["id"] for x in mine.json()["subscriptions"]] == [sub["id"]]
     # the bot's /subs lists it
     tg.message("/subs", user_id=501, lang="ru")
     listing = await tg.wait_for("sendMessage", chat_id=501)
