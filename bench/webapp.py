@@ -183,8 +183,11 @@ async def main(args: argparse.Namespace) -> None:
                 ingest_back_to_back(app, stop, took) if args.ingest else stop.wait())
             while args.ingest and not took:
                 await asyncio.sleep(0.05)
+            cpu0, wall0, polls0 = time.process_time(), time.perf_counter(), len(took)
             alone = await inline_latencies(tg, args.queries)
             polls_before = len(took)
+            cpu_alone = (time.process_time() - cpu0, time.perf_counter() - wall0, polls_before - polls0)
+            cpu0, wall0 = time.process_time(), time.perf_counter()  # the bot's process, its threads included
             child = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--serve-viewers", app.web.url, str(args.viewers), str(args.loads),
                 str(args.think), "1" if args.etags else "0",
@@ -196,6 +199,7 @@ async def main(args: argparse.Namespace) -> None:
             while not finished.done():
                 beside.extend(await inline_latencies(tg, 10))
             out, _ = await finished
+            cpu_viewers = (time.process_time() - cpu0, time.perf_counter() - wall0, len(took) - polls_before)
             stored_during = len(app.offers)
             renders = await asyncio.to_thread(first_renders, app.web.url, args.renders) if args.renders else []
             stop.set()
@@ -229,6 +233,11 @@ async def main(args: argparse.Namespace) -> None:
         print(f"first render in headless Chromium (navigation start to the matrix drawn): {len(renders)} loads, "
               f"median {statistics.median(renders):.0f} ms, max {max(renders):.0f} ms (target < 1 s: "
               f"{'met' if max(renders) < 1000 else 'MISSED'})")
+    (c_a, w_a, n_a), (c_v, w_v, n_v) = cpu_alone, cpu_viewers
+    print(f"bot process CPU (its threads included): {100 * c_a / w_a:.0f} % of a core with the ingest alone "
+          f"({n_a} polls, {len(alone)} inline queries in {w_a:.1f} s); {c_v:.1f} s in the {w_v:.1f} s of the viewers "
+          f"({len(both)} page requests, {len(beside)} inline queries, {n_v} polls): at most "
+          f"{c_v / len(both) * 1000:.2f} ms per page request, all of it counted against them")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "
