@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -188,6 +189,17 @@ async def main(args: argparse.Namespace) -> None:
             polls_before = len(took)
             cpu_alone = (time.process_time() - cpu0, time.perf_counter() - wall0, polls_before - polls0)
             cpu0, wall0 = time.process_time(), time.perf_counter()  # the bot's process, its threads included
+            pauses: list[float] = []  # the cyclic collector's full collections meanwhile (ms each)
+            started: list[float] = []
+
+            def collector(phase: str, info: dict[str, int]) -> None:
+                if info["generation"] == 2:
+                    if phase == "start":
+                        started[:] = [time.perf_counter()]
+                    elif started:
+                        pauses.append((time.perf_counter() - started[0]) * 1000)
+
+            gc.callbacks.append(collector)
             child = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--serve-viewers", app.web.url, str(args.viewers), str(args.loads),
                 str(args.think), "1" if args.etags else "0",
@@ -200,6 +212,7 @@ async def main(args: argparse.Namespace) -> None:
                 beside.extend(await inline_latencies(tg, 10))
             out, _ = await finished
             cpu_viewers = (time.process_time() - cpu0, time.perf_counter() - wall0, len(took) - polls_before)
+            gc.callbacks.remove(collector)
             stored_during = len(app.offers)
             renders = await asyncio.to_thread(first_renders, app.web.url, args.renders) if args.renders else []
             stop.set()
@@ -238,6 +251,8 @@ async def main(args: argparse.Namespace) -> None:
           f"({n_a} polls, {len(alone)} inline queries in {w_a:.1f} s); {c_v:.1f} s in the {w_v:.1f} s of the viewers "
           f"({len(both)} page requests, {len(beside)} inline queries, {n_v} polls): at most "
           f"{c_v / len(both) * 1000:.2f} ms per page request, all of it counted against them")
+    print(f"full garbage collections in the bot's process meanwhile: {len(pauses)}, longest "
+          f"{max(pauses, default=0.0):.0f} ms")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "

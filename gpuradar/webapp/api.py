@@ -102,16 +102,16 @@ def _cell_page(groups: list[tuple[CachedOffer, ...]], cards: list[str], provider
     JSON, joined."""
     found = [o for group in groups for o in group if provider is None or o.provider == provider]
     found.sort(key=lambda o: (o.billing == "spot", o.sort_usd if currency == "USD" else o.sort_rub, o.key))
-    if previous is not None and len(previous.found) == len(found) and all(
-            a is b for a, b in zip(previous.found, found, strict=True)):
-        return previous
-    shown = found[offset:offset + OFFERS_PER_CELL]
+    shown = tuple(found[offset:offset + OFFERS_PER_CELL])
+    if previous is not None and previous.total == len(found) and len(previous.shown) == len(shown) and all(
+            a is b for a, b in zip(previous.shown, shown, strict=True)):
+        return previous  # the page's bytes depend on its offers and the cell's count only
     more = offset + OFFERS_PER_CELL if offset + OFFERS_PER_CELL < len(found) else None
     head = {"gpu": cards, "provider": provider, "currency": currency, "count": len(found), "offset": offset,
             "next_offset": more, "vat": vat_line(shown, lang)}
     made = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode()
     raw = made[:-1] + b',"offers":[' + b",".join(rows.row(o, lang) for o in shown) + b"]}"
-    return CellPage(found, body_from(raw))
+    return CellPage(shown, len(found), body_from(raw))
 
 
 async def offers(request: web.Request) -> web.Response:

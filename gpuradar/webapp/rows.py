@@ -76,9 +76,12 @@ def offer_row(offer: CachedOffer, lang: str, ranked: Ranked | None = None, curre
 
 
 class CellPage(NamedTuple):
-    """A page of one cell's offers as sent, and the offers it was made from (the very objects, in order)."""
+    """A page of one cell's offers as sent, and what it was made from: the offers shown (the very objects, in
+    order) and how many the cell has (`total`). Only the page's own offers are held, not the whole cell's: the
+    cyclic collector walks every reference kept here."""
 
-    found: list[CachedOffer]
+    shown: tuple[CachedOffer, ...]
+    total: int
     body: Body
 
 
@@ -90,17 +93,22 @@ class RowCache:
 
     def __init__(self, cap: int = 60_000) -> None:
         self.cap = cap  # entries (offer x language); past it the cache starts again (a few hundred bytes each)
-        self._rows: dict[tuple[str, str], tuple[CachedOffer, bytes]] = {}
+        # Two flat dictionaries rather than one of (offer, row) pairs: no tuple per entry for the collector to walk.
+        self._rows: dict[tuple[str, str], bytes] = {}
+        self._of: dict[tuple[str, str], CachedOffer] = {}  # the offer object each row was made from
         self.made = 0  # rows formatted (tests: an unchanged offer is not formatted again)
 
     def row(self, offer: CachedOffer, lang: str) -> bytes:
-        hit = self._rows.get((offer.key, lang))
-        if hit is not None and hit[0] is offer:
-            return hit[1]
+        key = (offer.key, lang)
+        if self._of.get(key) is offer:
+            made = self._rows.get(key)
+            if made is not None:
+                return made
         made = json.dumps(offer_row(offer, lang), ensure_ascii=False, separators=(",", ":")).encode()
         if len(self._rows) >= self.cap:
-            self._rows = {}
-        self._rows[offer.key, lang] = (offer, made)
+            self._rows, self._of = {}, {}
+        self._rows[key] = made
+        self._of[key] = offer
         self.made += 1
         return made
 
