@@ -213,6 +213,7 @@ async def main(args: argparse.Namespace) -> None:
             out, _ = await finished
             cpu_viewers = (time.process_time() - cpu0, time.perf_counter() - wall0, len(took) - polls_before)
             gc.callbacks.remove(collector)
+            tracked = len(gc.get_objects())  # what a full collection walks (gc.freeze() moved the rest out)
             stored_during = len(app.offers)
             renders = await asyncio.to_thread(first_renders, app.web.url, args.renders) if args.renders else []
             stop.set()
@@ -252,7 +253,7 @@ async def main(args: argparse.Namespace) -> None:
           f"({len(both)} page requests, {len(beside)} inline queries, {n_v} polls): at most "
           f"{c_v / len(both) * 1000:.2f} ms per page request, all of it counted against them")
     print(f"full garbage collections in the bot's process meanwhile: {len(pauses)}, longest "
-          f"{max(pauses, default=0.0):.0f} ms")
+          f"{max(pauses, default=0.0):.0f} ms, {tracked:,} objects tracked at the end")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "
