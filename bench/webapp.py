@@ -1,24 +1,25 @@
 """The market page's data under load: 100 concurrent viewers with 10,000 offers stored, while Vast-sized polls are
 ingested back to back (the leader's work), and the bot's inline answers measured beside it.
 
-Each viewer loads the page's data as the page does (`/api/matrix`, then one cell's offers `/api/offers`), looks at it
-for about two seconds (`--think`; 0 sends requests back to back, which measures saturation, not a viewer's wait),
-and loads it again; the latency of each request is measured by the viewer, from the request leaving to the whole
-body read, in a process of its own (as browsers are not in the bot's process), over aiohttp with one connection per
-viewer. Inline
+Each viewer loads the page's data as the page does (`/api/matrix`, then one cell's offers `/api/offers`; the ETag
+of each kept and sent back as a browser's cache does, `--no-etag` not), looks at it for about two seconds
+(`--think`; 0 sends requests back to back, which measures saturation, not a viewer's wait), and loads it again; the
+latency of each request is measured by the viewer, from the request leaving to the whole body read, in a process
+of its own (as browsers are not in the bot's process), over aiohttp with one connection per viewer. Inline
 latency is measured as bench/inline.py does (the stand-in Telegram server in its own process, from the update queued
 to `answerInlineQuery` arriving): first with the ingest alone, then with the viewers as well. The per-address limit
 of the API is lifted for the run: every viewer here comes from 127.0.0.1. Then, the ingest still running, a few
 fresh loads of the page in Debian's headless Chromium (when installed) time its first render. Targets: page data
 p99 < 100 ms, first render < 1 s, inline p99 unchanged (< 50 ms). Prints the figures; asserts nothing.
 
-    python3 bench/webapp.py [--viewers 100] [--loads 30] [--queries 300]
+    python3 bench/webapp.py [--viewers 100] [--loads 30] [--queries 300] [--no-etag] [--no-ingest]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -38,16 +39,20 @@ from gpuradar.app import App
 from gpuradar.settings import Settings
 from gpuradar.webapp.api import SERVICES_KEY
 
-OFFERS_PER_PROVIDER = 2500  # x 4 providers: 10,000 offers stored before the Vast-sized polls start
+OFFERS_PER_PROVIDER = 2500  # x 4 providers: 10,000 offers stored, and the Vast-sized polls' 1,440 on top
+# bench.inline.offers() names vastai among its four; here that share is listed under another provider, so the
+# Vast-sized polls (provider vastai) add to the 10,000 rather than replace 2,500 of them.
+SEEDED_AS = {"vastai": "hyperstack"}
 
 
 def p(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else (values[0] if values else 0.0)
 
 
-async def viewers(base: str, n: int, loads: int, think: float) -> None:
+async def viewers(base: str, n: int, loads: int, think: float, etags: bool) -> None:
     """The child's side: `n` viewers, `loads` page loads each, a person's pause of about `think` seconds (0.5x to
-    1.5x) after each; prints one JSON object of latencies (ms) and the matrix body's size."""
+    1.5x) after each; prints one JSON object of latencies (ms) and the matrix body's size. With `etags` each viewer
+    keeps the ETag of what it got and sends it back (`If-None-Match`), as a browser's cache does on a reload."""
     import random
 
     import aiohttp
@@ -58,22 +63,37 @@ async def viewers(base: str, n: int, loads: int, think: float) -> None:
     matrix: list[float] = []
     cells: list[float] = []
     errors = 0
+    not_modified = 0
 
     async def viewer(i: int) -> None:
-        nonlocal errors, size
+        nonlocal errors, size, not_modified
         families: list[dict[str, Any]] = []
+        held: dict[str, str] = {}  # url -> ETag: the viewer's browser cache
+
+        def headers(url: str) -> dict[str, str]:
+            return {"If-None-Match": held[url]} if etags and url in held else {}
+
+        def keep(url: str, r: aiohttp.ClientResponse) -> None:
+            nonlocal not_modified
+            if r.status == 304:
+                not_modified += 1
+            elif "ETag" in r.headers:
+                held[url] = r.headers["ETag"]
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as session:
             await asyncio.sleep(rng.uniform(0, think))  # viewers arrive spread over a pause, not all at once
             for k in range(loads):
                 t0 = time.perf_counter()
-                async with session.get(f"{base}/api/matrix", params={"lang": "ru" if i % 2 else "en"}) as r:
+                url = f"{base}/api/matrix?lang={'ru' if i % 2 else 'en'}"
+                async with session.get(url, headers=headers(url)) as r:
                     body = await r.read()
-                    ok = r.status == 200
+                    ok = r.status in (200, 304)
+                    keep(url, r)
                 matrix.append((time.perf_counter() - t0) * 1000)
                 if not ok:
                     errors += 1
                     continue
-                size = len(body)
+                if r.status == 200:
+                    size = len(body)
                 if k == 0:  # what the page would draw; read once, so the viewers' own parsing stays out of the figures
                     families = json.loads(body)["families"]
                 fam = families[(i + k) % len(families)]
@@ -82,16 +102,18 @@ async def viewers(base: str, n: int, loads: int, think: float) -> None:
                     continue
                 t0 = time.perf_counter()
                 gpus = ",".join(v["id"] for v in fam["variants"])
-                async with session.get(f"{base}/api/offers", params={"gpu": gpus, "provider": provider}) as r:
+                url = f"{base}/api/offers?gpu={gpus}&provider={provider}"
+                async with session.get(url, headers=headers(url)) as r:
                     await r.read()
-                    errors += r.status != 200
+                    errors += r.status not in (200, 304)
+                    keep(url, r)
                 cells.append((time.perf_counter() - t0) * 1000)
                 await asyncio.sleep(think * rng.uniform(0.5, 1.5))
 
     t0 = time.perf_counter()
     await asyncio.gather(*(viewer(i) for i in range(n)))
     print(json.dumps({"matrix": matrix, "cells": cells, "errors": errors, "seconds": time.perf_counter() - t0,
-                      "size": size}))
+                      "size": size, "not_modified": not_modified}))
 
 
 _asked = iter(range(10**9))
@@ -148,7 +170,9 @@ async def main(args: argparse.Namespace) -> None:
             limiter = app.web.runner.app[SERVICES_KEY].limits.limiter
             limiter.rates = {**limiter.rates, "ip": Rate(burst=10**9, per=1e-9)}  # one address for every viewer
             at = datetime(2025, 1, 1, tzinfo=UTC)
-            for provider, rows in offers(OFFERS_PER_PROVIDER).items():
+            for listed, rows in offers(OFFERS_PER_PROVIDER).items():
+                provider = SEEDED_AS.get(listed, listed)
+                rows = [o.model_copy(update={"provider": provider}) for o in rows]
                 await app.ingest(PollResult(provider=provider, status=PollStatus.OK, offers=rows, started_at=at,
                                             finished_at=at + timedelta(seconds=1)), Rates(rub_per={"USD": 80.0}))
             assert app.offers is not None
@@ -160,11 +184,25 @@ async def main(args: argparse.Namespace) -> None:
                 ingest_back_to_back(app, stop, took) if args.ingest else stop.wait())
             while args.ingest and not took:
                 await asyncio.sleep(0.05)
+            cpu0, wall0, polls0 = time.process_time(), time.perf_counter(), len(took)
             alone = await inline_latencies(tg, args.queries)
             polls_before = len(took)
+            cpu_alone = (time.process_time() - cpu0, time.perf_counter() - wall0, polls_before - polls0)
+            cpu0, wall0 = time.process_time(), time.perf_counter()  # the bot's process, its threads included
+            pauses: list[float] = []  # the cyclic collector's full collections meanwhile (ms each)
+            started: list[float] = []
+
+            def collector(phase: str, info: dict[str, int]) -> None:
+                if info["generation"] == 2:
+                    if phase == "start":
+                        started[:] = [time.perf_counter()]
+                    elif started:
+                        pauses.append((time.perf_counter() - started[0]) * 1000)
+
+            gc.callbacks.append(collector)
             child = await asyncio.create_subprocess_exec(
                 sys.executable, __file__, "--serve-viewers", app.web.url, str(args.viewers), str(args.loads),
-                str(args.think),
+                str(args.think), "1" if args.etags else "0",
                 stdout=asyncio.subprocess.PIPE)
             lags: list[float] = []
             lag = asyncio.create_task(loop_lag(stop, lags))
@@ -173,6 +211,10 @@ async def main(args: argparse.Namespace) -> None:
             while not finished.done():
                 beside.extend(await inline_latencies(tg, 10))
             out, _ = await finished
+            cpu_viewers = (time.process_time() - cpu0, time.perf_counter() - wall0, len(took) - polls_before)
+            gc.callbacks.remove(collector)
+            tracked = len(gc.get_objects())  # what a full collection walks (gc.freeze() moved the rest out)
+            stored_during = len(app.offers)
             renders = await asyncio.to_thread(first_renders, app.web.url, args.renders) if args.renders else []
             stop.set()
             await ingest
@@ -185,13 +227,16 @@ async def main(args: argparse.Namespace) -> None:
     matrix, cells = got["matrix"], got["cells"]
     both = matrix + cells
     if took:
-        print(f"offers stored: {stored} (+ a Vast-sized provider of 1,440 ingested back to back: {polls} polls while "
-              f"the viewers ran, each {statistics.median(took) * 1000:.0f} ms median)")
+        print(f"offers stored: {stored:,} before the ingest, {stored_during:,} in stock when the viewers finished "
+              f"(a Vast-sized provider of 1,440 ingested back to back: {polls} polls while the viewers ran, each "
+              f"{statistics.median(took) * 1000:.0f} ms median)")
     else:
         print(f"offers stored: {stored}; no ingest running (--no-ingest)")
     rate = (len(matrix) + len(cells)) / got["seconds"]
     print(f"{args.viewers} concurrent viewers x {args.loads} page loads (a pause of ~{args.think:g} s after each) in "
-          f"{got['seconds']:.1f} s: {rate:.0f} requests/s, {got['errors']} errors; matrix body {got['size']:,} bytes")
+          f"{got['seconds']:.1f} s: {rate:.0f} requests/s, {got['errors']} errors; matrix body {got['size']:,} bytes; "
+          f"{got['not_modified']} answered 304 Not Modified "
+          f"({'ETags sent back, as a browser does' if args.etags else '--no-etag: full bodies every time'})")
     print(f"page data /api/matrix: {len(matrix)} requests, p50 {statistics.median(matrix):.1f} ms, "
           f"p99 {p(matrix, 99):.1f} ms, max {max(matrix):.1f} ms")
     print(f"cell offers /api/offers: {len(cells)} requests, p50 {statistics.median(cells):.1f} ms, "
@@ -202,6 +247,13 @@ async def main(args: argparse.Namespace) -> None:
         print(f"first render in headless Chromium (navigation start to the matrix drawn): {len(renders)} loads, "
               f"median {statistics.median(renders):.0f} ms, max {max(renders):.0f} ms (target < 1 s: "
               f"{'met' if max(renders) < 1000 else 'MISSED'})")
+    (c_a, w_a, n_a), (c_v, w_v, n_v) = cpu_alone, cpu_viewers
+    print(f"bot process CPU (its threads included): {100 * c_a / w_a:.0f} % of a core with the ingest alone "
+          f"({n_a} polls, {len(alone)} inline queries in {w_a:.1f} s); {c_v:.1f} s in the {w_v:.1f} s of the viewers "
+          f"({len(both)} page requests, {len(beside)} inline queries, {n_v} polls): at most "
+          f"{c_v / len(both) * 1000:.2f} ms per page request, all of it counted against them")
+    print(f"full garbage collections in the bot's process meanwhile: {len(pauses)}, longest "
+          f"{max(pauses, default=0.0):.0f} ms, {tracked:,} objects tracked at the end")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "
@@ -220,11 +272,13 @@ if __name__ == "__main__":
                         help="seconds a viewer spends on a page before the next load (0: back to back, saturation)")
     parser.add_argument("--renders", type=int, default=6, help="page loads in headless Chromium (0: none)")
     parser.add_argument("--no-ingest", dest="ingest", action="store_false", help="viewers without an ingest running")
-    parser.add_argument("--serve-viewers", nargs=4, help=argparse.SUPPRESS)  # the viewers' process
+    parser.add_argument("--no-etag", dest="etags", action="store_false",
+                        help="viewers never send If-None-Match (every load a full body, as with no browser cache)")
+    parser.add_argument("--serve-viewers", nargs=5, help=argparse.SUPPRESS)  # the viewers' process
     options = parser.parse_args()
     if options.serve_viewers:
-        base, n, loads, think = options.serve_viewers
-        asyncio.run(viewers(base, int(n), int(loads), float(think)))
+        base, n, loads, think, etags = options.serve_viewers
+        asyncio.run(viewers(base, int(n), int(loads), float(think), etags == "1"))
         sys.exit(0)
     print(f"== load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     started = time.perf_counter()

@@ -151,6 +151,7 @@ class FakeTelegram:
         self._closing = False
         self.port = 0
         self.menu_button: dict[str, Any] | None = None  # what setChatMenuButton set last
+        self.menu_buttons: dict[Any, dict[str, Any]] = {}  # chat id (None: the default) -> its menu button
 
     # ----------------------------------------------------------------- lifecycle
     async def start(self) -> FakeTelegram:
@@ -508,10 +509,17 @@ class FakeTelegram:
 
     def _m_setChatMenuButton(self, params: dict[str, Any], call: Call) -> Any:
         self.menu_button = params.get("menu_button")  # the default (no chat_id) or one chat's; the latest kept
+        chat = params.get("chat_id")
+        self.menu_buttons[None if chat is None else int(chat)] = self.menu_button or {"type": "default"}
         return True
 
     def _m_getChatMenuButton(self, params: dict[str, Any], call: Call) -> Any:
-        return self.menu_button or {"type": "commands"}
+        """A chat's own button, else the default (as Telegram answers: the button that chat shows)."""
+        chat = params.get("chat_id")
+        own = self.menu_buttons.get(int(chat)) if chat is not None else None
+        if own is not None and own.get("type") != "default":
+            return own
+        return self.menu_buttons.get(None) or {"type": "commands"}
 
     def _m_sendChatAction(self, params: dict[str, Any], call: Call) -> Any:
         return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aiogram import Router
+from aiogram import Bot, Router
 from aiogram.filters import Command, CommandObject, CommandStart
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,6 +12,7 @@ from bot.callbacks import MenuCb
 from bot.estimates import Estimator
 from bot.formatting import MAX_INPUT, cut_input
 from bot.handlers.subs import render_subs
+from bot.market_button import set_chat_menu
 from bot.offer_cache import OfferCache
 from bot.subscribing import subscribe_text
 from bot.texts import examples, t
@@ -45,7 +46,8 @@ MAX_TOKEN_CHARS = 1 + (MAX_INPUT * 4 * 4 + 2) // 3
 @router.message(CommandStart(deep_link=True), flags={"rate": "deep_link"})
 async def start_deep_link(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str,
                           estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
-                          provider_names: list[str]) -> None:
+                          provider_names: list[str], bot: Bot, webapp_url: str | None = None) -> None:
+    await set_chat_menu(bot, webapp_url, message.chat, lang)  # the market button in this user's language
     payload = command.args or ""
     token = payload[len(DEEP_LINK_PREFIX):] if payload.startswith(DEEP_LINK_PREFIX) else None
     query = await tokens.resolve(token) if token and len(token) <= MAX_TOKEN_CHARS else None
@@ -65,8 +67,10 @@ async def start_deep_link(message: Message, command: CommandObject, session: Asy
 
 
 @router.message(CommandStart())
-async def start(message: Message, lang: str, provider_names: list[str], tokens: QueryTokens) -> None:
+async def start(message: Message, lang: str, provider_names: list[str], tokens: QueryTokens, bot: Bot,
+                webapp_url: str | None = None) -> None:
     await message.answer(start_text(lang, provider_names), reply_markup=await start_keyboard(lang, tokens))
+    await set_chat_menu(bot, webapp_url, message.chat, lang)  # the market button in this user's language
 
 
 @router.callback_query(MenuCb.filter())

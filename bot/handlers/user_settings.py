@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from aiogram import Router
+from aiogram import Bot, Router
 from aiogram.exceptions import TelegramBadRequest
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardMarkup, Message
@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.callbacks import SettingsCb
 from bot.formatting import esc
 from bot.keyboards import language_keyboard, settings_keyboard
+from bot.market_button import set_chat_menu
 from bot.prefs import PrefsCache
 from bot.services import settings as user_settings
 from bot.texts import t
@@ -75,18 +76,19 @@ async def settings(message: Message, command: CommandObject, session: AsyncSessi
 
 @router.message(Command("lang"))
 async def lang_command(message: Message, command: CommandObject, session: AsyncSession, user: User, lang: str,
-                       prefs: PrefsCache) -> None:
+                       prefs: PrefsCache, bot: Bot, webapp_url: str | None = None) -> None:
     arg = (command.args or "").strip().lower()
     if arg in ("ru", "en"):
         await user_settings.change_language(session, user, arg, prefs)  # saved before the user reads "done"
         await message.answer(t(arg, "lang_set"))
+        await set_chat_menu(bot, webapp_url, message.chat, arg)  # the market button follows the language
         return
     await message.answer(t(lang, "lang_choose"), reply_markup=language_keyboard())
 
 
 @router.callback_query(SettingsCb.filter())
 async def change(query: CallbackQuery, callback_data: SettingsCb, session: AsyncSession, user: User,
-                 prefs: PrefsCache) -> None:
+                 prefs: PrefsCache, bot: Bot, webapp_url: str | None = None) -> None:
     what = callback_data.what
     try:
         await user_settings.change_by_button(session, user, what, callback_data.value, prefs)
@@ -94,6 +96,8 @@ async def change(query: CallbackQuery, callback_data: SettingsCb, session: Async
         await query.answer(t(user.lang, "error"), show_alert=True)
         return
     await query.answer(t(user.lang, "lang_set" if what == "lang" else "settings_saved"))
+    if what == "lang":  # the market button follows the language (this chat's; a group keeps the default)
+        await set_chat_menu(bot, webapp_url, query.message.chat if query.message else None, user.lang)
     if not isinstance(query.message, Message):
         return
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'

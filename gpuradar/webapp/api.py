@@ -15,6 +15,7 @@ initData (403 without). Limits: per client address on every call, per user on es
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from importlib import resources
@@ -22,13 +23,15 @@ from pathlib import Path
 
 from aiohttp import web
 
+from bot.offer_cache import CachedOffer
 from core.gpus import get_gpu
 from gpuradar.webapp import writes
 from gpuradar.webapp.auth import InitDataError
 from gpuradar.webapp.estimate import estimate_answer
 from gpuradar.webapp.guard import guard_middleware
 from gpuradar.webapp.history import RANGES, card_history
-from gpuradar.webapp.rows import offer_row, vat_line
+from gpuradar.webapp.responses import Body, body_from, body_of, send
+from gpuradar.webapp.rows import CellPage, RowCache, vat_line
 from gpuradar.webapp.services import (
     SERVICES_KEY,
     WebAppServices,
@@ -46,9 +49,7 @@ __all__ = ["SERVICES_KEY", "WebAppServices", "mount"]
 
 STATIC = Path(str(resources.files("gpuradar.webapp") / "static"))
 OFFERS_PER_CELL = 100
-CHART_TTL = 60.0  # seconds a card's history answer is reused
-CHARTS_KEPT = 256
-CELLS_KEPT = 512  # answers of /api/offers kept (a few KB each), dropped oldest first; a new cache version misses
+CHART_TTL = 60.0  # seconds a card's history answer is the current one (then one viewer's load reads it again)
 
 
 # ------------------------------------------------------------------------------------------------- public reads
@@ -58,9 +59,14 @@ async def index(request: web.Request) -> web.StreamResponse:
 
 
 async def texts(request: web.Request) -> web.Response:
+    s = services_of(request)
     lang = lang_of(request)
-    catalog = {key: t(lang, key) for key in messages(lang) if key.startswith("web_")}
-    return web.json_response({"lang": lang, "texts": catalog}, headers={"Cache-Control": "public, max-age=300"})
+
+    def build() -> Body:
+        return body_of({"lang": lang, "texts": {key: t(lang, key) for key in messages(lang) if key.startswith("web_")}})
+
+    body = await s.texts.get(lang, 0, lambda: asyncio.to_thread(build))  # the catalog is read once per process
+    return send(request, body, cache_control="public, max-age=300")
 
 
 async def me(request: web.Request) -> web.Response:
@@ -75,11 +81,7 @@ async def me(request: web.Request) -> web.Response:
 async def matrix(request: web.Request) -> web.Response:
     s = services_of(request)
     assert s.matrix is not None
-    payload = await s.matrix.payload(lang_of(request))
-    if "gzip" in request.headers.get("Accept-Encoding", ""):  # compressed once per build, not per request
-        return web.Response(body=payload.gz, content_type="application/json",
-                            headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
-    return web.Response(body=payload.raw, content_type="application/json", headers={"Vary": "Accept-Encoding"})
+    return send(request, await s.matrix.payload(lang_of(request)))  # built once per poll, gzipped and tagged
 
 
 def _cards(raw: str) -> list[str] | None:
@@ -92,6 +94,26 @@ def _cards(raw: str) -> list[str] | None:
     return ids or None
 
 
+def _cell_page(groups: list[tuple[CachedOffer, ...]], cards: list[str], provider: str | None, lang: str,
+               currency: str, offset: int, rows: RowCache, previous: CellPage | None) -> CellPage:
+    """One cell's offers, cheapest configuration first, a page of them (CPU work: run in a thread). A poll that
+    left this cell's offers as they were (the offer cache keeps an unchanged offer's very object) keeps the page
+    as it was: same bytes, same ETag, nothing formatted or compressed again. Otherwise the rows are the row cache's
+    JSON, joined."""
+    found = [o for group in groups for o in group if provider is None or o.provider == provider]
+    found.sort(key=lambda o: (o.billing == "spot", o.sort_usd if currency == "USD" else o.sort_rub, o.key))
+    shown = tuple(found[offset:offset + OFFERS_PER_CELL])
+    if previous is not None and previous.total == len(found) and len(previous.shown) == len(shown) and all(
+            a is b for a, b in zip(previous.shown, shown, strict=True)):
+        return previous  # the page's bytes depend on its offers and the cell's count only
+    more = offset + OFFERS_PER_CELL if offset + OFFERS_PER_CELL < len(found) else None
+    head = {"gpu": cards, "provider": provider, "currency": currency, "count": len(found), "offset": offset,
+            "next_offset": more, "vat": vat_line(shown, lang)}
+    made = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode()
+    raw = made[:-1] + b',"offers":[' + b",".join(rows.row(o, lang) for o in shown) + b"]}"
+    return CellPage(shown, len(found), body_from(raw))
+
+
 async def offers(request: web.Request) -> web.Response:
     s = services_of(request)
     lang = lang_of(request)
@@ -102,24 +124,16 @@ async def offers(request: web.Request) -> web.Response:
     currency = currency_of(request, lang)
     raw = request.query.get("offset", "0")
     offset = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else 0
-    key = (s.offers.version, tuple(cards), provider, lang, currency, offset)
-    body = s.cells.get(key)
-    if body is None:  # once per offer-cache version: viewers open the same popular cells
-        found = [o for group in s.offers.groups(currency, gpu_ids=cards) for o in group
-                 if provider is None or o.provider == provider]
-        found.sort(key=lambda o: (o.billing == "spot", o.sort_usd if currency == "USD" else o.sort_rub, o.key))
-        shown = found[offset:offset + OFFERS_PER_CELL]
-        more = offset + OFFERS_PER_CELL if offset + OFFERS_PER_CELL < len(found) else None
-        body = json.dumps({"gpu": cards, "provider": provider, "currency": currency, "count": len(found),
-                           "offset": offset, "next_offset": more,
-                           "offers": [offer_row(o, lang) for o in shown], "vat": vat_line(shown, lang)},
-                          ensure_ascii=False, separators=(",", ":")).encode()
-        s.cells[key] = body
-        while len(s.cells) > CELLS_KEPT:
-            s.cells.popitem(last=False)
-    else:
-        s.cells.move_to_end(key)
-    return web.Response(body=body, content_type="application/json")
+    key = (tuple(cards), provider, lang, currency, offset)
+    version = s.offers.version
+
+    async def build() -> CellPage:
+        groups = s.offers.groups(currency, gpu_ids=cards)  # on the loop: immutable tuples the thread reads
+        return await asyncio.to_thread(_cell_page, groups, cards, provider, lang, currency, offset, s.rows,
+                                       s.cells.latest(key))
+
+    # Once per offer-cache version and cell page: viewers open the same popular cells.
+    return send(request, (await s.cells.get(key, version, build)).body)
 
 
 async def estimate(request: web.Request) -> web.Response:
@@ -139,8 +153,8 @@ async def estimate(request: web.Request) -> web.Response:
     # Whose allowance of Hugging Face lookups a new model name uses: the user's, or the address's (a negative key,
     # never a Telegram id) for the public view.
     answer = await estimate_answer(s.estimator, s.offers, text, lang=lang, currency=currency,
-                                   user_id=who.id if who else -s.limits.client(request) - 1)
-    return web.json_response(answer)
+                                   user_id=who.id if who else -s.limits.client(request) - 1, kept=s.estimates)
+    return send(request, answer)
 
 
 async def history(request: web.Request) -> web.Response:
@@ -154,20 +168,18 @@ async def history(request: web.Request) -> web.Response:
     currency = currency_of(request, lang)
     provider = (request.query.get("provider") or "")[:64] or None
     key = (cards[0], span_name, currency, provider or "")
-    hit = s.charts.get(key)
-    now = time.monotonic()
-    if hit is not None and now - hit[0] < CHART_TTL:  # the same chart for everyone for a minute: one reading
-        return web.Response(body=hit[1], content_type="application/json")
-    if (refused := s.limits.take(s.limits.client(request), "history")) is not None:
+    # The same chart for everyone for a minute (one reading of the history per card, range and cell); a chart not
+    # drawn lately costs database reads, so it takes from the address's allowance.
+    if not s.charts.has(key) and (refused := s.limits.take(s.limits.client(request), "history")) is not None:
         return refused
-    async with s.sessionmaker() as session:
-        body = json.dumps(await card_history(session, cards[0], span=span, currency=currency, provider=provider),
-                          separators=(",", ":")).encode()
-    s.charts[key] = (now, body)
-    s.charts.move_to_end(key)
-    while len(s.charts) > CHARTS_KEPT:
-        s.charts.popitem(last=False)
-    return web.Response(body=body, content_type="application/json")
+    sessionmaker = s.sessionmaker
+
+    async def build() -> Body:
+        async with sessionmaker() as session:
+            data = await card_history(session, cards[0], span=span, currency=currency, provider=provider)
+        return await asyncio.to_thread(body_of, data)
+
+    return send(request, await s.charts.get(key, int(time.monotonic() // CHART_TTL), build))
 
 
 def mount(app: web.Application, services: WebAppServices) -> None:

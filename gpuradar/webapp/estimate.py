@@ -1,10 +1,16 @@
 """The workload box: the bot's own estimate (`bot.estimates.Estimator`, the instance the dispatcher holds, so the
 same phrase hits the same memo) and its ranking of the offers in stock (`bot.views.rank_for`, what /estimate and
 /offers list), as JSON: what was understood and assumed, VRAM per GPU, the configurations that fit with their tight
-marks, the remedies when nothing does, and the fitting offers best first with job time or speed."""
+marks, the remedies when nothing does, and the fitting offers best first with job time or speed.
+
+The estimate itself is the estimator's memo; what costs here is ranking and laying out thousands of fitting offers.
+That runs in a thread, on the groups the offer cache handed over on the loop (immutable tuples), and the answer is
+kept as sent per (phrase, language, currency) and offer-cache version (gpuradar.webapp.responses): the same phrase
+typed again, by anyone, until the next poll is a look-up."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from bot.estimates import Estimate, Estimator, Failure
@@ -14,6 +20,8 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import examples_block, t
 from bot.views import rank_for, workload_label
 from core.fit import Fit
+from core.ranking import RankedGroups
+from gpuradar.webapp.responses import Body, Built, body_of
 from gpuradar.webapp.rows import plain, rows_of, vat_line
 from texts.i18n import render
 
@@ -26,10 +34,10 @@ def _fit(f: Fit) -> dict[str, Any]:
             "usable_gib": round(f.usable_gib, 1), "utilization": round(f.utilization, 3), "tight": f.tight}
 
 
-def estimate_json(est: Estimate, offers: OfferCache, lang: str, currency: str) -> dict[str, Any]:
+def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str) -> dict[str, Any]:
+    """The answer from the estimate and its ranking (`bot.views.rank_for`, taken on the loop): CPU work only."""
     mem = est.memory
     fits = {(f.gpu, f.count): f for f in est.report.fits}
-    ranked = rank_for(est, offers, currency)
     shown = ranked[:OFFERS_LISTED]
     rows = rows_of(shown, lang, currency)
     for row in rows:
@@ -72,10 +80,19 @@ def estimate_json(est: Estimate, offers: OfferCache, lang: str, currency: str) -
 
 
 async def estimate_answer(estimator: Estimator, offers: OfferCache, text: str, *, lang: str, currency: str,
-                          user_id: int | None) -> dict[str, Any]:
-    """The answer to a typed workload; `{"ok": false, "message": ...}` when it is not one (the bot's explanation)."""
+                          user_id: int | None, kept: Built[tuple[str, str, str], Body] | None = None) -> Body:
+    """The answer to a typed workload; `{"ok": false, "message": ...}` when it is not one (the bot's explanation).
+    `kept`: the answers kept (per phrase, language and currency; built once per offer-cache version)."""
     result = await estimator.get_resolved(text, user_id)
     if isinstance(result, Failure):
         message = plain(result.message(lang)) or plain(t(lang, "unknown", examples=examples_block(lang)))
-        return {"ok": False, "query": result.query, "message": message}
-    return estimate_json(result, offers, lang, currency)
+        return body_of({"ok": False, "query": result.query, "message": message})
+    est = result
+
+    async def build() -> Body:
+        ranked = rank_for(est, offers, currency)  # on the loop: takes the cache's current groups
+        return await asyncio.to_thread(lambda: body_of(estimate_json(est, ranked, lang, currency)))
+
+    if kept is None:
+        return await build()
+    return await kept.get((est.query, lang, currency), offers.version, build)

@@ -6,10 +6,15 @@ offer's billing kind comes from its current row. A series is the cheapest in-sto
 providers after each change, cut into a bounded number of buckets (the cheapest of each, and the share of it that
 something was in stock), so the answer's size does not grow with the history. The availability figures of the
 "availability intelligence" statistics (`storage.availability.card_stats`) come beside it.
+
+The rows come through the database driver; cutting them into buckets (every change against every offer of the card
+in the range: thousands of steps for a busy card over 30 days) runs in a thread, so the loop keeps answering.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -56,6 +61,21 @@ async def card_history(session: AsyncSession, gpu: str, *, span: timedelta, curr
         q = select(CurrentOffer.key, CurrentOffer.billing).where(CurrentOffer.key.in_(keys[i:i + 500]))
         billing.update({k: b for k, b in (await session.execute(q)).all()})
 
+    series, providers = await asyncio.to_thread(_series, rows, billing, since, now, span, buckets)
+    stats = await card_stats(session, [gpu], None, currency=currency, days=max(1, round(span / timedelta(days=1))),
+                             now=now)
+    w = stats.window
+    return {"gpu": gpu, "provider": provider, "currency": currency, "since": since.isoformat(),
+            "until": now.isoformat(),
+            "series": series, "providers": sorted(providers),
+            "stats": {"share": w.share, "median_stay": w.median_stay, "appeared": w.appeared,
+                      "price_min": w.price_min, "price_median": w.price_median, "enough": w.enough}}
+
+
+def _series(rows: Sequence[Any], billing: dict[str, str], since: datetime, now: datetime, span: timedelta,
+            buckets: int) -> tuple[dict[str, list[dict[str, Any]]], set[str]]:
+    """The rows (offer key, at, in stock, price, provider; by time) cut into `buckets` per billing kind: the cheapest
+    price in stock in each and the share of it something was in stock; and the providers that had one in stock."""
     width = span / buckets
     slots = {kind: [_Bucket() for _ in range(buckets)] for kind in KINDS}
     state: dict[str, dict[str, float | None]] = {kind: {} for kind in KINDS}  # kind -> offer -> price if in stock
@@ -107,11 +127,4 @@ async def card_history(session: AsyncSession, gpu: str, *, span: timedelta, curr
             continue
         series[kind] = [{"at": (since + width * b).isoformat(), "price": s.low,
                          "in_stock": round(s.stocked / seconds, 3)} for b, s in enumerate(slots[kind])]
-    stats = await card_stats(session, [gpu], None, currency=currency, days=max(1, round(span / timedelta(days=1))),
-                             now=now)
-    w = stats.window
-    return {"gpu": gpu, "provider": provider, "currency": currency, "since": since.isoformat(),
-            "until": now.isoformat(),
-            "series": series, "providers": sorted(providers),
-            "stats": {"share": w.share, "median_stay": w.median_stay, "appeared": w.appeared,
-                      "price_min": w.price_min, "price_median": w.price_median, "enough": w.enough}}
+    return series, providers

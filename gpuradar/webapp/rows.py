@@ -8,9 +8,10 @@ Telegram HTML into plain text here, and the page only ever sets them as text, ne
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.formatting import href, money
 from bot.names import provider_name, region_name
@@ -19,6 +20,7 @@ from bot.texts import t
 from bot.views import gpu_label, offer_what, vat_note
 from core.offers import HOURS_PER_MONTH
 from core.ranking import Ranked
+from gpuradar.webapp.responses import Body
 from texts.i18n import has
 
 CURRENCIES = ("RUB", "USD")
@@ -71,6 +73,44 @@ def offer_row(offer: CachedOffer, lang: str, ranked: Ranked | None = None, curre
         row["job_cost"] = ranked.job_cost
         row["job_cost_text"] = money(ranked.job_cost, currency) if ranked.job_cost is not None else None
     return row
+
+
+class CellPage(NamedTuple):
+    """A page of one cell's offers as sent, and what it was made from: the offers shown (the very objects, in
+    order) and how many the cell has (`total`). Only the page's own offers are held, not the whole cell's: the
+    cyclic collector walks every reference kept here."""
+
+    shown: tuple[CachedOffer, ...]
+    total: int
+    body: Body
+
+
+class RowCache:
+    """Each offer's row as JSON bytes, per language, made once per offer: a poll replaces only the cache entries of
+    the offers it changed (the offer cache keeps the very same `CachedOffer` object for an unchanged one), so a cell's
+    page after a poll is a join of rows already made, not a hundred rows formatted again. Read from the threads that
+    build pages (each entry is set whole; two threads making the same row make the same bytes)."""
+
+    def __init__(self, cap: int = 60_000) -> None:
+        self.cap = cap  # entries (offer x language); past it the cache starts again (a few hundred bytes each)
+        # Two flat dictionaries rather than one of (offer, row) pairs: no tuple per entry for the collector to walk.
+        self._rows: dict[tuple[str, str], bytes] = {}
+        self._of: dict[tuple[str, str], CachedOffer] = {}  # the offer object each row was made from
+        self.made = 0  # rows formatted (tests: an unchanged offer is not formatted again)
+
+    def row(self, offer: CachedOffer, lang: str) -> bytes:
+        key = (offer.key, lang)
+        if self._of.get(key) is offer:
+            made = self._rows.get(key)
+            if made is not None:
+                return made
+        made = json.dumps(offer_row(offer, lang), ensure_ascii=False, separators=(",", ":")).encode()
+        if len(self._rows) >= self.cap:
+            self._rows, self._of = {}, {}
+        self._rows[key] = made
+        self._of[key] = offer
+        self.made += 1
+        return made
 
 
 def vat_line(offers: Iterable[CachedOffer], lang: str) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,12 +18,17 @@ from core.limits import MAX_INPUT_CHARS
 from gpuradar.webapp.auth import INIT_DATA_HEADER, InitDataError, WebUser, verify_init_data
 from gpuradar.webapp.guard import Limits
 from gpuradar.webapp.matrix import LastSeen, MatrixCache
+from gpuradar.webapp.responses import Body, Built
+from gpuradar.webapp.rows import CellPage, RowCache
 from storage.subscriptions import DEFAULT_CURRENCY, normalise_lang
 from texts.i18n import LANGS, t
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 8 * 1024  # bytes of a JSON request: a workload phrase and a flag or two
+CELLS_KEPT = 512  # pages of /api/offers kept (tens of KB each at most), least recently used dropped first
+ESTIMATES_KEPT = 256  # workload answers kept (a few tens of KB each)
+CHARTS_KEPT = 256  # history answers kept (96 buckets a series: a few KB each)
 
 
 @dataclass
@@ -41,8 +45,13 @@ class WebAppServices:
     forwarded_for: bool = False  # WEB__FORWARDED_FOR: the client address from our proxy's X-Forwarded-For
     limits: Limits = field(default_factory=Limits)
     matrix: MatrixCache | None = None
-    cells: OrderedDict[tuple[object, ...], bytes] = field(default_factory=OrderedDict)
-    charts: OrderedDict[tuple[str, str, str, str], tuple[float, bytes]] = field(default_factory=OrderedDict)
+    # The answers kept as sent (gpuradar.webapp.responses): one cell's offers page, a workload's answer, a chart,
+    # the page's texts; each under its key (language, currency, filter, page) and the version it was built from.
+    cells: Built[tuple[object, ...], CellPage] = field(default_factory=lambda: Built(cap=CELLS_KEPT))
+    estimates: Built[tuple[str, str, str], Body] = field(default_factory=lambda: Built(cap=ESTIMATES_KEPT))
+    charts: Built[tuple[str, str, str, str], Body] = field(default_factory=lambda: Built(cap=CHARTS_KEPT))
+    texts: Built[str, Body] = field(default_factory=lambda: Built(cap=len(LANGS)))
+    rows: RowCache = field(default_factory=RowCache)  # each offer's row as JSON, per language, made once
 
     def __post_init__(self) -> None:
         self.limits.forwarded_for = self.forwarded_for

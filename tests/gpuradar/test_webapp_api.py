@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -22,7 +23,7 @@ from gpuradar.webapp.guard import CSP
 from gpuradar.webapp.matrix import LastSeen, MatrixCache
 from storage.subscriptions import list_subscriptions
 from testkit.fake_telegram import FakeTelegram
-from tests.support.webapp import seed_market, sign_init_data
+from tests.support.webapp import RATES, market, poll, seed_market, sign_init_data
 
 TOKEN = "123456:TEST-token"
 PUBLIC = "https://market.example/app"
@@ -183,6 +184,80 @@ async def test_cell_offers_whole_configuration_per_hour_and_month_in_both_curren
     assert page["count"] == 4 and page["offset"] == 1 and len(page["offers"]) == 3 and page["next_offset"] is None
 
 
+async def until_built(kept, builds: int) -> None:
+    for _ in range(1000):  # a build in a thread finishing: bounded, never a hung test
+        if kept.builds > builds:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no build finished")
+
+
+async def test_page_data_built_once_per_poll_and_key_and_revalidated_by_etag(app, client):
+    s = app.web.runner.app[SERVICES_KEY]
+    matrix = await client.get("/api/matrix", params={"lang": "ru"})
+    tag = matrix.headers["etag"]
+    again = await client.get("/api/matrix", params={"lang": "ru"}, headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+    assert again.headers["cache-control"] == "no-cache"  # kept by the browser, asked again: prices move
+    assert (await client.get("/api/matrix", params={"lang": "en"}, headers={"If-None-Match": tag})).status_code == 200
+    builds = s.matrix.builds
+    await app.offers.refresh()  # a new cache version with nothing changed: rebuilt once, same bytes, same ETag
+    await client.get("/api/matrix", params={"lang": "ru"})
+    await until_built(s.matrix, builds)
+    assert (await client.get("/api/matrix", params={"lang": "ru"}, headers={"If-None-Match": tag})).status_code == 304
+    # twenty viewers opening one cell at once: one build of that page; the other language is a page of its own
+    runpod = {"gpu": "h100-sxm", "provider": "runpod", "lang": "en", "currency": "USD"}
+    builds = s.cells.builds
+    answers = await asyncio.gather(*(client.get("/api/offers", params=runpod) for _ in range(20)))
+    assert {a.status_code for a in answers} == {200} and s.cells.builds == builds + 1
+    assert len({a.content for a in answers}) == 1
+    cell_tag = answers[0].headers["etag"]
+    assert (await client.get("/api/offers", params=runpod, headers={"If-None-Match": cell_tag})).status_code == 304
+    assert (await client.get("/api/offers", params={**runpod, "lang": "ru"})).json()["offers"][0]["region_name"]
+    assert s.cells.builds == builds + 2
+    vast = {**runpod, "provider": "vastai"}
+    vast_before = (await client.get("/api/offers", params=vast)).json()
+    # a workload typed again, by anyone, is the answer kept for this poll
+    phrase = {"text": "70B QLoRA ctx 4k"}
+    first = await client.post("/api/estimate", params={"lang": "en"}, json=phrase)
+    built = s.estimates.builds
+    second = await client.post("/api/estimate", params={"lang": "en"}, json=phrase, headers=signed(user_id=88))
+    assert second.content == first.content and s.estimates.builds == built
+    # a poll: vastai's H100 pair gets cheaper; runpod's page lists the very same offers, so its ETag holds
+    offers = market(2)["vastai"]
+    offers[-1] = offers[-1].model_copy(update={"price": 3.9})
+    await app.ingest(poll("vastai", offers, datetime.now(UTC)), RATES)
+    builds = s.cells.builds
+    stale = await client.get("/api/offers", params=vast)  # the previous poll's page while the new one is built
+    assert stale.json() == vast_before
+    await until_built(s.cells, builds)
+    fresh = await client.get("/api/offers", params=vast)
+    assert fresh.json()["offers"][0]["prices"]["USD"]["per_hour"] == pytest.approx(3.9)
+    assert fresh.headers["etag"] != stale.headers["etag"]
+    builds = s.cells.builds
+    await client.get("/api/offers", params=runpod)
+    await until_built(s.cells, builds)
+    assert (await client.get("/api/offers", params=runpod, headers={"If-None-Match": cell_tag})).status_code == 304
+    made = s.rows.made
+    await client.get("/api/offers", params={**runpod, "currency": "RUB"})  # the same offers in another order
+    assert s.rows.made == made  # rows already made are joined, not formatted again
+
+
+async def test_last_seen_read_again_in_the_background_while_the_held_reading_is_served(app):
+    now = [0.0]
+    seen = LastSeen(app.sessionmaker, ttl=60, clock=lambda: now[0])
+    first = await seen.get()
+    assert seen.reads == 1 and first[("l40s", "vastai")]  # the first reading is waited for
+    assert await seen.get() is first and seen.reads == 1
+    now[0] = 61.0
+    assert await seen.get() is first and seen.reads == 1  # old: served at once, the next one under way
+    for _ in range(1000):
+        if seen.reads == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert seen.reads == 2 and seen.stamp == 61.0
+
+
 async def test_estimate_narrows_to_fitting_configurations_cheapest_first(client):
     body = (await client.post("/api/estimate", params={"lang": "en", "currency": "USD"},
                               json={"text": "70B QLoRA ctx 4k"})).json()
@@ -236,6 +311,11 @@ async def test_writes_refuse_missing_forged_and_expired_init_data(client, app):
         assert await list_subscriptions(session, 501) == [] and await list_subscriptions(session, 502) == []
     me = (await client.get("/api/me", headers=attempts[1])).json()
     assert me["signed_in"] is False and me["refused"] == "forged"
+    assert (await client.get("/api/me", headers=attempts[2])).json()["refused"] == "expired"
+    nobody = (await client.get("/api/me")).json()
+    assert nobody["signed_in"] is False and nobody["user"] is None and "refused" not in nobody
+    who = (await client.get("/api/me", headers=signed(user_id=501, lang="ru"))).json()
+    assert who == {"user": 501, "signed_in": True, "lang": "ru"}  # the language from Telegram's language_code
 
 
 async def test_subscribe_is_what_subscribe_makes_confirmed_in_chat_and_listed_in_subs(client, app, tg):
@@ -249,6 +329,8 @@ async def test_subscribe_is_what_subscribe_makes_confirmed_in_chat_and_listed_in
     async with app.sessionmaker() as session:
         stored = await list_subscriptions(session, 501)
     assert [s.id for s in stored] == [sub["id"]] and stored[0].min_gib_by_count
+    mine = await client.get("/api/subscriptions", headers=signed(lang="ru"))
+    assert mine.status_code == 200 and [x["id"] for x in mine.json()["subscriptions"]] == [sub["id"]]
     # the bot's /subs lists it
     tg.message("/subs", user_id=501, lang="ru")
     listing = await tg.wait_for("sendMessage", chat_id=501)
@@ -316,6 +398,40 @@ async def test_menu_button_and_open_the_market_under_offers_and_estimate(tg, app
     tg.message("/offers H100", user_id=602, chat_id=-100, lang="en", chat_type="supergroup")
     group = await tg.wait_for("sendMessage", chat_id=-100)
     assert not any("web_app" in b for row in (group.reply_markup or {}).get("inline_keyboard", []) for b in row)
+
+
+async def test_menu_button_in_each_chat_users_language_set_on_start_and_language_change(tg, app):
+    default = tg.menu_buttons[None]
+    assert default["text"] == "Market"  # no chat_id: the default, for chats without a button of their own
+
+    async def chat_button(chat: int) -> dict:
+        call = await tg.wait_for("setChatMenuButton", chat_id=chat)
+        button = call.params["menu_button"]
+        assert button["type"] == "web_app" and button["web_app"]["url"].startswith(PUBLIC)
+        return button
+
+    tg.message("/start", user_id=611, lang="ru")
+    ru = await chat_button(611)
+    assert ru["text"] == "Рынок" and "lang=ru" in ru["web_app"]["url"]  # and the page opens in Russian
+    tg.message("/start", user_id=612, lang="en")
+    en = await chat_button(612)
+    assert en["text"] == "Market" and "lang=en" in en["web_app"]["url"]
+    # what Telegram then shows in each chat (getChatMenuButton answers that chat's own button)
+    async with httpx.AsyncClient(base_url=tg.base_url) as telegram:
+        shown = await telegram.post(f"/bot{TOKEN}/getChatMenuButton", json={"chat_id": 611})
+        assert shown.json()["result"]["text"] == "Рынок"
+    # /lang en: the Russian user's button turns English; the language keyboard's "Русский" turns it back
+    tg.message("/lang en", user_id=611, lang="ru")
+    assert (await chat_button(611))["text"] == "Market"
+    tg.message("/lang", user_id=611, lang="ru")
+    chooser = await tg.wait_for("sendMessage", chat_id=611, predicate=lambda c: bool(c.reply_markup))
+    tg.press(chooser, "Русский", user_id=611, lang="ru")
+    assert (await chat_button(611))["text"] == "Рынок"
+    # a group keeps the default: Telegram sets menu buttons of private chats only
+    before = len(tg.calls_of("setChatMenuButton"))
+    tg.message("/start", user_id=613, chat_id=-200, lang="ru", chat_type="supergroup")
+    await tg.wait_for("sendMessage", chat_id=-200)
+    assert len(tg.calls_of("setChatMenuButton")) == before
 
 
 async def test_without_a_public_url_the_bot_shows_no_mini_app(tg, migrated_database_url):
