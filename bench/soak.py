@@ -37,6 +37,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
+
 
 def p99(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=100)[98] if len(xs) >= 2 else (xs[0] if xs else 0.0)
