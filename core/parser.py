@@ -521,6 +521,7 @@ _ENGINE_WORDS: tuple[tuple[str, Engine], ...] = (
     (r"llama[\s_\-]?factory|ллама[\s_\-]?фактори|лама[\s_\-]?фактори", Engine.LLAMA_FACTORY),
     (r"axolotl|аксолотл\w*", Engine.AXOLOTL),
     (r"torch[\s_\-]?tune|торчтюн\w*", Engine.TORCHTUNE),
+    (r"liger(?:[\s_\-]*kernels?)?|лайгер\w*|лигер\w*", Engine.LIGER),
     (r"deep[\s_\-]?speed(?![\s_\-]*(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?[0-9])|дипспид\w*", Engine.DEEPSPEED),
     (r"(?:hf|hugging[\s_\-]?face)[\s_\-]*(?:trainer|peft|trl)(?:[\s_\-/+]*(?:peft|trainer|trl))?|peft|trl|"
      r"sft[\s_\-]?trainer", Engine.HF_PEFT),

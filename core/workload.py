@@ -95,12 +95,13 @@ class Engine(StrEnum):
     AXOLOTL = "axolotl"
     TORCHTUNE = "torchtune"
     DEEPSPEED = "deepspeed"
+    LIGER = "liger"  # HF Trainer with Liger-Kernel's fused Triton kernels (`use_liger_kernel=True`)
 
 
 INFERENCE_ENGINES = frozenset({Engine.VLLM, Engine.SGLANG, Engine.LLAMA_CPP, Engine.TRANSFORMERS,
                                Engine.TENSORRT_LLM, Engine.OLLAMA})
 TRAINING_ENGINES = frozenset({Engine.HF_PEFT, Engine.UNSLOTH, Engine.LLAMA_FACTORY, Engine.AXOLOTL, Engine.TORCHTUNE,
-                              Engine.DEEPSPEED})
+                              Engine.DEEPSPEED, Engine.LIGER})
 
 TRAINING_METHODS = frozenset({Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA})
 ADAPTER_METHODS = frozenset({Method.LORA, Method.QLORA})
