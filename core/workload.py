@@ -132,6 +132,7 @@ class WorkloadSpec(BaseModel):
     lora_targets: str | None = None  # "q,v" | "all-linear" | "q,k,v,o" ...
     optimizer: Optimizer | None = None
     fused_ce: bool | None = None
+    packing: bool | None = None  # training: examples packed into full sequences (True) or padded (False)
     gpus: int | None = Field(default=None, ge=1)
     strategy: Strategy | None = None
     offload: Offload | None = None
@@ -196,6 +197,9 @@ class Workload(BaseModel):
     gpus_stated: bool = False
     # the software that runs it (`core.engines`); None: the estimator's engine-neutral model (tests, old callers)
     engine: Engine | None = None
+    # training: examples packed into full sequences (True: every computed token is a real one) or padded to the
+    # longest of each batch (False: `core.speed.PADDING_WASTE` of the computed tokens are pads when batch > 1)
+    packing: bool = True
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:

@@ -192,6 +192,39 @@ def test_liger_kernels_speed_and_memory_follow_its_published_figures() -> None:
     assert any(n.key == "engine_note_upcast" for n in engine_notes(q))
 
 
+# --- packing vs padding ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("phrase", "packing"), [
+    ("Llama 3 8B lora batch 8 packing", True), ("Llama 3 8B lora batch 8 с упаковкой", True),
+    ("Llama 3 8B lora batch 8 padding-free", True), ("Llama 3 8B lora batch 8 padding", False),
+    ("Llama 3 8B lora batch 8 с паддингом", False), ("Llama 3 8B lora batch 8 без упаковки", False),
+    ("Llama 3 8B lora batch 8 no packing", False)])
+def test_packing_and_padding_phrases(phrase: str, packing: bool) -> None:
+    assert parse_workload(phrase).packing is packing
+    assert complete(parse_workload(phrase))[0].packing is packing
+
+
+def test_padded_batches_count_only_their_real_tokens() -> None:
+    from core.speed import PADDING_WASTE, padding_waste, training_speed
+    from core.timecost import tokens_per_second
+
+    a100 = get_gpu("a100-80gb")
+    packed, notes = complete(parse_workload("Llama 3 8B lora batch 8, 20k examples of 512 tokens, 2 epochs"))
+    padded = packed.with_(packing=False)
+    assert packed.packing and any(n.key == "packing" for n in notes)  # the default is said
+    assert padding_waste(packed) == 0.0 and padding_waste(padded) == PADDING_WASTE == 0.5
+    ratio = training_speed(padded, a100, 1).tokens_per_second / training_speed(packed, a100, 1).tokens_per_second
+    assert ratio == pytest.approx(1 - PADDING_WASTE)
+    assert tokens_per_second(padded, "a100-80gb", 1) < tokens_per_second(packed, "a100-80gb", 1)
+    # one example per batch pads nothing; inference has no padding to count
+    one = padded.with_(batch=1)
+    assert training_speed(one, a100, 1).tokens_per_second == training_speed(
+        one.with_(packing=True), a100, 1).tokens_per_second
+    # no dataset: nothing is said about packing
+    assert not any(n.key == "packing" for n in complete(parse_workload("Llama 3 8B lora"))[1])
+
+
 # --- reserved vs allocated ------------------------------------------------------------------------------------------
 
 
