@@ -205,6 +205,7 @@ _WHY_ENGINE_SERVE = msg("why_engine_serve")
 _WHY_ENGINE_ONE = msg("why_engine_one")
 _WHY_ENGINE_TRAIN = msg("why_engine_train")
 _WHY_ENGINE_FUSED_CE = msg("why_engine_fused_ce")
+_WHY_PACKING = msg("why_packing", waste=50)
 _ENG_VLLM, _ENG_TRANSFORMERS, _ENG_HF_PEFT = Engine.VLLM, Engine.TRANSFORMERS, Engine.HF_PEFT
 
 
@@ -386,6 +387,8 @@ def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_defaul
         f.take("fused_ce", spec.fused_ce, False)
     f.take("offload", spec.offload, _OFF_NONE)
     f.values |= {"kv_dtype": kv_default, "concurrency": 1}
+    if spec.packing is not None:
+        f.values["packing"] = spec.packing
     if method in ADAPTER_METHODS:
         f.take("lora_rank", spec.lora_rank, LORA_RANK)
         targets = normalise_targets(spec.lora_targets) if spec.lora_targets else None
@@ -396,6 +399,8 @@ def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_defaul
         f.values["examples"] = spec.examples
         f.take("tokens_per_example", tpe_said, min(TOKENS_PER_EXAMPLE, seq_len))
         f.take("epochs", spec.epochs, EPOCHS)
+        if spec.packing is None:  # the time to train counts real tokens: say what the dataset's tokens cost
+            f.assume("packing", True, _WHY_PACKING)
     else:
         f.values |= {"examples": None, "tokens_per_example": None, "epochs": None}
 

@@ -92,6 +92,12 @@ _LLAMA_FACTORY = ("LLaMA-Factory: HF Trainer + PEFT; QLoRA bases through PEFT's 
 _AXOLOTL = "axolotl: HF Trainer + PEFT (" + _PEFT + ")"
 _TORCHTUNE = ("torchtune: pure bf16 recipes, chunked cross-entropy (CEWithChunkedOutputLoss), torchao NF4 without "
               "upcasting anything")
+_LIGER = ("Liger-Kernel (linkedin/Liger-Kernel README; Hsu et al., 'Liger Kernel: Efficient Triton Kernels for LLM "
+          "Training', arXiv:2410.10989): HF Trainer with `use_liger_kernel=True` swaps in fused Triton RMSNorm, "
+          "RoPE, SwiGLU and FusedLinearCrossEntropy (the logits are computed chunk by chunk and never "
+          "materialised whole); the paper and README report ~20 % more training throughput and ~60 % less GPU "
+          "memory than the Hugging Face implementations (LLaMA 3-8B, batch 8, bf16, AdamW, gradient "
+          "checkpointing, FSDP on 8 A100s); QLoRA bases still go through " + _PEFT + ")")
 _DEEPSPEED = "DeepSpeed with HF Trainer + PEFT: the same model preparation as " + _PEFT
 
 PROFILES: dict[Engine, EngineProfile] = {
@@ -115,6 +121,9 @@ PROFILES: dict[Engine, EngineProfile] = {
     Engine.AXOLOTL: EngineProfile(Engine.AXOLOTL, kbit_upcast=True, elementwise_traffic=3.0, source=_AXOLOTL),
     Engine.TORCHTUNE: EngineProfile(Engine.TORCHTUNE, fused_ce=True, source=_TORCHTUNE),
     Engine.DEEPSPEED: EngineProfile(Engine.DEEPSPEED, kbit_upcast=True, elementwise_traffic=3.0, source=_DEEPSPEED),
+    # Liger: the HF Trainer stack with its elementwise ops fused (traffic 1, not HF's 3) and the fused linear
+    # cross-entropy; its speed is the published ~1.2x HF Trainer (the fusion alone gives the model only ~6 %).
+    Engine.LIGER: EngineProfile(Engine.LIGER, kbit_upcast=True, fused_ce=True, train_speed=1.2, source=_LIGER),
 }
 
 # The engine-neutral profile (`Workload.engine is None`): the estimator's behaviour before engines were described.

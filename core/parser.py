@@ -103,7 +103,7 @@ class ParseError(ValueError):
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
           "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len",
-          "engine")
+          "engine", "packing")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -212,6 +212,8 @@ GC = (r"(?:grad(?:ient)?s?[\s_\-]*(?:ckpt|checkpoint(?:ing|s)?)|activation[\s_\-
 FA = r"(?:flash[\s_\-]*(?:attn|attention)(?:[\s_\-]*[0-9])?|flash|fa[23]|sdpa)"
 FCE = (r"(?:(?:fused|chunked)[\s_\-]*(?:ce|cross[\s_\-]*entropy|loss)|cut[\s_\-]*cross[\s_\-]*entropy|cce|"
        r"liger(?:[\s_\-]*kernels?)?|unsloth)")
+PACK = (r"(?:(?:sample|sequence)[\s_\-]*packing|packing|packed|padding[\s_\-]*free|упаковк\w*|упакованн\w*|"
+        r"пакинг\w*)")
 OFF = r"(?:offload\w*|оффлоад\w*|выгрузк\w*)"
 TI = r"(?:[qkvo]|gate|up|down)(?:_proj)?"
 NO = r"(?:no|without|disable|без)[\s_\-]+"
@@ -521,6 +523,7 @@ _ENGINE_WORDS: tuple[tuple[str, Engine], ...] = (
     (r"llama[\s_\-]?factory|ллама[\s_\-]?фактори|лама[\s_\-]?фактори", Engine.LLAMA_FACTORY),
     (r"axolotl|аксолотл\w*", Engine.AXOLOTL),
     (r"torch[\s_\-]?tune|торчтюн\w*", Engine.TORCHTUNE),
+    (r"liger(?:[\s_\-]*kernels?)?|лайгер\w*|лигер\w*", Engine.LIGER),
     (r"deep[\s_\-]?speed(?![\s_\-]*(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?[0-9])|дипспид\w*", Engine.DEEPSPEED),
     (r"(?:hf|hugging[\s_\-]?face)[\s_\-]*(?:trainer|peft|trl)(?:[\s_\-/+]*(?:peft|trainer|trl))?|peft|trl|"
      r"sft[\s_\-]?trainer", Engine.HF_PEFT),
@@ -599,6 +602,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("eager", rf"{NO}{FA}|eager(?:[\s_\-]*(?:attn|attention))?|(?:standard|vanilla|naive)[\s_\-]*attention",
      _const(attention=Attention.EAGER)),
     ("flash", FA, _const(attention=Attention.FLASH)),
+    ("pack_off", rf"{NO}{PACK}|padd(?:ing|ed)(?![\s_\-]*free)(?:[\s_\-]*(?:to[\s_\-]*)?(?:longest|max(?:_length)?))?"
+                 r"|паддинг\w*|дополнени\w*\s+до\s+(?:самого\s+)?длинн\w*", _const(packing=False)),
+    ("pack_on", PACK, _const(packing=True)),
     ("ce_off", rf"{NO}{FCE}", _const(fused_ce=False)),
     ("ce_on", FCE, _const(fused_ce=True)),
     ("off_none", rf"{NO}(?:cpu[\s_\-]*)?{OFF}", _const(offload=Offload.NONE)),

@@ -95,12 +95,13 @@ class Engine(StrEnum):
     AXOLOTL = "axolotl"
     TORCHTUNE = "torchtune"
     DEEPSPEED = "deepspeed"
+    LIGER = "liger"  # HF Trainer with Liger-Kernel's fused Triton kernels (`use_liger_kernel=True`)
 
 
 INFERENCE_ENGINES = frozenset({Engine.VLLM, Engine.SGLANG, Engine.LLAMA_CPP, Engine.TRANSFORMERS,
                                Engine.TENSORRT_LLM, Engine.OLLAMA})
 TRAINING_ENGINES = frozenset({Engine.HF_PEFT, Engine.UNSLOTH, Engine.LLAMA_FACTORY, Engine.AXOLOTL, Engine.TORCHTUNE,
-                              Engine.DEEPSPEED})
+                              Engine.DEEPSPEED, Engine.LIGER})
 
 TRAINING_METHODS = frozenset({Method.FULL, Method.FREEZE, Method.LORA, Method.QLORA})
 ADAPTER_METHODS = frozenset({Method.LORA, Method.QLORA})
@@ -131,6 +132,7 @@ class WorkloadSpec(BaseModel):
     lora_targets: str | None = None  # "q,v" | "all-linear" | "q,k,v,o" ...
     optimizer: Optimizer | None = None
     fused_ce: bool | None = None
+    packing: bool | None = None  # training: examples packed into full sequences (True) or padded (False)
     gpus: int | None = Field(default=None, ge=1)
     strategy: Strategy | None = None
     offload: Offload | None = None
@@ -195,6 +197,9 @@ class Workload(BaseModel):
     gpus_stated: bool = False
     # the software that runs it (`core.engines`); None: the estimator's engine-neutral model (tests, old callers)
     engine: Engine | None = None
+    # training: examples packed into full sequences (True: every computed token is a real one) or padded to the
+    # longest of each batch (False: `core.speed.PADDING_WASTE` of the computed tokens are pads when batch > 1)
+    packing: bool = True
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:

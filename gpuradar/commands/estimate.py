@@ -263,7 +263,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--kv-dtype", dest="kv_dtype", help="bf16|fp16|fp8|int8|int4")
     p.add_argument("--concurrency", type=int, help="concurrent sequences (inference)")
     p.add_argument("--engine", help="what runs it: vllm|sglang|llama.cpp|transformers|tensorrt-llm|ollama; training: "
-                                    "hf-trainer/peft|unsloth|llama-factory|axolotl|torchtune|deepspeed (default: "
+                                    "hf-trainer/peft|unsloth|llama-factory|axolotl|torchtune|deepspeed|liger (default: "
                                     "transformers for one sequence, vllm for several, hf-trainer/peft for training; "
                                     "stated as an assumption)")
     p.add_argument("--examples", type=int, help="training examples")

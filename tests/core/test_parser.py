@@ -94,7 +94,10 @@ def test_issue_phrases_mean_what_a_person_means(text: str, expected: dict) -> No
     ("7B lora eager", {"attention": Attention.EAGER}),
     ("7B lora flash attention", {"attention": Attention.FLASH}),
     ("7B lora fused ce", {"fused_ce": True}),
-    ("7B lora liger", {"fused_ce": True}),
+    ("7B lora liger", {"engine": Engine.LIGER, "method": Method.LORA}),
+    ("7B lora через лайгер", {"engine": Engine.LIGER}),
+    ("7B lora with liger kernels", {"engine": Engine.LIGER}),
+    ("7B lora no liger", {"fused_ce": False}),
     # LoRA rank and targets
     ("7B lora rank 64", {"lora_rank": 64}),
     ("7B lora r=8", {"lora_rank": 8}),
