@@ -16,6 +16,7 @@ import contextlib
 import gc
 import inspect
 import logging
+import operator
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,8 +35,9 @@ from core.changes import (
     detect_changes,
     is_available,
 )
-from core.offers import Billing, Offer, Period, Rates, gross, hourly
+from core.offers import HOURS_PER_MONTH, Billing, Offer, Period, Rates
 from core.polls import PollResult, PollStatus
+from core.providers import vat_terms
 from core.redaction import redact
 from core.verdict import shrink_verdict
 from storage.availability import SeriesIndex, track_poll
@@ -220,11 +222,10 @@ def offer_from_row(row: Sequence[Any]) -> Offer:
     return Offer.model_construct(**fields)
 
 
-def _row_tuple(o: Offer) -> tuple[Any, ...]:
-    """The offer as its row's `OFFER_COLUMNS`, for comparing (the StrEnums equal their stored values)."""
-    return (o.provider, o.sku, o.gpu, o.gpu_name, o.gpu_count, o.gpu_memory_gb, o.gpu_fraction, o.vcpu, o.ram_gb,
-            o.disk_gb,
-            o.location, o.billing, o.price, o.currency, o.period, o.in_stock, o.available, o.url)
+# The offer as its row's `OFFER_COLUMNS`, for comparing with one tuple equality (the StrEnums equal their stored
+# values); an attrgetter: one C call per listing on the skip path, no Python frame.
+_row_tuple: Callable[[Offer], tuple[Any, ...]] = operator.attrgetter(
+    *("in_stock" if c == "listed_in_stock" else c for c in OFFER_COLUMNS))
 
 
 @dataclass(slots=True)
@@ -342,15 +343,39 @@ def _prices_at(per_gpu_hour: float, factor: tuple[float | None, float | None]) -
             None if factor[1] is None else round(per_gpu_hour * factor[1], 4))
 
 
+# A (provider, currency)'s terms for one poll, as the skip of unchanged listings reads them: the multiplier `gross`
+# applies for the provider's VAT terms (1.0 where VAT is included or none applies: x * 1.0 is x exactly, so the
+# figures stay `gross`'s), the exchange factors to RUB and USD, and whether those factors are the ones every stored
+# normalised price of that currency was written with (then nothing needs re-checking).
+_Terms = tuple[float, float | None, float | None, bool]
+
+
+def _vat_multiplier(vat: tuple[float, bool]) -> float:
+    rate, included = vat
+    return 1.0 if included or not rate else 1 + rate
+
+
 class _Pricing:
-    """One poll's exchange factors per currency and VAT terms per (provider, currency), each looked up once."""
+    """One poll's exchange factors per currency, and its `_Terms` per (provider, currency) (the provider's VAT
+    terms with the currency's factors), each looked up once: a dict lookup per listing on the skip path."""
 
-    __slots__ = ("factors", "rates", "vats")
+    __slots__ = ("factors", "rates", "same_factors", "terms")
 
-    def __init__(self, rates: Rates | None) -> None:
+    def __init__(self, rates: Rates | None, same_factors: Factors | None = None) -> None:
         self.rates = rates
         self.factors: Factors = {}
-        self.vats: dict[tuple[str, str], tuple[float, bool]] = {}
+        self.same_factors = same_factors  # the factors the stored prices agree with (None: unknown, re-check)
+        self.terms: dict[tuple[str, str], _Terms] = {}
+
+    def terms_of(self, offer: Offer) -> _Terms:
+        """The offer's provider and currency's `_Terms`, computed on the first listing of the pair in this poll
+        (the provider's VAT terms: an offer's own override is not in them)."""
+        provider, currency = offer.provider, offer.currency
+        factor = self.factor(currency)
+        vat = vat_terms(provider, currency)  # `Offer.vat` with no override
+        same = self.same_factors is not None and self.same_factors.get(currency) == factor
+        terms = self.terms[provider, currency] = (_vat_multiplier(vat), factor[0], factor[1], same)
+        return terms
 
     def factor(self, currency: str) -> tuple[float | None, float | None]:
         factor = self.factors.get(currency)
@@ -362,64 +387,55 @@ class _Pricing:
         """The offer's normalised prices (`normalised`'s figures, by this poll's factors)."""
         return _prices_at(offer.price_per_gpu_hour, self.factor(offer.currency))
 
-    def vat(self, offer: Offer) -> tuple[float, bool]:
-        """`offer.vat`, with the provider's terms looked up once per poll (the property's figures, the same
-        floats)."""
-        if offer.vat_rate is not None or offer.vat_included is not None:
-            return offer.vat
-        vat = self.vats.get((offer.provider, offer.currency))
-        if vat is None:
-            vat = self.vats[offer.provider, offer.currency] = offer.vat
-        return vat
-
-    def agrees(self, offer: Offer, factor: tuple[float | None, float | None], rub: float | None,
-               usd: float | None) -> bool:
-        """The stored normalised prices are what this poll's factors give (`prices`, with the VAT terms cached)."""
-        per_gpu_hour = hourly(gross(offer.price, self.vat(offer)), offer.period) / offer.gpu_count
-        return _prices_at(per_gpu_hour, factor) == (rub, usd)
-
-
-def _listed_as_before(offer: Offer, before: Stored | None, raw: Raw | None) -> tuple[bool, float | None, float | None]:
-    """Whether an available, in-stock listing equals the stored one field for field (a Stored this process wrote,
-    else the Raw row loaded), and the stored normalised prices."""
-    if before is not None:
-        return (before.in_stock and not before.missing and (before.offer is offer or before.offer == offer),
-                before.rub, before.usd)
-    if raw is not None:
-        # The columns hold no VAT override or slice share: an offer with one takes the long way.
-        return (bool(raw[_RAW_IN_STOCK] and not raw[_RAW_MISSING] and offer.vat_rate is None
-                     and offer.vat_included is None and offer.gpu_fraction is None
-                     and tuple(raw[_RAW_LISTING:-1]) == _row_tuple(offer)),
-                raw[_RAW_RUB], raw[_RAW_USD])
-    return False, None, None
-
 
 def _what_changed(current: dict[str, Offer], stored: ProviderState,
                   pricing: _Pricing) -> tuple[dict[str, Stored], list[Offer]]:
     """The configurations change detection must see: the stored state of the vanished and changed ones, and the
     listings that are new or differ. The common case is skipped with no model built and nothing computed: a
     configuration listed, available and in stock as before, every field the same (and, where the exchange factors
-    moved, its normalised prices re-checked) keeps its state exactly (`detect_changes` would return it unchanged)."""
+    moved, its normalised prices re-checked) keeps its state exactly (`detect_changes` would return it unchanged).
+    That skip runs for nearly every listing of every poll, so it is written out here with no call of ours: one
+    dict lookup for the pair's `_Terms`, one tuple equality against a loaded row."""
     by_key, raw_rows = stored.by_key, stored.raw
+    terms = pricing.terms
     before_of: dict[str, Stored] = {}
     for key in stored.keys() - current.keys():
         s = stored.get(key)
         assert s is not None
         before_of[key] = s
     changed: list[Offer] = []
-    same_factors = stored.factors
     for key, offer in current.items():
         before = by_key.get(key)
         raw = raw_rows.get(key) if before is None else None
         # A card the catalog cannot name is never skipped: its last_seen must follow each listing, since the
         # operators' count of unknown GPU names reads it (storage.queries.unknown_gpu_offers). Such rows are few.
         if offer.gpu is not None and offer.in_stock and (offer.available is None or offer.available > 0):
-            unchanged, rub, usd = _listed_as_before(offer, before, raw)
+            # Listed as before: equal field for field to the Stored this process wrote, else to the Raw row loaded.
+            if before is not None:
+                unchanged = before.in_stock and not before.missing and (before.offer is offer or before.offer == offer)
+                rub, usd = before.rub, before.usd
+            elif raw is not None:
+                # The columns hold no VAT override or slice share: an offer with one takes the long way.
+                unchanged = bool(raw[_RAW_IN_STOCK] and not raw[_RAW_MISSING] and offer.vat_rate is None
+                                 and offer.vat_included is None and offer.gpu_fraction is None
+                                 and raw[_RAW_LISTING:-1] == _row_tuple(offer))
+                rub, usd = raw[_RAW_RUB], raw[_RAW_USD]
+            else:
+                unchanged = False
             if unchanged:
-                factor = pricing.factor(offer.currency)
-                if same_factors is not None and same_factors.get(offer.currency) == factor:
-                    continue
-                if pricing.agrees(offer, factor, rub, usd):
+                vat_by, to_rub, to_usd, same = terms.get((offer.provider, offer.currency)) or pricing.terms_of(offer)
+                if same:
+                    continue  # stored with this poll's exchange factors
+                if offer.vat_rate is not None or offer.vat_included is not None:
+                    vat_by = _vat_multiplier(offer.vat)
+                # The stored normalised prices re-checked: `_Pricing.prices`' figures (gross, hourly, per GPU,
+                # `_prices_at`'s rounding), the same floats.
+                per_gpu_hour = offer.price * vat_by
+                if offer.period is Period.MONTH:
+                    per_gpu_hour = per_gpu_hour / HOURS_PER_MONTH
+                per_gpu_hour = per_gpu_hour / offer.gpu_count
+                if ((None if to_rub is None else round(per_gpu_hour * to_rub, 4)),
+                        (None if to_usd is None else round(per_gpu_hour * to_usd, 4))) == (rub, usd):
                     continue
         if before is None and raw is not None:
             before = _stored(raw)
@@ -546,7 +562,7 @@ async def _write_events(conn: AsyncConnection, run: ScrapeRun, events: list[Offe
 async def _apply(session: AsyncSession, run: ScrapeRun, offers: list[Offer], *, rates: Rates | None,
                  now: datetime, baseline: bool, hysteresis: int, price_threshold: float,
                  stored: ProviderState, written: set[str]) -> tuple[list[OfferEvent], ProviderState]:
-    pricing = _Pricing(rates)
+    pricing = _Pricing(rates, stored.factors)
     current = dedupe(offers)
     before_of, changed = _what_changed(current, stored, pricing)
     previous = {key: s.state(key) for key, s in before_of.items()}

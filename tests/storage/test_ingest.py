@@ -315,3 +315,55 @@ async def test_the_state_cache_loads_nothing_between_own_polls_and_never_serves_
     async with sm() as s:
         s5 = (await s.scalars(select(CurrentOffer).where(CurrentOffer.sku == "s5"))).one()
         assert s5.in_stock is False
+
+
+async def test_unchanged_listings_are_skipped_once_their_stored_prices_are_re_checked(
+        sm: async_sessionmaker[AsyncSession]) -> None:
+    """After the dollar moves, every listing's normalised prices are rewritten once (no event); the next poll then
+    skips each unchanged listing before change detection, its stored prices re-checked against the poll's factors:
+    RUB prices with the provider's VAT (HOSTKEY adds 22 %, immers.cloud includes it), monthly, several GPUs, euros,
+    and a listing with its own VAT terms (which a loaded row cannot hold: it alone takes the long way there). Both
+    the rows loaded from the database and the state cache's copy."""
+    from core.changes import dedupe
+    from storage.ingest import StateCache, _load_stored, _Pricing, _what_changed, normalised
+
+    def listing(provider: str) -> list[Offer]:
+        return [offer("rub-month", 90_000.0, provider=provider, currency="RUB", period=Period.MONTH, count=2),
+                offer("rub-hour", 251.3, provider=provider, currency="RUB"),
+                offer("eur", 3.1, provider=provider, currency="EUR", count=4),
+                offer("usd", 2.2, provider=provider),
+                offer("own-vat", 300.0, provider=provider, currency="RUB").model_copy(
+                    update={"vat_rate": 0.1, "vat_included": False})]
+
+    moved = Rates(rub_per={"USD": 95.0, "EUR": 90.0})
+    for provider, cache, vat in (("hostkey", None, (0.22, False)), ("immers", StateCache(), (0.22, True))):
+        poll, offers = Poller(provider), listing(provider)
+        assert [o.vat for o in offers][:2] == [vat] * 2  # the provider's terms (core.providers), no override
+        await record_poll(sm, poll(offers), rates=RATES, cache=cache)
+        written: dict[int, set[str]] = {}
+        assert await record_poll(sm, poll(offers), rates=moved, cache=cache, written=written) == []
+        assert list(written.values()) == [{o.key for o in offers}], provider  # every row's prices moved
+        async with sm() as s:
+            stored = {row.sku: (row.price_per_gpu_hour_rub, row.price_per_gpu_hour_usd)
+                      for row in (await s.scalars(select(CurrentOffer).where(CurrentOffer.provider == provider)))}
+        assert stored == {o.sku: normalised(o, moved) for o in offers}, provider
+
+        written.clear()
+        assert await record_poll(sm, poll(offers), rates=moved, cache=cache, written=written) == []
+        [(run_id, keys)] = written.items()
+        # Nothing written; but on the cold path the row of the listing with its own VAT terms, which its columns
+        # cannot hold (the listing read back differs from the polled one, so its state is written again).
+        assert keys <= ({offers[-1].key} if cache is None else set()), provider
+        if cache is None:
+            async with sm() as s:
+                state = await _load_stored(s, provider)
+            long_way = ["own-vat"]
+        else:
+            cached = cache.get(provider, run_id)
+            assert cached is not None
+            state, long_way = cached, []
+        # The factors the stored prices were written with unknown: each listing's prices are re-checked.
+        state.factors = None
+        before_of, changed = _what_changed(dedupe(offers), state, _Pricing(moved))
+        assert [o.sku for o in changed] == long_way, provider
+        assert sorted(s.offer.sku for s in before_of.values()) == long_way, provider
