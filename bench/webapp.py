@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -158,6 +159,18 @@ async def inline_latencies(tg: StandInProcess, n: int) -> list[float]:
     return out
 
 
+def _rss_mib() -> tuple[float, float]:
+    """The bot's process's resident memory now and at its peak (MiB), from /proc (Linux)."""
+    now = peak = 0.0
+    with contextlib.suppress(OSError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                now = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    return now, peak
+
+
 async def main(args: argparse.Namespace) -> None:
     with database("sqlite") as url:
         tg = await StandInProcess.start()
@@ -214,6 +227,8 @@ async def main(args: argparse.Namespace) -> None:
             cpu_viewers = (time.process_time() - cpu0, time.perf_counter() - wall0, len(took) - polls_before)
             gc.callbacks.remove(collector)
             tracked = len(gc.get_objects())  # what a full collection walks (gc.freeze() moved the rest out)
+            frozen = gc.get_freeze_count()
+            rss = _rss_mib()
             stored_during = len(app.offers)
             renders = await asyncio.to_thread(first_renders, app.web.url, args.renders) if args.renders else []
             stop.set()
@@ -253,7 +268,8 @@ async def main(args: argparse.Namespace) -> None:
           f"({len(both)} page requests, {len(beside)} inline queries, {n_v} polls): at most "
           f"{c_v / len(both) * 1000:.2f} ms per page request, all of it counted against them")
     print(f"full garbage collections in the bot's process meanwhile: {len(pauses)}, longest "
-          f"{max(pauses, default=0.0):.0f} ms, {tracked:,} objects tracked at the end")
+          f"{max(pauses, default=0.0):.0f} ms, {tracked:,} objects tracked at the end ({frozen:,} frozen); "
+          f"RSS {rss[0]:.0f} MiB at the end, peak {rss[1]:.0f} MiB")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "
