@@ -204,7 +204,7 @@ async def main(args: argparse.Namespace) -> None:
             cpu0, wall0 = time.process_time(), time.perf_counter()  # the bot's process, its threads included
             pauses: list[float] = []  # the cyclic collector's full collections meanwhile (ms each)
             cpu_pauses: list[float] = []  # the same on the thread's CPU clock (a busy machine's waits left out)
-            young = [0, 0.0]  # generation 0/1 collections: how many, CPU ms in all
+            young = [0, 0.0, 0.0]  # generation 0/1 collections: how many, CPU ms in all, the longest
             started: list[float] = []
 
             def collector(phase: str, info: dict[str, int]) -> None:
@@ -218,6 +218,7 @@ async def main(args: argparse.Namespace) -> None:
                     else:
                         young[0] += 1
                         young[1] += cpu
+                        young[2] = max(young[2], cpu)
 
             gc.callbacks.append(collector)
             child = await asyncio.create_subprocess_exec(
@@ -285,7 +286,9 @@ async def main(args: argparse.Namespace) -> None:
           f"RSS {rss[0]:.0f} MiB at the end, peak {rss[1]:.0f} MiB; then unfrozen, one full collection of "
           f"{t_full:.0f} ms found {leaked:,} unreachable")
     print(f"  on the thread's CPU clock: full collections {sum(cpu_pauses):.0f} ms in all, longest "
-          f"{max(cpu_pauses, default=0.0):.1f} ms; {young[0]:,} young collections, {young[1]:.0f} ms in all")
+          f"{max(cpu_pauses, default=0.0):.1f} ms; {young[0]:,} young collections, {young[1]:.0f} ms in all, "
+          f"longest {young[2]:.1f} ms; "
+          f"thresholds {gc.get_threshold()}")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "

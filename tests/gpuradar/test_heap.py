@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from core.availability import Change
-from gpuradar.heap import HeapSettler
+from gpuradar.heap import YOUNG_THRESHOLD, HeapSettler
 
 
 class _Node:
@@ -76,3 +76,15 @@ def test_a_settle_within_the_gap_does_nothing(settler: HeapSettler) -> None:
     assert settler.settles == 1
     assert settler.settle() is not None
     assert settler.settles == 2
+
+
+def test_the_young_threshold_is_raised_while_settled_and_put_back() -> None:
+    before = gc.get_threshold()
+    heap = HeapSettler()
+    try:
+        heap.settle()
+        assert gc.get_threshold()[0] >= YOUNG_THRESHOLD
+        assert gc.get_threshold()[1:] == before[1:]
+    finally:
+        heap.release()
+    assert gc.get_threshold() == before
