@@ -289,6 +289,10 @@ async def main(args: argparse.Namespace) -> None:
           f"{max(cpu_pauses, default=0.0):.1f} ms; {young[0]:,} young collections, {young[1]:.0f} ms in all, "
           f"longest {young[2]:.1f} ms; "
           f"thresholds {gc.get_threshold()}")
+    heap = getattr(app, "heap", None)  # gpuradar.heap.HeapSettler, where the App has one
+    if heap is not None:
+        print(f"  heap settles (collect what is not frozen, freeze the rest): {heap.settles} in the run, "
+              f"{heap.fulls} unfrozen first, longest {heap.longest_ms:.1f} ms")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "
