@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -158,6 +159,18 @@ async def inline_latencies(tg: StandInProcess, n: int) -> list[float]:
     return out
 
 
+def _rss_mib() -> tuple[float, float]:
+    """The bot's process's resident memory now and at its peak (MiB), from /proc (Linux)."""
+    now = peak = 0.0
+    with contextlib.suppress(OSError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                now = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    return now, peak
+
+
 async def main(args: argparse.Namespace) -> None:
     with database("sqlite") as url:
         tg = await StandInProcess.start()
@@ -190,14 +203,22 @@ async def main(args: argparse.Namespace) -> None:
             cpu_alone = (time.process_time() - cpu0, time.perf_counter() - wall0, polls_before - polls0)
             cpu0, wall0 = time.process_time(), time.perf_counter()  # the bot's process, its threads included
             pauses: list[float] = []  # the cyclic collector's full collections meanwhile (ms each)
+            cpu_pauses: list[float] = []  # the same on the thread's CPU clock (a busy machine's waits left out)
+            young = [0, 0.0, 0.0]  # generation 0/1 collections: how many, CPU ms in all, the longest
             started: list[float] = []
 
             def collector(phase: str, info: dict[str, int]) -> None:
-                if info["generation"] == 2:
-                    if phase == "start":
-                        started[:] = [time.perf_counter()]
-                    elif started:
+                if phase == "start":
+                    started[:] = [time.perf_counter(), time.thread_time()]
+                elif started:
+                    cpu = (time.thread_time() - started[1]) * 1000
+                    if info["generation"] == 2:
                         pauses.append((time.perf_counter() - started[0]) * 1000)
+                        cpu_pauses.append(cpu)
+                    else:
+                        young[0] += 1
+                        young[1] += cpu
+                        young[2] = max(young[2], cpu)
 
             gc.callbacks.append(collector)
             child = await asyncio.create_subprocess_exec(
@@ -214,6 +235,14 @@ async def main(args: argparse.Namespace) -> None:
             cpu_viewers = (time.process_time() - cpu0, time.perf_counter() - wall0, len(took) - polls_before)
             gc.callbacks.remove(collector)
             tracked = len(gc.get_objects())  # what a full collection walks (gc.freeze() moved the rest out)
+            frozen = gc.get_freeze_count()
+            rss = _rss_mib()
+            # What a frozen heap kept only because it was frozen (cycles that died frozen): found once unfrozen.
+            gc.unfreeze()
+            t_full = time.perf_counter()
+            leaked = gc.collect()
+            t_full = (time.perf_counter() - t_full) * 1000
+            gc.freeze()
             stored_during = len(app.offers)
             renders = await asyncio.to_thread(first_renders, app.web.url, args.renders) if args.renders else []
             stop.set()
@@ -253,7 +282,17 @@ async def main(args: argparse.Namespace) -> None:
           f"({len(both)} page requests, {len(beside)} inline queries, {n_v} polls): at most "
           f"{c_v / len(both) * 1000:.2f} ms per page request, all of it counted against them")
     print(f"full garbage collections in the bot's process meanwhile: {len(pauses)}, longest "
-          f"{max(pauses, default=0.0):.0f} ms, {tracked:,} objects tracked at the end")
+          f"{max(pauses, default=0.0):.0f} ms, {tracked:,} objects tracked at the end ({frozen:,} frozen); "
+          f"RSS {rss[0]:.0f} MiB at the end, peak {rss[1]:.0f} MiB; then unfrozen, one full collection of "
+          f"{t_full:.0f} ms found {leaked:,} unreachable")
+    print(f"  on the thread's CPU clock: full collections {sum(cpu_pauses):.0f} ms in all, longest "
+          f"{max(cpu_pauses, default=0.0):.1f} ms; {young[0]:,} young collections, {young[1]:.0f} ms in all, "
+          f"longest {young[2]:.1f} ms; "
+          f"thresholds {gc.get_threshold()}")
+    heap = getattr(app, "heap", None)  # gpuradar.heap.HeapSettler, where the App has one
+    if heap is not None:
+        print(f"  heap settles (collect what is not frozen, freeze the rest): {heap.settles} in the run, "
+              f"{heap.fulls} unfrozen first, longest {heap.longest_ms:.1f} ms")
     print(f"bot's loop lag meanwhile: p50 {statistics.median(lags):.1f} ms, p99 {p(lags, 99):.1f} ms, "
           f"max {max(lags):.1f} ms")
     print(f"inline, {'ingest' if took else 'nothing else'} alone: {len(alone)} queries, "

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import signal
 import sys
@@ -43,6 +42,7 @@ from bot.pacing import Pacer, RateLimitedSession
 from bot.response_types import KeepResponseTypes
 from core.alerts import AlertPolicy
 from core.polls import PollResult
+from gpuradar.heap import AFTER_RELOAD_GAP, SETTLE_EVERY, HeapSettler
 from gpuradar.ingest_process import Fence, IngestProcess, trim_heap
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
@@ -306,7 +306,7 @@ class App:
         self._scheduler: Any = None
         self._client: Any = None
         self._sender: Sender | None = None
-        self._heap_frozen = False
+        self.heap = HeapSettler()  # frozen once started (`freeze_heap`), again after each reload (gpuradar/heap.py)
         self.ingest_process: IngestProcess | None = None
         self._offers_reading: tuple[int, int] | None = None  # the ingest process's reading the offer cache holds
 
@@ -355,6 +355,9 @@ class App:
             if (done.queued or done.retried) and writer.wakeup is not None:
                 writer.wakeup()  # committed: the senders look at once
         await self.offers.refresh()
+        if self.heap.frozen:
+            # The refreshed offers frozen: out of every later full collection's walk.
+            self.heap.settle(gap=AFTER_RELOAD_GAP)
         # The poll's transients (its payload parsed, its offers) are gone: their pages go back too. In a thread: the
         # loop's own small objects come from Python's pools meanwhile, rarely waiting on glibc's lock.
         await asyncio.to_thread(trim_heap)
@@ -584,18 +587,27 @@ class App:
             await self.bot.session.close()
         if self.engine is not None:
             await self.engine.dispose()
-        if self._heap_frozen:
-            gc.unfreeze()
-            self._heap_frozen = False
+        self.heap.release()
 
     def freeze_heap(self) -> None:
         """Once started, as `run` does: what is imported and built by now lives as long as the process, so after one
         last collection it is moved out of the cyclic collector's reach and a full collection no longer walks it
         (measured under load: pauses of the bot's loop of 220-360 ms, each one an inline answer that late).
-        Reference counting frees objects as before; `stop` hands them back to the collector."""
-        gc.collect()
-        gc.freeze()
-        self._heap_frozen = True
+        Reference counting frees objects as before; `stop` hands them back to the collector. What is loaded later
+        is frozen in turn: after each offer refresh, and every `SETTLE_EVERY` seconds (gpuradar/heap.py)."""
+        first = not self.heap.frozen
+        self.heap.settle()
+        if first:
+            self._tasks.append(asyncio.create_task(self._settle_heap(), name="heap-settle"))
+
+    async def _settle_heap(self) -> None:
+        """What questions loaded meanwhile (the availability cache's changes, the web app's prebuilt answers) is
+        frozen within `SETTLE_EVERY` seconds."""
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), SETTLE_EVERY)
+            if not self._stop.is_set() and self.heap.frozen:
+                self.heap.settle()
 
     async def run(self, bot: Bot | None = None) -> None:
         loop = asyncio.get_running_loop()
