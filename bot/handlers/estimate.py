@@ -131,20 +131,30 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     await answer_long(query.message, body, keyboard)
 
 
-@router.callback_query(EstimateCb.filter(F.action == "again"), flags={"rate": "estimate"})
-async def remedy_pressed(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
-                         estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
-    """A remedy button: the estimate re-run with that change, as a new answer (the one it came from stays)."""
+async def _pressed_estimate(query: CallbackQuery, callback_data: EstimateCb, lang: str, estimator: Estimator,
+                            tokens: QueryTokens) -> tuple[Message, Estimate, str] | None:
+    """The estimate a button stands for, or None once the user has been told why there is none."""
     text = await tokens.resolve(callback_data.q)
     if not text or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
-        return
+        return None
     await query.answer()
     result = await estimator.get_resolved(text, query.from_user.id)
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+        return None
+    return query.message, result, text
+
+
+@router.callback_query(EstimateCb.filter(F.action == "again"), flags={"rate": "estimate"})
+async def remedy_pressed(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                         estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
+    """A remedy button: the estimate re-run with that change, as a new answer (the one it came from stays)."""
+    pressed = await _pressed_estimate(query, callback_data, lang, estimator, tokens)
+    if pressed is None:
         return
-    await send_estimate(query.message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
+    message, result, _ = pressed
+    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
 
 
 @router.callback_query(EstimateCb.filter(F.action.in_({"assume", "hide"})), flags={"rate": "deep_link"})
@@ -152,23 +162,18 @@ async def toggle_assumptions(query: CallbackQuery, callback_data: EstimateCb, la
                              estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
                              webapp_url: str | None = None) -> None:
     """"Assumptions" shows what the estimate assumed in the same message; "Hide assumptions" takes it away again."""
-    text = await tokens.resolve(callback_data.q)
-    if not text or not isinstance(query.message, Message):
-        await query.answer(t(lang, "deep_link_bad"), show_alert=True)
+    pressed = await _pressed_estimate(query, callback_data, lang, estimator, tokens)
+    if pressed is None:
         return
-    await query.answer()
-    result = await estimator.get_resolved(text, query.from_user.id)
-    if isinstance(result, Failure):
-        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
-        return
+    message, result, text = pressed
     body, markup = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
                                        tokens=tokens, assumptions=callback_data.action == "assume")
-    keyboard = with_market(markup, webapp_url, lang, query.message.chat, text)
+    keyboard = with_market(markup, webapp_url, lang, message.chat, text)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
-            await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
+            await message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
         return
-    await answer_long(query.message, body, keyboard)
+    await answer_long(message, body, keyboard)
 
 
 @router.callback_query(EstimateCb.filter(F.action == "notify"), flags={"rate": "deep_link"})
