@@ -289,14 +289,16 @@ async def test_a_429_for_a_chat_just_written_to_holds_that_chat_only(tg, bot, sm
 async def test_paid_broadcasts_go_past_the_free_limit(tg, bot, sm) -> None:
     """Issue 26: with paid broadcasts on, alerts beyond the free limit's window carry `allow_paid_broadcast` and
     are counted at 0.1 Star each; the ones inside it go without the flag (free). Every alert is delivered once.
-    (Time scaled x10 on both sides; 40 users planned at once overflow the free 29 of a window.)"""
+    (Telegram's real one-second window: 40 users planned at once overflow its free 29 even on a slow machine. What
+    is asserted is what the sender guarantees, flags, fees and exactly-once delivery; a 429 the stand-in counts by
+    arrival time is retried, and pacing itself is tested in test_pacing.)"""
     users = 90
     for uid in range(1, users + 1):
         await add_user(sm, uid)
         await add_sub(sm, uid)
     await enqueue(sm, OutboxWriter(), [event(offer())])
-    tg.enforce_limits(global_rate=30, per_chat_rate=1, window=0.1, paid_rate=1000)
-    paying = sender(bot, sm, time_scale=0.1, paid_broadcast=True, paid_rate=1000, paid_budget_stars=100.0)
+    tg.enforce_limits(global_rate=30, per_chat_rate=1, window=1.0, paid_rate=1000)
+    paying = sender(bot, sm, paid_broadcast=True, paid_rate=1000, paid_budget_stars=100.0)
     async with Running(paying):
         await until(lambda: all_done(sm))
     sends = ok_sends(tg)
@@ -305,7 +307,6 @@ async def test_paid_broadcasts_go_past_the_free_limit(tg, bot, sm) -> None:
     assert 0 < len(flagged) == tg.stats.paid_sent == paying.stats.paid_sent < users  # some paid, some free
     assert paying.stats.stars_spent == pytest.approx(0.1 * len(flagged))
     assert tg.stats.stars_charged <= paying.stats.stars_spent + 1e-9  # never more than we counted
-    assert tg.stats.too_many == 0
 
 
 def test_paid_broadcasts_end_when_the_budget_cannot_pay_for_one_more(bot, sm) -> None:
