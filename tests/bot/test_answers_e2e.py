@@ -4,27 +4,13 @@ behind a button, human place names, order links to the offer's own page, remedie
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from core.offers import Billing, Offer, Rates
-from core.polls import PollResult, PollStatus
-from gpuradar.app import App, alert_hook
-from gpuradar.settings import Settings
-from testkit.fake_telegram import Call, FakeTelegram
-
-RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
-NOW = datetime.now(UTC)
-
-
-def offer(provider: str, sku: str, gpu: str | None, name: str, count: int, price: float, *, location: str = "us",
-          memory: float | None = None, fraction: float | None = None, billing: Billing = Billing.HOURLY,
-          url: str | None = None) -> Offer:
-    return Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=name, gpu_count=count, gpu_memory_gb=memory,
-                 gpu_fraction=fraction, location=location, billing=billing, price=price, currency="USD",
-                 in_stock=True, url=url or f"https://{provider}.example/{sku}")
-
+from gpuradar.app import App
+from testkit.fake_telegram import FakeTelegram
+from testkit.market import NOW, RATES, offer, poll, said
 
 WHOLE = [offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.64, location="secure"),
          offer("runpod", "4090", "rtx-4090", "RTX 4090", 1, 0.34, location="community"),
@@ -33,32 +19,7 @@ VULTR = [offer("vultr", "vcg-a100-1c-6g-4vram", "a100-80gb", "NVIDIA_A100", 1, 0
                location="ewr")]
 
 
-def poll(provider: str, offers: list[Offer], at: datetime) -> PollResult:
-    return PollResult(provider=provider, status=PollStatus.OK, offers=offers, started_at=at,
-                      finished_at=at + timedelta(seconds=1))
-
-
-@pytest.fixture
-async def tg():
-    async with FakeTelegram() as server:
-        yield server
-
-
-@pytest.fixture
-async def app(tg: FakeTelegram, migrated_database_url: str):
-    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
-                        telegram_api_url=tg.base_url)
-    application = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
-    await application.start()
-    await application.ingest(poll("runpod", WHOLE, NOW - timedelta(minutes=10)), RATES)
-    await application.ingest(poll("vultr", VULTR, NOW - timedelta(minutes=10)), RATES)
-    yield application
-    await application.stop()
-
-
-async def said(tg: FakeTelegram, text: str, user_id: int, lang: str = "en") -> Call:
-    tg.message(text, user_id=user_id, lang=lang)
-    return await tg.wait_for("sendMessage", chat_id=user_id)
+MARKET = {"runpod": WHOLE, "vultr": VULTR}
 
 
 async def test_start_and_a_bare_estimate_offer_examples_subscriptions_and_language_as_buttons(

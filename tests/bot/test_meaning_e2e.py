@@ -6,27 +6,15 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from core.offers import Billing, Offer, Period, Rates
-from core.polls import PollResult, PollStatus
-from gpuradar.app import App, alert_hook
-from gpuradar.settings import Settings
+from core.offers import Billing, Offer, Period
+from gpuradar.app import App
 from testkit.fake_telegram import FakeTelegram
-
-RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
-NOW = datetime.now(UTC)
-
-
-def offer(provider: str, sku: str, gpu: str | None, name: str, count: int, price: float, *,
-          memory: float | None = None, fraction: float | None = None, billing: Billing = Billing.HOURLY) -> Offer:
-    return Offer(provider=provider, sku=sku, gpu=gpu, gpu_name=name, gpu_count=count, gpu_memory_gb=memory,
-                 gpu_fraction=fraction, location="us", billing=billing, price=price, currency="USD", in_stock=True,
-                 url=f"https://{provider}.example/{sku}")
-
+from testkit.market import NOW, RATES, offer, poll
 
 # A 4 GB vGPU slice of an A100 for $0.123/h (Vultr sells them so), cheaper than any whole card; one whose card the
 # catalog knows by its memory share, and one the provider said the share of.
@@ -37,27 +25,7 @@ WHOLE = [offer("runpod", "a100", "a100-80gb", "A100 SXM 80GB", 1, 1.64),
          offer("runpod", "h100x8", "h100-sxm", "H100 80GB HBM3", 8, 19.9)]
 
 
-def poll(provider: str, offers: list[Offer], at: datetime) -> PollResult:
-    return PollResult(provider=provider, status=PollStatus.OK, offers=offers, started_at=at,
-                      finished_at=at + timedelta(seconds=1))
-
-
-@pytest.fixture
-async def tg():
-    async with FakeTelegram() as server:
-        yield server
-
-
-@pytest.fixture
-async def app(tg: FakeTelegram, migrated_database_url: str):
-    settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
-                        telegram_api_url=tg.base_url)
-    application = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
-    await application.start()
-    await application.ingest(poll("runpod", WHOLE, NOW - timedelta(minutes=10)), RATES)
-    await application.ingest(poll("vultr", [SLICE, A16_SLICE], NOW - timedelta(minutes=10)), RATES)
-    yield application
-    await application.stop()
+MARKET = {"runpod": WHOLE, "vultr": [SLICE, A16_SLICE]}
 
 
 async def say(tg: FakeTelegram, text: str, user_id: int, lang: str = "en") -> str:
