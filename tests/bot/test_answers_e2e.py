@@ -145,8 +145,8 @@ async def test_a_remedys_answer_says_what_it_changed_and_what_it_was(tg: FakeTel
             (141, "en", "/estimate 70B full fine-tune on 8 H100", "Offload optimizer",
              "Changed: CPU offload: optimizer states (was: none)",
              "Assumed: CPU offload: optimizer states (was: none)"),
-            (142, "ru", "/estimate 32B QLoRA ctx 32k batch 4", "Микробатч 1", "Изменено: микро-батч: 1 (было: 4)",
-             "Допущения: микро-батч: 1 (было: 4)")):
+            (142, "ru", "/estimate 32B QLoRA ctx 32k batch 4", "Микробатч 1", "Изменено: микробатч: 1 (было: 4)",
+             "Допущения: микробатч: 1 (было: 4)")):
         est = await said(tg, phrase, uid, lang)
         assert "(was:" not in est.text and "(было:" not in est.text
         tg.press(est, button, user_id=uid, lang=lang)
