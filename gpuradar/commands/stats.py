@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpuradar.commands.offers import add_lang, gpu_ids, table
-from texts.i18n import lang_for, t
+from texts.i18n import lang_for, number, t
 from texts.regions import region_name
 
 if TYPE_CHECKING:
@@ -34,18 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _dur(seconds: float | None) -> str:
+def _dur(seconds: float | None, lang: str) -> str:
+    """A table cell's duration in the language's short units ("35m", "1.5h" / "35 мин", "1,5 ч")."""
     if seconds is None:
         return "—"
     if seconds < 3600:
-        return f"{seconds / 60:.0f}m"
+        return t(lang, "cli_stats_minutes", n=number(seconds / 60, 0, lang))
     if seconds < 86400:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"
+        return t(lang, "cli_stats_hours", n=number(seconds / 3600, 1, lang))
+    return t(lang, "cli_stats_days", n=number(seconds / 86400, 1, lang))
 
 
-def _price(value: float | None) -> str:
-    return "—" if value is None else (f"{value:,.0f}".replace(",", " ") if value >= 100 else f"{value:.2f}")
+def _price(value: float | None, lang: str) -> str:
+    return "—" if value is None else number(value, 0 if value >= 100 else 2, lang)
 
 
 def _row(s: SeriesStats, w: WindowStats, lang: str) -> list[str]:
@@ -53,10 +54,10 @@ def _row(s: SeriesStats, w: WindowStats, lang: str) -> list[str]:
     now = "?" if w.now_in_stock is None else ("+" if w.now_in_stock else "-")
     region = region_name(lang, s.region, s.provider) if s.region else "—"
     return [s.provider, s.card, str(s.gpu_count), region, s.billing,
-            "—" if share is None else f"{share * 100:.0f} %", str(w.appeared), f"{_dur(w.median_stay)}/"
-            f"{_dur(w.p90_stay)} ({w.episodes})", _dur(w.median_comeback), now,
-            f"{_price(w.price_now)}/{_price(w.price_min)}/{_price(w.price_median)}",
-            "—" if s.trend is None else t(lang, f"trend_{s.trend.value}"), _dur(w.observed)]
+            "—" if share is None else f"{number(share * 100, 0, lang)}\u00a0%", str(w.appeared),
+            f"{_dur(w.median_stay, lang)}/{_dur(w.p90_stay, lang)} ({w.episodes})", _dur(w.median_comeback, lang), now,
+            f"{_price(w.price_now, lang)}/{_price(w.price_min, lang)}/{_price(w.price_median, lang)}",
+            "—" if s.trend is None else t(lang, f"trend_{s.trend.value}"), _dur(w.observed, lang)]
 
 
 def as_json(s: SeriesStats, days: int) -> dict[str, Any]:

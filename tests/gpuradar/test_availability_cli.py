@@ -150,8 +150,10 @@ def test_stats_table_and_json(filled: str, capsys: pytest.CaptureFixture[str]) -
     assert main(["stats", "--gpu", "H100", "--provider", "runpod"]) == 0
     text = capsys.readouterr().out
     assert "runpod" in text and "h100-sxm" in text and "selectel" not in text
+    assert "10m/" in text and "1.8h" in text  # the median stay of 600 s; 11 polls 600 s apart observed
     assert main(["stats", "--gpu", "H100", "--lang", "ru"]) == 0
-    assert "в наличии" in capsys.readouterr().out
+    ru = capsys.readouterr().out
+    assert "в наличии" in ru and "10 мин/" in ru and "1,8 ч" in ru  # each language's units and decimal mark
     assert main(["stats", "--days", "31"]) == 2
     assert main(["stats", "--gpu", "nonsense-gpu"]) == 2
 

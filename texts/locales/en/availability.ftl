@@ -56,6 +56,10 @@ cli_stats_title = Last { $days ->
        *[other] { $days } days
     }, prices per GPU-hour in { $currency } (now/min/median), trend against the 7-day median:
 cli_stats_headers = provider|card|GPUs|region|billing|in stock|appeared|stay median/p90 (n)|comeback|now|price|trend|observed
+# a table cell's duration: $n comes formatted in the language's number style
+cli_stats_minutes = { $n }m
+cli_stats_hours = { $n }h
+cli_stats_days = { $n }d
 cli_export_help = Open data: offer snapshots and change events since a time, streamed as CSV or JSON lines (schema: docs/open-data.md)
 cli_export_bad_since = --since takes a duration such as 30d, 12h or 2w.
 cli_export_parquet_out = Parquet is a binary file: give it one with --out FILE.

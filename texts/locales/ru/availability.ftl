@@ -65,6 +65,10 @@ cli_stats_bad_days = --days должно быть от 1 до { $high }.
 cli_stats_none = Нет истории наличия под эти условия.
 cli_stats_title = За { $days } дн., цены за GPU-час в { $currency } (сейчас/мин/медиана), тренд к медиане за 7 дней:
 cli_stats_headers = провайдер|карта|GPU|регион|оплата|в наличии|появлялось|держится медиана/p90 (n)|возврат|сейчас|цена|тренд|наблюдали
+# a table cell's duration: $n comes formatted in the language's number style
+cli_stats_minutes = { $n } мин
+cli_stats_hours = { $n } ч
+cli_stats_days = { $n } дн.
 cli_export_help = Открытые данные: снимки предложений и события изменений с указанного момента, потоком в CSV или JSON lines (схема: docs/open-data.md)
 cli_export_bad_since = --since принимает длительность, например 30d, 12h или 2w.
 cli_export_parquet_out = Parquet — двоичный файл: укажите его через --out FILE.
