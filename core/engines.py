@@ -301,7 +301,8 @@ def engine_notes(w: Workload) -> list[Msg]:
         return []
     p = PROFILES[w.engine]
     a = w.arch
-    out: list[Msg] = capability_notes(w, tuple(get_gpu(g) for g in w.gpu_ids if g in _IDS))
+    named = tuple(get_gpu(g) for g in w.gpu_ids if g in _IDS)
+    out: list[Msg] = capability_notes(w, named)
     if w.is_training:
         quant = w.quant if w.method is not Method.QLORA or w.quant is not Quant.NONE else Quant.NF4
         if p.kbit_upcast and quant in (Quant.NF4, Quant.NF4_DQ, Quant.INT8):
@@ -330,7 +331,8 @@ def engine_notes(w: Workload) -> list[Msg]:
         out.append(msg("engine_note_window_full"))
     if p.fp16_accumulate and w.quant is Quant.NONE:
         out.append(msg("engine_note_fp16_acc"))
-    kernel = quant_kernel(w)
+    # the kernel on the named card (its own fallback below compute capability 8.0), else on Ampere or newer
+    kernel = quant_kernel(w, ampere=not named or named[0].compute_capability >= 8.0)
     if kernel is not None and kernel is not QuantKernel.GGML:
         out.append(msg("engine_note_quant_kernel", kernel=kernel.value, share=round(KERNELS[kernel].share * 100)))
     return out

@@ -119,3 +119,11 @@ def test_gpt_fast_and_mlc_points_are_told_apart_and_within_target() -> None:
     assert cases["mlc-l2-7b-q4-4090"].workload.quant_kernel is QuantKernel.MLC
     for pid in ("gf-l2-7b-int4-a100", "gf-l2-7b-int8-a100"):
         assert abs(cases[pid].error()) <= 0.15, (pid, cases[pid].error())
+
+
+def test_the_note_names_the_fallback_kernel_on_a_named_older_card() -> None:
+    w = wl(model="llama-2-7b", method=Method.INFERENCE, seq_len=256, quant=Quant.GPTQ_INT4, engine=Engine.VLLM)
+    kernels = {n.get("kernel") for n in engine_notes(w.with_(gpu="t4")) if n.key == "engine_note_quant_kernel"}
+    assert kernels == {"exllamav2"}
+    kernels = {n.get("kernel") for n in engine_notes(w.with_(gpu="a100-80gb")) if n.key == "engine_note_quant_kernel"}
+    assert kernels == {"marlin"}
