@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import speed
+from core.engines import KERNELS
 from testkit.gpu_ratios import load_ratios
 from testkit.throughput_points import Case, excluded, load_cases
 
@@ -30,6 +31,8 @@ def _row(c: Case) -> str:
     what = [w.arch.name, w.method.value]
     if w.quant.value != "none":
         what.append(w.quant.value)
+    if w.quant_kernel is not None:  # the decode kernel the point's framework used (`core.engines.KERNELS`)
+        what.append(w.quant_kernel.value + (f" g{w.quant_group}" if w.quant_group else ""))
     if c.fp8:
         what.append("FP8")
     if c.kind == "train":
@@ -60,8 +63,9 @@ def main() -> None:
           f"{speed.KERNEL_FLOOR_S * 1e6:.1f} us each; MLA +{speed.MLA_KERNELS}, MoE +{speed.MOE_KERNELS} kernels per "
           "layer), all-reduce latency x log2 of the tensor-parallel group, MoE token exchange per layer "
           f"({speed.MOE_EXCHANGE_8_S * 1e6:.0f} us at 8 GPUs, DeepEP). A point that names its engine is judged "
-          "with it (`core.engines`: HF Trainer's unfused elementwise kernels, SGLang). "
-          "Error = predicted / measured - 1.\n")
+          "with it (`core.engines`: HF Trainer's unfused elementwise kernels, SGLang); a point that names its "
+          "quantised decode kernel and group size (`quant_kernel`, `quant_group`) streams its weights at that "
+          "kernel's packing and bandwidth share (table below). Error = predicted / measured - 1.\n")
     print(f"- Training ({len(by_kind['train'])} points): median |error| **{med['train']:.1%}**.")
     print(f"- Decode ({len(decode_all)} points: {len(by_kind['decode'])} single-sequence, "
           f"{len(by_kind['aggregate'])} served at a concurrency): median |error| "
@@ -82,11 +86,22 @@ def main() -> None:
         for c in rows:
             print(_row(c))
         print()
+    print("**Quantised decode kernels** (`core.engines.KERNELS`): the share of the 16-bit decode's weight bandwidth "
+          "each weight-only kernel reaches at batch 1, and what it stores per group of weights. vLLM and SGLang pick "
+          "Marlin for GPTQ / AWQ on compute capability 8.0+ (ExLlamaV2 / AWQ GEMM below), transformers ExLlama v1 "
+          "for GPTQ and AutoAWQ's GEMM for AWQ, llama.cpp its own; the answer states the kernel it assumed.\n")
+    print("| kernel | bandwidth share | scale + zero bits per group | default group | source |")
+    print("|---|---:|---:|---:|---|")
+    for k in KERNELS.values():
+        print(f"| {k.kernel.value} | {k.share:.2f} | {k.group_bits:.0f} | {k.group or '-'} | {k.source} |")
+    print()
     ratios = load_ratios()
     within = sum(abs(r.error()) <= 0.25 for r in ratios)
     print("**GPU-to-A100 training ratios** (Lambda's GPU benchmark, BERT-large SQuAD fine-tuning in FP16 mixed "
-          "precision, one card; `bench/data/gpu_ratios.json` names the files and commits): the same workload run by "
-          "the speed model on each card, divided by the A100 80GB's. "
+          "precision, one card; `bench/data/gpu_ratios.json` names the files, commits and each run's log): the same "
+          "workload run by the speed model on each card, divided by the A100 80GB's. Measured ratios are between the "
+          "steady rates of the runs' logs (the published figure averages 100 steps, warm-up included: 5.7 % of the "
+          "B200's run, 1-3 % of most), each against the A100 run of its own benchmark commit at that run's batch. "
           f"{within} of {len(ratios)} within 25 %; median |error| "
           f"{statistics.median(abs(r.error()) for r in ratios):.1%}.\n")
     print("| card | measured ratio | predicted ratio | error |")

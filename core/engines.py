@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.gpus import GPU, GPUS, get_gpu
 from core.msg import Msg, msg
-from core.workload import Engine, Method, Precision, Quant, Workload
+from core.workload import Engine, Method, Precision, Quant, QuantKernel, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +138,119 @@ def profile(engine: Engine | None) -> EngineProfile:
 UNSLOTH_QLORA_SPEED = 1.54
 
 
+# --- quantised decode kernels ---------------------------------------------------------------------------------------
+# A batch-1 decode step of weight-only quantised weights (W4A16 / W8A16) is a GEMV per linear layer: it streams the
+# packed weights plus one scale (and zero point) per group of `group` weights, dequantises them in registers and
+# multiplies in 16 bits. How close it comes to streaming at the bandwidth a 16-bit GEMV reaches depends on the kernel
+# (its packing, how it hides the dequantisation): `share` is that fraction, applied to the speed model's
+# `BANDWIDTH_EFFICIENCY` for the weight bytes (the KV cache is read by the attention kernel as before). Only decode's
+# weight streaming: prefill (compute-bound) and large batches are not changed.
+
+
+@dataclass(frozen=True, slots=True)
+class KernelProfile:
+    kernel: QuantKernel
+    share: float  # achieved weight bandwidth / the 16-bit GEMV's, batch 1
+    group_bits: float  # bits of scale + zero point stored per group (0: per-channel scales, no groups)
+    group: int  # the format's default group size (weights per scale)
+    head_quantised: bool  # the lm_head is quantised too (16-bit otherwise, as GPTQ / AWQ checkpoints keep it)
+    source: str
+
+
+KERNELS: dict[QuantKernel, KernelProfile] = {
+    QuantKernel.MARLIN: KernelProfile(
+        QuantKernel.MARLIN, 1.0, 20.0, 128, False,
+        "IST-DASLab/marlin README and Frantar et al., 'MARLIN: Mixed-Precision Auto-Regressive Parallel Inference on "
+        "Large Language Models', arXiv:2408.11743: FP16xINT4 (group 128) 'close to ideal (4x) speedups up to "
+        "batchsizes of 16-32 tokens' over FP16 on an A10: its 4-bit weights stream at the 16-bit GEMM's bandwidth"),
+    QuantKernel.EXLLAMA_V2: KernelProfile(
+        QuantKernel.EXLLAMA_V2, 1.0, 20.0, 128, False,
+        "turboderp/exllamav2 README 'Performance': Llama 7B GPTQ group 128 at 195-198 tokens/s on an RTX 4090; the "
+        "speed model's 16-bit fraction gives 176 there (1.11x under, as llama.cpp's F16 decode on the same card is "
+        "1.12x under, lcpp-l7b-f16-tg-4090): the 16-bit GEMV's fraction"),
+    QuantKernel.EXLLAMA: KernelProfile(
+        QuantKernel.EXLLAMA, 0.87, 20.0, 128, False,
+        "turboderp/exllamav2 README 'Performance': ExLlama V1 173 tokens/s against V2's 195 (Llama 7B GPTQ group "
+        "128, RTX 4090): with the speed model's 0.8 ms step floor, 0.87 of V2's weight bandwidth (the model then "
+        "gives V1 / V2 = 0.89, as published)"),
+    QuantKernel.AWQ_GEMV: KernelProfile(
+        QuantKernel.AWQ_GEMV, 1.0, 20.0, 128, False,
+        "casper-hansen/AutoAWQ docs/index.md: Vicuna 7B (GEMV kernel) 198.8 tokens/s on an RTX 4090, as ExLlamaV2's "
+        "198 for a 7B GPTQ model on the same card: the 16-bit GEMV's fraction"),
+    QuantKernel.AWQ_GEMM: KernelProfile(
+        QuantKernel.AWQ_GEMM, 0.81, 20.0, 128, False,
+        "casper-hansen/AutoAWQ docs/index.md: Mistral 7B at 156.3 tokens/s with the GEMM kernel against 188.9 with "
+        "the ExLlamaV2 kernel (RTX 4090, 64 tokens): with the speed model's 0.8 ms step floor, 0.81 of its weight "
+        "bandwidth (the model then gives GEMM / ExLlamaV2 = 0.83, as published)"),
+    QuantKernel.TINYGEMM: KernelProfile(
+        QuantKernel.TINYGEMM, 0.62, 32.0, 128, False,
+        "pytorch/ao README 'Benchmarks' (A100, batch 1, Llama-2-7B, the gpt-fast-derived `_models/llama` script): "
+        "int4wo-64 (torch `_weight_int4pack_mm`, bf16 scale and zero per group) at 199.86 tokens/s against bf16's "
+        "105.14 (746.66 against 1389.35 GB/s); with the speed model's 0.8 ms step floor and group-64 bytes that "
+        "1.90x is 0.62 of the 16-bit weight bandwidth"),
+    QuantKernel.INT8_WEIGHT_ONLY: KernelProfile(
+        QuantKernel.INT8_WEIGHT_ONLY, 0.76, 0.0, 0, False,
+        "pytorch/ao README 'Benchmarks' (A100, batch 1, Llama-2-7B): int8wo (per-channel scales, dequantise + mm "
+        "under torch.compile, as gpt-fast's WeightOnlyInt8Linear) at 150.18 tokens/s against bf16's 105.14 (994.40 "
+        "against 1389.35 GB/s); with the speed model's step floor that 1.43x is 0.76 of the 16-bit weight bandwidth"),
+    QuantKernel.GGML: KernelProfile(
+        QuantKernel.GGML, 1.0, 0.0, 0, False,
+        "llama.cpp's mat-vec kernels (mmvq / dmmv) read GGUF blocks whose scales are in the format's whole-file bits "
+        "per weight (`core.estimator.QUANT_BYTES`, the output tensor averaged in; the lm_head is counted at 16 bits "
+        "as before); no separate published fraction: the 16-bit GEMV's"),
+    QuantKernel.MLC: KernelProfile(
+        QuantKernel.MLC, 1.0, 16.0, 32, True,
+        "mlc-ai/mlc-llm q4f16_1: 4-bit weights, one fp16 scale per 32, no zero point, the lm_head quantised too "
+        "(`GroupQuantize`); no separate published fraction: the 16-bit GEMV's"),
+}
+# The 4- and 8-bit grouped formats whose bytes follow from the group size; the others keep their catalog width.
+_GROUP_BITS: dict[Quant, float] = {Quant.GPTQ_INT4: 4.0, Quant.AWQ: 4.0, Quant.GPTQ_INT8: 8.0}
+GGUF_QUANTS = frozenset({Quant.Q2_K, Quant.Q3_K_M, Quant.Q4_0, Quant.Q4_K_S, Quant.Q4_K_M, Quant.Q5_K_S,
+                         Quant.Q5_K_M, Quant.Q6_K, Quant.Q8_0})
+_MARLIN_FORMATS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quant.FP8})
+# The engines' defaults: vLLM picks gptq_marlin / awq_marlin for GPTQ and AWQ checkpoints on compute capability
+# 8.0+ (`GPTQMarlinConfig.override_quantization_method`, `AWQMarlinConfig`), its ExLlamaV2-derived `gptq` and its
+# `awq` GEMM kernels below; SGLang runs vLLM's Marlin kernels the same way; transformers runs GPTQ through ExLlama v1
+# (GPTQConfig's default `exllama_config` {"version": 1}; transformers docs, "GPTQ": ExLlamaV2 on request) and AWQ
+# through AutoAWQ's GEMM kernel (AwqConfig's default version "gemm"); llama.cpp and Ollama their own GGUF kernels.
+
+
+def quant_kernel(w: Workload, ampere: bool = True) -> QuantKernel | None:
+    """The kernel that decodes `w`'s quantised weights: the one the workload states, else its engine's default for
+    the format on a card of compute capability 8.0+ (`ampere`) or below; None: the 16-bit GEMV's fraction (no
+    quantisation, bitsandbytes, native FP8, TensorRT-LLM, or the engine-neutral model)."""
+    if w.quant_kernel is not None:
+        return w.quant_kernel
+    q, e = w.quant, w.engine
+    if q is Quant.NONE or e is None:
+        return None
+    if q in GGUF_QUANTS:
+        return QuantKernel.GGML if e in (Engine.LLAMA_CPP, Engine.OLLAMA) else None
+    if e in (Engine.VLLM, Engine.SGLANG) and q in _MARLIN_FORMATS:
+        if ampere:
+            return QuantKernel.MARLIN if q is not Quant.FP8 else None
+        return QuantKernel.AWQ_GEMM if q is Quant.AWQ else QuantKernel.EXLLAMA_V2 if q is not Quant.FP8 else None
+    if e is Engine.TRANSFORMERS:
+        if q is Quant.AWQ:
+            return QuantKernel.AWQ_GEMM
+        if q is Quant.GPTQ_INT4:  # ExLlama is 4-bit only: 8-bit GPTQ takes AutoGPTQ's CUDA kernel (no figure)
+            return QuantKernel.EXLLAMA
+    return None
+
+
+def kernel_decode(w: Workload, ampere: bool = True) -> tuple[float, float, bool]:
+    """(bytes per weight as the decode kernel reads them, its bandwidth share, whether the lm_head is quantised)
+    for `w`'s quantised weights; (0, 1, False) when the catalog's width and the 16-bit fraction apply."""
+    k = quant_kernel(w, ampere)
+    if k is None:
+        return 0.0, 1.0, False
+    p = KERNELS[k]
+    bits = _GROUP_BITS.get(w.quant)
+    group = w.quant_group or p.group
+    per = (bits + p.group_bits / group) / 8.0 if bits is not None and p.group_bits and group else 0.0
+    return per, p.share, p.head_quantised
+
+
 # --- what a card can run ------------------------------------------------------------------------------------------
 # FP8 weights need FP8 tensor cores (compute capability 8.9, Ada / Hopper, or newer) for W8A8. Below that:
 # - vLLM falls back to weight-only FP8 through the Marlin kernel on Ampere (capability 8.0+): "Your GPU does not
@@ -188,7 +301,8 @@ def engine_notes(w: Workload) -> list[Msg]:
         return []
     p = PROFILES[w.engine]
     a = w.arch
-    out: list[Msg] = capability_notes(w, tuple(get_gpu(g) for g in w.gpu_ids if g in _IDS))
+    named = tuple(get_gpu(g) for g in w.gpu_ids if g in _IDS)
+    out: list[Msg] = capability_notes(w, named)
     if w.is_training:
         quant = w.quant if w.method is not Method.QLORA or w.quant is not Quant.NONE else Quant.NF4
         if p.kbit_upcast and quant in (Quant.NF4, Quant.NF4_DQ, Quant.INT8):
@@ -217,6 +331,10 @@ def engine_notes(w: Workload) -> list[Msg]:
         out.append(msg("engine_note_window_full"))
     if p.fp16_accumulate and w.quant is Quant.NONE:
         out.append(msg("engine_note_fp16_acc"))
+    # the kernel on the named card (its own fallback below compute capability 8.0), else on Ampere or newer
+    kernel = quant_kernel(w, ampere=not named or named[0].compute_capability >= 8.0)
+    if kernel is not None and kernel is not QuantKernel.GGML:
+        out.append(msg("engine_note_quant_kernel", kernel=kernel.value, share=round(KERNELS[kernel].share * 100)))
     return out
 
 

@@ -209,8 +209,13 @@ GPUS: tuple[GPU, ...] = (
        family="H200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER, clocks=(1590, 1980)),
     _g("h200-nvl", "H200 NVL", 141, 139.8, 835, 4800, D, ("h200 nvl",), family="H200", link=_NV, link_gbs=450,
        pcie=5, fp8=1671, source=_HOPPER, clocks=(1365, 1785)),
-    _g("b200", "B200", 180, 178.0, 2250, 8000, D, ("b200", "b200 sxm", "b200 180gb", "hgx b200", "dgx b200"),
-       family="B200", link=_S, link_gbs=900, pcie=5, fp8=4500, source=_BLACKWELL),
+    # Bandwidth: the 180 GB B200 has a 7680-bit HBM3e bus (15 of 16 channels, as 180 of 192 GB) at 3996 MHz:
+    # 7,672 GB/s, not the datasheet's 8 TB/s (pytorch/ao PR #4002, "update b200 peak memory bandwidth", 2026-03:
+    # cudaGetDeviceProperties memory bus width 7680 bits, nvidia-smi clocks.max.memory 3996 MHz, 178.35 GB).
+    _g("b200", "B200", 180, 178.0, 2250, 7672, D, ("b200", "b200 sxm", "b200 180gb", "hgx b200", "dgx b200"),
+       family="B200", link=_S, link_gbs=900, pcie=5, fp8=4500,
+       source=_BLACKWELL + "; memory bandwidth 7,672 GB/s from the device's 7680-bit bus at 3996 MHz "
+       "(pytorch/ao PR #4002)"),
     _g("mi300x", "MI300X", 192, 191.5, 1307, 5300, D, ("mi300x", "instinct mi300x"), family="MI300X", link=_S,
        link_gbs=448, pcie=5, fp8=2615, vendor="amd", source=_AMD),
     _g("b300", "B300", 288, 267.0, 2250, 8000, D, ("b300", "b300 sxm", "hgx b300", "blackwell ultra"),

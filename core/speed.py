@@ -26,7 +26,8 @@ Training (per optimizer step, gradient accumulation 1, which is the slower end):
 Inference (vLLM-style continuous batching):
   prefill   compute-bound: 2 x active params + attention FLOPs per prompt token, floored by one read of the weights
   decode    per step every sequence reads the weights once together (MoE: only the experts the batch routes to,
-            quantised weights at their own width) and its own KV cache (`core.estimator.kv_bytes_per_token`);
+            quantised weights at their own width: the decode kernel's packing, scales per group, at its share of
+            the 16-bit bandwidth, `core.engines.KERNELS`) and its own KV cache (`core.estimator.kv_bytes_per_token`);
             bound by bandwidth until the batch's arithmetic catches up; tensor parallel adds two all-reduces per
             layer over the interconnect.
 Several GPUs are laid out as the fastest mix of model-parallel groups and replicas that holds the model, so more
@@ -42,7 +43,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from core.engines import PROFILES, profile, train_speed
+from core.engines import PROFILES, kernel_decode, profile, train_speed
 from core.estimator import FREEZE_TRAINABLE_LAYERS, QUANT_BYTES, adapter_params, kv_bytes_per_token
 from core.fit import Fit, Requirement, default_strategy, requirement
 from core.gpus import GPU, PCIE_GBS, GPUClass, Interconnect, get_gpu
@@ -440,6 +441,10 @@ class _Serving(NamedTuple):
     fp16_acc: bool  # 16-bit prefill GEMMs accumulate in FP16 (twice the FP32-accumulate rate on GeForce)
     dequant: float  # bytes a prefill moves per physical batch to dequantise GGUF weights to FP16 (0: none)
     chunk: int  # tokens of one physical prefill batch (the engine's ubatch / chunk; 0: the whole prompt)
+    # 1 / the quantised decode kernel's bandwidth share (`core.engines.KERNELS`) on compute capability 8.0+ cards
+    # and below (the engine may pick another kernel there): decode's weight bytes stream that much slower
+    qinv: float = 1.0
+    qinv_old: float = 1.0
 
 
 # Per workload, remembered by identity like `_TRAIN_CONSTANTS`.
@@ -466,6 +471,15 @@ def _serving(w: Workload) -> _Serving:
     dense = a.params_b * 1e9 - _embed_params(a) - experts
     # Only the lm_head matrix is read from the embeddings (one row of the input table); kept 16-bit by quantisers.
     head = a.vocab * a.hidden * (2.0 if w.precision is not Precision.FP32 else 4.0)
+    qinv = qinv_old = 1.0
+    if w.quant is not Quant.NONE:
+        # the decode kernel's packing (scales per group) and bandwidth share, `core.engines.KERNELS`
+        kper, share, head_q = kernel_decode(w)
+        if kper:
+            per = kper
+        if head_q:
+            head *= per / 2.0
+        qinv, qinv_old = 1.0 / share, 1.0 / kernel_decode(w, ampere=False)[1]
     ctx = max(1, w.seq_len)
     out = _Serving(fixed=dense * per + head, experts=experts * per, e=a.experts, k=max(1, a.experts_active),
                    token_flops=2.0 * a.active_params_b * 1e9, decode_attn=4.0 * a.layers * a.q_dim,
@@ -475,7 +489,7 @@ def _serving(w: Workload) -> _Serving:
                    fp16_acc=prof.fp16_accumulate and (w.quant is Quant.NONE or gguf)
                    and w.precision is not Precision.FP32,
                    dequant=(a.params_b * 1e9 - _embed_params(a)) * (per + 4.0) if prof.fp16_accumulate and gguf
-                   else 0.0, chunk=max(0, prof.prefill_chunk))
+                   else 0.0, chunk=max(0, prof.prefill_chunk), qinv=qinv, qinv_old=qinv_old)
     if len(_SERVING) >= 256:
         _SERVING.clear()
     _SERVING[id(w)] = (w, out)
@@ -512,7 +526,10 @@ def _decode(w: Workload, c: _Serving, gpu: GPU, rates: tuple[float, float, float
     """Seconds of one decode step of `batch` sequences on a group of `group` GPUs, and what bounds it."""
     bw, peak16, peak8 = rates
     kv = batch * context * kv_per_token
-    memory = (_weight_bytes(c, batch) + kv) / group / bw
+    weights = _weight_bytes(c, batch)
+    if c.qinv != 1.0 or c.qinv_old != 1.0:  # a quantised GEMV kernel below the 16-bit fraction
+        weights *= c.qinv if gpu.compute_capability >= 8.0 else c.qinv_old
+    memory = (weights + kv) / group / bw
     flops = batch * (c.token_flops + c.decode_attn * context)
     compute = flops / group / (peak8 if c.fp8 else peak16)
     step, bound = (memory, "memory") if memory >= compute else (compute, "compute")

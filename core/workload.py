@@ -44,6 +44,21 @@ class Quant(StrEnum):
     Q8_0 = "q8_0"
 
 
+class QuantKernel(StrEnum):
+    """The kernel that multiplies weight-only quantised weights in a decode step (`core.engines.KERNELS` holds each
+    one's packing and achieved bandwidth, with sources). None on a workload: the engine's default for its format."""
+
+    MARLIN = "marlin"  # IST-DASLab Marlin (vLLM / SGLang gptq_marlin, awq_marlin, fp8 W8A16)
+    EXLLAMA = "exllama"  # ExLlama (v1) GPTQ kernel: transformers' GPTQConfig default (`exllama_config` version 1)
+    EXLLAMA_V2 = "exllamav2"  # ExLlamaV2's GPTQ kernel (AutoGPTQ / GPTQModel, vLLM's `gptq` below Ampere)
+    AWQ_GEMV = "awq-gemv"  # AutoAWQ / llm-awq TinyChat GEMV
+    AWQ_GEMM = "awq-gemm"  # AutoAWQ GEMM (transformers' `AwqConfig(version="gemm")` default)
+    TINYGEMM = "tinygemm"  # torch `_weight_int4pack_mm`: gpt-fast int4, torchao int4_weight_only
+    INT8_WEIGHT_ONLY = "int8-weight-only"  # gpt-fast / torchao int8 weight-only: dequantise + mm under torch.compile
+    GGML = "ggml"  # llama.cpp's dequantising mat-vec kernels (GGUF)
+    MLC = "mlc"  # MLC LLM's TVM-generated kernels (q4f16_1)
+
+
 class Precision(StrEnum):
     BF16 = "bf16"  # mixed precision: bf16 compute, fp32 master weights for trained params
     FP16 = "fp16"
@@ -200,6 +215,10 @@ class Workload(BaseModel):
     # training: examples packed into full sequences (True: every computed token is a real one) or padded to the
     # longest of each batch (False: `core.speed.PADDING_WASTE` of the computed tokens are pads when batch > 1)
     packing: bool = True
+    # inference: the kernel that decodes quantised weights and their group size (weights per scale); None: the
+    # engine's default kernel and the format's default group (`core.engines.quant_kernel`)
+    quant_kernel: QuantKernel | None = None
+    quant_group: int | None = None
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:

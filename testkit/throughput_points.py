@@ -4,7 +4,8 @@ Shared by `bench/speed_table.py` (docs/accuracy.md) and `tests/core/test_speed.p
 Each point's conditions are read as the data file states them; what a point leaves open takes the workload
 defaults below (LoRA rank 16 on every linear layer, AdamW, mixed bf16, FlashAttention, bf16 KV cache). A point's
 `engine` (when the data file names one: the framework the run used, as `core.engines` knows it) is the workload's
-engine; without one the engine-neutral model judges it.
+engine; without one the engine-neutral model judges it. A point's `quant_kernel` and `quant_group` (the decode
+kernel and group size its framework used, `core.engines.KERNELS`) are the workload's too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,18 @@ from typing import Any
 from core.gpus import GPU, get_gpu
 from core.models import Arch, find_model, from_hf_config
 from core.speed import inference_speed, served_output_tokens_per_s, training_speed
-from core.workload import Attention, Engine, Method, Offload, Optimizer, Precision, Quant, Strategy, Workload
+from core.workload import (
+    Attention,
+    Engine,
+    Method,
+    Offload,
+    Optimizer,
+    Precision,
+    Quant,
+    QuantKernel,
+    Strategy,
+    Workload,
+)
 
 POINTS_PATH = Path(__file__).resolve().parent.parent / "bench" / "data" / "throughput_points.json"
 
@@ -83,7 +95,9 @@ def to_case(raw: dict[str, Any]) -> Case:
         optimizer=Optimizer(raw.get("optimizer", "adamw")) if training else None, fused_ce=False, gpus=count,
         strategy=strategy, offload=Offload.NONE, gpu=raw["gpu"], kv_dtype=raw.get("kv_dtype", "bf16"),
         concurrency=int(raw.get("concurrency", 1)), examples=None, tokens_per_example=None, epochs=None,
-        engine=Engine(raw["engine"]) if raw.get("engine") else None)
+        engine=Engine(raw["engine"]) if raw.get("engine") else None,
+        quant_kernel=QuantKernel(raw["quant_kernel"]) if raw.get("quant_kernel") else None,
+        quant_group=int(raw["quant_group"]) if raw.get("quant_group") else None)
     return Case(id=raw["id"], kind=raw["kind"], workload=w, gpu=get_gpu(raw["gpu"]), count=count,
                 measured=float(raw["measured"]), fp8=bool(raw.get("fp8", False)), context=raw.get("context"),
                 prompt=raw.get("prompt") if raw["kind"] == "prefill" else None, raw=raw)

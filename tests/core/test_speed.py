@@ -181,7 +181,7 @@ def test_median_error_on_the_measured_points() -> None:
     train = [c for c in cases if c.kind == "train"]
     decode = [c for c in cases if c.kind in ("decode", "aggregate")]
     assert median_abs_error(train) <= 0.16  # 14.0 % with the sustained-clock model (15.9 % before it)
-    assert median_abs_error(decode) <= 0.145  # 13.1 %
+    assert median_abs_error(decode) <= 0.12  # 10.5 % with the quantised decode kernels (12.4 % before them)
     # Nothing wildly off: within a factor of 3 either way. (torchtune's A6000 LoRA row would need ~95 % of the card's
     # dense peak under any FLOP count with an input-gradient backward: no single achievable fraction reaches it.)
     assert all(1 / 3 <= c.predicted() / c.measured <= 3 for c in cases), [

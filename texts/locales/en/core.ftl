@@ -218,6 +218,7 @@ engine_note_fused_ce = fused cross-entropy: no vocabulary-wide logits in fp32
 engine_note_offload_ckpt = checkpointed activations wait in CPU RAM
 engine_note_speed = training about { $x }x the speed of HF Trainer + PEFT
 engine_note_fp16_acc = 16-bit prefill runs at the FP16-accumulate tensor rate (twice the FP32-accumulate one on GeForce cards)
+engine_note_quant_kernel = quantised weights decode through the { $kernel } kernel, assumed as the engine's default for this format on the card ({ $share } % of the 16-bit decode bandwidth)
 capability_fp8_marlin = FP8 weights compute in FP8 only on Ada / Hopper or newer (compute capability 8.9+); on Ampere (A100, A10, RTX 30) { $engine } runs them weight-only (W8A16, Marlin kernel) with 16-bit compute; V100, T4 and RTX 20 cannot run them
 capability_fp8_native_only = FP8 weights need an Ada / Hopper card or newer (compute capability 8.9+): { $engine } has no fallback on A100, V100 or T4
 capability_bf16_to_fp16 = V100, T4 and RTX 20 have no BF16: there training runs in FP16 with loss scaling (same memory)

@@ -249,6 +249,7 @@ engine_note_speed = обучение примерно в { $x ->
        *[many] { $x } раз
     } быстрее HF Trainer + PEFT
 engine_note_fp16_acc = 16-битный префилл идёт на скорости тензорных ядер с FP16-накоплением (вдвое выше FP32-накопления на GeForce)
+engine_note_quant_kernel = квантованные веса декодируются ядром { $kernel }, принятым по умолчанию у этого движка для этого формата на такой карте ({ $share } % пропускной способности 16-битного декода)
 capability_fp8_marlin = FP8-веса считаются в FP8 только на Ada / Hopper и новее (compute capability 8.9+); на Ampere (A100, A10, RTX 30) { $engine } запускает их только как веса (W8A16, ядро Marlin) с 16-битными вычислениями; V100, T4 и RTX 20 их не запускают
 capability_fp8_native_only = FP8-весам нужна карта Ada / Hopper или новее (compute capability 8.9+): у { $engine } нет запасного пути на A100, V100 или T4
 capability_bf16_to_fp16 = у V100, T4 и RTX 20 нет BF16: на них обучение идёт в FP16 с масштабированием потерь (память та же)
