@@ -548,8 +548,25 @@ _BIGGEST = max((g for g in GPUS if g.vendor == "nvidia"), key=lambda g: g.usable
 
 
 def _smallest_fit(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> Fit | None:
-    best = _fits_in_plan_order(requirement(w), GPUS, counts)
-    return min(best, key=lambda f: (f.usable_gib * f.count, f.count)) if best else None
+    """The fit with the least memory in all (then the fewest GPUs): `min` of `_fits_in_plan_order` by
+    (usable x count, count), without building every fit. A count's pairs are in total-memory order, so its first
+    fitting pair is its smallest (the first of equals, as `min` keeps); the counts' firsts are then compared."""
+    gpus = _runnable_gpus(w, GPUS)
+    if not gpus:
+        return None
+    plan = _plan_for(gpus, counts)
+    slots = _slots_of(requirement(w), plan)
+    best: tuple[_Entry, _Nums] | None = None
+    best_key: tuple[float, int] | None = None
+    for _, runs, _ in plan.per_count:
+        found = next(((e, nums) for run, _ in runs for e in run
+                      if (nums := slots[e[4]]) is not None and nums[1] <= e[3]), None)
+        if found is not None:
+            e = found[0]
+            key = (e[3] * e[2], e[2])  # Fit.usable_gib * Fit.count, the same product
+            if best_key is None or key < best_key:
+                best, best_key = found, key
+    return None if best is None else _fit(*best)
 
 
 def _where(f: Fit) -> str:
