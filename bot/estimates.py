@@ -228,11 +228,20 @@ WARM_PHRASES = ("13B LoRA", "70B QLoRA ctx 8k bs 4 on 2x 4090", "7B full fine-tu
                 "Qwen3-30B-A3B QLoRA через unsloth", "deepseek r1 inference q4_k_m on llama.cpp on 8x H200")
 
 
+_warmed = False
+
+
 def warm_up() -> None:
-    """What every process would otherwise do on its first users' answers, done once at start-up: compile the
-    parser's scanners, read both languages' text catalogs, build the catalogs' indexes and fit plans, import what
-    the answer path imports lazily, by answering and rendering `WARM_PHRASES` in both languages (with a throwaway
-    Estimator: nothing of it is kept as an answer)."""
+    """What every process would otherwise do on its first users' answers, done once at start-up (`App.start`):
+    compile the parser's scanners, read both languages' text catalogs, build the catalogs' indexes and fit plans,
+    import what the answer path imports lazily, by answering and rendering `WARM_PHRASES` in both languages (with a
+    throwaway Estimator: nothing of it is kept as an answer). About 1 s of CPU measured on 2 shared cores at load
+    average 11 (bench/estimate.py --distinct prints it), most of it the parser's ~50 scanners (~4 MB) and the two
+    text catalogs, which the first users' answers paid before. Once per process: a second call returns at once."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
     from bot.views import render_estimate  # bot.views imports this module
     from core.answer import warm_up as warm_core
 

@@ -505,7 +505,7 @@ class App:
         install_pacing(self.bot, self.pacer, self.metrics)
         me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
                                   api=s.telegram_api_url or "")
-        warm_up_estimates()  # the first users' phrases cost what later ones do (parser, catalogs, texts): ~0.5 s CPU
+        warm_up_estimates()  # the first users' phrases cost what later ones do (parser, catalogs, texts): once
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
                                                                                HubCacheStore(self.sessionmaker))),
