@@ -297,6 +297,8 @@ def distinct_main(n: int, runs: int, seed: int, show: int, profile: bool) -> Non
     print(f"  wall: {_stats([x['wall_us'] for xs in every.values() for x in xs])}")
     print(f"  CPU:  {_stats([x['cpu_us'] for xs in every.values() for x in xs])}")
     flat = [x for xs in every.values() for x in xs]
+    print(f"  estimate alone (Estimator.get: parse, complete, estimate, fits), CPU: "
+          f"{_stats([x.get('get_cpu_us', x['get_us']) for x in flat])}")
     print(f"  of which the estimate (Estimator.get): median {statistics.median(x['get_us'] for x in flat):.0f} us; "
           f"the rendering: median {statistics.median(x['render_us'] for x in flat):.0f} us; garbage collection "
           f"{sum(x['gc_us'] for x in flat) / 1000:.1f} ms in all")
