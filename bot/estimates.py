@@ -245,12 +245,15 @@ def warm_up() -> None:
     from bot.views import render_estimate  # bot.views imports this module
     from core.answer import warm_up as warm_core
 
-    warm_core()
-    scratch = Estimator(capacity=len(WARM_PHRASES))
-    for phrase in WARM_PHRASES:
-        est = scratch.get(phrase)
-        if isinstance(est, Estimate):
-            for lang, currency in (("en", "USD"), ("ru", "RUB")):
-                render_estimate(est, [], lang, currency)
-                render_estimate(est, [], lang, currency, assumptions=False)
+    try:
+        warm_core()
+        scratch = Estimator(capacity=len(WARM_PHRASES))
+        for phrase in WARM_PHRASES:
+            est = scratch.get(phrase)
+            if isinstance(est, Estimate):
+                for lang, currency in (("en", "USD"), ("ru", "RUB")):
+                    render_estimate(est, [], lang, currency)
+                    render_estimate(est, [], lang, currency, assumptions=False)
+    except Exception:  # a warm-up is an optimisation: it never keeps the bot from starting
+        log.warning("estimate warm-up failed; the first answers will pay for it", exc_info=True)
 

@@ -159,3 +159,13 @@ def test_a_warmed_up_process_answers_exactly_like_a_cold_one() -> None:
     assert len(cold) == len(phrases)
     assert sum(1 for row in cold if isinstance(row, list) and isinstance(row[1], dict)) > 60  # mostly answers
     assert warm == cold
+
+
+def test_every_warm_up_phrase_is_an_answer() -> None:
+    """`bot.estimates.warm_up` walks the answer path with these: a phrase the parser stopped reading would warm
+    nothing."""
+    from bot.estimates import WARM_PHRASES, Estimate, Estimator
+
+    for phrase in WARM_PHRASES:
+        assert isinstance(Estimator().get(phrase), Estimate), phrase
+
