@@ -218,3 +218,42 @@ class Estimator:
             log.info("estimate failed for %r: %s", query, e)
             return Failure(query, e)
         return Estimate(query, result, differences(workload, changed) if changes else ())
+
+
+# Phrases that walk every branch of the answer once (training and inference, a dataset, users, an engine, a named
+# card and family, a quantisation, nothing that fits, both languages): `warm_up` answers each.
+WARM_PHRASES = ("13B LoRA", "70B QLoRA ctx 8k bs 4 on 2x 4090", "7B full fine-tune 10k examples x 3 epochs",
+                "Qwen2.5-72B inference 32k 8 users on vllm", "llama-3.1-8b inference fp8 on sglang",
+                "инференс 70B int4, контекст 32k, 8 пользователей на H100", "полное дообучение 405B",
+                "Qwen3-30B-A3B QLoRA через unsloth", "deepseek r1 inference q4_k_m on llama.cpp on 8x H200")
+
+
+_warmed = False
+
+
+def warm_up() -> None:
+    """What every process would otherwise do on its first users' answers, done once at start-up (`App.start`):
+    compile the parser's scanners, read both languages' text catalogs, build the catalogs' indexes and fit plans,
+    import what the answer path imports lazily, by answering and rendering `WARM_PHRASES` in both languages (with a
+    throwaway Estimator: nothing of it is kept as an answer). About 1 s of CPU measured on 2 shared cores at load
+    average 11 (bench/estimate.py --distinct prints it), most of it the parser's ~50 scanners (~4 MB) and the two
+    text catalogs, which the first users' answers paid before. Once per process: a second call returns at once."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    from bot.views import render_estimate  # bot.views imports this module
+    from core.answer import warm_up as warm_core
+
+    try:
+        warm_core()
+        scratch = Estimator(capacity=len(WARM_PHRASES))
+        for phrase in WARM_PHRASES:
+            est = scratch.get(phrase)
+            if isinstance(est, Estimate):
+                for lang, currency in (("en", "USD"), ("ru", "RUB")):
+                    render_estimate(est, [], lang, currency)
+                    render_estimate(est, [], lang, currency, assumptions=False)
+    except Exception:  # a warm-up is an optimisation: it never keeps the bot from starting
+        log.warning("estimate warm-up failed; the first answers will pay for it", exc_info=True)
+

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from itertools import pairwise
 from typing import Any, NamedTuple, overload
 
@@ -101,10 +101,25 @@ class Advice(BaseModel):
 @dataclass(frozen=True, slots=True)
 class FitReport:
     fits: Fits  # fewest GPUs first, comfortable before tight, then the smallest card
-    advice: list[Advice]  # empty when something fits
     counts: tuple[int, ...]  # the GPU counts that were tried
     gpu: str | None  # the one card asked about, if any (a family's representative variant)
     gpu_ids: tuple[str, ...] = ()  # every card asked about: a family's variants, each fitted on its own memory
+    # What would make it possible when nothing fits (`advice`), worked out when first read: an answer shows its own,
+    # but the remedies re-estimate up to a dozen changed workloads and read only their fits, and working advice out
+    # walks the catalog again for each of its alternatives and up to 63 node counts.
+    _advise: Callable[[], list[Advice]] | None = field(default=None, repr=False, compare=False)
+    _advice: list[Advice] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def advice(self) -> list[Advice]:
+        """What would make an impossible workload possible; empty when something fits."""
+        got = self._advice
+        if got is None:
+            advise = self._advise
+            got = advise() if advise is not None else []
+            object.__setattr__(self, "_advice", got)  # computed once, like a frozen field read the first time
+            object.__setattr__(self, "_advise", None)
+        return got
 
 
 class Requirement:
@@ -365,20 +380,64 @@ def _runnable_gpus(w: Workload, gpus: tuple[GPU, ...]) -> tuple[GPU, ...]:
         return tuple(g for g in gpus if runs_on(w, g))
     view = _CATALOG_VIEWS.get(w.engine)
     if view is None:
-        view = _CATALOG_VIEWS[w.engine] = tuple(g for g in GPUS if runs_on(w, g))
+        view = tuple(g for g in GPUS if runs_on(w, g))
+        # engines that run FP8 on the same cards share one view object, and so one set of plans
+        view = _CATALOG_VIEWS[w.engine] = next((v for v in _CATALOG_VIEWS.values() if v == view), view)
     return view
+
+
+# The counts a phrase's fits are planned for: every default count, or the one count it states.
+WARM_COUNTS: tuple[tuple[int, ...], ...] = (DEFAULT_COUNTS, *((c,) for c in (*DEFAULT_COUNTS, 3, 6, 16)))
+
+
+def warm_up(w: Workload) -> int:
+    """Build the fit plans a phrase would otherwise build on first use: the whole catalog's and each engine's view of
+    it for FP8 weights (`w`: any workload, its quantisation and engine replaced here), and every card and every
+    family a phrase can name, each at `WARM_COUNTS`. ~300 plans of at most 34 cards: milliseconds, once. Returns how
+    many plans exist."""
+    from core.gpus import families
+    from core.workload import Engine
+
+    catalog_views: list[tuple[GPU, ...]] = [GPUS]
+    for engine in (None, *Engine):
+        catalog_views.append(_runnable_gpus(w.with_(quant=_FP8_Q, engine=engine), GPUS))
+    named = [(g,) for g in GPUS] + [f for f in families() if len(f) > 1]
+    for counts in WARM_COUNTS:
+        for gpus in (*catalog_views, *named):
+            _plan_for(gpus, counts)
+    return len(_CATALOG_PLANS) + len(_NAMED_PLANS)
+
+
+# Plans of the cards a phrase names ("on 2x 4090", "on H100": a family's variants), by their catalog ids and the
+# counts: a new phrase makes a new tuple of cards, so these are found by what the tuple holds, never by hashing the
+# GPU dataclasses (~0.5 us each) or by building the plan again. Bounded: the catalog's cards and families times
+# the counts phrases say; `warm_up` builds the usual ones before the first phrase.
+_NAMED_PLANS: dict[tuple[tuple[str, ...], tuple[int, ...]], _Plan] = {}
+_NAMED_PLANS_MAX = 4096
+_CATALOG_BY_ID = {g.id: g for g in GPUS}
 
 
 def _plan_for(gpus: tuple[GPU, ...], counts: tuple[int, ...]) -> _Plan:
     # The catalog's plans (and its views') by counts alone: hashing a tuple of 30 GPU dataclasses would cost ~15 us
     # a keystroke.
     catalog = gpus is GPUS or any(gpus is v for v in _CATALOG_VIEWS.values())
-    key = (id(gpus), counts)
-    plan = _CATALOG_PLANS.get(key) if catalog else None
-    if plan is None:
-        plan = _plan(gpus, counts)
-        if catalog and len(_CATALOG_PLANS) < 256:
-            _CATALOG_PLANS[key] = plan
+    if catalog:
+        key = (id(gpus), counts)
+        plan = _CATALOG_PLANS.get(key)
+        if plan is None:
+            plan = _plan(gpus, counts)
+            if len(_CATALOG_PLANS) < 256:
+                _CATALOG_PLANS[key] = plan
+        return plan
+    ids = tuple(g.id for g in gpus)
+    named = (ids, counts)
+    plan = _NAMED_PLANS.get(named)
+    if plan is not None:
+        return plan
+    plan = _plan(gpus, counts)
+    # only the catalog's own cards are kept by id (a GPU built by hand may reuse an id with other figures)
+    if len(_NAMED_PLANS) < _NAMED_PLANS_MAX and all(g is _CATALOG_BY_ID.get(g.id) for g in gpus):
+        _NAMED_PLANS[named] = plan
     return plan
 
 
@@ -478,9 +537,9 @@ def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitRep
         counts = (w.gpus,)
     fits = _fits_at(req, named or GPUS, tuple(counts))  # sorted by `_fit_key`
     # advice for a family is about its roomiest variant: the one most likely to hold the workload with more cards
-    advice = [] if fits else _advice(w, req, max(named, key=lambda g: g.usable_gib) if named else None)
-    return FitReport(fits=fits, advice=advice, counts=tuple(counts), gpu=named[0].id if named else None,
-                     gpu_ids=tuple(g.id for g in named))
+    advise = None if fits else partial(_advice, w, req, max(named, key=lambda g: g.usable_gib) if named else None)
+    return FitReport(fits=fits, counts=tuple(counts), gpu=named[0].id if named else None,
+                     gpu_ids=tuple(g.id for g in named), _advise=advise, _advice=[] if fits else None)
 
 
 # --- advice when nothing fits ------------------------------------------------------------------------------------
@@ -489,8 +548,25 @@ _BIGGEST = max((g for g in GPUS if g.vendor == "nvidia"), key=lambda g: g.usable
 
 
 def _smallest_fit(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> Fit | None:
-    best = _fits_in_plan_order(requirement(w), GPUS, counts)
-    return min(best, key=lambda f: (f.usable_gib * f.count, f.count)) if best else None
+    """The fit with the least memory in all (then the fewest GPUs): `min` of `_fits_in_plan_order` by
+    (usable x count, count), without building every fit. A count's pairs are in total-memory order, so its first
+    fitting pair is its smallest (the first of equals, as `min` keeps); the counts' firsts are then compared."""
+    gpus = _runnable_gpus(w, GPUS)
+    if not gpus:
+        return None
+    plan = _plan_for(gpus, counts)
+    slots = _slots_of(requirement(w), plan)
+    best: tuple[_Entry, _Nums] | None = None
+    best_key: tuple[float, int] | None = None
+    for _, runs, _ in plan.per_count:
+        found = next(((e, nums) for run, _ in runs for e in run
+                      if (nums := slots[e[4]]) is not None and nums[1] <= e[3]), None)
+        if found is not None:
+            e = found[0]
+            key = (e[3] * e[2], e[2])  # Fit.usable_gib * Fit.count, the same product
+            if best_key is None or key < best_key:
+                best, best_key = found, key
+    return None if best is None else _fit(*best)
 
 
 def _where(f: Fit) -> str:

@@ -330,6 +330,17 @@ def _families() -> dict[str, tuple[GPU, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def families() -> tuple[tuple[GPU, ...], ...]:
+    """Every family's cards, as `resolve_gpus` gives them for the family's name (one card for most)."""
+    return tuple(_families().values())
+
+
+def warm_up() -> None:
+    """The spelling and family indexes, built now rather than by the first phrase that names a card."""
+    _index()
+    _families()
+
+
 def resolve_gpus(name: str, memory_gb: float | None = None) -> tuple[GPU, ...]:
     """Every card a spelling means: a bare family name covers its variants ('H100' is SXM, PCIe and NVL; 'A100'
     40 and 80 GB; 'H100 80GB' the two 80 GB ones); a named variant ('H100 PCIe', 'A100 80GB') only that card.

@@ -385,6 +385,14 @@ def find_model(name: str, loose: bool = True) -> Arch | None:
     return None
 
 
+def warm_up() -> None:
+    """The name indexes and the typical architectures, built now rather than by the first phrase that names a model
+    (`_index` alone reads every alias of the catalog: milliseconds)."""
+    _index()
+    _family_index()
+    _DENSE_TYPICAL()
+
+
 def did_you_mean(name: str, n: int = 3) -> list[str]:
     """Catalog names closest to a name that was not found (for a "did you mean" hint)."""
     keys = _keys(name)

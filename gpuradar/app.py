@@ -36,6 +36,7 @@ from bot.admin_watch import DegradedWatch
 from bot.commands import register_menu
 from bot.dispatcher import build_dispatcher
 from bot.estimates import Estimator
+from bot.estimates import warm_up as warm_up_estimates
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache, OfferChanges
 from bot.pacing import Pacer, RateLimitedSession
@@ -504,6 +505,7 @@ class App:
         install_pacing(self.bot, self.pacer, self.metrics)
         me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
                                   api=s.telegram_api_url or "")
+        warm_up_estimates()  # the first users' phrases cost what later ones do (parser, catalogs, texts): once
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
                                                                                HubCacheStore(self.sessionmaker))),
