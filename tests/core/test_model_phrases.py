@@ -108,7 +108,8 @@ async def test_cli_looks_a_repository_up_on_the_hub(hub_server: HubServer, tmp_p
     import asyncio
 
     hub_server.add("acme/llama-ft", LLAMA_LIKE, params=8.03e9)
-    env = {"HF_ENDPOINT": hub_server.url, "HF_HUB_LOOKUP_TIMEOUT": "3",
+    # The stand-in always answers: the timeout is only there so a loaded machine never reads as offline.
+    env = {"HF_ENDPOINT": hub_server.url, "HF_HUB_LOOKUP_TIMEOUT": "30",
            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"}
     out = await asyncio.to_thread(_cli, "acme/llama-ft lora", "--json", env=env)
     assert out.returncode == 0, out.stderr
