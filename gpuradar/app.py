@@ -490,6 +490,12 @@ class App:
         self.alerts.wakers.append((sender.wake, asyncio.get_running_loop()))
         self._sender = sender
         self._tasks.append(asyncio.create_task(sender.run(), name="sender"))
+        if self.serve_web:
+            from gpuradar.metrics import sender_refresher
+
+            refresher = sender_refresher(sender, self.metrics)
+            self._refreshers.append(refresher)
+            self.metrics.add_refresher(refresher)
 
     def request_stop(self) -> None:
         self._stop.set()

@@ -34,12 +34,13 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import os
 import signal
 import socket
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from aiogram import Bot
@@ -102,7 +103,7 @@ class SenderReport:
     pending_users: int  # users with unheard events matched, not yet planned
     stats: dict[str, Any]  # bot.sender.SenderStats
     idle: bool | None = None  # asked for: nothing queued or in flight, no unheard event due
-    pid: int | None = None
+    pid: int | None = None  # the process the sender runs in
 
 
 class SenderService:
@@ -171,11 +172,11 @@ class SenderService:
     async def report(self, idle: bool = False) -> SenderReport:
         await self._opened.wait()
         sender = self.sender
-        stats = asdict(sender.stats)
+        stats = {f.name: getattr(sender.stats, f.name) for f in fields(sender.stats)}
         stats["per_chat_sent"] = dict(stats["per_chat_sent"])
         fanout = sender.fanout
         return SenderReport(time.process_time(), fanout._loaded_upto, len(fanout.pending), stats,
-                            await sender.idle() if idle else None)
+                            await sender.idle() if idle else None, os.getpid())
 
     async def idle(self) -> bool:
         return bool((await self.report(idle=True)).idle)
@@ -281,7 +282,7 @@ class SenderProcess:
         return self._replicas
 
     async def run(self) -> None:
-        delay = RESTART_DELAY[0]
+        delay = RESTART_DELAY[0] / 2  # doubled before the first wait
         self._running = True
         try:
             while not self._stopping.is_set():
