@@ -35,6 +35,7 @@ import contextlib
 import itertools
 import logging
 import os
+import pickle
 import signal
 import socket
 import sys
@@ -289,7 +290,9 @@ class SenderProcess:
                 started = time.monotonic()
                 try:
                     await self._serve_one()
-                except (OSError, ConnectionError, asyncio.IncompleteReadError, RuntimeError) as exc:
+                except pickle.PicklingError:
+                    raise  # options that cannot cross to a child: no restart will help
+                except Exception as exc:  # it died starting (logged by the child too): started again below
                     log.warning("the sender process failed to start: %s", exc)
                 if self._stopping.is_set():
                     break
@@ -349,7 +352,13 @@ class SenderProcess:
         self._tell(Share(replicas))
 
     async def report(self, idle: bool = False) -> SenderReport:
-        await self.ready.wait()
+        ready = asyncio.ensure_future(self.ready.wait())
+        done = asyncio.ensure_future(self._done.wait())
+        await asyncio.wait({ready, done}, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        done.cancel()
+        if not self.ready.is_set():
+            raise RuntimeError("the sender process is not running")
         number = next(self._numbers)
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._asks[number] = future
