@@ -12,7 +12,7 @@ logging carried over, a child that dies with its parent, runs niced below it, an
             asyncio.run(serve(fd))
 
 The child dies with its parent: it reads end-of-file on the socket when the parent goes, and on Linux the kernel
-also sends it SIGTERM when the parent dies (PR_SET_PDEATHSIG), so a SIGKILLed replica leaves no child behind.
+also sends it a signal when the parent dies (PR_SET_PDEATHSIG), so a SIGKILLed replica leaves no child behind.
 """
 
 from __future__ import annotations
@@ -116,22 +116,23 @@ async def reap(proc: asyncio.subprocess.Process | None, writer: asyncio.StreamWr
             await proc.wait()
 
 
-def die_with_parent() -> None:
-    """Linux: the kernel sends SIGTERM to this process when its parent dies (nothing else to rely on if the parent
-    is SIGKILLed while this child is busy: the end-of-file is only seen between calls)."""
+def die_with_parent(death_signal: int = signal.SIGTERM) -> None:
+    """Linux: the kernel sends `death_signal` to this process when its parent dies (nothing else to rely on if the
+    parent is SIGKILLed while this child is busy: the end-of-file is only seen between calls)."""
     if not sys.platform.startswith("linux"):
         return
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, death_signal)  # PR_SET_PDEATHSIG
 
 
-def enter_child(args: list[str], niceness: int = CHILD_NICENESS) -> int | None:
-    """A child's first steps: die with the parent, leave Ctrl-C to it, run niced. Returns the socket's file
-    descriptor, or None when the parent is already gone."""
-    die_with_parent()
+def enter_child(args: list[str], niceness: int = CHILD_NICENESS,
+                death_signal: int = signal.SIGTERM) -> int | None:
+    """A child's first steps: die with the parent (by `death_signal`), leave Ctrl-C to it, run niced. Returns the
+    socket's file descriptor, or None when the parent is already gone."""
+    die_with_parent(death_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops us in order
     if os.getppid() != int(args[1]):  # the parent died before we could ask to die with it
         return None

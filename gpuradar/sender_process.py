@@ -393,8 +393,8 @@ async def _child_main(fd: int) -> None:
         await service.close()
         return
     running = asyncio.create_task(service.run(), name="sender")
-    # SIGTERM (the service manager stopping the replica's whole group, or the kernel when the replica died) stops
-    # the sender as `Stop` does: the messages in flight finish and are recorded, no new one starts.
+    # SIGTERM (the service manager stopping the replica's whole group) stops the sender as `Stop` does: the messages
+    # in flight finish and are recorded, no new one starts.
     stopped = asyncio.Event()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
@@ -455,6 +455,8 @@ async def _child_main(fd: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    fd = enter_child(sys.argv[1:] if argv is None else argv)
+    # A replica that dies takes its sender with it, as if one process (SIGKILL: a kill stays a kill, and the one
+    # crash window of bot/sender.py is all it can leave); SIGTERM is kept for a clean stop.
+    fd = enter_child(sys.argv[1:] if argv is None else argv, death_signal=signal.SIGKILL)
     if fd is not None:
         asyncio.run(_child_main(fd))
