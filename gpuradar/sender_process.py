@@ -102,7 +102,7 @@ class SenderReport:
     cpu_seconds: float  # the sender's process CPU (in-process: the whole process's)
     loaded_upto: int | None  # the newest alert event its index has matched (None: index not built yet)
     pending_users: int  # users with unheard events matched, not yet planned
-    stats: dict[str, Any]  # bot.sender.SenderStats
+    stats: dict[str, Any]  # bot.sender.SenderStats, but `per_chat_sent` as `chats_sent`: how many chats
     idle: bool | None = None  # asked for: nothing queued or in flight, no unheard event due
     pid: int | None = None  # the process the sender runs in
 
@@ -173,8 +173,9 @@ class SenderService:
     async def report(self, idle: bool = False) -> SenderReport:
         await self._opened.wait()
         sender = self.sender
-        stats = {f.name: getattr(sender.stats, f.name) for f in fields(sender.stats)}
-        stats["per_chat_sent"] = dict(stats["per_chat_sent"])
+        # Each chat's count stays in the sender: tens of thousands of entries, not for every ask over the socket.
+        stats = {f.name: getattr(sender.stats, f.name) for f in fields(sender.stats) if f.name != "per_chat_sent"}
+        stats["chats_sent"] = len(sender.stats.per_chat_sent)
         fanout = sender.fanout
         return SenderReport(time.process_time(), fanout._loaded_upto, len(fanout.pending), stats,
                             await sender.idle() if idle else None, os.getpid())
