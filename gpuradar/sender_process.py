@@ -56,6 +56,11 @@ log = logging.getLogger(__name__)
 FLUSH_EVERY = 0.5  # seconds between two `Counts` from the child (metrics lag /metrics by at most this)
 RESTART_DELAY = (0.5, 30.0)  # seconds before a dead child is started again: first, then doubling up to the second
 STOP_TIMEOUT = 30.0  # seconds the child gets to finish its messages in flight and exit after `Stop`
+# Not niced below the bot, unlike the ingest child: the sender writes claims, cursors and deliveries in short
+# transactions all the time, and on SQLite a niced process descheduled inside one holds the one write lock while the
+# replicas' lease and rate-share renewals wait behind it (a loaded host lost its leader that way). The bot's loop
+# does not share its GIL, which is what held replies.
+SENDER_NICENESS = 0
 
 
 # ------------------------------------------------------------------------------------------------ what runs
@@ -458,6 +463,6 @@ async def _child_main(fd: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     # A replica that dies takes its sender with it, as if one process (SIGKILL: a kill stays a kill, and the one
     # crash window of bot/sender.py is all it can leave); SIGTERM is kept for a clean stop.
-    fd = enter_child(sys.argv[1:] if argv is None else argv, death_signal=signal.SIGKILL)
+    fd = enter_child(sys.argv[1:] if argv is None else argv, SENDER_NICENESS, death_signal=signal.SIGKILL)
     if fd is not None:
         asyncio.run(_child_main(fd))
