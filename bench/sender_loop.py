@@ -3,21 +3,23 @@
 Set-up (bench/fanout_cycle.py's): `--users` users with `--subs` subscriptions (bench/match.py's realistic mix) and
 `--providers` x `--configs` offers stored by a trusted first poll, in a SQLite file. Then, on one asyncio loop that
 stands for the bot's (a 1 ms sleep probe measures how late it wakes: loop lag), the sender is started the way
-`gpuradar run` starts it (`gpuradar.app.start_sender`: on its own thread and loop since issue 26; `--on-loop` runs
-it on the probed loop, as before) and, in order:
+`gpuradar run` starts it (`gpuradar.sender_process.SenderProcess`: in a child process of its own since issue 26;
+`--on-loop` runs the same `SenderService` on the probed loop, as `SENDER__IN_PROCESS=true` does) and, in order:
   1. start-up: the sender reads the subscriptions and builds its index;
   2. an alerting poll (5 % of every provider's configurations changed) is recorded and the sender woken; until
      every user's unheard events are matched (FanOut.pending filled);
   3. an index change: 500 users subscribe, 500 subscriptions are paused, 100 deleted, then one more alerting poll.
 For each phase: loop lag max and p99, a "reply" probe's p99 (a user row read through the bot's own engine every
-20 ms, as a handler's first query) and the sender's CPU for the phase (the thread's own CPU clock, or the whole
-process's with `--on-loop`).
+20 ms, as a handler's first query) and the sender's CPU for the phase (the child's CPU, asked over its socket; the
+whole process's with `--on-loop`). The polls are recorded in a forked process, as the leader's ingest child records
+them (`--record-in thread`: on a thread of the probed process, as this bench did before, for a like-for-like
+comparison with a sender on a thread).
 
 `--deliver`: then the sender delivers the first poll's alerts to the stand-in Bot API server, which allows
 `--rate` messages a second overall (1,000: Telegram's paid broadcasts) with paid broadcasts on
 (SENDER__PAID_BROADCAST) and prints the time, lost and doubled against what the database planned.
 
-    python3 bench/sender_loop.py [--users 50000] [--subs 100000] [--on-loop] [--deliver]
+    python3 bench/sender_loop.py [--users 50000] [--subs 100000] [--on-loop] [--deliver] [--record-in thread]
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ from storage.outbox import OutboxWriter  # noqa: E402
 from storage.user_tables import Subscription, User  # noqa: E402
 
 TOKEN = "123456:BENCH-token"
+
+
+class SteppedClock:
+    """The sender's clock: a fixed time, moved on to `then` once the file `flag` exists (picklable, so it crosses
+    to the sender's child process; set by the bench between its two polls)."""
+
+    def __init__(self, first: Any, then: Any, flag: str) -> None:
+        self.first, self.then, self.flag = first, then, flag
+
+    def __call__(self) -> Any:
+        return self.then if os.path.exists(self.flag) else self.first
+
 
 
 class Probe:
@@ -128,12 +142,9 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
     from aiogram.client.session.aiohttp import AiohttpSession
     from aiogram.client.telegram import TelegramAPIServer
 
-    from bot.sender import AlertSender
+    from bench.sender_loop import SteppedClock as Clock  # by its module's name (this file runs as __main__)
+    from gpuradar.sender_process import SenderProcess, SenderService, SenderSpec
 
-    if not args.on_loop:
-        from gpuradar.app import SWITCH_INTERVAL
-
-        sys.setswitchinterval(SWITCH_INTERVAL)  # as App.start sets it with the sender on its own thread
     gc.collect()
     gc.freeze()  # as App.freeze_heap does once the bot has started
     engine = make_engine(url)
@@ -143,103 +154,86 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
     await asyncio.sleep(0.5)
     probe.take()
     api = f"http://127.0.0.1:{port or 9}"
-    clock_at = [T0 + timedelta(minutes=6)]
-    options: dict[str, Any] = {"poll_interval": 0.05, "clock": lambda: clock_at[0], "workers": 64}
+    flag = Path(tempfile.mkdtemp()) / "second-poll"
+    options: dict[str, Any] = {"poll_interval": 0.05, "workers": 64,
+                               "clock": Clock(T0 + timedelta(minutes=6), T0 + timedelta(minutes=11), str(flag))}
     if args.deliver:
         options.update(paid_broadcast=True, paid_rate=min(1000.0, float(args.rate) * 0.95),
                        paid_budget_stars=args.budget, workers=128)
-
-    def bot_factory() -> Bot:
-        return Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(api)),
-                   default=DefaultBotProperties(parse_mode="HTML"))
+    model = Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(api)),
+                default=DefaultBotProperties(parse_mode="HTML"))
+    spec = SenderSpec.like(model, url, rate=29.5, chat_interval=1.05, options=options)
+    await model.session.close()
 
     started = time.perf_counter()
-    if args.on_loop:
-        bot = bot_factory()
-        sender = AlertSender(bot, sm, **{k: v for k, v in options.items()
-                                         if k not in ("paid_broadcast", "paid_rate", "paid_budget_stars")})
-        task = asyncio.create_task(sender.run())
-        fanout = sender.fanout
-        cpu_clock = time.thread_time  # this thread: the sender and the probes (the recording is in another)
+    host: SenderService | SenderProcess = SenderService(spec) if args.on_loop else SenderProcess(spec)
+    task = asyncio.create_task(host.run())
+    every = 0.005 if args.on_loop else 0.02  # how often the bench asks (over the socket: each ask is a frame)
 
-        async def pending() -> int:
-            return len(fanout.pending)
-    else:
-        from gpuradar.app import SenderThread
+    async def cpu_clock() -> float:
+        return (await host.report()).cpu_seconds
 
-        host = SenderThread(lambda b, s: AlertSender(b, s, **options), url, bot_factory)
-        host.start()
-        await asyncio.get_running_loop().run_in_executor(None, host.ready.wait)
-        fanout = host.sender.fanout
-        cpu_clock = host.cpu
+    async def loaded_upto() -> int | None:
+        return (await host.report()).loaded_upto
 
-        async def pending() -> int:
-            return len(fanout.pending)
+    async def pending() -> int:
+        return (await host.report()).pending_users
 
     # 1. start-up: the index is built at the sender's first look (it finds nothing queued)
-    cpu0 = cpu_clock()
-    while fanout._loaded_upto is None:
-        await asyncio.sleep(0.01)
+    cpu0 = 0.0 if not args.on_loop else time.process_time()
+    while await loaded_upto() is None:
+        await asyncio.sleep(every)
     await asyncio.sleep(0.3)
     lags, replies = probe.take()
-    report("start-up (index build)", lags, replies, cpu_clock() - cpu0, time.perf_counter() - started)
+    report("start-up (index build)", lags, replies, await cpu_clock() - cpu0, time.perf_counter() - started)
 
     # 2. an alerting poll, recorded off the probed loop as the leader's ingest child records it
     rng = random.Random(args.seed + 2)
-    writer = OutboxWriter()
     at = T0 + timedelta(minutes=5)
     nxt = {name: change(offers, args.changed, rng) for name, offers in catalog.items()}
-    wake = sender.wake if args.on_loop else host.wake
+    queued = [0]
 
     async def record(polls: dict[str, Any], when: Any) -> None:
-        def in_thread() -> None:
-            async def go() -> None:
-                engine2 = make_engine(url)
-                sm2 = make_sessionmaker(engine2)
-                for name, offers in polls.items():
-                    await record_poll(sm2, poll(name, offers, when), rates=RATES, on_events=writer)
-                await engine2.dispose()
-            asyncio.run(go())
-        await asyncio.to_thread(in_thread)
-        wake()
+        queued[0] += await asyncio.to_thread(_record, url, polls, when, args.record_in)
+        host.wake()
 
     async def matched() -> int:
         async with sm() as s:
             newest = await s.scalar(select(func.max(AlertEventRow.id))) or 0
-        while (fanout._loaded_upto or 0) < newest:
-            await asyncio.sleep(0.005)
+        while (await loaded_upto() or 0) < newest:
+            await asyncio.sleep(every)
         return newest
 
     probe.take()
     t = time.perf_counter()
-    cpu0 = cpu_clock()
+    cpu0 = await cpu_clock()
     await record(nxt, at)
-    t_rec, cpu_rec = time.perf_counter(), cpu_clock()
+    t_rec, cpu_rec = time.perf_counter(), await cpu_clock()
     await matched()
-    t_match, cpu_match = time.perf_counter() - t_rec, cpu_clock() - cpu_rec
+    t_match, cpu_match = time.perf_counter() - t_rec, await cpu_clock() - cpu_rec
     waiting = await pending()
     await asyncio.sleep(1.0)  # the first users planned and sent meanwhile
     lags, replies = probe.take()
-    report(f"alerting poll ({writer.stats['queued']:,} events queued; {waiting:,} users to alert; matched "
+    report(f"alerting poll ({queued[0]:,} events queued; {waiting:,} users to alert; matched "
            f"{t_match:.2f} s after the commit, sender CPU for the matching {cpu_match:.2f} s)", lags, replies,
-           cpu_clock() - cpu0, time.perf_counter() - t)
+           await cpu_clock() - cpu0, time.perf_counter() - t)
 
     if args.deliver:  # the delivery of that one poll's alerts is measured: no more polls
         t = time.perf_counter()
         while time.perf_counter() - t < args.deliver_timeout:
             await asyncio.sleep(0.5)
-            if await (host.idle() if not args.on_loop else sender.idle()):
+            if await host.idle():
                 break
-        stars = host.sender.stats.stars_spent if not args.on_loop else 0.0
+        stars = (await host.report()).stats["stars_spent"]
         print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched; Stars counted "
               f"{stars:.1f}", flush=True)
         args.deliver = False
         args.delivered = True
-        clock_at[0] = T0 + timedelta(minutes=11)
+        flag.touch()
     if not getattr(args, "delivered", False):
         # 3. an index change, then another alerting poll
         t = time.perf_counter()
-        cpu0 = cpu_clock()
+        cpu0 = await cpu_clock()
         async with sm() as s, s.begin():
             base = args.users + 1
             await s.execute(insert(User), [{"id": base + i, "chat_id": base + i, "lang": "en", "currency": "USD",
@@ -252,23 +246,48 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
             await s.execute(update(Subscription).where(Subscription.id <= 500).values(paused=True))
             await s.execute(delete(Subscription).where(Subscription.id.between(1001, 1100)))
         nxt2 = {name: change(offers, args.changed, rng) for name, offers in nxt.items()}
-        before = writer.stats["queued"]
-        clock_at[0] = T0 + timedelta(minutes=11)
+        before = queued[0]
+        flag.touch()
         await record(nxt2, at + timedelta(minutes=5))
         await matched()
         await asyncio.sleep(1.0)
         lags, replies = probe.take()
-        report(f"index change + poll ({writer.stats['queued'] - before:,} events)", lags, replies, cpu_clock() - cpu0,
+        report(f"index change + poll ({queued[0] - before:,} events)", lags, replies, await cpu_clock() - cpu0,
                time.perf_counter() - t)
 
-    if args.on_loop:
-        await sender.stop()
-        await task
-        await bot.session.close()
-    else:
-        await host.stop()
+    await host.stop()
+    await task
     await probe.stop()
     await engine.dispose()
+
+
+def _record(url: str, polls: dict[str, Any], when: Any, where: str) -> int:
+    """Record the polls with the alert queue; returns the alerts queued. `process`: in a forked child (the bot's
+    process shares no interpreter with it, as with the ingest child); `thread`: on this thread."""
+
+    def go() -> int:
+        async def record_all() -> int:
+            engine2 = make_engine(url)
+            writer = OutboxWriter()
+            for name, offers in polls.items():
+                await record_poll(make_sessionmaker(engine2), poll(name, offers, when), rates=RATES, on_events=writer)
+            await engine2.dispose()
+            return int(writer.stats["queued"])
+        return asyncio.run(record_all())
+
+    if where == "thread":
+        return go()
+    ctx = mp.get_context("fork")  # the polls are in memory already: nothing pickled on the probed loop
+    ours, theirs = ctx.Pipe()
+
+    def child() -> None:
+        theirs.send(go())
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    got = int(ours.recv())
+    proc.join()
+    return got
 
 
 def main() -> None:
@@ -278,7 +297,9 @@ def main() -> None:
     ap.add_argument("--providers", type=int, default=10)
     ap.add_argument("--configs", type=int, default=1_440)
     ap.add_argument("--changed", type=float, default=0.05)
-    ap.add_argument("--on-loop", action="store_true", help="run the sender on the probed loop (as before issue 26)")
+    ap.add_argument("--on-loop", action="store_true", help="run the sender on the probed loop (SENDER__IN_PROCESS)")
+    ap.add_argument("--record-in", choices=("process", "thread"), default="process",
+                    help="where the polls are recorded (process: forked, as the ingest child; thread: of this one)")
     ap.add_argument("--deliver", action="store_true")
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--budget", type=float, default=100_000.0)
@@ -286,6 +307,8 @@ def main() -> None:
     ap.add_argument("--db-cache", default=None, help="a file to keep the populated database in between runs")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
     args = ap.parse_args()
+    # The sender's child unpickles this bench's clock (bench.sender_loop.SteppedClock): it needs the checkout too.
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
     server = ctx.Process(target=_serve, args=(child, args.rate if args.deliver else 30), daemon=True)

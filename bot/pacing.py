@@ -41,8 +41,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _locked(method: _F) -> _F:
-    """The bot's loop (replies) and the alert sender's thread (gpuradar.app.SenderThread) share one Pacer: each
-    read-and-update of its state is done whole, so two threads never take the same slot."""
+    """A Pacer may be shared by threads (embedding code running a sender on a thread of its own; `gpuradar run`'s
+    sender has a pacer of its own in its child process): each read-and-update of its state is done whole, so two
+    threads never take the same slot."""
 
     @functools.wraps(method)
     def wrapper(self: Pacer, *args: Any, **kwargs: Any) -> Any:

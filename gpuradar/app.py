@@ -16,11 +16,8 @@ import asyncio
 import contextlib
 import logging
 import signal
-import sys
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -61,146 +58,70 @@ if TYPE_CHECKING:
     from storage.outbox import OutboxWriter
 
 log = logging.getLogger(__name__)
-SWITCH_INTERVAL = 0.001  # seconds: see App.start (the sender on its own thread)
 OFFER_SLICE = 500  # offers built per step of the bot's loop when the cache is refreshed from the ingest process
 
 
 class Sender(Protocol):
-    """What the alert pipeline's sender offers: drain the outbox until stopped."""
+    """What the alert pipeline's sender offers (gpuradar.sender_process: `SenderProcess` in a child, the default;
+    `SenderService` on this loop): drain the outbox until stopped, look now when woken, keep a part of the limit."""
 
     async def run(self) -> None: ...
 
     async def stop(self) -> None: ...
 
+    def wake(self) -> None: ...
+
+    def share(self, replicas: int) -> None: ...
+
 
 @dataclass
 class AlertHook:
     """The alert pipeline's two ends: `on_events` writes outbox rows in the ingest transaction (in the ingest
-    child, which runs the writer's policy; None: no alerts), `make_sender` builds the sender that drains them
-    (given the bot and the sessionmaker)."""
+    child, which runs the writer's policy; None: no alerts), `sender_options` are `bot.sender.AlertSender`'s for the
+    sender that drains them (picklable: the sender runs in a child process; None: no sender). `wake` tells every
+    sender registered in `wakers` (each with its loop) that alerts were committed."""
 
     on_events: OutboxWriter | None = None
-    make_sender: Callable[..., Sender] | None = None  # (bot, sessionmaker, *, pacer) -> Sender
+    sender_options: dict[str, Any] | None = None
+    wakers: list[tuple[Callable[[], None], asyncio.AbstractEventLoop]] = field(default_factory=list)
+
+    def wake(self) -> None:
+        # Called after the ingest child's commit: handed to each sender's loop (thread-safe).
+        for wake, loop in list(self.wakers):
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(wake)
 
 
 def alert_hook(policy: AlertPolicy | None = None, **sender_options: Any) -> AlertHook:
     """The alert pipeline's ends for `gpuradar run` (issue 5): `on_events` matches events against subscriptions
-    and writes outbox rows in the ingest transaction; `make_sender` builds `bot.sender.AlertSender`, which the
-    writer wakes right after the commit so an alert does not wait for the sender's next poll."""
-    from bot.sender import AlertSender
+    and writes outbox rows in the ingest transaction; the App runs `bot.sender.AlertSender` with `sender_options`
+    (gpuradar.sender_process), which the writer wakes right after the commit so an alert does not wait for the
+    sender's next poll."""
     from storage.outbox import OutboxWriter
 
-    senders: list[tuple[AlertSender, asyncio.AbstractEventLoop]] = []
-
-    def wake() -> None:
-        # Called after the ingest child's commit: hand the wake-up to each sender's loop (thread-safe, so a sender
-        # on another loop, `gpuradar sender` beside the bot in tests, is woken too).
-        for sender, loop in senders:
-            with contextlib.suppress(RuntimeError):  # that loop has closed
-                loop.call_soon_threadsafe(sender.wake)
-
-    sender_options.setdefault("metrics", METRICS)
-
-    def make_sender(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *,
-                    pacer: Pacer | None = None) -> AlertSender:
-        sender = AlertSender(bot, sessionmaker, pacer=pacer, **sender_options)
-        senders.append((sender, asyncio.get_running_loop()))
-        return sender
-
-    return AlertHook(on_events=OutboxWriter(policy, wakeup=wake), make_sender=make_sender)
+    hook = AlertHook(sender_options=sender_options)
+    hook.on_events = OutboxWriter(policy, wakeup=hook.wake)
+    return hook
 
 
-class SenderThread:
-    """The alert sender on a thread of its own (issue 26): its own event loop, database engine and Bot session, so
-    the bot's loop only answers users while the sender builds its index, matches a poll against every
-    subscription and renders thousands of digests. It shares the replica's one `Pacer` (thread-safe), so replies
-    still go first and the two together keep Telegram's limits; the outbox's guarantees are the sender's own and do
-    not depend on where it runs (a SIGKILL takes the whole process, thread and all, as before). It has the
-    `Sender` protocol: `run()` lasts as long as the sender does, `stop()` finishes the message in flight."""
+class _Shares:
+    """storage.rate_share's `Paced` for this replica's limiters together: the replies' pacer and the sender's part
+    (in its child) follow the same replica count."""
 
-    def __init__(self, make_sender: Callable[[Bot, async_sessionmaker[AsyncSession]], Sender], database_url: str,
-                 make_bot: Callable[[], Bot]) -> None:
-        self._make_sender = make_sender
-        self._database_url = database_url
-        self._make_bot = make_bot
-        self.ready = threading.Event()  # set once the sender exists (or the thread failed to make it)
-        self.sender: Any = None
-        self.error: BaseException | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._done = threading.Event()
+    def __init__(self, pacer: Pacer) -> None:
+        self.pacers: list[Any] = [pacer]
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._main, name="alert-sender", daemon=True)
-        self._thread.start()
+    @property
+    def replicas(self) -> int:
+        return int(self.pacers[0].replicas)
 
-    def _main(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as exc:  # reported to whoever awaits run()
-            self.error = exc
-            log.exception("the alert sender's thread failed")
-        finally:
-            self.ready.set()
-            self._done.set()
+    @replicas.setter
+    def replicas(self, replicas: int) -> None:
+        self.share(replicas)
 
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        engine = make_engine(self._database_url)
-        bot = self._make_bot()
-        try:
-            self.sender = self._make_sender(bot, make_sessionmaker(engine))
-            self.ready.set()
-            await self.sender.run()
-        finally:
-            await bot.session.close()
-            await engine.dispose()
-
-    def wake(self) -> None:
-        """New alerts were committed (from any thread)."""
-        if self._loop is not None and self.sender is not None:
-            with contextlib.suppress(RuntimeError):  # its loop has closed
-                self._loop.call_soon_threadsafe(self.sender.wake)
-
-    def cpu(self) -> float:
-        """CPU seconds the sender's thread has used (benches)."""
-        assert self._thread is not None and self._thread.ident is not None
-        return time.clock_gettime(time.pthread_getcpuclockid(self._thread.ident))
-
-    async def call(self, coro_fn: Callable[[], Any]) -> Any:
-        """Run a coroutine of the sender's on its loop and await the result here (tests and benches)."""
-        assert self._loop is not None
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro_fn(), self._loop))
-
-    async def idle(self) -> bool:
-        return bool(await self.call(lambda: self.sender.idle()))
-
-    async def run(self) -> None:
-        if self._thread is None:
-            self.start()
-        await asyncio.to_thread(self._done.wait)
-        if self.error is not None:
-            raise self.error
-
-    async def stop(self) -> None:
-        if self._thread is None:
-            return
-        await asyncio.to_thread(self.ready.wait)
-        if self._loop is not None and self.sender is not None and not self._done.is_set():
-            with contextlib.suppress(RuntimeError):
-                await self.call(lambda: self.sender.stop())
-        await asyncio.to_thread(self._done.wait)
-
-
-def sender_bot(bot: Bot, pacer: Pacer | None, metrics: Metrics = METRICS) -> Bot:
-    """A Bot like `bot` (token, API server, defaults) with a session of its own, for the sender's thread: an HTTP
-    session belongs to the loop it was made on."""
-    api = getattr(bot.session, "api", None)
-    session = AiohttpSession(api=api) if api is not None else AiohttpSession()
-    twin = Bot(bot.token, session=session, default=bot.default)
-    if pacer is not None:
-        install_pacing(twin, pacer, metrics)
-    return twin
+    def share(self, replicas: int) -> None:
+        for pacer in self.pacers:
+            pacer.share(replicas)
 
 
 class WebhookSettingsError(ValueError):
@@ -235,13 +156,15 @@ def _loopback(url: str) -> bool:
     return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
-def make_pacer(settings: Settings) -> Pacer:
-    """The replica's one Telegram rate limiter, shared by replies and alerts (bot.pacing)."""
+def make_pacer(settings: Settings, rate: float | None = None) -> Pacer:
+    """A Telegram rate limiter at `rate` messages a second (default: the bot's whole `SENDER__GLOBAL_RATE`): the
+    replica's replies keep `1 - SENDER__ALERT_SHARE` of it where it runs a sender (bot.pacing)."""
     s = settings.sender
-    return Pacer(s.global_rate, s.chat_interval, window=s.window, per_window=max(1, int(s.global_rate * s.window)))
+    rate = s.global_rate if rate is None else rate
+    return Pacer(rate, s.chat_interval, window=s.window, per_window=max(1, int(rate * s.window)))
 
 
-def install_pacing(bot: Bot, pacer: Pacer, metrics: Metrics = METRICS) -> None:
+def install_pacing(bot: Bot, pacer: Pacer, metrics: Any = METRICS) -> None:
     """Every call this bot makes goes through the limiter (replies first) and survives a 429; and the response type
     each call is parsed with stays built (bot/response_types.py: else a garbage collection costs a 60-100 ms rebuild
     on the loop)."""
@@ -306,7 +229,8 @@ class App:
         self._tasks: list[asyncio.Task[Any]] = []
         self._scheduler: Any = None
         self._client: Any = None
-        self._sender: Sender | None = None
+        self._sender: Any = None  # a Sender: gpuradar.sender_process.SenderProcess, or SenderService in-process
+        self._shares: _Shares | None = None
         self.heap = HeapSettler()  # frozen once started (`freeze_heap`), again after each reload (gpuradar/heap.py)
         self.ingest_process: IngestProcess | None = None
         self._offers_reading: tuple[int, int] | None = None  # the ingest process's reading the offer cache holds
@@ -496,9 +420,12 @@ class App:
         self.ingest_process = IngestProcess(s.database_url)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
-        self.pacer = make_pacer(s)
+        sending = self.alerts.sender_options is not None
+        # Replies keep what the sender's fixed part leaves (gpuradar/sender_process.py on why a fixed split).
+        self.pacer = make_pacer(s, s.sender.global_rate * (1 - s.sender.alert_share) if sending else None)
         # Telegram's overall limit is the bot's, not this process's: every replica keeps its part of it.
-        share = RateShare(self.sessionmaker, self.pacer, ttl=s.sender.share_ttl)
+        self._shares = _Shares(self.pacer)
+        share = RateShare(self.sessionmaker, self._shares, ttl=s.sender.share_ttl)
         await share.renew()  # before the first message: a newcomer never starts at the whole rate
         self._tasks.append(asyncio.create_task(share.run(self._stop), name="rate-share"))
         self.bot = bot or make_bot(s)
@@ -538,24 +465,39 @@ class App:
             self.leadership = ScrapeLeadership(self.sessionmaker, self._start_scraping, ttl=s.lease.ttl,
                                                on_change=self._leader_changed)
             self._tasks.append(asyncio.create_task(self.leadership.run(self._stop), name="scrapers-leadership"))
-        if self.alerts.make_sender is not None:
-            make = self.alerts.make_sender
-            pacer, bot_ = self.pacer, self.bot
-            if s.sender.own_thread:
-                # Two threads share the interpreter: the bot's loop waits for the sender's thread to hand it back at
-                # most this often (Python's default, 5 ms, made a 1 ms sleep on the loop wake 10-100 ms late while
-                # the sender built its index; measured with bench/sender_loop.py).
-                sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
-                self._sender = SenderThread(lambda b, sm: make(b, sm, pacer=pacer), s.database_url,
-                                            lambda: sender_bot(bot_, pacer, self.metrics))
-            else:
-                self._sender = make(self.bot, self.sessionmaker, pacer=self.pacer)
-            self._tasks.append(asyncio.create_task(self._sender.run(), name="sender"))
+        if self.alerts.sender_options is not None:
+            self._start_sender()
         if s.admin_ids:
             watch = DegradedWatch(self.bot, self.sessionmaker, s.admin_ids, after=self.degraded_after)
             self._tasks.append(asyncio.create_task(self._watch_degraded(watch), name="degraded-watch"))
         log.info("GPU Radar running as @%s", me.username)  # the token itself is never logged
         self.started.set()
+
+    def _start_sender(self) -> None:
+        """The alert sender (issue 26): in a child process of its own (the default), so the bot's loop only answers
+        users; `SENDER__IN_PROCESS=true` runs the same `SenderService` on this loop instead (tests, one process)."""
+        from gpuradar.child_process import LogConfig
+        from gpuradar.sender_process import SenderProcess, SenderService, SenderSpec
+
+        s = self.settings
+        assert self.bot is not None and self.alerts.sender_options is not None
+        spec = SenderSpec.like(self.bot, s.database_url, rate=s.sender.global_rate * s.sender.alert_share,
+                               chat_interval=s.sender.chat_interval, window=s.sender.window,
+                               options=dict(self.alerts.sender_options), log=LogConfig.of_parent())
+        sender: SenderService | SenderProcess = (SenderService if s.sender.in_process else SenderProcess)(
+            spec, self.metrics)
+        assert self._shares is not None
+        sender.share(self._shares.replicas)
+        self._shares.pacers.append(sender)
+        self.alerts.wakers.append((sender.wake, asyncio.get_running_loop()))
+        self._sender = sender
+        self._tasks.append(asyncio.create_task(sender.run(), name="sender"))
+        if self.serve_web:
+            from gpuradar.metrics import sender_refresher
+
+            refresher = sender_refresher(sender, self.metrics)
+            self._refreshers.append(refresher)
+            self.metrics.add_refresher(refresher)
 
     def request_stop(self) -> None:
         self._stop.set()
@@ -567,6 +509,7 @@ class App:
                 await self.dispatcher.stop_polling()
         if self._sender is not None:
             await self._sender.stop()  # finishes the message in flight
+            self.alerts.wakers[:] = [w for w in self.alerts.wakers if w[0] != self._sender.wake]
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, 15)

@@ -29,15 +29,12 @@ transaction), and says how many alerts it queued; the parent then wakes its send
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import gc
 import logging
 import os
 import pickle
-import signal
 import socket
-import struct
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,18 +46,18 @@ from pydantic import TypeAdapter
 from core.alerts import AlertPolicy
 from core.offers import Offer, Rates
 from core.polls import PollResult
+from gpuradar.child_process import CHILD_NICENESS, STOP_TIMEOUT, LogConfig, enter_child, reap, spawn
+from gpuradar.child_process import receive as _receive
+from gpuradar.child_process import send as _send
 
 log = logging.getLogger(__name__)
 
-_HEADER = struct.Struct("!I")  # frame length
 OFFER_FIELDS: tuple[str, ...] = tuple(Offer.model_fields)
 _OFFER = TypeAdapter(Offer)
 _offer_values = attrgetter(*OFFER_FIELDS)
 _model_dict = attrgetter("__dict__")
 MINE_KEPT = 100  # polls remembered between two readings (beyond: the next reading reads every row)
 READ_KEYS_AT_ONCE = 500  # keys per SELECT when an offers reading reads only what this child's polls wrote
-STOP_TIMEOUT = 10.0  # seconds the child gets to finish its call and exit before it is killed
-CHILD_NICENESS = 10  # added to the parent's: the child yields the CPU to the bot's loop (see `main`)
 
 
 # ------------------------------------------------------------------------------------------------ wire types
@@ -203,19 +200,6 @@ class IngestProcessDied(RuntimeError):
     """The ingest child died twice in a row on the same call."""
 
 
-# ------------------------------------------------------------------------------------------------ framing
-async def _send(writer: asyncio.StreamWriter, message: object) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    writer.write(_HEADER.pack(len(data)))
-    writer.write(data)  # not joined to the header: a whole poll is megabytes, copied once more for nothing
-    await writer.drain()
-
-
-async def _receive(reader: asyncio.StreamReader) -> Any:
-    (size,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
-    return pickle.loads(await reader.readexactly(size))
-
-
 # ------------------------------------------------------------------------------------------------ parent side
 class IngestProcess:
     """The parent's handle on the ingest child: one call at a time, in the order made."""
@@ -242,17 +226,7 @@ class IngestProcess:
                 await self._spawn()
 
     async def _spawn(self) -> None:
-        parent_end, child_end = socket.socketpair()
-        try:
-            self._proc = await asyncio.create_subprocess_exec(
-                # Imported, not run as __main__: the pickled messages name their classes by this module's name.
-                sys.executable, "-c", "from gpuradar.ingest_process import main; main()",
-                str(child_end.fileno()), str(os.getpid()),
-                pass_fds=(child_end.fileno(),), stdin=asyncio.subprocess.DEVNULL)
-        finally:
-            child_end.close()
-        self._reader, self._writer = await asyncio.open_connection(sock=parent_end)
-        await _send(self._writer, _child_config(self.database_url))
+        self._proc, self._reader, self._writer = await spawn(__name__, _child_config(self.database_url))
         ready = await _receive(self._reader)  # the child has imported everything and made its engine
         if ready != "ready":
             raise RuntimeError(f"ingest child failed to start: {ready!r}")
@@ -261,16 +235,7 @@ class IngestProcess:
     async def _reap(self) -> None:
         proc, writer = self._proc, self._writer
         self._proc = self._reader = self._writer = None
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-        if proc is not None:
-            try:
-                await asyncio.wait_for(proc.wait(), STOP_TIMEOUT)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await reap(proc, writer, STOP_TIMEOUT)
 
     async def _exchange(self, message: object) -> Any:
         async with self._lock:
@@ -342,18 +307,8 @@ class IngestProcess:
 
 def _child_config(database_url: str) -> ChildConfig:
     """The parent's logging, so the child's lines look the same and redact the same secrets."""
-    from gpuradar.logs import _GpuradarHandler
-
-    root = logging.getLogger()
-    for handler in root.handlers:
-        if isinstance(handler, _GpuradarHandler):
-            formatter = handler.formatter
-            redactor = getattr(formatter, "redactor", None)
-            from gpuradar.logs import JsonFormatter
-
-            return ChildConfig(database_url, root.level, isinstance(formatter, JsonFormatter),
-                               list(getattr(redactor, "secrets", [])))
-    return ChildConfig(database_url, root.level)
+    logs = LogConfig.of_parent()
+    return ChildConfig(database_url, logs.level, logs.json_lines, logs.secrets)
 
 
 # ------------------------------------------------------------------------------------------------ heap
@@ -379,18 +334,6 @@ def trim_heap() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ child side
-def _die_with_parent() -> None:
-    """Linux: the kernel sends SIGTERM to this process when its parent dies (nothing else to rely on if the parent
-    is SIGKILLed while this child is busy: the end-of-file is only seen between calls)."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 class _Child:
     def __init__(self, config: ChildConfig) -> None:
         from storage.db import make_engine, make_sessionmaker
@@ -541,13 +484,7 @@ async def _child_main(fd: int) -> None:
     sock = socket.socket(fileno=fd)
     reader, writer = await asyncio.open_connection(sock=sock)
     config: ChildConfig = await _receive(reader)
-    if config.log_json is not None:
-        from gpuradar.logs import configure_logging
-
-        redactor = configure_logging(config.log_level, json_lines=config.log_json)
-        redactor.secrets = config.log_secrets
-    else:
-        logging.basicConfig(level=config.log_level)
+    LogConfig(config.log_level, config.log_json, config.log_secrets).apply()
     child = _Child(config)
     calls = 0
     try:
@@ -600,14 +537,10 @@ def _picklable(exc: BaseException) -> BaseException:
 
 
 def main(argv: list[str] | None = None, run: Callable[..., Any] = asyncio.run) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    _die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops us in order
-    if os.getppid() != int(args[1]):  # the parent died before we could ask to die with it
-        return
-    # Background work: where the machine's cores are busy, the bot's loop (answers users wait for) runs first and a
-    # poll is recorded a little later. Measured by bench/inline.py --ingest at load ~3 on 2 cores: inline p99 9-20 ms
-    # with this, 21-41 ms without.
-    os.nice(CHILD_NICENESS)
-    run(_child_main(int(args[0])))
+    # Niced (gpuradar.child_process): where the machine's cores are busy, the bot's loop (answers users wait for) runs
+    # first and a poll is recorded a little later. Measured by bench/inline.py --ingest at load ~3 on 2 cores: inline
+    # p99 9-20 ms with this, 21-41 ms without.
+    fd = enter_child(sys.argv[1:] if argv is None else argv, CHILD_NICENESS)
+    if fd is not None:
+        run(_child_main(fd))
 

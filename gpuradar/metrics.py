@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -87,6 +88,12 @@ class Metrics:
         self.telegram_429 = Counter(
             "gpuradar_telegram_429", "Telegram answers 429 Too Many Requests", ["method"], registry=r
         )
+        # The alert sender runs in a child process (gpuradar/sender_process.py): the process collector above does
+        # not see its CPU; these come over its socket.
+        self.sender_cpu = Gauge("gpuradar_sender_cpu_seconds", "CPU the alert sender's process has used",
+                                registry=r)
+        self.sender_restarts = Gauge("gpuradar_sender_restarts",
+                                     "Times the alert sender's process died and was started again", registry=r)
         self.leader = Gauge("gpuradar_leader", "1 while this replica holds the named lease", ["lease"], registry=r)
         self.refresh_errors = Counter(
             "gpuradar_metrics_refresh_errors", "Database refreshes of gauges that failed", registry=r
@@ -170,6 +177,20 @@ class Metrics:
         return generate_latest(self.registry)
 
     content_type = CONTENT_TYPE_LATEST
+
+
+def sender_refresher(sender: Any, metrics: Metrics) -> Refresher:
+    """A refresher asking the alert sender (gpuradar.sender_process) for its CPU and restarts."""
+
+    async def refresh_sender() -> None:
+        metrics.sender_restarts.set(sender.restarts)
+        ready = getattr(sender, "ready", None)
+        if ready is not None and not ready.is_set():
+            return  # being started again: the last figure stands
+        report = await sender.report()
+        metrics.sender_cpu.set(report.cpu_seconds)
+
+    return refresh_sender
 
 
 def offers_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Metrics) -> Refresher:

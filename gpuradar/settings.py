@@ -98,9 +98,14 @@ class SenderSettings(BaseModel):
     # Replicas split `global_rate` equally (storage.rate_share): each renews its row every third of this many
     # seconds; a dead replica's part returns to the others once its row expires.
     share_ttl: float = Field(default=15.0, ge=1)
-    # The sender runs on a thread of its own, with its own event loop, database engine and Bot session (issue 26:
-    # on the bot's loop its index build and matching held replies for seconds). False: on the bot's loop.
-    own_thread: bool = True
+    # The sender runs in a child process of the replica, with its own interpreter, event loop, database engine,
+    # Bot session and pacer (issue 26: on the bot's loop, or a thread sharing its GIL, its index build and matching
+    # held replies). True: the same sender on the bot's loop (tests, single-process embedding).
+    in_process: bool = False
+    # The part of this replica's share of `global_rate` the sender paces alerts at; replies keep the rest (with a
+    # sender: 0.8 of 29.5 = 23.6 alerts and 5.9 replies a second with one replica; replicas split both alike).
+    # A fixed split, not a grant per message (gpuradar/sender_process.py): a reply never waits behind an alert.
+    alert_share: float = Field(default=0.8, gt=0, lt=1)
     # Paid broadcasts (Bot API sendMessage `allow_paid_broadcast`: up to 1,000 messages a second, 0.1 Star each
     # beyond the free limit, from the bot's Stars balance): alerts go at up to `paid_broadcast_rate` a second while
     # `paid_broadcast_budget_stars` lasts (counted by each sender process from its start), then at the free rate.

@@ -5,6 +5,7 @@ records the events and, in the same transaction, the outbox -> the sender delive
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter
 from typing import Any
 
@@ -12,7 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from core.offers import Rates
-from gpuradar.app import App, SenderThread, alert_hook
+from gpuradar.app import App, alert_hook
+from gpuradar.sender_process import SenderProcess
 from gpuradar.settings import Settings
 from scrapers.http import RetryPolicy, make_client
 from scrapers.scheduler import ScrapeScheduler
@@ -56,12 +58,13 @@ async def test_payload_change_alerts_each_matching_subscriber_once_and_stop_paus
                         telegram_api_url=tg.base_url, providers=providers)
     app = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
     await app.start()
-    # Issue 26: the sender runs on a thread of its own, with its own loop and Bot session: not the bot's loop.
+    # Issue 26: the sender runs in a child process of its own (own loop, engine, Bot session and pacer).
     sender = app._sender
-    assert isinstance(sender, SenderThread)
-    await asyncio.to_thread(sender.ready.wait, 10)
-    assert sender._loop is not None and sender._loop is not asyncio.get_running_loop()
-    assert sender.sender.bot is not app.bot and sender.sender.pacer is app.pacer  # one limiter for both
+    assert isinstance(sender, SenderProcess)
+    await asyncio.wait_for(sender.ready.wait(), 30)
+    assert sender.pid is not None and sender.pid != os.getpid()
+    # It keeps its fixed part of the limit; the bot's replies the rest.
+    assert sender.spec.rate == pytest.approx(29.5 * 0.8) and app.pacer.global_rate == pytest.approx(29.5 * 0.2)
     client = make_client(retry=RetryPolicy(scale=0.001))
 
     async def sink(result) -> None:

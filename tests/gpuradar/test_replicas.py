@@ -117,6 +117,16 @@ def replica_env(i: int, url: str, tg: ReplicaTelegram, server: ProviderServer) -
     return env
 
 
+def children(pid: int) -> set[int]:
+    """The processes `pid` started (Linux /proc): a replica's ingest and sender children."""
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found.update(int(child) for child in f.read().split())
+    return found
+
+
 PROCS: dict[str, asyncio.subprocess.Process] = {}  # the replicas that must stay alive (checked while waiting)
 
 
@@ -193,8 +203,11 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
         async with sm() as s:
             owners = Counter((await s.scalars(select(AlertDelivery.claimed_by).where(
                 AlertDelivery.state.in_((DeliveryState.QUEUED, DeliveryState.SENDING))))).all())
-        pending_by = {name: sum(n for owner, n in owners.items() if owner and f":{p.pid}:" in owner)
-                      for name, p in procs.items()}
+        # A replica's alerts are claimed by its sender, in a child process of the replica (gpuradar/sender_process.py).
+        family = {name: {p.pid, *children(p.pid)} for name, p in procs.items()}
+        pending_by = {name: sum(n for owner, n in owners.items()
+                                if owner and any(f":{pid}:" in owner for pid in family[name]))
+                      for name in procs}
         sender = max((n for n in procs if n != leader), key=lambda n: pending_by[n])
         assert pending_by[sender] > 0 or pending_by[leader] > 0, "nothing left in flight to kill"
         survivor = next(n for n in procs if n not in (leader, sender))

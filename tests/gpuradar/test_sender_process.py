@@ -1,0 +1,130 @@
+"""The alert sender in its child process (gpuradar/sender_process.py), as `gpuradar run` starts it: the child
+SIGKILLed in the middle of a burst is started again by the replica and every alert reaches its chat exactly once;
+its statistics and metrics come over the socket; `SENDER__IN_PROCESS` runs the same sender on the bot's loop.
+
+Real parts on loopback: the App, the sender child, the stand-in Bot API server (tests/gpuradar/test_crash.py's
+KillingTelegram) and the database."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import pytest
+
+from gpuradar.app import App, alert_hook
+from gpuradar.metrics import Metrics
+from gpuradar.sender_process import SenderProcess, SenderService
+from gpuradar.settings import Settings
+from storage.outbox import OutboxWriter
+from testkit.waiting import until
+from tests.gpuradar.test_crash import KillingTelegram, _all_sent, accepted, states
+from tests.storage.test_outbox_helpers import add_sub, add_user, enqueue, event, offer, unheard
+
+USERS = 30
+
+
+@pytest.fixture
+async def tg():
+    async with KillingTelegram() as server:
+        yield server
+
+
+def app_for(tg: KillingTelegram, url: str, metrics: Metrics, **sender: Any) -> App:
+    settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url, sender=sender)
+    return App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1, metrics=metrics)
+
+
+async def subscribers(sm: Any, n: int) -> None:
+    for uid in range(1, n + 1):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+
+
+def sent_metric(metrics: Metrics) -> float:
+    return metrics.registry.get_sample_value("gpuradar_alerts_sent_total") or 0.0
+
+
+async def test_a_sender_child_sigkilled_mid_burst_is_restarted_and_no_alert_is_lost_or_doubled(
+        tg: KillingTelegram, sm: Any, migrated_database_url: str) -> None:
+    await subscribers(sm, USERS)
+    metrics = Metrics(process=False)
+    app = app_for(tg, migrated_database_url, metrics)
+    await app.start()
+    try:
+        sender = app._sender
+        assert isinstance(sender, SenderProcess)
+        await asyncio.wait_for(sender.ready.wait(), 60)
+        first = sender.pid
+        assert first is not None and first != os.getpid()
+        # SIGKILL the child with its 8th message in flight (never accepted), once the 7 before it are recorded.
+        tg.pid, tg.kill_at = first, 8
+        tg.settle = lambda: until(lambda: _all_sent(sm, 7), limit=20)
+        await enqueue(sm, OutboxWriter(), [event(offer(sku="h100"))])
+        app.alerts.wake()  # as the ingest child's "alerts queued" does
+        await until(lambda: sender.restarts >= 1, limit=60)  # the replica saw its child die
+        assert sum(accepted(tg).values()) == 7
+        tg.kill_at = tg.settle = None  # the dead child's requests are over; the new child's go through
+        await until(lambda: sender.pid not in (None, first), limit=60)
+        await until(lambda: _all_sent(sm, USERS), limit=60)
+        assert accepted(tg) == {uid: 1 for uid in range(1, USERS + 1)}  # nobody lost, nobody twice
+        assert await states(sm) == {"sent": USERS}
+        assert await unheard(sm) == []
+        # The new child's statistics cross the socket: what it sent is in the replica's metrics.
+        report = await sender.report(idle=True)
+        assert report.pid == sender.pid
+        assert report.idle is True and report.stats["sent"] == USERS - 7 and report.cpu_seconds > 0
+        await until(lambda: sent_metric(metrics) >= USERS - 7, limit=10)
+    finally:
+        await app.stop()
+    assert sender.pid is None or sender._proc is None or sender._proc.returncode is not None  # the child exited
+
+
+async def test_a_woken_sender_child_delivers_and_reports_over_its_socket(
+        tg: KillingTelegram, sm: Any, migrated_database_url: str) -> None:
+    await subscribers(sm, 3)
+    metrics = Metrics(process=False)
+    app = app_for(tg, migrated_database_url, metrics, poll_interval=30)  # only a wake-up makes it look soon
+    await app.start()
+    try:
+        sender = app._sender
+        assert isinstance(sender, SenderProcess)
+        await asyncio.wait_for(sender.ready.wait(), 60)
+        await until(lambda: sender.report(), limit=30)  # started: it has looked once
+        await enqueue(sm, OutboxWriter(), [event(offer(sku="h100"))])
+        app.alerts.wake()
+        await until(lambda: _all_sent(sm, 3), limit=20)
+        await until(lambda: sent_metric(metrics) == 3, limit=10)  # counts arrive every FLUSH_EVERY s
+        assert accepted(tg) == {1: 1, 2: 1, 3: 1}
+        report = await sender.report()
+        assert report.stats["sent"] == 3 and report.loaded_upto is not None and report.pending_users == 0
+        # its CPU is not ours: the replica's own process collector cannot see it
+        proc = sender.pid
+        assert proc is not None
+        os.kill(proc, 0)
+    finally:
+        await app.stop()
+    with pytest.raises(ProcessLookupError):
+        os.kill(proc, 0)  # stopped with the replica
+
+
+async def test_in_process_the_same_sender_runs_on_the_bot_loop(
+        tg: KillingTelegram, sm: Any, migrated_database_url: str) -> None:
+    await subscribers(sm, 3)
+    metrics = Metrics(process=False)
+    app = app_for(tg, migrated_database_url, metrics, in_process=True)
+    await app.start()
+    try:
+        sender = app._sender
+        assert isinstance(sender, SenderService) and sender.pid is None
+        await enqueue(sm, OutboxWriter(), [event(offer(sku="h100"))])
+        app.alerts.wake()
+        await until(lambda: _all_sent(sm, 3), limit=20)
+        assert accepted(tg) == {1: 1, 2: 1, 3: 1} and sent_metric(metrics) == 3
+        assert (await sender.report()).stats["sent"] == 3
+        # its own pacer, at the sender's part of the limit; the replies' pacer keeps the rest
+        assert sender.pacer is not app.pacer and sender.pacer.global_rate == pytest.approx(29.5 * 0.8)
+    finally:
+        await app.stop()
+
