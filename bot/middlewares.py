@@ -49,8 +49,7 @@ class UserMiddleware(BaseMiddleware):
                 user, created = await get_or_create_user(session, from_user.id, from_user.language_code)
                 lang = user.lang
                 data.update(session=session, user=user, lang=lang, currency=user.currency, new_user=created)
-                if created or session.dirty:
-                    await session.commit()  # the user row (or its change) stays even if the handler fails
+                await session.commit()  # the user row exists even if the handler fails
                 self.prefs.remember(user.id, user.lang, user.currency)
                 result = await handler(event, data)
                 await session.commit()

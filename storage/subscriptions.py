@@ -85,8 +85,8 @@ async def get_or_create_user(session: AsyncSession, user_id: int, language_code:
         return user, created
     if not user.active:
         user.active = True
-    if not user.lang_chosen and language_code and user.lang != (lang := normalise_lang(language_code)):
-        user.lang = lang  # follow the client's language until /lang pins one
+    if not user.lang_chosen and language_code:
+        user.lang = normalise_lang(language_code)  # follow the client's language until /lang pins one
     return user, False
 
 
