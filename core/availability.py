@@ -23,7 +23,7 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -385,10 +385,10 @@ class Timeline:
         sorted, with their running totals of length, and the lowest price of them all."""
         held = self._priced_from
         if held is None or held[0] != i:
-            rest = [(p.price, p.end - p.start) for p in self._pieces[i + 1:] if p.in_stock and p.price is not None]
-            items = sorted((v, _micros(n)) for v, n in rest if n > 0)
+            rest = [p for p in self._pieces[i + 1:] if p.in_stock and p.price is not None]
+            items = sorted((cast(float, p.price), _micros(p.end - p.start)) for p in rest if p.end > p.start)
             held = self._priced_from = (i, items, list(itertools.accumulate(w for _, w in items)),
-                                        min((v for v, _ in rest), default=None))
+                                        min((cast(float, p.price) for p in rest), default=None))
         return held[1], held[2], held[3]
 
     def _stays_after(self, j: int) -> list[float]:
