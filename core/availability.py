@@ -23,7 +23,7 @@ import itertools
 import math
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -248,7 +248,7 @@ def _quantile(values: Sequence[float], q: float) -> float | None:
 def _micros(seconds: float) -> int:
     """A positive length of time in whole microseconds (at least one: every observed moment weighs): weights that
     add up exactly, in any order, so a median found from running totals is the one a walk finds."""
-    return max(1, round(seconds * 1e6))
+    return int(seconds * 1e6 + 0.5) or 1
 
 
 def _weighted_median(pairs: Iterable[tuple[float, float]]) -> float | None:
@@ -385,10 +385,16 @@ class Timeline:
         sorted, with their running totals of length, and the lowest price of them all."""
         held = self._priced_from
         if held is None or held[0] != i:
-            rest = [p for p in self._pieces[i + 1:] if p.in_stock and p.price is not None]
-            items = sorted((cast(float, p.price), _micros(p.end - p.start)) for p in rest if p.end > p.start)
-            held = self._priced_from = (i, items, list(itertools.accumulate(w for _, w in items)),
-                                        min((cast(float, p.price) for p in rest), default=None))
+            items: list[tuple[float, int]] = []
+            lowest: float | None = None
+            for p in itertools.islice(self._pieces, i + 1, None):
+                if p.in_stock and (v := p.price) is not None:
+                    if lowest is None or v < lowest:
+                        lowest = v
+                    if p.end > p.start:
+                        items.append((v, _micros(p.end - p.start)))
+            items.sort()
+            held = self._priced_from = (i, items, list(itertools.accumulate(w for _, w in items)), lowest)
         return held[1], held[2], held[3]
 
     def _stays_after(self, j: int) -> list[float]:
