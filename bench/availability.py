@@ -15,10 +15,14 @@
    stand-in Telegram (testkit/fake_telegram.py), on the store filled in [1] plus 30 days of history for the
    H100 families of six more providers (a change every 20 minutes each); the time from the update being queued for
    getUpdates to the reply reaching the stand-in (both stamps the stand-in's). Target: under 20 ms, median and p90
-   (reliably, not only at a quiet moment).
-   For reference, the same through the bot for /help (no database read): the stack's own share of that time.
-   Then /when after a poll moved every H100 series (new rows read, the merged timeline resumed), the replica's
-   first question (30 days read), and the answer alone (answer_when on a session, no Telegram).
+   (reliably, not only at a quiet moment). Asked by users who wrote before (a first contact also creates the user
+   row: /help from newcomers is printed apart).
+   For reference, the same through the bot for /help (no statistics read): the stack's own share of that time.
+   Then /when after a poll moved every H100 series (new rows read, the merged timeline resumed; the poll written
+   through an engine of its own, as the ingest child writes it, with the cyclic collector's runs meanwhile), the
+   replica's first question (30 days read), and the answer alone (answer_when on a session, no Telegram).
+   All of it again as a webhook replica (gpuradar/webhook.py): the bench posts each update to the App's web server
+   as Telegram would; the time from that POST to the reply reaching the stand-in.
 
 Each figure is printed as a ratio against its baseline from the same run. On SQLite a real file; with `--postgres`
 (TEST_DATABASE_URL, else .ci/postgres.sh) a fresh database on that server, dropped afterwards. The server's
@@ -272,15 +276,66 @@ async def add_h100_history(url: str, providers: int = H100_PROVIDERS, days: int 
     await engine.dispose()
 
 
-async def bench_when(url: str, label: str, asks: int) -> None:
-    from gpuradar.app import App
-    from gpuradar.settings import Settings
-    from testkit.fake_telegram import FakeTelegram
+class _Collections:
+    """The cyclic collector's runs by generation, and their milliseconds, while `on`."""
 
-    await add_h100_history(url)
-    async with FakeTelegram() as tg:
-        settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
-        app = App(settings, scrape=False, polling_timeout=1)
+    def __init__(self) -> None:
+        self.on = False
+        self.runs = [0, 0, 0]
+        self.ms = [0.0, 0.0, 0.0]
+        self._t = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._t = time.perf_counter()
+        else:
+            self.runs[info["generation"]] += 1
+            self.ms[info["generation"]] += (time.perf_counter() - self._t) * 1000
+
+    def __str__(self) -> str:
+        return ", ".join(f"gen{g} {n} ({ms:.0f} ms)" for g, (n, ms) in enumerate(zip(self.runs, self.ms, strict=True)))
+
+
+WEBHOOK_PATH = "/tg/hook"
+WEBHOOK_SECRET = "bench-secret_0123456789"
+
+
+async def bench_when(url: str, label: str, asks: int, *, webhook: bool = False) -> None:
+    """Figure [2] through long polling (aiogram's getUpdates against the stand-in), or with `webhook` as a webhook
+    replica: the bench posts each update to the App's own web server as Telegram would (gpuradar/webhook.py) and
+    the time runs from that POST's start to the reply reaching the stand-in."""
+    import aiohttp
+
+    from gpuradar.app import App
+    from gpuradar.metrics import Metrics
+    from gpuradar.settings import Settings
+    from gpuradar.web import SECRET_HEADER
+    from storage.db import make_engine, make_sessionmaker
+    from testkit.fake_telegram import Call, FakeTelegram
+
+    class Telegram(FakeTelegram):
+        """The stand-in plus setWebhook, for a webhook replica's start."""
+
+        def _m_setWebhook(self, params: dict[str, Any], call: Call) -> Any:
+            return True
+
+    mode = "webhook" if webhook else "long polling"
+    # The simulated polls write through one engine of their own: a real poll is recorded in the ingest child, so
+    # nothing of it (an engine built per poll, its garbage) belongs on the bot's heap being measured.
+    poll_engine = make_engine(url)
+    poll_sm = make_sessionmaker(poll_engine)
+    collections_ = _Collections()
+    gc.callbacks.append(collections_)
+    async with Telegram() as tg, aiohttp.ClientSession() as http:
+        extra: dict[str, Any] = {}
+        if webhook:
+            extra = {"web": {"host": "127.0.0.1", "port": 0},
+                     "webhook": {"url": f"https://bot.example.com{WEBHOOK_PATH}", "secret": WEBHOOK_SECRET,
+                                 "path": WEBHOOK_PATH}}
+        settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url, **extra)
+        app = App(settings, scrape=False, polling_timeout=1, webhook=webhook, metrics=Metrics(process=False))
         await app.start()
         app.freeze_heap()  # as `gpuradar run` does once started
         try:
@@ -288,43 +343,71 @@ async def bench_when(url: str, label: str, asks: int) -> None:
 
             async def ask(text: str, user_id: int, kind: str = "") -> tuple[float, str]:
                 start = time.process_time()
-                uid = tg.message(text, user_id=user_id)
+                if webhook:
+                    assert app.web is not None
+                    update_id = 10_000_000 + user_id
+                    sent = time.perf_counter()
+                    update = {"update_id": update_id, "message": {
+                        "message_id": update_id, "date": int(time.time()), "text": text,
+                        "chat": {"id": user_id, "type": "private", "first_name": "Tester"},
+                        "from": {"id": user_id, "is_bot": False, "first_name": "Tester", "language_code": "en"},
+                        **({"entities": [{"type": "bot_command", "offset": 0, "length": len(text.split()[0])}]}
+                           if text.startswith("/") else {})}}
+                    async with http.post(f"{app.web.url}{WEBHOOK_PATH}", json=update,
+                                         headers={SECRET_HEADER: WEBHOOK_SECRET}) as answer:
+                        assert answer.status == 200, answer.status
+                else:
+                    uid = tg.message(text, user_id=user_id)
+                    sent = tg.update_times[uid]
                 call = await tg.wait_for("sendMessage", chat_id=user_id, timeout=30,
-                                         predicate=lambda c: c.at >= tg.update_times[uid])
+                                         predicate=lambda c: c.at >= sent)
                 if kind:
                     cpu[kind].append((time.process_time() - start) * 1000)
-                return (call.at - tg.update_times[uid]) * 1000, str(call.params.get("text", ""))
+                return (call.at - sent) * 1000, str(call.params.get("text", ""))
 
             def summary(ms: list[float]) -> tuple[float, float]:
                 return statistics.median(ms), sorted(ms)[int(0.9 * len(ms))]
 
             first, reply = await ask("/when H100 under $2.5", 5000)
-            print("    /when answered:", reply.replace("\n", " | ")[:300])
-            when = [(await ask("/when H100 under $2.5", 5001 + i, "when"))[0] for i in range(asks)]
-            help_ = [(await ask("/help", 9001 + i, "help"))[0] for i in range(asks)]
+            print(f"    /when answered ({mode}):", reply.replace("\n", " | ")[:300])
+            # Users who wrote before (their rows stored: what a user's next question pays; twenty of them, so no
+            # one meets the per-user limit on /when), then first contacts (the user row created on the way).
+            users = [5001 + i for i in range(20)]
+            for user_id in users:
+                await ask("/help", user_id)
+            when = [(await ask("/when H100 under $2.5", users[i % 20], "when"))[0] for i in range(asks)]
+            help_ = [(await ask("/help", users[i % 20], "help"))[0] for i in range(asks)]
+            newcomers = [(await ask("/help", 20_001 + i))[0] for i in range(max(5, asks // 3))]
             moved = []
+            collections_.on = True
             for i in range(max(3, asks // 3)):
-                await h100_poll(url, i)  # every H100 series moved since the last answer
-                moved.append((await ask("/when H100 under $2.5", 7001 + i, "moved"))[0])
+                await h100_poll(poll_sm, i)  # every H100 series moved since the last answer
+                moved.append((await ask("/when H100 under $2.5", users[i % 20], "moved"))[0])
+            collections_.on = False
         finally:
             await app.stop()
-    direct = await when_directly(url, asks)
-    (w50, w90), (h50, h90), (m50, m90) = summary(when), summary(help_), summary(moved)
-    print(f"[2] /when H100 under $2.5 through the bot on {label}: median {w50:.1f} ms, p90 {w90:.1f} ms over "
+            gc.callbacks.remove(collections_)
+            await poll_engine.dispose()
+    (w50, w90), (h50, h90), (m50, m90), (n50, _) = summary(when), summary(help_), summary(moved), summary(newcomers)
+    print(f"[2] /when H100 under $2.5 through the bot ({mode}) on {label}: median {w50:.1f} ms, p90 {w90:.1f} ms over "
           f"{asks} asks (target < 20 ms, median and p90: {'met' if w90 < 20 else 'MISSED'}); /help, the same stack "
-          f"without the statistics: median {h50:.1f} ms, p90 {h90:.1f} ms (ratio {w50 / h50:.2f})")
+          f"without the statistics: median {h50:.1f} ms, p90 {h90:.1f} ms (ratio {w50 / h50:.2f}); /help from a "
+          f"first contact (the user row created): median {n50:.1f} ms")
     print(f"    after a poll moved all {2 * H100_PROVIDERS} H100 series (their new rows read, the merged timeline "
-          f"recomputed): median {m50:.1f} ms, p90 {m90:.1f} ms (ratio to /help {m50 / h50:.2f}); the replica's first "
-          f"question (30 days of those series read): {first:.0f} ms")
+          f"recomputed): median {m50:.1f} ms, p90 {m90:.1f} ms (ratio to /help {m50 / h50:.2f}); the cyclic "
+          f"collector meanwhile: {collections_}; the replica's first question (30 days of those series read): "
+          f"{first:.0f} ms")
     # CPU time of this process (bot, stand-in and bench together) from an update queued to its reply: what the
     # machine's load does not stretch as it stretches wall time. /when's own share is its excess over /help's.
     c_when, c_help, c_moved = (statistics.median(cpu[k]) for k in ("when", "help", "moved"))
     print(f"    CPU per ask (the process: bot + stand-in; load does not stretch it): /when {c_when:.1f} ms, "
           f"/help {c_help:.1f} ms, /when's own {c_when - c_help:.1f} ms; after a poll moved them {c_moved:.1f} ms "
           f"(own {c_moved - c_help:.1f} ms)")
-    d50, d90 = summary(direct)
-    print(f"    the answer alone (bot.handlers.when.answer_when on a session, held changes warm, no Telegram): median "
-          f"{d50:.1f} ms, p90 {d90:.1f} ms")
+    if not webhook:
+        direct = await when_directly(url, asks)
+        d50, d90 = summary(direct)
+        print(f"    the answer alone (bot.handlers.when.answer_when on a session, held changes warm, no Telegram): "
+              f"median {d50:.1f} ms, p90 {d90:.1f} ms")
 
 
 async def when_directly(url: str, asks: int) -> list[float]:
@@ -348,17 +431,15 @@ async def when_directly(url: str, asks: int) -> list[float]:
     return took[1:]  # the first reads the 30 days
 
 
-async def h100_poll(url: str, k: int) -> None:
+async def h100_poll(sm: Any, k: int) -> None:
     """One poll's worth of moves for the added H100 families: a change row each, every stretch extended to now."""
     from sqlalchemy import insert, update
 
     from storage.availability_tables import AvailabilityChange, AvailabilityCoverage
-    from storage.db import make_engine, make_sessionmaker
 
-    engine = make_engine(url)
     now = datetime.now(UTC)
     rng = random.Random(100 + k)
-    async with make_sessionmaker(engine)() as s, s.begin():
+    async with sm() as s, s.begin():
         for p in range(H100_PROVIDERS):
             await s.execute(update(AvailabilityCoverage).where(AvailabilityCoverage.provider == f"cloud{p}")
                             .values(end=now))
@@ -367,7 +448,6 @@ async def h100_poll(url: str, k: int) -> None:
                 await s.execute(insert(AvailabilityChange).values(
                     series_key=f"cloud{p}|{card}|1|*|hourly", at=now, in_stock=rng.random() < 0.6,
                     price_usd=price, price_rub=price * 80))
-    await engine.dispose()
 
 
 def pg_server() -> str:
@@ -391,7 +471,9 @@ def main() -> None:
     async def run(urls: dict[str, str]) -> None:
         kept = await bench_ingest(server, label, args.groups, args.polls, urls)
         if not args.skip_when:
+            await add_h100_history(kept)
             await bench_when(kept, label, args.asks)
+            await bench_when(kept, label, args.asks, webhook=True)
 
     # The PostgreSQL databases are made (and dropped) outside the event loop: fresh_pg_database runs its own.
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:

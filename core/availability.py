@@ -245,22 +245,47 @@ def _quantile(values: Sequence[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
+def _micros(seconds: float) -> int:
+    """A positive length of time in whole microseconds (at least one: every observed moment weighs): weights that
+    add up exactly, in any order, so a median found from running totals is the one a walk finds."""
+    return int(seconds * 1e6 + 0.5) or 1
+
+
 def _weighted_median(pairs: Iterable[tuple[float, float]]) -> float | None:
     """Median of values weighted by time: the price the series asked for half of its in-stock time or less."""
-    return _median_of_sorted(sorted((v, w) for v, w in pairs if w > 0))
+    return _median_of_sorted(sorted((v, _micros(w)) for v, w in pairs if w > 0))
 
 
-def _median_of_sorted(items: Sequence[tuple[float, float]]) -> float | None:
-    """`_weighted_median` of (value, weight > 0) pairs already sorted."""
+def _median_of_sorted(items: Sequence[tuple[float, int]]) -> float | None:
+    """`_weighted_median` of (value, weight in microseconds > 0) pairs already sorted."""
     total = sum(w for _, w in items)
     if total <= 0:
         return None
-    acc = 0.0
+    acc = 0
     for v, w in items:
         acc += w
-        if acc >= total / 2:
+        if 2 * acc >= total:
             return v
     return items[-1][0]
+
+
+def _median_with(items: Sequence[tuple[float, int]], totals: Sequence[int],
+                 head: tuple[float, int] | None) -> float | None:
+    """`_median_of_sorted` of `items` with `head` inserted in order (None: nothing inserted), found by bisection
+    in `totals`, the items' running totals of weight (exact integers, so the same median)."""
+    total = (totals[-1] if totals else 0) + (head[1] if head is not None else 0)
+    if total <= 0:
+        return None
+    need = (total + 1) // 2  # the first item whose running total reaches half of the total
+    if head is None:
+        return items[bisect.bisect_left(totals, need)][0]
+    pos = bisect.bisect_right(items, head)
+    k = bisect.bisect_left(totals, need, 0, pos)
+    if k < pos:
+        return items[k][0]
+    if (totals[pos - 1] if pos else 0) + head[1] >= need:
+        return head[0]
+    return items[bisect.bisect_left(totals, need - head[1], pos)][0]
 
 
 def window_stats(changes: Sequence[Change], coverage: Sequence[Span], *, until: float, days: int,
@@ -352,18 +377,25 @@ class Timeline:
         self._live = live
         # What the latest window read past its first piece (`_priced_after`) and first episode (`_stays_after`):
         # the next window usually starts in the same ones (pieces last minutes to days).
-        self._priced_from: tuple[int, list[tuple[float, float]], float | None] | None = None
+        self._priced_from: tuple[int, list[tuple[float, int]], list[int], float | None] | None = None
         self._stays_from: tuple[int, list[float]] | None = None
 
-    def _priced_after(self, i: int) -> tuple[list[tuple[float, float]], float | None]:
-        """The in-stock priced pieces after piece i: (price, length) of those with a length, sorted, and the
-        lowest price of them all."""
+    def _priced_after(self, i: int) -> tuple[list[tuple[float, int]], list[int], float | None]:
+        """The in-stock priced pieces after piece i: (price, length in microseconds) of those with a length,
+        sorted, with their running totals of length, and the lowest price of them all."""
         held = self._priced_from
         if held is None or held[0] != i:
-            rest = [(p.price, p.end - p.start) for p in self._pieces[i + 1:] if p.in_stock and p.price is not None]
-            held = self._priced_from = (i, sorted(item for item in rest if item[1] > 0),
-                                        min((v for v, _ in rest), default=None))
-        return held[1], held[2]
+            items: list[tuple[float, int]] = []
+            lowest: float | None = None
+            for p in itertools.islice(self._pieces, i + 1, None):
+                if p.in_stock and (v := p.price) is not None:
+                    if lowest is None or v < lowest:
+                        lowest = v
+                    if p.end > p.start:
+                        items.append((v, _micros(p.end - p.start)))
+            items.sort()
+            held = self._priced_from = (i, items, list(itertools.accumulate(w for _, w in items)), lowest)
+        return held[1], held[2], held[3]
 
     def _stays_after(self, j: int) -> list[float]:
         """The lengths of the complete episodes from episode j on, sorted."""
@@ -397,13 +429,13 @@ class Timeline:
         gaps = [gap for start, gap in self._comebacks[bisect.bisect_right(self._comebacks, (since, math.inf)):]]
         live = self._live if self._live is not None and until - self._last_end <= fresh else None
         # The window's in-stock prices: its first piece (cut at the window's start) and every piece after it.
-        priced, price_min = self._priced_after(i)
+        priced, totals, price_min = self._priced_after(i)
+        first: tuple[float, int] | None = None
         if i < len(pieces) and (head := pieces[i]).in_stock and head.price is not None:
             price_min = head.price if price_min is None else min(head.price, price_min)
             length = head.end - max(head.start, since)
             if length > 0:
-                priced = priced.copy()
-                bisect.insort(priced, (head.price, length))
+                first = (head.price, _micros(length))
         return WindowStats(
             days=days, until=until, observed=max(0.0, observed), in_stock=max(0.0, in_stock), appeared=appeared,
             episodes=len(stays), median_stay=_quantile(stays, 0.5), p90_stay=_quantile(stays, 0.9),
@@ -412,7 +444,7 @@ class Timeline:
             state_since=live[1] if live is not None else None,
             state_since_censored=live[2] if live is not None else False, currency=self.currency,
             price_now=live[0].price if live is not None and live[0].in_stock else None,
-            price_min=price_min, price_median=_median_of_sorted(priced))
+            price_min=price_min, price_median=_median_with(priced, totals, first))
 
 
 def windows(changes: Sequence[Change], coverage: Sequence[Span], *, until: float, days: Sequence[int],

@@ -40,7 +40,7 @@ from bot.pacing import Pacer, RateLimitedSession
 from bot.response_types import KeepResponseTypes
 from core.alerts import AlertPolicy
 from core.polls import PollResult
-from gpuradar.heap import AFTER_RELOAD_GAP, SETTLE_EVERY, HeapSettler
+from gpuradar.heap import AFTER_RELOAD_GAP, SETTLE_EVERY, SETTLE_LOADED, SETTLE_SOON, HeapSettler
 from gpuradar.ingest_process import Fence, IngestProcess, trim_heap
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
@@ -232,6 +232,7 @@ class App:
         self._sender: Any = None  # a Sender: gpuradar.sender_process.SenderProcess, or SenderService in-process
         self._shares: _Shares | None = None
         self.heap = HeapSettler()  # frozen once started (`freeze_heap`), again after each reload (gpuradar/heap.py)
+        self._settle_soon: asyncio.Event | None = None  # set when a question loaded many held changes
         self.ingest_process: IngestProcess | None = None
         self._offers_reading: tuple[int, int] | None = None  # the ingest process's reading the offer cache holds
 
@@ -543,14 +544,39 @@ class App:
         first = not self.heap.frozen
         self.heap.settle()
         if first:
+            self._settle_soon = asyncio.Event()
+            if self.dispatcher is not None:
+                self.dispatcher["availability"].on_load = self._loaded_changes
             self._tasks.append(asyncio.create_task(self._settle_heap(), name="heap-settle"))
+
+    def _loaded_changes(self, rows: int) -> None:
+        """The availability cache loaded `rows` changes for a question: many of them are frozen soon (a replica's
+        first /when of a card reads 30 days of its providers), not left for the collector to walk until the next
+        periodic settle."""
+        if rows >= SETTLE_LOADED and self._settle_soon is not None:
+            self._settle_soon.set()
 
     async def _settle_heap(self) -> None:
         """What questions loaded meanwhile (the availability cache's changes, the web app's prebuilt answers) is
-        frozen within `SETTLE_EVERY` seconds."""
+        frozen within `SETTLE_EVERY` seconds; a large load of held changes `SETTLE_SOON` seconds after it (the
+        answer sent first; loads meanwhile are frozen by the same settle)."""
+        soon = self._settle_soon
+        assert soon is not None
         while not self._stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), SETTLE_EVERY)
+            stopping = asyncio.ensure_future(self._stop.wait())
+            asked = asyncio.ensure_future(soon.wait())
+            try:
+                await asyncio.wait({stopping, asked}, timeout=SETTLE_EVERY, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+                asked.cancel()
+            if soon.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), SETTLE_SOON)
+                soon.clear()
+                if not self._stop.is_set() and self.heap.frozen:
+                    self.heap.settle()
+                continue
             if not self._stop.is_set() and self.heap.frozen:
                 self.heap.settle()
 

@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 SETTLE_EVERY = 60.0  # seconds between settles when nothing asked for one (a reload's objects frozen by then)
 AFTER_RELOAD_GAP = 10.0  # seconds: reloads closer together than this are frozen by one settle (back-to-back polls)
+SETTLE_LOADED = 5000  # held availability changes loaded by one question that are frozen soon (not in SETTLE_EVERY)
+SETTLE_SOON = 1.0  # seconds after such a load: the answer has gone out, and a burst of first questions is one settle
 FULL_EVERY = 3600.0  # seconds between settles that unfreeze first (frozen cycles that died are reclaimed)
 # Allocations less deallocations between young collections (CPython's default: 700). With the long-lived heap frozen
 # a young collection walks only what is alive of the young, the in-flight work of a few requests, so ten times fewer

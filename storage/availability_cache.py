@@ -11,6 +11,11 @@ the same as from a fresh read (tests/storage/test_availability_store.py checks b
 replica still answers the same.
 
 Bounded: at most `max_rows` changes held, least recently asked series dropped first; a few merged timelines.
+
+Held rows are `Change` NamedTuples, which CPython's cyclic collector never untracks: until the process freezes them
+(gpuradar/heap.py) every collection of the older generations walks them. `on_load`, when set, is told how many rows a
+question loaded (a replica's first question of a card reads 30 days: tens of thousands), so the application can
+freeze them soon instead of at its next periodic settle.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
@@ -113,9 +118,11 @@ def _resumed(merged: list[Change], t0: float, series: Sequence[tuple[list[Change
 
 
 class ChangeCache:
-    def __init__(self, max_rows: int = 200_000, max_merged: int = 32) -> None:
+    def __init__(self, max_rows: int = 200_000, max_merged: int = 32,
+                 on_load: Callable[[int], None] | None = None) -> None:
         self.max_rows = max_rows
         self.max_merged = max_merged
+        self.on_load = on_load  # told the rows each question loaded afresh (none: not called)
         self._held: OrderedDict[str, _Held] = OrderedDict()
         self._rows = 0
         self._merged: OrderedDict[MergedKey, _Merged] = OrderedDict()
@@ -132,8 +139,11 @@ class ChangeCache:
         held = [k for k in keys if k not in fresh]
         for i in range(0, len(held), CHUNK):
             fresh += await self._refresh(session, held[i:i + CHUNK], at)
+        loaded = self._rows
         for i in range(0, len(fresh), CHUNK):
             await self._load(session, fresh[i:i + CHUNK], since)
+        if fresh and self.on_load is not None and self._rows > loaded:
+            self.on_load(self._rows - loaded)
         out: dict[str, list[Change]] = {}
         self._slices = {}
         for k in keys:

@@ -51,7 +51,8 @@ class WizardCancel(BaseMiddleware):
         state: FSMContext | None = data.get("state")
         text = getattr(event, "text", None) or ""
         if state is not None and text.startswith("/") and isinstance(event, Message):
-            current = await state.get_state()
+            # The state the FSM middleware read for this update moments ago (no second read of the database).
+            current = data["raw_state"] if "raw_state" in data else await state.get_state()
             if current is not None and current.startswith(Wizard.__full_group_name__):
                 await state.clear()
                 if not text.startswith(("/subscribe", "/cancel")):  # those say what happens themselves

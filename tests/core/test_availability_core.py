@@ -219,3 +219,29 @@ def test_a_prepared_timeline_answers_as_window_stats(seed: int) -> None:
         assert not prepared.covers(last - 1)
         assert windows(changes, coverage, until=last - HOUR, days=(7,), currency=currency)[7] == window_stats(
             changes, coverage, until=last - HOUR, days=7, currency=currency)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_prepared_timeline_answers_as_window_stats_at_epoch_times(seed: int) -> None:
+    """The same at real epoch stamps (microseconds, ~1.76e9 s: lengths that are no whole number of seconds and
+    whose float sums depend on their order): the median price, found from running totals in a Timeline and by a
+    walk in window_stats, is the same price (the weights add up exactly, in microseconds)."""
+    rng = random.Random(1000 + seed)
+    changes, coverage = _history(rng)
+    if seed % 3 == 0:
+        changes, coverage = combine([(changes, coverage), _history(rng)], cap=2.5)
+    base = 1_764_633_600.0 + rng.randrange(10**6) / 1e6
+    jitter = [rng.randrange(-2_000_000, 2_000_000) / 1e6 for _ in changes]
+    # every change moved by up to 2 s (its order kept: changes are 5 minutes apart), the coverage by none
+    changes = [c._replace(at=base + c.at + (j if all(c.at not in s for s in coverage) else 0.0))
+               for c, j in zip(changes, jitter, strict=True)]
+    coverage = [Span(base + s.start, base + s.end) for s in coverage]
+    for currency in ("USD", "RUB"):
+        prepared = Timeline(changes, coverage, currency)
+        last = coverage[-1].end
+        for until in (last, last + 7 * M + 0.123457, last + 3 * DAY + 0.5):
+            for days in (1, 7, 30):
+                want = window_stats(changes, coverage, until=until, days=days, currency=currency)
+                got = prepared.window(until=until, days=days)
+                assert (got.price_median, got.price_min, got.price_now) == (
+                    want.price_median, want.price_min, want.price_now)

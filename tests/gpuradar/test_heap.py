@@ -88,3 +88,33 @@ def test_the_young_threshold_is_raised_while_settled_and_put_back() -> None:
     finally:
         heap.release()
     assert gc.get_threshold() == before
+
+
+async def test_a_large_load_of_held_changes_is_frozen_soon_by_the_app(migrated_database_url: str) -> None:
+    """gpuradar.app: a question that loaded many availability changes (a replica's first /when of a card) has them
+    frozen within SETTLE_SOON of it, not at the next periodic settle; a small load waits for that one."""
+    from gpuradar.app import App
+    from gpuradar.heap import SETTLE_LOADED
+    from gpuradar.settings import Settings
+    from testkit.fake_telegram import FakeTelegram
+    from testkit.waiting import until
+
+    async with FakeTelegram() as tg:
+        app = App(Settings(database_url=migrated_database_url, bot_token=tg.token, telegram_api_url=tg.base_url),
+                  scrape=False, polling_timeout=1)
+        await app.start()
+        try:
+            app.freeze_heap()
+            cache = app.dispatcher["availability"]
+            assert cache.on_load is not None
+            settles = app.heap.settles
+            cache.on_load(SETTLE_LOADED - 1)  # a few rows: nothing asked for
+            assert app._settle_soon is not None and not app._settle_soon.is_set()
+            held = [Change(float(i), True, 1.0, 80.0) for i in range(SETTLE_LOADED)]  # what a load holds
+            cache.on_load(len(held))
+            await until(lambda: app.heap.settles > settles, 50)  # well before the periodic settle (60 s)
+            assert gc.get_freeze_count() >= len(held)  # the held rows among what was frozen
+        finally:
+            await app.stop()
+        gc.unfreeze()
+        gc.collect()

@@ -197,7 +197,8 @@ async def test_a_replicas_held_changes_give_the_same_figures(sm: async_sessionma
     as polls come in (one of them committed after a later-stamped one), and after retention."""
     from storage.availability_cache import ChangeCache
 
-    cache = ChangeCache()
+    loads: list[int] = []
+    cache = ChangeCache(on_load=loads.append)  # told what each question loaded afresh (the application freezes it)
     cards = ["h100-sxm", "h100-pcie"]
 
     async def both(now: datetime, **kw: object) -> None:
@@ -208,12 +209,14 @@ async def test_a_replicas_held_changes_give_the_same_figures(sm: async_sessionma
 
     await history(sm)
     await both(at(111) + timedelta(minutes=2))
+    assert loads == [len(cache)] and len(cache) > 0  # the first question loads the window; later ones refresh it
     await both(at(111) + timedelta(minutes=2), cap=2.5)
     cache_first = StateCache()
     for k in range(112, 118):
         await poll(sm, k, cache=cache_first)
         await both(at(k) + timedelta(minutes=2))
         await both(at(k) + timedelta(minutes=2), cap=2.5)
+    assert len(loads) == 1  # the polls' new rows came by refreshes, not loads
     # A row stamped 20 minutes before the latest held one, committed after it (another writer's late poll).
     async with sm() as s, s.begin():
         s.add(AvailabilityChange(series_key="cloudx|h100-sxm|1|*|hourly", at=at(117) - timedelta(minutes=20),
