@@ -539,11 +539,10 @@ class _Child:
         leader, a command-line ingest) and the first reading read every in-stock row."""
         from sqlalchemy import func, select
 
-        from storage.ingest import OFFER_COLUMNS
         from storage.offer_tables import CurrentOffer, ScrapeRun
 
         t = CurrentOffer.__table__.c
-        columns = (t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
+        columns = _reading_select()
         keys: set[str] | None = None
         async with self.sessionmaker() as session:  # what storage.queries.in_stock_offers reads, as plain rows
             # The runs first, then the rows: a run committed in between is read again next time, never missed.
@@ -595,6 +594,33 @@ class _Child:
 
     async def close(self) -> None:
         await self.engine.dispose()
+
+
+def _reading_select() -> tuple[Any, ...]:
+    """The columns an offers reading selects: the key, `OFFER_COLUMNS`, then the prices."""
+    from storage.ingest import OFFER_COLUMNS
+    from storage.offer_tables import CurrentOffer
+
+    t = CurrentOffer.__table__.c
+    return (t.key, *[t[c] for c in OFFER_COLUMNS], t.price_per_gpu_hour_rub, t.price_per_gpu_hour_usd)
+
+
+async def read_in_stock(sessionmaker: Any) -> list[tuple[Any, ...]]:
+    """Every in-stock offer as `CachedOffer` fields, read here (a replica with no ingest child: at start), as the
+    child reads them, in partitions of `PART` rows with the loop let run between them: 100,000 stored offers built
+    into models at once held the loop for seconds."""
+    from sqlalchemy import select
+
+    from storage.offer_tables import CurrentOffer
+
+    t = CurrentOffer.__table__.c
+    rows: list[tuple[Any, ...]] = []
+    async with sessionmaker() as session:
+        result = await session.stream(select(*_reading_select()).where(t.in_stock.is_(True), t.missing == 0))
+        async for part in result.partitions(PART):
+            rows += [cached_offer_fields(r[0], tuple(r[1:])) for r in part]
+            await asyncio.sleep(0)
+    return rows
 
 
 @functools.cache

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 import pytest
 from sqlalchemy import func, select
 
+from bot.offer_cache import CachedOffer
 from core.alerts import AlertPolicy
 from core.polls import PollStatus
 from core.slices import run_in_slices
@@ -28,6 +29,7 @@ from gpuradar.ingest_process import (
     _receive,
     _send,
     offer_values,
+    read_in_stock,
     reading_values,
 )
 from storage.alert_tables import AlertEventRow
@@ -146,6 +148,11 @@ async def test_polls_crossing_in_parts_record_what_polls_recorded_here_record(sm
 
     assert await state("runpod") == await state("vastai")
     assert len(await state("runpod")) == 60
+    # Read here (a replica with no child, at start), in partitions: the offers the bot builds from the stored ones.
+    here_rows = await read_in_stock(sm)
+    async with sm() as s:
+        stored = {o.offer.key: CachedOffer.from_stored(o) for o in await in_stock_offers(s)}
+    assert {row[0]: CachedOffer(*row) for row in here_rows} == stored and len(here_rows) == len(stored) > 40
 
 
 async def test_a_child_killed_mid_poll_in_parts_records_the_poll_once(sm, migrated_database_url) -> None:
