@@ -245,6 +245,7 @@ def report(label: str, samples: list[tuple[float, float, float]], phases: list[t
 async def run(configs: int, churn: float, url: str) -> list[tuple[float, float]]:
     from core.offers import Rates
     from gpuradar.app import App
+    from gpuradar.leadership import LeadershipLost
     from gpuradar.metrics import Metrics
     from gpuradar.settings import Settings
     from scrapers import poller
@@ -293,7 +294,14 @@ async def run(configs: int, churn: float, url: str) -> list[tuple[float, float]]
                 cpu0, t0 = time.process_time(), time.perf_counter()
                 result = await fetch_parse("vastai", poll_settings, client)
                 assert result.status.value == "ok", result.error
-                await probe.wrap("sink (App.ingest)", app.ingest)(result, rates, term=term)
+                try:
+                    await probe.wrap("sink (App.ingest)", app.ingest)(result, rates, term=term)
+                except LeadershipLost:  # the lease lapsed under load (SQLite's one writer): lead again, record again
+                    print("  (leadership lost meanwhile: recorded again under the next term)")
+                    await until(lambda: app.leadership is not None and app.leadership.leading,  # noqa: B023
+                                limit=120)
+                    term = app.leadership.lease.term
+                    await app.ingest(result, rates, term=term)
                 samples, phases = probe.take()
                 worst.append(report(f"{life}: {label}: {len(result.offers):,} configurations, cache "
                                     f"{len(app.offers):,}", samples, phases, time.perf_counter() - t0,
