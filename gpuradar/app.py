@@ -41,7 +41,7 @@ from bot.response_types import KeepResponseTypes
 from core.alerts import AlertPolicy
 from core.polls import PollResult
 from gpuradar.heap import AFTER_RELOAD_GAP, SETTLE_EVERY, SETTLE_LOADED, SETTLE_SOON, HeapSettler
-from gpuradar.ingest_process import Fence, IngestProcess, trim_heap
+from gpuradar.ingest_process import Fence, IngestProcess, read_in_stock, trim_heap
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
@@ -51,7 +51,6 @@ from modelhub import HubResolver, HubSettings
 from storage.db import make_engine, make_sessionmaker
 from storage.hub_cache import HubCacheStore
 from storage.migrate import upgrade_async
-from storage.queries import in_stock_offers
 from storage.rate_share import RateShare
 
 if TYPE_CHECKING:
@@ -242,24 +241,23 @@ class App:
         validated into models is CPU this loop would otherwise spend while users wait): in the ingest process,
         which hands over plain tuples of what changed, turned into offers here a slice at a time so no answer waits
         long; the cache then re-sorts only the groups they are in."""
-
-        async def load(sm: async_sessionmaker[AsyncSession]) -> list[CachedOffer]:
-            async with sm() as session:
-                return [CachedOffer.from_stored(s) for s in await in_stock_offers(session)]
-
         if self.ingest_process is not None and self.ingest_process.pid is not None:
             # Only what changed since the reading this replica holds crosses over (all after a child restart).
             got = await self.ingest_process.offers(self._offers_reading)
-            changed: list[CachedOffer] = []
-            for i in range(0, len(got.rows), OFFER_SLICE):
-                if i:
-                    await asyncio.sleep(0)
-                changed.extend(CachedOffer(*row) for row in got.rows[i:i + OFFER_SLICE])
-            self._offers_reading = got.reading
-            return OfferChanges(changed, got.gone, full=got.full)
-        # No child yet (a replica that does not lead): no poll is being recorded here to compete with, so here.
-        assert self.sessionmaker is not None
-        return await load(self.sessionmaker)
+            reading: tuple[int, int] | None = got.reading
+            rows, gone, full = got.rows, got.gone, got.full
+        else:
+            # No child yet (a replica that does not lead, or at start): read here, the same rows, in partitions.
+            assert self.sessionmaker is not None
+            reading, rows, gone, full = None, await read_in_stock(self.sessionmaker), [], True
+        changed: list[CachedOffer] = []
+        for i in range(0, len(rows), OFFER_SLICE):
+            if i:
+                await asyncio.sleep(0)
+            changed.extend(CachedOffer(*row) for row in rows[i:i + OFFER_SLICE])
+        if reading is not None:
+            self._offers_reading = reading
+        return OfferChanges(changed, gone, full=full)
 
     async def ingest(self, result: PollResult, rates: Any = None, *, term: int | None = None) -> None:
         """The scheduler's sink: record the poll (and the alert queue, same transaction) off this loop, in the

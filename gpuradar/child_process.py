@@ -96,8 +96,13 @@ async def spawn(module: str, config: object) -> tuple[asyncio.subprocess.Process
             pass_fds=(child_end.fileno(),), stdin=asyncio.subprocess.DEVNULL)
     finally:
         child_end.close()
-    reader, writer = await asyncio.open_connection(sock=parent_end)
-    await send(writer, config)
+    try:
+        reader, writer = await asyncio.open_connection(sock=parent_end)
+        await send(writer, config)
+    except BaseException:  # cancelled or failed half-way: no half-started child is left behind
+        parent_end.close()
+        await reap(proc, None)
+        raise
     return proc, reader, writer
 
 

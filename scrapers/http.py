@@ -29,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from core.slices import collector_paused
 from scrapers.errors import (
     HttpStatusError,
     NotJsonError,
@@ -114,10 +115,16 @@ class Fetched:
         return decode_json(self.content, self.headers.get("content-type", ""), self.url)
 
     async def json_off_loop(self) -> Any:
-        """`json()`, in a worker thread when the body is large, so decoding never stalls the event loop."""
+        """`json()`, in a worker thread when the body is large, so decoding never stalls the event loop (with the
+        cyclic collector paused: decoded JSON has no cycles, and a full collection walking it meanwhile would hold
+        the loop; see core.slices.collector_paused)."""
         if len(self.content) <= OFFLOAD_BYTES:
             return self.json()
-        return await asyncio.to_thread(self.json)
+        return await asyncio.to_thread(self._json_paused)
+
+    def _json_paused(self) -> Any:
+        with collector_paused():
+            return self.json()
 
 
 @dataclass(slots=True)
