@@ -9,7 +9,7 @@ at most one reservation's worth per kill).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal, cast
 
 from sqlalchemy import select, update
@@ -24,7 +24,18 @@ BudgetPeriod = Literal["month", "day"]
 
 def period_key(now: datetime, period: BudgetPeriod) -> str:
     """The budget period `now` falls in, by UTC calendar: "2026-12" (month) or "2026-12-02" (day)."""
-    return now.strftime("%Y-%m" if period == "month" else "%Y-%m-%d")
+    return now.astimezone(UTC).strftime("%Y-%m" if period == "month" else "%Y-%m-%d")
+
+
+def period_bounds(now: datetime, period: BudgetPeriod) -> tuple[datetime, datetime]:
+    """Where the period `now` falls in starts and ends (UTC)."""
+    now = now.astimezone(UTC)
+    if period == "day":
+        start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        return start, start + timedelta(days=1)
+    start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+    return start, end
 
 
 async def paid_spent(session: AsyncSession, period: str) -> int:

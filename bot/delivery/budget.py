@@ -13,12 +13,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.delivery.claims import WriteSession
-from storage.paid_spend import BudgetPeriod, give_back_paid, paid_spent, period_key, reserve_paid
+from storage.paid_spend import BudgetPeriod, give_back_paid, paid_spent, period_bounds, period_key, reserve_paid
 
 log = logging.getLogger(__name__)
 
@@ -37,11 +37,17 @@ class StarsBudget:
         self.left = 0  # attempts reserved in the database for `key` and not used yet
         self.key: str | None = None  # the period they were reserved in
         self.spent_key: str | None = None  # a period whose budget was found spent
+        self._key = ""
+        self._key_from = self._key_until = datetime.min.replace(tzinfo=UTC)
         self._lock = asyncio.Lock()
         self._topping: asyncio.Task[bool] | None = None
 
     def current(self) -> str:
-        return period_key(self.clock(), self.period)
+        now = self.clock()
+        if not self._key_from <= now < self._key_until:  # strftime once per period, not once per send
+            self._key = period_key(now, self.period)
+            self._key_from, self._key_until = period_bounds(now, self.period)
+        return self._key
 
     def take(self) -> bool:
         """Spend one reserved attempt of the current period; False when none is reserved (call `refill`)."""
