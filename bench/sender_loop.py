@@ -226,13 +226,31 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
 
     if args.deliver:  # the delivery of that one poll's alerts is measured: no more polls
         t = time.perf_counter()
+        cpu0 = cpu_clock()
+        profiler: Any = None
+        if args.profile and not args.on_loop:
+            import cProfile
+
+            profiler = cProfile.Profile()
+
+            async def _enable() -> None:
+                profiler.enable()  # on the sender's thread
+
+            await host.call(_enable)
         while time.perf_counter() - t < args.deliver_timeout:
             await asyncio.sleep(0.5)
             if await (host.idle() if not args.on_loop else sender.idle()):
                 break
         stars = host.sender.stats.stars_spent if not args.on_loop else 0.0
-        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched; Stars counted "
-              f"{stars:.1f}", flush=True)
+        cpu = cpu_clock() - cpu0
+        if profiler is not None:
+            async def _disable() -> None:
+                profiler.disable()
+
+            await host.call(_disable)
+            profiler.dump_stats(args.profile)
+        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched, sender CPU {cpu:.1f} s; "
+              f"Stars counted {stars:.1f}", flush=True)
         args.deliver = False
         args.delivered = True
         clock_at[0] = T0 + timedelta(minutes=11)
@@ -283,6 +301,7 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--budget", type=float, default=100_000.0)
     ap.add_argument("--deliver-timeout", type=float, default=600.0)
+    ap.add_argument("--profile", default=None, help="cProfile the sender's thread while it delivers, into this file")
     ap.add_argument("--db-cache", default=None, help="a file to keep the populated database in between runs")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
     args = ap.parse_args()
