@@ -47,7 +47,6 @@ from typing import Any, Protocol
 
 from aiogram import Bot
 from aiogram.methods import SendMessage
-from aiogram.methods.base import Response
 from aiogram.types import InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -59,6 +58,7 @@ from bot.delivery.policy import Action, Verdict, classify
 from bot.delivery.rendering import DigestRenderer
 from bot.delivery.sending import Requests, install, json_body
 from bot.pacing import Pacer, paced
+from bot.response_types import keep
 from storage.alert_tables import DeliveryState
 from storage.lease import default_holder_id
 from storage.outbox import (
@@ -87,10 +87,10 @@ Clock = Callable[[], datetime]
 # The flag is set only on alerts beyond the free limit's window, so each flagged one costs PAID_STARS either way.
 PAID_RATE_MAX = 1000.0
 PAID_STARS = 0.1
-# aiogram reads every answer as `Response[SendMessage.__returning__]`; pydantic keeps that parametrised class only
-# weakly, so once the garbage collector freed it the next answer built its schema again (~50 ms, a twentieth of the
-# sender's CPU at 1,000 messages a second in bench/sender_loop.py). Held here, it is built once.
-_SEND_RESPONSE = Response[Message]
+# aiogram reads every answer as `Response[SendMessage.__returning__]`, which pydantic keeps only weakly: held here
+# (bot.response_types) even on a bot without gpuradar.app's middlewares, or each full garbage collection made the
+# next answer build its schema again (~50 ms; a twentieth of the sender's CPU in bench/sender_loop.py --deliver).
+keep(Message)
 _SHORT_SLEEP = 0.05  # seconds: waits up to this long are plain sleeps (a stop is noticed at their end)
 
 
