@@ -243,14 +243,20 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
                 break
         stars = host.sender.stats.stars_spent if not args.on_loop else 0.0
         cpu = cpu_clock() - cpu0
+        split = ""
+        if not args.on_loop and host._thread is not None:  # user and system (kernel: socket writes) time
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(f"/proc/self/task/{host._thread.native_id}/stat").read_text().rsplit(")", 1)[1].split()
+                tick = os.sysconf("SC_CLK_TCK")
+                split = f" (whole run: user {int(fields[11]) / tick:.1f} s, system {int(fields[12]) / tick:.1f} s)"
         if profiler is not None:
             async def _disable() -> None:
                 profiler.disable()
 
             await host.call(_disable)
             profiler.dump_stats(args.profile)
-        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched, sender CPU {cpu:.1f} s; "
-              f"Stars counted {stars:.1f}", flush=True)
+        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched, sender CPU {cpu:.1f} s"
+              f"{split}; Stars counted {stars:.1f}", flush=True)
         args.deliver = False
         args.delivered = True
         clock_at[0] = T0 + timedelta(minutes=11)

@@ -16,16 +16,17 @@ from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.alert_texts import MAX_STOP_BUTTONS, pack_messages, render_block, render_offer, stop_buttons
+from bot.alert_texts import MAX_STOP_BUTTONS, pack_messages, reason_line, render_offer, stop_buttons
 from bot.callbacks import AlertCb
 from core.availability import WindowStats
-from storage.outbox import PlannedDelivery, UserPlan
+from storage.outbox import AlertItem, PlannedDelivery, UserPlan
 
 log = logging.getLogger(__name__)
 
 SHARED_PARTS = 8192  # offers' rendered parts kept (per event, language, currency): a poll's worth of events
 SHARED_BLOCKS = 32_768  # offers' whole blocks kept (per event, language, currency, reasons' wording)
 SHARED_LABELS = 8192  # stop buttons' labels kept (per language, query text)
+SHARED_LINES = 32_768  # reasons' lines kept (per language, wording and card)
 
 
 def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, cap: int) -> Any:
@@ -45,6 +46,7 @@ class DigestRenderer:
         # and cap (most of a poll's thousands) share it.
         self._blocks: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._labels: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._lines: OrderedDict[tuple[Any, ...], str] = OrderedDict()
 
     def render(self, plan: UserPlan, weeks: dict[str, WindowStats] | None = None) -> list[PlannedDelivery]:
         """`weeks`: the alerted offers' groups' last 7 days, by offer key (storage.availability)."""
@@ -66,7 +68,7 @@ class DigestRenderer:
                             week = (weeks or {}).get(item.event.offer.key)
                             parts = _remember(self._offer_parts, key,
                                               render_offer(item.event, plan.lang, plan.currency, week), SHARED_PARTS)
-                        block = render_block(item.event, item.reasons, plan.lang, plan.currency, parts)
+                        block = self._block(item, plan.lang, parts)
                     except (KeyError, TypeError, ValueError) as e:  # a malformed event fails alone
                         log.warning("alert event %s cannot be rendered: %s", item.event_id, e)
                         continue
@@ -75,6 +77,24 @@ class DigestRenderer:
             out.extend(PlannedDelivery(plan.user_id, chat_id, m.text, self.markup(m.subscriptions, plan.lang))
                        for m in pack_messages(blocks, plan.lang, grouping=plan.grouping))
         return out
+
+    def _block(self, item: AlertItem, lang: str, parts: tuple[str, str]) -> str:
+        """`render_block(item.event, item.reasons, lang, currency, parts)`, its reason lines shared: a line says the
+        reader's query and cap, and of the offer only its card, so a user's lines repeat over every offer of their
+        digest and readers with the same query share them."""
+        offer = item.event.offer
+        head, order = parts
+        lines = [head]
+        for r in item.reasons:
+            key = (lang, r.kind, r.query_text, r.max_price, r.max_price_currency, r.need_gib, r.usable_gib,
+                   r.gpu_name, r.price_basis, r.tight, offer.gpu, offer.gpu_name, offer.fraction, offer.gpu_memory_gb)
+            line = self._lines.get(key)
+            if line is None:
+                line = _remember(self._lines, key, reason_line(r, offer, lang), SHARED_LINES)
+            lines.append(line)
+        if order:
+            lines.append(order)
+        return "\n".join(lines)
 
     def needs_week(self, event_id: int, lang: str, currency: str) -> bool:
         """Whether rendering this event for this language and currency still needs its offer's last 7 days (its
