@@ -220,13 +220,14 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
 
     if args.deliver:  # the delivery of that one poll's alerts is measured: no more polls
         t = time.perf_counter()
+        cpu0 = await cpu_clock()
         while time.perf_counter() - t < args.deliver_timeout:
             await asyncio.sleep(0.5)
             if await host.idle():
                 break
         stars = (await host.report()).stats["stars_spent"]
-        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched; Stars counted "
-              f"{stars:.1f}", flush=True)
+        print(f"  delivery: idle {time.perf_counter() - t:.1f} s after the poll was matched, sender CPU "
+              f"{await cpu_clock() - cpu0:.1f} s; Stars counted {stars:.1f}", flush=True)
         args.deliver = False
         args.delivered = True
         flag.touch()

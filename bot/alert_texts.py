@@ -61,6 +61,11 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
     return line
 
 
+def reason_line(reason: Reason, offer: Offer, lang: str) -> str:
+    """The line under an offer saying why it fits one subscription (what `render_block` writes per reason)."""
+    return _reason(reason, offer, lang)
+
+
 def render_offer(event: AlertEvent, lang: str, currency: str,
                  week: WindowStats | None = None) -> tuple[str, str]:
     """The parts of an offer's block every reader in this language and currency shares: headline, prices,

@@ -46,15 +46,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from aiogram import Bot
-from aiogram.types import InlineKeyboardMarkup
+from aiogram.methods import SendMessage
+from aiogram.types import InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.delivery.budget import StarsBudget
 from bot.delivery.claims import Claims, dead_local_owners
 from bot.delivery.jobs import ChatLine, Job
 from bot.delivery.planning import PLAN_USERS, DigestPlanner, quiet_until
 from bot.delivery.policy import Action, Verdict, classify
 from bot.delivery.rendering import DigestRenderer
+from bot.delivery.sending import Requests, install, json_body
 from bot.pacing import Pacer, paced
+from bot.response_types import keep
 from storage.alert_tables import DeliveryState
 from storage.lease import default_holder_id
 from storage.outbox import (
@@ -69,6 +73,7 @@ from storage.outbox import (
     requeue_delivery,
     unfinished_deliveries,
 )
+from storage.paid_spend import BudgetPeriod
 
 __all__ = ["AlertSender", "NoMetrics", "SenderMetrics", "SenderStats", "dead_local_owners", "quiet_until",
            "run_standalone"]
@@ -82,6 +87,10 @@ Clock = Callable[[], datetime]
 # The flag is set only on alerts beyond the free limit's window, so each flagged one costs PAID_STARS either way.
 PAID_RATE_MAX = 1000.0
 PAID_STARS = 0.1
+# aiogram reads every answer as `Response[SendMessage.__returning__]`, which pydantic keeps only weakly: held here
+# (bot.response_types) even on a bot without gpuradar.app's middlewares, or each full garbage collection made the
+# next answer build its schema again (~50 ms; a twentieth of the sender's CPU in bench/sender_loop.py --deliver).
+keep(Message)
 _SHORT_SLEEP = 0.05  # seconds: waits up to this long are plain sleeps (a stop is noticed at their end)
 
 
@@ -121,7 +130,8 @@ class SenderStats:
     failed: int = 0
     resumed_sending: int = 0  # deliveries found "sending" at start: possible duplicates
     paid_sent: int = 0  # sends that asked for a paid broadcast (beyond the free limit)
-    stars_spent: float = 0.0  # what those cost at PAID_STARS each (attempts counted, so never under)
+    stars_spent: float = 0.0  # what those cost at PAID_STARS each (attempts counted, so never under); this
+    # process's part: the period's total, every sender and restart, is in the database (storage.paid_spend)
     per_chat_sent: dict[int, int] = field(default_factory=lambda: defaultdict(int))
 
 
@@ -138,8 +148,12 @@ class AlertSender:
                  clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0,
                  metrics: SenderMetrics | None = None, fanout: FanOut | None = None,
                  pacer: Pacer | None = None, paid_broadcast: bool = False, paid_rate: float = PAID_RATE_MAX,
-                 paid_budget_stars: float = 0.0) -> None:
+                 paid_budget_stars: float = 0.0, paid_budget_period: BudgetPeriod = "month") -> None:
         self.bot = bot
+        # The sender's sendMessage calls go as JSON bodies (bot.delivery.sending: aiogram's urlencoded form cost
+        # more CPU than the rest of a message's sending together); False: another session, aiogram's way.
+        self._json = install(bot)
+        self._requests = Requests()
         self.metrics: SenderMetrics = metrics or NoMetrics()
         self.sessionmaker = sessionmaker
         self.time_scale = time_scale
@@ -150,15 +164,22 @@ class AlertSender:
         # Paid broadcasts (Bot API sendMessage `allow_paid_broadcast`): while the budget lasts, alerts are paced at
         # `paid_rate` overall by a limiter of their own, and the free limiter above only counts the alerts that
         # fit its window; each alert beyond it carries the flag and is counted at PAID_STARS. Replies keep the free
-        # limiter (and go first: while one waits, every alert is a paid one).
+        # limiter (and go first: while one waits, every alert is a paid one). The budget is per period (a UTC
+        # calendar month by default) and counted in the database before the sends (bot.delivery.budget), so a
+        # restarted sender, or another replica, goes on counting within the same period.
         self.free_pacer = self.pacer
-        self.paid = paid_broadcast and paid_budget_stars >= PAID_STARS
         self.paid_budget_stars = paid_budget_stars
+        cap = int(paid_budget_stars / PAID_STARS + 1e-9)  # paid attempts the budget pays for, per period
+        self.paid = paid_broadcast and cap >= 1
+        self._paid_pacer: Pacer | None = None
+        self.budget: StarsBudget | None = None
         if self.paid:
             rate = min(PAID_RATE_MAX, paid_rate)
-            self.pacer = Pacer(rate / time_scale, chat_interval * time_scale, window=time_scale,
-                               per_window=max(1, int(rate)))
-            workers = max(workers, int(rate / 20))  # ~50 ms a request: enough of them in flight for the rate
+            self._paid_pacer = self.pacer = Pacer(rate / time_scale, chat_interval * time_scale, window=time_scale,
+                                                  per_window=max(1, int(rate)))
+            workers = max(workers, int(rate / 8))  # requests in flight for the rate even at ~100 ms a round trip
+            self.budget = StarsBudget(sessionmaker, self._write, cap=cap, slice_size=max(1, int(rate / 10)),
+                                      period=paid_budget_period, clock=clock)
         self.workers = workers
         self.poll_interval = poll_interval
         self.batch = batch  # messages kept ready in memory; users are planned lazily so backlogs merge into digests
@@ -231,6 +252,9 @@ class AlertSender:
             if heartbeat is not None:
                 heartbeat.cancel()
             await asyncio.gather(*workers, *([heartbeat] if heartbeat else []), return_exceptions=True)
+            if self.budget is not None:
+                with contextlib.suppress(Exception):
+                    await self.budget.close()  # what was reserved and not sent goes back to the period's budget
             with contextlib.suppress(Exception):
                 await self.claims.release()
             self._done.set()
@@ -250,6 +274,8 @@ class AlertSender:
             try:
                 await self.claims.renew()
                 await self._resume_unfinished()
+                if self.budget is not None and not self.paid and self.budget.period_changed():
+                    self._paid_on()  # a new budget period began: paid broadcasts may go on
             except Exception:  # the database is away: sends pause once the claim margin runs out (Claims.hold)
                 log.warning("renewing alert claims failed", exc_info=True)
 
@@ -370,17 +396,19 @@ class AlertSender:
                 async with self._write() as session:
                     await mark_sending(session, job.id, self.clock())
                 job.marked = True
-            paid = self._paid_slot(job)
+            paid = await self._paid_slot(job)
             if paid is None:
                 continue  # the budget ran out just now: this one waits for a free slot instead
             job.attempts += 1
             try:
-                with paced():  # this slot was taken above: the session's limiter must not take another
-                    message = await self.bot.send_message(
-                        chat_id=job.chat_id, text=job.text, parse_mode="HTML",
-                        reply_markup=InlineKeyboardMarkup.model_validate(job.reply_markup)
-                        if job.reply_markup else None,
-                        request_timeout=int(self.request_timeout), allow_paid_broadcast=True if paid else None)
+                if self._json:
+                    body = self._requests.body(job.chat_id, job.text, job.reply_markup, paid)
+                    with paced(), json_body(body, self.request_timeout):  # paced: this slot was taken above
+                        message = await self.bot(self._requests.method(job.chat_id, job.text),
+                                                 request_timeout=int(self.request_timeout))
+                else:
+                    with paced():  # this slot was taken above: the session's limiter must not take another
+                        message = await self.bot(self._request(job, paid), request_timeout=int(self.request_timeout))
             except Exception as e:
                 verdict = classify(e)
                 if verdict is None:
@@ -395,27 +423,49 @@ class AlertSender:
             self.stats.per_chat_sent[job.chat_id] += 1
             return
 
-    def _paid_slot(self, job: Job) -> bool | None:
+    @staticmethod
+    def _request(job: Job, paid: bool) -> SendMessage:
+        """The job's request, validated once (at its first attempt, or after its chat moved), then only copied with
+        the paid flag: aiogram's `Bot.send_message` validated the request and its buttons again at every send."""
+        request = job.request
+        if request is None or request.chat_id != job.chat_id:
+            markup = InlineKeyboardMarkup.model_validate(job.reply_markup) if job.reply_markup else None
+            request = job.request = SendMessage(chat_id=job.chat_id, text=job.text, parse_mode="HTML",
+                                                reply_markup=markup)
+        return request.model_copy(update={"allow_paid_broadcast": True}) if paid else request
+
+    async def _paid_slot(self, job: Job) -> bool | None:
         """With paid broadcasts on: False when the free limit has room for this alert (it is counted there, no
-        fee), True when it goes as a paid one (its fee counted), None when the budget cannot pay for it (paid
-        broadcasts end here: from now on the free limiter paces every alert). Off: always False."""
-        if not self.paid:
-            return False
-        # Telegram's free ~30 a second counts every message, paid or not (the fee is for those beyond it): the free
-        # limiter counts them all, so a message goes unflagged only where it is sure to be inside the free ones.
-        if self.free_pacer.room():
-            self.free_pacer.started(job.chat_id)
-            return False
-        if self.stats.stars_spent + PAID_STARS > self.paid_budget_stars + 1e-9:
-            self.paid = False
-            self.pacer = self.free_pacer
-            log.warning("paid broadcasts stop: %.1f of %.1f Stars spent; alerts go at the free rate",
-                        self.stats.stars_spent, self.paid_budget_stars)
-            return None
-        self.stats.paid_sent += 1
-        self.stats.stars_spent += PAID_STARS
-        self.free_pacer.started(job.chat_id)
-        return True
+        fee), True when it goes as a paid one (its fee taken from the period's budget in the database first), None
+        when the budget cannot pay for it (paid broadcasts end here, until the next period: the free limiter paces
+        every alert). Off: always False."""
+        while self.paid and self.budget is not None:
+            # Telegram's free ~30 a second counts every message, paid or not (the fee is for those beyond it): the
+            # free limiter counts them all, so a message goes unflagged only where it is sure to be inside the free
+            # ones.
+            if self.free_pacer.room():
+                self.free_pacer.started(job.chat_id)
+                return False
+            if self.budget.take():
+                self.stats.paid_sent += 1
+                self.stats.stars_spent += PAID_STARS
+                self.free_pacer.started(job.chat_id)
+                return True
+            if not await self.budget.refill():
+                if self.paid:
+                    self.paid = False
+                    self.pacer = self.free_pacer
+                    log.warning("paid broadcasts stop: the %s budget of %.1f Stars is spent (%.1f by this sender); "
+                                "alerts go at the free rate", self.budget.current(), self.paid_budget_stars,
+                                self.stats.stars_spent)
+                return None
+        return False
+
+    def _paid_on(self) -> None:
+        assert self._paid_pacer is not None
+        self.paid = True
+        self.pacer = self._paid_pacer
+        log.info("paid broadcasts start again: a new budget period (%s)", self.budget and self.budget.current())
 
     async def _act(self, job: Job, verdict: Verdict) -> bool:
         """Carry out what the policy said of a failed send; True: send this job again now."""

@@ -6,7 +6,7 @@ server (`gpuradar/web.py` imports `WebSettings` from here, not the other way rou
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -108,10 +108,13 @@ class SenderSettings(BaseModel):
     alert_share: float = Field(default=0.8, gt=0, lt=1)
     # Paid broadcasts (Bot API sendMessage `allow_paid_broadcast`: up to 1,000 messages a second, 0.1 Star each
     # beyond the free limit, from the bot's Stars balance): alerts go at up to `paid_broadcast_rate` a second while
-    # `paid_broadcast_budget_stars` lasts (counted by each sender process from its start), then at the free rate.
+    # `paid_broadcast_budget_stars` lasts, then at the free rate until the next period. The budget is per
+    # `paid_broadcast_budget_period` (a UTC calendar "month" or "day"), counted in the database by every sender of
+    # the bot together: a restart or another replica goes on counting within the same period.
     paid_broadcast: bool = False
     paid_broadcast_rate: float = Field(default=1000.0, gt=0, le=1000)
     paid_broadcast_budget_stars: float = Field(default=0.0, ge=0)
+    paid_broadcast_budget_period: Literal["month", "day"] = "month"
 
 
 class Settings(BaseSettings):

@@ -85,3 +85,14 @@ class AlertDelivery(Base):
     # `leases` table): renewed while it lives; once lapsed, another sender takes the message over (bot/sender.py).
     claimed_by: Mapped[str | None] = mapped_column(String(255), index=True)
     claim_expires_at: Mapped[float | None] = mapped_column(Float)
+
+
+class PaidBroadcastSpend(Base):
+    """Paid broadcasts' spending per budget period (`storage.paid_spend`): the paid attempts senders have taken out
+    of the period's budget, each 0.1 Star. Taken before the messages are sent, so a sender that restarts, or runs
+    beside others for the same bot, goes on counting from what was taken (issue 26)."""
+
+    __tablename__ = "paid_broadcast_spend"
+
+    period: Mapped[str] = mapped_column(String(16), primary_key=True)  # "2026-12" (a UTC month) or "2026-12-02"
+    attempts: Mapped[int] = mapped_column(BigInteger)

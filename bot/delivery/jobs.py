@@ -22,6 +22,7 @@ class Job:
     attempts: int = 0
     since_chat: float | None = None  # seconds between this attempt's start and the chat's previous start
     marked: bool = False  # its state "sending" is committed (a retry after an attempt that may have arrived)
+    request: Any = None  # its aiogram SendMessage, built at the first attempt (bot.sender.AlertSender._request)
 
 
 class ChatLine:

@@ -66,7 +66,8 @@ def handle(args: argparse.Namespace) -> int:
         sender = settings.sender
         alerts = alert_hook(batch=sender.batch, poll_interval=sender.poll_interval, claim_ttl=sender.claim_ttl,
                             paid_broadcast=sender.paid_broadcast, paid_rate=sender.paid_broadcast_rate,
-                            paid_budget_stars=sender.paid_broadcast_budget_stars)
+                            paid_budget_stars=sender.paid_broadcast_budget_stars,
+                            paid_budget_period=sender.paid_broadcast_budget_period)
         app = App(settings, alerts=alerts, scrape=not args.no_scrape, serve_web=True,
                   webhook=True if args.webhook else None)
     except WebhookSettingsError as e:

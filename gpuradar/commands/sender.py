@@ -32,7 +32,8 @@ async def _run(settings: object) -> int:
         s = settings.sender
         return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=s.claim_ttl, metrics=METRICS,
                                     pacer=pacer, paid_broadcast=s.paid_broadcast, paid_rate=s.paid_broadcast_rate,
-                                    paid_budget_stars=s.paid_broadcast_budget_stars)
+                                    paid_budget_stars=s.paid_broadcast_budget_stars,
+                                    paid_budget_period=s.paid_broadcast_budget_period)
     finally:
         await bot.session.close()
         await engine.dispose()

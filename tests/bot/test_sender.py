@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from aiogram import Bot
@@ -309,7 +310,7 @@ async def test_paid_broadcasts_go_past_the_free_limit(tg, bot, sm) -> None:
     assert tg.stats.stars_charged <= paying.stats.stars_spent + 1e-9  # never more than we counted
 
 
-def test_paid_broadcasts_end_when_the_budget_cannot_pay_for_one_more(bot, sm) -> None:
+async def test_paid_broadcasts_end_when_the_budget_cannot_pay_for_one_more(bot, sm) -> None:
     """The budget is a hard stop: with the free window full, 2.0 Stars pay for exactly 20 paid alerts; the 21st
     ends paid broadcasts (it waits for a free slot) and from then on alerts are paced by the free limiter."""
     from bot.delivery.jobs import Job
@@ -319,11 +320,84 @@ def test_paid_broadcasts_end_when_the_budget_cannot_pay_for_one_more(bot, sm) ->
     assert paying.pacer is not free and paying.pacer.global_rate == 1000
     for chat in range(29):
         free.started(chat)  # the free window is full
-    got = [paying._paid_slot(Job(i, i, i, "x", None)) for i in range(100, 125)]
+    got = [await paying._paid_slot(Job(i, i, i, "x", None)) for i in range(100, 125)]
     assert got[:20] == [True] * 20 and got[20] is None
     assert paying.stats.paid_sent == 20 and paying.stats.stars_spent == pytest.approx(2.0)
     assert not paying.paid and paying.pacer is free
     assert set(got[21:]) == {False}  # paid broadcasts are off: no flag, no fee
+
+
+async def test_a_restarted_sender_goes_on_counting_the_periods_budget(tg, bot, sm) -> None:
+    """Issue 26: the Stars budget is the period's (a UTC month), counted in the database before the sends, not
+    from each sender's start. 3.0 Stars pay for 30 paid attempts; a first sender sends 60 alerts with a free limit
+    of 1 per window (so it wants far more than 30 paid ones), stops; a second, new sender sends the next poll's 60:
+    together they never ask Telegram for more than 30 paid attempts, every alert reaches its user once per poll,
+    and the period's row holds exactly the attempts made (a clean stop gives back what it reserved and did not
+    use). Windows are scaled to a tenth of a second (the stand-in's and the sender's alike)."""
+    from storage.paid_spend import paid_spent, period_key
+
+    users = 60
+    for uid in range(1, users + 1):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    tg.enforce_limits(global_rate=1, per_chat_rate=1, window=0.1, paid_rate=1000)
+    options = {"paid_broadcast": True, "paid_rate": 1000, "paid_budget_stars": 3.0, "global_rate": 1.0,
+               "time_scale": 0.1}
+    first = sender(bot, sm, **options)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-a"))])
+    async with Running(first):
+        await until(lambda: all_done(sm), limit=60)
+    restarted = sender(bot, sm, **options)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-b", location="eu"))])
+    async with Running(restarted):
+        await until(lambda: all_done(sm), limit=60)
+    assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 2 for uid in range(1, users + 1)}
+    asked = [c for c in tg.calls_of("sendMessage") if c.params.get("allow_paid_broadcast") in (True, "true")]
+    assert first.stats.paid_sent > 0
+    assert len(asked) == first.stats.paid_sent + restarted.stats.paid_sent <= 30  # every attempt, answered or not
+    assert tg.stats.stars_charged <= 3.0 + 1e-9
+    async with sm() as s:
+        assert await paid_spent(s, period_key(datetime.now(UTC), "month")) == len(asked)
+
+
+async def test_stars_reserved_by_a_killed_sender_stay_counted(sm) -> None:
+    """A sender reserves paid attempts before it sends them; one killed before it gave back the unused ones leaves
+    them counted (the budget errs towards spending less, never more), and the next sender gets only the rest."""
+    from bot.delivery.budget import StarsBudget
+
+    def write() -> Any:
+        return _write(sm)
+
+    now = lambda: datetime(2026, 12, 2, 3, 0, tzinfo=UTC)  # noqa: E731
+    killed = StarsBudget(sm, write, cap=25, slice_size=10, period="month", clock=now)
+    assert await killed.refill() and killed.left == 10
+    assert all(killed.take() for _ in range(3))  # 3 sent, 7 reserved and unused when it is killed (no give-back)
+    assert killed._topping is None  # 7 left is over half a slice: no top-up yet
+    nxt = StarsBudget(sm, write, cap=25, slice_size=10, period="month", clock=now)
+    taken = 0
+    while await nxt.refill():
+        while nxt.take():
+            taken += 1
+        await until(lambda: nxt._topping is None)
+    assert taken == 25 - 10  # the rest of the period's budget, not a fresh 25
+    assert await nxt.spent() == 25  # everything reserved counts
+    assert not nxt.period_changed()
+    # A new month starts from nothing, and the sender whose budget was spent may pay again.
+    clock = [datetime(2027, 1, 1, 0, 0, tzinfo=UTC)]
+    nxt.clock = lambda: clock[0]
+    assert nxt.period_changed() and await nxt.refill() and nxt.left == 10
+    assert await nxt.spent() == 10
+
+
+def _write(sm: Any) -> Any:
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def go() -> Any:
+        async with sm() as session, session.begin():
+            yield session
+
+    return go()
 
 
 async def test_without_paid_broadcasts_no_alert_asks_for_one(tg, bot, sm) -> None:
