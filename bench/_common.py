@@ -152,13 +152,13 @@ def _largest_containers(limit: int = 12) -> list[tuple[str, int]]:
 def _sender_sizes(app: Any) -> dict[str, int]:
     """The alert sender's structures, when it runs in this process (a thread of it on main)."""
     sender = getattr(app, "_sender", None)
-    sender = getattr(sender, "sender", sender)
-    fanout = getattr(getattr(sender, "planner", None), "fanout", None)
-    if fanout is None:
+    planner: Any = getattr(getattr(sender, "sender", sender), "planner", None)
+    fanout = getattr(planner, "fanout", None)
+    if planner is None or fanout is None:
         return {}
     pending = dict(fanout.pending)
     return {"pending_users": len(pending), "pending_pairs": sum(len(v) for v in pending.values()),
-            "events": len(fanout._events), "held": len(sender.planner.held), "blocked": len(sender.planner.blocked)}
+            "events": len(fanout._events), "held": len(planner.held), "blocked": len(planner.blocked)}
 
 
 def _top(stats: list[Any], n: int = 12) -> list[dict[str, Any]]:
