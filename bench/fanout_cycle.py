@@ -41,18 +41,18 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import insert, select, text  # noqa: E402
+from sqlalchemy import select, text  # noqa: E402
 
 import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
+from bench._common import T0, store_users_and_subscriptions  # noqa: E402
 from bench.match import PROVIDERS as MATCH_PROVIDERS  # noqa: E402
-from bench.match import make_watches  # noqa: E402
 from core.gpus import GPUS  # noqa: E402
 from core.offers import Billing, Offer, Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
@@ -60,11 +60,10 @@ from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import record_poll  # noqa: E402
 from storage.migrate import upgrade_async  # noqa: E402
 from storage.outbox import OutboxWriter, delivery_counts  # noqa: E402
-from storage.user_tables import Subscription, User  # noqa: E402
+from storage.user_tables import Subscription  # noqa: E402
 
 TOKEN = "123456:BENCH-token"
 RATES = Rates(rub_per={"USD": 80.0, "EUR": 90.0})
-T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 PROVIDER_NAMES = [*MATCH_PROVIDERS, "lambda", "datacrunch", "tensordock"]
 
 
@@ -110,28 +109,7 @@ async def populate(url: str, args: argparse.Namespace) -> dict[str, list[Offer]]
     await upgrade_async(url)
     engine = make_engine(url)
     sm = make_sessionmaker(engine)
-    rng = random.Random(args.seed)
-    watches = make_watches(args.subs, rng)
-    users = [{"id": uid, "chat_id": uid, "lang": "ru" if uid % 3 else "en", "lang_chosen": True,
-              "currency": "RUB" if uid % 3 else "USD", "tz_offset_minutes": 0, "grouping": True, "active": True,
-              "created_at": T0} for uid in range(1, args.users + 1)]
-    subs = []
-    for i, w in enumerate(watches):
-        uid = 1 + (i % args.users)
-        subs.append({"user_id": uid, "chat_id": uid, "kind": "workload" if w.min_gib_by_count else "gpu",
-                     "query_text": f"watch {i}", "gpu_ids": sorted(w.gpu_ids) if w.gpu_ids else None,
-                     "workload_json": None,
-                     "min_gib_by_count": {str(k): v for k, v in w.min_gib_by_count.items()}
-                     if w.min_gib_by_count else None,
-                     "max_price": w.max_price, "price_currency": w.currency, "price_basis": w.price_basis,
-                     "providers": sorted(w.providers) if w.providers else None, "gpu_count": w.gpu_count,
-                     "billing": w.billing, "region": None,
-                     "paused": False, "created_at": T0})
-    async with sm() as s, s.begin():
-        for i in range(0, len(users), 5000):
-            await s.execute(insert(User), users[i:i + 5000])
-        for i in range(0, len(subs), 5000):
-            await s.execute(insert(Subscription), subs[i:i + 5000])
+    await store_users_and_subscriptions(sm, args.users, args.subs, args.seed)
     rng = random.Random(args.seed + 1)
     catalog = {name: provider_offers(name, args.configs, rng) for name in PROVIDER_NAMES[:args.providers]}
     for name, offers in catalog.items():

@@ -34,6 +34,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._common import stop_bot  # noqa: E402
 from bench.inline import offers  # noqa: E402
 from bench.scrape import _fresh_pg, vast_payload  # noqa: E402
 from core.offers import Rates  # noqa: E402
@@ -197,7 +198,9 @@ async def main(args: argparse.Namespace) -> None:
             log = open(Path(tmp) / "bot.log", "wb")  # noqa: SIM115  # closed below, after the process
             started = time.perf_counter()
             env = bot_env(url, tg, server.base_url if args.leader else None)
-            cmd = [sys.executable, "-m", "gpuradar.cli", "run", *([] if args.leader else ["--no-scrape"])]
+            # BENCH_MEMPROFILE=FILE: the bot through bench/_common.py's wrapper, which dumps its memory profile there
+            entry = "bench._common" if os.environ.get("BENCH_MEMPROFILE") else "gpuradar.cli"
+            cmd = [sys.executable, "-m", entry, "run", *([] if args.leader else ["--no-scrape"])]
             proc = await asyncio.create_subprocess_exec(*cmd, cwd=tmp, env=env, stdout=log, stderr=log)
             try:
                 await until_healthy(env["WEB__PORT"], proc)  # started: migrated, offers cached, polling
@@ -219,16 +222,7 @@ async def main(args: argparse.Namespace) -> None:
             finally:
                 if market is not None:
                     market.cancel()
-                if proc.returncode is None:
-                    proc.terminate()
-                    try:
-                        await asyncio.wait_for(proc.wait(), 30)
-                    except TimeoutError:
-                        proc.kill()
-                        await proc.wait()
-                log.close()
-                if proc.returncode not in (0, -15) or sys.exc_info()[0] is not None:
-                    print((Path(tmp) / "bot.log").read_text()[-3000:])
+                await stop_bot(proc, log, Path(tmp) / "bot.log", 30)
     print(f"seed {args.seed}; database {'PostgreSQL' if args.postgres else 'SQLite'}; load average "
           f"{os.getloadavg()[0]:.1f}")
     role = (f"the scraping leader ({len(server.requests_to(VAST_PATH))} polls of a 10,000-listing marketplace "

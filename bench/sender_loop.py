@@ -30,7 +30,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import random
-import statistics
 import sys
 import tempfile
 import threading
@@ -46,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import delete, func, insert, select, update  # noqa: E402
 
 import gpuradar  # noqa: E402, F401 (the wiring: the provider catalog)
+from bench._common import p99, seeded_sqlite  # noqa: E402
 from bench.fanout_cycle import RATES, T0, change, poll, populate  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
 from storage.db import make_engine, make_sessionmaker  # noqa: E402
@@ -105,10 +105,6 @@ class Probe:
     async def stop(self) -> None:
         self._stop.set()
         await asyncio.gather(*self._tasks)
-
-
-def p99(xs: list[float]) -> float:
-    return statistics.quantiles(xs, n=100)[98] if len(xs) >= 2 else (xs[0] if xs else 0.0)
 
 
 def report(label: str, lags: list[float], replies: list[float], cpu: float, wall: float) -> None:
@@ -319,26 +315,7 @@ def main() -> None:
         url = f"sqlite+aiosqlite:///{Path(tmp) / 'sender.sqlite3'}"
         t = time.perf_counter()
         cache = Path(args.db_cache) if args.db_cache else None
-        if cache is not None and cache.exists():
-            import pickle
-            import shutil
-
-            from storage.migrate import upgrade_async
-
-            shutil.copyfile(cache, Path(tmp) / "sender.sqlite3")
-            catalog = pickle.loads(cache.with_suffix(".pickle").read_bytes())
-            asyncio.run(upgrade_async(url))  # the cache may predate this checkout's migrations
-        else:
-            catalog = asyncio.run(populate(url, args))
-            if cache is not None:
-                import pickle
-                import shutil
-                import sqlite3
-
-                with sqlite3.connect(Path(tmp) / "sender.sqlite3") as conn:
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                shutil.copyfile(Path(tmp) / "sender.sqlite3", cache)
-                cache.with_suffix(".pickle").write_bytes(pickle.dumps(catalog))
+        catalog = asyncio.run(seeded_sqlite(Path(tmp) / "sender.sqlite3", cache, lambda u: populate(u, args)))
         print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions, {len(catalog)} x {args.configs:,} offers "
               f"({time.perf_counter() - t:.0f} s); sender {'on the probed loop' if args.on_loop else 'off it'}; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)

@@ -25,88 +25,28 @@ import contextlib
 import json
 import os
 import random
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
-
-
-def p99(xs: list[float]) -> float:
-    return statistics.quantiles(xs, n=100)[98] if len(xs) >= 2 else (xs[0] if xs else 0.0)
-
-
-# ---------------------------------------------------------------------------------------------- the bot's side
-def run_bot(probe_file: str) -> int:
-    """`gpuradar run`, plus a loop-lag probe started once the app has started."""
-    import gpuradar.app as app_module
-    from gpuradar.cli import main
-
-    original = app_module.App.start
-
-    async def start(self: Any, bot: Any = None) -> None:
-        await original(self, bot)
-        asyncio.get_running_loop().create_task(_probe(probe_file))
-
-    app_module.App.start = start  # type: ignore[method-assign]
-    return main(["run"])
-
-
-async def _probe(path: str) -> None:
-    loop = asyncio.get_running_loop()
-    lags: list[float] = []
-    last = loop.time()
-    while True:
-        t = loop.time()
-        await asyncio.sleep(0.001)
-        lags.append(loop.time() - t - 0.001)
-        if t - last >= 5.0:
-            with open(path, "a") as f:
-                f.write(json.dumps({"at": time.time(), "lags": [round(x, 5) for x in lags if x > 0.002],
-                                    "n": len(lags), "max": max(lags)}) + "\n")
-            lags, last = [], t
+from bench._common import p99, run_bot, seeded_sqlite, stop_bot, store_users_and_subscriptions  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------- the driver
 async def populate(url: str, args: argparse.Namespace) -> None:
-    from sqlalchemy import insert
-
-    from bench.fanout_cycle import T0
-    from bench.match import make_watches
     from storage.db import make_engine, make_sessionmaker
     from storage.migrate import upgrade_async
-    from storage.user_tables import Subscription, User
 
     await upgrade_async(url)
     engine = make_engine(url)
-    sm = make_sessionmaker(engine)
-    rng = random.Random(args.seed)
-    watches = make_watches(args.subs, rng)
-    users = [{"id": uid, "chat_id": uid, "lang": "ru" if uid % 3 else "en", "lang_chosen": True,
-              "currency": "RUB" if uid % 3 else "USD", "tz_offset_minutes": 0, "grouping": True, "active": True,
-              "created_at": T0} for uid in range(1, args.users + 1)]
-    subs = []
-    for i, w in enumerate(watches):
-        uid = 1 + (i % args.users)
-        subs.append({"user_id": uid, "chat_id": uid, "kind": "workload" if w.min_gib_by_count else "gpu",
-                     "query_text": f"watch {i}", "gpu_ids": sorted(w.gpu_ids) if w.gpu_ids else None,
-                     "min_gib_by_count": {str(k): v for k, v in w.min_gib_by_count.items()}
-                     if w.min_gib_by_count else None, "max_price": w.max_price, "price_currency": w.currency,
-                     "price_basis": w.price_basis, "providers": None, "gpu_count": w.gpu_count,
-                     "billing": None, "region": None, "paused": False, "created_at": T0})
-    async with sm() as s, s.begin():
-        for i in range(0, len(users), 5000):
-            await s.execute(insert(User), users[i:i + 5000])
-        for i in range(0, len(subs), 5000):
-            await s.execute(insert(Subscription), subs[i:i + 5000])
+    await store_users_and_subscriptions(make_sessionmaker(engine), args.users, args.subs, args.seed)
     await engine.dispose()
 
 
@@ -139,16 +79,7 @@ async def drive(args: argparse.Namespace) -> None:
         url = f"sqlite+aiosqlite:///{db}"
         t = time.perf_counter()
         cache = Path(args.db_cache) if args.db_cache else None
-        if cache is not None and cache.exists():
-            shutil.copyfile(cache, db)
-        else:
-            await populate(url, args)
-            if cache is not None:
-                import sqlite3
-
-                with sqlite3.connect(db) as conn:
-                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                shutil.copyfile(db, cache)
+        await seeded_sqlite(db, cache, lambda u: populate(u, args))
         print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions stored ({time.perf_counter() - t:.0f} s); "
               f"{args.minutes:g} minutes; load average {os.getloadavg()[0]:.2f}", flush=True)
         probe_file = Path(tmp) / "lag.jsonl"
@@ -220,16 +151,7 @@ async def drive(args: argparse.Namespace) -> None:
                     await asyncio.sleep(0.005)
             finally:
                 market.cancel()
-                if proc.returncode is None:
-                    proc.terminate()
-                    try:
-                        await asyncio.wait_for(proc.wait(), 60)
-                    except TimeoutError:
-                        proc.kill()
-                        await proc.wait()
-                log.close()
-                if proc.returncode not in (0, -15) or sys.exc_info()[0] is not None:
-                    print((Path(tmp) / "bot.log").read_text()[-3000:])
+                await stop_bot(proc, log, Path(tmp) / "bot.log", 60)
             accepted = Counter((int(c.params["chat_id"]), str(c.params["text"])) for c in tg.calls_of("sendMessage")
                                if c.status == 200 and "chat_id" in c.params)
             delivered, lost, doubled, states = await outcome(url, accepted)
@@ -260,7 +182,7 @@ def main() -> None:
     ap.add_argument("--as-bot", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.as_bot:
-        sys.exit(run_bot(args.as_bot))
+        sys.exit(run_bot(["run"], args.as_bot))
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(drive(args))
 

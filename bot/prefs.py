@@ -17,12 +17,27 @@ class Prefs:
     currency: str
 
 
+# Users remembered at most (the longest-unseen forgotten first). An entry is ~100 bytes (a dict slot and the user
+# id; the few (lang, currency) pairs are shared objects), so the cap is ~10 MB at worst, under the 50,000 users a
+# deployment is sized for by far: one forgotten user's inline answers use Telegram's language_code (and that
+# language's default currency) until their next message remembers them again.
+PREFS_KEPT = 100_000
+
+
 class PrefsCache:
-    def __init__(self) -> None:
-        self._prefs: dict[int, Prefs] = {}
+    def __init__(self, capacity: int = PREFS_KEPT) -> None:
+        self._prefs: dict[int, Prefs] = {}  # insertion order = least recently remembered first
+        self._shared: dict[tuple[str, str], Prefs] = {}
+        self.capacity = capacity
 
     def remember(self, user_id: int, lang: str, currency: str) -> None:
-        self._prefs[user_id] = Prefs(lang, currency)
+        prefs = self._shared.get((lang, currency))
+        if prefs is None:
+            prefs = self._shared[(lang, currency)] = Prefs(lang, currency)
+        self._prefs.pop(user_id, None)  # re-inserted: now the most recently remembered
+        self._prefs[user_id] = prefs
+        while len(self._prefs) > self.capacity:
+            del self._prefs[next(iter(self._prefs))]
 
     def get(self, user_id: int, language_code: str | None) -> Prefs:
         known = self._prefs.get(user_id)
@@ -30,3 +45,6 @@ class PrefsCache:
             return known
         lang = normalise_lang(language_code)
         return Prefs(lang, DEFAULT_CURRENCY[lang])
+
+    def __len__(self) -> int:
+        return len(self._prefs)

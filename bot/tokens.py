@@ -33,10 +33,16 @@ log = logging.getLogger(__name__)
 INLINE_MAX = 40  # characters of encoded text kept inline; leaves room for prefixes such as "sub_" and "o:12:"
 KEEP_FOR = timedelta(days=180)  # a link older than this may resolve to "expired" (a shared message lives long)
 PURGE_EVERY = timedelta(hours=6)
+# Hashed tokens this process remembers (the longest-unused forgotten first). Every inline answer page makes one
+# (its "Subscribe" link); an entry is its text (up to MAX_INPUT_CHARS) and a 17-character token, ~300 bytes in an
+# OrderedDict, so 50,000 held ~15 MB. The shared database holds them all (`query_tokens`): a forgotten one costs one
+# indexed read when its button is pressed, which a link shared long ago pays anyway.
+TOKENS_KEPT = 10_000
 
 
 class QueryTokens:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession] | None = None, capacity: int = 50_000) -> None:
+    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession] | None = None,
+                 capacity: int = TOKENS_KEPT) -> None:
         self._known: OrderedDict[str, str] = OrderedDict()
         self._capacity = capacity
         self._sessionmaker = sessionmaker

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import NamedTuple, Protocol, TypeVar, overload
 
 SPOT = "spot"
@@ -91,41 +92,58 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
     return [Ranked(k[7], k[8], k[9], k[10], k[0], _tight(tight_of, k[7])) for k in keyed]
 
 
+class _Ranker:
+    """Turns one offer into its `Ranked` for a currency, asking the job's hours once per (card, count)."""
+
+    __slots__ = ("currency", "hours", "hours_of", "tight_of")
+
+    def __init__(self, currency: str, hours_of: HoursOf | None, tight_of: TightOf | None) -> None:
+        self.currency = currency
+        self.hours_of = hours_of
+        self.tight_of = tight_of
+        self.hours: dict[tuple[str, int], float | None] = {}
+
+    def hours_for(self, o: RankableOffer) -> float | None:
+        if self.hours_of is None or o.fraction is not None or o.gpu is None:
+            return None
+        pair = (o.gpu, o.gpu_count)
+        if pair not in self.hours:
+            self.hours[pair] = self.hours_of(o.gpu, o.gpu_count)
+        return self.hours[pair]
+
+    def ranked(self, o: RankableOffer) -> Ranked:
+        price = o.per_hour(self.currency)
+        hours = self.hours_for(o) if price is not None else None
+        cost = hours * price if hours is not None and price is not None else None
+        return Ranked(o, price, hours, cost, o.billing == SPOT, _tight(self.tight_of, o))
+
+
+def _keyed(group: Sequence[RankableOffer], ranker: _Ranker) -> Iterator[tuple[_Key, Ranked]]:
+    # A free function of the ranker, not a method of RankedGroups: a generator holding the object that holds it
+    # is a reference cycle, and every answer's merge (a generator per offer group) would then wait for the cyclic
+    # collector, frozen heap and all (gpuradar/heap.py), instead of going with its last reference (bench/memory.py).
+    for o in group:
+        r = ranker.ranked(o)
+        yield _key(r), r
+
+
 class RankedGroups(Sequence[Ranked]):
     """`rank`'s order over offers that come in groups of one (card, count, slice, billing kind), each group already
     by price: a lazy k-way merge. Within a group the job's hours are the same, so cost follows price and the group
-    stays in order; only as many offers as a page needs are ever ranked, and the length is the groups' sizes."""
+    stays in order; only as many offers as a page needs are ever ranked, and the length is the groups' sizes.
+    Nothing it holds refers back to it (no reference cycle): it is freed as soon as the answer drops it."""
 
     def __init__(self, groups: Iterable[Sequence[RankableOffer]], currency: str, hours_of: HoursOf | None,
                  tight_of: TightOf | None = None) -> None:
-        self._tight_of = tight_of
         self._groups = [g for g in groups if g]
-        self._currency = currency
-        self._hours: dict[tuple[str, int], float | None] = {}
-        self._hours_of = hours_of
+        self._ranker = _Ranker(currency, hours_of, tight_of)
         self._len = sum(len(g) for g in self._groups)
         self._done: list[Ranked] = []
         self._merged: Iterator[tuple[_Key, Ranked]] = heapq.merge(
-            *(self._keyed(g) for g in self._groups), key=lambda kr: kr[0])
-
-    def _hours_for(self, o: RankableOffer) -> float | None:
-        if self._hours_of is None or o.fraction is not None or o.gpu is None:
-            return None
-        pair = (o.gpu, o.gpu_count)
-        if pair not in self._hours:
-            self._hours[pair] = self._hours_of(o.gpu, o.gpu_count)
-        return self._hours[pair]
-
-    def _keyed(self, group: Sequence[RankableOffer]) -> Iterator[tuple[_Key, Ranked]]:
-        for o in group:
-            r = self.ranked(o)
-            yield _key(r), r
+            *(_keyed(g, self._ranker) for g in self._groups), key=itemgetter(0))
 
     def ranked(self, o: RankableOffer) -> Ranked:
-        price = o.per_hour(self._currency)
-        hours = self._hours_for(o) if price is not None else None
-        cost = hours * price if hours is not None and price is not None else None
-        return Ranked(o, price, hours, cost, o.billing == SPOT, _tight(self._tight_of, o))
+        return self._ranker.ranked(o)
 
     def _fill(self, upto: int) -> None:
         while len(self._done) < upto:

@@ -6,8 +6,9 @@ import pytest
 
 from bot.formatting import cut_input, money, split_message
 from bot.offer_cache import CachedOffer, OfferCache
+from bot.prefs import PREFS_KEPT, Prefs, PrefsCache
 from bot.subscribe_query import parse_subscribe
-from bot.tokens import QueryTokens
+from bot.tokens import TOKENS_KEPT, QueryTokens
 
 
 @pytest.mark.parametrize(("text", "target", "fields"), [
@@ -52,6 +53,27 @@ def test_tokens_round_trip_short_and_long():
     assert len(long) <= 40 and tokens.decode(long) == long_text
     assert QueryTokens().decode(long) is None  # another process does not know it: decoded as "expired"
     assert tokens.decode("zzz") is None and tokens.decode("b%%%") is None
+
+
+def test_link_tokens_stay_at_their_cap_under_many_distinct_texts():
+    tokens = QueryTokens()
+    assert tokens._capacity == TOKENS_KEPT
+    made = [tokens.encode(f"дообучение модели номер {i} на своём датасете") for i in range(TOKENS_KEPT + 500)]
+    assert len(tokens._known) == TOKENS_KEPT  # the database keeps them all; this process the latest
+    assert tokens.decode(made[0]) is None and tokens.decode(made[-1]) is not None
+
+
+def test_user_prefs_stay_at_their_cap_forgetting_the_longest_unseen():
+    prefs = PrefsCache(capacity=1000)
+    for uid in range(1, 5001):
+        prefs.remember(uid, "en" if uid % 3 == 0 else "ru", "USD" if uid % 3 == 0 else "RUB")
+        if uid % 100 == 0:
+            prefs.remember(1, "en", "USD")  # user 1 keeps writing: never the longest unseen
+    assert len(prefs) == 1000 and PREFS_KEPT >= 50_000  # a deployment's 50,000 users all fit by default
+    assert prefs.get(1, "ru") == Prefs("en", "USD")
+    assert prefs.get(2, "en") == Prefs("en", "USD")  # forgotten: Telegram's language and its default currency
+    assert prefs.get(5000, "en") == Prefs("ru", "RUB")
+    assert prefs.get(4999, None) is prefs.get(4997, None)  # the few (lang, currency) pairs are shared objects
 
 
 async def test_offer_cache_sorts_filters_and_refreshes():

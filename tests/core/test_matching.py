@@ -248,6 +248,18 @@ def test_index_keeps_ids_and_caps_in_packed_arrays() -> None:
     assert index.match(Target("k", "runpod", "h100", 1, "hourly", "", None, 198.5)) == [199]
 
 
+def test_index_keeps_each_distinct_part_of_the_filter_sets_once() -> None:
+    """Caps make nearly every filter set distinct; the card lists, needs and providers they share are held once."""
+    ws = [Watch(id=i, gpu_ids=frozenset({"h100", "a100-80gb"}), min_gib_by_count={1: 40.0} if i % 2 else None,
+                max_price=float(i), currency="USD", providers=frozenset({"runpod"})) for i in range(1, 400)]
+    index = WatchIndex.build(ws)
+    assert len(index._sigs) == 399
+    assert len({id(sig[0]) for sig in index._sigs}) == 1 and len({id(sig[5]) for sig in index._sigs}) == 1
+    assert len({id(sig[1]) for sig in index._sigs if sig[1] is not None}) == 1
+    t = Target("k", "runpod", "a100-80gb", 1, "hourly", "", None, 397.5)
+    assert index.match(t) == [w.id for w in ws if w.matches(t)] == [398, 399]
+
+
 def test_workload_fits_by_usable_memory_not_label() -> None:
     # 13B LoRA needing 38 GiB per GPU: an A100 40GB (40.0 usable) fits, an L40S (44.5) fits, a 4090 (23.58) not.
     w = Watch(id=1, min_gib_by_count={1: 38.0, 2: 22.0})

@@ -3,7 +3,9 @@ through the bot's offer cache, and in the bot's answers through the stand-in Tel
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -79,6 +81,22 @@ def test_grouped_lazy_ranking_equals_the_plain_one() -> None:
         assert [r.offer.key for r in lazy] == plain
         assert {k: v.offer.key for k, v in cheapest_per_config(lazy).items()} == {
             k: v.offer.key for k, v in cheapest_per_config(rank(offers, "RUB", hours_of)).items()}
+
+
+def test_a_partly_read_ranking_is_freed_by_reference_counting_alone() -> None:
+    """A merge per answer (a generator per offer group) must go with the answer's last reference: the bot's heap is
+    frozen (gpuradar/heap.py), so a reference cycle here waited for a rare full collection, and bench/memory.py's
+    distinct queries left ~18,000 `Ranked` and ~14,000 generators more alive every 30 s."""
+    groups = [[Fake(f"o{g}-{i}", "a100-80gb", 1 + g % 3, float(i + g)) for i in range(5)] for g in range(20)]
+    gc.disable()
+    try:
+        ranked = rank_groups(groups, "RUB", lambda g, c: 2.0)
+        assert len(ranked[:3]) == 3  # started: every group's generator is suspended inside the merge
+        gone = weakref.ref(ranked)
+        del ranked
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 def test_family_names_cover_their_variants() -> None:

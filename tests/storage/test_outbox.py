@@ -4,6 +4,8 @@ stops flapping stock without hiding news from a subscriber who had not heard it.
 
 from __future__ import annotations
 
+from array import array
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -241,6 +243,24 @@ async def test_overlapping_refreshes_file_each_event_once(sm) -> None:
     assert {uid: len(ids) for uid, ids in fanout.pending.items()} == {1: 5, 2: 5}
     got = await take(sm, fanout, T0)
     assert len(got) == 10 and len(set(got)) == 10
+
+
+async def test_unheard_events_are_kept_as_packed_ids(sm) -> None:
+    """The (user, event) pairs waiting for Telegram's 30 messages a second are the sender's structure that grows
+    with the backlog (a million after 7 minutes of bench/soak.py): 4-byte ids in an array per user, not a list of
+    int objects; what is left after a user is planned stays packed."""
+    await add_user(sm, 1)
+    await add_sub(sm, 1, "H100")
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h{i}")) for i in range(3)])
+    fanout = FanOut()
+    async with sm() as s:
+        await fanout.refresh(s, T0)
+    ids = fanout.pending[1]
+    assert isinstance(ids, array) and ids.itemsize == 4 and list(ids) == sorted(ids) and len(ids) == 3
+    async with sm() as s:
+        (plan,) = await fanout.plans(s, [1])
+    fanout.planned(replace(plan, upto=ids[0]))  # as if only the first was heard
+    assert isinstance(fanout.pending[1], array) and list(fanout.pending[1]) == list(ids[1:])
 
 
 async def test_the_sender_keeps_only_events_someone_has_still_to_hear(sm) -> None:
