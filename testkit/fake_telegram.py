@@ -64,6 +64,12 @@ BOOL_FIELDS = frozenset({"is_personal", "show_alert", "disable_notification", "d
 FAULT_KINDS = frozenset({"429", "403", "400", "500", "502", "drop", "delay"})
 
 
+# How long `wait_for` waits by default. It returns the moment the call is there, so this is only how long a test
+# that fails takes to say so: generous, because a reply on a loaded 2-core machine (a CPU burner beside the suite,
+# both suites at once) can take several seconds, and a test must not fail on that.
+WAIT_FOR = 30.0
+
+
 @dataclass
 class Call:
     """One request the server received."""
@@ -266,7 +272,7 @@ class FakeTelegram:
     def calls_of(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
-    async def wait_for(self, method: str, *, timeout: float = 5.0, predicate: Callable[[Call], bool] | None = None,
+    async def wait_for(self, method: str, *, timeout: float = WAIT_FOR, predicate: Callable[[Call], bool] | None = None,
                        **params: Any) -> Call:
         """The next recorded call of `method` not yet returned by an earlier `wait_for`, whose params equal the
         given ones (and that satisfies `predicate`). Raises AssertionError with what was recorded on timeout."""
