@@ -130,7 +130,12 @@ def children(pid: int) -> set[int]:
 PROCS: dict[str, asyncio.subprocess.Process] = {}  # the replicas that must stay alive (checked while waiting)
 
 
-async def until(predicate: Any, limit: float = 30.0, what: str = "condition") -> None:
+# Every wait below is a guard against a hang, never a timing assertion: each replica starts two children (ingest,
+# sender) that import the app, so on a loaded 2-core machine a step can take a minute.
+GUARD = 120.0
+
+
+async def until(predicate: Any, limit: float = GUARD, what: str = "condition") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     while True:
@@ -184,7 +189,7 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
                 return bool(await s.scalar(select(func.count()).select_from(ScrapeRun)
                                            .where(ScrapeRun.status == "ok")))
 
-        await until(baseline_recorded, 20, "baseline poll")
+        await until(baseline_recorded, GUARD, "baseline poll")
         for uid in range(1, SUBSCRIBERS + 1):
             await add_user(sm, uid)
             await add_sub(sm, uid)  # H100
@@ -194,7 +199,7 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
         # The H100 appears: one alert per subscriber, stretched by the stand-in's flood limits.
         tg.enforce_limits(global_rate=30, per_chat_rate=1, window=1.0)
         server.serve(RUNPOD_PATH, runpod({R4090: (0.69, 8), B200: (5.99, 0), H100: (2.39, 4)}))
-        await until(lambda: len(tg.accepted) >= KILL_AFTER, 30, "fan-out under way")
+        await until(lambda: len(tg.accepted) >= KILL_AFTER, GUARD, "fan-out under way")
 
         # The victims: the scraper leader, and another replica with alerts of its own still to send.
         state = await lease.state()
@@ -224,7 +229,7 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
                     AlertDelivery.telegram_message_id.in_(ids), AlertDelivery.state == DeliveryState.SENT))
             return recorded == len(ids)
 
-        await until(victims_recorded, 15, "victims' accepted alerts recorded")
+        await until(victims_recorded, GUARD, "victims' accepted alerts recorded")
         for v in victims:
             procs[v].send_signal(signal.SIGKILL)
         for v in victims:
@@ -241,7 +246,7 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
                 return await s.scalar(select(func.count()).select_from(AlertDelivery)
                                       .where(AlertDelivery.state == "sent")) == SUBSCRIBERS
 
-        await until(all_sent, 40, "every alert sent")
+        await until(all_sent, GUARD, "every alert sent")
         h100 = Counter(chat for _, chat, text in tg.accepted if "H100" in text)
         assert h100 == dict.fromkeys(range(1, SUBSCRIBERS + 1), 1)
 
@@ -250,10 +255,10 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
             now = await lease.state()
             return now is not None and f":{survivor_pid}:" in now.holder and now.term > state.term
 
-        await until(survivor_leads, 20, "survivor takes the lease")
+        await until(survivor_leads, GUARD, "survivor takes the lease")
         # ...and a later payload change still alerts (the B200 comes into stock for its five watchers).
         server.serve(RUNPOD_PATH, runpod({R4090: (0.69, 8), B200: (5.49, 3), H100: (2.39, 4)}))
-        await until(lambda: len([1 for _, _, text in tg.accepted if "B200" in text]) >= B200_FANS, 30, "B200 alerts")
+        await until(lambda: len([1 for _, _, text in tg.accepted if "B200" in text]) >= B200_FANS, GUARD, "B200 alerts")
         async with sm() as s:
             assert await s.scalar(select(func.count()).select_from(ScrapeRun)
                                   .where(ScrapeRun.id > last_run_before_kill)) >= 1
@@ -266,7 +271,7 @@ async def test_three_replicas_survive_the_leader_and_a_sender_being_killed_mid_f
                 states = Counter((await s.scalars(select(AlertDelivery.state))).all())
             return set(states) == {DeliveryState.SENT}
 
-        await until(all_final, 30, "every delivery sent")
+        await until(all_final, GUARD, "every delivery sent")
 
         last = procs.pop(survivor)
         last.send_signal(signal.SIGTERM)
