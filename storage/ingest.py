@@ -425,7 +425,7 @@ def _what_changed(current: dict[str, Offer], stored: ProviderState,
                 # The columns hold no VAT override: a loaded row matches a listing with one by its stored prices,
                 # which only its own terms give (checked whatever the factors: the row may be from before them).
                 own_vat = offer.vat_rate is not None or offer.vat_included is not None
-                if same and not (own_vat and before is None):
+                if same and not (own_vat and raw is not None):
                     continue  # stored with this poll's exchange factors
                 if own_vat:
                     vat_by = _vat_multiplier(offer.vat)
@@ -437,7 +437,7 @@ def _what_changed(current: dict[str, Offer], stored: ProviderState,
                 per_gpu_hour = per_gpu_hour / offer.gpu_count
                 if ((None if to_rub is None else round(per_gpu_hour * to_rub, 4)),
                         (None if to_usd is None else round(per_gpu_hour * to_usd, 4))) == (rub, usd):
-                    if own_vat and before is None:
+                    if own_vat and raw is not None:
                         # the loaded row is this listing's, bar the override it cannot hold: kept as the listing
                         # (no write), so the next poll compares the whole listing, override included
                         by_key[key] = Stored(raw[_RAW_REF_PRICE], True, 0, rub, usd, offer)
