@@ -10,9 +10,10 @@ with the offers they describe (a rolled-back poll moves neither; every replica r
 - each SERIES touched by the poll: an offer group (provider, card, GPU count, region, billing) and its provider
   family (the same without the region); its state is its latest change row. Only configurations whose stored row
   the poll wrote can move a series; the poll recomputes just those series from an in-memory index of members (kept
-  with the ingest state cache between polls, built once from the provider's state otherwise), and writes a change
-  row only where a series' state (in stock, cheapest price) actually moved. An unchanged provider costs one
-  coverage update.
+  with the ingest state cache between polls, built once from the provider's state when the cache will carry it; a
+  writer without the cache reads and recounts only the series whose members moved), and writes a change row only
+  where a series' state (in stock, cheapest price) actually moved. An unchanged provider costs one coverage
+  update.
 
 Read side — `series_stats`, `card_stats`, `provider_strips`: one indexed range read per question, no raw history
 (storage/availability_cache.py holds what a replica read, so the next question reads only what is new).
