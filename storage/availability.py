@@ -460,6 +460,9 @@ async def _build(session: AsyncSession, provider: str, state: Any, index: Series
     await _read_states(session, index, None, provider)
 
 
+_STATE_CHUNK = 10_000  # keys per read: within SQLite's 32,766 and asyncpg's 32,767 parameters
+
+
 async def _read_states(session: AsyncSession, index: SeriesIndex, keys: Sequence[str] | None,
                        provider: str | None = None) -> None:
     """The stored state (latest change, by time then id: the order ingest wrote them in) of the series named by
@@ -471,8 +474,9 @@ async def _read_states(session: AsyncSession, index: SeriesIndex, keys: Sequence
     cols = (_changes.c.series_key, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
     if keys is None:
         chunks = [select(latest).where(_series.c.provider == provider)]
-    else:  # bounded IN lists
-        chunks = [select(latest).where(_series.c.key.in_(keys[i:i + 500])) for i in range(0, len(keys), 500)]
+    else:  # bounded IN lists, few: PostgreSQL may answer each with one pass over the changes (a hash semi-join)
+        chunks = [select(latest).where(_series.c.key.in_(keys[i:i + _STATE_CHUNK]))
+                  for i in range(0, len(keys), _STATE_CHUNK)]
     for ids in chunks:
         for key, in_stock, usd, rub in (await conn.execute(select(*cols).where(_changes.c.id.in_(ids)))).all():
             index.state[key] = SeriesState(bool(in_stock), usd, rub)
