@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import NoDecode
 
 from gpuradar.logs import LogSettings
+from gpuradar.store_settings import StoreSettings
 from scrapers.registry import ProvidersSettings
 from storage.retention_settings import RetentionSettings
-from storage.urls import DEFAULT_DATABASE_URL
 
 
 class WebSettings(BaseModel):
@@ -117,10 +117,7 @@ class SenderSettings(BaseModel):
     paid_broadcast_budget_period: Literal["month", "day"] = "month"
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_nested_delimiter="__", extra="ignore")
-
-    database_url: str = DEFAULT_DATABASE_URL
+class Settings(StoreSettings):  # DATABASE_URL and how the environment is read: gpuradar/store_settings.py
     bot_token: SecretStr | None = None  # secret: never logged
     telegram_api_url: str | None = None  # a self-hosted or stand-in Bot API server
     # at start-up an unreachable Telegram is retried this many times, waiting backoff, 2x, 4x... seconds

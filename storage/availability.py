@@ -10,9 +10,10 @@ with the offers they describe (a rolled-back poll moves neither; every replica r
 - each SERIES touched by the poll: an offer group (provider, card, GPU count, region, billing) and its provider
   family (the same without the region); its state is its latest change row. Only configurations whose stored row
   the poll wrote can move a series; the poll recomputes just those series from an in-memory index of members (kept
-  with the ingest state cache between polls, built once from the provider's state otherwise), and writes a change
-  row only where a series' state (in stock, cheapest price) actually moved. An unchanged provider costs one
-  coverage update.
+  with the ingest state cache between polls, built once from the provider's state when the cache will carry it; a
+  writer without the cache reads and recounts only the series whose members moved), and writes a change row only
+  where a series' state (in stock, cheapest price) actually moved. An unchanged provider costs one coverage
+  update.
 
 Read side — `series_stats`, `card_stats`, `provider_strips`: one indexed range read per question, no raw history
 (storage/availability_cache.py holds what a replica read, so the next question reads only what is new).
@@ -24,6 +25,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
@@ -168,78 +170,42 @@ def _aggregate(members: dict[str, Member]) -> SeriesState:
     return SeriesState(in_stock, usd, rub)
 
 
+# The series a poll touched, each with its members' moves (old, new), or None: recount it from its members.
+_Touched = dict[str, list[tuple[Member | None, Member]] | None]
+
+
 async def track_poll(session: AsyncSession, provider: str, now: datetime, state: Any, written: Iterable[str],
-                     *, trusted: bool) -> None:
+                     *, trusted: bool, keep: bool = True) -> None:
     """Keep the provider's coverage and series current after one poll (inside its transaction). `state`: the
-    provider's `storage.ingest.ProviderState` after the poll; `written`: the keys of the offers rows it wrote."""
+    provider's `storage.ingest.ProviderState` after the poll; `written`: the keys of the offers rows it wrote.
+    `keep`: the state is carried to the next poll (the ingest process's state cache), so an index of every series
+    is worth building when the state has none; without it (a state loaded from the database for this poll alone)
+    only the series of the configurations that moved are read and recounted."""
     if not trusted:
         return
     index: SeriesIndex | None = state.availability
     meta: dict[str, tuple[str, str, int, str, str]] = {}
-    touched: dict[str, list[tuple[Member | None, Member]] | None]
-    if index is None:
+    touched: _Touched
+    inserts: list[dict[str, Any]] = []
+    moves = _Moves()
+    if index is None and not keep:
+        index, touched = await _touched_only(session, provider, state, written, meta)
+    elif index is None:
         index = SeriesIndex()
         await _build(session, provider, state, index, meta)
         # every series recounted from its members (None: no moves to go by)
         touched = dict.fromkeys(index.members)
     else:
-        # The hot loop of a moving poll (thousands of rows written): locals, one lookup per configuration.
-        touched = {}
-        by_key, get, current, of, series_members = state.by_key, state.get, index.current, index.of, index.members
-        new = tuple.__new__  # a Member without NamedTuple's Python-level constructor
-        for key in written:
-            stored = by_key.get(key)  # what this poll wrote (a raw row only when it wrote nothing new there)
-            if stored is None:
-                stored = get(key)
-                if stored is None:
-                    continue
-            in_stock, usd, rub = stored.in_stock, stored.usd, stored.rub
-            old = current.get(key)
-            if old is not None and old[0] == in_stock and old[1] == usd and old[2] == rub:
-                continue  # written for another reason (last seen, listing details): no series moved
-            member = current[key] = new(Member, (in_stock, usd, rub))
-            keys = of.get(key)
-            if keys is None:
-                offer: Offer = stored.offer
-                group, family, m = _keys_of(offer.provider, offer.gpu, offer.gpu_name, offer.gpu_count,
-                                            offer.location, offer.billing.value)
-                keys = of[key] = (group, family)
-                meta[group] = m
-                meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
-            move = (old, member)
-            for series in keys:
-                members = series_members.get(series)
-                if members is None:
-                    members = series_members[series] = {}
-                members[key] = member
-                moved = touched.get(series)
-                if moved is None:
-                    touched[series] = [move]
-                else:
-                    moved.append(move)
-    state.availability = index
+        touched = _moved_members(state, index, written, meta, moves)
+    if keep:
+        state.availability = index
     at = await _observe(session, provider, now, index)
-    inserts: list[dict[str, Any]] = []
-    moves = _Moves()
     keys_, stock_, usd_, rub_ = moves.keys, moves.stock, moves.usd, moves.rub
     states, all_members = index.state, index.members
     for series, moved_by in touched.items():
         before = states.get(series)
         members = all_members[series]
-        if moved_by is None or before is None:
-            after = _aggregate(members)
-        elif len(members) == 1:  # a one-configuration group (most of a Vast-like store): its member is its state
-            only = next(iter(members.values()))
-            if only[0]:
-                if before[0] and before[1] == only[1] and before[2] == only[2]:
-                    continue
-                after = SeriesState(True, only[1], only[2])
-            else:
-                if before == _SOLD_OUT:
-                    continue
-                after = _SOLD_OUT
-        else:
-            after = _moved(before, moved_by, members)
+        after = _aggregate(members) if moved_by is None else _moved(before, moved_by, members)
         if before == after:
             continue
         if before is None:
@@ -255,6 +221,132 @@ async def track_poll(session: AsyncSession, provider: str, now: datetime, state:
     if inserts:
         await conn.execute(insert(_series), inserts)
     await _write_moves(conn, at, moves)
+
+
+def _moved_members(state: Any, index: SeriesIndex, written: Iterable[str],
+                   meta: dict[str, tuple[str, str, int, str, str]], moves: _Moves) -> _Touched:
+    """The index moved to the poll's written rows. A configuration that is its group's only member (most of a
+    Vast-like store) moves its group right here, into `moves`; every other touched series is returned with the
+    moves of its members, to be recounted."""
+    # The hot loop of a moving poll (thousands of rows written): locals, one lookup per configuration.
+    touched: _Touched = {}
+    by_key, get, current, of, series_members = state.by_key, state.get, index.current, index.of, index.members
+    states = index.state
+    keys_, stock_, usd_, rub_ = moves.keys, moves.stock, moves.usd, moves.rub
+    new = tuple.__new__  # a Member without NamedTuple's Python-level constructor
+    for key in written:
+        stored = by_key.get(key)  # what this poll wrote (a raw row only when it wrote nothing new there)
+        if stored is None:
+            stored = get(key)
+            if stored is None:
+                continue
+        in_stock, usd, rub = stored.in_stock, stored.usd, stored.rub
+        old = current.get(key)
+        if old is not None and old[0] == in_stock and old[1] == usd and old[2] == rub:
+            continue  # written for another reason (last seen, listing details): no series moved
+        member = current[key] = new(Member, (in_stock, usd, rub))
+        keys = of.get(key)
+        if keys is None:
+            offer: Offer = stored.offer
+            group, family, m = _keys_of(offer.provider, offer.gpu, offer.gpu_name, offer.gpu_count,
+                                        offer.location, offer.billing.value)
+            keys = of[key] = (group, family)
+            meta[group] = m
+            meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
+        group, family = keys
+        members = series_members.get(group)
+        if members is None:
+            members = series_members[group] = {}
+        members[key] = member
+        before = states.get(group)
+        if before is not None and len(members) == 1:
+            # its only member is the group: in stock at its prices, or sold out
+            after = new(SeriesState, (True, usd, rub)) if in_stock else _SOLD_OUT
+            if before != after:
+                keys_.append(group)
+                stock_.append(in_stock)
+                usd_.append(after[1])
+                rub_.append(after[2])
+                states[group] = after
+        else:
+            moved = touched.get(group)
+            if moved is None:
+                touched[group] = [(old, member)]
+            else:
+                moved.append((old, member))
+        members = series_members.get(family)
+        if members is None:
+            members = series_members[family] = {}
+        members[key] = member
+        moved = touched.get(family)
+        if moved is None:
+            touched[family] = [(old, member)]
+        else:
+            moved.append((old, member))
+    return touched
+
+
+async def _touched_only(session: AsyncSession, provider: str, state: Any, written: Iterable[str],
+                        meta: dict[str, tuple[str, str, int, str, str]]
+                        ) -> tuple[SeriesIndex, _Touched]:
+    """For a state loaded from the database for this poll alone (its `raw` rows are what the database held
+    before the poll; `by_key` what the poll wrote): an index of just the series whose members moved, each
+    recounted from all its members, and those series' stored states. The same figures as `_build`'s full index
+    (a series none of whose members moved keeps the state it has), for the work of what moved: one pass over the
+    configurations with a set lookup each, and one read of the touched series' states."""
+    by_key, raw_rows = state.by_key, state.raw
+    families: set[tuple[str, int, str]] = set()
+    moved: list[Offer] = []
+    for key in written:
+        stored = by_key.get(key)
+        if stored is None:
+            continue  # nothing new written there: its member is as loaded
+        raw = raw_rows.get(key)
+        if (raw is not None and bool(raw[_RAW_IN_STOCK]) == stored.in_stock and raw[_RAW_USD] == stored.usd
+                and raw[_RAW_RUB] == stored.rub):
+            continue  # written for another reason (last seen, listing details): no series moved
+        o = stored.offer
+        moved.append(o)
+        families.add((o.gpu if o.gpu is not None else f"?{o.gpu_name}", o.gpu_count, o.billing.value))
+    index = SeriesIndex()
+    if not families:
+        return index, {}
+    # Every member of a touched family (a touched group's family is touched too), by its parts after the poll.
+    groups: dict[str, dict[str, Member]] = {}
+    members = index.members
+
+    def add(key: str, gpu: str | None, gpu_name: str, count: int, location: str | None, billing: str,
+            member: Member) -> None:
+        group, family, m = _keys_of(provider, gpu, gpu_name, count, location, billing)
+        groups.setdefault(group, {})[key] = member
+        members.setdefault(family, {})[key] = member
+        meta[group] = m
+        meta[family] = (m[0], m[1], m[2], WHOLE_GROUP, m[4])
+
+    for key, stored in by_key.items():
+        o = stored.offer
+        if (o.gpu if o.gpu is not None else f"?{o.gpu_name}", o.gpu_count, o.billing.value) in families:
+            add(key, o.gpu, o.gpu_name, o.gpu_count, o.location, o.billing.value,
+                Member(stored.in_stock, stored.usd, stored.rub))
+    # The loaded rows: one C-level getter and one set lookup each (a card the catalog cannot name is matched by
+    # its spelling: its family is marked by a None card)
+    marks = {(None, count, billing) if card.startswith("?") else (card, count, billing)
+             for card, count, billing in families}
+    family_of = itemgetter(_RAW + _GPU, _RAW + _COUNT, _RAW + _BILLING)
+    for key, raw in raw_rows.items():
+        if family_of(raw) not in marks or key in by_key:
+            continue
+        gpu, name = raw[_RAW + _GPU], raw[_RAW + _GPU_NAME]
+        if gpu is None and (f"?{name}", raw[_RAW + _COUNT], raw[_RAW + _BILLING]) not in families:
+            continue
+        add(key, gpu, name, raw[_RAW + _COUNT], raw[_RAW + _LOCATION], raw[_RAW + _BILLING],
+            Member(bool(raw[_RAW_IN_STOCK]), raw[_RAW_USD], raw[_RAW_RUB]))
+    # Of the touched families' groups, those with a member that moved.
+    for o in moved:
+        group = _keys_of(provider, o.gpu, o.gpu_name, o.gpu_count, o.location, o.billing.value)[0]
+        members[group] = groups[group]
+    await _read_states(session, index, list(members))
+    return index, dict.fromkeys(members)
 
 
 _SOLD_OUT = SeriesState(False, None, None)
@@ -328,8 +420,11 @@ async def _write_moves(conn: Any, at: datetime, moves: _Moves) -> None:
     flag = _changes.c.in_stock.type.bind_processor(dialect) or bool
     sql = (f"INSERT INTO {q(_changes.name)} ({columns}) "
            f"VALUES ({mark(1)}, {mark(2)}, {mark(3)}, {mark(4)}, {mark(5)})")
-    await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in
-                                     zip(moves.keys, moves.stock, moves.usd, moves.rub, strict=True)])
+    # In key order: the (series_key, at) index takes them in one sweep, not one random descent each (on SQLite's
+    # small page cache most of the statement's time). A poll writes one row per series, so the order among them
+    # means nothing to the reads.
+    rows = sorted(zip(moves.keys, moves.stock, moves.usd, moves.rub, strict=True), key=itemgetter(0))
+    await conn.exec_driver_sql(sql, [(k, stamp, flag(i), u, r) for k, i, u, r in rows])
 
 
 def _bind(column: Any, dialect: Any, value: Any) -> Any:
@@ -362,15 +457,29 @@ async def _build(session: AsyncSession, provider: str, state: Any, index: Series
             Member(bool(raw[_RAW_IN_STOCK]), raw[_RAW_USD], raw[_RAW_RUB]))
     # Each stored series' state: its latest change (by time, then id: the order ingest wrote them in), one index
     # probe per series.
+    await _read_states(session, index, None, provider)
+
+
+_STATE_CHUNK = 10_000  # keys per read: within SQLite's 32,766 and asyncpg's 32,767 parameters
+
+
+async def _read_states(session: AsyncSession, index: SeriesIndex, keys: Sequence[str] | None,
+                       provider: str | None = None) -> None:
+    """The stored state (latest change, by time then id: the order ingest wrote them in) of the series named by
+    `keys`, or of every series of `provider`, into `index.state`: one index probe per series."""
     conn = await session.connection()
     c = _changes.alias("c")
     latest = (select(c.c.id).where(c.c.series_key == _series.c.key).order_by(c.c.at.desc(), c.c.id.desc())
               .limit(1).correlate(_series).scalar_subquery())
-    ids = select(latest).where(_series.c.provider == provider)
-    for key, in_stock, usd, rub in (await conn.execute(
-            select(_changes.c.series_key, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
-            .where(_changes.c.id.in_(ids)))).all():
-        index.state[key] = SeriesState(bool(in_stock), usd, rub)
+    cols = (_changes.c.series_key, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
+    if keys is None:
+        chunks = [select(latest).where(_series.c.provider == provider)]
+    else:  # bounded IN lists, few: PostgreSQL may answer each with one pass over the changes (a hash semi-join)
+        chunks = [select(latest).where(_series.c.key.in_(keys[i:i + _STATE_CHUNK]))
+                  for i in range(0, len(keys), _STATE_CHUNK)]
+    for ids in chunks:
+        for key, in_stock, usd, rub in (await conn.execute(select(*cols).where(_changes.c.id.in_(ids)))).all():
+            index.state[key] = SeriesState(bool(in_stock), usd, rub)
 
 
 # ---------------------------------------------------------------------------------------------------------- reads

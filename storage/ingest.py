@@ -136,7 +136,7 @@ async def _record(session: AsyncSession, result: PollResult, *, rates: Rates | N
                                               price_threshold=price_threshold, stored=stored, written=written)
         run.event_count = len(events)
         with _gc_paused():  # the same allocation pattern as the diff: thousands of small objects that live on
-            await track_poll(session, provider, now, after, written, trusted=True)
+            await track_poll(session, provider, now, after, written, trusted=True, keep=cache is not None)
         if cache is not None:
             outcome_state[provider] = after
     elif cache is not None and previous:
@@ -415,18 +415,19 @@ def _what_changed(current: dict[str, Offer], stored: ProviderState,
                 unchanged = before.in_stock and not before.missing and (before.offer is offer or before.offer == offer)
                 rub, usd = before.rub, before.usd
             elif raw is not None:
-                # The columns hold no VAT override or slice share: an offer with one takes the long way.
-                unchanged = bool(raw[_RAW_IN_STOCK] and not raw[_RAW_MISSING] and offer.vat_rate is None
-                                 and offer.vat_included is None and offer.gpu_fraction is None
+                unchanged = bool(raw[_RAW_IN_STOCK] and not raw[_RAW_MISSING]
                                  and raw[_RAW_LISTING:-1] == _row_tuple(offer))
                 rub, usd = raw[_RAW_RUB], raw[_RAW_USD]
             else:
                 unchanged = False
             if unchanged:
                 vat_by, to_rub, to_usd, same = terms.get((offer.provider, offer.currency)) or pricing.terms_of(offer)
-                if same:
+                # The columns hold no VAT override: a loaded row matches a listing with one by its stored prices,
+                # which only its own terms give (checked whatever the factors: the row may be from before them).
+                own_vat = offer.vat_rate is not None or offer.vat_included is not None
+                if same and not (own_vat and raw is not None):
                     continue  # stored with this poll's exchange factors
-                if offer.vat_rate is not None or offer.vat_included is not None:
+                if own_vat:
                     vat_by = _vat_multiplier(offer.vat)
                 # The stored normalised prices re-checked: `_Pricing.prices`' figures (gross, hourly, per GPU,
                 # `_prices_at`'s rounding), the same floats.
@@ -436,6 +437,10 @@ def _what_changed(current: dict[str, Offer], stored: ProviderState,
                 per_gpu_hour = per_gpu_hour / offer.gpu_count
                 if ((None if to_rub is None else round(per_gpu_hour * to_rub, 4)),
                         (None if to_usd is None else round(per_gpu_hour * to_usd, 4))) == (rub, usd):
+                    if own_vat and raw is not None:
+                        # the loaded row is this listing's, bar the override it cannot hold: kept as the listing
+                        # (no write), so the next poll compares the whole listing, override included
+                        by_key[key] = Stored(raw[_RAW_REF_PRICE], True, 0, rub, usd, offer)
                     continue
         if before is None and raw is not None:
             before = _stored(raw)

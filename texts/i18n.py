@@ -23,7 +23,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from fluent.runtime import FluentBundle, FluentResource
+from fluent.runtime import FluentBundle
+from fluent.syntax import FluentParser
 from fluent.syntax import ast as fl
 from fluent.syntax.visitor import Visitor
 
@@ -52,23 +53,97 @@ def _files(lang: str) -> list[Path]:
     return sorted((LOCALES / lang).glob("*.ftl"))
 
 
+# The catalog is read lazily, a file at a time: a command that formats a few texts (`gpuradar estimate`) parses the
+# files that hold them, not the whole catalog (Fluent's parser is pure Python: most of a short command's start-up
+# otherwise), and each file is parsed once for both readers (FluentBundle and the fast path's AST). Which file holds
+# a key comes from a scan of each file's entry lines: an entry starts at the line's start with its identifier and
+# `=` (a message's further lines are indented, comments start with `#`).
+_ENTRY = re.compile(r"^(-?[A-Za-z][A-Za-z0-9_-]*)[ \t]*=", re.M)
+
+
+@cache
+def _where(lang: str) -> dict[str, Path]:
+    """The file of each message (and `-term`) of a language's catalog, from the scan (the first file wins, as
+    in a bundle)."""
+    if lang not in LANGS:
+        raise TextError(f"no catalog for language {lang!r}")
+    out: dict[str, Path] = {}
+    for path in _files(lang):
+        for m in _ENTRY.finditer(path.read_text(encoding="utf-8")):
+            out.setdefault(m.group(1), path)
+    return out
+
+
+@cache
+def _resource(path: Path) -> fl.Resource:
+    """One file parsed (what `fluent.runtime.FluentResource` returns for its text), once."""
+    return FluentParser().parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _file_messages(path: Path) -> dict[str, fl.Message]:
+    return {entry.id.name: entry for entry in _resource(path).body if isinstance(entry, fl.Message)}
+
+
+@cache
+def _lazy_bundle(lang: str) -> tuple[FluentBundle, set[Path]]:
+    """A language's bundle and the files added to it so far."""
+    return FluentBundle([lang], use_isolating=False), set()
+
+
+def _add(lang: str, path: Path) -> None:
+    """`path` into the language's bundle, with the files of the messages and terms it refers to."""
+    bundle, added = _lazy_bundle(lang)
+    if path in added:
+        return
+    added.add(path)
+    resource = _resource(path)
+    bundle.add_resource(resource)
+    refs: set[str] = set()
+
+    class Refs(Visitor):
+        def visit_MessageReference(self, node: fl.MessageReference) -> None:
+            refs.add(node.id.name)
+
+        def visit_TermReference(self, node: fl.TermReference) -> None:
+            refs.add(f"-{node.id.name}")
+
+    Refs().visit(resource)
+    where = _where(lang)
+    for ref in refs:
+        if ref in where:
+            _add(lang, where[ref])
+
+
+def _bundle_for(lang: str, key: str) -> FluentBundle:
+    """The language's bundle, holding `key`'s file (every file when the scan places `key` in none)."""
+    path = _where(lang).get(key)
+    if path is None:
+        return _bundle(lang)
+    _add(lang, path)
+    return _lazy_bundle(lang)[0]
+
+
 @cache
 def _bundle(lang: str) -> FluentBundle:
+    """The language's whole catalog as one bundle."""
     if lang not in LANGS:
         raise TextError(f"no catalog for language {lang!r}")
-    bundle = FluentBundle([lang], use_isolating=False)
     for path in _files(lang):
-        bundle.add_resource(FluentResource(path.read_text(encoding="utf-8")))
-    return bundle
+        _add(lang, path)
+    return _lazy_bundle(lang)[0]
 
 
-@cache
-def _parsed(lang: str) -> dict[str, fl.Message]:
-    """The catalog's messages as fluent.syntax parses them (public AST), read once per language."""
-    if lang not in LANGS:
-        raise TextError(f"no catalog for language {lang!r}")
-    return {entry.id.name: entry for resource in _resources(lang) for entry in resource.body
-            if isinstance(entry, fl.Message)}
+def _message(lang: str, key: str) -> fl.Message | None:
+    """A message as fluent.syntax parses it (public AST), from its file; None where the catalog has none."""
+    path = _where(lang).get(key)
+    found = _file_messages(path).get(key) if path is not None else None
+    if found is None:  # not where the scan placed it: look in every file (none, for a missing key)
+        for other in _files(lang):
+            found = _file_messages(other).get(key)
+            if found is not None:
+                break
+    return found
 
 
 # A message made only of text and `{ $name }` placeholders is formatted without Fluent's resolver (several times
@@ -76,7 +151,7 @@ def _parsed(lang: str) -> dict[str, fl.Message]:
 # Fluent. None: not simple.
 @cache
 def _simple(lang: str, key: str) -> tuple[tuple[str, bool], ...] | None:
-    message = _parsed(lang).get(key)
+    message = _message(lang, key)
     if message is None or message.value is None:
         raise TextError(f"no text {key!r} in {lang!r}")
     parts: list[tuple[str, bool]] = []
@@ -130,7 +205,7 @@ def t(lang: str, key: str, /, **values: Any) -> str:
             return "".join([str(values[p]) if is_var else p for p, is_var in simple])
         except KeyError as exc:
             raise TextError(f"text {key!r} needs a value for {exc.args[0]!r}") from None
-    bundle = _bundle(lang)
+    bundle = _bundle_for(lang, key)
     pattern = bundle.get_message(key).value
     if pattern is None:
         raise TextError(f"text {key!r} in {lang!r} has no value")
@@ -175,7 +250,7 @@ def lang_for(explicit: str | None, *texts: str | None) -> str:
 
 
 def has(lang: str, key: str) -> bool:
-    return _bundle(lang).has_message(key)
+    return _message(lang, key) is not None
 
 
 @cache
@@ -187,11 +262,8 @@ def examples(lang: str, key: str = "examples_list") -> tuple[str, ...]:
 # --- what the consistency tests read ------------------------------------------------------------------------------
 
 def _resources(lang: str) -> Iterator[fl.Resource]:
-    from fluent.syntax import FluentParser
-
-    parser = FluentParser()
     for path in _files(lang):
-        yield parser.parse(path.read_text(encoding="utf-8"))
+        yield _resource(path)
 
 
 def messages(lang: str) -> dict[str, fl.Message]:

@@ -141,12 +141,12 @@ def _lookup(repo: str) -> Any:
     (a SQLite file that does not exist yet is not created for it)."""
     import asyncio
 
-    from gpuradar.settings import Settings
+    from gpuradar.store_settings import StoreSettings
     from modelhub import HubResolver, HubSettings
     from storage.db import make_engine, make_sessionmaker
     from storage.hub_cache import HubCacheStore
 
-    url = Settings().database_url
+    url = StoreSettings().database_url
     use_db = not (url.startswith("sqlite") and "///" in url and not Path(url.split("///", 1)[1]).is_file())
 
     async def go() -> Any:
@@ -166,9 +166,9 @@ def stored_offers() -> list[Any]:
     store yet or it cannot be read (an estimate never fails for want of prices, and never creates a store)."""
     import asyncio
 
-    from gpuradar.settings import Settings
+    from gpuradar.store_settings import StoreSettings
 
-    url = Settings().database_url
+    url = StoreSettings().database_url
     if url.startswith("sqlite") and "///" in url:
         path = Path(url.split("///", 1)[1])
         if not path.is_file():

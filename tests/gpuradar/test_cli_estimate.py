@@ -223,6 +223,26 @@ def test_an_estimate_without_a_store_imports_no_database_layer(tmp_path: Path) -
     assert proc.stdout.split("MODULES")[-1].split() == []
     assert not (tmp_path / "none.sqlite3").exists()  # and it created no store
 
+
+
+def test_an_estimate_imports_no_provider_and_parses_only_the_texts_it_shows(tmp_path: Path) -> None:
+    """`gpuradar estimate` reads where the store is without the whole settings (those import every provider
+    module, `scrapers.registry`), and parses only the catalog files holding the texts it formats (each once)."""
+    probe = ("import sys; from gpuradar.cli import main; code = main(['estimate', '13B LoRA']); "
+             "from texts import i18n; "
+             "print('MODULES', ' '.join(m for m in ('scrapers.registry', 'scrapers.provider', 'gpuradar.settings') "
+             "if m in sys.modules)); "
+             "print('PARSED', i18n._resource.cache_info().currsize, len(i18n._files('en'))); sys.exit(code)")
+    env = {**os.environ, "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'none.sqlite3'}"}
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60,
+                          check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "13B" in proc.stdout
+    modules, parsed = proc.stdout.split("MODULES")[-1].split("PARSED")
+    assert modules.split() == []
+    files, catalog = map(int, parsed.split())
+    assert 0 < files < catalog
+
 # --- time, speed and the cheapest offer per configuration (issue: speed, cost and the best offer) -----------------
 
 def test_json_time_per_config_lists_the_named_configuration(as_json: Callable[..., dict[str, Any]]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -18,6 +19,7 @@ from storage.availability import card_stats, offer_stats, prune_availability, se
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
 from storage.db import make_engine, make_sessionmaker
 from storage.ingest import StateCache, record_poll
+from storage.offer_tables import CurrentOffer
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 STEP = timedelta(minutes=15)
@@ -319,3 +321,93 @@ async def test_a_carried_index_writes_what_a_rebuilt_one_does(sm: async_sessionm
     assert warm_rows[0] and [start for start, _, _ in warm_rows[1]] == [at(21) + timedelta(seconds=1)]
     assert sorted(warm_rows[0], key=repr) == sorted(cold_rows[0], key=repr)
     assert warm_rows[1] == cold_rows[1]
+
+
+def churn(provider: str, polls: int, seed: int = 3) -> list[list[Offer]]:
+    """Polls of a small store with every kind of move: groups of one and of several configurations, one card the
+    catalog cannot name, spot and hourly, and per poll some prices moved, some sold out or back, some vanished
+    (and back later), some new."""
+    import random
+
+    rng = random.Random(seed)
+    cards = [("h100-sxm", "H100"), ("a100-80gb", "A100"), (None, "WEIRD-GPU")]
+
+    def make(i: int) -> Offer:
+        gpu, name = cards[i % 3]
+        return Offer(provider=provider, sku=f"s{i}", gpu=gpu, gpu_name=name, gpu_count=1 + (i // 3) % 2,
+                     price=round(rng.uniform(1.0, 4.0), 2), currency="USD", in_stock=True,
+                     location=("US", "EU", "")[(i // 6) % 3], billing=("hourly", "spot")[(i // 18) % 2])
+
+    listed = {i: make(i) for i in range(40)}
+    gone: dict[int, Offer] = {}
+    fresh = 40
+    out = []
+    for _ in range(polls):
+        out.append(list(listed.values()))
+        for i in list(listed):
+            r = rng.random()
+            o = listed[i]
+            if r < 0.08:
+                gone[i] = listed.pop(i)
+            elif r < 0.2:
+                listed[i] = o.model_copy(update={"price": round(o.price * rng.choice((0.8, 1.25)), 2)})
+            elif r < 0.3:
+                listed[i] = o.model_copy(update={"in_stock": not o.in_stock})
+        for i in list(gone):
+            if rng.random() < 0.3:
+                listed[i] = gone.pop(i)
+        for _ in range(rng.randrange(3)):
+            listed[fresh] = make(fresh)
+            fresh += 1
+    return out
+
+
+async def test_the_same_history_with_or_without_the_state_cache(sm: async_sessionmaker[AsyncSession]) -> None:
+    """One store's polls recorded three ways — by one process keeping its state cache, by writers that load the
+    state each poll (the upkeep then reads and recounts only the series that moved), and mixed with restarts —
+    write the same series and change rows; and each series' state is what its configurations' rows hold."""
+    ways = {"kept": lambda k: kept, "loaded": lambda k: None,
+            "mixed": lambda k: None if k % 3 == 1 else (mixed[0] if k < 12 else mixed[1])}
+    kept, mixed = StateCache(), (StateCache(), StateCache())
+    for provider, cache_of in ways.items():
+        for k, offers in enumerate(churn(provider, 24)):
+            start = at(k)
+            await record_poll(sm, PollResult(provider=provider, status=PollStatus.OK, offers=offers,
+                                             started_at=start, finished_at=start + timedelta(seconds=1)),
+                              rates=RATES, hysteresis=1, cache=cache_of(k))
+    async with sm() as s:
+        series = (await s.execute(select(AvailabilitySeries.key, AvailabilitySeries.first_seen))).all()
+        changes = (await s.execute(
+            select(AvailabilityChange.series_key, AvailabilityChange.at, AvailabilityChange.in_stock,
+                   AvailabilityChange.price_usd, AvailabilityChange.price_rub)
+            .order_by(AvailabilityChange.series_key, AvailabilityChange.at, AvailabilityChange.id))).all()
+        rows = (await s.execute(select(CurrentOffer))).scalars().all()
+
+    def by_way(items: list[Any]) -> dict[str, list[tuple[Any, ...]]]:
+        out: dict[str, list[tuple[Any, ...]]] = {way: [] for way in ways}
+        for key, *rest in items:
+            way, tail = key.split("|", 1)
+            out[way].append((tail, *rest))
+        return out
+
+    written = by_way([tuple(c) for c in changes])
+    assert len(written["kept"]) > 100  # the churn moved series on most polls
+    assert written["loaded"] == written["kept"] and written["mixed"] == written["kept"]
+    firsts = {way: sorted(v) for way, v in by_way([tuple(r) for r in series]).items()}
+    assert firsts["loaded"] == firsts["kept"] and firsts["mixed"] == firsts["kept"]
+    # no change row repeats its series' previous state, and the latest is what the configurations hold now
+    latest: dict[str, tuple[Any, ...]] = {}
+    for key, _at, *state in changes:
+        assert latest.get(key) != tuple(state), key
+        latest[key] = tuple(state)
+    expected: dict[str, list[Any]] = {}
+    for row in rows:
+        card = row.gpu if row.gpu is not None else f"?{row.gpu_name}"
+        for region in (row.location or "", "*"):
+            _stock, usd, rub = expected.setdefault("|".join((row.provider, card, str(row.gpu_count), region,
+                                                            row.billing)), [False, None, None])
+            if row.in_stock:
+                usd = row.price_per_gpu_hour_usd if usd is None else min(usd, row.price_per_gpu_hour_usd)
+                rub = row.price_per_gpu_hour_rub if rub is None else min(rub, row.price_per_gpu_hour_rub)
+                expected["|".join((row.provider, card, str(row.gpu_count), region, row.billing))] = [True, usd, rub]
+    assert latest == {k: tuple(v) for k, v in expected.items()}
