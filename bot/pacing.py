@@ -89,6 +89,12 @@ class Pacer:
         self.urgent = 0  # replies waiting for room right now: alerts hold back until they are through
         self._chat_paused: dict[int, float] = {}  # chats Telegram answered 429 for, until when
         self._chat_started: dict[int, float] = {}  # when the last send to each chat really started
+        # Another process sending for the same bot (gpuradar/sender_process.py: the replica's replies and its sender
+        # child): the room this one keeps free for it (`hold`), or the room it leaves this one (`granted`) and the
+        # starts it last told of (`others`).
+        self._held: deque[tuple[float, int]] = deque()
+        self._granted: int | None = None
+        self._others: deque[float] = deque()
 
     @_locked
     def share(self, replicas: int) -> None:
@@ -113,25 +119,80 @@ class Pacer:
         now = self.clock()
         if not urgent and self.urgent:
             return self.spacing  # replies go first; look again a slot later
-        while self._started and now - self._started[0] >= self.window:
-            self._started.popleft()
+        self._forget(now)
         if self.per_window < self.ceiling and now - self._narrowed_at >= 10 * self.window:
             self.per_window += 1  # ten windows without an overall 429: give one send of room back
             self._narrowed_at = now
         # Never back to back either: at least half a slot between real starts, so a window never fills in a burst
         # whose arrival jitter could spill over Telegram's own count.
         gap = self._started[-1] + self.spacing / 2 - now if self._started else 0.0
-        if len(self._started) < self.per_window:
-            return max(0.0, gap)
-        return max(gap, self._started[-self.per_window] + self.window - now)
+        both = sorted((*self._started, *self._others)) if self._others else self._started
+        return max(0.0, gap, self._until_below(self._started, self._own_limit(now), now),
+                   self._until_below(both, self.per_window, now))
+
+    def _forget(self, now: float) -> None:
+        for starts in (self._started, self._others):
+            while starts and now - starts[0] >= self.window:
+                starts.popleft()
+
+    def _own_limit(self, now: float) -> int:
+        limit = self.per_window - self.held(now)
+        return limit if self._granted is None else min(limit, self._granted)
+
+    def _until_below(self, starts: Any, limit: int, now: float) -> float:
+        """Seconds until fewer than `limit` of `starts` (sorted) are in the window."""
+        if len(starts) < limit:
+            return 0.0
+        return self.window if limit <= 0 else float(starts[-limit] + self.window - now)
+
+    @_locked
+    def hold(self, n: int) -> int:
+        """Keep `n` sends per window free for another process sending for the same bot (the sender child, for the
+        replica's replies): the room narrows at once; a lowering takes effect a window later, since the other's
+        sends made under the former hold may still be in the window. Returns the hold now in effect."""
+        self._held.append((self.clock(), max(0, n)))
+        return self.held()
+
+    @_locked
+    def held(self, now: float | None = None) -> int:
+        """Sends per window kept free for the other process now (`hold`)."""
+        now = self.clock() if now is None else now
+        while len(self._held) > 1 and now - self._held[1][0] >= self.window:
+            self._held.popleft()  # replaced more than a window ago
+        return max((n for _, n in self._held), default=0)
+
+    @_locked
+    def grant(self, n: int | None, others: list[float] | None = None) -> None:
+        """The other process sending for the same bot leaves this one at most `n` sends per window (None: no
+        limit) and, where `others` is given, started its sends in the window at those times (this clock's: both
+        processes read the host's monotonic clock); both count in this one's window."""
+        self._granted = n
+        if others is not None:
+            self._others = deque(sorted(others))
+
+    @property
+    def granted(self) -> int | None:
+        return self._granted
+
+    @_locked
+    def window_starts(self) -> list[float]:
+        """When this pacer's sends in the current window started."""
+        self._forget(self.clock())
+        return list(self._started)
+
+    @_locked
+    def wanted(self) -> int:
+        """Sends per window this pacer's callers use now: starts in the window and replies waiting."""
+        self._forget(self.clock())
+        return len(self._started) + self.urgent
 
     @_locked
     def room(self) -> bool:
         """Whether one more send fits the sliding window now, with no reply waiting (no slot is taken)."""
         now = self.clock()
-        while self._started and now - self._started[0] >= self.window:
-            self._started.popleft()
-        return not self.urgent and now >= self._paused_until and len(self._started) < self.per_window
+        self._forget(now)
+        return (not self.urgent and now >= self._paused_until and len(self._started) < self._own_limit(now)
+                and len(self._started) + len(self._others) < self.per_window)
 
     @_locked
     def overflowed(self) -> bool:

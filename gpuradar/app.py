@@ -156,8 +156,8 @@ def _loopback(url: str) -> bool:
 
 
 def make_pacer(settings: Settings, rate: float | None = None) -> Pacer:
-    """A Telegram rate limiter at `rate` messages a second (default: the bot's whole `SENDER__GLOBAL_RATE`): the
-    replica's replies keep `1 - SENDER__ALERT_SHARE` of it where it runs a sender (bot.pacing)."""
+    """A Telegram rate limiter at `rate` messages a second (default: the bot's whole `SENDER__GLOBAL_RATE`); the
+    replica's replies and its sender child split each window as gpuradar/sender_process.py says."""
     s = settings.sender
     rate = s.global_rate if rate is None else rate
     return Pacer(rate, s.chat_interval, window=s.window, per_window=max(1, int(rate * s.window)))
@@ -419,9 +419,9 @@ class App:
         self.ingest_process = IngestProcess(s.database_url)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
-        sending = self.alerts.sender_options is not None
-        # Replies keep what the sender's fixed part leaves (gpuradar/sender_process.py on why a fixed split).
-        self.pacer = make_pacer(s, s.sender.global_rate * (1 - s.sender.alert_share) if sending else None)
+        # Replies first, alerts take the rest: the replies' pacer has the replica's whole share and the sender child
+        # leaves it room (gpuradar/sender_process.py).
+        self.pacer = make_pacer(s)
         # Telegram's overall limit is the bot's, not this process's: every replica keeps its part of it.
         self._shares = _Shares(self.pacer)
         share = RateShare(self.sessionmaker, self._shares, ttl=s.sender.share_ttl)
@@ -480,11 +480,13 @@ class App:
 
         s = self.settings
         assert self.bot is not None and self.alerts.sender_options is not None
-        spec = SenderSpec.like(self.bot, s.database_url, rate=s.sender.global_rate * s.sender.alert_share,
+        spec = SenderSpec.like(self.bot, s.database_url, rate=s.sender.global_rate,
                                chat_interval=s.sender.chat_interval, window=s.sender.window,
+                               reply_share=1 - s.sender.alert_share, max_reply_share=1 - s.sender.min_alert_share,
                                options=dict(self.alerts.sender_options), log=LogConfig.of_parent())
-        sender: SenderService | SenderProcess = (SenderService if s.sender.in_process else SenderProcess)(
-            spec, self.metrics)
+        sender: SenderService | SenderProcess = (
+            SenderService(spec, self.metrics, pacer=self.pacer) if s.sender.in_process
+            else SenderProcess(spec, self.metrics, replies=self.pacer))
         assert self._shares is not None
         sender.share(self._shares.replicas)
         self._shares.pacers.append(sender)

@@ -20,12 +20,16 @@ every `poll_interval` seconds on its own, and a new child resumes what the dead 
 deliveries' claims name a process that no longer runs, so they are taken over at once; nothing is sent twice but
 what the documented crash window allows).
 
-Pacing: Telegram's ~30 messages a second are the bot token's, replies and alerts together. The sender paces its
-alerts at a fixed part of this replica's share (`SENDER__ALERT_SHARE`, 0.8 by default) and the replica's replies
-keep the rest (docs/operations.md); both follow the replica count (`Share`). A fixed split rather than a grant per
-message over the socket: no round trip per alert (at 1,000 paid broadcasts a second that would be 1,000 messages a
-second on the bot's loop), and a reply never waits behind an alert; the cost is that alerts do not use the part
-kept for replies while no one is writing.
+Pacing: Telegram's ~30 messages a second are the bot token's, replies and alerts together: replies first, alerts
+take the rest. Both pacers have this replica's whole share (`Share`). The child always keeps `reply_share` of each
+window free (`Pacer.hold`), which the parent's replies use without asking; while replies need more (starts in the
+window and replies waiting, `Pacer.wanted`), the parent asks for it (`Reserve`, looked at every `OFFER_EVERY` s,
+sent only on a change) up to `max_reply_share` (so a reply flood cannot starve alerts), the child holds it and
+answers `Room` with the hold in effect and its own starts in the window, and the parent's replies then use that
+room, counting those starts (`Pacer.grant`). A hold is lowered a window after the ask (the parent's replies under
+the former one may still be in the window) and the parent lowers its grant at once, so at every moment the
+parent's replies plus the child's alerts stay within the share. No message per alert (at 1,000 paid broadcasts a
+second that would be 1,000 messages a second on the bot's loop); one per change of the replies' need.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import os
 import pickle
 import signal
@@ -53,6 +58,7 @@ from gpuradar.child_process import LogConfig, enter_child, reap, receive, send, 
 
 log = logging.getLogger(__name__)
 
+OFFER_EVERY = 0.05  # seconds between two looks at the replies' need (a `Reserve` goes only when it changed)
 FLUSH_EVERY = 0.5  # seconds between two `Counts` from the child (metrics lag /metrics by at most this)
 RESTART_DELAY = (0.5, 30.0)  # seconds before a dead child is started again: first, then doubling up to the second
 STOP_TIMEOUT = 30.0  # seconds the child gets to finish its messages in flight and exit after `Stop`
@@ -76,6 +82,8 @@ class SenderSpec:
     rate: float  # messages a second this sender may send, before the replicas split it (`Share`)
     chat_interval: float
     window: float = 1.0
+    reply_share: float = 0.0  # the part of each window always kept for the parent's replies
+    max_reply_share: float = 0.0  # the most of each window the parent's replies may be given (`Reserve`)
     options: dict[str, Any] = field(default_factory=dict)
     log: LogConfig = field(default_factory=LogConfig)
 
@@ -90,6 +98,11 @@ class SenderSpec:
 
         return Pacer(self.rate, self.chat_interval, window=self.window,
                      per_window=max(1, int(self.rate * self.window)))
+
+    def reply_room(self, ceiling: int) -> tuple[int, int]:
+        """Sends per window the parent's replies get always, and at most, out of a pacer's `ceiling`."""
+        least = min(ceiling, math.ceil(ceiling * self.reply_share))
+        return least, max(least, min(ceiling, int(ceiling * self.max_reply_share)))
 
     def make_bot(self, pacer: Any, metrics: Any) -> Bot:
         from gpuradar.app import install_pacing
@@ -110,18 +123,24 @@ class SenderReport:
     stats: dict[str, Any]  # bot.sender.SenderStats, but `per_chat_sent` as `chats_sent`: how many chats
     idle: bool | None = None  # asked for: nothing queued or in flight, no unheard event due
     pid: int | None = None  # the process the sender runs in
+    window_starts: list[float] = field(default_factory=list)  # its pacer's sends in the current window (monotonic)
 
 
 class SenderService:
     """The alert sender itself, on the loop it runs on: its own engine, Bot and pacer. `gpuradar run` hosts it in
     a child (`SenderProcess`); run on the bot's loop only where one process is wanted (tests, embedding)."""
 
-    def __init__(self, spec: SenderSpec, metrics: Any = None) -> None:
+    def __init__(self, spec: SenderSpec, metrics: Any = None, pacer: Any = None) -> None:
         from gpuradar.metrics import METRICS
 
         self.spec = spec
         self.metrics = METRICS if metrics is None else metrics
-        self.pacer = spec.make_pacer()
+        # On the bot's loop the replies' own pacer is shared (replies first through `Pacer.urgent`, nothing held);
+        # in a child a pacer of its own that holds the replies' room.
+        self._holds = pacer is None
+        self.pacer = spec.make_pacer() if pacer is None else pacer
+        if self._holds:
+            self.pacer.hold(spec.reply_room(self.pacer.ceiling)[0])
         self.sender: Any = None  # bot.sender.AlertSender once `open`
         self.restarts = 0  # the same interface as SenderProcess: it never restarts
         self._engine: Any = None
@@ -170,6 +189,14 @@ class SenderService:
         """`replicas` send for this bot: pace at 1/replicas of `spec.rate` (storage.rate_share)."""
         self._replicas = replicas
         self.pacer.share(replicas)
+        if self._holds:
+            self.pacer.hold(self.spec.reply_room(self.pacer.ceiling)[0])
+
+    def reserve(self, n: int) -> Room:
+        """Hold `n` sends per window for the parent's replies (within `SenderSpec.reply_room`); the hold now in
+        effect and this sender's starts in the window."""
+        least, most = self.spec.reply_room(self.pacer.ceiling)
+        return Room(0, self.pacer.hold(min(most, max(least, n))), self.pacer.window_starts())
 
     @property
     def replicas(self) -> int:
@@ -183,7 +210,7 @@ class SenderService:
         stats["chats_sent"] = len(sender.stats.per_chat_sent)
         fanout = sender.fanout
         return SenderReport(time.process_time(), fanout._loaded_upto, len(fanout.pending), stats,
-                            await sender.idle() if idle else None, os.getpid())
+                            await sender.idle() if idle else None, os.getpid(), self.pacer.window_starts())
 
     async def idle(self) -> bool:
         return bool((await self.report(idle=True)).idle)
@@ -198,6 +225,23 @@ class Wake:
 @dataclass(frozen=True, slots=True)
 class Share:
     replicas: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """The parent's replies need `n` sends per window (`number`: this ask's, answered by a `Room`)."""
+
+    number: int
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    """The child holds `n` sends per window for the parent's replies; its own starts in the window (monotonic)."""
+
+    number: int
+    n: int
+    starts: list[float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,11 +308,16 @@ class SenderProcess:
     """The parent's handle on the sender child: `run()` keeps one running (started again after it dies) until
     `stop()`. It has the `gpuradar.app.Sender` protocol and `SenderService`'s controls."""
 
-    def __init__(self, spec: SenderSpec, metrics: Any = None) -> None:
+    def __init__(self, spec: SenderSpec, metrics: Any = None, replies: Any = None) -> None:
         from gpuradar.metrics import METRICS
 
         self.spec = spec
         self.metrics = METRICS if metrics is None else metrics
+        self.replies = replies  # the replica's reply pacer (bot.pacing.Pacer): given room by the child (`Reserve`)
+        self._asked: dict[int, int] = {}  # `Reserve`s not answered yet: number -> n
+        self._wants = 0  # the last `Reserve`'s n
+        self.reserves = 0  # `Reserve`s sent (tests, benches)
+        self._reset_room()
         self.restarts = 0
         self.ready = asyncio.Event()  # a child is up and its sender made
         self._proc: asyncio.subprocess.Process | None = None
@@ -314,6 +363,7 @@ class SenderProcess:
     async def _serve_one(self) -> None:
         proc, reader, writer = await spawn(__name__, self.spec)
         self._proc = proc
+        offering: asyncio.Task[None] | None = None
         try:
             ready = await receive(reader)
             if ready != "ready":
@@ -322,7 +372,9 @@ class SenderProcess:
             self._writer = writer
             if self._replicas != 1:
                 send_nowait(writer, Share(self._replicas))
+            self._reset_room()
             self.ready.set()
+            offering = asyncio.create_task(self._offer(), name="sender-room") if self.replies is not None else None
             while True:
                 try:
                     message = await receive(reader)
@@ -330,18 +382,54 @@ class SenderProcess:
                     return  # the child exited (stopped, or died)
                 if isinstance(message, Counts):
                     apply_counts(self.metrics, message)
+                elif isinstance(message, Room):
+                    self._roomed(message)
                 elif isinstance(message, Answer):
                     future = self._asks.pop(message.number, None)
                     if future is not None and not future.done():
                         future.set_result(message)
         finally:
+            if offering is not None:
+                offering.cancel()
             self.ready.clear()
             self._writer = None
+            self._reset_room()
             for future in self._asks.values():
                 if not future.done():
                     future.set_exception(ConnectionError("the sender process ended"))
             self._asks.clear()
             await reap(proc, writer, STOP_TIMEOUT)
+
+    def _reset_room(self) -> None:
+        """Back to the room a child always keeps (a new child, a new replica count): answers to earlier asks are
+        for another hold and are ignored."""
+        self._asked.clear()
+        if self.replies is not None:
+            self._wants = self.spec.reply_room(self.replies.ceiling)[0]
+            self.replies.grant(self._wants, [])
+
+    async def _offer(self) -> None:
+        """While replies need more or less than asked for, ask (the grant shrinks at once, grows on the answer)."""
+        assert self.replies is not None
+        while True:
+            await asyncio.sleep(OFFER_EVERY)
+            least, most = self.spec.reply_room(self.replies.ceiling)
+            want = min(most, max(least, self.replies.wanted()))
+            if want == self._wants:
+                continue
+            number = next(self._numbers)
+            self._asked[number] = self._wants = want
+            self.reserves += 1
+            granted = self.replies.granted
+            if granted is None or want < granted:
+                self.replies.grant(want)
+            self._tell(Reserve(number, want))
+
+    def _roomed(self, room: Room) -> None:
+        if self.replies is None or self._asked.pop(room.number, None) is None:
+            return
+        later = [n for number, n in self._asked.items() if number > room.number]
+        self.replies.grant(min([room.n, *later]), room.starts)
 
     def _tell(self, message: object) -> None:
         writer = self._writer
@@ -356,6 +444,7 @@ class SenderProcess:
     def share(self, replicas: int) -> None:
         self._replicas = replicas
         self._tell(Share(replicas))
+        self._reset_room()
 
     async def report(self, idle: bool = False) -> SenderReport:
         ready = asyncio.ensure_future(self.ready.wait())
@@ -430,6 +519,9 @@ async def _child_main(fd: int) -> None:
                 service.wake()
             elif isinstance(message, Share):
                 service.share(message.replicas)
+            elif isinstance(message, Reserve):
+                room = service.reserve(message.n)
+                send_nowait(writer, Room(message.number, room.n, room.starts))
             elif isinstance(message, Ask):
                 task = asyncio.create_task(answer(message))
                 answering.add(task)

@@ -102,10 +102,11 @@ class SenderSettings(BaseModel):
     # Bot session and pacer (issue 26: on the bot's loop, or a thread sharing its GIL, its index build and matching
     # held replies). True: the same sender on the bot's loop (tests, single-process embedding).
     in_process: bool = False
-    # The part of this replica's share of `global_rate` the sender paces alerts at; replies keep the rest (with a
-    # sender: 0.8 of 29.5 = 23.6 alerts and 5.9 replies a second with one replica; replicas split both alike).
-    # A fixed split, not a grant per message (gpuradar/sender_process.py): a reply never waits behind an alert.
-    alert_share: float = Field(default=0.8, gt=0, lt=1)
+    # Replies first, alerts take the rest (gpuradar/sender_process.py): the part of each window alerts may fill
+    # while no reply needs more (the rest is always kept for replies, which use it without asking the sender) ...
+    alert_share: float = Field(default=0.8, gt=0, le=1)
+    # ... and the part alerts keep however many replies flow (a reply flood cannot starve them).
+    min_alert_share: float = Field(default=0.2, gt=0, le=1)
     # Paid broadcasts (Bot API sendMessage `allow_paid_broadcast`: up to 1,000 messages a second, 0.1 Star each
     # beyond the free limit, from the bot's Stars balance): alerts go at up to `paid_broadcast_rate` a second while
     # `paid_broadcast_budget_stars` lasts, then at the free rate until the next period. The budget is per

@@ -63,8 +63,9 @@ async def test_payload_change_alerts_each_matching_subscriber_once_and_stop_paus
     assert isinstance(sender, SenderProcess)
     await asyncio.wait_for(sender.ready.wait(), 30)
     assert sender.pid is not None and sender.pid != os.getpid()
-    # It keeps its fixed part of the limit; the bot's replies the rest.
-    assert sender.spec.rate == pytest.approx(29.5 * 0.8) and app.pacer.global_rate == pytest.approx(29.5 * 0.2)
+    # Replies first, alerts take the rest: both pacers have the whole share; the child leaves the replies their room.
+    assert sender.spec.rate == pytest.approx(29.5) and app.pacer.global_rate == pytest.approx(29.5)
+    assert sender.replies is app.pacer and app.pacer.granted == sender.spec.reply_room(app.pacer.ceiling)[0] == 6
     client = make_client(retry=RetryPolicy(scale=0.001))
 
     async def sink(result) -> None:

@@ -120,3 +120,61 @@ def test_started_tells_how_long_ago_the_chat_had_its_last_message() -> None:
     now[0] = 6.25
     assert pacer.started(7) == 1.25
     assert pacer.started(8) is None
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def fill(pacer: Pacer) -> int:
+    """Start sends, a slot apart, while one fits the window now; how many."""
+    n = 0
+    while pacer.window_wait() == 0:
+        pacer.started()
+        n += 1
+        pacer.clock.now += pacer.spacing / 2  # type: ignore[attr-defined]
+    return n
+
+
+def test_a_hold_narrows_the_room_at_once_and_widens_it_a_window_later() -> None:
+    """Two processes send for one bot (gpuradar/sender_process.py): the one that holds `n` for the other never fills
+    more than `per_window - n` of any window; a lowered hold counts until a window after it was lowered."""
+    clock = Clock()
+    pacer = Pacer(30, 1.0, clock, window=1.0, per_window=29)
+    assert pacer.hold(6) == 6 and fill(pacer) == 23
+    clock.now += 0.5
+    assert pacer.hold(20) == 20 and pacer.window_wait() > 0  # 23 sends still in the window: none more
+    clock.now += 1.0
+    assert fill(pacer) == 9
+    assert pacer.hold(6) == 20  # lowered: the other's sends under 20 may still be in the window
+    clock.now += 1.0
+    assert pacer.held() == 6 and fill(pacer) == 23
+
+
+def test_a_grant_and_the_others_starts_bound_the_room() -> None:
+    clock = Clock()
+    pacer = Pacer(30, 1.0, clock, window=1.0, per_window=29)
+    pacer.grant(6)
+    assert fill(pacer) == 6  # what the other process always leaves
+    clock.now += 1.0
+    # granted 20, but the other's 15 sends in the window count as well: 14 more fit
+    pacer.grant(20, [clock.now - 0.5 + i * 0.01 for i in range(15)])
+    assert fill(pacer) == 14
+    assert pacer.wanted() == 14
+    clock.now += 1.0
+    assert fill(pacer) == 20
+    pacer.grant(None, [])
+    clock.now += 1.0
+    assert fill(pacer) == 29
+
+
+def test_wanted_counts_the_replies_waiting() -> None:
+    clock = Clock()
+    pacer = Pacer(30, 1.0, clock, window=1.0, per_window=29)
+    pacer.started(1)
+    pacer.urgent = 3
+    assert pacer.wanted() == 4 and not pacer.room()
