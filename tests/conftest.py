@@ -29,6 +29,12 @@ for _var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_prox
     os.environ[_var] = _DEAD_PROXY
 os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost,::1"
 
+# The alert sender runs on the app's own loop in tests (`SENDER__IN_PROCESS`: the same `SenderService` the child
+# process hosts): a child per started App would import the whole app again for every test (seconds each). The child
+# host itself is tested where it is the point: tests/gpuradar/test_sender_process.py (killed mid-burst, wake-ups and
+# reports over its socket, replies first) and the replica tests, whose `gpuradar run` processes get no such setting.
+os.environ.setdefault("SENDER__IN_PROCESS", "true")
+
 # `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (testkit/provider_server.py).
 pytest_plugins = ["testkit.provider_server", "tests.support.hub_server"]
 

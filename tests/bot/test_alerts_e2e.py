@@ -55,7 +55,8 @@ async def test_payload_change_alerts_each_matching_subscriber_once_and_stop_paus
     server.serve(RUNPOD_PATH, runpod({R4090: (0.69, 8), B200: (5.99, 0)}))
     providers = server.providers_settings()
     settings = Settings(database_url=migrated_database_url, bot_token="123456:TEST-token",
-                        telegram_api_url=tg.base_url, providers=providers)
+                        telegram_api_url=tg.base_url, providers=providers,
+                        sender={"in_process": False})  # the production default (tests/conftest.py: in-process)
     app = App(settings, alerts=alert_hook(poll_interval=0.05), scrape=False, polling_timeout=1)
     await app.start()
     # Issue 26: the sender runs in a child process of its own (own loop, engine, Bot session and pacer).
