@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+import gpuradar  # noqa: F401  # the wiring: installs the provider catalog, as the bot does
 from core import estimator, fit
 from core.answer import answer
 from core.defaults import complete

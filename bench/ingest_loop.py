@@ -49,6 +49,7 @@ def _tree_first() -> None:
 
 
 _tree_first()
+import gpuradar  # noqa: E402  # the wiring (from the tree chosen above): installs the provider catalog
 
 GPUS = {"RTX 4090": 24564, "RTX 3090": 24576, "RTX 5090": 32607, "H100 SXM": 81559, "H100 PCIE": 81559,
         "H200": 143771, "A100 SXM4": 81920, "A100 PCIE": 81920, "L40S": 46068, "RTX A6000": 49140,
@@ -326,7 +327,6 @@ def main() -> None:
     if args.serve is not None:
         asyncio.run(serve(args.serve))
         return
-    import gpuradar
     from bench.inline import database  # (the tree under test's: the same helper on main)
 
     print(f"code under test: {Path(gpuradar.__file__).parent.parent}")
