@@ -64,6 +64,16 @@ BOOL_FIELDS = frozenset({"is_personal", "show_alert", "disable_notification", "d
 FAULT_KINDS = frozenset({"429", "403", "400", "500", "502", "drop", "delay"})
 
 
+
+def busiest_window(starts: list[float], window: float) -> int:
+    """The most requests that left within any `window` seconds (a sliding window, as Telegram counts)."""
+    most, first = 0, 0
+    for last, at in enumerate(starts):
+        while at - starts[first] >= window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
 # How long `wait_for` waits by default. It returns the moment the call is there, so this is only how long a test
 # that fails takes to say so: generous, because a reply on a loaded 2-core machine (a CPU burner beside the suite,
 # both suites at once) can take several seconds, and a test must not fail on that.

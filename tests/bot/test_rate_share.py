@@ -18,7 +18,7 @@ from gpuradar.app import App
 from gpuradar.settings import Settings
 from storage.lease_tables import RateShareRow
 from storage.rate_share import RateShare, check_in
-from testkit.fake_telegram import FakeTelegram
+from testkit.fake_telegram import FakeTelegram, busiest_window
 from testkit.waiting import until
 
 SCALE = 0.5  # the stand-in's one-second window lasts 0.5 s; the limiters are scaled the same way
@@ -84,16 +84,6 @@ async def burst(tg: FakeTelegram, pacers: list[Pacer], per_bot: int) -> list[flo
         for bot in bots:
             await bot.session.close()
     return sorted(started)
-
-
-def busiest_window(starts: list[float], window: float) -> int:
-    """The most requests that left within any `window` seconds (a sliding window, as Telegram counts)."""
-    most, first = 0, 0
-    for last, at in enumerate(starts):
-        while at - starts[first] >= window:
-            first += 1
-        most = max(most, last - first + 1)
-    return most
 
 
 async def test_two_replicas_sharing_keep_the_bots_overall_limit(sm: async_sessionmaker[AsyncSession]) -> None:

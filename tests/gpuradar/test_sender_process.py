@@ -18,6 +18,7 @@ from gpuradar.metrics import Metrics
 from gpuradar.sender_process import SenderProcess, SenderService
 from gpuradar.settings import Settings
 from storage.outbox import OutboxWriter
+from testkit.fake_telegram import busiest_window
 from testkit.waiting import until
 from tests.gpuradar.test_crash import KillingTelegram, _all_sent, accepted, states
 from tests.storage.test_outbox_helpers import add_sub, add_user, enqueue, event, offer, unheard
@@ -133,16 +134,6 @@ async def test_in_process_the_same_sender_runs_on_the_bot_loop(
 
 
 SCALE = 1.0  # the window, in seconds (scaled stand-in and limiters where smaller)
-
-
-def busiest_window(starts: list[float], window: float) -> int:
-    """The most sends within any `window` seconds (a sliding window, as Telegram counts)."""
-    most, first = 0, 0
-    for last, at in enumerate(starts):
-        while at - starts[first] >= window:
-            first += 1
-        most = max(most, last - first + 1)
-    return most
 
 
 async def test_replies_go_first_while_the_sender_child_sends_a_burst(
