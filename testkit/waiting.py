@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from sqlalchemy.exc import OperationalError
+
+T = TypeVar("T")
 
 
 async def until(predicate: Callable[[], object], limit: float = 30.0, interval: float = 0.02) -> None:
@@ -20,3 +25,18 @@ async def until(predicate: Callable[[], object], limit: float = 30.0, interval: 
         if loop.time() > deadline:
             raise AssertionError("condition not reached")
         await asyncio.sleep(interval)
+
+
+async def unlocked(step: Callable[[], Awaitable[T]], limit: float = 120.0) -> T:
+    """Run the test's own database step `step()`, again while SQLite says the database is locked: running replicas
+    and their children can hold the one write lock (or a checkpoint's) past the busy timeout on a loaded machine,
+    and a failed transaction wrote nothing. Any other error, or a lock lasting past `limit` seconds, fails the test."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while True:
+        try:
+            return await step()
+        except OperationalError as exc:
+            if "locked" not in str(exc) or loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.1)

@@ -29,7 +29,7 @@ from storage.offer_tables import ScrapeRun
 from storage.outbox import OutboxWriter
 from testkit.fake_telegram import FakeTelegram
 from testkit.provider_server import RUNPOD_PATH, ProviderServer
-from testkit.waiting import until
+from testkit.waiting import unlocked, until
 from tests.storage.test_outbox_helpers import RATES, T0, add_sub, add_user, enqueue, event, offer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,9 +90,10 @@ async def test_one_replica_scrapes_and_the_other_takes_over_when_it_stops(
 
             # the outbox gauges come from the shared database, so the follower reports them too
             assert first.sessionmaker is not None
-            await add_user(first.sessionmaker, 77)
-            await add_sub(first.sessionmaker, 77)
-            await enqueue(first.sessionmaker, OutboxWriter(), [event(offer(sku="h100-gauge"))])
+            sm = first.sessionmaker
+            await unlocked(lambda: add_user(sm, 77))
+            await unlocked(lambda: add_sub(sm, 77))
+            await unlocked(lambda: enqueue(sm, OutboxWriter(), [event(offer(sku="h100-gauge"))]))
             m2 = await metrics_of(second)
             assert m2[("gpuradar_alerts_pending", ())] == 1
             assert m2[("gpuradar_outbox_oldest_pending_age_seconds", ())] > 0
@@ -105,7 +106,7 @@ async def test_one_replica_scrapes_and_the_other_takes_over_when_it_stops(
             await until(lambda: polls(provider_server) > before)
             assert second.leadership.lease.term == term + 1
             assert (await metrics_of(second))[leader_key] == 1
-            state = await LeaderLease(second.sessionmaker, "scrapers").state()
+            state = await unlocked(LeaderLease(second.sessionmaker, "scrapers").state)
             assert state is not None and state.holder == second.leadership.lease.holder
         finally:
             await first.stop()

@@ -34,6 +34,7 @@ from storage.lease import LeaderLease
 from storage.migrate import upgrade_async
 from storage.offer_tables import ScrapeRun
 from testkit.provider_server import RUNPOD_PATH, ProviderServer
+from testkit.waiting import unlocked
 from tests.bot.test_alerts_e2e import B200, H100, R4090, runpod
 from tests.gpuradar.test_webhook import WebhookTelegram
 from tests.storage.test_outbox_helpers import add_sub, add_user
@@ -156,19 +157,6 @@ async def until(predicate: Any, limit: float = GUARD, what: str = "condition") -
         if loop.time() > deadline:
             raise AssertionError(f"{what}: not reached")
         await asyncio.sleep(0.05)
-
-
-async def unlocked(write: Any, limit: float = GUARD) -> Any:
-    """Run the test's own write transaction `write()`, again while SQLite says it is locked (the replicas and their
-    children can hold the one write lock past its busy timeout on a loaded machine); a failed commit wrote nothing."""
-    deadline = asyncio.get_running_loop().time() + limit
-    while True:
-        try:
-            return await write()
-        except OperationalError as exc:
-            if "locked" not in str(exc) or asyncio.get_running_loop().time() > deadline:
-                raise
-            await asyncio.sleep(0.1)
 
 
 @pytest.fixture
