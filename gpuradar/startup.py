@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,8 +96,13 @@ def check_database_path(url: str) -> None:
         raise StartupError("run_db_missing", path=str(folder.resolve() if not folder.is_absolute() else folder))
     try:
         if path.exists():
-            with open(path, "r+b"):  # opened for writing, nothing written
-                pass
+            # Asked of the file system, never by opening the file: closing any descriptor of a file drops every
+            # POSIX lock this process holds on it, so an open-and-close here would silently release the locks of
+            # SQLite connections already open in this process (another App, a test's replicas); a process closing
+            # its last connection elsewhere would then take the database for unused, checkpoint it and delete its
+            # WAL under them ("disk I/O error" on their next read).
+            if not os.access(path, os.R_OK | os.W_OK):
+                raise PermissionError(errno.EACCES, "not writable", str(path))
         else:
             # a probe file of its own: never the database's name, which another replica may be creating right now
             with tempfile.NamedTemporaryFile(dir=folder, prefix=".gpuradar-probe-"):

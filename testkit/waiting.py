@@ -37,6 +37,11 @@ async def unlocked(step: Callable[[], Awaitable[T]], limit: float = 120.0) -> T:
         try:
             return await step()
         except OperationalError as exc:
+            # SQLite's extended result code says which lock or which I/O step failed (SQLITE_BUSY_RECOVERY,
+            # SQLITE_IOERR_SHMMAP, ...): the report carries it, for a failure that happens only on a busy machine.
+            name = getattr(exc.orig, "sqlite_errorname", None)
+            if name is not None:
+                exc.add_note(f"SQLite result code: {name}")
             if "locked" not in str(exc) or loop.time() > deadline:
                 raise
             await asyncio.sleep(0.1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from gpuradar.migrate_lock import lock_path, migration_lock
 from gpuradar.settings import Settings
+from gpuradar.startup import check_database_path
 from testkit.fake_telegram import FakeTelegram
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,6 +205,28 @@ async def test_database_path_missing_or_not_writable(tmp_path: Path, database: s
         assert tg.calls_of("getMe") == []  # the database is checked first
     assert code == 2 and "Traceback" not in err
     _one_line_each(_said(err), "DATABASE_URL", needle)
+
+
+def test_the_database_check_keeps_this_process_sqlite_locks(tmp_path: Path) -> None:
+    """Starting an App checks the SQLite file while other connections of the process may be open (a second App, a
+    test's replicas). Opening and closing the file would drop every POSIX lock the process holds on it; another
+    process closing its last connection would then find the database unused and delete its WAL under ours."""
+    db = tmp_path / "radar.sqlite3"
+    ours = sqlite3.connect(db)
+    try:
+        ours.execute("PRAGMA journal_mode=WAL")
+        ours.execute("CREATE TABLE t (x INTEGER)")
+        ours.execute("INSERT INTO t VALUES (1)")
+        ours.commit()
+        check_database_path(f"sqlite+aiosqlite:///{db}")
+        other = ("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT * FROM t').fetchall(); "
+                 "c.close()")
+        subprocess.run([sys.executable, "-c", other, str(db)], check=True, timeout=60)
+        # Ours is still open, so the other process was not the last connection: the WAL must still be there.
+        assert (tmp_path / "radar.sqlite3-wal").exists() and (tmp_path / "radar.sqlite3-shm").exists()
+        assert ours.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    finally:
+        ours.close()
 
 
 @pytest.mark.parametrize(("value", "ids"), [("123", [123]), ("123,456", [123, 456]), ("[123, 456]", [123, 456]),
