@@ -416,7 +416,7 @@ class App:
         # Polls are recorded off this loop (the scheduler's, and any the embedding code hands to `ingest`): in a
         # child process, started when first needed (the leader starts it with its scheduler), so a replica that
         # never leads runs none.
-        self.ingest_process = IngestProcess(s.database_url)
+        self.ingest_process = IngestProcess(s.database_url, in_thread=s.ingest.in_process)
         self.offers = OfferCache(self._load_offers)
         await self.offers.refresh()
         # Replies first, alerts take the rest: the replies' pacer has the replica's whole share and the sender child

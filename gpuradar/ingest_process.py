@@ -48,7 +48,17 @@ from core.alerts import AlertPolicy
 from core.offers import Offer, Rates
 from core.polls import PollResult
 from core.slices import CHUNK, Steps, chunks, run_in_slices, run_steps
-from gpuradar.child_process import CHILD_NICENESS, STOP_TIMEOUT, LogConfig, enter_child, reap, receive, spawn
+from gpuradar.child_process import (
+    CHILD_NICENESS,
+    STOP_TIMEOUT,
+    ChildHandle,
+    LogConfig,
+    enter_child,
+    reap,
+    receive,
+    spawn,
+    spawn_in_thread,
+)
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +236,7 @@ class ChildConfig:
     log_json: bool | None = None  # None: no logging set up by the parent (leave Python's defaults)
     log_secrets: list[str] = field(default_factory=list)
     part: int = PART  # list items per part of a frame (see `_send`)
+    settle_heap: bool = True  # a child process's own heap (`_settle_heap`); not a thread's, which shares its host's
 
 
 class IngestProcessDied(RuntimeError):
@@ -289,11 +300,14 @@ async def _receive(reader: asyncio.StreamReader) -> Any:
 class IngestProcess:
     """The parent's handle on the ingest child: one call at a time, in the order made."""
 
-    def __init__(self, database_url: str, *, part: int = PART) -> None:
+    def __init__(self, database_url: str, *, part: int = PART, in_thread: bool = False) -> None:
         self.database_url = database_url
         self.part = part  # list items per part of a frame, both ways (see `_send`)
+        # True: the child's code serves the channel from a thread of this process (child_process.ThreadChild):
+        # tests and single-process embedding (INGEST__IN_PROCESS); every frame and every step are the same.
+        self.in_thread = in_thread
         self.restarts = 0
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: ChildHandle | None = None
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._lock = asyncio.Lock()
@@ -313,8 +327,11 @@ class IngestProcess:
 
     async def _spawn(self) -> None:
         # The config crosses as child_process's one plain frame; every later message in `_send`'s parts.
-        self._proc, self._reader, self._writer = await spawn(
-            __name__, replace(_child_config(self.database_url), part=self.part))
+        config = replace(_child_config(self.database_url), part=self.part, settle_heap=not self.in_thread)
+        if self.in_thread:
+            self._proc, self._reader, self._writer = await spawn_in_thread(_child_main, config, "ingest")
+        else:
+            self._proc, self._reader, self._writer = await spawn(__name__, config)
         try:
             ready = await _receive(self._reader)  # the child has imported everything and made its engine
             if ready != "ready":
@@ -614,7 +631,8 @@ async def _child_main(fd: int) -> None:
     child = _Child(config)
     calls = 0
     try:
-        _settle_heap(full=False)  # what was imported and built at start lives as long as the child
+        settle = _settle_heap if config.settle_heap else lambda full: None
+        settle(full=False)  # what was imported and built at start lives as long as the child
         try:
             await _send(writer, "ready")
         except ConnectionError:
@@ -632,7 +650,7 @@ async def _child_main(fd: int) -> None:
             await _send(writer, reply, config.part)
             del message, reply
             calls += 1
-            _settle_heap(full=calls % FULL_COLLECTION_EVERY == 0)
+            settle(full=calls % FULL_COLLECTION_EVERY == 0)
     finally:
         await child.close()
 

@@ -118,6 +118,13 @@ class SenderSettings(BaseModel):
     paid_broadcast_budget_period: Literal["month", "day"] = "month"
 
 
+class IngestSettings(BaseModel):
+    # Polls are recorded in a child process of the leader (gpuradar/ingest_process.py: own interpreter, event loop
+    # and database engine, niced). True: the same child code serves the same channel from a thread of this process
+    # (tests, where a child per started app costs ~0.7 s of CPU to import, and single-process embedding).
+    in_process: bool = False
+
+
 class Settings(StoreSettings):  # DATABASE_URL and how the environment is read: gpuradar/store_settings.py
     bot_token: SecretStr | None = None  # secret: never logged
     telegram_api_url: str | None = None  # a self-hosted or stand-in Bot API server
@@ -137,6 +144,7 @@ class Settings(StoreSettings):  # DATABASE_URL and how the environment is read: 
     webhook: WebhookSettings = WebhookSettings()  # WEBHOOK__URL / __SECRET / __PATH
     lease: LeaseSettings = LeaseSettings()  # LEASE__TTL
     sender: SenderSettings = SenderSettings()  # SENDER__BATCH / __POLL_INTERVAL / __CLAIM_TTL
+    ingest: IngestSettings = IngestSettings()  # INGEST__IN_PROCESS
 
     @field_validator("admin_ids", mode="before")
     @classmethod

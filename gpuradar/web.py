@@ -200,8 +200,10 @@ async def start_server(app: web.Application, host: str = "0.0.0.0", port: int = 
 
     `header_timeout`: aiohttp's keep-alive timeout, which also runs from the moment a connection opens until a
     complete request line and headers arrive (its default, 3,630 s, lets a slow-header client hold a connection
-    for an hour)."""
-    runner = web.AppRunner(app, access_log=None, keepalive_timeout=header_timeout)
+    for an hour). It also bounds aiohttp's lingering close (10 s by default): after a 408 for a trickled body the
+    server reads and drops the rest of that body before closing, so a slow client is held no longer than this."""
+    runner = web.AppRunner(app, access_log=None, keepalive_timeout=header_timeout,
+                           lingering_time=min(header_timeout, 10.0))
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -34,6 +34,11 @@ os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost,::1"
 # host itself is tested where it is the point: tests/gpuradar/test_sender_process.py (killed mid-burst, wake-ups and
 # reports over its socket, replies first) and the replica tests, whose `gpuradar run` processes get no such setting.
 os.environ.setdefault("SENDER__IN_PROCESS", "true")
+# Likewise the ingest child (`INGEST__IN_PROCESS`): its code serves the same channel from a thread of the test's
+# process (gpuradar.child_process.ThreadChild), not ~0.7 s of CPU importing the app per started App. The child
+# process itself is tested where it is the point: tests/gpuradar/test_ingest_process.py and test_ingest_slices.py
+# (killed mid-poll, restarted, polls crossing), test_ingest_priority.py (niced) and the replica tests.
+os.environ.setdefault("INGEST__IN_PROCESS", "true")
 
 # `provider_server`: a stand-in for the providers' APIs on 127.0.0.1 (testkit/provider_server.py).
 pytest_plugins = ["testkit.provider_server", "tests.support.hub_server"]
@@ -223,3 +228,19 @@ async def sm(migrated_database_url: str):
     engine = make_engine(migrated_database_url)
     yield make_sessionmaker(engine)
     await engine.dispose()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# `-m database`: the tests that touch a database through the fixtures above. `.ci/run` runs the whole suite on
+# SQLite and then only these on PostgreSQL: a test that never opens a database gives the same answer on both, so
+# running it twice told nothing new and cost half of CI's time.
+# ---------------------------------------------------------------------------------------------------------------
+
+DATABASE_FIXTURES = frozenset({"postgres_admin"})  # every database fixture above depends on it
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own `-m` selection reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.database)

@@ -22,7 +22,7 @@ from core.alerts import AlertPolicy
 from gpuradar.app import App
 from gpuradar.ingest_process import Fence, IngestProcess
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost
-from gpuradar.settings import Settings
+from gpuradar.settings import IngestSettings, Settings
 from storage.alert_tables import AlertEventRow
 from storage.db import make_engine
 from storage.lease import LeaderLease
@@ -177,7 +177,9 @@ async def test_the_apps_offer_cache_follows_the_database_through_the_child_and_i
         migrated_database_url) -> None:
     poll = Poller()
     async with FakeTelegram() as tg:
-        app = App(Settings(database_url=migrated_database_url, bot_token=tg.token, telegram_api_url=tg.base_url),
+        # A real child (tests/conftest.py hosts it in a thread everywhere else).
+        app = App(Settings(database_url=migrated_database_url, bot_token=tg.token, telegram_api_url=tg.base_url,
+                           ingest=IngestSettings(in_process=False)),
                   scrape=False, migrate=False, polling_timeout=1)
         await app.start()
         try:
@@ -385,3 +387,24 @@ async def test_offers_readings_follow_the_database_when_only_the_childs_polls_wr
     # The first reading and the one after each foreign poll read everything; the others only what was written.
     assert read_all == [True, False, False, False, True, False, False, True, False, False]
     assert held
+
+
+async def test_the_thread_host_runs_the_same_child_and_ends_with_its_channel(sm, migrated_database_url) -> None:
+    """INGEST__IN_PROCESS (what the rest of the suite runs on): the child's code serves the same channel from a
+    thread of this process, records the same polls, and its thread is gone once the channel is closed."""
+    import threading
+
+    poll = Poller()
+    ingest = IngestProcess(migrated_database_url, in_thread=True)
+    await ingest.start()
+    try:
+        assert ingest.pid == os.getpid()
+        assert [t for t in threading.enumerate() if t.name == "ingest"]
+        await ingest.record(poll([offer("a", 2.0), offer("b", 3.0)]), rates=RATES)
+        done = await ingest.record(poll([offer("a", 1.0), offer("b", 3.0)]), rates=RATES)
+        assert done.events == 1 and ingest.crossed["diff"] == 1  # the second poll crossed as what changed
+        assert {r[0].split("|")[1] for r in (await ingest.offers()).rows} == {"a", "b"}
+    finally:
+        await ingest.stop()
+    assert not [t for t in threading.enumerate() if t.name == "ingest"]
+    assert await rows(sm, ScrapeRun) == 2

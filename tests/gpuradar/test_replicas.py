@@ -98,8 +98,8 @@ class ReplicaTelegram(WebhookTelegram):
 
 # Every provider the app knows (read from the registry, so a new one can never reach its live API from a test).
 OTHER_PROVIDERS = tuple(name for name in PROVIDERS if name != "runpod")
-OUR_PREFIXES = ("PROVIDERS__", "WEBHOOK__", "WEB__", "LEASE__", "SENDER__", "LOG__", "DATABASE_URL", "BOT_TOKEN",
-                "TELEGRAM_API_URL", "FX_", "ADMIN_IDS")
+OUR_PREFIXES = ("PROVIDERS__", "WEBHOOK__", "WEB__", "LEASE__", "SENDER__", "INGEST__", "LOG__", "DATABASE_URL",
+                "BOT_TOKEN", "TELEGRAM_API_URL", "FX_", "ADMIN_IDS")
 
 
 def replica_env(i: int, url: str, tg: ReplicaTelegram, server: ProviderServer) -> dict[str, str]:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import gpuradar  # noqa: F401  (installs the provider catalog)
 from core.providers import provider_names
+from scrapers.http import PoliteClient, RetryPolicy
 from scrapers.poller import attempt
 from testkit.provider_server import ProviderServer
 from texts.regions import region_name
@@ -23,7 +24,9 @@ async def sample_locations() -> set[tuple[str, str]]:
     async with ProviderServer() as server:
         server.load_samples()
         settings = server.providers_settings(keys=True)
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient() as http:
+            # Each provider's documented request rate is kept, in scaled time: the pages are what this test reads.
+            client = PoliteClient(http, retry=RetryPolicy(scale=0.001))
             for name in provider_names():
                 got = await attempt(name, settings, client)
                 found |= {(name, o.location) for o in got.offers if o.location}
