@@ -167,23 +167,32 @@ _UNSEEN = 1  # a change recorded where observation resumed: it happened at some 
 _SEEN = 2  # a change between two trusted polls of one stretch: its time is known to a poll's interval
 
 
-def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, currency: str) -> list[_Piece]:
-    """The series' state, cut to observed time: constant pieces within coverage stretches."""
+def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, currency: str,
+            first_span: int = 0, resume_at: float | None = None) -> list[_Piece]:
+    """The series' state, cut to observed time: constant pieces within coverage stretches. A piece depends only on
+    its stretch and the changes up to its end, so the pieces can be cut from stretch `first_span` on, and within
+    it from `resume_at` on: the end of a piece already cut there (a change's time, never the stretch's start)."""
     out: list[_Piece] = []
     if not changes:
         return out
     times = [c.at for c in changes]
     first = changes[0].at
     usd = currency == "USD"
-    for i, (s, e) in enumerate(coverage):
+    for i in range(first_span, len(coverage)):
+        s, e = coverage[i]
         s, e = max(s, first), min(e, until)
+        resuming = resume_at is not None and i == first_span
+        if resume_at is not None and resuming:
+            s = max(s, resume_at)
         if e <= s:
             continue
         # the change in force at s, then every change inside (s, e)
         j = bisect.bisect_right(times, s) - 1
         t = s
         opened = _CARRIED
-        if j >= 0 and changes[j].at == s:
+        if resuming:
+            opened = _SEEN  # pieces of this stretch came before: the change at s was seen between two polls
+        elif j >= 0 and changes[j].at == s:
             if s > coverage[i].start:
                 opened = _SEEN  # the series' first record, made while its provider was observed: it is new
             elif j > 0 and changes[j - 1].in_stock != changes[j].in_stock:
@@ -343,11 +352,14 @@ class Timeline:
                  "_last_end", "_last_in_stock", "_live", "_observed", "_open_max", "_pieces", "_priced_from",
                  "_stays_from", "currency")
 
-    def __init__(self, changes: Sequence[Change], coverage: Sequence[Span], currency: str = "USD") -> None:
+    def __init__(self, changes: Sequence[Change], coverage: Sequence[Span], currency: str = "USD", *,
+                 pieces: list[_Piece] | None = None) -> None:
         self.currency = currency
         self._coverage = tuple(coverage)
         self._last_end = coverage[-1].end if coverage else -math.inf
-        pieces = self._pieces = _pieces(changes, coverage, math.inf, currency)
+        if pieces is None:
+            pieces = _pieces(changes, coverage, math.inf, currency)
+        self._pieces = pieces
         self._ends = [p.end for p in pieces]
         lengths = [p.end - p.start for p in pieces]
         self._observed = list(itertools.accumulate(lengths, initial=0.0))
@@ -379,6 +391,28 @@ class Timeline:
         # the next window usually starts in the same ones (pieces last minutes to days).
         self._priced_from: tuple[int, list[tuple[float, int]], list[int], float | None] | None = None
         self._stays_from: tuple[int, list[float]] | None = None
+
+    def resumed(self, changes: Sequence[Change], coverage: Sequence[Span], t0: float) -> Timeline:
+        """The timeline of `changes` and `coverage`, given that they are this one's inputs before `t0` (no change
+        and no stretch that ends before `t0` differs: a poll's new rows and an extended last stretch, as
+        storage/availability_cache.py finds them): the pieces of the stretches that ended before `t0` are this
+        one's, only the later stretches are cut afresh. The same timeline as `Timeline(changes, coverage)`."""
+        old = self._coverage
+        m = bisect.bisect_left([s.end for s in old], t0)  # the stretches that ended before t0
+        if len(coverage) < m or tuple(coverage[:m]) != old[:m] or not changes:
+            return Timeline(changes, coverage, self.currency)
+        # The pieces that ended before t0 are kept: each is a change's time to the next change's, both before t0
+        # (the stretch's own end is not before t0 unless the whole stretch is). Those inside stretch m (where t0
+        # falls) hold only while that stretch still starts where it did.
+        k = bisect.bisect_left(self._ends, t0)
+        resume_at: float | None = None
+        if k and self._pieces[k - 1].span == m:
+            if not (m < len(coverage) and coverage[m].start == old[m].start):
+                return Timeline(changes, coverage, self.currency)
+            resume_at = self._pieces[k - 1].end
+        pieces = self._pieces[:k] + _pieces(changes, coverage, math.inf, self.currency, first_span=m,
+                                            resume_at=resume_at)
+        return Timeline(changes, coverage, self.currency, pieces=pieces)
 
     def _priced_after(self, i: int) -> tuple[list[tuple[float, int]], list[int], float | None]:
         """The in-stock priced pieces after piece i: (price, length in microseconds) of those with a length,

@@ -151,7 +151,9 @@ class ThreadChild:
         self._thread.start()
 
     async def wait(self) -> int:
-        return await asyncio.shield(self._done)
+        code = await asyncio.shield(self._done)
+        self._thread.join()  # its last step was to say so: what is left of it returns at once
+        return code
 
     def kill(self) -> None:
         pass  # see the class: reap's wait after it returns once the thread has ended

@@ -170,11 +170,13 @@ class ChangeCache:
         extended) keep what was merged before T and combine the rest from the states in force at T (combine is
         causal: what it says at a time depends on nothing later). A window whose start moved (a row left it) is
         merged afresh. With it the merged timeline prepared for windows (core.availability.Timeline), kept as long
-        as the inputs do not move: a question then computes only its window's figures."""
+        as the inputs do not move (a question then computes only its window's figures) and resumed from T when
+        they moved from T on (`Timeline.resumed`: only the stretches from T are cut into pieces again)."""
         ids = [self._held[k].ids[self._slices[k]:] for k in keys]
         spans = [tuple(cov) for _, cov in series]
         hit = self._merged.get(key)
         merged: list[Change] | None = None
+        prepared: Timeline | None = None
         if hit is not None:
             t0 = _moved_from(hit, ids, [c for c, _ in series], spans)
             if t0 is None:
@@ -185,9 +187,12 @@ class ChangeCache:
             if t0 != -math.inf:
                 merged = _resumed(hit.merged, t0, series, caps, currency)
                 union = merge_coverage(s for cov in spans for s in cov)
+                if hit.timeline is not None:  # its pieces before t0 are the new timeline's too
+                    prepared = hit.timeline.resumed(merged, union, t0)
         if merged is None:
             merged, union = combine(series, caps=caps, currency=currency)
-        prepared = Timeline(merged, union, currency)
+        if prepared is None:
+            prepared = Timeline(merged, union, currency)
         self._merged[key] = _Merged(ids, [list(c) for c, _ in series], spans, merged, union, prepared)
         self._merged.move_to_end(key)
         while len(self._merged) > self.max_merged:

@@ -221,6 +221,33 @@ def test_a_prepared_timeline_answers_as_window_stats(seed: int) -> None:
             changes, coverage, until=last - HOUR, days=7, currency=currency)
 
 
+@pytest.mark.parametrize("seed", range(16))
+def test_a_timeline_resumed_from_where_its_inputs_moved_is_the_fresh_one(seed: int) -> None:
+    """Timeline.resumed (what a replica does after a poll: the history up to some time T held, new changes and an
+    extended or new stretch from T on) gives the timeline built afresh, piece for piece and window for window,
+    wherever T falls (inside a stretch, in a gap, at a change) and for any t0 at or before the first difference."""
+    rng = random.Random(5000 + seed)
+    changes, coverage = _history(rng)
+    if seed % 4 == 0:
+        changes, coverage = combine([(changes, coverage), _history(rng)], cap=2.5)
+    points = [*(c.at for c in changes[1:]), *(s.end for s in coverage), *(s.start for s in coverage)]
+    for cut in [*rng.sample(points, 2), rng.uniform(coverage[0].start, coverage[-1].end), coverage[-1].end - M]:
+        before = [c for c in changes if c.at < cut]
+        if not before:
+            continue
+        held_cov = [Span(sp.start, min(sp.end, cut)) for sp in coverage if sp.start < cut]
+        t0 = cut - rng.choice([0.0, 0.0, 5 * M, 2 * DAY])  # the cache's t0, or an earlier one
+        for currency in ("USD", "RUB"):
+            held = Timeline(before, held_cov, currency)
+            resumed = held.resumed(changes, coverage, t0)
+            fresh = Timeline(changes, coverage, currency)
+            assert resumed._pieces == fresh._pieces
+            last = coverage[-1].end
+            for until in (last, last + 2 * HOUR):
+                for days in (1, 7, 30):
+                    assert resumed.window(until=until, days=days) == fresh.window(until=until, days=days)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_a_prepared_timeline_answers_as_window_stats_at_epoch_times(seed: int) -> None:
     """The same at real epoch stamps (microseconds, ~1.76e9 s: lengths that are no whole number of seconds and
