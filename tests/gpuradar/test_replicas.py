@@ -155,8 +155,24 @@ async def until(predicate: Any, limit: float = GUARD, what: str = "condition") -
         if result:
             return
         if loop.time() > deadline:
-            raise AssertionError(f"{what}: not reached")
+            raise AssertionError(f"{what}: not reached; {sqlite_locks()}")
         await asyncio.sleep(0.05)
+
+
+def sqlite_locks() -> str:
+    """Which of our processes hold POSIX locks (SQLite's, on its database and -shm files) and of what kind, from
+    /proc/locks: a replica stuck holding the write lock is named by a failure, not guessed at afterwards."""
+    names = {p.pid: name for name, p in PROCS.items()}
+    for name, p in PROCS.items():
+        names.update({child: f"{name}'s child" for child in children(p.pid)})
+    names[os.getpid()] = "the test"
+    held: list[str] = []
+    with contextlib.suppress(OSError), open("/proc/locks") as f:
+        for line in f:
+            parts = line.split()  # "1: POSIX ADVISORY WRITE <pid> <dev:inode> <start> <end>"
+            if len(parts) >= 8 and parts[1] == "POSIX" and parts[4].isdigit() and int(parts[4]) in names:
+                held.append(f"{names[int(parts[4])]} {parts[3]} {parts[5]}@{parts[6]}")
+    return "locks held: " + (", ".join(held) or "none")
 
 
 @pytest.fixture
