@@ -21,6 +21,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from sqlalchemy import ColumnElement, Float, case, cast, extract, func, literal, select, update
@@ -28,6 +29,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.lease_tables import LeaseRow
 from storage.upsert import upsert_insert
+
+_T = TypeVar("_T")
+STUCK_AFTER = 60.0  # seconds a late lease statement may run on before it is taken for hung and cancelled
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,8 @@ class LeaderLease:
         self.ttl = float(ttl)
         self._term: int | None = None
         self._deadline = 0.0  # time.monotonic() after which we no longer trust our own leadership
+        self._in_flight: asyncio.Future[Any] | None = None  # a statement given up on, still running (`_within`)
+        self._in_flight_since = 0.0
 
     # -- state ---------------------------------------------------------------------------------------------
 
@@ -202,6 +208,35 @@ class LeaderLease:
             return None
         return LeaseState(name=self.name, holder=found.holder, term=found.term, expires_in=float(found.left))
 
+    # -- bounded waits -------------------------------------------------------------------------------------
+
+    async def _within(self, make: Callable[[], Awaitable[_T]], timeout: float) -> _T:
+        """`make()`'s result if it comes within `timeout` seconds, else TimeoutError; the statement itself is never
+        cancelled. A statement cancelled in flight can leave its connection inside a write transaction that nobody
+        will commit: on SQLite (aiosqlite) a campaigning replica whose attempt timed out under contention was seen
+        holding the database's write lock for minutes, and every replica's writes, its own included, failed as
+        "locked". So a statement that is late runs on to its end (SQLite's busy timeout bounds it), and the next
+        call waits for it before it sends its own. A late `try_acquire` that took the lease is harmless: its
+        deadline is counted from before it was sent, and the next campaign attempt extends it as ours."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        late = self._in_flight
+        if late is not None and not late.done():
+            await asyncio.wait({late}, timeout=timeout)
+            if not late.done():
+                if loop.time() - self._in_flight_since < STUCK_AFTER:
+                    raise TimeoutError
+                # Hung, not slow (SQLite's busy timeout ends a waiting statement far sooner; a PostgreSQL
+                # connection across a network partition may not end at all): cancelled, as the only way on.
+                late.cancel()
+        task = asyncio.ensure_future(make())
+        task.add_done_callback(_retrieve)
+        self._in_flight, self._in_flight_since = task, loop.time()
+        await asyncio.wait({task}, timeout=max(0.0, deadline - loop.time()))
+        if not task.done():
+            raise TimeoutError
+        return task.result()
+
     # -- the loop a replica runs ----------------------------------------------------------------------------
 
     async def run_while_leader(
@@ -224,7 +259,7 @@ class LeaderLease:
         retry = retry_interval if retry_interval is not None else self.ttl / 3
         while not stop.is_set():
             try:
-                elected = await asyncio.wait_for(self.try_acquire(), timeout=self.ttl)
+                elected = await self._within(self.try_acquire, self.ttl)
             except Exception as exc:  # the database is down, slow or unreachable: keep campaigning, do not crash
                 log.warning("lease %s: campaign attempt failed: %r", self.name, exc)
                 elected = False
@@ -262,7 +297,7 @@ class LeaderLease:
                     await task
             if not lost:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.release(), timeout=self.ttl)
+                    await self._within(self.release, self.ttl)
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
 
@@ -275,12 +310,19 @@ class LeaderLease:
                 self._lost()
                 return False
             try:
-                return await asyncio.wait_for(self.renew(), timeout=remaining)
+                return await self._within(self.renew, remaining)
             except TimeoutError:
                 continue  # the deadline check above decides
             except Exception as exc:
                 log.warning("lease %s: renewal failed, retrying: %r", self.name, exc)
                 await asyncio.sleep(min(0.5, max(remaining, 0) / 4))
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """A statement given up on may fail later: its error was already reported as a timeout, so it is read here
+    (asyncio would log it as never retrieved)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _notify(callback: Callable[[bool, int], object] | None, leading: bool, term: int) -> None:

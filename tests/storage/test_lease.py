@@ -300,3 +300,84 @@ async def test_killed_leader_process_is_replaced(replicas: Callable[..., LeaderL
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
+
+
+async def test_a_late_statement_is_waited_for_never_cancelled(replicas: Callable[..., LeaderLease]) -> None:
+    """storage.lease: a statement that misses its deadline (SQLite's busy wait under contention) is reported as a
+    timeout but runs on to its end; the next one waits for it first. A statement cancelled in flight can leave its
+    connection inside a write transaction nobody commits: the database's write lock held by a replica for good."""
+    lease = replicas("me")
+    release = asyncio.Event()
+    finished: list[str] = []
+
+    async def slow() -> str:
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            finished.append("cancelled")
+            raise
+        finished.append("slow")
+        return "slow"
+
+    async def quick() -> str:
+        finished.append("quick")
+        return "quick"
+
+    with pytest.raises(TimeoutError):
+        await lease._within(slow, 0.05)
+    with pytest.raises(TimeoutError):  # still running: the next statement is not sent beside it
+        await lease._within(quick, 0.05)
+    assert finished == []
+    release.set()
+    assert await lease._within(quick, PATIENCE) == "quick"
+    assert finished == ["slow", "quick"]
+
+
+async def test_a_campaign_attempt_stuck_on_sqlites_write_lock_leaves_no_lock_behind(tmp_path: Path) -> None:
+    """Another process holds SQLite's write lock longer than the lease's ttl: the campaign's attempts time out and
+    are retried, the replica leads once the lock is free, and afterwards nobody holds the write lock."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "lease.sqlite3"
+    url = f"sqlite+aiosqlite:///{path}"
+    engine = make_engine(url)
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all, tables=[LeaseRow.__table__])
+    lease = LeaderLease(make_sessionmaker(engine), "scrapers", "me", ttl=0.5)
+    held = threading.Event()
+
+    def hold() -> None:
+        other = sqlite3.connect(path, timeout=30)
+        other.execute("BEGIN IMMEDIATE")
+        held.set()
+        threading.Event().wait(2.0)  # four of the lease's ttls
+        other.rollback()
+        other.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    await asyncio.to_thread(held.wait)
+    leading = asyncio.Event()
+
+    async def work(term: int) -> None:
+        leading.set()
+        await asyncio.Event().wait()
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(lease.run_while_leader(work, stop=stop, retry_interval=0.1))
+    try:
+        async with asyncio.timeout(PATIENCE):
+            await leading.wait()
+    finally:
+        stop.set()
+        async with asyncio.timeout(PATIENCE):
+            await task
+        await asyncio.to_thread(holder.join)
+        await engine.dispose()
+    check = sqlite3.connect(path, timeout=0.5)
+    try:
+        check.execute("BEGIN IMMEDIATE")  # raises "database is locked" if a connection kept the write lock
+        check.rollback()
+    finally:
+        check.close()
