@@ -181,9 +181,9 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
     for i in range(first_span, len(coverage)):
         s, e = coverage[i]
         s, e = max(s, first), min(e, until)
-        resuming = resume_at is not None and i == first_span
-        if resume_at is not None and resuming:
-            s = max(s, resume_at)
+        resuming = False  # cutting on inside a stretch whose earlier pieces are kept
+        if resume_at is not None and i == first_span:
+            s, resuming = max(s, resume_at), True
         if e <= s:
             continue
         # the change in force at s, then every change inside (s, e)

@@ -122,8 +122,8 @@ class ChildHandle(Protocol):
 class ThreadChild:
     """A child's channel served by a thread of this process with its own event loop: the same frames and the same
     child code as a process, without the interpreter start (about 0.7 s of CPU per child). For tests and
-    single-process embedding only: no niceness, the GIL is shared, and a thread cannot be killed, so `kill` waits
-    for the thread to see its channel close."""
+    single-process embedding only: no niceness, the GIL is shared, and a thread cannot be killed: `kill` does
+    nothing, and `reap`'s wait after it returns once the thread has seen its channel close."""
 
     def __init__(self, main: Callable[[int], Coroutine[Any, Any, None]], fd: int, name: str) -> None:
         self.pid = os.getpid()
@@ -156,7 +156,7 @@ class ThreadChild:
         return code
 
     def kill(self) -> None:
-        pass  # see the class: reap's wait after it returns once the thread has ended
+        pass  # see the class
 
 
 async def spawn_in_thread(main: Callable[[int], Coroutine[Any, Any, None]], config: object, name: str
