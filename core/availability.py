@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from typing import NamedTuple
@@ -167,6 +168,9 @@ _UNSEEN = 1  # a change recorded where observation resumed: it happened at some 
 _SEEN = 2  # a change between two trusted polls of one stretch: its time is known to a poll's interval
 
 
+change_time = operator.attrgetter("at")  # a change's time (changes are in time order: bisected by it)
+
+
 def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, currency: str,
             first_span: int = 0, resume_at: float | None = None) -> list[_Piece]:
     """The series' state, cut to observed time: constant pieces within coverage stretches. A piece depends only on
@@ -175,7 +179,6 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
     out: list[_Piece] = []
     if not changes:
         return out
-    times = [c.at for c in changes]
     first = changes[0].at
     usd = currency == "USD"
     for i in range(first_span, len(coverage)):
@@ -187,7 +190,7 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
         if e <= s:
             continue
         # the change in force at s, then every change inside (s, e)
-        j = bisect.bisect_right(times, s) - 1
+        j = bisect.bisect_right(changes, s, key=change_time) - 1
         t = s
         opened = _CARRIED
         if resuming:
@@ -200,8 +203,8 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
         j = max(j, 0)
         first_piece = len(out)
         # changes j .. k-1 hold in turn over [s, e): each from its time (the first from s) to the next one's
-        k = bisect.bisect_left(times, e, j + 1)
-        inside = times[j + 1:k]
+        k = bisect.bisect_left(changes, e, j + 1, key=change_time)
+        inside = [c.at for c in changes[j + 1:k]]
         for c, start, end in zip(changes[j:k], [t, *inside], [*inside, e], strict=True):
             if end > start:
                 price = (c.usd if usd else c.rub) if c.in_stock else None
@@ -209,8 +212,8 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
             opened = _SEEN
         # A change made by the stretch's latest poll has lasted no observed time yet, but it was seen: kept as an
         # empty piece, so "now" and "appeared" know it.
-        k = bisect.bisect_right(times, e) - 1
-        if k >= 0 and times[k] == e:
+        k = bisect.bisect_right(changes, e, key=change_time) - 1
+        if k >= 0 and changes[k].at == e:
             c = changes[k]
             price = c.usd if currency == "USD" else c.rub
             last = out[-1] if len(out) > first_piece else None
@@ -222,27 +225,59 @@ def _pieces(changes: Sequence[Change], coverage: Sequence[Span], until: float, c
 
 def _episodes(pieces: Sequence[_Piece]) -> list[Episode]:
     """Maximal in-stock runs within one coverage stretch."""
+    return _episodes_from(pieces, 0)[0]
+
+
+def _episodes_from(pieces: Sequence[_Piece], offset: int) -> tuple[list[Episode], list[int]]:
+    """`_episodes`, with the index of each episode's first piece (plus `offset`)."""
     out: list[Episode] = []
-    run: list[_Piece] = []
-
-    def close(next_piece: _Piece | None) -> None:
-        if not run:
-            return
-        first, last = run[0], run[-1]
-        # Seen to end: the next piece in the same stretch is out of stock.
-        ended = next_piece is not None and next_piece.span == last.span and not next_piece.in_stock
-        out.append(Episode(first.start, last.end, first.opened != _CARRIED, first.opened == _SEEN and ended, ended))
-        run.clear()
-
-    for p in pieces:
+    firsts: list[int] = []
+    run: tuple[_Piece, _Piece, int] | None = None  # the open run: its first piece, its last, the first's index
+    for n, p in enumerate(pieces):
         if p.in_stock:
-            if run and (run[-1].span != p.span or run[-1].end != p.start):
-                close(None)
-            run.append(p)
+            if run is None:
+                run = (p, p, n)
+            elif run[1].span != p.span or run[1].end != p.start:  # another stretch, or time between
+                out.append(_episode(run[0], run[1], None))
+                firsts.append(offset + run[2])
+                run = (p, p, n)
+            else:
+                run = (run[0], p, run[2])
+        elif run is not None:
+            out.append(_episode(run[0], run[1], p))
+            firsts.append(offset + run[2])
+            run = None
+    if run is not None:
+        out.append(_episode(run[0], run[1], None))
+        firsts.append(offset + run[2])
+    return out, firsts
+
+
+def _episode(first: _Piece, last: _Piece, next_piece: _Piece | None) -> Episode:
+    """The episode of an in-stock run from `first` to `last`; `next_piece`: the piece after it (None: none, or
+    one that cannot continue it)."""
+    # Seen to end: the next piece in the same stretch is out of stock.
+    ended = next_piece is not None and next_piece.span == last.span and not next_piece.in_stock
+    return Episode(first.start, last.end, first.opened != _CARRIED, first.opened == _SEEN and ended, ended)
+
+
+_weight = operator.itemgetter(1)  # a priced item's length
+
+
+def _price_entry(piece: _Piece, items: list[tuple[float, int]], zeros: list[float], *, remove: bool) -> None:
+    """Add `piece`'s in-stock price to (or `remove` it from) the sorted lists `Timeline._priced_after` holds."""
+    if not piece.in_stock or (price := piece.price) is None:
+        return
+    if piece.end > piece.start:
+        entry = (price, _micros(piece.end - piece.start))
+        if remove:
+            del items[bisect.bisect_left(items, entry)]
         else:
-            close(p)
-    close(None)
-    return out
+            bisect.insort(items, entry)
+    elif remove:
+        del zeros[bisect.bisect_left(zeros, price)]
+    else:
+        bisect.insort(zeros, price)
 
 
 def _quantile(values: Sequence[float], q: float) -> float | None:
@@ -348,26 +383,39 @@ class Timeline:
     answers /when in a bisect and a sort of the window's own episodes: storage/availability_cache.py). Sums may
     differ from `window_stats`' in the last bits of a float (added in another order)."""
 
-    __slots__ = ("_appeared", "_comebacks", "_coverage", "_ends", "_episode_ends", "_episodes", "_in_stock",
-                 "_last_end", "_last_in_stock", "_live", "_observed", "_open_max", "_pieces", "_priced_from",
-                 "_stays_from", "currency")
+    __slots__ = ("_appeared", "_comebacks", "_coverage", "_ends", "_episode_ends", "_episode_firsts", "_episodes",
+                 "_in_stock", "_last_end", "_last_in_stock", "_live", "_observed", "_open_max", "_pieces",
+                 "_priced_from", "_stays_from", "currency")
 
     def __init__(self, changes: Sequence[Change], coverage: Sequence[Span], currency: str = "USD", *,
                  pieces: list[_Piece] | None = None) -> None:
+        if pieces is None:
+            pieces = _pieces(changes, coverage, math.inf, currency)
+        lengths = [p.end - p.start for p in pieces]
+        episodes, firsts = _episodes_from(pieces, 0)
+        self._set(currency, coverage, pieces, [p.end for p in pieces], list(itertools.accumulate(lengths, initial=0.0)),
+                  list(itertools.accumulate((n if p.in_stock else 0.0 for n, p in zip(lengths, pieces, strict=True)),
+                                            initial=0.0)), episodes, firsts)
+        # What the latest window read past its first piece (`_priced_after`) and first episode (`_stays_after`):
+        # the next window usually starts in the same ones (pieces last minutes to days).
+        self._priced_from: tuple[int, list[tuple[float, int]], list[int], list[float]] | None = None
+        self._stays_from: tuple[int, list[float]] | None = None
+
+    def _set(self, currency: str, coverage: Sequence[Span], pieces: list[_Piece], ends: list[float],
+             observed: list[float], in_stock: list[float], episodes: list[Episode], firsts: list[int]) -> None:
+        """Everything else from the pieces (with their running totals) and the episodes: walks the episodes, and
+        of the pieces only the latest state's run."""
         self.currency = currency
         self._coverage = tuple(coverage)
         self._last_end = coverage[-1].end if coverage else -math.inf
-        if pieces is None:
-            pieces = _pieces(changes, coverage, math.inf, currency)
         self._pieces = pieces
-        self._ends = [p.end for p in pieces]
-        lengths = [p.end - p.start for p in pieces]
-        self._observed = list(itertools.accumulate(lengths, initial=0.0))
-        self._in_stock = list(itertools.accumulate(
-            (n if p.in_stock else 0.0 for n, p in zip(lengths, pieces, strict=True)), initial=0.0))
-        episodes = self._episodes = _episodes(pieces)
+        self._ends = ends
+        self._observed = observed
+        self._in_stock = in_stock
+        self._episodes = episodes
+        self._episode_firsts = firsts
         self._episode_ends = [e.end for e in episodes]
-        self._appeared = sorted(e.start for e in episodes if e.appeared)
+        self._appeared = [e.start for e in episodes if e.appeared]  # in time order, as the episodes are
         # the longest censored stay from episode i on
         open_max: list[float | None] = [None] * (len(episodes) + 1)
         for i in range(len(episodes) - 1, -1, -1):
@@ -375,11 +423,16 @@ class Timeline:
             here = None if e.complete else e.end - e.start
             open_max[i] = here if after is None else after if here is None else max(here, after)
         self._open_max = open_max
+        starts = [sp.start for sp in coverage]
         self._comebacks = [(b.start, b.start - a.end) for a, b in itertools.pairwise(episodes)
-                           if a.ended and b.appeared and _same_span(coverage, a.end, b.start)]
-        self._last_in_stock = max((p.end for p in pieces if p.in_stock), default=None)
+                           if a.ended and b.appeared and _same_span(coverage, a.end, b.start, starts)]
+        # Piece ends never decrease: the last in-stock piece ends latest.
+        self._last_in_stock = next((p.end for p in reversed(pieces) if p.in_stock), None)
         live: tuple[_Piece, float, bool] | None = None
-        if pieces and pieces[-1].end == self._last_end:
+        if pieces and pieces[-1].end == self._last_end and pieces[-1].in_stock:  # the latest episode's state
+            first = pieces[firsts[-1]]
+            live = (pieces[-1], first.start, first.opened != _SEEN)
+        elif pieces and pieces[-1].end == self._last_end:
             last = pieces[-1]
             k = len(pieces) - 1
             while k > 0 and pieces[k - 1].in_stock == last.in_stock and pieces[k - 1].span == last.span \
@@ -387,16 +440,14 @@ class Timeline:
                 k -= 1
             live = (last, pieces[k].start, pieces[k].opened != _SEEN)
         self._live = live
-        # What the latest window read past its first piece (`_priced_after`) and first episode (`_stays_after`):
-        # the next window usually starts in the same ones (pieces last minutes to days).
-        self._priced_from: tuple[int, list[tuple[float, int]], list[int], float | None] | None = None
-        self._stays_from: tuple[int, list[float]] | None = None
 
     def resumed(self, changes: Sequence[Change], coverage: Sequence[Span], t0: float) -> Timeline:
         """The timeline of `changes` and `coverage`, given that they are this one's inputs before `t0` (no change
         and no stretch that ends before `t0` differs: a poll's new rows and an extended last stretch, as
         storage/availability_cache.py finds them): the pieces of the stretches that ended before `t0` are this
-        one's, only the later stretches are cut afresh. The same timeline as `Timeline(changes, coverage)`."""
+        one's, only the later stretches are cut afresh; the pieces' running totals, the episodes and what the
+        latest window sorted are carried up to where they stop depending on later pieces. The same timeline as
+        `Timeline(changes, coverage)`."""
         old = self._coverage
         m = bisect.bisect_left([s.end for s in old], t0)  # the stretches that ended before t0
         if len(coverage) < m or tuple(coverage[:m]) != old[:m] or not changes:
@@ -410,9 +461,57 @@ class Timeline:
             if not (m < len(coverage) and coverage[m].start == old[m].start):
                 return Timeline(changes, coverage, self.currency)
             resume_at = self._pieces[k - 1].end
-        pieces = self._pieces[:k] + _pieces(changes, coverage, math.inf, self.currency, first_span=m,
-                                            resume_at=resume_at)
-        return Timeline(changes, coverage, self.currency, pieces=pieces)
+        added = _pieces(changes, coverage, math.inf, self.currency, first_span=m, resume_at=resume_at)
+        pieces = self._pieces[:k] + added
+        lengths = [p.end - p.start for p in added]
+        observed = self._observed[:k + 1]
+        observed += itertools.accumulate(lengths, initial=observed[-1])
+        del observed[k + 1]  # the initial value, already there
+        in_stock = self._in_stock[:k + 1]
+        in_stock += itertools.accumulate((n if p.in_stock else 0.0 for n, p in zip(lengths, added, strict=True)),
+                                         initial=in_stock[-1])
+        del in_stock[k + 1]
+        # The episodes are cut afresh from the first piece where the episode walk starts with nothing open (the
+        # run of in-stock pieces before the kept pieces' end is open to what follows).
+        # That is the first piece of the episode holding piece k - 1, or k when that piece is not in stock.
+        e = bisect.bisect_right(self._episode_firsts, k - 1) - 1 if k and self._pieces[k - 1].in_stock else -1
+        r = self._episode_firsts[e] if e >= 0 else k
+        e = bisect.bisect_left(self._episode_firsts, r)
+        later, later_firsts = _episodes_from(pieces[r:], r)
+        out = Timeline.__new__(Timeline)
+        out._set(self.currency, coverage, pieces, self._ends[:k] + [p.end for p in added], observed, in_stock,
+                 self._episodes[:e] + later, self._episode_firsts[:e] + later_firsts)
+        out._priced_from = self._priced_carried(k, added)
+        out._stays_from = self._stays_carried(e, later)
+        return out
+
+    def _priced_carried(self, k: int, added: Sequence[_Piece]) -> tuple[int, list[tuple[float, int]], list[int],
+                                                                          list[float]] | None:
+        """What `_priced_after` held, with this timeline's pieces from k on replaced by `added`."""
+        held = self._priced_from
+        if held is None or held[0] >= k:
+            return None
+        i, items, _, zeros = held
+        items, zeros = list(items), list(zeros)
+        for piece in self._pieces[k:]:
+            _price_entry(piece, items, zeros, remove=True)
+        for piece in added:
+            _price_entry(piece, items, zeros, remove=False)
+        return i, items, list(itertools.accumulate(map(_weight, items))), zeros
+
+    def _stays_carried(self, e: int, later: Sequence[Episode]) -> tuple[int, list[float]] | None:
+        """What `_stays_after` held, with this timeline's episodes from e on replaced by `later`."""
+        held = self._stays_from
+        if held is None or held[0] > e:
+            return None
+        j, stays = held[0], list(held[1])
+        for ep in self._episodes[e:]:
+            if ep.complete:
+                del stays[bisect.bisect_left(stays, ep.end - ep.start)]
+        for ep in later:
+            if ep.complete:
+                bisect.insort(stays, ep.end - ep.start)
+        return j, stays
 
     def _priced_after(self, i: int) -> tuple[list[tuple[float, int]], list[int], float | None]:
         """The in-stock priced pieces after piece i: (price, length in microseconds) of those with a length,
@@ -420,16 +519,19 @@ class Timeline:
         held = self._priced_from
         if held is None or held[0] != i:
             items: list[tuple[float, int]] = []
-            lowest: float | None = None
+            zeros: list[float] = []
             for p in itertools.islice(self._pieces, i + 1, None):
                 if p.in_stock and (v := p.price) is not None:
-                    if lowest is None or v < lowest:
-                        lowest = v
                     if p.end > p.start:
                         items.append((v, _micros(p.end - p.start)))
+                    else:
+                        zeros.append(v)
             items.sort()
-            held = self._priced_from = (i, items, list(itertools.accumulate(w for _, w in items)), lowest)
-        return held[1], held[2], held[3]
+            zeros.sort()
+            held = self._priced_from = (i, items, list(itertools.accumulate(map(_weight, items))), zeros)
+        items, zeros = held[1], held[3]
+        lowest = min(items[0][0] if items else math.inf, zeros[0] if zeros else math.inf)
+        return items, held[2], None if lowest == math.inf else lowest
 
     def _stays_after(self, j: int) -> list[float]:
         """The lengths of the complete episodes from episode j on, sorted."""
@@ -512,8 +614,9 @@ def timeline(changes: Sequence[Change], coverage: Sequence[Span], *, since: floa
     return out
 
 
-def _same_span(coverage: Sequence[Span], a: float, b: float) -> bool:
-    i = bisect.bisect_right([s.start for s in coverage], a) - 1
+def _same_span(coverage: Sequence[Span], a: float, b: float, starts: Sequence[float] | None = None) -> bool:
+    """Whether times a and b lie in one stretch of `coverage` (`starts`: its stretches' starts, when at hand)."""
+    i = bisect.bisect_right([s.start for s in coverage] if starts is None else starts, a) - 1
     return i >= 0 and coverage[i].start <= a and b <= coverage[i].end
 
 

@@ -239,9 +239,22 @@ def test_a_timeline_resumed_from_where_its_inputs_moved_is_the_fresh_one(seed: i
         t0 = cut - rng.choice([0.0, 0.0, 5 * M, 2 * DAY])  # the cache's t0, or an earlier one
         for currency in ("USD", "RUB"):
             held = Timeline(before, held_cov, currency)
+            # A window asked of the held timeline (what it sorted for it is carried into the resumed one).
+            held.window(until=held_cov[-1].end, days=rng.choice([1, 7, 30]))
             resumed = held.resumed(changes, coverage, t0)
             fresh = Timeline(changes, coverage, currency)
-            assert resumed._pieces == fresh._pieces
+            for name in ("_pieces", "_ends", "_observed", "_in_stock", "_episodes", "_episode_firsts",
+                         "_episode_ends", "_appeared", "_open_max", "_comebacks", "_last_in_stock", "_live",
+                         "_coverage", "_last_end"):
+                assert getattr(resumed, name) == getattr(fresh, name), name
+            if resumed._priced_from is not None:  # carried: what a fresh sort of the same pieces gives
+                i = resumed._priced_from[0]
+                items, totals, _ = fresh._priced_after(i)
+                assert fresh._priced_from is not None
+                assert resumed._priced_from[1:] == (items, totals, fresh._priced_from[3])
+            if resumed._stays_from is not None:
+                j = resumed._stays_from[0]
+                assert resumed._stays_from[1] == fresh._stays_after(j)
             last = coverage[-1].end
             for until in (last, last + 2 * HOUR):
                 for days in (1, 7, 30):
