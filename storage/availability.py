@@ -631,7 +631,7 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
         merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
         prepared = Timeline(merged, spans, currency)
     else:  # the merged timeline held, prepared: only this window's figures computed
-        changes = await cache.changes(session, keys, since)
+        changes = await cache.changes(session, keys, since, now)
         merged, spans, prepared = cache.merged((tuple(keys), tuple(caps), currency), keys,
                                                [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
     until = now.timestamp()
@@ -670,7 +670,8 @@ async def provider_strips(session: AsyncSession, cards: Sequence[str], *, days: 
         return []
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
     keys = [r.key for r in rows]
-    changes = await (cache.changes(session, keys, since) if cache is not None else _changes_of(session, keys, since))
+    changes = await (cache.changes(session, keys, since, now) if cache is not None
+                     else _changes_of(session, keys, since))
     by_provider: dict[str, list[str]] = {}
     for r in rows:
         by_provider.setdefault(r.provider, []).append(r.key)

@@ -24,14 +24,14 @@ import bisect
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
 
-from sqlalchemy import Table, func, or_, select, union_all
+from sqlalchemy import Table, func, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core.availability import DAY, Change, Span, Timeline, combine, merge_coverage
+from core.availability import DAY, Change, Span, Timeline, change_time, combine, merge_coverage
 from storage.availability_tables import AvailabilityChange
 
 SLACK = 3600.0  # seconds: how much earlier than the latest held change a row may still be committed
@@ -43,11 +43,46 @@ _COLS = (_changes.c.series_key, _changes.c.id, _changes.c.at, _changes.c.in_stoc
          _changes.c.price_rub)
 
 
+EDITS = 64  # the latest edits each held series remembers (a merged timeline older than them is merged afresh)
+
+
 @dataclass(slots=True)
 class _Held:
     since: float  # held from here on (and the change in force here)
     changes: list[Change]
     ids: list[int]  # the rows' ids, alongside `changes`
+    # The newest stamp of any row the latest refresh (or load) of it saw held or read first: every row committed
+    # after that is stamped at most SLACK before it (-inf: none seen; then its floor is `since`'s).
+    seen: float = -math.inf
+    version: int = 0  # counts the edits
+    # (version, time): from which time on each edit changed the rows (-inf: rows dropped at the front, their
+    # positions moved); the latest EDITS of them
+    edits: list[tuple[int, float]] = field(default_factory=list)
+
+    def edited(self, at: float) -> None:
+        self.version += 1
+        self.edits.append((self.version, at))
+        if len(self.edits) > EDITS:
+            del self.edits[0]
+
+    def moved_since(self, version: int) -> float | None:
+        """The earliest time the rows changed from since `version`: None when they did not; -inf when that is no
+        longer known."""
+        if version == self.version:
+            return None
+        if not self.edits or self.edits[0][0] > version + 1:
+            return -math.inf
+        return min(at for v, at in self.edits if v > version)
+
+
+@dataclass(frozen=True, slots=True)
+class _Slice:
+    """Which rows of a held series a merged timeline was combined from: the held rows as of `version`, from the row
+    `first` on (the change in force at the window's start)."""
+
+    held: _Held
+    version: int
+    first: int | None  # its row id (None: no rows)
 
 
 MergedKey = tuple[tuple[str, ...], tuple[float | None, ...], str]
@@ -57,32 +92,27 @@ MergedKey = tuple[tuple[str, ...], tuple[float | None, ...], str]
 class _Merged:
     """A merged timeline and the inputs it was combined from."""
 
-    ids: list[list[int]]  # each series' slice, as row ids
-    changes: list[list[Change]]
+    slices: list[_Slice]
     spans: list[tuple[Span, ...]]  # each series' coverage
     merged: list[Change]
     union: list[Span]
     timeline: Timeline | None = None  # `merged` prepared for windows, once asked for
 
 
-def _moved_from(old: _Merged, ids: list[list[int]], changes: Sequence[list[Change]],
-                spans: list[tuple[Span, ...]]) -> float | None:
+def _moved_from(old: _Merged, slices: list[_Slice], spans: list[tuple[Span, ...]]) -> float | None:
     """The earliest time the inputs differ from those `old` was merged from: None when they do not; -inf when a
-    slice's start moved or the series are not the same ones."""
-    if len(ids) != len(old.ids) or len(spans) != len(old.spans):
+    slice's start moved, the series are not the same ones or their edits are no longer known."""
+    if len(slices) != len(old.slices) or len(spans) != len(old.spans):
         return -math.inf
     t0 = math.inf
-    for old_ids, new_ids, old_changes, new_changes in zip(old.ids, ids, old.changes, changes, strict=True):
-        if old_ids[:1] != new_ids[:1]:
+    for was, now in zip(old.slices, slices, strict=True):
+        if was.held is not now.held or was.first != now.first:
             return -math.inf
-        n = len(old_ids)
-        if new_ids[:n] == old_ids:  # the usual case: the same rows, perhaps more after them
-            if len(new_ids) > n:
-                t0 = min(t0, new_changes[n].at)
-            continue
-        i = next((i for i, (a, b) in enumerate(zip(old_ids, new_ids, strict=False)) if a != b),
-                 min(n, len(new_ids)))
-        t0 = min([t0] + [c[i].at for c in (old_changes, new_changes) if i < len(c)])
+        moved = now.held.moved_since(was.version)
+        if moved is not None:
+            t0 = min(t0, moved)
+    if t0 == -math.inf:
+        return t0
     for old_cov, new_cov in zip(old.spans, spans, strict=True):
         if old_cov == new_cov:
             continue
@@ -131,17 +161,20 @@ class ChangeCache:
     def __len__(self) -> int:
         return self._rows
 
-    async def changes(self, session: AsyncSession, keys: Sequence[str], since: datetime) -> dict[str, list[Change]]:
+    async def changes(self, session: AsyncSession, keys: Sequence[str], since: datetime,
+                      now: datetime | None = None) -> dict[str, list[Change]]:
         """Each series' changes from `since` on, preceded by the one in force at `since`: exactly the rows a fresh
-        read returns (storage.availability._changes_of), so the figures never depend on what a replica held."""
+        read returns (storage.availability._changes_of), so the figures never depend on what a replica held.
+        `now`: this replica's clock, which bounds what a stamp from a writer's clock set ahead may claim."""
         at = since.timestamp()
+        cap = now.timestamp() if now is not None else math.inf
         fresh = [k for k in keys if k not in self._held or self._held[k].since > at]
         held = [k for k in keys if k not in fresh]
         for i in range(0, len(held), CHUNK):
-            fresh += await self._refresh(session, held[i:i + CHUNK], at)
+            fresh += await self._refresh(session, held[i:i + CHUNK], at, cap)
         loaded = self._rows
         for i in range(0, len(fresh), CHUNK):
-            await self._load(session, fresh[i:i + CHUNK], since)
+            await self._load(session, fresh[i:i + CHUNK], since, cap)
         if fresh and self.on_load is not None and self._rows > loaded:
             self.on_load(self._rows - loaded)
         out: dict[str, list[Change]] = {}
@@ -172,13 +205,17 @@ class ChangeCache:
         merged afresh. With it the merged timeline prepared for windows (core.availability.Timeline), kept as long
         as the inputs do not move (a question then computes only its window's figures) and resumed from T when
         they moved from T on (`Timeline.resumed`: only the stretches from T are cut into pieces again)."""
-        ids = [self._held[k].ids[self._slices[k]:] for k in keys]
+        slices = []
+        for k in keys:
+            h = self._held[k]
+            start = self._slices[k]
+            slices.append(_Slice(h, h.version, h.ids[start] if start < len(h.ids) else None))
         spans = [tuple(cov) for _, cov in series]
         hit = self._merged.get(key)
         merged: list[Change] | None = None
         prepared: Timeline | None = None
         if hit is not None:
-            t0 = _moved_from(hit, ids, [c for c, _ in series], spans)
+            t0 = _moved_from(hit, slices, spans)
             if t0 is None:
                 self._merged.move_to_end(key)
                 if hit.timeline is None:
@@ -193,13 +230,13 @@ class ChangeCache:
             merged, union = combine(series, caps=caps, currency=currency)
         if prepared is None:
             prepared = Timeline(merged, union, currency)
-        self._merged[key] = _Merged(ids, [list(c) for c, _ in series], spans, merged, union, prepared)
+        self._merged[key] = _Merged(slices, spans, merged, union, prepared)
         self._merged.move_to_end(key)
         while len(self._merged) > self.max_merged:
             self._merged.popitem(last=False)
         return merged, union, prepared
 
-    async def _load(self, session: AsyncSession, keys: list[str], since: datetime) -> None:
+    async def _load(self, session: AsyncSession, keys: list[str], since: datetime, cap: float = math.inf) -> None:
         before = (select(func.max(_changes.c.id)).where(_changes.c.series_key.in_(keys), _changes.c.at < since)
                   .group_by(_changes.c.series_key))
         rows = (await session.execute(
@@ -216,46 +253,127 @@ class ChangeCache:
             h.changes.append(Change(_ts(at), bool(in_stock), usd, rub))
             h.ids.append(row_id)
         self._rows += len(rows)
+        seen = min(cap, max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf))
+        for k in keys:
+            self._held[k].seen = seen
 
-    async def _refresh(self, session: AsyncSession, keys: list[str], since: float) -> list[str]:
-        """Re-read the held series' tails; returns those to load afresh: where the first row a window from `since`
-        needs is gone (retention cut inside the window: then what the database holds is what counts). One read:
-        the tails, and those first rows by id (present or not)."""
+    async def _refresh(self, session: AsyncSession, keys: list[str], since: float, cap: float = math.inf) -> list[str]:
+        """Bring the held series' tails up to date; returns those to load afresh: where the first row a window from
+        `since` needs is gone (retention cut inside the window: then what the database holds is what counts).
+
+        A tail is the rows stamped from the floor on: SLACK before the newest stamp the series' previous refresh
+        saw (of any row held or read by its first statement, all committed before that statement ran; `cap` bounds
+        it), so no row committed since is stamped before it. A series that has not moved for hours has an empty
+        tail. Rows are only added in a tail (a poll, or a late commit), except that retention deletes rows older
+        than the kept window, whose ids are smaller than any row added since. So a tail is unchanged exactly when
+        the database's count and id sum for it are the held ones. One statement per question reads each tail's
+        tally and the rows after the non-empty tails' ids (a poll's new ones); no held row is read again
+        (re-reading the slack's hour of rows was most of a /when after a poll). Only a tail those rows do not
+        account for (a series that moves after hours, a row committed late under a smaller id, one deleted) is read
+        further: its rows after its largest held id, and if that is not enough, the whole tail."""
         firsts = {h.ids[self._start(h, since)]: k for k in keys if (h := self._held[k]).ids}
         floor = min(self._floor(self._held[k]) for k in keys)
         cut = _dt(floor)
-        # Two index searches in one statement (an OR of the two would walk every held row of the series on SQLite).
-        tails_q = select(*_COLS).where(_changes.c.series_key.in_(keys), _changes.c.at >= cut)
-        firsts_q = select(*_COLS).where(_changes.c.id.in_(list(firsts)), _changes.c.at < cut)
-        rows = sorted((await session.execute(union_all(tails_q, firsts_q))).all(),
-                      key=lambda r: (r[0], _aware(r[2]), r[1]))
-        present = {row_id for _, row_id, *_ in rows if row_id in firsts}
+        starts = {k: bisect.bisect_left(self._held[k].changes, floor, key=change_time) for k in keys}
+        after = {k: max(self._held[k].ids[start:], default=0) for k, start in starts.items()}
+        key_, id_ = _changes.c.series_key, _changes.c.id
+        # One statement: each tail's tally, which of the first rows are there, and the rows after the tails' ids
+        # (from the least of the non-empty tails' largest ids: a tail with no rows is a series that has not moved
+        # for the slack's hour, and its new rows, should it have some, are read after the tally shows them).
+        nothing = (null(), null(), null(), null())
+        parts = [select(literal(0).label("part"), key_, func.count().label("n"), func.sum(id_).label("total"),
+                        func.max(id_).label("last"), *nothing).where(key_.in_(keys), _changes.c.at >= cut)
+                 .group_by(key_),
+                 select(literal(1), key_, literal(1), id_, id_, *nothing).where(id_.in_(list(firsts)))]
+        if active := [n for n in after.values() if n]:
+            parts.insert(0, select(literal(2), key_, literal(1), id_, id_, *_COLS[2:]).where(
+                key_.in_(keys), _changes.c.at >= cut, id_ > min(active)))
+        present: set[int] = set()
+        tally: dict[str, tuple[int, int, int]] = {}
+        got: dict[str, list[tuple[Change, int]]] = {k: [] for k in keys}
+        seen = max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf)
+        for part, key, n, total, last, when, in_stock, usd, rub in await session.execute(union_all(*parts)):
+            if part == 0:
+                tally[key] = (int(n), int(total), int(last))
+            elif part == 1:
+                present.add(int(last))
+            else:
+                change = Change(_ts(when), bool(in_stock), usd, rub)
+                seen = max(seen, change.at)
+                if int(last) > after[key]:
+                    got[key].append((change, int(last)))
+        for k in keys:
+            self._held[k].seen = min(seen, cap)
         gone = {k for row_id, k in firsts.items() if row_id not in present}
-        tails: dict[str, tuple[list[Change], list[int]]] = {k: ([], []) for k in keys if k not in gone}
-        for key, row_id, at, in_stock, usd, rub in rows:
-            tail = tails.get(key)
-            if tail is None or _aware(at) < cut:  # a gone series, or a first row read only to see it is there
-                continue
-            tail[0].append(Change(_ts(at), bool(in_stock), usd, rub))
-            tail[1].append(row_id)
+        unexplained = [k for k in keys if k not in gone and not self._take(k, starts[k], got[k], tally)]
+        late: list[str] = []  # moved in a way the rows after the tail's ids do not account for
+        for i in range(0, len(unexplained), CHUNK):
+            chunk = unexplained[i:i + CHUNK]
+            more: dict[str, list[tuple[Change, int]]] = {k: [] for k in chunk}
+            for key, row_id, when, in_stock, usd, rub in await session.execute(
+                    select(*_COLS).where(key_.in_(chunk), id_ > min(after[k] for k in chunk), _changes.c.at >= cut)):
+                if row_id > after[key]:
+                    more[key].append((Change(_ts(when), bool(in_stock), usd, rub), row_id))
+            late += [k for k in chunk if not self._take(k, starts[k], more[k], tally)]
+        if late:
+            await self._reread(session, late, floor)
+        return [k for k in keys if k in gone]
+
+    def _take(self, key: str, start: int, rows: list[tuple[Change, int]],
+              tally: dict[str, tuple[int, int, int]]) -> bool:
+        """Add `rows` (read after the tail's largest id) to the held tail of `key` from `start`, if the database's
+        tally of the tail is then met; whether it is."""
+        h = self._held[key]
+        want = tally.get(key, _NONE)
+        if not rows:
+            return _tally(h.ids[start:]) == want
+        tail = sorted([*zip(h.changes[start:], h.ids[start:], strict=True), *rows],
+                      key=lambda pair: (pair[0].at, pair[1]))
+        ids = [row_id for _, row_id in tail]
+        if _tally(ids) != want:
+            return False
+        self._splice(h, start, [c for c, _ in tail], ids)
+        return True
+
+    async def _reread(self, session: AsyncSession, keys: list[str], floor: float) -> None:
+        """Replace the held tails (rows stamped from `floor` on) of `keys` by what the database holds."""
+        cut = _dt(floor)
+        tails: dict[str, tuple[list[Change], list[int]]] = {k: ([], []) for k in keys}
+        for i in range(0, len(keys), CHUNK):
+            rows = await session.execute(select(*_COLS).where(_changes.c.series_key.in_(keys[i:i + CHUNK]),
+                                                              _changes.c.at >= cut)
+                                         .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))
+            for key, row_id, at, in_stock, usd, rub in rows:
+                tails[key][0].append(Change(_ts(at), bool(in_stock), usd, rub))
+                tails[key][1].append(row_id)
         for k, (changes, ids) in tails.items():
             h = self._held[k]
-            start = bisect.bisect_left(h.changes, floor, key=lambda c: c.at)
-            if h.ids[start:] == ids:
-                continue  # the usual case: nothing new
-            self._rows += len(ids) - (len(h.ids) - start)
-            h.changes[start:] = changes
-            h.ids[start:] = ids
-        return [k for k in keys if k in gone]
+            self._splice(h, bisect.bisect_left(h.changes, floor, key=change_time), changes, ids)
+
+    def _splice(self, h: _Held, start: int, changes: list[Change], ids: list[int]) -> None:
+        """Replace `h`'s rows from `start` on, noting the edit from the first row that differs."""
+        old_ids = h.ids
+        i = next((i for i, (a, b) in enumerate(zip(old_ids[start:], ids, strict=False)) if a != b),
+                 min(len(old_ids) - start, len(ids)))
+        if start + i == len(old_ids) and i == len(ids):
+            return  # the same rows
+        differs = [h.changes[start + i].at] if start + i < len(old_ids) else []  # the first old row that differs
+        if i < len(ids):
+            differs.append(changes[i].at)  # and the first new one
+        h.edited(min(differs))
+        self._rows += len(ids) - (len(old_ids) - start)
+        h.changes[start:] = changes
+        h.ids[start:] = ids
 
     @staticmethod
     def _floor(h: _Held) -> float:
-        return (h.changes[-1].at if h.changes else h.since) - SLACK
+        return (h.seen if h.seen > -math.inf else h.since) - SLACK
 
     def _trim(self, h: _Held, start: int, at: float) -> None:
         """Drop the rows before `start` (no window from `at` needs them)."""
         del h.changes[:start], h.ids[:start]
         h.since = at
+        h.edited(-math.inf)  # positions moved: a merged timeline of it is merged afresh
         self._rows -= start
 
     def _evict(self, keep: set[str]) -> None:
@@ -264,6 +382,14 @@ class ChangeCache:
             if key in keep:
                 break
             self._rows -= len(self._held.pop(key).ids)
+
+
+_NONE = (0, 0, 0)  # the tally of no rows
+
+
+def _tally(ids: Sequence[int]) -> tuple[int, int, int]:
+    """What the tally read gives for a tail: its count, id sum and largest id (0 for none)."""
+    return len(ids), sum(ids), max(ids, default=0)
 
 
 def _aware(at: datetime) -> datetime:

@@ -411,3 +411,94 @@ async def test_the_same_history_with_or_without_the_state_cache(sm: async_sessio
                 rub = row.price_per_gpu_hour_rub if rub is None else min(rub, row.price_per_gpu_hour_rub)
                 expected["|".join((row.provider, card, str(row.gpu_count), region, row.billing))] = [True, usd, rub]
     assert latest == {k: tuple(v) for k, v in expected.items()}
+
+
+async def test_held_changes_read_only_what_moved_and_stay_a_fresh_reads(migrated_database_url: str) -> None:
+    """storage.availability_cache's refresh: one statement on the changes per question, whether nothing moved or a
+    poll added rows (no held row read again); a series that moves after days, a row committed late under a smaller
+    id (read further, then the whole tail) and a writer's clock set ahead each leave the figures a fresh read's."""
+    from sqlalchemy import delete, event, insert, update
+
+    from storage.availability_cache import ChangeCache
+
+    engine = make_engine(migrated_database_url)
+    sm = make_sessionmaker(engine)
+    statements: list[str] = []
+
+    @event.listens_for(engine.sync_engine, "before_cursor_execute")
+    def _count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "availability_changes" in statement:
+            statements.append(statement)
+
+    now = T0 + timedelta(days=10)
+    providers = ["steady", "busy1", "busy2"]
+    try:
+        async with sm() as s, s.begin():
+            # Ids to commit late under: taken first, freed once larger ones are taken (neither database gives them
+            # out again).
+            spare = [(await s.execute(insert(AvailabilityChange).values(
+                series_key="spare", at=T0, in_stock=False).returning(AvailabilityChange.id))).scalar_one()
+                for _ in range(2)]
+            for p in providers:
+                key = f"{p}|h100-sxm|1|*|hourly"
+                await s.execute(insert(AvailabilitySeries).values(
+                    key=key, provider=p, card="h100-sxm", gpu_count=1, region="*", billing="hourly",
+                    first_seen=now - timedelta(days=9)))
+                await s.execute(insert(AvailabilityCoverage).values(
+                    provider=p, start=now - timedelta(days=9), end=now, polls=1000))
+                if p == "steady":  # one change five days ago, nothing since
+                    rows = [(now - timedelta(days=5), True, 2.0)]
+                else:
+                    rows = [(now - timedelta(days=9) + k * timedelta(minutes=10), k % 7 < 4, 1.5 + (k % 5) / 10)
+                            for k in range(9 * 144)]
+                await s.execute(insert(AvailabilityChange), [
+                    {"series_key": key, "at": t, "in_stock": i, "price_usd": v if i else None,
+                     "price_rub": v * 80 if i else None} for t, i, v in rows])
+            await s.execute(delete(AvailabilityChange).where(AvailabilityChange.series_key == "spare"))
+        cache = ChangeCache()
+
+        async def both(when: datetime) -> int:
+            """The figures from held changes equal a fresh read's; the statements the held read ran."""
+            async with sm() as s:
+                fresh = await card_stats(s, ["h100-sxm"], 1, now=when)
+                statements.clear()
+                held = await card_stats(s, ["h100-sxm"], 1, now=when, cache=cache)
+            assert held == fresh
+            return len(statements)
+
+        async def add(provider: str, stamp: datetime, in_stock: bool, *, row_id: int | None = None,
+                      polled: datetime | None = None) -> None:
+            async with sm() as s, s.begin():
+                await s.execute(insert(AvailabilityChange).values(
+                    **({"id": row_id} if row_id is not None else {}), series_key=f"{provider}|h100-sxm|1|*|hourly",
+                    at=stamp, in_stock=in_stock, price_usd=1.9 if in_stock else None,
+                    price_rub=152.0 if in_stock else None))
+                await s.execute(update(AvailabilityCoverage).where(AvailabilityCoverage.provider.in_(providers))
+                                .values(end=polled or stamp))
+
+        await both(now)  # the first question loads the window
+        assert len(cache) > 2 * 9 * 144
+        assert await both(now + timedelta(seconds=30)) == 1  # nothing moved: one statement, no row read
+        t = now
+        for step in range(3):  # polls: the busy series move
+            t += timedelta(minutes=10)
+            await add("busy1", t, step % 2 == 0)
+            await add("busy2", t, step % 2 == 1)
+            assert await both(t + timedelta(seconds=5)) == 1  # the new rows came with the tallies
+        t += timedelta(minutes=10)
+        await add("steady", t, False)  # moves after five days
+        assert await both(t + timedelta(seconds=5)) == 1
+        # Committed late, stamped 15 minutes back, under an id smaller than every held one: the tallies show it,
+        # the rows after the held ids do not hold it, the whole tail is read.
+        await add("busy1", t - timedelta(minutes=15), True, row_id=spare[0], polled=t)
+        assert await both(t + timedelta(seconds=10)) == 3
+        # A writer's clock a day ahead, then rows stamped right again: the floor is held to this replica's clock.
+        await add("busy2", t + timedelta(days=1), True, polled=t + timedelta(minutes=1))
+        await both(t + timedelta(minutes=1))
+        t += timedelta(minutes=10)
+        await add("busy1", t, False)
+        await add("busy2", t, False)
+        assert await both(t + timedelta(seconds=5)) == 1
+        assert await both(t + timedelta(seconds=6)) == 1
+    finally:
+        await engine.dispose()
