@@ -3,12 +3,14 @@
 `card_stats` for "any H100 × 1" over 30 days reads every change of a dozen provider families: thousands of rows, most
 of the time of a /when answer (bench/availability.py). The changes table is append-only within the kept window
 (retention only drops rows older than it, storage.availability.prune_availability), so a series' rows already read
-do not change: a question reads only the rows stamped at or after its latest held change less `SLACK` (a poll
-stamped earlier may commit a little later than one stamped after it: the slack re-reads that tail each time, and the
-tail read replaces the held one), and the merged "any of them" timeline is kept: recomputed only from the time a
-series or a provider's observed stretches moved (a poll's new rows: the last minutes, not 30 days). The figures are
-the same as from a fresh read (tests/storage/test_availability_store.py checks both ways on both databases), so every
-replica still answers the same.
+do not change: a question reads no held row again. One statement per question gives each series' tail tally (count
+and id sum of the rows stamped from the floor on: an hour before the newest stamp the previous refresh saw, since a
+poll stamped earlier may commit a little later than one stamped after it) and the rows after the held ids (a poll's
+new ones); equal tallies prove nothing else moved, and a tail they do not account for is read further (`_refresh`).
+The merged "any of them" timeline is kept with the edit version of each series it was combined from: recomputed
+only from the time a series or a provider's observed stretches moved (a poll's new rows: the last minutes, not 30
+days). The figures are the same as from a fresh read (tests/storage/test_availability_store.py checks both ways on
+both databases), so every replica still answers the same.
 
 Bounded: at most `max_rows` changes held, least recently asked series dropped first; a few merged timelines.
 
@@ -54,6 +56,9 @@ class _Held:
     # The newest stamp of any row the latest refresh (or load) of it saw held or read first: every row committed
     # after that is stamped at most SLACK before it (-inf: none seen; then its floor is `since`'s).
     seen: float = -math.inf
+    # The largest row id (of any series) the cache knew at that refresh: rows committed since have larger ids on
+    # SQLite; elsewhere one committed late may not, and the tally shows it.
+    seen_id: int = 0
     version: int = 0  # counts the edits
     # (version, time): from which time on each edit changed the rows (-inf: rows dropped at the front, their
     # positions moved); the latest EDITS of them
@@ -157,6 +162,7 @@ class ChangeCache:
         self._rows = 0
         self._merged: OrderedDict[MergedKey, _Merged] = OrderedDict()
         self._slices: dict[str, int] = {}  # where each key's latest slice began
+        self._max_id = 0  # the largest row id read so far
 
     def __len__(self) -> int:
         return self._rows
@@ -254,8 +260,9 @@ class ChangeCache:
             h.ids.append(row_id)
         self._rows += len(rows)
         seen = min(cap, max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf))
+        self._max_id = max(self._max_id, max((row[1] for row in rows), default=0))
         for k in keys:
-            self._held[k].seen = seen
+            self._held[k].seen, self._held[k].seen_id = seen, self._max_id
 
     async def _refresh(self, session: AsyncSession, keys: list[str], since: float, cap: float = math.inf) -> list[str]:
         """Bring the held series' tails up to date; returns those to load afresh: where the first row a window from
@@ -267,32 +274,33 @@ class ChangeCache:
         tail. Rows are only added in a tail (a poll, or a late commit), except that retention deletes rows older
         than the kept window, whose ids are smaller than any row added since. So a tail is unchanged exactly when
         the database's count and id sum for it are the held ones. One statement per question reads each tail's
-        tally and the rows after the non-empty tails' ids (a poll's new ones); no held row is read again
-        (re-reading the slack's hour of rows was most of a /when after a poll). Only a tail those rows do not
-        account for (a series that moves after hours, a row committed late under a smaller id, one deleted) is read
-        further: its rows after its largest held id, and if that is not enough, the whole tail."""
+        tally and the rows after the largest id the cache knew at the series' previous refresh (a poll's new ones);
+        no held row is read again (re-reading the slack's hour of rows was most of a /when after a poll). Only a
+        tail those rows do not account for (a row committed late under a smaller id, one deleted) is read further:
+        its rows after its largest held id, and if that is not enough, the whole tail."""
         firsts = {h.ids[self._start(h, since)]: k for k in keys if (h := self._held[k]).ids}
         floor = min(self._floor(self._held[k]) for k in keys)
         cut = _dt(floor)
         starts = {k: bisect.bisect_left(self._held[k].changes, floor, key=change_time) for k in keys}
         after = {k: max(self._held[k].ids[start:], default=0) for k, start in starts.items()}
         key_, id_ = _changes.c.series_key, _changes.c.id
-        # One statement: each tail's tally, which of the first rows are there, and the rows after the tails' ids
-        # (from the least of the non-empty tails' largest ids: a tail with no rows is a series that has not moved
-        # for the slack's hour, and its new rows, should it have some, are read after the tally shows them).
+        # One statement: the rows committed since the series' previous refreshes (after the largest id the cache
+        # knew then), each tail's tally, and which of the first rows are there. (The rows come first: their
+        # columns' types are the statement's.)
         nothing = (null(), null(), null(), null())
-        parts = [select(literal(0).label("part"), key_, func.count().label("n"), func.sum(id_).label("total"),
+        parts = [select(literal(2), key_, literal(1), id_, id_, *_COLS[2:]).where(
+                     key_.in_(keys), _changes.c.at >= cut, id_ > min(self._held[k].seen_id for k in keys)),
+                 select(literal(0).label("part"), key_, func.count().label("n"), func.sum(id_).label("total"),
                         func.max(id_).label("last"), *nothing).where(key_.in_(keys), _changes.c.at >= cut)
                  .group_by(key_),
                  select(literal(1), key_, literal(1), id_, id_, *nothing).where(id_.in_(list(firsts)))]
-        if active := [n for n in after.values() if n]:
-            parts.insert(0, select(literal(2), key_, literal(1), id_, id_, *_COLS[2:]).where(
-                key_.in_(keys), _changes.c.at >= cut, id_ > min(active)))
         present: set[int] = set()
         tally: dict[str, tuple[int, int, int]] = {}
         got: dict[str, list[tuple[Change, int]]] = {k: [] for k in keys}
         seen = max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf)
+        largest = self._max_id
         for part, key, n, total, last, when, in_stock, usd, rub in await session.execute(union_all(*parts)):
+            largest = max(largest, int(last))
             if part == 0:
                 tally[key] = (int(n), int(total), int(last))
             elif part == 1:
@@ -302,8 +310,9 @@ class ChangeCache:
                 seen = max(seen, change.at)
                 if int(last) > after[key]:
                     got[key].append((change, int(last)))
+        self._max_id = largest
         for k in keys:
-            self._held[k].seen = min(seen, cap)
+            self._held[k].seen, self._held[k].seen_id = min(seen, cap), largest
         gone = {k for row_id, k in firsts.items() if row_id not in present}
         unexplained = [k for k in keys if k not in gone and not self._take(k, starts[k], got[k], tally)]
         late: list[str] = []  # moved in a way the rows after the tail's ids do not account for
