@@ -253,6 +253,14 @@ def _episodes_from(pieces: Sequence[_Piece], offset: int) -> tuple[list[Episode]
     return out, firsts
 
 
+def _running_totals(pieces: Sequence[_Piece], observed: float, in_stock: float) -> tuple[list[float], list[float]]:
+    """Observed and in-stock time before each of `pieces` and after the last, from the totals before the first."""
+    lengths = [p.end - p.start for p in pieces]
+    return (list(itertools.accumulate(lengths, initial=observed)),
+            list(itertools.accumulate((n if p.in_stock else 0.0 for n, p in zip(lengths, pieces, strict=True)),
+                                      initial=in_stock)))
+
+
 def _episode(first: _Piece, last: _Piece, next_piece: _Piece | None) -> Episode:
     """The episode of an in-stock run from `first` to `last`; `next_piece`: the piece after it (None: none, or
     one that cannot continue it)."""
@@ -391,11 +399,9 @@ class Timeline:
                  pieces: list[_Piece] | None = None) -> None:
         if pieces is None:
             pieces = _pieces(changes, coverage, math.inf, currency)
-        lengths = [p.end - p.start for p in pieces]
+        observed, in_stock = _running_totals(pieces, 0.0, 0.0)
         episodes, firsts = _episodes_from(pieces, 0)
-        self._set(currency, coverage, pieces, [p.end for p in pieces], list(itertools.accumulate(lengths, initial=0.0)),
-                  list(itertools.accumulate((n if p.in_stock else 0.0 for n, p in zip(lengths, pieces, strict=True)),
-                                            initial=0.0)), episodes, firsts)
+        self._set(currency, coverage, pieces, [p.end for p in pieces], observed, in_stock, episodes, firsts)
         # What the latest window read past its first piece (`_priced_after`) and first episode (`_stays_after`):
         # the next window usually starts in the same ones (pieces last minutes to days).
         self._priced_from: tuple[int, list[tuple[float, int]], list[int], list[float]] | None = None
@@ -432,7 +438,7 @@ class Timeline:
         if pieces and pieces[-1].end == self._last_end and pieces[-1].in_stock:  # the latest episode's state
             first = pieces[firsts[-1]]
             live = (pieces[-1], first.start, first.opened != _SEEN)
-        elif pieces and pieces[-1].end == self._last_end:
+        elif pieces and pieces[-1].end == self._last_end:  # out of stock since the start of that run of pieces
             last = pieces[-1]
             k = len(pieces) - 1
             while k > 0 and pieces[k - 1].in_stock == last.in_stock and pieces[k - 1].span == last.span \
@@ -463,24 +469,20 @@ class Timeline:
             resume_at = self._pieces[k - 1].end
         added = _pieces(changes, coverage, math.inf, self.currency, first_span=m, resume_at=resume_at)
         pieces = self._pieces[:k] + added
-        lengths = [p.end - p.start for p in added]
-        observed = self._observed[:k + 1]
-        observed += itertools.accumulate(lengths, initial=observed[-1])
-        del observed[k + 1]  # the initial value, already there
-        in_stock = self._in_stock[:k + 1]
-        in_stock += itertools.accumulate((n if p.in_stock else 0.0 for n, p in zip(lengths, added, strict=True)),
-                                         initial=in_stock[-1])
-        del in_stock[k + 1]
-        # The episodes are cut afresh from the first piece where the episode walk starts with nothing open (the
-        # run of in-stock pieces before the kept pieces' end is open to what follows).
-        # That is the first piece of the episode holding piece k - 1, or k when that piece is not in stock.
-        e = bisect.bisect_right(self._episode_firsts, k - 1) - 1 if k and self._pieces[k - 1].in_stock else -1
-        r = self._episode_firsts[e] if e >= 0 else k
-        e = bisect.bisect_left(self._episode_firsts, r)
+        observed, in_stock = _running_totals(added, self._observed[k], self._in_stock[k])
+        # The episodes are cut afresh from the first piece where the episode walk starts with nothing open: the
+        # first piece of episode e, the one holding piece k - 1 (an in-stock run is open to what follows), or
+        # piece k when that piece is not in stock.
+        if k and self._pieces[k - 1].in_stock:
+            e = bisect.bisect_right(self._episode_firsts, k - 1) - 1
+            r = self._episode_firsts[e]
+        else:
+            e, r = bisect.bisect_left(self._episode_firsts, k), k
         later, later_firsts = _episodes_from(pieces[r:], r)
         out = Timeline.__new__(Timeline)
-        out._set(self.currency, coverage, pieces, self._ends[:k] + [p.end for p in added], observed, in_stock,
-                 self._episodes[:e] + later, self._episode_firsts[:e] + later_firsts)
+        out._set(self.currency, coverage, pieces, self._ends[:k] + [p.end for p in added],
+                 self._observed[:k] + observed, self._in_stock[:k] + in_stock, self._episodes[:e] + later,
+                 self._episode_firsts[:e] + later_firsts)
         out._priced_from = self._priced_carried(k, added)
         out._stays_from = self._stays_carried(e, later)
         return out

@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from core.availability import DAY, Change, Span, Timeline, change_time, combine, merge_coverage
 from storage.availability_tables import AvailabilityChange
 
-SLACK = 3600.0  # seconds: how much earlier than the latest held change a row may still be committed
+SLACK = 3600.0  # seconds: how long after its stamp a row may still be committed (a poll written late)
 TRIM = DAY  # held rows older than the asked window by more than this are dropped
 CHUNK = 500  # bounded IN lists
 
@@ -256,7 +256,7 @@ class ChangeCache:
             self._held[k] = _Held(since.timestamp(), [], [])
         for key, row_id, at, in_stock, usd, rub in rows:
             h = self._held[key]
-            h.changes.append(Change(_ts(at), bool(in_stock), usd, rub))
+            h.changes.append(_change(at, in_stock, usd, rub))
             h.ids.append(row_id)
         self._rows += len(rows)
         seen = min(cap, max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf))
@@ -306,7 +306,7 @@ class ChangeCache:
             elif part == 1:
                 present.add(int(last))
             else:
-                change = Change(_ts(when), bool(in_stock), usd, rub)
+                change = _change(when, in_stock, usd, rub)
                 seen = max(seen, change.at)
                 if int(last) > after[key]:
                     got[key].append((change, int(last)))
@@ -322,7 +322,7 @@ class ChangeCache:
             for key, row_id, when, in_stock, usd, rub in await session.execute(
                     select(*_COLS).where(key_.in_(chunk), id_ > min(after[k] for k in chunk), _changes.c.at >= cut)):
                 if row_id > after[key]:
-                    more[key].append((Change(_ts(when), bool(in_stock), usd, rub), row_id))
+                    more[key].append((_change(when, in_stock, usd, rub), row_id))
             late += [k for k in chunk if not self._take(k, starts[k], more[k], tally)]
         if late:
             await self._reread(session, late, floor)
@@ -353,7 +353,7 @@ class ChangeCache:
                                                               _changes.c.at >= cut)
                                          .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))
             for key, row_id, at, in_stock, usd, rub in rows:
-                tails[key][0].append(Change(_ts(at), bool(in_stock), usd, rub))
+                tails[key][0].append(_change(at, in_stock, usd, rub))
                 tails[key][1].append(row_id)
         for k, (changes, ids) in tails.items():
             h = self._held[k]
@@ -399,6 +399,11 @@ _NONE = (0, 0, 0)  # the tally of no rows
 def _tally(ids: Sequence[int]) -> tuple[int, int, int]:
     """What the tally read gives for a tail: its count, id sum and largest id (0 for none)."""
     return len(ids), sum(ids), max(ids, default=0)
+
+
+def _change(at: datetime, in_stock: object, usd: float | None, rub: float | None) -> Change:
+    """A change row as held."""
+    return Change(_ts(at), bool(in_stock), usd, rub)
 
 
 def _aware(at: datetime) -> datetime:
