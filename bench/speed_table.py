@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core import speed
 from core.engines import KERNELS
 from testkit.gpu_ratios import load_ratios
+from testkit.moe_kernels import block_fp8_gemm_times_us, excluded_series, load_moe_points, series_sources
 from testkit.throughput_points import Case, excluded, load_cases
 
 KINDS = (("train", "Training, tokens/s of all GPUs"), ("decode", "Decode, one sequence, tokens/s"),
@@ -60,8 +61,11 @@ def main() -> None:
           f"{speed.MEMORY_OVERLAP:.0%} of a training step's memory traffic hidden under its matmuls, "
           f"{speed.DECODE_STEP_OVERHEAD_S * 1000:.1f} ms per decode step of a 32-layer dense model "
           f"({speed.DECODE_STEP_BASE_S * 1000:.1f} ms + {speed.KERNELS_PER_LAYER} kernels per layer at "
-          f"{speed.KERNEL_FLOOR_S * 1e6:.1f} us each; MLA +{speed.MLA_KERNELS}, MoE +{speed.MOE_KERNELS} kernels per "
-          "layer), all-reduce latency x log2 of the tensor-parallel group, MoE token exchange per layer "
+          f"{speed.KERNEL_FLOOR_S * 1e6:.1f} us each; MLA +{speed.MLA_KERNELS} kernels per layer), each MoE layer's "
+          f"fused experts {speed.MOE_LAYER_FLOOR_S * 1e6:.0f} us plus the experts routed to at "
+          f"{speed.MOE_BANDWIDTH_EFFICIENCY:.2f} of the bandwidth (table below), each block-FP8 GEMM of a block-wise "
+          f"FP8 checkpoint {speed.BLOCK_FP8_GEMM_FLOOR_S * 1e6:.1f} us, "
+          "all-reduce latency x log2 of the tensor-parallel group, MoE token exchange per layer "
           f"({speed.MOE_EXCHANGE_8_S * 1e6:.0f} us at 8 GPUs, DeepEP). A point that names its engine is judged "
           "with it (`core.engines`: HF Trainer's unfused elementwise kernels, SGLang); a point that names its "
           "quantised decode kernel and group size (`quant_kernel`, `quant_group`) streams its weights at that "
@@ -95,6 +99,7 @@ def main() -> None:
     for k in KERNELS.values():
         print(f"| {k.kernel.value} | {k.share:.2f} | {k.group_bits:.0f} | {k.group or '-'} | {k.source} |")
     print()
+    _moe_tables()
     ratios = load_ratios()
     within = sum(abs(r.error()) <= 0.25 for r in ratios)
     print("**GPU-to-A100 training ratios** (Lambda's GPU benchmark, BERT-large SQuAD fine-tuning in FP16 mixed "
@@ -109,6 +114,33 @@ def main() -> None:
     for r in ratios:
         print(f"| {r.gpu.name} ({r.name}) | {r.measured:.2f} | {r.predicted:.2f} | {r.error():+.0%} |")
     print()
+
+
+def _moe_tables() -> None:
+    points = load_moe_points()
+    errors = [abs(p.error()) for p in points]
+    print("**MoE kernels** (`bench/data/moe_kernels.json`): one MoE layer's routed experts (router top-k, token "
+          "align, the two grouped GEMMs, activation, weighted sum) as the engines' own kernel benchmarks time them, "
+          "a CUDA graph of 10 calls (vLLM `benchmark_moe.py`, SGLang `tuning_fused_moe_triton.py`), against "
+          f"`core.speed.fused_moe_s`: {speed.MOE_LAYER_FLOOR_S * 1e6:.0f} us per layer plus the experts the tokens "
+          "route to, E x (1 - (1 - k/E)^tokens), at "
+          f"{speed.MOE_BANDWIDTH_EFFICIENCY:.2f} of the card's bandwidth: the same two terms a decode step of a MoE "
+          f"model pays per MoE layer. {len(points)} points, median |error| {statistics.median(errors):.1%}, "
+          f"max {max(errors):.0%}.\n")
+    print("| series | tokens | measured, us | predicted, us | error |")
+    print("|---|---:|---:|---:|---:|")
+    for p in points:
+        print(f"| {p.series} ({p.model}, {p.dtype}, TP{p.tp}, {p.gpu.name}) | {p.tokens} | {p.measured_us:.1f} | "
+              f"{p.predicted_us:.1f} | {p.error():+.0%} |")
+    print()
+    for name, source in series_sources().items():
+        print(f"- {name}: {source}")
+    for name, why in excluded_series().items():
+        print(f"- left out, {name}: {why}")
+    times = ", ".join(f"{t:.1f}" for t in block_fp8_gemm_times_us())
+    print(f"\n**Block-FP8 GEMMs** (DeepSeek V3's shapes, batch 1, Hopper; SGLang PR #5820, vLLM PR #23280): {times} us "
+          f"per GEMM; their median, {speed.BLOCK_FP8_GEMM_FLOOR_S * 1e6:.1f} us, is each block-FP8 GEMM's floor in "
+          "a decode step of a block-wise FP8 checkpoint (DeepSeek V3 / R1, Kimi K2).\n")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ Inference (vLLM-style continuous batching):
             quantised weights at their own width: the decode kernel's packing, scales per group, at its share of
             the 16-bit bandwidth, `core.engines.KERNELS`) and its own KV cache (`core.estimator.kv_bytes_per_token`);
             bound by bandwidth until the batch's arithmetic catches up; tensor parallel adds two all-reduces per
-            layer over the interconnect.
+            layer over the interconnect. Each layer's kernels take a floor however little they read; a MoE layer's
+            fused experts (`fused_moe_s`) and a block-wise FP8 checkpoint's GEMMs have their own, larger floors,
+            from the engines' kernel benchmarks (`bench/data/moe_kernels.json`).
 Several GPUs are laid out as the fastest mix of model-parallel groups and replicas that holds the model, so more
 GPUs are never slower in aggregate.
 """
@@ -88,10 +90,31 @@ DECODE_STEP_BASE_S = 0.0002
 # adds, gate/up GEMM, activation, down GEMM. MLA (DeepSeek V2/V3, Kimi K2) adds the query and KV down/up
 # projections, their norms and the absorbed-weight BMMs (vLLM `MLACommonImpl`, ~8 more); a MoE MLP adds the router
 # GEMM, top-k softmax, token sort/align, two grouped GEMMs, activation, weighted sum and the shared expert's GEMMs
-# (vLLM `fused_moe`, ~10 more).
+# (vLLM `fused_moe`, ~10 more: counted at the eager per-op cost only; graphed engines pay `MOE_LAYER_FLOOR_S`).
 KERNELS_PER_LAYER = 12
 MLA_KERNELS = 8
 MOE_KERNELS = 10
+# One MoE layer's routed experts as the engines' Triton `fused_experts` runs them (router top-k, token align, the
+# gate/up and down grouped GEMMs, activation, weighted sum), replayed from a CUDA graph: a fixed time per layer plus
+# the experts the tokens route to, streamed at their own share of the memory bandwidth. Fitted on the kernel times
+# that vLLM's `benchmarks/kernels/benchmark_moe.py` and SGLang's `tuning_fused_moe_triton.py` print (each a CUDA
+# graph of 10 calls) for Mixtral BF16 and Qwen3-30B-A3B FP8 on an H100 and Qwen3-235B-A22B FP8 at TP8 on an H200,
+# 1-64 tokens (`bench/data/moe_kernels.json`, its "MoE kernels" table in docs/accuracy.md): the floor is twice the
+# ten small kernels' `KERNEL_FLOOR_S` (each grouped GEMM ramps up and drains per expert tile), and whole experts'
+# weight matrices stream closer to peak than a decode step's mix of small reads.
+MOE_LAYER_FLOOR_S = 30e-6
+MOE_BANDWIDTH_EFFICIENCY = 0.85
+# Block-wise FP8 checkpoints (DeepSeek V3 / R1, Kimi K2: 128 x 128 weight scales, activations quantised per token
+# group of 128 before each GEMM) run their linear layers through W8A8 block-FP8 GEMMs (Triton
+# `w8a8_block_fp8_matmul`, CUTLASS or DeepGEMM), which at decode batch sizes take a near-constant time per GEMM
+# whatever its bytes: a few CTAs walk K in 128-wide blocks, each block waiting on its scales. Published per-GEMM times
+# at 1-64 tokens on Hopper, DeepSeek V3's own shapes: SGLang PR #5820 ("cutlass 3.9 supported to improve
+# fp8_blockwise_gemm", 2025-04-28; batch 1): N=3072 K=1536 (q_b at TP8) 14.3 us SGLang Triton / 14.5 us vLLM,
+# N=512 K=7168 31.6 / 20.6 us; vLLM PR #23280 (H100, 2025-09-10): N=2112 K=7168 (fused q_a + kv_a) 1.30 TFLOP/s
+# Triton at batch 1, 23.3 us. The median, 20.6 us, is each block-FP8 GEMM's floor: attention's projections (MLA: fused
+# q_a + kv_a, q_b, o_proj; the absorbed kv_b runs as a 16-bit BMM; else qkv and o) and the dense / shared-expert MLP's
+# gate_up and down, on top of the kernel floor already counted for each.
+BLOCK_FP8_GEMM_FLOOR_S = 20.6e-6
 # The floor per kernel that makes a 32-layer dense model's step overhead `DECODE_STEP_OVERHEAD_S` (~1.6 us: CUDA
 # graph replay of a small kernel on A100 / H100, NVIDIA "CUDA Graphs" blog: 2-3 us per launched kernel without).
 KERNEL_FLOOR_S = (DECODE_STEP_OVERHEAD_S - DECODE_STEP_BASE_S) / (32 * KERNELS_PER_LAYER)
@@ -184,13 +207,29 @@ def _latency(gpu: GPU, group: int) -> float:
     return ALLREDUCE_LATENCY_S[kind] * max(1.0, math.log2(group))
 
 
-def decode_floor_s(a: Arch, eager: bool = False) -> float:
-    """Seconds of one decode step that do not shrink with more GPUs or fewer bytes: the step's base cost and every
-    layer's kernels at their floor (`KERNEL_FLOOR_S`, or the eager per-op cost)."""
+def decode_floor_s(a: Arch, eager: bool = False, block_fp8: bool = False) -> float:
+    """Seconds of one decode step that do not shrink with more GPUs or fewer bytes: the step's base cost, every
+    layer's kernels at their floor (`KERNEL_FLOOR_S`, or the eager per-op cost), each MoE layer's fused experts
+    (`MOE_LAYER_FLOOR_S`) and, for block-wise FP8 weights, each block-FP8 GEMM's (`BLOCK_FP8_GEMM_FLOOR_S`)."""
     moe_layers = a.n_moe_layers if a.experts > 1 else 0
-    kernels = a.layers * (KERNELS_PER_LAYER + (MLA_KERNELS if a.kv_lora_rank else 0)) + moe_layers * MOE_KERNELS
-    per_kernel = EAGER_KERNEL_S * EAGER_KERNEL_FACTOR if eager else KERNEL_FLOOR_S
-    return DECODE_STEP_BASE_S + kernels * per_kernel
+    kernels = a.layers * (KERNELS_PER_LAYER + (MLA_KERNELS if a.kv_lora_rank else 0))
+    if eager:
+        per_kernel = EAGER_KERNEL_S * EAGER_KERNEL_FACTOR
+        return DECODE_STEP_BASE_S + (kernels + moe_layers * MOE_KERNELS) * per_kernel
+    floor = DECODE_STEP_BASE_S + kernels * KERNEL_FLOOR_S + moe_layers * MOE_LAYER_FLOOR_S
+    if block_fp8:
+        mlp_layers = a.layers - moe_layers + (moe_layers if a.shared_intermediate else 0)
+        gemms = a.layers * (3 if a.kv_lora_rank else 2) + 2 * mlp_layers
+        floor += gemms * (BLOCK_FP8_GEMM_FLOOR_S - KERNEL_FLOOR_S)
+    return floor
+
+
+def fused_moe_s(experts: int, active: int, expert_bytes: float, tokens: int, gpu: GPU) -> float:
+    """Seconds of one MoE layer's routed experts for `tokens` tokens on one GPU (`expert_bytes`: one expert's weights
+    held by that GPU): the layer's floor plus the experts the tokens route to, in expectation E x (1 - (1 - k/E)^n),
+    at the experts' bandwidth share. The same terms `decode_floor_s` and a decode step's weight bytes use."""
+    touched = experts * (1.0 - (1.0 - active / experts) ** tokens)
+    return MOE_LAYER_FLOOR_S + touched * expert_bytes / (gpu.bandwidth_gbs * 1e9 * MOE_BANDWIDTH_EFFICIENCY)
 
 
 def moe_exchange_s(a: Arch, gpu: GPU, group: int) -> float:
@@ -214,8 +253,8 @@ def _embed_params(a: Arch) -> float:
 
 
 def _expert_params(a: Arch) -> float:
-    """Parameters of all routed experts' MLPs together (0 for a dense model)."""
-    return 3.0 * a.hidden * a.intermediate * a.layers * a.experts if a.experts > 1 else 0.0
+    """Parameters of all routed experts' MLPs together, in the MoE layers only (0 for a dense model)."""
+    return a.expert_params_b * 1e9 if a.experts > 1 else 0.0
 
 
 # --- training --------------------------------------------------------------------------------------------------------
@@ -481,11 +520,15 @@ def _serving(w: Workload) -> _Serving:
             head *= per / 2.0
         qinv, qinv_old = 1.0 / share, 1.0 / kernel_decode(w, ampere=False)[1]
     ctx = max(1, w.seq_len)
-    out = _Serving(fixed=dense * per + head, experts=experts * per, e=a.experts, k=max(1, a.experts_active),
+    block_fp8 = w.quant is _FP8 and a.native_quant == "fp8"  # the publisher's 128 x 128 block-scaled FP8
+    # The routed experts stream at their own share of the bandwidth (`MOE_BANDWIDTH_EFFICIENCY`): their bytes are
+    # scaled so that one bandwidth figure times every byte of the step.
+    out = _Serving(fixed=dense * per + head, experts=experts * per * BANDWIDTH_EFFICIENCY / MOE_BANDWIDTH_EFFICIENCY,
+                   e=a.experts, k=max(1, a.experts_active),
                    token_flops=2.0 * a.active_params_b * 1e9, decode_attn=4.0 * a.layers * a.q_dim,
                    prefill_attn=2.0 * a.layers * a.q_dim, fp8=w.quant is _FP8,
                    kv_per_token=kv_bytes_per_token(a, w.kv_dtype, ctx), context=ctx,
-                   floor=decode_floor_s(a, prof.eager_decode), layer_split=prof.layer_split,
+                   floor=decode_floor_s(a, prof.eager_decode, block_fp8), layer_split=prof.layer_split,
                    fp16_acc=prof.fp16_accumulate and (w.quant is Quant.NONE or gguf)
                    and w.precision is not Precision.FP32,
                    dequant=(a.params_b * 1e9 - _embed_params(a)) * (per + 4.0) if prof.fp16_accumulate and gguf
