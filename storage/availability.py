@@ -22,14 +22,14 @@ Read side — `series_stats`, `card_stats`, `provider_strips`: one indexed range
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Table, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Select, Table, delete, func, insert, literal, null, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.availability import (
@@ -614,24 +614,26 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     workload's fitting configurations). `cache`: a replica's held changes (storage/availability_cache.py), the
     same figures with a small read."""
     now = now or datetime.now(UTC)
-    q = select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count).where(
-        and_(_series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))))
+    where = [_series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))]
     if cards is not None:
-        q = q.where(_series.c.card.in_(list(cards)))
+        where.append(_series.c.card.in_(list(cards)))
     if gpu_count is not None:
-        q = q.where(_series.c.gpu_count == gpu_count)
-    rows = [r for r in (await session.execute(q.order_by(_series.c.key))).all()
-            if fits is None or fits(r.card, r.gpu_count)]
+        where.append(_series.c.gpu_count == gpu_count)
     since = now - timedelta(days=days)
-    coverage = await _coverage_of(session, (r.provider for r in rows), since)
-    keys = [r.key for r in rows]
-    caps = [None if cap is None else cap if cap_per_gpu else cap / r.gpu_count for r in rows]
     if cache is None:
+        rows = [_Family(*r) for r in (await session.execute(_family_rows(where))).all()
+                if fits is None or fits(r.card, r.gpu_count)]
+        coverage = await _coverage_of(session, (r.provider for r in rows), since)
+        keys = [r.key for r in rows]
+        caps = [_cap_of(cap, cap_per_gpu, r.gpu_count) for r in rows]
         changes = await _changes_of(session, keys, since)
         merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
         prepared = Timeline(merged, spans, currency)
     else:  # the merged timeline held, prepared: only this window's figures computed
-        changes = await cache.changes(session, keys, since, now)
+        asked = (None if cards is None else tuple(cards), gpu_count, tuple(billings))
+        rows, coverage, changes = await _held_question(session, cache, where, asked, fits, since, now)
+        keys = [r.key for r in rows]
+        caps = [_cap_of(cap, cap_per_gpu, r.gpu_count) for r in rows]
         merged, spans, prepared = cache.merged((tuple(keys), tuple(caps), currency), keys,
                                                [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
     until = now.timestamp()
@@ -640,6 +642,62 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,
                      cap_per_gpu=cap_per_gpu, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)
+
+
+def _cap_of(cap: float | None, per_gpu: bool, gpu_count: int) -> float | None:
+    return None if cap is None else cap if per_gpu else cap / gpu_count
+
+
+def _family_rows(where: Sequence[Any]) -> Any:
+    return (select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count).where(*where)
+            .order_by(_series.c.key))
+
+
+class _Family(NamedTuple):
+    key: str
+    provider: str
+    card: str
+    gpu_count: int
+
+
+async def _held_question(session: AsyncSession, cache: ChangeCache, where: Sequence[Any], asked: Hashable,
+                         fits: Callable[[str, int], bool] | None, since: datetime, now: datetime
+                         ) -> tuple[list[_Family], dict[str, list[Span]], dict[str, list[Change]]]:
+    """The series `where` selects (narrowed by `fits`), their providers' coverage and their changes, as
+    `card_stats` reads them fresh, in one statement when the series list is held: the changes' refresh carries the
+    coverage rows and a count of the series `where` selects. Series are never deleted, so an equal count is the
+    held list; a larger one (a new series) reads the list again and asks once more."""
+    from storage.availability_cache import EXTRA_PART
+
+    held_key = ("families", asked)  # `asked`: what `where` says, as a key
+    for attempt in range(2):
+        listed = cache.held_rows(held_key)
+        read_now = listed is None
+        if listed is None:
+            listed = tuple(_Family(*r) for r in (await session.execute(_family_rows(where))).all())
+            cache.hold_rows(held_key, listed)
+        rows = [r for r in listed if fits is None or fits(r.card, r.gpu_count)]
+        providers = sorted({r.provider for r in rows})
+        none = (null(), null(), null(), null())
+        extra: list[Select[*tuple[Any, ...]]] = []
+        if providers:  # first: read alone, the statement's column types are its first part's (the time stamps)
+            c = _coverage.c
+            for part, stamp in ((EXTRA_PART + 1, c.start), (EXTRA_PART + 2, c.end)):
+                extra.append(select(literal(part), c.provider, c.id, c.polls, c.id, stamp, null(), null(), null())
+                             .where(c.provider.in_(providers), c.end >= since))
+        counted = select(literal(EXTRA_PART), null(), func.count(), literal(0), literal(0), *none)
+        extra.append(counted.select_from(_series).where(*where))
+        changes, got = await cache.changes_with(session, [r.key for r in rows], since, now, extra)
+        count = next(int(r[2]) for r in got if r[0] == EXTRA_PART)
+        if count == len(listed) or read_now or attempt:
+            break
+        cache.hold_rows(held_key, None)  # a series was added since the list was read
+    starts = {r[2]: r for r in got if r[0] == EXTRA_PART + 1}
+    ends = {r[2]: r[5] for r in got if r[0] == EXTRA_PART + 2}
+    coverage: dict[str, list[Span]] = {p: [] for p in providers}
+    for row_id, r in sorted(starts.items(), key=lambda item: (item[1][1], item[0])):
+        coverage[r[1]].append(Span(_ts(r[5]), _ts(ends[row_id])))
+    return rows, coverage, changes
 
 
 class ProviderStrip(BaseModel):

@@ -25,12 +25,12 @@ from __future__ import annotations
 import bisect
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Table, func, literal, null, or_, select, union_all
+from sqlalchemy import Select, Table, func, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.availability import DAY, Change, Span, Timeline, change_time, combine, merge_coverage
@@ -41,6 +41,10 @@ TRIM = DAY  # held rows older than the asked window by more than this are droppe
 CHUNK = 500  # bounded IN lists
 
 _changes = cast(Table, AvailabilityChange.__table__)
+# The refresh statement's columns, which an `extra` part of `changes_with` has too (NULL where it has nothing): part
+# number (from EXTRA_PART on), a string, three integers, a time stamp, a boolean and two floats.
+EXTRA_SHAPE = ("part", "key", "n", "total", "last", "at", "in_stock", "price_usd", "price_rub")
+EXTRA_PART = 3
 _COLS = (_changes.c.series_key, _changes.c.id, _changes.c.at, _changes.c.in_stock, _changes.c.price_usd,
          _changes.c.price_rub)
 
@@ -163,6 +167,7 @@ class ChangeCache:
         self._merged: OrderedDict[MergedKey, _Merged] = OrderedDict()
         self._slices: dict[str, int] = {}  # where each key's latest slice began
         self._max_id = 0  # the largest row id read so far
+        self._other: OrderedDict[Hashable, tuple[Any, ...]] = OrderedDict()  # `hold_rows`
 
     def __len__(self) -> int:
         return self._rows
@@ -172,12 +177,25 @@ class ChangeCache:
         """Each series' changes from `since` on, preceded by the one in force at `since`: exactly the rows a fresh
         read returns (storage.availability._changes_of), so the figures never depend on what a replica held.
         `now`: this replica's clock, which bounds what a stamp from a writer's clock set ahead may claim."""
+        return (await self.changes_with(session, keys, since, now))[0]
+
+    async def changes_with(self, session: AsyncSession, keys: Sequence[str], since: datetime,
+                           now: datetime | None = None, extra: Sequence[Select[*tuple[Any, ...]]] = ()
+                           ) -> tuple[dict[str, list[Change]], list[tuple[Any, ...]]]:
+        """`changes`, and the rows of `extra`: selects of the refresh statement's shape (`EXTRA_SHAPE`) that the
+        caller wants answered by the same statement (its other tables' rows a question needs: one round trip
+        instead of one per table). Their first column numbers the part, from `EXTRA_PART` on."""
         at = since.timestamp()
         cap = now.timestamp() if now is not None else math.inf
         fresh = [k for k in keys if k not in self._held or self._held[k].since > at]
         held = [k for k in keys if k not in fresh]
+        rows: list[tuple[Any, ...]] = []
         for i in range(0, len(held), CHUNK):
-            fresh += await self._refresh(session, held[i:i + CHUNK], at, cap)
+            gone, rows_ = await self._refresh(session, held[i:i + CHUNK], at, cap, extra if i == 0 else ())
+            fresh += gone
+            rows += rows_
+        if extra and not held:  # no refresh ran to carry them
+            rows = [tuple(r) for r in await session.execute(union_all(*extra) if len(extra) > 1 else extra[0])]
         loaded = self._rows
         for i in range(0, len(fresh), CHUNK):
             await self._load(session, fresh[i:i + CHUNK], since, cap)
@@ -195,7 +213,24 @@ class ChangeCache:
             out[k] = h.changes[start:] if start else h.changes
             self._slices[k] = start
         self._evict(keep=set(keys))
-        return out
+        return out, rows
+
+    def held_rows(self, key: Hashable) -> tuple[Any, ...] | None:
+        """Rows of another table a caller keeps here between questions (`hold_rows`), by its own key."""
+        hit = self._other.get(key)
+        if hit is not None:
+            self._other.move_to_end(key)
+        return hit
+
+    def hold_rows(self, key: Hashable, rows: tuple[Any, ...] | None) -> None:
+        """Keep `rows` under `key` (None: forget them); the latest `max_merged` keys are kept."""
+        if rows is None:
+            self._other.pop(key, None)
+            return
+        self._other[key] = rows
+        self._other.move_to_end(key)
+        while len(self._other) > self.max_merged:
+            self._other.popitem(last=False)
 
     @staticmethod
     def _start(h: _Held, at: float) -> int:
@@ -264,9 +299,11 @@ class ChangeCache:
         for k in keys:
             self._held[k].seen, self._held[k].seen_id = seen, self._max_id
 
-    async def _refresh(self, session: AsyncSession, keys: list[str], since: float, cap: float = math.inf) -> list[str]:
+    async def _refresh(self, session: AsyncSession, keys: list[str], since: float, cap: float = math.inf,
+                       extra: Sequence[Select[*tuple[Any, ...]]] = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Bring the held series' tails up to date; returns those to load afresh: where the first row a window from
-        `since` needs is gone (retention cut inside the window: then what the database holds is what counts).
+        `since` needs is gone (retention cut inside the window: then what the database holds is what counts), and
+        the rows of the `extra` parts, which ride on the same statement.
 
         A tail is the rows stamped from the floor on: SLACK before the newest stamp the series' previous refresh
         saw (of any row held or read by its first statement, all committed before that statement ran; `cap` bounds
@@ -293,13 +330,18 @@ class ChangeCache:
                  select(literal(0).label("part"), key_, func.count().label("n"), func.sum(id_).label("total"),
                         func.max(id_).label("last"), *nothing).where(key_.in_(keys), _changes.c.at >= cut)
                  .group_by(key_),
-                 select(literal(1), key_, literal(1), id_, id_, *nothing).where(id_.in_(list(firsts)))]
+                 select(literal(1), key_, literal(1), id_, id_, *nothing).where(id_.in_(list(firsts))), *extra]
         present: set[int] = set()
         tally: dict[str, tuple[int, int, int]] = {}
         got: dict[str, list[tuple[Change, int]]] = {k: [] for k in keys}
         seen = max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf)
         largest = self._max_id
-        for part, key, n, total, last, when, in_stock, usd, rub in await session.execute(union_all(*parts)):
+        others: list[tuple[Any, ...]] = []
+        for row in await session.execute(union_all(*parts)):
+            part, key, n, total, last, when, in_stock, usd, rub = row
+            if part >= EXTRA_PART:
+                others.append(tuple(row))
+                continue
             largest = max(largest, int(last))
             if part == 0:
                 tally[key] = (int(n), int(total), int(last))
@@ -326,7 +368,7 @@ class ChangeCache:
             late += [k for k in chunk if not self._take(k, starts[k], more[k], tally)]
         if late:
             await self._reread(session, late, floor)
-        return [k for k in keys if k in gone]
+        return [k for k in keys if k in gone], others
 
     def _take(self, key: str, start: int, rows: list[tuple[Change, int]],
               tally: dict[str, tuple[int, int, int]]) -> bool:

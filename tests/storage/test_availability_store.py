@@ -414,9 +414,10 @@ async def test_the_same_history_with_or_without_the_state_cache(sm: async_sessio
 
 
 async def test_held_changes_read_only_what_moved_and_stay_a_fresh_reads(migrated_database_url: str) -> None:
-    """storage.availability_cache's refresh: one statement on the changes per question, whether nothing moved or a
-    poll added rows (no held row read again); a series that moves after days, a row committed late under a smaller
-    id (read further, then the whole tail) and a writer's clock set ahead each leave the figures a fresh read's."""
+    """storage.availability_cache's refresh: one statement per question, whether nothing moved or a poll added rows
+    (no held row read again; the series list and the coverage come with the changes' tallies); a series that moves
+    after days, a row committed late under a smaller id (read further, then the whole tail), a writer's clock set
+    ahead and a new series each leave the figures a fresh read's."""
     from sqlalchemy import delete, event, insert, update
 
     from storage.availability_cache import ChangeCache
@@ -424,9 +425,11 @@ async def test_held_changes_read_only_what_moved_and_stay_a_fresh_reads(migrated
     engine = make_engine(migrated_database_url)
     sm = make_sessionmaker(engine)
     statements: list[str] = []
+    every: list[str] = []
 
     @event.listens_for(engine.sync_engine, "before_cursor_execute")
     def _count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        every.append(statement)
         if "availability_changes" in statement:
             statements.append(statement)
 
@@ -457,13 +460,16 @@ async def test_held_changes_read_only_what_moved_and_stay_a_fresh_reads(migrated
             await s.execute(delete(AvailabilityChange).where(AvailabilityChange.series_key == "spare"))
         cache = ChangeCache()
 
-        async def both(when: datetime) -> int:
+        async def both(when: datetime, *, first: bool = False) -> int:
             """The figures from held changes equal a fresh read's; the statements the held read ran."""
             async with sm() as s:
                 fresh = await card_stats(s, ["h100-sxm"], 1, now=when)
                 statements.clear()
+                every.clear()
                 held = await card_stats(s, ["h100-sxm"], 1, now=when, cache=cache)
             assert held == fresh
+            if len(statements) == 1 and not first:
+                assert len(every) == 1, every  # the series and the coverage rode on the changes' statement
             return len(statements)
 
         async def add(provider: str, stamp: datetime, in_stock: bool, *, row_id: int | None = None,
@@ -476,7 +482,7 @@ async def test_held_changes_read_only_what_moved_and_stay_a_fresh_reads(migrated
                 await s.execute(update(AvailabilityCoverage).where(AvailabilityCoverage.provider.in_(providers))
                                 .values(end=polled or stamp))
 
-        await both(now)  # the first question loads the window
+        await both(now, first=True)  # the first question loads the window (and reads the series list)
         assert len(cache) > 2 * 9 * 144
         assert await both(now + timedelta(seconds=30)) == 1  # nothing moved: one statement, no row read
         t = now
@@ -500,5 +506,16 @@ async def test_held_changes_read_only_what_moved_and_stay_a_fresh_reads(migrated
         await add("busy2", t, False)
         assert await both(t + timedelta(seconds=5)) == 1
         assert await both(t + timedelta(seconds=6)) == 1
+        # A provider's first H100 series appears: the count shows it, the list is read again, its rows loaded.
+        async with sm() as s, s.begin():
+            await s.execute(insert(AvailabilitySeries).values(
+                key="newcomer|h100-sxm|1|*|hourly", provider="newcomer", card="h100-sxm", gpu_count=1, region="*",
+                billing="hourly", first_seen=t))
+            await s.execute(insert(AvailabilityCoverage).values(provider="newcomer", start=t, end=t, polls=1))
+        await add("newcomer", t, True)
+        assert await both(t + timedelta(seconds=7)) > 1
+        async with sm() as s:
+            assert "newcomer" in (await card_stats(s, ["h100-sxm"], 1, now=t, cache=cache)).providers
+        assert await both(t + timedelta(seconds=8)) == 1
     finally:
         await engine.dispose()
