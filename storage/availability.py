@@ -29,7 +29,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Select, Table, delete, func, insert, literal, null, or_, select, update
+from sqlalchemy import Select, Table, bindparam, delete, func, insert, literal, null, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.availability import (
@@ -660,6 +660,25 @@ class _Family(NamedTuple):
     gpu_count: int
 
 
+def _question_parts(where: Sequence[Any]) -> tuple[Select[*tuple[Any, ...]], ...]:
+    """What a held question asks beside the changes (`ChangeCache.changes_with`'s extra parts, kept with the
+    series list so the statement around them is built once): the coverage of the providers asked about (their
+    stretches' starts and ends as two parts, in the statement's time-stamp column; first, since read alone the
+    statement's column types are its first part's), then how many series `where` selects."""
+    from storage.availability_cache import EXTRA_PART
+
+    c = _coverage.c
+    covered = [c.provider.in_(bindparam("providers", expanding=True, type_=c.provider.type)),
+               c.end >= bindparam("covered", type_=c.end.type)]
+    none = (null(), null(), null(), null())
+    return (select(literal(EXTRA_PART + 1), c.provider, c.id, c.polls, c.id, c.start, null(), null(), null())
+            .where(*covered),
+            select(literal(EXTRA_PART + 2), c.provider, c.id, c.polls, c.id, c.end, null(), null(), null())
+            .where(*covered),
+            select(literal(EXTRA_PART), null(), func.count(), literal(0), literal(0), *none)
+            .select_from(_series).where(*where))
+
+
 async def _held_question(session: AsyncSession, cache: ChangeCache, where: Sequence[Any], asked: Hashable,
                          fits: Callable[[str, int], bool] | None, since: datetime, now: datetime
                          ) -> tuple[list[_Family], dict[str, list[Span]], dict[str, list[Change]]]:
@@ -671,23 +690,17 @@ async def _held_question(session: AsyncSession, cache: ChangeCache, where: Seque
 
     held_key = ("families", asked)  # `asked`: what `where` says, as a key
     for attempt in range(2):
-        listed = cache.held_rows(held_key)
-        read_now = listed is None
-        if listed is None:
+        hit = cache.held_rows(held_key)
+        read_now = hit is None
+        if hit is None:
             listed = tuple(_Family(*r) for r in (await session.execute(_family_rows(where))).all())
-            cache.hold_rows(held_key, listed)
+            hit = (listed, _question_parts(where))
+            cache.hold_rows(held_key, hit)
+        listed, extra = hit
         rows = [r for r in listed if fits is None or fits(r.card, r.gpu_count)]
         providers = sorted({r.provider for r in rows})
-        none = (null(), null(), null(), null())
-        extra: list[Select[*tuple[Any, ...]]] = []
-        if providers:  # first: read alone, the statement's column types are its first part's (the time stamps)
-            c = _coverage.c
-            for part, stamp in ((EXTRA_PART + 1, c.start), (EXTRA_PART + 2, c.end)):
-                extra.append(select(literal(part), c.provider, c.id, c.polls, c.id, stamp, null(), null(), null())
-                             .where(c.provider.in_(providers), c.end >= since))
-        counted = select(literal(EXTRA_PART), null(), func.count(), literal(0), literal(0), *none)
-        extra.append(counted.select_from(_series).where(*where))
-        changes, got = await cache.changes_with(session, [r.key for r in rows], since, now, extra)
+        changes, got = await cache.changes_with(session, [r.key for r in rows], since, now, extra,
+                                                {"providers": providers, "covered": since})
         count = next(int(r[2]) for r in got if r[0] == EXTRA_PART)
         if count == len(listed) or read_now or attempt:
             break

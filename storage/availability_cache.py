@@ -25,12 +25,12 @@ from __future__ import annotations
 import bisect
 import math
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, func, literal, null, or_, select, union_all
+from sqlalchemy import Select, Table, bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.availability import DAY, Change, Span, Timeline, change_time, combine, merge_coverage
@@ -180,22 +180,25 @@ class ChangeCache:
         return (await self.changes_with(session, keys, since, now))[0]
 
     async def changes_with(self, session: AsyncSession, keys: Sequence[str], since: datetime,
-                           now: datetime | None = None, extra: Sequence[Select[*tuple[Any, ...]]] = ()
+                           now: datetime | None = None, extra: tuple[Select[*tuple[Any, ...]], ...] = (),
+                           params: Mapping[str, Any] | None = None
                            ) -> tuple[dict[str, list[Change]], list[tuple[Any, ...]]]:
         """`changes`, and the rows of `extra`: selects of the refresh statement's shape (`EXTRA_SHAPE`) that the
         caller wants answered by the same statement (its other tables' rows a question needs: one round trip
-        instead of one per table). Their first column numbers the part, from `EXTRA_PART` on."""
+        instead of one per table), their bound parameters in `params` (names other than the refresh's own: keys,
+        cut, after_id, firsts). Their first column numbers the part, from `EXTRA_PART` on. Keep `extra` and pass
+        the same tuple again: the statement built around it is kept (built, and its cache key computed, once)."""
         at = since.timestamp()
         cap = now.timestamp() if now is not None else math.inf
         fresh = [k for k in keys if k not in self._held or self._held[k].since > at]
         held = [k for k in keys if k not in fresh]
         rows: list[tuple[Any, ...]] = []
         for i in range(0, len(held), CHUNK):
-            gone, rows_ = await self._refresh(session, held[i:i + CHUNK], at, cap, extra if i == 0 else ())
+            gone, rows_ = await self._refresh(session, held[i:i + CHUNK], at, cap, *((extra, params) if i == 0 else ()))
             fresh += gone
             rows += rows_
         if extra and not held:  # no refresh ran to carry them
-            rows = [tuple(r) for r in await session.execute(union_all(*extra) if len(extra) > 1 else extra[0])]
+            rows = [tuple(r) for r in await session.execute(_extra_statement(extra), params or {})]
         loaded = self._rows
         for i in range(0, len(fresh), CHUNK):
             await self._load(session, fresh[i:i + CHUNK], since, cap)
@@ -300,7 +303,8 @@ class ChangeCache:
             self._held[k].seen, self._held[k].seen_id = seen, self._max_id
 
     async def _refresh(self, session: AsyncSession, keys: list[str], since: float, cap: float = math.inf,
-                       extra: Sequence[Select[*tuple[Any, ...]]] = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
+                       extra: tuple[Select[*tuple[Any, ...]], ...] = (), extra_params: Mapping[str, Any] | None = None
+                       ) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Bring the held series' tails up to date; returns those to load afresh: where the first row a window from
         `since` needs is gone (retention cut inside the window: then what the database holds is what counts), and
         the rows of the `extra` parts, which ride on the same statement.
@@ -321,23 +325,15 @@ class ChangeCache:
         starts = {k: bisect.bisect_left(self._held[k].changes, floor, key=change_time) for k in keys}
         after = {k: max(self._held[k].ids[start:], default=0) for k, start in starts.items()}
         key_, id_ = _changes.c.series_key, _changes.c.id
-        # One statement: the rows committed since the series' previous refreshes (after the largest id the cache
-        # knew then), each tail's tally, and which of the first rows are there. (The rows come first: their
-        # columns' types are the statement's.)
-        nothing = (null(), null(), null(), null())
-        parts = [select(literal(2), key_, literal(1), id_, id_, *_COLS[2:]).where(
-                     key_.in_(keys), _changes.c.at >= cut, id_ > min(self._held[k].seen_id for k in keys)),
-                 select(literal(0).label("part"), key_, func.count().label("n"), func.sum(id_).label("total"),
-                        func.max(id_).label("last"), *nothing).where(key_.in_(keys), _changes.c.at >= cut)
-                 .group_by(key_),
-                 select(literal(1), key_, literal(1), id_, id_, *nothing).where(id_.in_(list(firsts))), *extra]
+        params = {**(extra_params or {}), "keys": keys, "cut": cut, "firsts": list(firsts),
+                  "after_id": min(self._held[k].seen_id for k in keys)}
         present: set[int] = set()
         tally: dict[str, tuple[int, int, int]] = {}
         got: dict[str, list[tuple[Change, int]]] = {k: [] for k in keys}
         seen = max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf)
         largest = self._max_id
         others: list[tuple[Any, ...]] = []
-        for row in await session.execute(union_all(*parts)):
+        for row in await session.execute(_refresh_statement(extra), params):
             part, key, n, total, last, when, in_stock, usd, rub = row
             if part >= EXTRA_PART:
                 others.append(tuple(row))
@@ -436,6 +432,44 @@ class ChangeCache:
 
 
 _NONE = (0, 0, 0)  # the tally of no rows
+_STATEMENTS: dict[tuple[Select[*tuple[Any, ...]], ...], Any] = {}  # `_refresh_statement`'s, by their extra parts
+_ALONE: dict[tuple[Select[*tuple[Any, ...]], ...], Any] = {}  # `_extra_statement`'s
+
+
+def _refresh_statement(extra: tuple[Select[*tuple[Any, ...]], ...]) -> Any:
+    """The refresh's one statement: the rows committed since the series' previous refreshes (after the largest id
+    the cache knew then), each tail's tally, which of the first rows are there, and the caller's `extra` parts (the
+    rows come first: their columns' types are the statement's). Built once per `extra` and kept: a kept statement
+    keeps its SQLAlchemy cache key, so a question neither builds nor keys it again."""
+    hit = _STATEMENTS.get(extra)
+    if hit is not None:
+        return hit
+    key_, id_, at_ = _changes.c.series_key, _changes.c.id, _changes.c.at
+    keys = bindparam("keys", expanding=True, type_=key_.type)
+    cut = bindparam("cut", type_=at_.type)
+    nothing = (null(), null(), null(), null())
+    statement = union_all(
+        select(literal(2), key_, literal(1), id_, id_, *_COLS[2:]).where(
+            key_.in_(keys), at_ >= cut, id_ > bindparam("after_id", type_=id_.type)),
+        select(literal(0).label("part"), key_, func.count().label("n"), func.sum(id_).label("total"),
+               func.max(id_).label("last"), *nothing).where(key_.in_(keys), at_ >= cut).group_by(key_),
+        select(literal(1), key_, literal(1), id_, id_, *nothing).where(
+            id_.in_(bindparam("firsts", expanding=True, type_=id_.type))),
+        *extra)
+    if len(_STATEMENTS) >= 64:
+        _STATEMENTS.clear()
+    _STATEMENTS[extra] = statement
+    return statement
+
+
+def _extra_statement(extra: tuple[Select[*tuple[Any, ...]], ...]) -> Any:
+    """The extra parts alone (no held series to refresh), kept like `_refresh_statement`'s."""
+    hit = _ALONE.get(extra)
+    if hit is None:
+        if len(_ALONE) >= 64:
+            _ALONE.clear()
+        hit = _ALONE[extra] = union_all(*extra) if len(extra) > 1 else extra[0]
+    return hit
 
 
 def _tally(ids: Sequence[int]) -> tuple[int, int, int]:
