@@ -23,6 +23,7 @@ freeze them soon instead of at its next periodic settle.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -145,10 +146,10 @@ def _moved_from(old: _Merged, slices: list[_Slice], spans: list[tuple[Span, ...]
 def _resumed(merged: list[Change], t0: float, series: Sequence[tuple[list[Change], list[Span]]],
              caps: Sequence[float | None], currency: str) -> list[Change]:
     """`merged` before `t0`, then `combine` from each series' state in force at `t0` and its coverage from there."""
-    head = merged[:bisect.bisect_left(merged, t0, key=lambda c: c.at)]
+    head = merged[:bisect.bisect_left(merged, t0, key=change_time)]
     tails = []
     for changes, cov in series:
-        j = max(0, bisect.bisect_left(changes, t0, key=lambda c: c.at) - 1)
+        j = max(0, bisect.bisect_left(changes, t0, key=change_time) - 1)
         tails.append((changes[j:], [Span(max(s.start, t0), s.end) for s in cov if s.end >= t0]))
     rest, _ = combine(tails, caps=caps, currency=currency)
     if head and rest and head[-1][1:] == rest[0][1:]:
@@ -238,7 +239,7 @@ class ChangeCache:
     @staticmethod
     def _start(h: _Held, at: float) -> int:
         """Where the rows a window from `at` needs begin: the one in force at `at` (the last before it)."""
-        return max(0, bisect.bisect_left(h.changes, at, key=lambda c: c.at) - 1)
+        return max(0, bisect.bisect_left(h.changes, at, key=change_time) - 1)
 
     def merged(self, key: MergedKey, keys: Sequence[str], series: Sequence[tuple[list[Change], list[Span]]],
                caps: Sequence[float | None], currency: str) -> tuple[list[Change], list[Span], Timeline]:
@@ -374,6 +375,19 @@ class ChangeCache:
         want = tally.get(key, _NONE)
         if not rows:
             return _tally(h.ids[start:]) == want
+        last = (h.changes[-1].at, h.ids[-1]) if h.ids else None
+        if (last is None or (rows[0][0].at, rows[0][1]) > last) and all(
+                (a[0].at, a[1]) < (b[0].at, b[1]) for a, b in itertools.pairwise(rows)):
+            # a poll's rows, after every held one in order (the usual case): appended, nothing re-sorted
+            held_n, held_sum, held_max = _tally(h.ids[start:])
+            new_ids = [row_id for _, row_id in rows]
+            if (held_n + len(new_ids), held_sum + sum(new_ids), max(held_max, *new_ids)) != want:
+                return False
+            self._rows += len(rows)
+            h.edited(rows[0][0].at)
+            h.changes.extend(c for c, _ in rows)
+            h.ids.extend(new_ids)
+            return True
         tail = sorted([*zip(h.changes[start:], h.ids[start:], strict=True), *rows],
                       key=lambda pair: (pair[0].at, pair[1]))
         ids = [row_id for _, row_id in tail]
