@@ -113,7 +113,7 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
     /proc, each engine holding one connection)."""
     import storage.ingest as ingest
     from storage.db import make_engine, make_sessionmaker
-    from storage.ingest import StateCache, record_poll
+    from storage.ingest import WRITER_CACHE_MB, StateCache, record_poll
     from storage.migrate import upgrade_async
     from storage.outbox import OutboxWriter
 
@@ -134,7 +134,9 @@ async def run_ingest(plain_url: str, tracked_url: str, polls: list[list[Offer]],
         await upgrade_async(url)
         postgres = url.startswith("postgresql")
         # On PostgreSQL one pooled connection, so its server process's CPU can be read (/proc: same machine).
-        engine = make_engine(url, pool_size=1, max_overflow=0) if postgres else make_engine(url)
+        # as the ingest child's engine (storage.ingest.WRITER_CACHE_MB: its SQLite page cache)
+        engine = (make_engine(url, pool_size=1, max_overflow=0) if postgres
+                  else make_engine(url, sqlite_cache_mb=WRITER_CACHE_MB))
         backends.append(await backend_pid(engine) if postgres else None)
         runs.append((engine, make_sessionmaker(engine), hook, StateCache() if cached else None, [], []))
     writer = OutboxWriter()

@@ -451,9 +451,9 @@ def trim_heap() -> None:
 class _Child:
     def __init__(self, config: ChildConfig) -> None:
         from storage.db import make_engine, make_sessionmaker
-        from storage.ingest import StateCache
+        from storage.ingest import WRITER_CACHE_MB, StateCache
 
-        self.engine = make_engine(config.database_url)
+        self.engine = make_engine(config.database_url, sqlite_cache_mb=WRITER_CACHE_MB)
         self.sessionmaker = make_sessionmaker(self.engine)
         self.cache = StateCache()
         self._readings = 0

@@ -26,17 +26,19 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-def make_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine:
+def make_engine(url: str = DEFAULT_DATABASE_URL, *, sqlite_cache_mb: int | None = None, **kwargs: Any) -> AsyncEngine:
+    """`sqlite_cache_mb`: each SQLite connection's page cache (SQLite's default is 2 MB), for a writer whose
+    transactions touch more pages than that (storage.ingest.WRITER_CACHE_MB); PostgreSQL ignores it."""
     # hide_parameters: a failed statement's error (and so its logged traceback) shows the SQL without the values,
     # which are user data (texts, chat ids inside wizard-state keys) the log redactor cannot recognise by shape.
     kwargs.setdefault("hide_parameters", True)
     engine = create_async_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
-        _sqlite_pragmas(engine)
+        _sqlite_pragmas(engine, sqlite_cache_mb)
     return engine
 
 
-def _sqlite_pragmas(engine: AsyncEngine) -> None:
+def _sqlite_pragmas(engine: AsyncEngine, cache_mb: int | None) -> None:
     # WAL lets the bot read while a poll writes; busy_timeout turns lock contention into a short wait, not an error.
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn, _record):  # type: ignore[no-untyped-def]
@@ -45,6 +47,8 @@ def _sqlite_pragmas(engine: AsyncEngine) -> None:
         cur.execute("PRAGMA busy_timeout=10000")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
+        if cache_mb is not None:
+            cur.execute(f"PRAGMA cache_size={-1024 * int(cache_mb)}")  # negative: KiB
         cur.close()
 
 

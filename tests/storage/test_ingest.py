@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text
@@ -400,3 +401,22 @@ async def test_unchanged_listings_are_skipped_once_their_stored_prices_are_re_ch
         state.factors = None
         before_of, changed = _what_changed(dedupe(offers), state, _Pricing(moved))
         assert changed == [] and before_of == {}, provider
+
+
+async def test_the_poll_writers_sqlite_page_cache_is_its_own(tmp_path: Path) -> None:
+    """The ingest child's engine holds storage.ingest.WRITER_CACHE_MB of SQLite pages per connection (a poll's
+    working set); every other engine keeps SQLite's default."""
+    from gpuradar.ingest_process import ChildConfig, _Child
+    from storage.ingest import WRITER_CACHE_MB
+
+    url = f"sqlite+aiosqlite:///{tmp_path}/cache.db"
+    plain = make_engine(url)
+    child = _Child(ChildConfig(url))
+    try:
+        async with plain.connect() as conn:
+            assert (await conn.execute(text("PRAGMA cache_size"))).scalar_one() == -2000
+        async with child.engine.connect() as conn:
+            assert (await conn.execute(text("PRAGMA cache_size"))).scalar_one() == -1024 * WRITER_CACHE_MB
+    finally:
+        await plain.dispose()
+        await child.engine.dispose()
