@@ -36,8 +36,7 @@ from bot.estimates import Estimator
 from bot.estimates import warm_up as warm_up_estimates
 from bot.fsm_storage import SqlStorage
 from bot.offer_cache import CachedOffer, OfferCache, OfferChanges
-from bot.pacing import Pacer, RateLimitedSession
-from bot.response_types import KeepResponseTypes
+from bot.pacing import Pacer
 from core.alerts import AlertPolicy
 from core.polls import PollResult
 from gpuradar.heap import AFTER_RELOAD_GAP, SETTLE_EVERY, SETTLE_LOADED, SETTLE_SOON, HeapSettler
@@ -45,6 +44,7 @@ from gpuradar.ingest_process import Fence, IngestProcess, read_in_stock, trim_he
 from gpuradar.leadership import SCRAPERS_LEASE, LeadershipLost, ScrapeLeadership
 from gpuradar.metrics import METRICS, Metrics, Refresher, offers_refresher
 from gpuradar.migrate_lock import migration_lock
+from gpuradar.pacing import install_pacing
 from gpuradar.settings import Settings
 from gpuradar.startup import check_database_url, check_token_format, database_unreachable, port_in_use, reach_telegram
 from modelhub import HubResolver, HubSettings
@@ -161,15 +161,6 @@ def make_pacer(settings: Settings, rate: float | None = None) -> Pacer:
     s = settings.sender
     rate = s.global_rate if rate is None else rate
     return Pacer(rate, s.chat_interval, window=s.window, per_window=max(1, int(rate * s.window)))
-
-
-def install_pacing(bot: Bot, pacer: Pacer, metrics: Any = METRICS) -> None:
-    """Every call this bot makes goes through the limiter (replies first) and survives a 429; and the response type
-    each call is parsed with stays built (bot/response_types.py: else a garbage collection costs a 60-100 ms rebuild
-    on the loop)."""
-    bot.session.middleware(KeepResponseTypes())
-    bot.session.middleware(RateLimitedSession(pacer, on_retry_after=metrics.telegram_rate_limited,
-                                              time_scale=pacer.window))
 
 
 def make_bot(settings: Settings, pacer: Pacer | None = None) -> Bot:

@@ -105,7 +105,7 @@ class SenderSpec:
         return least, max(least, min(ceiling, int(ceiling * self.max_reply_share)))
 
     def make_bot(self, pacer: Any, metrics: Any) -> Bot:
-        from gpuradar.app import install_pacing
+        from gpuradar.pacing import install_pacing
 
         session = AiohttpSession(api=self.api) if self.api is not None else AiohttpSession()
         bot = Bot(self.token, session=session, default=self.default)

@@ -13,7 +13,8 @@ from aiogram.methods import DeleteWebhook, GetMe, GetUpdates, Response
 from aiogram.types import BotCommand
 
 from bot.response_types import kept
-from gpuradar.app import install_pacing, make_pacer
+from gpuradar.app import make_pacer
+from gpuradar.pacing import install_pacing
 from gpuradar.settings import Settings
 from testkit.fake_telegram import FakeTelegram
 

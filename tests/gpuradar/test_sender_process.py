@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,3 +192,19 @@ async def test_replies_go_first_while_the_sender_child_sends_a_burst(
         assert busiest_window(sorted(starts), SCALE) <= 29, sorted(starts)
     finally:
         await app.stop()
+
+
+def test_the_sender_child_makes_its_bot_without_importing_the_application() -> None:
+    """The child's Bot gets the replica's pacing middlewares from gpuradar/pacing.py: importing gpuradar.app for
+    them put the whole application (handlers, web server, estimator) in every sender child, ~20 MB of its RSS."""
+    code = (
+        "import sys\n"
+        "from gpuradar.metrics import METRICS\n"
+        "from gpuradar.sender_process import SenderSpec\n"
+        "spec = SenderSpec('sqlite+aiosqlite:///x.db', '123:abc', None, None, rate=20.0, chat_interval=1.0)\n"
+        "bot = spec.make_bot(spec.make_pacer(), METRICS)\n"
+        "assert len(bot.session.middleware) == 2, bot.session.middleware\n"
+        "print('gpuradar.app' in sys.modules, 'bot.handlers' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).resolve().parents[2], check=True)
+    assert out.stdout.split() == ["False", "False"], out.stderr
