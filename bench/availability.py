@@ -61,7 +61,10 @@ from core.polls import PollResult, PollStatus
 GPUS = ["rtx-4090", "h100-sxm", "a100-80gb", "l40s", "rtx-3090"]
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)  # the polls within /when's window
 RATES = Rates(rub_per={"USD": 80.0})
-POLLS = 10  # churn polls timed after the first
+# Churn polls timed after the first. A single poll's with/without ratio spreads +-10-15 % on a shared machine, and the
+# median of 10 still moved by +-5 % from run to run (2 Dec 2026: 8.7-13.6 % for an upkeep of ~5 % within the poll);
+# 24 keep it within a couple of percent.
+POLLS = 24
 
 
 def snapshots(n: int, polls: int, seed: int = 5) -> list[list[Offer]]:
