@@ -228,8 +228,13 @@ def fused_moe_s(experts: int, active: int, expert_bytes: float, tokens: int, gpu
     """Seconds of one MoE layer's routed experts for `tokens` tokens on one GPU (`expert_bytes`: one expert's weights
     held by that GPU): the layer's floor plus the experts the tokens route to, in expectation E x (1 - (1 - k/E)^n),
     at the experts' bandwidth share. The same terms `decode_floor_s` and a decode step's weight bytes use."""
-    touched = experts * (1.0 - (1.0 - active / experts) ** tokens)
-    return MOE_LAYER_FLOOR_S + touched * expert_bytes / (gpu.bandwidth_gbs * 1e9 * MOE_BANDWIDTH_EFFICIENCY)
+    streamed = gpu.bandwidth_gbs * 1e9 * MOE_BANDWIDTH_EFFICIENCY
+    return MOE_LAYER_FLOOR_S + _routed_to(experts, active, tokens) * expert_bytes / streamed
+
+
+def _routed_to(experts: int, active: int, tokens: int) -> float:
+    """Experts `tokens` tokens route to, in expectation, each choosing `active` of `experts`."""
+    return experts * (1.0 - (1.0 - active / experts) ** tokens)
 
 
 def moe_exchange_s(a: Arch, gpu: GPU, group: int) -> float:
@@ -560,8 +565,7 @@ def _rates(gpu: GPU) -> tuple[float, float, float]:
 def _weight_bytes(c: _Serving, batch: int) -> float:
     if not c.experts:
         return c.fixed
-    # Experts the batch routes to, in expectation: E x (1 - (1 - k/E)^tokens).
-    return c.fixed + c.experts * (1.0 - (1.0 - c.k / c.e) ** batch)
+    return c.fixed + c.experts * _routed_to(c.e, c.k, batch) / c.e
 
 
 def _decode(w: Workload, c: _Serving, gpu: GPU, rates: tuple[float, float, float], group: int, batch: int,

@@ -49,6 +49,7 @@ from core.availability import (
     windows,
 )
 from core.offers import Offer
+from storage.availability_cache import EXTRA_PART
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
 from storage.offer_tables import OFFER_COLUMNS
 
@@ -665,8 +666,6 @@ def _question_parts(where: Sequence[Any]) -> tuple[Select[*tuple[Any, ...]], ...
     series list so the statement around them is built once): the coverage of the providers asked about (their
     stretches' starts and ends as two parts, in the statement's time-stamp column; first, since read alone the
     statement's column types are its first part's), then how many series `where` selects."""
-    from storage.availability_cache import EXTRA_PART
-
     c = _coverage.c
     covered = [c.provider.in_(bindparam("providers", expanding=True, type_=c.provider.type)),
                c.end >= bindparam("covered", type_=c.end.type)]
@@ -686,8 +685,6 @@ async def _held_question(session: AsyncSession, cache: ChangeCache, where: Seque
     `card_stats` reads them fresh, in one statement when the series list is held: the changes' refresh carries the
     coverage rows and a count of the series `where` selects. Series are never deleted, so an equal count is the
     held list; a larger one (a new series) reads the list again and asks once more."""
-    from storage.availability_cache import EXTRA_PART
-
     held_key = ("families", asked)  # `asked`: what `where` says, as a key
     for attempt in range(2):
         hit = cache.held_rows(held_key)
@@ -701,15 +698,16 @@ async def _held_question(session: AsyncSession, cache: ChangeCache, where: Seque
         providers = sorted({r.provider for r in rows})
         changes, got = await cache.changes_with(session, [r.key for r in rows], since, now, extra,
                                                 {"providers": providers, "covered": since})
-        count = next(int(r[2]) for r in got if r[0] == EXTRA_PART)
+        count = next(int(r.n) for r in got if r.part == EXTRA_PART)
         if count == len(listed) or read_now or attempt:
             break
         cache.hold_rows(held_key, None)  # a series was added since the list was read
-    starts = {r[2]: r for r in got if r[0] == EXTRA_PART + 1}
-    ends = {r[2]: r[5] for r in got if r[0] == EXTRA_PART + 2}
+    # a stretch's start and end come as two rows, each with the stretch's id (`n`) and its provider (`key`)
+    starts = {r.n: r for r in got if r.part == EXTRA_PART + 1}
+    ends = {r.n: r.at for r in got if r.part == EXTRA_PART + 2}
     coverage: dict[str, list[Span]] = {p: [] for p in providers}
-    for row_id, r in sorted(starts.items(), key=lambda item: (item[1][1], item[0])):
-        coverage[r[1]].append(Span(_ts(r[5]), _ts(ends[row_id])))
+    for row_id, r in sorted(starts.items(), key=lambda item: (item[1].key, item[0])):
+        coverage[r.key].append(Span(_ts(r.at), _ts(ends[row_id])))
     return rows, coverage, changes
 
 

@@ -29,7 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Select, Table, bindparam, func, literal, null, or_, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -42,10 +42,22 @@ TRIM = DAY  # held rows older than the asked window by more than this are droppe
 CHUNK = 500  # bounded IN lists
 
 _changes = cast(Table, AvailabilityChange.__table__)
-# The refresh statement's columns, which an `extra` part of `changes_with` has too (NULL where it has nothing): part
-# number (from EXTRA_PART on), a string, three integers, a time stamp, a boolean and two floats.
-EXTRA_SHAPE = ("part", "key", "n", "total", "last", "at", "in_stock", "price_usd", "price_rub")
-EXTRA_PART = 3
+EXTRA_PART = 3  # the first part number of `changes_with`'s extra parts
+
+
+class ExtraRow(NamedTuple):
+    """A row of an extra part of `changes_with`: the refresh statement's columns, which every extra part has too
+    (NULL where it has nothing): its part number, a string, three integers, a time stamp, a boolean, two floats."""
+
+    part: int
+    key: Any
+    n: Any
+    total: Any
+    last: Any
+    at: Any
+    in_stock: Any
+    price_usd: Any
+    price_rub: Any
 _COLS = (_changes.c.series_key, _changes.c.id, _changes.c.at, _changes.c.in_stock, _changes.c.price_usd,
          _changes.c.price_rub)
 
@@ -183,8 +195,8 @@ class ChangeCache:
     async def changes_with(self, session: AsyncSession, keys: Sequence[str], since: datetime,
                            now: datetime | None = None, extra: tuple[Select[*tuple[Any, ...]], ...] = (),
                            params: Mapping[str, Any] | None = None
-                           ) -> tuple[dict[str, list[Change]], list[tuple[Any, ...]]]:
-        """`changes`, and the rows of `extra`: selects of the refresh statement's shape (`EXTRA_SHAPE`) that the
+                           ) -> tuple[dict[str, list[Change]], list[ExtraRow]]:
+        """`changes`, and the rows of `extra`: selects of the refresh statement's shape (`ExtraRow`) that the
         caller wants answered by the same statement (its other tables' rows a question needs: one round trip
         instead of one per table), their bound parameters in `params` (names other than the refresh's own: keys,
         cut, after_id, firsts). Their first column numbers the part, from `EXTRA_PART` on. Keep `extra` and pass
@@ -193,13 +205,13 @@ class ChangeCache:
         cap = now.timestamp() if now is not None else math.inf
         fresh = [k for k in keys if k not in self._held or self._held[k].since > at]
         held = [k for k in keys if k not in fresh]
-        rows: list[tuple[Any, ...]] = []
+        rows: list[ExtraRow] = []
         for i in range(0, len(held), CHUNK):
             gone, rows_ = await self._refresh(session, held[i:i + CHUNK], at, cap, *((extra, params) if i == 0 else ()))
             fresh += gone
             rows += rows_
         if extra and not held:  # no refresh ran to carry them
-            rows = [tuple(r) for r in await session.execute(_extra_statement(extra), params or {})]
+            rows = [ExtraRow(*r) for r in await session.execute(_extra_statement(extra), params or {})]
         loaded = self._rows
         for i in range(0, len(fresh), CHUNK):
             await self._load(session, fresh[i:i + CHUNK], since, cap)
@@ -305,7 +317,7 @@ class ChangeCache:
 
     async def _refresh(self, session: AsyncSession, keys: list[str], since: float, cap: float = math.inf,
                        extra: tuple[Select[*tuple[Any, ...]], ...] = (), extra_params: Mapping[str, Any] | None = None
-                       ) -> tuple[list[str], list[tuple[Any, ...]]]:
+                       ) -> tuple[list[str], list[ExtraRow]]:
         """Bring the held series' tails up to date; returns those to load afresh: where the first row a window from
         `since` needs is gone (retention cut inside the window: then what the database holds is what counts), and
         the rows of the `extra` parts, which ride on the same statement.
@@ -333,11 +345,11 @@ class ChangeCache:
         got: dict[str, list[tuple[Change, int]]] = {k: [] for k in keys}
         seen = max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf)
         largest = self._max_id
-        others: list[tuple[Any, ...]] = []
+        others: list[ExtraRow] = []
         for row in await session.execute(_refresh_statement(extra), params):
             part, key, n, total, last, when, in_stock, usd, rub = row
             if part >= EXTRA_PART:
-                others.append(tuple(row))
+                others.append(ExtraRow(*row))
                 continue
             largest = max(largest, int(last))
             if part == 0:

@@ -57,6 +57,7 @@ HISTORY_RUNS = 20  # previous runs read for the shrink verdict
 # +4.7/+5.5/+5.5/+7.4 % with 64 MiB. Allocated as pages are used, by that one connection.
 WRITER_CACHE_MB = 64
 
+
 async def record_poll(
     sessionmaker: async_sessionmaker[AsyncSession],
     result: PollResult,
