@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import random
+import runpy
 import statistics
 import sys
 import time
@@ -51,9 +52,7 @@ def _tree_first() -> None:
 _tree_first()
 import gpuradar  # noqa: E402  # the wiring (from the tree chosen above): installs the provider catalog
 
-GPUS = {"RTX 4090": 24564, "RTX 3090": 24576, "RTX 5090": 32607, "H100 SXM": 81559, "H100 PCIE": 81559,
-        "H200": 143771, "A100 SXM4": 81920, "A100 PCIE": 81920, "L40S": 46068, "RTX A6000": 49140,
-        "RTX 6000Ada": 49140, "A40": 46068, "L4": 23034, "Tesla V100": 16384, "B200": 183359}
+GPUS: dict[str, int] = runpy.run_path(str(Path(__file__).with_name("vast_cards.py")))["VAST_GPU_RAM_MB"]
 COUNTS = (1, 2, 4, 8)
 LIMIT = 10_000  # rows per search answer (VastSettings.limit's largest)
 BUNDLES = "/api/v0/bundles/"

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anyw
 from pydantic import create_model
 
 import gpuradar  # noqa: F401  # the wiring: installs the provider catalog (core.providers)
+from bench.vast_cards import VAST_GPU_RAM_MB
 from core.offers import Billing, Offer, Period
 from core.polls import PollStatus
 from scrapers.http import RetryPolicy, make_client
@@ -44,8 +45,7 @@ from testkit.provider_server import ProviderServer, sample_routes
 
 PROVIDERS = 20
 LATENCY = 0.2
-GPUS = ["RTX 4090", "RTX 3090", "RTX 5090", "H100 SXM", "H100 PCIE", "H200", "A100 SXM4", "A100 PCIE", "L40S",
-        "RTX A6000", "RTX 6000Ada", "A40", "L4", "Tesla V100", "B200"]
+GPUS = list(VAST_GPU_RAM_MB)
 COUNTRIES = ["US", "CA", "DE", "FI", "NO", "PL", "FR", "JP", "KR", "BR", "SE", "NL"]
 
 
@@ -99,7 +99,7 @@ def vast_payload(n: int, rng: random.Random) -> dict:
         count = rng.choice([1, 1, 1, 2, 4, 8])
         price = round(rng.uniform(0.1, 4.0) * count, 4)
         offers.append({"id": i, "machine_id": rng.randrange(n // 3), "num_gpus": count, "gpu_name": gpu,
-                       "gpu_ram": 24564, "dph_total": price, "min_bid": round(price * 0.6, 4),
+                       "gpu_ram": VAST_GPU_RAM_MB[gpu], "dph_total": price, "min_bid": round(price * 0.6, 4),
                        "rentable": rng.random() > 0.1, "geolocation": f"Region, {rng.choice(COUNTRIES)}",
                        "cpu_cores_effective": 8.0, "disk_space": 100.0, "reliability": 0.99})
     return {"offers": offers}

@@ -52,3 +52,21 @@ def test_a_bench_run_alone_has_the_provider_catalog(bench: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.split()[-1]) >= 20  # every provider of scrapers.registry, not an empty stand-in
+
+
+def test_the_benches_generated_vast_market_names_only_catalog_cards() -> None:
+    """The scrape, memory, soak and ingest-loop benches poll a generated Vast.ai marketplace; the parser checks each
+    card's name against its memory, so a listing with a made-up size is an unknown card that reaches nobody (the
+    benches once gave every card 24 GB: their polls then matched no subscription and alerted no one)."""
+    code = ("import random, sys; sys.argv = ['bench/scrape.py']; from bench.scrape import vast_payload; "
+            "from bench.ingest_loop import Market; from scrapers.providers import vastai; "
+            "a = vastai.parse(vast_payload(3000, random.Random(7))); "
+            "b = vastai.parse({'offers': Market(400).listings}); "
+            "print(len(a), sum(o.gpu is None for o in a), len({o.gpu for o in a}), "
+            "len(b), sum(o.gpu is None for o in b))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    parsed, unknown, cards, parsed_loop, unknown_loop = map(int, done.stdout.split()[-5:])
+    assert parsed > 1000 and parsed_loop > 100
+    assert unknown == 0 and unknown_loop == 0
+    assert cards >= 12  # the table's cards, not one stand-in
