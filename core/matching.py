@@ -199,7 +199,7 @@ class Matches:
     def ids(self) -> list[int]:
         out: list[int] = []
         for ids, start in self.segments:
-            out.extend(ids[start:] if start else ids)
+            out.extend(islice(ids, start, None) if start else ids)  # no copy of the array's tail first
         out.extend(self.extra)
         return out
 
@@ -254,9 +254,12 @@ class _CapList:
 
     def freeze(self) -> None:
         for key, caps in self.caps.items():
-            pairs = sorted(zip(caps, self.ids[key], strict=True))
-            self.caps[key] = array("d", [p[0] for p in pairs])
-            self.ids[key] = array("q", [p[1] for p in pairs])
+            # Positions by cap (a stable sort: equal caps keep the order they were added in), then both arrays
+            # taken in that order: no (cap, id) tuple per watch.
+            order = sorted(range(len(caps)), key=caps.__getitem__)
+            ids = self.ids[key]
+            self.caps[key] = array("d", map(caps.__getitem__, order))
+            self.ids[key] = array("q", map(ids.__getitem__, order))
 
     def collect(self, t: Target, out: list[_Segment]) -> None:
         if self.uncapped:
@@ -374,6 +377,8 @@ class WatchIndex:
         self._sig_ids: dict[Signature, int] = {}
         self._parts: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # each distinct part of a signature, once
         self._by_owner: dict[int, tuple[int, ...]] = {}
+        # The cap lists a watch is filed in, by its filters but the cap (`_lists_for`).
+        self._lists: dict[tuple[Any, ...], tuple[_CapList, ...]] = {}
         self._count = 0
         self._in_order = False
 
@@ -450,6 +455,25 @@ class WatchIndex:
                 else:
                     yield buckets, key, ("any", None)
 
+    def _lists_for(self, w: Watch, sig: Signature) -> tuple[_CapList, ...]:
+        """The cap lists `w` is filed in. They depend on its filters but the cap (a few hundred distinct sets at
+        100,000 subscriptions, where the caps make 80,000 signatures distinct), and no bucket is ever dropped, so
+        they are worked out once per such set, not per subscription."""
+        where = (sig[0], sig[1], *sig[5:])  # the signature but its cap, currency and basis (`signature`)
+        found = self._lists.get(where)
+        if found is None:
+            lists: list[_CapList] = []
+            for buckets, key, slot in self._places(w):
+                if (key[2], key[3]) not in self._ranges:
+                    self._ranges.add((key[2], key[3]))
+                    self._ranges_for.clear()
+                bucket = buckets.get(key)
+                if bucket is None:
+                    bucket = buckets[key] = _Bucket()
+                lists.append(bucket.place(slot))
+            found = self._lists[where] = tuple(lists)
+        return found
+
     @staticmethod
     def _grow(arr: array[int], upto: int) -> None:
         if upto >= len(arr):
@@ -466,8 +490,11 @@ class WatchIndex:
             # Kept with its parts shared: caps make most filter sets distinct (80,000 of 100,000 in bench/match.py's
             # mix), but their card lists, needs and providers come from a few hundred, and a tuple of each per set
             # held 22 of the index's 44 MB at 100,000 subscriptions.
-            parts = self._parts
-            sig = tuple(parts.setdefault(p, p) if type(p) is tuple else p for p in sig)
+            share = self._parts.setdefault
+            gpus, needs, cap, currency, basis, providers, count, billing, region = sig
+            sig = (gpus if gpus is None else share(gpus, gpus), needs if needs is None else share(needs, needs), cap,
+                   currency, basis, providers if providers is None else share(providers, providers), count, billing,
+                   region)
             number = self._sig_ids[sig] = len(self._sigs)
             self._sigs.append(sig)
         self._grow(self._sig_no, w.id)
@@ -477,14 +504,9 @@ class WatchIndex:
         if owner != _ABSENT:
             self._by_owner[owner] = (*self._by_owner.get(owner, ()), w.id)
         self._count += 1
-        for buckets, key, where in self._places(w):
-            if (key[2], key[3]) not in self._ranges:
-                self._ranges.add((key[2], key[3]))
-                self._ranges_for.clear()
-            bucket = buckets.get(key)
-            if bucket is None:
-                bucket = buckets[key] = _Bucket()
-            bucket.place(where).add(w.id, w, in_order=self._in_order)
+        in_order = self._in_order
+        for caps in self._lists_for(w, sig):
+            caps.add(w.id, w, in_order=in_order)
 
     def add(self, w: Watch, owner: int = _ABSENT) -> None:
         """One more watch (a new subscription), filed in order at once."""
@@ -494,11 +516,10 @@ class WatchIndex:
         """Take a watch out (paused, deleted, its owner blocked the bot); unknown ids are ignored."""
         if watch_id not in self:
             return
-        w = watch_of(self._sigs[self._sig_no[watch_id]])
-        for buckets, key, where in self._places(w):
-            bucket = buckets.get(key)
-            if bucket is not None:
-                bucket.place(where).remove(watch_id, w)
+        sig = self._sigs[self._sig_no[watch_id]]
+        w = watch_of(sig)
+        for caps in self._lists_for(w, sig):
+            caps.remove(watch_id, w)
         owner = self._owner[watch_id]
         if owner != _ABSENT:
             rest = tuple(i for i in self._by_owner.get(owner, ()) if i != watch_id)
