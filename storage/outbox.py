@@ -217,8 +217,11 @@ class FanOut:
     it from the events newer than the users' cursors (at most MAX_EVENT_AGE old)."""
 
     def __init__(self, *, max_event_age: timedelta = MAX_EVENT_AGE, index_check: float = INDEX_CHECK,
-                 rebuild_over: int = REBUILD_OVER) -> None:
+                 rebuild_over: int = REBUILD_OVER, sends_per_chat_interval: float = 30.0) -> None:
         self.index_check = index_check
+        # Messages the sender starts overall while one chat may take one more (Telegram: 30 a second against one a
+        # second per chat; bot.sender passes its own pacing): how much later a long digest ends than the others.
+        self.sends_per_chat_interval = sends_per_chat_interval
         self.rebuild_over = rebuild_over
         self._checked_at = 0.0
         self.max_event_age = max_event_age
@@ -383,13 +386,36 @@ class FanOut:
         """Who hears first when thousands match: everyone already waiting keeps their place (oldest unheard event
         first); the users a look newly reaches follow in user-id order rotated to a starting point that moves by
         a golden-ratio share of them at every look, so the ones last in one poll are early in the next, and over
-        many polls every user's place is spread evenly (no one is always last)."""
+        many polls every user's place is spread evenly (no one is always last).
+
+        One exception keeps a burst from waiting on a single chat: a user whose digest is too long for their place
+        starts before the rotation. Telegram takes one message per chat interval from a chat while the sender starts
+        `sends_per_chat_interval` overall, so a digest of m messages ends (m - 1) chat intervals after it starts;
+        filed where fewer than (m - 1) x that many messages come after it, it would still be going, alone, after
+        everyone else's (bench/fanout_cycle.py: four users with 30-odd messages each planned last held the last
+        6 s of a 73 s drain at a fifth of the rate). Unheard events stand for messages here (a digest packs several
+        offers a message, which shrinks both sides alike; one event is one message and never waits). The users
+        moved start longest first; they are few (near the end, and long), and a long digest costs the others only
+        one slot per chat interval while it goes."""
         if not newcomers:
             return
         order = sorted(newcomers)
         self._rotation = (self._rotation + _GOLDEN) % 1.0
         start = int(self._rotation * len(order))
-        for uid in (*order[start:], *order[:start]):
+        rotated = [*order[start:], *order[:start]]
+        kept: list[int] = []
+        early: list[int] = []
+        after = 0  # unheard events of the users kept behind the one looked at
+        for uid in reversed(rotated):
+            n = len(newcomers[uid])
+            if after >= self.sends_per_chat_interval * (n - 1):
+                kept.append(uid)
+                after += n
+            else:
+                early.append(uid)
+        early.reverse()
+        early.sort(key=lambda uid: -len(newcomers[uid]))  # stable: equal lengths stay in rotation order
+        for uid in (*early, *reversed(kept)):
             self.pending[uid] = newcomers[uid]
 
     @property
@@ -460,21 +486,26 @@ class FanOut:
                                   user_ids: Sequence[int]) -> dict[int, list[tuple[SubMeta, Watch]]]:
         """These users' active subscriptions as stored now, oldest first: what their messages are written from."""
         out: dict[int, list[tuple[SubMeta, Watch]]] = {}
+        rows: list[Any] = []
         for chunk in _chunks(list(user_ids)):
-            for r in (await session.execute(
-                    select(Subscription.id, Subscription.user_id, Subscription.chat_id, Subscription.kind,
-                           Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
-                           Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
-                           Subscription.providers, Subscription.gpu_count, Subscription.billing,
-                           Subscription.region, Subscription.created_at, Subscription.rec_gib_by_count)
-                    .where(Subscription.user_id.in_(chunk), Subscription.paused.is_(False))
-                    .order_by(Subscription.id))).all():
-                w = self._watch(r)
-                if w is None:
-                    continue
-                out.setdefault(r.user_id, []).append(
-                    (SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at),
-                             r.rec_gib_by_count), w))
+            # Sorted here, not by ORDER BY: with it SQLite's planner walked ix_subscriptions_paused (every row of a
+            # table where almost nothing is paused, 23 ms a plan at 100,000 subscriptions) instead of the
+            # (user_id, paused) index, and the sender's planning fell behind Telegram's rate (bench/fanout_cycle.py).
+            rows.extend((await session.execute(
+                select(Subscription.id, Subscription.user_id, Subscription.chat_id, Subscription.kind,
+                       Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
+                       Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
+                       Subscription.providers, Subscription.gpu_count, Subscription.billing,
+                       Subscription.region, Subscription.created_at, Subscription.rec_gib_by_count)
+                .where(Subscription.user_id.in_(chunk), Subscription.paused.is_(False)))).all())
+        rows.sort(key=lambda r: r.id)
+        for r in rows:
+            w = self._watch(r)
+            if w is None:
+                continue
+            out.setdefault(r.user_id, []).append(
+                (SubMeta(r.id, r.user_id, r.chat_id, r.kind, r.query_text, _utc(r.created_at),
+                         r.rec_gib_by_count), w))
         return out
 
     def planned(self, plan: UserPlan) -> None:

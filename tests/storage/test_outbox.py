@@ -7,6 +7,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import delete, select, update
@@ -300,3 +301,82 @@ async def test_who_hears_first_rotates_from_poll_to_poll(sm) -> None:
         assert order == ids[start:] + ids[:start]  # a rotation: everyone once
     assert len({o[0] for o in orders}) == 4  # a new starting point each poll
     assert len({o[-1] for o in orders}) == 4  # and never the same user last
+
+
+
+async def test_a_digest_too_long_for_its_place_starts_before_the_rotation(sm) -> None:
+    """A user whose many unheard events would still be going out, one message per chat interval, after everyone
+    filed behind them is moved to the front; everyone else keeps the rotation. With more messages after it than
+    its digest outlasts, the long one keeps its rotated place too."""
+    for uid in range(1, 13):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)  # H100: every event below
+    await add_sub(sm, 7, "A100", gpu_ids=["a100-80gb"])  # user 7 alone hears the A100s too
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(0)))
+    everyone = list(range(1, 13))
+    others = [u for u in everyone if u != 7]
+    fanout = FanOut(sends_per_chat_interval=30.0)  # one sender's view, kept across polls
+    for n in range(5):
+        if n == 4:
+            fanout.sends_per_chat_interval = 0.5  # its 4 extra messages outlast 2 of the others' then: 11 follow
+        now = T0 + timedelta(minutes=n)
+        events = [event(offer(sku=f"h{n}"))] + [event(offer(sku=f"a{n}-{k}", gpu="a100-80gb", name="A100 80GB"))
+                                               for k in range(4)]
+        await enqueue(sm, writer, events, now)
+        async with sm() as s:
+            await fanout.refresh(s, now)
+        order = list(fanout.pending)
+        assert len(fanout.pending[7]) == 5 and all(len(fanout.pending[u]) == 1 for u in others)
+        if n < 4:  # 4 more messages than anyone's, 11 after it at 30 a chat interval: it goes first
+            assert order[0] == 7
+            rest = order[1:]
+            start = others.index(rest[0])
+            assert rest == others[start:] + others[:start]  # the light ones: a rotation, untouched
+        else:  # unless it is among the last two, its rotated place holds
+            start = everyone.index(order[0])
+            rotation = everyone[start:] + everyone[:start]
+            if rotation.index(7) < len(rotation) - 2:
+                assert order == rotation
+            else:
+                assert order[0] == 7 and order[1:] == [u for u in rotation if u != 7]
+        await take(sm, fanout, now)
+
+
+async def test_a_plans_subscriptions_are_read_by_user_not_by_walking_the_table(tmp_path) -> None:
+    """The per-plan read of the planned users' subscriptions must search the (user_id, paused) index: SQLite chose
+    the `paused` index for `... ORDER BY id` (every row of a table where almost nothing is paused, 23 ms a plan at
+    100,000 subscriptions), and the sender fell behind Telegram's rate."""
+    from sqlalchemy import event as sa_event
+
+    from storage.db import make_engine, make_sessionmaker
+    from storage.migrate import upgrade_async
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'plans.sqlite3'}"
+    await upgrade_async(url)
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    try:
+        for uid in (1, 2):
+            await add_user(sm, uid)
+        later = await add_sub(sm, 2, "H100", created_at=T0)
+        first = await add_sub(sm, 1, "H100 under $3", max_price=3.0)
+        await add_sub(sm, 1, "H100 paused", paused=True)
+        seen: list[tuple[str, Any]] = []
+
+        def record(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+            if statement.lstrip().upper().startswith("SELECT") and "FROM subscriptions" in statement:
+                seen.append((statement, params))
+
+        sa_event.listen(engine.sync_engine, "before_cursor_execute", record)
+        async with sm() as s:
+            subs = await FanOut()._user_subscriptions(s, [2, 1])
+        sa_event.remove(engine.sync_engine, "before_cursor_execute", record)
+        assert {uid: [m.id for m, _ in rows] for uid, rows in subs.items()} == {1: [first], 2: [later]}
+        assert seen
+        async with engine.connect() as c:
+            for statement, params in seen:
+                plan = " ".join(str(r[3]) for r in await c.exec_driver_sql("EXPLAIN QUERY PLAN " + statement,
+                                                                            tuple(params)))
+                assert "ix_subscriptions_user_paused" in plan, plan
+    finally:
+        await engine.dispose()
