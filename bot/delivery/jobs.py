@@ -26,39 +26,48 @@ class Job:
 
 
 class ChatLine:
-    """Jobs waiting per chat, in arrival order within a chat, handed out chat by chat in the order the chats may
-    next take a message (Telegram's one a second per chat; `chat_wait` says how long a chat still has to wait)."""
+    """Jobs waiting per chat, in arrival order within a chat, handed out oldest job first among the chats that may
+    take a message now (Telegram's one a second per chat; `chat_wait` says how long a chat still has to wait).
+
+    Oldest job first, not the chat that became free first: a chat's next message then competes with the messages
+    planned after it, never with them all again. Handing out by the time a chat became free sent a long digest at
+    one message per round of every chat with messages in memory (~100 chats, 0.8 s apart at a scaled 120 a
+    second instead of the chat's 0.25 s), so it was still going alone long after the others had ended
+    (bench/fanout_cycle.py). No job waits behind younger ones: every job is someone's oldest in time."""
 
     def __init__(self, clock: Callable[[], float], chat_wait: Callable[[int], float], interval: float) -> None:
         self.clock = clock
         self.chat_wait = chat_wait
         self.interval = interval
-        self._chats: dict[int, deque[Job]] = {}
-        self._heap: list[tuple[float, int, int]] = []  # (ready at, arrival, chat id), one entry per chat
+        self._chats: dict[int, deque[tuple[int, Job]]] = {}  # chat id -> (arrival, job), oldest first
+        self._waiting: list[tuple[float, int, int]] = []  # (ready at, arrival of its oldest job, chat id)
+        self._ready: list[tuple[int, int]] = []  # (arrival of its oldest job, chat id): may take one now
         self._order = itertools.count()
 
     def put(self, job: Job) -> None:
+        arrival = next(self._order)
         line = self._chats.get(job.chat_id)
         if line is None:
             line = self._chats[job.chat_id] = deque()
             ready = self.clock() + self.chat_wait(job.chat_id)
-            heapq.heappush(self._heap, (ready, next(self._order), job.chat_id))
-        line.append(job)
+            heapq.heappush(self._waiting, (ready, arrival, job.chat_id))
+        line.append((arrival, job))
 
     def take(self) -> tuple[Job | None, float | None]:
-        """The next job whose chat may take a message now, or (None, seconds until one may; None: nothing waits).
+        """The oldest job whose chat may take a message now, or (None, seconds until one may; None: nothing waits).
         A chat handed a job comes round again a chat interval later at the earliest."""
-        if not self._heap:
-            return None, None
         now = self.clock()
-        ready, order, chat = self._heap[0]
-        if ready > now:
-            return None, ready - now
-        heapq.heappop(self._heap)
+        waiting, ready = self._waiting, self._ready
+        while waiting and waiting[0][0] <= now:
+            _, arrival, chat = heapq.heappop(waiting)
+            heapq.heappush(ready, (arrival, chat))
+        if not ready:
+            return (None, waiting[0][0] - now) if waiting else (None, None)
+        _, chat = heapq.heappop(ready)
         line = self._chats[chat]
-        job = line.popleft()
+        _, job = line.popleft()
         if line:
-            heapq.heappush(self._heap, (now + max(self.interval, self.chat_wait(chat)), order, chat))
+            heapq.heappush(waiting, (now + max(self.interval, self.chat_wait(chat)), line[0][0], chat))
         else:
             del self._chats[chat]
         return job, None
