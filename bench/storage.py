@@ -6,7 +6,8 @@ of the configurations changing price or stock in each poll) is recorded through 
 (`storage.retention.run_retention`, default settings) runs as it would `raw_days` later, to measure how much the
 hourly thinning keeps. Printed: rows per day per table, bytes per row, and the 30-day projection — without
 retention (everything kept) and with it (raw points for `raw_days`, hourly after that; events and runs for 30 days;
-queued alert events for 3 days). SQLite always; PostgreSQL with --postgres (or TEST_DATABASE_URL set).
+queued alert events for 3 days; the availability statistics' changes and coverage for 31 days, their series once per
+offer group). SQLite always; PostgreSQL with --postgres (or TEST_DATABASE_URL set).
 
     python3 bench/storage.py [--configs 1440] [--interval 5] [--churn 0.05] [--postgres]
 """
@@ -35,6 +36,8 @@ from core.offers import Offer, Rates  # noqa: E402
 from core.polls import PollResult, PollStatus  # noqa: E402
 from core.providers import catalog  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
+from storage.availability import KEEP_DAYS  # noqa: E402
+from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries  # noqa: E402
 from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import StateCache, record_poll  # noqa: E402
 from storage.migrate import upgrade_async  # noqa: E402
@@ -45,7 +48,10 @@ from storage.retention_settings import RetentionSettings  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TABLES = {"price_history": PricePoint, "offer_events": OfferEventRow, "scrape_runs": ScrapeRun,
-          "alert_events": AlertEventRow}
+          "alert_events": AlertEventRow, "availability_changes": AvailabilityChange,
+          "availability_coverage": AvailabilityCoverage, "availability_series": AvailabilitySeries}
+# Written once per offer group and never deleted, not a day's worth again each day (storage/availability.py).
+ONCE = {"availability_series"}
 
 
 def churn(offers: list[Offer], share: float, rng: random.Random) -> list[Offer]:
@@ -109,12 +115,14 @@ async def run(url: str, label: str, args: argparse.Namespace) -> None:
     print(f"[{label}] one day at Vast-like churn: {args.configs:,} configurations, a poll every {args.interval} min "
           f"({polls} polls), {args.churn:.0%} changing per poll ({time.perf_counter() - t:.0f} s to record)")
     for name, n in per_day.items():
-        print(f"[{label}]   {name}: {n:,} rows/day, {per_row.get(name, 0):.0f} bytes/row -> "
-              f"{n * per_row.get(name, 0) / 2**20:.1f} MiB/day")
+        per = "" if name in ONCE else "/day"
+        print(f"[{label}]   {name}: {n:,} rows{per}, {per_row.get(name, 0):.0f} bytes/row -> "
+              f"{n * per_row.get(name, 0) / 2**20:.1f} MiB{per}{' (once per offer group)' if per == '' else ''}")
     keep = {"price_history": settings.raw_days + (30 - settings.raw_days) * ratio,
             "offer_events": min(30, settings.events_days), "scrape_runs": min(30, settings.runs_days),
-            "alert_events": settings.alert_events_days}
-    without = sum(n * per_row.get(k, 0) * 30 for k, n in per_day.items())
+            "alert_events": settings.alert_events_days, "availability_changes": min(30, KEEP_DAYS),
+            "availability_coverage": min(30, KEEP_DAYS), "availability_series": 1}
+    without = sum(n * per_row.get(k, 0) * (1 if k in ONCE else 30) for k, n in per_day.items())
     with_ret = sum(n * per_row.get(k, 0) * keep[k] for k, n in per_day.items())
     print(f"[{label}]   hourly thinning keeps {ratio:.1%} of a day's price points")
     print(f"[{label}] 30-day projection for this provider: without retention {without / 2**20:,.0f} MiB; with "
