@@ -52,8 +52,24 @@ HoursOf = Callable[[str, int], float | None]
 TightOf = Callable[[str, int, float | None], bool]
 
 
-def _tight(tight_of: TightOf | None, o: RankableOffer) -> bool:
-    return tight_of is not None and o.gpu is not None and tight_of(o.gpu, o.gpu_count, o.fraction)
+class _Tight:
+    """`tight_of` asked once per (card, count, slice): it depends on nothing else, and asked per offer it was a
+    third of ranking 10,000 offers (bench/ranking.py)."""
+
+    __slots__ = ("memo", "tight_of")
+
+    def __init__(self, tight_of: TightOf | None) -> None:
+        self.tight_of = tight_of
+        self.memo: dict[tuple[str, int, float | None], bool] = {}
+
+    def __call__(self, o: RankableOffer) -> bool:
+        if self.tight_of is None or o.gpu is None:
+            return False
+        config = (o.gpu, o.gpu_count, o.fraction)
+        known = self.memo.get(config)
+        if known is None:
+            known = self.memo[config] = self.tight_of(*config)
+        return known
 
 
 _MISSING = object()
@@ -89,18 +105,19 @@ def rank(offers: Iterable[OfferT], currency: str, hours_of: HoursOf | None = Non
         append((spot, part, 1, p, p, o.key, i, o, price, None, None))
     # (spot, slice, known cost first, cost or price, price, key, position): never reaches the offer itself
     keyed.sort()
-    return [Ranked(k[7], k[8], k[9], k[10], k[0], _tight(tight_of, k[7])) for k in keyed]
+    tight = _Tight(tight_of)
+    return [Ranked(k[7], k[8], k[9], k[10], k[0], tight(k[7])) for k in keyed]
 
 
 class _Ranker:
     """Turns one offer into its `Ranked` for a currency, asking the job's hours once per (card, count)."""
 
-    __slots__ = ("currency", "hours", "hours_of", "tight_of")
+    __slots__ = ("currency", "hours", "hours_of", "tight")
 
     def __init__(self, currency: str, hours_of: HoursOf | None, tight_of: TightOf | None) -> None:
         self.currency = currency
         self.hours_of = hours_of
-        self.tight_of = tight_of
+        self.tight = _Tight(tight_of)
         self.hours: dict[tuple[str, int], float | None] = {}
 
     def hours_for(self, o: RankableOffer) -> float | None:
@@ -115,7 +132,7 @@ class _Ranker:
         price = o.per_hour(self.currency)
         hours = self.hours_for(o) if price is not None else None
         cost = hours * price if hours is not None and price is not None else None
-        return Ranked(o, price, hours, cost, o.billing == SPOT, _tight(self.tight_of, o))
+        return Ranked(o, price, hours, cost, o.billing == SPOT, self.tight(o))
 
 
 def _keyed(group: Sequence[RankableOffer], ranker: _Ranker) -> Iterator[tuple[_Key, Ranked]]:
