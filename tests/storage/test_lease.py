@@ -291,7 +291,10 @@ async def test_killed_leader_process_is_replaced(replicas: Callable[..., LeaderL
         await proc.wait()
         async with asyncio.timeout(PATIENCE):
             await took_over.wait()
-        assert terms == [2]
+        # A new term, past the dead leader's 1. Not necessarily 2: on a loaded machine the heir's first acquiring
+        # statement can come back after its 1 s deadline, and by its next attempt that lease of its own has lapsed,
+        # which (rightly) starts another term.
+        assert len(terms) == 1 and terms[0] >= 2
         state = await heir.state()
         assert state is not None and state.holder == "heir"
         stop.set()
