@@ -193,9 +193,9 @@ class AlertSender:
         self.request_timeout = min(request_timeout, claim_ttl / 2)
         self.claims = Claims(sessionmaker, self._write, owner=self.owner, claim_ttl=claim_ttl,
                              request_timeout=self.request_timeout, known=lambda: self._known)
-        # How many messages go out overall while one chat may take one more: where a long digest must start.
-        per_chat_interval = (min(PAID_RATE_MAX, paid_rate) if self.paid else global_rate) * chat_interval
-        fanout = fanout or FanOut(sends_per_chat_interval=per_chat_interval)
+        # How many messages go out overall while one chat may take one more (the pacer in effect, paid or free; the
+        # time scale cancels out): where a long digest must start.
+        fanout = fanout or FanOut(sends_per_chat_interval=self.pacer.global_rate * self.pacer.chat_interval)
         self.planner = DigestPlanner(sessionmaker, self._write, fanout, DigestRenderer(),
                                      owner=self.owner, claim_ttl=claim_ttl, clock=clock)
         self.stats = SenderStats()

@@ -413,8 +413,7 @@ class FanOut:
                 after += n
             else:
                 early.append(uid)
-        early.reverse()
-        early.sort(key=lambda uid: -len(newcomers[uid]))  # stable: equal lengths stay in rotation order
+        early = sorted(reversed(early), key=lambda uid: -len(newcomers[uid]))  # equal lengths: in rotation order
         for uid in (*early, *reversed(kept)):
             self.pending[uid] = newcomers[uid]
 
