@@ -38,8 +38,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import signal
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -188,6 +189,7 @@ class AlertSender:
         self.owner = owner or default_holder_id()
         self._write_lock = asyncio.Lock()
         self._known: set[int] = set()  # delivery ids queued in memory or in flight
+        self._users_held: Counter[int] = Counter()  # user id -> how many of `_known` are theirs
         self._known_lock = asyncio.Lock()
         # A send must end before our claim can lapse (see the module docstring), so it may not outlast half of it.
         self.request_timeout = min(request_timeout, claim_ttl / 2)
@@ -304,10 +306,22 @@ class AlertSender:
                 self._push(Job(d.id, d.user_id, d.chat_id, d.text, d.reply_markup, d.attempts,
                                marked=d.state == DeliveryState.SENDING))
 
-    async def _plan(self) -> int:
-        """Plan as many users as keep `batch` messages ready (the rest wait in the outbox and merge into later
-        digests); returns how many users were looked at."""
+    def _room(self) -> int:
+        """How many more users to plan now. Enough messages ready for `batch`, and at the paid rate enough *users*
+        with messages ready for the rate: a chat takes one a second, so `rate` a second needs `rate` x interval
+        chats sending at once, whatever their digests' lengths. A 500-message batch of 4-message digests held 125
+        chats, and 1,000 a second became ~100 (bench/sender_loop.py --deliver); the cap on messages still bounds
+        memory then. The rest wait in the outbox and merge into later digests."""
         room = self.batch - len(self._known)
+        if self.pacer is self._paid_pacer:
+            users = math.ceil(2 * self.pacer.global_rate * self.pacer.chat_interval)
+            if len(self._users_held) < users:
+                room = max(room, min(users - len(self._users_held), max(self.batch, 4 * users) - len(self._known)))
+        return room
+
+    async def _plan(self) -> int:
+        """Plan as many users as `_room` says; returns how many users were looked at."""
+        room = self._room()
         if room <= 0:
             return 0
         users, jobs = await self.planner.plan(room)
@@ -317,6 +331,7 @@ class AlertSender:
 
     def _push(self, job: Job) -> None:
         self._known.add(job.id)
+        self._users_held[job.user_id] += 1
         self._by_chat.put(job)
         self._dispatch.set()
 
@@ -354,9 +369,14 @@ class AlertSender:
                 await self._requeue(job, "unexpected error", backoff=self._backoff(job.attempts))
             finally:
                 async with self._known_lock:
-                    self._known.discard(job.id)
+                    if job.id in self._known:
+                        self._known.discard(job.id)
+                        self._users_held[job.user_id] -= 1
+                        if not self._users_held[job.user_id]:
+                            del self._users_held[job.user_id]
                     self.claims.forget(job.id)
-                if len(self._known) < self.batch // 2:
+                if self._room() > (self.batch // 2 if self.pacer is not self._paid_pacer else
+                                   min(self.batch // 2, PLAN_USERS)):
                     self._wake.set()  # room for more: plan the next users
 
     async def _next_job(self) -> Job | None:

@@ -4,6 +4,7 @@ quiet hours, 429 storms, blocked chats, network errors, migrated chats, stopping
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -310,6 +311,30 @@ async def test_paid_broadcasts_go_past_the_free_limit(tg, bot, sm) -> None:
     assert 0 < len(flagged) == tg.stats.paid_sent == paying.stats.paid_sent < users  # some paid, some free
     assert paying.stats.stars_spent == pytest.approx(0.1 * len(flagged))
     assert tg.stats.stars_charged <= paying.stats.stars_spent + 1e-9  # never more than we counted
+
+
+async def test_at_the_paid_rate_enough_users_are_ready_to_keep_it_whatever_their_digests_length(bot, sm) -> None:
+    """A chat takes one message a second, so 1,000 a second needs ~1,000 chats sending at once. 500 messages of
+    five-message digests (100 users) fill the free sender's batch, and a paid sender kept to that batch sent ~100
+    a second (bench/sender_loop.py --deliver). The paid one plans users until twice the rate x chat interval are
+    ready, its messages still capped (four times that)."""
+    from bot.delivery.jobs import Job
+
+    paying = sender(bot, sm, paid_broadcast=True, paid_rate=1000, paid_budget_stars=100.0)
+    free = sender(bot, sm)
+    for s in (paying, free):
+        for i in range(500):
+            s._push(Job(i, i // 5, i // 5, "x", None))
+    assert free._room() <= 0
+    wanted = math.ceil(2 * paying.pacer.global_rate * paying.pacer.chat_interval)
+    assert paying._room() == wanted - 100
+    for i in range(500, 500 + (wanted - 100)):
+        paying._push(Job(i, i, i, "x", None))  # one message each: now enough users
+    assert paying._room() <= 0
+    many = sender(bot, sm, paid_broadcast=True, paid_rate=1000, paid_budget_stars=100.0)
+    for i in range(4 * wanted):
+        many._push(Job(i, i // 40, i // 40, "x", None))  # long digests: the messages' cap holds
+    assert many._room() <= 0
 
 
 async def test_paid_broadcasts_end_when_the_budget_cannot_pay_for_one_more(bot, sm) -> None:
