@@ -30,6 +30,8 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
+import numpy as np
+
 from core.changes import EventKind, OfferEvent
 from core.gpus import GPUS, get_gpu
 from core.offers import Offer, PricedOffer
@@ -586,6 +588,53 @@ class WatchIndex:
             out.update(map(get, ids[start:] if start else ids))
         out.update(map(get, found.extra))
         return out
+
+    def owner_pairs(self, targets: Iterable[tuple[int, Target]]) -> tuple[np.ndarray, np.ndarray]:
+        """Every (owner, tag) pair the tagged targets reach, each once: two arrays (owners as int64, tags as uint32)
+        sorted by owner, then by tag in the order the targets came (give tags ascending to have them sorted).
+
+        What `owners(t)` says per target, for a batch at once, without a Python step per pair: the runs the lookups
+        return are read where they are (the index's arrays as NumPy views), their owners gathered in one indexing
+        step and the pairs sorted once. A poll reaching 47,000 users with 480 offers is 2.2 million pairs: the
+        sender's matching took 1.5 s of CPU a poll one pair at a time (bench/sender_loop.py)."""
+        watches: list[np.ndarray] = []
+        tags: list[int] = []
+        sizes: list[int] = []
+        for tag, t in targets:
+            found = self.find(t)
+            size = 0
+            for ids, start in found.segments:
+                run = (np.frombuffer(ids, dtype=np.int64) if isinstance(ids, array) else
+                       np.asarray(ids, dtype=np.int64))[start:]
+                watches.append(run)
+                size += len(run)
+            if found.extra:
+                watches.append(np.asarray(found.extra, dtype=np.int64))
+                size += len(found.extra)
+            if size:
+                tags.append(tag)
+                sizes.append(size)
+        if not watches:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint32)
+        watch = np.concatenate(watches)  # a copy: the views on the index's arrays end here (they may grow later)
+        del watches
+        users = np.frombuffer(self._owner, dtype=np.int64)[watch]
+        del watch  # large arrays go back to the system when freed: a poll's peak, not a step in the RSS
+        tagged = np.repeat(np.asarray(tags, dtype=np.uint32), sizes)
+        known = users != _ABSENT
+        if not known.all():
+            users, tagged = users[known], tagged[known]
+        order = np.argsort(users, kind="stable")  # stable: each owner's tags keep the targets' order
+        users, tagged = users[order], tagged[order]
+        del order
+        if len(users) > 1:  # an owner with several watches reaching one target: one pair
+            first = np.empty(len(users), dtype=bool)
+            first[0] = True
+            np.not_equal(users[1:], users[:-1], out=first[1:])
+            first[1:] |= tagged[1:] != tagged[:-1]
+            if not first.all():
+                users, tagged = users[first], tagged[first]
+        return users, tagged
 
     def match_many(self, targets: Iterable[Target]) -> dict[str, Matches]:
         """Offer key -> the watches it reaches (offers nobody watches are left out)."""

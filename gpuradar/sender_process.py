@@ -124,6 +124,7 @@ class SenderReport:
     idle: bool | None = None  # asked for: nothing queued or in flight, no unheard event due
     pid: int | None = None  # the process the sender runs in
     window_starts: list[float] = field(default_factory=list)  # its pacer's sends in the current window (monotonic)
+    match_cpu_seconds: float = 0.0  # CPU its matching of queued events to users took, in all (storage.outbox.FanOut)
 
 
 class SenderService:
@@ -210,7 +211,8 @@ class SenderService:
         stats["chats_sent"] = len(sender.stats.per_chat_sent)
         fanout = sender.fanout
         return SenderReport(time.process_time(), fanout._loaded_upto, len(fanout.pending), stats,
-                            await sender.idle() if idle else None, os.getpid(), self.pacer.window_starts())
+                            await sender.idle() if idle else None, os.getpid(), self.pacer.window_starts(),
+                            fanout.match_cpu)
 
     async def idle(self) -> bool:
         return bool((await self.report(idle=True)).idle)

@@ -360,3 +360,24 @@ def test_only_appeared_back_in_stock_and_big_enough_drops_alert() -> None:
     assert kinds == [EventKind.APPEARED, EventKind.BACK_IN_STOCK, EventKind.PRICE_DROP, EventKind.PRICE_DROP]
     big = alerting_events(events, min_drop=0.10)
     assert [e.new_price for e in big if e.kind is EventKind.PRICE_DROP] == [1.0]
+
+
+def test_owner_pairs_are_the_owners_of_each_target_once_sorted_by_owner() -> None:
+    """The batch form the sender matches a poll with: for tagged targets, every (owner, tag) pair once, by owner,
+    each owner's tags in the targets' order, exactly what `owners(t)` says per target (random watches, several
+    per owner so an owner is reached twice by one target)."""
+    rng = random.Random(11)
+    watches = [_random_watch(rng, i) for i in range(600)]
+    owner_of = {w.id: rng.randint(1, 40) * 1_000_003 for w in watches}  # Telegram-sized ids, many per owner
+    index = WatchIndex.build(watches, owner_of)
+    index.remove(5)  # gone: reaches no one
+    targets = [(tag, _random_target(rng, tag)) for tag in range(3, 200, 2)]
+    users, tags = index.owner_pairs(targets)
+    got = list(zip(users.tolist(), tags.tolist(), strict=True))
+    want = sorted((u, tag) for tag, t in targets for u in index.owners(t))
+    assert got == want
+    assert len(want) > len(targets)  # the case is not empty
+    assert any(len({owner_of[w.id] for w in watches if w.id != 5 and w.matches(t)}) <
+               len([w for w in watches if w.id != 5 and w.matches(t)]) for _, t in targets)  # duplicates occurred
+    empty_u, empty_t = index.owner_pairs([])
+    assert len(empty_u) == len(empty_t) == 0
