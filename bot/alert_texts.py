@@ -8,7 +8,7 @@ alerts" button per subscription it speaks for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from texts.i18n import render, t
 MESSAGE_LIMIT = 4000  # under Telegram's 4096, leaving room for the header
 QUERY_SHOWN = 200  # characters of the subscription's text repeated in an alert
 MAX_STOP_BUTTONS = 8  # a keyboard, not a wall: the rest can be paused from /subs
+DIGEST_MESSAGES = 1  # messages a grouped digest takes at most (SENDER__DIGEST_MESSAGES): one a poll, the rest counted
 
 
 def at(lang: str, key: str, **values: Any) -> str:
@@ -163,6 +164,62 @@ def pack_messages(items: Sequence[Block], lang: str, *, grouping: bool,
             for sid, q in item_subs:
                 subs.setdefault(sid, q)
         out.append(AlertMessage(text, tuple(subs.items())))
+    return out
+
+
+LazyBlock = tuple[tuple[tuple[int, str], ...], Callable[[], str | None]]  # (subscriptions, renders the block)
+
+
+def pack_digest(items: Sequence[LazyBlock], lang: str, *, max_messages: int,
+                limit: int = MESSAGE_LIMIT) -> list[AlertMessage]:
+    """A grouped digest in at most `max_messages` messages: blocks packed in the order given (the caller's: cheapest
+    first) as `pack_messages` packs them, rendered only when they go in. The offers that do not fit are counted on
+    the last message ("and 34 more: /offers") and its buttons speak for their subscriptions too, so a user hears of
+    every offer once, in one message a poll, however many matched (47,000 users at 3.9 messages each were 180,000
+    messages: over three minutes even at the paid 1,000 a second). A block that cannot be rendered (None) is
+    left out."""
+    header_room = len(at(lang, "group_header", n=9999)) + 2
+    more_room = len(at(lang, "more", n=9999)) + 2
+    groups: list[list[Block]] = []
+    size = 0
+    rest = 0  # offers left over once the messages are full
+    rest_subs: dict[int, str] = {}
+    for i, (subs, make) in enumerate(items):
+        if rest:
+            rest += 1
+            rest_subs.update((sid, q) for sid, q in subs if sid not in rest_subs)
+            continue
+        block = make()
+        if block is None:
+            continue
+        last = len(groups) == max_messages
+        room = limit - header_room - (more_room if last and i + 1 < len(items) else 0)
+        if groups and size + len(block) + 2 <= room:
+            groups[-1].append((subs, block))
+            size += len(block) + 2
+        elif not last:
+            groups.append([(subs, block)])
+            size = len(block)
+        else:
+            rest = 1
+            rest_subs.update(subs)
+    out: list[AlertMessage] = []
+    for k, group in enumerate(groups):
+        more = rest if k == len(groups) - 1 else 0
+        if len(group) == 1 and not more:
+            text = group[0][1]
+        else:
+            text = at(lang, "group_header", n=len(group)) + "\n\n" + "\n\n".join(b for _, b in group)
+        if more:
+            text += "\n\n" + at(lang, "more", n=more)
+        shown: dict[int, str] = {}
+        for item_subs, _ in group:
+            for sid, q in item_subs:
+                shown.setdefault(sid, q)
+        if more:
+            for sid, q in rest_subs.items():
+                shown.setdefault(sid, q)
+        out.append(AlertMessage(text, tuple(shown.items())))
     return out
 
 

@@ -51,13 +51,14 @@ from aiogram.methods import SendMessage
 from aiogram.types import InlineKeyboardMarkup, Message
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.alert_texts import DIGEST_MESSAGES
 from bot.delivery.budget import StarsBudget
 from bot.delivery.claims import Claims, dead_local_owners
 from bot.delivery.jobs import ChatLine, Job
 from bot.delivery.planning import PLAN_USERS, DigestPlanner, quiet_until
 from bot.delivery.policy import Action, Verdict, classify
 from bot.delivery.rendering import DigestRenderer
-from bot.delivery.sending import Requests, install, json_body
+from bot.delivery.sending import Requests, posts_directly
 from bot.pacing import Pacer, paced
 from bot.response_types import keep
 from storage.alert_tables import DeliveryState
@@ -149,11 +150,12 @@ class AlertSender:
                  clock: Clock = utcnow, owner: str | None = None, claim_ttl: float = 30.0,
                  metrics: SenderMetrics | None = None, fanout: FanOut | None = None,
                  pacer: Pacer | None = None, paid_broadcast: bool = False, paid_rate: float = PAID_RATE_MAX,
-                 paid_budget_stars: float = 0.0, paid_budget_period: BudgetPeriod = "month") -> None:
+                 paid_budget_stars: float = 0.0, paid_budget_period: BudgetPeriod = "month",
+                 digest_messages: int = DIGEST_MESSAGES) -> None:
         self.bot = bot
         # The sender's sendMessage calls go as JSON bodies (bot.delivery.sending: aiogram's urlencoded form cost
         # more CPU than the rest of a message's sending together); False: another session, aiogram's way.
-        self._json = install(bot)
+        self._json = posts_directly(bot)
         self._requests = Requests()
         self.metrics: SenderMetrics = metrics or NoMetrics()
         self.sessionmaker = sessionmaker
@@ -198,7 +200,7 @@ class AlertSender:
         # How many messages go out overall while one chat may take one more (the pacer in effect, paid or free; the
         # time scale cancels out): where a long digest must start.
         fanout = fanout or FanOut(sends_per_chat_interval=self.pacer.global_rate * self.pacer.chat_interval)
-        self.planner = DigestPlanner(sessionmaker, self._write, fanout, DigestRenderer(),
+        self.planner = DigestPlanner(sessionmaker, self._write, fanout, DigestRenderer(digest_messages),
                                      owner=self.owner, claim_ttl=claim_ttl, clock=clock)
         self.stats = SenderStats()
         self._queue: asyncio.Queue[Job] = asyncio.Queue()  # jobs whose chat may take a message now
@@ -424,14 +426,14 @@ class AlertSender:
                 continue  # the budget ran out just now: this one waits for a free slot instead
             job.attempts += 1
             try:
-                if self._json:
+                if self._json:  # this slot was taken above (bot.delivery.sending: posted past aiogram's pacing)
                     body = self._requests.body(job.chat_id, job.text, job.reply_markup, paid)
-                    with paced(), json_body(body, self.request_timeout):  # paced: this slot was taken above
-                        message = await self.bot(self._requests.method(job.chat_id, job.text),
-                                                 request_timeout=int(self.request_timeout))
+                    message_id = await self._requests.post(self.bot, job.chat_id, job.text, body,
+                                                           self.request_timeout)
                 else:
                     with paced():  # this slot was taken above: the session's limiter must not take another
-                        message = await self.bot(self._request(job, paid), request_timeout=int(self.request_timeout))
+                        message_id = (await self.bot(self._request(job, paid),
+                                                     request_timeout=int(self.request_timeout))).message_id
             except Exception as e:
                 verdict = classify(e)
                 if verdict is None:
@@ -440,7 +442,7 @@ class AlertSender:
                     continue
                 return
             # The answer is in: record it before anything else (this is the duplicate window's end).
-            await self._record_sent(job.id, message.message_id)
+            await self._record_sent(job.id, message_id)
             self.stats.sent += 1
             self.metrics.alert_sent()
             self.stats.per_chat_sent[job.chat_id] += 1

@@ -28,13 +28,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import islice
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from core.changes import EventKind, OfferEvent
 from core.gpus import GPUS, get_gpu
 from core.offers import Offer, PricedOffer
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The events a subscriber hears about; sold-out and price-rise news never alerts.
 ALERT_KINDS = frozenset({EventKind.APPEARED, EventKind.BACK_IN_STOCK, EventKind.PRICE_DROP})
@@ -596,7 +597,10 @@ class WatchIndex:
         What `owners(t)` says per target, for a batch at once, without a Python step per pair: the runs the lookups
         return are read where they are (the index's arrays as NumPy views), their owners gathered in one indexing
         step and the pairs sorted once. A poll reaching 47,000 users with 480 offers is 2.2 million pairs: the
-        sender's matching took 1.5 s of CPU a poll one pair at a time (bench/sender_loop.py)."""
+        sender's matching took 1.5 s of CPU a poll one pair at a time (bench/sender_loop.py). NumPy is imported
+        here, by the sender's first poll: the bot's own processes never pay its 15 MB."""
+        import numpy as np
+
         watches: list[np.ndarray] = []
         tags: list[int] = []
         sizes: list[int] = []

@@ -116,6 +116,9 @@ class SenderSettings(BaseModel):
     paid_broadcast_rate: float = Field(default=1000.0, gt=0, le=1000)
     paid_broadcast_budget_stars: float = Field(default=0.0, ge=0)
     paid_broadcast_budget_period: Literal["month", "day"] = "month"
+    # Messages one user's grouped digest takes at most (their offers cheapest first); the offers beyond them are
+    # counted on the last one, with /offers to see them. One: a poll is one message per user, so the rate is users.
+    digest_messages: int = Field(default=1, ge=1, le=20)
 
 
 class IngestSettings(BaseModel):

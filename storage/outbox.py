@@ -27,9 +27,8 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 from sqlalchemy import Table, bindparam, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -41,6 +40,9 @@ from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, Of
 from storage.lease import db_now
 from storage.upsert import upsert_insert
 from storage.user_tables import Subscription, SubscriptionChange, User
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["AlertPolicy", "FanOut", "OutboxWriter"]
 
@@ -62,11 +64,17 @@ _CHUNK = 500  # rows per IN list
 # poll reaches ~20,000 users; Telegram's 30 messages a second serve each of them every ~11 minutes), 8 bytes each in
 # lists of shared ints, 4 in these arrays.
 _ID = "I"
-_ID_DTYPE = np.dtype(np.uint32)  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
-assert array(_ID).itemsize == _ID_DTYPE.itemsize
+_ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
+assert array(_ID).itemsize == 4
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
 
 
+
+
+def _distinct(values: np.ndarray) -> list[int]:
+    import numpy as np
+
+    return list(np.unique(values).tolist())
 
 
 def dedup_key(event: OfferEvent) -> str:
@@ -375,7 +383,7 @@ class FanOut:
             # (user, event) pairs of these rows at once, by user, each user's events ascending.
             cpu = time.thread_time()
             users, event_ids = self._index.owner_pairs((i, q.target) for i, q in read.items())
-            for event_id in np.unique(event_ids).tolist():
+            for event_id in _distinct(event_ids):
                 # Kept only when someone is to be told (it is matched once, here): else it would stay forever.
                 self._events[event_id] = read[event_id]
             self._add_pending(users, event_ids, newcomers)
@@ -388,10 +396,12 @@ class FanOut:
         nothing unheard go to `newcomers`."""
         if not len(users):
             return
+        import numpy as np  # the sender's (core.matching.WatchIndex.owner_pairs): not imported by the bot's processes
+
         starts = np.flatnonzero(users[1:] != users[:-1]) + 1
         bounds = [0, *starts.tolist(), len(users)]
-        raw = memoryview(event_ids.astype(_ID_DTYPE, copy=False).tobytes())
-        size = _ID_DTYPE.itemsize
+        raw = memoryview(event_ids.astype(_ID_NUMPY, copy=False).tobytes())
+        size = 4  # bytes an id (_ID)
         pending = self.pending
         for uid, lo, hi in zip(users[bounds[:-1]].tolist(), bounds[:-1], bounds[1:], strict=True):
             waiting = pending.get(uid)

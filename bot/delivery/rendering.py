@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.alert_texts import MAX_STOP_BUTTONS, pack_messages, reason_line, render_offer, stop_buttons
+from bot.alert_texts import (
+    DIGEST_MESSAGES,
+    MAX_STOP_BUTTONS,
+    pack_digest,
+    pack_messages,
+    reason_line,
+    render_offer,
+    stop_buttons,
+)
 from bot.callbacks import AlertCb
 from core.availability import WindowStats
 from storage.outbox import AlertItem, PlannedDelivery, UserPlan
@@ -38,8 +47,18 @@ def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, cap: int) -> A
     return value
 
 
+def _cost(item: AlertItem, currency: str) -> tuple[bool, float]:
+    """What the user pays for the offer per hour, the whole configuration in their currency (offers without a
+    price in it after those with one)."""
+    per_gpu, cur = item.event.price_in(currency)
+    if per_gpu is None or cur != currency:
+        return True, 0.0
+    return False, per_gpu * item.event.offer.gpu_count
+
+
 class DigestRenderer:
-    def __init__(self) -> None:
+    def __init__(self, max_messages: int = DIGEST_MESSAGES) -> None:
+        self.max_messages = max_messages  # messages one grouped digest may take (SENDER__DIGEST_MESSAGES)
         # An offer's headline, prices and link per (event, language, currency): shared by every reader of it.
         self._offer_parts: OrderedDict[tuple[int, str, str], tuple[str, str]] = OrderedDict()
         # An offer's block per (event, language, currency, what its reasons say): readers with the same query text
@@ -49,34 +68,46 @@ class DigestRenderer:
         self._lines: OrderedDict[tuple[Any, ...], str] = OrderedDict()
 
     def render(self, plan: UserPlan, weeks: dict[str, WindowStats] | None = None) -> list[PlannedDelivery]:
-        """`weeks`: the alerted offers' groups' last 7 days, by offer key (storage.availability)."""
+        """`weeks`: the alerted offers' groups' last 7 days, by offer key (storage.availability). Offers go cheapest
+        first by what the user pays (the whole configuration per hour, in their currency); a grouped digest takes at
+        most `max_messages` messages, the offers beyond them counted on its last (`pack_digest`)."""
         out: list[PlannedDelivery] = []
         for chat_id, items in plan.by_chat.items():
-            blocks: list[tuple[tuple[tuple[int, str], ...], str]] = []
-            for item in items:
-                # Everything the block's text depends on: the event, language, currency and each reason but its
-                # subscription id (which only the buttons carry).
-                bkey = (item.event_id, plan.lang, plan.currency,
-                        *((r.kind, r.query_text, r.max_price, r.max_price_currency, r.need_gib, r.usable_gib,
-                           r.gpu_name, r.price_basis, r.tight) for r in item.reasons))
-                block = self._blocks.get(bkey)
-                if block is None:
-                    try:
-                        key = (item.event_id, plan.lang, plan.currency)
-                        parts = self._offer_parts.get(key)
-                        if parts is None:
-                            week = (weeks or {}).get(item.event.offer.key)
-                            parts = _remember(self._offer_parts, key,
-                                              render_offer(item.event, plan.lang, plan.currency, week), SHARED_PARTS)
-                        block = self._block(item, plan.lang, parts)
-                    except (KeyError, TypeError, ValueError) as e:  # a malformed event fails alone
-                        log.warning("alert event %s cannot be rendered: %s", item.event_id, e)
-                        continue
-                    _remember(self._blocks, bkey, block, SHARED_BLOCKS)
-                blocks.append((tuple((r.subscription_id, r.query_text) for r in item.reasons), block))
+            ordered = sorted(items, key=lambda item: _cost(item, plan.currency))
+            lazy = [(tuple((r.subscription_id, r.query_text) for r in item.reasons),
+                     partial(self._shared_block, item, plan, weeks)) for item in ordered]
+            if plan.grouping:
+                messages = pack_digest(lazy, plan.lang, max_messages=self.max_messages)
+            else:
+                messages = pack_messages([(subs, b) for subs, make in lazy if (b := make()) is not None],
+                                         plan.lang, grouping=False)
             out.extend(PlannedDelivery(plan.user_id, chat_id, m.text, self.markup(m.subscriptions, plan.lang))
-                       for m in pack_messages(blocks, plan.lang, grouping=plan.grouping))
+                       for m in messages)
         return out
+
+    def _shared_block(self, item: AlertItem, plan: UserPlan, weeks: dict[str, WindowStats] | None) -> str | None:
+        """The offer's block for this reader, shared with every reader whose block reads the same; None when the
+        event cannot be rendered (it fails alone)."""
+        # Everything the block's text depends on: the event, language, currency and each reason but its
+        # subscription id (which only the buttons carry).
+        bkey = (item.event_id, plan.lang, plan.currency,
+                *((r.kind, r.query_text, r.max_price, r.max_price_currency, r.need_gib, r.usable_gib,
+                   r.gpu_name, r.price_basis, r.tight) for r in item.reasons))
+        block = self._blocks.get(bkey)
+        if block is None:
+            try:
+                key = (item.event_id, plan.lang, plan.currency)
+                parts = self._offer_parts.get(key)
+                if parts is None:
+                    week = (weeks or {}).get(item.event.offer.key)
+                    parts = _remember(self._offer_parts, key,
+                                      render_offer(item.event, plan.lang, plan.currency, week), SHARED_PARTS)
+                block = self._block(item, plan.lang, parts)
+            except (KeyError, TypeError, ValueError) as e:  # a malformed event fails alone
+                log.warning("alert event %s cannot be rendered: %s", item.event_id, e)
+                return None
+            _remember(self._blocks, bkey, block, SHARED_BLOCKS)
+        return block
 
     def _block(self, item: AlertItem, lang: str, parts: tuple[str, str]) -> str:
         """`render_block(item.event, item.reasons, lang, currency, parts)`, its reason lines shared: a line says the

@@ -67,7 +67,8 @@ def handle(args: argparse.Namespace) -> int:
         alerts = alert_hook(batch=sender.batch, poll_interval=sender.poll_interval, claim_ttl=sender.claim_ttl,
                             paid_broadcast=sender.paid_broadcast, paid_rate=sender.paid_broadcast_rate,
                             paid_budget_stars=sender.paid_broadcast_budget_stars,
-                            paid_budget_period=sender.paid_broadcast_budget_period)
+                            paid_budget_period=sender.paid_broadcast_budget_period,
+                            digest_messages=sender.digest_messages)
         app = App(settings, alerts=alerts, scrape=not args.no_scrape, serve_web=True,
                   webhook=True if args.webhook else None)
     except WebhookSettingsError as e:

@@ -33,7 +33,8 @@ async def _run(settings: object) -> int:
         return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=s.claim_ttl, metrics=METRICS,
                                     pacer=pacer, paid_broadcast=s.paid_broadcast, paid_rate=s.paid_broadcast_rate,
                                     paid_budget_stars=s.paid_broadcast_budget_stars,
-                                    paid_budget_period=s.paid_broadcast_budget_period)
+                                    paid_budget_period=s.paid_broadcast_budget_period,
+                                    digest_messages=s.digest_messages)
     finally:
         await bot.session.close()
         await engine.dispose()

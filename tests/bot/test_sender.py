@@ -109,16 +109,69 @@ async def test_one_message_per_user_when_grouping_one_per_offer_otherwise(tg, bo
 
 
 async def test_many_offers_split_into_messages_under_telegrams_limit(tg, bot, sm) -> None:
+    """With room for them (SENDER__DIGEST_MESSAGES), 60 offers go in several messages under Telegram's limit, each
+    offer once, cheapest first."""
     await add_user(sm, 1)
     await add_sub(sm, 1, "13B LoRA " + "x" * 300, kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
-    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h100-{i}", location=f"dc-{i}")) for i in range(60)])
-    async with Running(sender(bot, sm, time_scale=0.05)):
+    prices = [round(1.0 + ((i * 37) % 60) / 20, 2) for i in range(60)]  # every offer its own price, shuffled
+    await enqueue(sm, OutboxWriter(), [event(offer(sku=f"h100-{i}", location=f"dc-{i}", price=prices[i]))
+                                       for i in range(60)])
+    async with Running(sender(bot, sm, time_scale=0.05, digest_messages=20)):
         await until(lambda: all_done(sm))
     sends = ok_sends(tg)
     assert len(sends) > 1
     assert all(len(c.text) <= 4096 for c in sends)
     assert sum(c.text.count("Order at RunPod") for c in sends) == 60
-    assert sorted(k for c in sends for k in range(60) if f"runpod.example/h100-{k}\"" in c.text) == list(range(60))
+    heard = [k for c in sends for k in _links(c.text)]
+    assert sorted(heard) == list(range(60))
+    assert [prices[k] for k in heard] == sorted(prices)  # cheapest first, across the messages
+    assert not any("more offers match" in c.text for c in sends)
+
+
+def _links(text: str) -> list[int]:
+    """The offers a message names, in the order it names them."""
+    import re
+
+    return [int(k) for k in re.findall(r'runpod\.example/h100-(\d+)"', text)]
+
+
+async def test_a_digest_is_one_message_the_cheapest_offers_then_how_many_more(tg, bot, sm) -> None:
+    """By default a poll is one message a user: the cheapest offers that fit, then how many more matched (with
+    /offers to see them), in the user's language and plural; its buttons stop every subscription the digest
+    speaks for, the ones only the counted offers matched included. Every offer is heard of once: none comes
+    again later."""
+    await add_user(sm, 1)
+    await add_user(sm, 2, lang="ru", currency="RUB")
+    lora = await add_sub(sm, 1, "13B LoRA " + "x" * 200, kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    a100 = await add_sub(sm, 1, "A100", gpu_ids=["a100-80gb"])
+    await add_sub(sm, 2, "13B LoRA", kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
+    prices = [round(1.0 + ((i * 37) % 60) / 20, 2) for i in range(60)]
+    events = [event(offer(sku=f"h100-{i}", location=f"dc-{i}", price=prices[i])) for i in range(60)]
+    # The dearest offer, an A100 only the second subscription reaches (and the first, by memory): never shown.
+    events.append(event(offer(sku="a100", gpu="a100-80gb", name="A100 80GB", price=9.99)))
+    await enqueue(sm, OutboxWriter(), events)
+    async with Running(sender(bot, sm, time_scale=0.05)):
+        await until(lambda: all_done(sm))
+    english = [c for c in ok_sends(tg) if c.chat_id == 1]
+    assert len(english) == 1
+    msg = english[0]
+    assert len(msg.text) <= 4096
+    shown = _links(msg.text)
+    assert 2 <= len(shown) < 60
+    assert [prices[k] for k in shown] == sorted(prices)[:len(shown)]  # the cheapest ones, cheapest first
+    assert f"{len(shown)} offers match your subscriptions" in msg.text
+    assert f"➕ {61 - len(shown)} more offers match: /offers" in msg.text
+    assert "a100" not in msg.text.split("➕")[0]
+    stops = {b["callback_data"] for row in msg.params["reply_markup"]["inline_keyboard"] for b in row}
+    assert stops == {f"al:stop:{lora}", f"al:stop:{a100}"}
+    russian = [c for c in ok_sends(tg) if c.chat_id == 2]
+    assert len(russian) == 1
+    rest = 61 - len(_links(russian[0].text))  # the A100 fits their LoRA too
+    word = ("подходящее предложение" if rest % 10 == 1 and rest % 100 != 11 else
+            "подходящих предложения" if rest % 10 in (2, 3, 4) and rest % 100 not in (12, 13, 14) else
+            "подходящих предложений")
+    assert f"➕ И ещё {rest} {word}: все предложения в наличии — в /offers" in russian[0].text
+    assert await unheard(sm) == []  # the counted offers are heard of: no later message repeats them
 
 
 async def test_quiet_hours_hold_alerts_then_deliver_them(tg, bot, sm) -> None:
@@ -255,12 +308,12 @@ async def test_a_grouped_alert_names_each_offer_once_with_every_subscription_it_
     assert "2 offers match your subscriptions" in message.text
     assert message.text.count('href="https://runpod.example/h100"') == 1  # named once...
     assert message.text.count('href="https://runpod.example/h200"') == 1
-    h100_block = message.text.split("\n\n")[2]
+    h100_block = message.text.split("\n\n")[1]  # cheapest first: the H100 at $2.49, then the H200 at $3.49
     assert "runpod.example/h100" in h100_block
     # ...with every subscription it matches, each saying why
     assert "✅ You watch: H100\n" in h100_block and "✅ You watch: H100 under $3 (under your $3" in h100_block
     assert "13B LoRA: needs 38 GiB per GPU; H100 SXM gives 79 GiB — fits" in h100_block
-    h200_block = message.text.split("\n\n")[1]
+    h200_block = message.text.split("\n\n")[2]
     assert "13B LoRA" in h200_block and "H100" not in h200_block.split("fits")[-1]  # the H200 reaches only LoRA
     assert sorted(b["callback_data"] for b in message.buttons()) == sorted(f"al:stop:{s}" for s in (h100, cheap, lora))
 

@@ -73,7 +73,9 @@ async def tg():
 
 async def start_sender(url: str, tg: FakeTelegram, tmp_path: Path) -> asyncio.subprocess.Process:
     env = {**os.environ, "DATABASE_URL": url, "BOT_TOKEN": tg.token, "TELEGRAM_API_URL": tg.base_url,
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT),
+           # digests of several messages (one by default): a kill between a digest's messages must lose none
+           "SENDER__DIGEST_MESSAGES": "20"}
     log = open(tmp_path / "sender.log", "ab")  # noqa: SIM115 - the child writes to it until it dies
     return await asyncio.create_subprocess_exec(sys.executable, "-m", "gpuradar.cli", "sender", cwd=tmp_path, env=env,
                                                 stdout=log, stderr=log)

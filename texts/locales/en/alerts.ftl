@@ -19,6 +19,10 @@ alert_group_header = 🔔 <b>{ $n } { $n ->
         [one] offer matches
        *[other] offers match
     } your subscriptions</b>
+alert_more = ➕ { $n ->
+        [one] { $n } more offer matches: /offers lists it
+       *[other] { $n } more offers match: /offers lists them
+    } with the rest in stock, cheapest first.
 alert_stop = 🔕 Stop: { $query }
 alert_stopped = 🔕 Alerts for “{ $query }” are paused. Resume them in /subs.
 alert_stop_gone = This subscription no longer exists.
