@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from bot.availability_view import alert_line
 from bot.formatting import esc, href, money
@@ -167,51 +168,59 @@ def pack_messages(items: Sequence[Block], lang: str, *, grouping: bool,
     return out
 
 
-LazyBlock = tuple[tuple[tuple[int, str], ...], Callable[[], str | None]]  # (subscriptions, renders the block)
+Item = TypeVar("Item")
 
 
-def pack_digest(items: Sequence[LazyBlock], lang: str, *, max_messages: int,
-                limit: int = MESSAGE_LIMIT) -> list[AlertMessage]:
-    """A grouped digest in at most `max_messages` messages: blocks packed in the order given (the caller's: cheapest
-    first) as `pack_messages` packs them, rendered only when they go in. The offers that do not fit are counted on
-    the last message ("and 34 more: /offers") and its buttons speak for their subscriptions too, so a user hears of
-    every offer once, in one message a poll, however many matched (47,000 users at 3.9 messages each were 180,000
-    messages: over three minutes even at the paid 1,000 a second). A block that cannot be rendered (None) is
-    left out."""
-    header_room = len(at(lang, "group_header", n=9999)) + 2
-    more_room = len(at(lang, "more", n=9999)) + 2
+@lru_cache(maxsize=256)
+def _counted(lang: str, key: str, n: int) -> str:
+    """A digest's header or closing line for a count (a few dozen distinct ones: made once, not per message)."""
+    return at(lang, key, n=n)
+
+
+def pack_digest(items: Sequence[Item], lang: str, *, max_messages: int,
+                subscriptions: Callable[[Item], tuple[tuple[int, str], ...]],
+                block: Callable[[Item], str | None], limit: int = MESSAGE_LIMIT) -> list[AlertMessage]:
+    """A grouped digest in at most `max_messages` messages: the items' blocks packed in the order given (the
+    caller's: cheapest first) as `pack_messages` packs them, each rendered (`block`) only when it goes in. The offers
+    that do not fit are counted on the last message ("and 34 more: /offers") and its buttons speak for their
+    subscriptions too, so a user hears of every offer once, in one message a poll, however many matched (47,000
+    users at 3.9 messages each were 180,000 messages: over three minutes even at the paid 1,000 a second). An item
+    whose block cannot be rendered (None) is left out."""
+    header_room = len(_counted(lang, "group_header", 9999)) + 2
+    more_room = len(_counted(lang, "more", 9999)) + 2
     groups: list[list[Block]] = []
     size = 0
     rest = 0  # offers left over once the messages are full
     rest_subs: dict[int, str] = {}
-    for i, (subs, make) in enumerate(items):
+    for i, item in enumerate(items):
         if rest:
             rest += 1
-            rest_subs.update((sid, q) for sid, q in subs if sid not in rest_subs)
+            for sid, q in subscriptions(item):
+                rest_subs.setdefault(sid, q)
             continue
-        block = make()
-        if block is None:
+        text = block(item)
+        if text is None:
             continue
         last = len(groups) == max_messages
         room = limit - header_room - (more_room if last and i + 1 < len(items) else 0)
-        if groups and size + len(block) + 2 <= room:
-            groups[-1].append((subs, block))
-            size += len(block) + 2
+        if groups and size + len(text) + 2 <= room:
+            groups[-1].append((subscriptions(item), text))
+            size += len(text) + 2
         elif not last:
-            groups.append([(subs, block)])
-            size = len(block)
+            groups.append([(subscriptions(item), text)])
+            size = len(text)
         else:
             rest = 1
-            rest_subs.update(subs)
+            rest_subs.update(subscriptions(item))
     out: list[AlertMessage] = []
     for k, group in enumerate(groups):
         more = rest if k == len(groups) - 1 else 0
         if len(group) == 1 and not more:
-            text = group[0][1]
+            body = group[0][1]
         else:
-            text = at(lang, "group_header", n=len(group)) + "\n\n" + "\n\n".join(b for _, b in group)
+            body = _counted(lang, "group_header", len(group)) + "\n\n" + "\n\n".join(b for _, b in group)
         if more:
-            text += "\n\n" + at(lang, "more", n=more)
+            body += "\n\n" + _counted(lang, "more", more)
         shown: dict[int, str] = {}
         for item_subs, _ in group:
             for sid, q in item_subs:
@@ -219,7 +228,7 @@ def pack_digest(items: Sequence[LazyBlock], lang: str, *, max_messages: int,
         if more:
             for sid, q in rest_subs.items():
                 shown.setdefault(sid, q)
-        out.append(AlertMessage(text, tuple(shown.items())))
+        out.append(AlertMessage(body, tuple(shown.items())))
     return out
 
 

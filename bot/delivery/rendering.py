@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from functools import partial
 from typing import Any
 
 from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
@@ -47,6 +46,10 @@ def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, cap: int) -> A
     return value
 
 
+def _subscriptions(item: AlertItem) -> tuple[tuple[int, str], ...]:
+    return item.subscriptions
+
+
 def _cost(item: AlertItem, currency: str) -> tuple[bool, float]:
     """What the user pays for the offer per hour, the whole configuration in their currency (offers without a
     price in it after those with one)."""
@@ -73,14 +76,18 @@ class DigestRenderer:
         most `max_messages` messages, the offers beyond them counted on its last (`pack_digest`)."""
         out: list[PlannedDelivery] = []
         for chat_id, items in plan.by_chat.items():
-            ordered = sorted(items, key=lambda item: _cost(item, plan.currency))
-            lazy = [(tuple((r.subscription_id, r.query_text) for r in item.reasons),
-                     partial(self._shared_block, item, plan, weeks)) for item in ordered]
+            currency = plan.currency
+            ordered = sorted(items, key=lambda item: _cost(item, currency))
+
+            def block(item: AlertItem) -> str | None:
+                return self._shared_block(item, plan, weeks)
+
             if plan.grouping:
-                messages = pack_digest(lazy, plan.lang, max_messages=self.max_messages)
+                messages = pack_digest(ordered, plan.lang, max_messages=self.max_messages,
+                                       subscriptions=_subscriptions, block=block)
             else:
-                messages = pack_messages([(subs, b) for subs, make in lazy if (b := make()) is not None],
-                                         plan.lang, grouping=False)
+                blocks = [(item.subscriptions, b) for item in ordered if (b := block(item)) is not None]
+                messages = pack_messages(blocks, plan.lang, grouping=False)
             out.extend(PlannedDelivery(plan.user_id, chat_id, m.text, self.markup(m.subscriptions, plan.lang))
                        for m in messages)
         return out
