@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Table, bindparam, func, insert, or_, select, text, update
+from sqlalchemy import Table, and_, bindparam, case, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
@@ -593,14 +593,21 @@ async def advance_cursors(session: AsyncSession, moves: Sequence[tuple[int, int,
     if not moves:
         return
     table = cast(Table, User.__table__)
-    stmt = update(table).where(table.c.id == bindparam("uid"), table.c.alert_cursor == bindparam("old")) \
-        .values(alert_cursor=bindparam("new"))
-    # One statement per user: a row count per statement is reliable on every driver (executemany's is not), and two
-    # senders moving the same cursor to the same value must still tell who won.
-    for uid, old, new in moves:
-        result = await session.execute(stmt, {"uid": uid, "old": old, "new": new})
-        if result.rowcount != 1:  # type: ignore[attr-defined]
-            raise ClaimConflict(f"user {uid}'s alerts were planned by another sender")
+    if len({uid for uid, _, _ in moves}) != len(moves):
+        raise ValueError("a user's cursor moved twice in one plan")
+    # One statement per slice of users, each row set only where its cursor is still the one read: a single
+    # statement's row count is reliable on every driver (executemany's is not), so fewer rows than users means
+    # another sender moved one of them (even to the same value) and this plan must not be written. A statement per
+    # user was 40 round trips through the driver a plan, a sixth of the sender's database time at 1,000 a second.
+    for start in range(0, len(moves), _CHUNK // 2):
+        part = moves[start:start + _CHUNK // 2]
+        stmt = (update(table)
+                .where(or_(*(and_(table.c.id == uid, table.c.alert_cursor == old) for uid, old, _ in part)))
+                .values(alert_cursor=case({uid: new for uid, _, new in part}, value=table.c.id)))
+        result = await session.execute(stmt)
+        if result.rowcount != len(part):  # type: ignore[attr-defined]
+            raise ClaimConflict(f"alerts of {len(part) - result.rowcount} of users {[u for u, _, _ in part]} "  # type: ignore[attr-defined]
+                                "were planned by another sender")
 
 
 async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDelivery], now: datetime, *,

@@ -380,3 +380,27 @@ async def test_a_plans_subscriptions_are_read_by_user_not_by_walking_the_table(t
                 assert "ix_subscriptions_user_paused" in plan, plan
     finally:
         await engine.dispose()
+
+
+async def test_cursors_move_together_or_not_at_all_when_another_sender_moved_one(sm) -> None:
+    """advance_cursors is the plan's compare-and-set: every cursor moves where it is still the one read; if another
+    sender moved any of them first (even to the same value), the plan raises and its transaction writes nothing."""
+    from storage.outbox import ClaimConflict, advance_cursors
+    from tests.storage.test_outbox_helpers import user
+
+    for uid in range(1, 6):
+        await add_user(sm, uid)
+    async with sm() as s, s.begin():
+        await advance_cursors(s, [(uid, 0, 10 + uid) for uid in range(1, 6)])
+    assert [(await user(sm, uid)).alert_cursor for uid in range(1, 6)] == [11, 12, 13, 14, 15]
+    # Another sender planned user 3 to the very value this one would: still a conflict, and users 1, 2, 4, 5
+    # (whose cursors were as read) keep theirs.
+    async with sm() as s, s.begin():
+        await advance_cursors(s, [(3, 13, 20)])
+    with pytest.raises(ClaimConflict):
+        async with sm() as s, s.begin():
+            await advance_cursors(s, [(1, 11, 20), (2, 12, 20), (3, 13, 20), (4, 14, 20), (5, 15, 20)])
+    assert [(await user(sm, uid)).alert_cursor for uid in range(1, 6)] == [11, 12, 20, 14, 15]
+    with pytest.raises(ValueError):
+        async with sm() as s, s.begin():
+            await advance_cursors(s, [(1, 11, 12), (1, 12, 13)])
