@@ -62,9 +62,16 @@ class SteppedClock:
 
     def __init__(self, first: Any, then: Any, flag: str) -> None:
         self.first, self.then, self.flag = first, then, flag
+        self._moved = False
+        self._looked = 0.0
 
     def __call__(self) -> Any:
-        return self.then if os.path.exists(self.flag) else self.first
+        # The file is looked for at most every 50 ms: the sender asks the time a few times a message, and a stat
+        # each time was 2 % of its CPU at 1,000 messages a second (the bench's cost, not the product's).
+        if not self._moved and time.monotonic() - self._looked >= 0.05:
+            self._looked = time.monotonic()
+            self._moved = os.path.exists(self.flag)
+        return self.then if self._moved else self.first
 
 
 

@@ -69,6 +69,7 @@ class DigestRenderer:
         self._blocks: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._labels: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._lines: OrderedDict[tuple[Any, ...], str] = OrderedDict()
+        self._costs: OrderedDict[tuple[int, str], tuple[bool, float]] = OrderedDict()  # per (event, currency)
 
     def render(self, plan: UserPlan, weeks: dict[str, WindowStats] | None = None) -> list[PlannedDelivery]:
         """`weeks`: the alerted offers' groups' last 7 days, by offer key (storage.availability). Offers go cheapest
@@ -77,7 +78,9 @@ class DigestRenderer:
         out: list[PlannedDelivery] = []
         for chat_id, items in plan.by_chat.items():
             currency = plan.currency
-            ordered = sorted(items, key=lambda item: _cost(item, currency))
+            costs = self._costs
+            ordered = sorted(items, key=lambda item: costs.get((item.event_id, currency))
+                             or _remember(costs, (item.event_id, currency), _cost(item, currency), SHARED_PARTS))
 
             def block(item: AlertItem) -> str | None:
                 return self._shared_block(item, plan, weeks)
