@@ -513,6 +513,9 @@ class FanOut:
                             u.tz_offset_minutes, cursor=int(u.alert_cursor), upto=unheard[-1])
             if u.active:
                 mine = subs.get(uid, [])
+                # An offer once per message, as its latest event says it: a user behind a backlog who missed both
+                # "available at $2.49" and "cheaper: $2.19" hears the second (unheard events go oldest first).
+                latest: dict[int, dict[str, AlertItem]] = {}
                 for event_id in unheard:
                     q = self._events[event_id]
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
@@ -523,7 +526,9 @@ class FanOut:
                             continue
                         per_chat.setdefault(m.chat_id, []).append((m, w))
                     for chat_id, matched in per_chat.items():
-                        plan.by_chat.setdefault(chat_id, []).append(AlertItem(event_id, q.event, matched, target))
+                        latest.setdefault(chat_id, {})[q.event.offer.key] = AlertItem(event_id, q.event, matched,
+                                                                                      target)
+                plan.by_chat = {chat_id: list(items.values()) for chat_id, items in latest.items()}
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
         return out

@@ -404,3 +404,21 @@ async def test_cursors_move_together_or_not_at_all_when_another_sender_moved_one
     with pytest.raises(ValueError):
         async with sm() as s, s.begin():
             await advance_cursors(s, [(1, 11, 12), (1, 12, 13)])
+
+
+async def test_an_offer_is_named_once_per_digest_as_its_latest_event_says(sm) -> None:
+    """A user behind a backlog who missed "available at $2.49" and then "cheaper: $1.99" of the same offer hears of
+    it once, as the later event says; the other offer of the backlog is still there, and both events are heard."""
+    await add_user(sm, 1)
+    sub_id = await add_sub(sm, 1, "H100")
+    first, other = offer(), offer(sku="h100-b", location="eu")
+    assert await enqueue(sm, OutboxWriter(), [event(first), event(other)]) == 2
+    cheaper = offer(price=1.99)
+    assert await enqueue(sm, OutboxWriter(), [event(cheaper, EventKind.PRICE_DROP, old=2.49,
+                                                     at=T0 + timedelta(minutes=1))],
+                         T0 + timedelta(minutes=1)) == 1
+    assert pairs(await unheard(sm, T0 + timedelta(minutes=2))) == sorted([(sub_id, first.key, "price_drop"),
+                                                                          (sub_id, other.key, "appeared")])
+    fanout = FanOut()
+    assert len(await take(sm, fanout, T0 + timedelta(minutes=2))) == 2
+    assert await unheard(sm, T0 + timedelta(minutes=2)) == []  # the superseded "available" is heard too
