@@ -64,6 +64,10 @@ _CHUNK = 500  # rows per IN list
 # poll reaches ~20,000 users; Telegram's 30 messages a second serve each of them every ~11 minutes), 8 bytes each in
 # lists of shared ints, 4 in these arrays.
 _ID = "I"
+# Unheard ids of forgotten events are dropped from the users' arrays once this many pairs (and as many as the last
+# compaction kept) were filed since it: a few polls' worth at 50,000 users, so its ~0.3 s a pass stays rare.
+COMPACT_PAIRS = 4_000_000
+_COMPACT_SLICE = 2_000  # users per slice of a compaction
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
@@ -266,7 +270,10 @@ class FanOut:
         self._loaded_upto: int | None = None
         self.pending: dict[int, array[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
         self._refreshing = asyncio.Lock()
-        self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0}
+        self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0, "superseded": 0, "compactions": 0}
+        self._latest: dict[str, list[int]] = {}  # offer key -> its events since the last one everyone hears
+        self._pairs_added = 0  # (user, event) pairs filed since the last compaction
+        self._pairs_kept = 0  # pairs the last compaction left
         self.match_cpu = 0.0  # seconds of CPU spent matching queued events to users, in all (benches read it)
         self._rotation = 0.0  # where the users a look newly reaches start (see _file_newcomers)
 
@@ -409,10 +416,73 @@ class FanOut:
             for event_id in _distinct(event_ids):
                 # Kept only when someone is to be told (it is matched once, here): else it would stay forever.
                 self._events[event_id] = read[event_id]
+            self._supersede(read)
             self._add_pending(users, event_ids, newcomers)
+            self._pairs_added += len(users)
             self.match_cpu += time.thread_time() - cpu
             self._file_newcomers(newcomers)  # at once: a failure reading the next rows must not lose these
             newcomers = {}
+            if self._pairs_added > max(COMPACT_PAIRS, self._pairs_kept):
+                await self._compact()
+
+    def _supersede(self, read: dict[int, _Queued]) -> None:
+        """An offer's newer event that everyone matching it hears (fresh, or a real price drop) makes its older
+        ones stale ("available at $2.49" after "cheaper: $1.99", or a price from before it sold out and came back):
+        they are forgotten, so no one is told them, and the users still waiting for them keep only ids `_compact`
+        drops. A cooling event (inside the offer's cooldown: only who did not hear the last alert) leaves the older
+        ones be: it is not sent to those the older one is for."""
+        latest, events = self._latest, self._events
+        for event_id, q in read.items():  # ascending
+            key = q.event.offer.key
+            held = latest.get(key)
+            if q.event.cooling_since is not None and held is not None:
+                held.append(event_id)
+                continue
+            for older in held or ():
+                if older != event_id and events.pop(older, None) is not None:
+                    self.stats["superseded"] += 1
+            latest[key] = [event_id]
+
+    async def _compact(self) -> None:
+        """Drop from the users' unheard ids those of forgotten events (superseded, or too old). Without it the
+        pairs grew with every poll for as long as a backlog lasted: at Telegram's free 30 messages a second a poll
+        every 10 s reaching 47,000 users added ~2 million pairs (8 MB) a poll to the sender's memory for the half
+        hour the backlog took to drain (bench/soak.py); forgetting superseded events bounds them by the offers in
+        the market, not the polls. In slices of users, the loop handed back between them."""
+        import numpy as np
+
+        events = self._events
+        self._latest = {k: held for k, ids in self._latest.items() if (held := [i for i in ids if i in events])}
+        kept = 0
+        if events:
+            live = np.fromiter(events.keys(), dtype=np.int64, count=len(events))
+            low, high = int(live.min()), int(live.max())
+            alive = np.zeros(high - low + 1, dtype=bool)
+            alive[live - low] = True
+            del live
+            for n, uid in enumerate(list(self.pending)):
+                if n and n % _COMPACT_SLICE == 0:
+                    await asyncio.sleep(0)
+                waiting = self.pending.get(uid)
+                if waiting is None:
+                    continue
+                ids = np.frombuffer(waiting, dtype=_ID_NUMPY).astype(np.int64)
+                ids = ids[(ids >= low) & (ids <= high)]
+                ids = ids[alive[ids - low]]
+                if len(ids) == len(waiting):
+                    kept += len(ids)
+                    continue
+                if len(ids):
+                    fresh = array(_ID)
+                    fresh.frombytes(ids.astype(_ID_NUMPY).tobytes())
+                    self.pending[uid] = fresh
+                    kept += len(ids)
+                else:
+                    del self.pending[uid]  # nothing left to tell them
+        else:
+            self.pending.clear()
+        self.stats["compactions"] += 1
+        self._pairs_added, self._pairs_kept = 0, kept
 
     def _add_pending(self, users: np.ndarray, event_ids: np.ndarray, newcomers: dict[int, array[int]]) -> None:
         """Each user's run of the pairs onto their unheard events (a step per user, not per pair); users who had

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select, update
 
+from core.alerts import DEFAULT_COOLDOWN
 from core.changes import EventKind
 from core.offers import Period
 from core.polls import PollResult, PollStatus
@@ -422,3 +423,57 @@ async def test_an_offer_is_named_once_per_digest_as_its_latest_event_says(sm) ->
     fanout = FanOut()
     assert len(await take(sm, fanout, T0 + timedelta(minutes=2))) == 2
     assert await unheard(sm, T0 + timedelta(minutes=2)) == []  # the superseded "available" is heard too
+
+
+async def test_a_newer_event_of_an_offer_makes_the_older_stale_for_everyone(sm) -> None:
+    """"Available at $2.49" then, after it sold out and its cooldown passed, "back in stock at $3.50": a user under
+    a $3 cap who has not heard the first is not told a price that no longer exists; a user without a cap hears the
+    newer one. Inside the cooldown the newer event is only for who did not hear the older (a cooling event): the
+    older then stays, or the user without a cap, for whom the cooling one is suppressed, would hear nothing."""
+    await add_user(sm, 1)
+    await add_user(sm, 2)
+    capped = await add_sub(sm, 1, "H100 under $3", max_price=3.0)
+    any_price = await add_sub(sm, 2, "H100")
+    cooling, stale = offer(sku="h100-a"), offer(sku="h100-b")
+    assert await enqueue(sm, OutboxWriter(), [event(cooling), event(stale)]) == 2
+    soon = T0 + timedelta(minutes=30)  # inside the cooldown
+    assert await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-a", price=3.5), EventKind.BACK_IN_STOCK,
+                                                    at=soon)], soon) == 1
+    later = T0 + DEFAULT_COOLDOWN + timedelta(minutes=1)  # past it
+    back = offer(sku="h100-b", price=3.5)
+    assert await enqueue(sm, OutboxWriter(), [event(back, EventKind.BACK_IN_STOCK, at=later)], later) == 1
+    fanout = FanOut()
+    assert pairs(await take(sm, fanout, later)) == sorted([
+        (capped, cooling.key, "appeared"), (any_price, cooling.key, "appeared"),  # the cooling one: for no one
+        (any_price, back.key, "back_in_stock")])  # the stale $2.49 of h100-b: for no one
+    assert fanout.stats["superseded"] == 1
+    assert await unheard(sm, later) == []
+
+
+async def test_compaction_drops_forgotten_events_from_the_users_waiting(sm, monkeypatch) -> None:
+    """Polls that keep changing the same offers leave each waiting user one id per offer, not one per poll."""
+    import storage.outbox as outbox
+
+    monkeypatch.setattr(outbox, "COMPACT_PAIRS", 10)
+    for uid in range(1, 6):
+        await add_user(sm, uid)
+        await add_sub(sm, uid, "H100")
+    fanout = FanOut()
+    at = T0
+    skus = [f"h100-{i}" for i in range(4)]
+    for step in range(6):  # every offer gets cheaper at every poll; nobody is planned meanwhile
+        at = T0 + timedelta(minutes=step)
+        events = [event(offer(sku=s, price=2.49 - 0.2 * step), EventKind.PRICE_DROP if step else EventKind.APPEARED,
+                        old=2.49 - 0.2 * (step - 1) if step else None, at=at) for s in skus]
+        assert await enqueue(sm, OutboxWriter(), events, at) == 4
+        async with sm() as s:
+            await fanout.refresh(s, at)
+    assert fanout.stats["compactions"] >= 1
+    assert fanout.stats["superseded"] == 4 * 5
+    assert sorted(fanout.pending) == [1, 2, 3, 4, 5]
+    assert all(len(ids) <= 8 for ids in fanout.pending.values())  # at most a poll's 4 since the last compaction
+    newest = {max(ids) for ids in fanout.pending.values()}
+    planned = await take(sm, fanout, at)
+    assert len(planned) == 5 * 4  # each user: every offer once, as its last poll priced it
+    assert {kind for *_, kind in planned} == {"price_drop"}
+    assert len(newest) == 1 and await unheard(sm, at) == []
