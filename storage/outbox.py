@@ -679,10 +679,10 @@ async def advance_cursors(session: AsyncSession, moves: Sequence[tuple[int, int,
         stmt = (update(table)
                 .where(or_(*(and_(table.c.id == uid, table.c.alert_cursor == old) for uid, old, _ in part)))
                 .values(alert_cursor=case({uid: new for uid, _, new in part}, value=table.c.id)))
-        result = await session.execute(stmt)
-        if result.rowcount != len(part):  # type: ignore[attr-defined]
-            raise ClaimConflict(f"alerts of {len(part) - result.rowcount} of users {[u for u, _, _ in part]} "  # type: ignore[attr-defined]
-                                "were planned by another sender")
+        moved = (await session.execute(stmt)).rowcount  # type: ignore[attr-defined]
+        if moved != len(part):
+            raise ClaimConflict(f"alerts of {len(part) - moved} of users {[u for u, _, _ in part]} were planned by "
+                                "another sender")
 
 
 async def create_deliveries(session: AsyncSession, planned: Sequence[PlannedDelivery], now: datetime, *,

@@ -19,8 +19,8 @@ from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
 from bot.alert_texts import (
     DIGEST_MESSAGES,
     MAX_STOP_BUTTONS,
+    AlertMessage,
     pack_digest,
-    pack_messages,
     reason_line,
     render_offer,
     stop_buttons,
@@ -89,8 +89,7 @@ class DigestRenderer:
                 messages = pack_digest(ordered, plan.lang, max_messages=self.max_messages,
                                        subscriptions=_subscriptions, block=block)
             else:
-                blocks = [(item.subscriptions, b) for item in ordered if (b := block(item)) is not None]
-                messages = pack_messages(blocks, plan.lang, grouping=False)
+                messages = [AlertMessage(b, item.subscriptions) for item in ordered if (b := block(item)) is not None]
             out.extend(PlannedDelivery(plan.user_id, chat_id, m.text, self.markup(m.subscriptions, plan.lang))
                        for m in messages)
         return out
