@@ -244,9 +244,11 @@ def warm_up() -> None:
     _warmed = True
     from bot.views import render_estimate  # bot.views imports this module
     from core.answer import warm_up as warm_core
+    from texts.i18n import warm_up as warm_texts
 
     try:
         warm_core()
+        warm_texts()
         scratch = Estimator(capacity=len(WARM_PHRASES))
         for phrase in WARM_PHRASES:
             est = scratch.get(phrase)

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
+from babel import Locale
+from babel.plural import to_python
 from fluent.runtime import FluentBundle
+from fluent.runtime.types import fluent_number
 from fluent.syntax import FluentParser
 from fluent.syntax import ast as fl
 from fluent.syntax.visitor import Visitor
@@ -55,7 +59,7 @@ def _files(lang: str) -> list[Path]:
 
 # The catalog is read lazily, a file at a time: a command that formats a few texts (`gpuradar estimate`) parses the
 # files that hold them, not the whole catalog (Fluent's parser is pure Python: most of a short command's start-up
-# otherwise), and each file is parsed once for both readers (FluentBundle and the fast path's AST). Which file holds
+# otherwise), and each file is parsed once for both readers (FluentBundle and the compiled parts' AST). Which file holds
 # a key comes from a scan of each file's entry lines: an entry starts at the line's start with its identifier and
 # `=` (a message's further lines are indented, comments start with `#`).
 _ENTRY = re.compile(r"^(-?[A-Za-z][A-Za-z0-9_-]*)[ \t]*=", re.M)
@@ -146,34 +150,162 @@ def _message(lang: str, key: str) -> fl.Message | None:
     return found
 
 
-# A message made only of text and `{ $name }` placeholders is formatted without Fluent's resolver (several times
-# faster, and the estimate path renders dozens of them); anything with a selector, or a number value, goes through
-# Fluent. None: not simple.
+# Every message is compiled once into parts a plain join formats, without Fluent's resolver (several times faster:
+# an answer formats dozens of texts, and Fluent resolves a plural or a number in 20-35 us, its first use of a
+# message compiling it too). What is compiled is what the catalog uses: text, `{ $name }`, string literals,
+# `NUMBER($name, option: literal)`, and selectors on a variable or a NUMBER() whose variants are plural categories
+# or exact numbers. Numbers are formatted and plural categories chosen by the same Babel calls Fluent makes
+# (`fluent_number(...).format(locale)`, the locale's CLDR plural rule), so a text reads the same either way
+# (tests/texts/test_i18n.py compares the two over the whole catalog). A message with anything else (a reference,
+# another function) is None here and goes through Fluent, as does a call whose value Fluent would treat otherwise.
+class _Unsupported(Exception):
+    """A value the compiled parts leave to Fluent (its error, or its way of showing it)."""
+
+
+_Values = dict[str, Any]
+_Part = str | Callable[[_Values], str]
+
+
 @cache
-def _simple(lang: str, key: str) -> tuple[tuple[str, bool], ...] | None:
+def _locale(lang: str) -> Locale:
+    return Locale.parse(lang)
+
+
+@cache
+def _plural(lang: str) -> Callable[[float], str]:
+    """The CLDR plural category of a number in `lang`, the rule Fluent's bundle compiles for its locale."""
+    rule: Callable[[float], str] = to_python(_locale(lang).plural_form)
+    return rule
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+@lru_cache(maxsize=4096)
+def _formatted(lang: str, kind: str, value: float, options: tuple[tuple[str, Any], ...]) -> str:
+    """A number as Fluent shows it (`kind` keeps 1 and 1.0 apart: Fluent formats them alike, but a cache key must
+    not make one the other's answer by accident)."""
+    return str(fluent_number(value, **dict(options)).format(_locale(lang)))
+
+
+def _show_number(lang: str, value: Any, options: tuple[tuple[str, Any], ...] = ()) -> str:
+    if not _is_number(value):
+        raise _Unsupported
+    if not options and type(value) is int and 0 <= value < 1000:  # no grouping, no decimals: as str() shows it
+        return str(value)
+    return _formatted(lang, type(value).__name__, value, options)
+
+
+def _literal(node: fl.BaseNode) -> str | int | float:
+    if isinstance(node, fl.StringLiteral):
+        return str(node.parse()["value"])
+    if isinstance(node, fl.NumberLiteral):
+        return float(node.value) if "." in node.value else int(node.value)
+    raise _Unsupported
+
+
+def _number_call(expr: fl.FunctionReference) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """NUMBER($name, option: literal, …): the variable and its options."""
+    args = expr.arguments
+    if expr.id.name != "NUMBER" or len(args.positional) != 1 or not isinstance(args.positional[0],
+                                                                                 fl.VariableReference):
+        raise _Unsupported
+    return args.positional[0].id.name, tuple((a.name.name, _literal(a.value)) for a in args.named)
+
+
+def _compile_pattern(lang: str, pattern: fl.Pattern) -> tuple[_Part, ...]:
+    parts: list[_Part] = []
+    for el in pattern.elements:
+        if isinstance(el, fl.TextElement):
+            parts.append(el.value)
+        else:
+            parts.append(_compile_expression(lang, el.expression))
+    # adjacent literals joined once, here
+    merged: list[_Part] = []
+    for part in parts:
+        if merged and type(part) is str and type(merged[-1]) is str:
+            merged[-1] = str(merged[-1]) + part
+        else:
+            merged.append(part)
+    return tuple(merged)
+
+
+def _join(parts: tuple[_Part, ...], values: _Values) -> str:
+    return "".join([p if type(p) is str else p(values) for p in parts])  # type: ignore[operator]
+
+
+def _compile_expression(lang: str, expr: fl.BaseNode) -> _Part:
+    if isinstance(expr, fl.StringLiteral | fl.NumberLiteral):
+        value = _literal(expr)
+        return value if isinstance(value, str) else _show_number(lang, value)
+    if isinstance(expr, fl.Placeable):
+        inner = _compile_pattern(lang, fl.Pattern([expr]))
+        return inner[0] if len(inner) == 1 else (lambda values: _join(inner, values))
+    if isinstance(expr, fl.VariableReference):
+        name = expr.id.name
+
+        def variable(values: _Values) -> str:
+            value = values[name]
+            if type(value) is str:
+                return value
+            if _is_number(value):
+                return _show_number(lang, value)
+            if isinstance(value, bool | int | float | Decimal):  # a bool, an int or float subclass: Fluent's way
+                raise _Unsupported
+            return str(value)  # shown as it is, as the plain path always did (Fluent would refuse it)
+
+        return variable
+    if isinstance(expr, fl.FunctionReference):
+        name, options = _number_call(expr)
+        return lambda values: _show_number(lang, values[name], options)
+    if isinstance(expr, fl.SelectExpression):
+        return _compile_select(lang, expr)
+    raise _Unsupported
+
+
+def _compile_select(lang: str, expr: fl.SelectExpression) -> Callable[[_Values], str]:
+    selector = expr.selector
+    if isinstance(selector, fl.VariableReference):
+        name, options = selector.id.name, None
+    elif isinstance(selector, fl.FunctionReference):
+        name, options = _number_call(selector)
+    else:
+        raise _Unsupported
+    variants = [(_literal(v.key) if isinstance(v.key, fl.NumberLiteral) else v.key.name,
+                 _compile_pattern(lang, v.value)) for v in expr.variants]
+    default = next(parts for v, (_, parts) in zip(expr.variants, variants, strict=True) if v.default)
+    plural = _plural(lang)
+
+    def select(values: _Values) -> str:
+        value = values[name]
+        if options is not None and not _is_number(value):
+            raise _Unsupported  # NUMBER() of a string: Fluent's error
+        if _is_number(value):
+            category = plural(value)
+            for key, parts in variants:
+                if (key == value) if _is_number(key) else (key == category):
+                    return _join(parts, values)
+        elif type(value) is str:  # a string selector matches a variant of its name; a numeric key by its category
+            for key, parts in variants:
+                if (key == value) if isinstance(key, str) else (plural(key) == value):
+                    return _join(parts, values)
+        else:
+            raise _Unsupported
+        return _join(default, values)
+
+    return select
+
+
+@cache
+def _compiled(lang: str, key: str) -> tuple[_Part, ...] | None:
     message = _message(lang, key)
     if message is None or message.value is None:
         raise TextError(f"no text {key!r} in {lang!r}")
-    parts: list[tuple[str, bool]] = []
-    for el in message.value.elements:
-        if isinstance(el, fl.TextElement):
-            parts.append((el.value, False))
-        elif isinstance(el.expression, fl.VariableReference):
-            parts.append((el.expression.id.name, True))
-        elif isinstance(el.expression, fl.StringLiteral):
-            parts.append((el.expression.parse()["value"], False))
-        else:
-            return None
-    return tuple(parts)
-
-
-def _as_is(value: Any) -> bool:
-    """Whether a simple message shows `value` as `str(value)`, exactly as Fluent would: anything but a number, and
-    a whole number from 0 to 999 (no grouping separator in either language; an answer's GPU counts and load
-    percentages). Other numbers go through Fluent's locale formatting."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return True
-    return type(value) is int and 0 <= value < 1000
+    try:
+        return _compile_pattern(lang, message.value)
+    except _Unsupported:
+        return None
 
 
 # One number style per language (CLDR): English "2,142" and "0.01", Russian "2 142" (narrow no-break space) and
@@ -191,20 +323,17 @@ def number(value: float, decimals: int = 0, lang: str = "en") -> str:
 
 def t(lang: str, key: str, /, **values: Any) -> str:
     """The text `key` in `lang`, with `values` in its placeholders (Msg values are rendered first)."""
-    plain = True  # every value shown as str(value) (see `_as_is`)
     for name, value in values.items():
-        if type(value) is str:  # the common case, checked first: an answer formats dozens of texts
-            continue
-        if isinstance(value, Msg | Joined):
+        if type(value) is not str and isinstance(value, Msg | Joined):
             values[name] = render(lang, value)
-        elif plain and not _as_is(value):
-            plain = False
-    simple = _simple(lang, key)
-    if simple is not None and plain:
+    compiled = _compiled(lang, key)
+    if compiled is not None:
         try:
-            return "".join([str(values[p]) if is_var else p for p, is_var in simple])
+            return _join(compiled, values)
         except KeyError as exc:
             raise TextError(f"text {key!r} needs a value for {exc.args[0]!r}") from None
+        except _Unsupported:
+            pass  # Fluent's own way (or its error) below
     bundle = _bundle_for(lang, key)
     pattern = bundle.get_message(key).value
     if pattern is None:
@@ -304,3 +433,15 @@ def plural_selectors(message: fl.Message) -> set[str]:
 
     Selectors().visit(message)
     return found
+
+
+def warm_up() -> None:
+    """What a long-running front end does once at start-up: every message of both catalogs compiled and Babel's
+    locale data read (its first number formatted costs ~45 ms), so no user's first answer pays for a text's first
+    use. ~0.1 s after the estimate path's warm-up, ~2 MB."""
+    for lang in LANGS:
+        for key in _where(lang):
+            if not key.startswith("-"):  # a term is only ever reached through a message
+                _compiled(lang, key)
+        _formatted(lang, "float", 1234.5, ())
+        _plural(lang)(1)

@@ -99,21 +99,91 @@ def test_no_text_tables_outside_the_catalog():
         assert not re.search(r"\"[^\"]*\" if lang == \"ru\" else \"", source), path  # an inline sentence pair
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_numbers_read_the_same_on_the_fast_path_as_through_fluent(lang: str):
-    """Simple texts (text and placeholders only) are formatted without Fluent's resolver, small whole numbers
-    included; each must read exactly as Fluent formats it (grouping, locale) for every number."""
-    from texts.i18n import _bundle, _simple
+# Numbers around every CLDR plural boundary of both languages (one / few / many / other, 11-14, 21, 101), grouping
+# (1000, 12345, a million), negative and fractional ones (Fluent keeps up to three decimals), and strings.
+_NUMBERS = (0, 1, 2, 3, 4, 5, 11, 12, 14, 21, 22, 25, 101, 111, 999, 1000, 1001, 12345, 1_000_000, -1, -3,
+            0.5, 1.0, 1.5, 2.25, 21.0, 0.0001, 1234.5678)
+
+
+def _fluent(lang: str, key: str, values: dict[str, object]) -> str | None:
+    """What Fluent's own resolver makes of `key` with `values`; None where it reports an error."""
+    from texts.i18n import _bundle
 
     bundle = _bundle(lang)
-    checked = 0
+    text, errors = bundle.format_pattern(bundle.get_message(key).value, dict(values))
+    return None if errors else str(text)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_compiled_text_reads_as_fluent_formats_it(lang: str):
+    """The compiled catalog (texts without Fluent's resolver: plurals, NUMBER(), grouping included) must read
+    exactly as Fluent formats the same text, for every message, numbers at the plural boundaries, strings and each
+    variant's own key; a value Fluent refuses is refused (TextError) or shown as the plain path always showed it."""
+    import random
+
+    from texts.i18n import _compiled
+
+    rng = random.Random(26)
+    compiled = 0
     for key, message in messages(lang).items():
-        names = placeholders(message)
-        if not names or _simple(lang, key) is None:
+        if _compiled(lang, key) is None:
             continue
-        for n in (0, 1, 7, 42, 999, 1000, 12345, -3, 2.5):
-            values = {name: n for name in names}
-            expected, errors = bundle.format_pattern(bundle.get_message(key).value, dict(values))
-            assert not errors and t(lang, key, **values) == expected, (key, n)
-        checked += 1
-    assert checked > 50
+        compiled += 1
+        names = sorted(placeholders(message))
+        keys = sorted({v.key.name for v in _variants(message) if hasattr(v.key, "name")})
+        trials: list[dict[str, object]] = [{}] if not names else []
+        for value in (*_NUMBERS, "x", *keys):
+            trials.append(dict.fromkeys(names, value))
+        for _ in range(20 if names else 0):  # mixed: each placeholder its own value
+            trials.append({name: rng.choice((*_NUMBERS, "x", *keys)) for name in names})
+        for values in trials:
+            expected = _fluent(lang, key, values)
+            if expected is None:  # Fluent refuses: the compiled path must too
+                with pytest.raises(TextError):
+                    t(lang, key, **values)
+            else:
+                assert t(lang, key, **values) == expected, (key, values)
+    assert compiled == len(messages(lang))  # the catalog uses nothing the compiler leaves to Fluent
+
+
+def _variants(message):  # type: ignore[no-untyped-def]
+    from fluent.syntax import ast as fl
+    from fluent.syntax.visitor import Visitor
+
+    found: list[fl.Variant] = []
+
+    class Collect(Visitor):
+        def visit_Variant(self, node: fl.Variant) -> None:
+            found.append(node)
+            self.generic_visit(node)
+
+    Collect().visit(message)
+    return found
+
+
+def test_a_text_the_compiler_does_not_know_still_goes_through_fluent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A message with a construct outside the compiled subset (a message reference) is formatted by Fluent."""
+    from fluent.syntax import FluentParser
+
+    import texts.i18n as i18n
+
+    resource = FluentParser().parse("base = GPU\nref = { base } x{ $n }\n")
+    messages_ = {e.id.name: e for e in resource.body}
+    monkeypatch.setattr(i18n, "_message", lambda lang, key: messages_.get(key))
+    i18n._compiled.cache_clear()
+    try:
+        assert i18n._compiled("en", "ref") is None
+        assert i18n._compiled("en", "base") == ("GPU",)
+    finally:
+        i18n._compiled.cache_clear()
+
+
+def test_a_plural_and_a_grouped_number_on_the_compiled_path():
+    """Spot checks a reader can verify by eye: Russian few/many and its no-break-space grouping."""
+    from texts.i18n import _compiled
+
+    assert _compiled("ru", "est_fits_more") is not None
+    assert t("ru", "est_fits_more", n=2) != t("ru", "est_fits_more", n=5)
+    assert t("ru", "est_fits_more", n=21) == t("ru", "est_fits_more", n=1).replace("1", "21")
+    assert "12\u00a0345" in t("ru", "est_fits_more", n=12345)
+    assert "12,345" in t("en", "est_fits_more", n=12345)
