@@ -266,5 +266,25 @@ async def _lag_probe(path: str) -> None:
             lags, last = [], t
 
 
+async def durability(url: str) -> str:
+    """The PostgreSQL server's durability settings, as the figures were measured under them."""
+    from sqlalchemy import text
+
+    from storage.db import make_engine
+
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            got = {name: (await conn.execute(text(f"SHOW {name}"))).scalar_one()
+                   for name in ("fsync", "synchronous_commit", "full_page_writes")}
+    finally:
+        await engine.dispose()
+    default = got == {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
+    return (", ".join(f"{k}={v}" for k, v in got.items())
+            + (" (the server's default durability)" if default else
+               " (NOT the default durability: .ci/postgres.sh's test server; point TEST_DATABASE_URL at a server "
+               "with the defaults for the figure the issue asks for)"))
+
+
 if __name__ == "__main__":  # python -m bench._common run [...]: the bot with BENCH_MEMPROFILE's profile
     sys.exit(run_bot(sys.argv[1:]))

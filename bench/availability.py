@@ -55,6 +55,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import gpuradar  # noqa: F401  (the wiring: installs the provider catalog that offers' VAT terms read)
+from bench._common import durability
 from core.offers import Billing, Offer, Period, Rates
 from core.polls import PollResult, PollStatus
 
@@ -189,26 +190,6 @@ def server_cpu(pid: int | None) -> float:
 
 
 DATABASES = ("plain", "tracked", "coldplain", "cold")
-
-
-async def durability(url: str) -> str:
-    """The PostgreSQL server's durability settings, as the figures were measured under them."""
-    from sqlalchemy import text
-
-    from storage.db import make_engine
-
-    engine = make_engine(url)
-    try:
-        async with engine.connect() as conn:
-            got = {name: (await conn.execute(text(f"SHOW {name}"))).scalar_one()
-                   for name in ("fsync", "synchronous_commit", "full_page_writes")}
-    finally:
-        await engine.dispose()
-    default = got == {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
-    return (", ".join(f"{k}={v}" for k, v in got.items())
-            + (" (the server's default durability)" if default else
-               " (NOT the default durability: .ci/postgres.sh's test server; point TEST_DATABASE_URL at a server "
-               "with the defaults for the figure the issue asks for)"))
 
 
 async def bench_ingest(server: str | None, label: str, n: int, polls_n: int, urls: dict[str, str]) -> str:

@@ -54,21 +54,41 @@ MODELS = ["llama-3.1-8b", "qwen2.5-72b", "mixtral", "gemma-3-27b", "deepseek r1"
           "mistral nemo", "yi 1.5 34b", "gpt-oss-20b"]
 
 
-def process_tree_rss_mb(pid: int) -> tuple[float, list[float]]:
-    """RSS (MB) of `pid` and every process under it: the total, and each process's, the bot's first."""
-    each: list[float] = []
+def _tree(pid: int) -> list[int]:
+    """`pid` and every process under it, the bot first."""
+    out: list[int] = []
     todo = [pid]
     while todo:
         p = todo.pop(0)
         try:
-            with open(f"/proc/{p}/status") as f:
-                each.append(next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024)
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
                     todo += [int(c) for c in f.read().split()]
-        except (FileNotFoundError, ProcessLookupError, StopIteration):
+        except (FileNotFoundError, ProcessLookupError):
             continue  # ended meanwhile
+        out.append(p)
+    return out
+
+
+def _field_mb(path: str, name: str) -> float | None:
+    try:
+        with open(path) as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(name)) / 1024
+    except (FileNotFoundError, ProcessLookupError, StopIteration):
+        return None  # ended meanwhile
+
+
+def process_tree_rss_mb(pid: int) -> tuple[float, list[float]]:
+    """RSS (MB) of `pid` and every process under it: the total, and each process's, the bot's first."""
+    each = [mb for p in _tree(pid) if (mb := _field_mb(f"/proc/{p}/status", "VmRSS:")) is not None]
     return sum(each), each
+
+
+def process_tree_pss_mb(pid: int) -> float:
+    """PSS (MB) of `pid` and every process under it, summed: each page the processes share (the interpreter's and
+    the extension modules' code, the pages a fork left shared) counted once across them, where an RSS sum counts it
+    in every process that maps it; what the machine gives the leader as a whole."""
+    return sum(mb for p in _tree(pid) if (mb := _field_mb(f"/proc/{p}/smaps_rollup", "Pss:")) is not None)
 
 
 def _split(each: list[float]) -> str:

@@ -15,11 +15,17 @@ whole process's with `--on-loop`). The polls are recorded in a forked process, a
 them (`--record-in thread`: on a thread of the probed process, as this bench did before, for a like-for-like
 comparison with a sender on a thread).
 
+`--db postgres` runs it all on a fresh database of the PostgreSQL server behind BENCH_PG_URL (else
+TEST_DATABASE_URL, else the server .ci/postgres.sh starts), dropped afterwards; the server's durability settings are
+printed with the figures (the issue's are with the server's defaults: fsync, synchronous_commit and
+full_page_writes on; .ci/postgres.sh's test server has them off).
+
 `--deliver`: then the sender delivers the first poll's alerts to the stand-in Bot API server, which allows
 `--rate` messages a second overall (1,000: Telegram's paid broadcasts) with paid broadcasts on
 (SENDER__PAID_BROADCAST) and prints the time, lost and doubled against what the database planned.
 
     python3 bench/sender_loop.py [--users 50000] [--subs 100000] [--on-loop] [--deliver] [--record-in thread]
+                                 [--db sqlite|postgres]
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import contextlib
 import multiprocessing as mp
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
@@ -45,8 +52,8 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import delete, func, insert, select, update  # noqa: E402
 
 import gpuradar  # noqa: E402, F401 (the wiring: the provider catalog)
-from bench._common import p99, seeded_sqlite  # noqa: E402
-from bench.fanout_cycle import RATES, T0, change, poll, populate  # noqa: E402
+from bench._common import durability, p99, seeded_sqlite  # noqa: E402
+from bench.fanout_cycle import RATES, T0, change, fresh_pg_database, poll, populate  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
 from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import record_poll  # noqa: E402
@@ -310,7 +317,8 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--budget", type=float, default=100_000.0)
     ap.add_argument("--deliver-timeout", type=float, default=600.0)
-    ap.add_argument("--db-cache", default=None, help="a file to keep the populated database in between runs")
+    ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    ap.add_argument("--db-cache", default=None, help="a file to keep the populated SQLite database in between runs")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
     args = ap.parse_args()
     # The sender's child unpickles this bench's clock (bench.sender_loop.SteppedClock): it needs the checkout too.
@@ -320,13 +328,23 @@ def main() -> None:
     server = ctx.Process(target=_serve, args=(child, args.rate if args.deliver else 30), daemon=True)
     server.start()
     port = parent.recv()
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite+aiosqlite:///{Path(tmp) / 'sender.sqlite3'}"
+    with contextlib.ExitStack() as stack:
         t = time.perf_counter()
-        cache = Path(args.db_cache) if args.db_cache else None
-        catalog = asyncio.run(seeded_sqlite(Path(tmp) / "sender.sqlite3", cache, lambda u: populate(u, args)))
+        if args.db == "postgres":
+            server_url = os.environ.get("BENCH_PG_URL") or os.environ.get("TEST_DATABASE_URL") or subprocess.run(
+                [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
+            url = stack.enter_context(fresh_pg_database(server_url, "bench_sender"))
+            catalog = asyncio.run(populate(url, args))
+            where = f"PostgreSQL ({asyncio.run(durability(url))})"
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
+            url = f"sqlite+aiosqlite:///{Path(tmp) / 'sender.sqlite3'}"
+            cache = Path(args.db_cache) if args.db_cache else None
+            catalog = asyncio.run(seeded_sqlite(Path(tmp) / "sender.sqlite3", cache, lambda u: populate(u, args)))
+            where = "SQLite"
+        sender_at = "on the probed loop" if args.on_loop else "off it"
         print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions, {len(catalog)} x {args.configs:,} offers "
-              f"({time.perf_counter() - t:.0f} s); sender {'on the probed loop' if args.on_loop else 'off it'}; "
+              f"({time.perf_counter() - t:.0f} s) on {where}; sender {sender_at}; "
               f"load average {os.getloadavg()[0]:.2f}", flush=True)
         asyncio.run(main_async(url, catalog, args, port))
         parent.send("stop")

@@ -9,10 +9,11 @@ which enforces Telegram's limits (30 messages a second overall, 1 a second per c
 
 The bot runs in its own process (this script with `--as-bot`: `gpuradar run` plus a 1 ms sleep probe on its event
 loop that writes the loop's lag every 5 s to a file), so its figures are its own. Prints, every 30 s: RSS of the bot
-and its children (the ingest child), loop lag p99 and max over the last 30 s, inline answers' p99; at the end the
-same over the whole run, and alerts delivered (accepted by the stand-in), lost (a delivery the database calls sent
-that the stand-in never accepted, or one failed) and doubled (one text accepted twice for one chat), with what was
-still queued (Telegram's limit is the floor: a poll that reaches 40,000 users takes 20 minutes at 30 a second).
+and its children (the ingest and sender children), their PSS summed (shared pages counted once), loop lag p99 and
+max over the last 30 s, inline answers' p99; at the end the same over the whole run, and alerts delivered (accepted
+by the stand-in), lost (a delivery the database calls sent that the stand-in never accepted, or one failed) and
+doubled (one text accepted twice for one chat), with what was still queued (Telegram's limit is the floor: a poll
+that reaches 40,000 users takes 20 minutes at 30 a second).
 
     python3 bench/soak.py [--minutes 20] [--users 50000] [--subs 100000] [--db-cache FILE]
 """
@@ -69,7 +70,15 @@ async def outcome(url: str, accepted: Counter[tuple[int, str]]) -> tuple[int, in
 
 
 async def drive(args: argparse.Namespace) -> None:
-    from bench.memory import POLL_EVERY, bot_env, churn, distinct_queries, process_tree_rss_mb, until_healthy
+    from bench.memory import (
+        POLL_EVERY,
+        bot_env,
+        churn,
+        distinct_queries,
+        process_tree_pss_mb,
+        process_tree_rss_mb,
+        until_healthy,
+    )
     from testkit.fake_telegram import FakeTelegram
     from testkit.provider_server import VAST_PATH, ProviderServer
 
@@ -96,6 +105,7 @@ async def drive(args: argparse.Namespace) -> None:
             asked: dict[str, float] = {}
             read = 0
             rss: list[tuple[float, float]] = []
+            pss: list[float] = []
             all_lags: list[float] = []
             lag_max = 0.0
             probes = 0
@@ -132,6 +142,7 @@ async def drive(args: argparse.Namespace) -> None:
                         next_report += 30
                         total, each = process_tree_rss_mb(proc.pid)
                         rss.append((now - started, total))
+                        pss.append(process_tree_pss_mb(proc.pid))
                         if probe_file.exists():
                             lines = probe_file.read_text().splitlines()
                             for line in lines[lag_read:]:
@@ -144,7 +155,7 @@ async def drive(args: argparse.Namespace) -> None:
                             lag_read = len(lines)
                         sends = sum(1 for c in tg.calls_of("sendMessage") if c.status == 200)
                         print(f"  {now - started:5.0f} s: RSS {total:.0f} MB (" + " + ".join(f"{m:.0f}" for m in each)
-                              + f"); loop lag max {window_max * 1000:.0f} ms; inline p99 "
+                              + f"), PSS {pss[-1]:.0f} MB; loop lag max {window_max * 1000:.0f} ms; inline p99 "
                               f"{p99(window_latencies) * 1000:.0f} ms ({len(window_latencies)}); alerts accepted "
                               f"{sends:,}; polls {len(server.requests_to(VAST_PATH))}", flush=True)
                         window_lags, window_latencies, window_max = [], [], 0.0
@@ -162,6 +173,8 @@ async def drive(args: argparse.Namespace) -> None:
         rss_mb = [m for _, m in rss]
         print(f"RSS over time (s, MB): {', '.join(f'{s:.0f}:{m:.0f}' for s, m in rss)}; first {rss_mb[0]:.0f}, max "
               f"{max(rss_mb):.0f}, last {rss_mb[-1]:.0f} MB (target < 300 MB flat)" if rss_mb else "no RSS sample")
+        if pss:
+            print(f"PSS (shared pages once): first {pss[0]:.0f}, max {max(pss):.0f}, last {pss[-1]:.0f} MB")
         print(f"inline: {len(latencies):,} answered, p99 {p99(latencies) * 1000:.0f} ms, median "
               f"{statistics.median(latencies) * 1000 if latencies else 0:.0f} ms; unanswered {len(asked)}")
         shown = "<= 2" if lag_p99 <= 0.002 else f"{lag_p99 * 1000:.0f}"
