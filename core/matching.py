@@ -650,6 +650,91 @@ class WatchIndex:
         return result
 
 
+class TargetColumns:
+    """Many tagged targets as columns, to ask which of them one watch matches, for all at once: the other direction
+    from `WatchIndex` (which watches one target reaches). The alert sender asks it for a user whose unheard events
+    it stopped listing one by one (storage.outbox.FanOut: PENDING_CAP): their next message is worked out from the
+    events themselves, so their memory is one id, not one per event. `matches(w, after)` is `Watch.matches` over
+    every target tagged above `after`, to the bit (tests/core/test_matching.py compares them): the same filters,
+    the same comparisons (a missing figure never matches), in NumPy. Immutable: build a new one when the targets
+    change. NumPy is imported here, by the sender: the bot's processes never build one."""
+
+    def __init__(self, tagged: Iterable[tuple[int, Target]]) -> None:
+        import numpy as np
+
+        codes: dict[str, dict[str, int]] = {"provider": {}, "billing": {}, "location": {}, "gpu": {}}
+
+        def code(kind: str, value: str) -> int:
+            return codes[kind].setdefault(value, len(codes[kind]))
+
+        rows = [(tag, code("provider", t.provider), code("billing", t.billing), code("location", t.location),
+                 -1 if t.gpu is None else code("gpu", t.gpu), t.gpu_count, t.fraction is None,
+                 math.nan if (u := t.usable) is None else u,
+                 math.nan if t.price_rub is None else t.price_rub, math.nan if t.price_usd is None else t.price_usd)
+                for tag, t in tagged]
+        self._codes = codes
+        self._regions: dict[str, np.ndarray] = {}
+        n = len(rows)
+        cols = list(zip(*rows, strict=True)) if rows else [()] * 10
+        self.tags = np.fromiter(cols[0], dtype=np.int64, count=n)
+        order = np.argsort(self.tags, kind="stable")
+        self.tags = self.tags[order]
+        self._provider, self._billing, self._location, self._gpu, self._count = (
+            np.fromiter(c, dtype=np.int64, count=n)[order] for c in cols[1:6])
+        self._whole = np.fromiter(cols[6], dtype=bool, count=n)[order]
+        self._usable, self._rub, self._usd = (np.fromiter(c, dtype=np.float64, count=n)[order] for c in cols[7:10])
+        self._max_count = int(self._count.max()) if n else 0
+
+    def __len__(self) -> int:
+        return len(self.tags)
+
+    def _region(self, region: str) -> np.ndarray:
+        """Which of the locations a region filter accepts (region_matches, once per distinct location)."""
+        import numpy as np
+
+        mask = self._regions.get(region)
+        if mask is None:
+            mask = self._regions[region] = np.fromiter(
+                (region_matches(region, loc) for loc in self._codes["location"]), dtype=bool,
+                count=len(self._codes["location"]))
+        return mask
+
+    def _in(self, kind: str, values: Iterable[str]) -> list[int]:
+        known = self._codes[kind]
+        return [known[v] for v in values if v in known]
+
+    def matches(self, w: Watch, after: int = -1) -> np.ndarray:
+        """The tags above `after` (ascending) whose targets `w` matches."""
+        import numpy as np
+
+        lo = int(np.searchsorted(self.tags, after, side="right"))
+        if lo >= len(self.tags):
+            return self.tags[lo:]
+        gpu = self._gpu[lo:]
+        count = self._count[lo:]
+        mask = gpu >= 0  # a card the catalog cannot name reaches no one
+        if w.providers is not None:
+            mask &= np.isin(self._provider[lo:], self._in("provider", w.providers))
+        if w.billing is not None:
+            mask &= np.isin(self._billing[lo:], self._in("billing", (w.billing,)))
+        if w.gpu_count is not None:
+            mask &= count == w.gpu_count
+        if w.region is not None:
+            mask &= self._region(w.region)[self._location[lo:]]
+        if w.gpu_ids is not None:
+            mask &= np.isin(gpu, self._in("gpu", w.gpu_ids)) & self._whole[lo:]
+        if w.min_gib_by_count is not None:
+            needs = [w.need_for(c) for c in range(self._max_count + 1)]
+            need = np.array([math.nan if x is None else x for x in needs], dtype=np.float64)[count]
+            mask &= self._usable[lo:] >= need  # NaN on either side (no entry, an unknown card) never matches
+        if w.max_price is not None:
+            price = (self._rub if w.currency == "RUB" else self._usd)[lo:]
+            if w.price_basis != "gpu":
+                price = price * count
+            mask &= price <= w.max_price  # NaN (no rate converts it) never matches
+        return self.tags[lo:][mask]
+
+
 def naive_match(watches: Iterable[Watch], targets: Iterable[Target]) -> dict[str, list[int]]:
     """Every watch against every target: the reference the index is measured and tested against."""
     ws = list(watches)

@@ -34,7 +34,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
 from core.changes import OfferEvent
-from core.matching import Target, Watch, WatchIndex, alerting_events, fit_reason_data, tight_at, watch_from_row
+from core.matching import (
+    Target,
+    TargetColumns,
+    Watch,
+    WatchIndex,
+    alerting_events,
+    fit_reason_data,
+    tight_at,
+    watch_from_row,
+)
 from core.redaction import redact
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
@@ -68,6 +77,13 @@ _ID = "I"
 # compaction kept) were filed since it: a few polls' worth at 50,000 users, so its ~0.3 s a pass stays rare.
 COMPACT_PAIRS = 4_000_000
 _COMPACT_SLICE = 2_000  # users per slice of a compaction
+# Unheard event ids listed per user at most. A user with more stops being listed: their next message is worked out
+# from the events themselves (core.matching.TargetColumns: every event since their cursor that one of their
+# subscriptions matches), and they keep one id, their place in line. Without the cap the lists grew with a free-rate
+# backlog by ~2 million pairs a poll at 50,000 users (bench/soak.py: the sender child 217 -> 331 MB in 6 minutes),
+# bounded only by the offers each user's subscriptions reach. 64 is more than a poll gives most users (47 each when
+# one poll reached 47,000 of them), so a paid broadcast drains before anyone is worked out that way.
+PENDING_CAP = 64
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
@@ -246,7 +262,8 @@ class UserPlan:
 class FanOut:
     """The sender's in-memory view of the queue: which users have events they have not heard, and what to say.
 
-    Memory is one int per (user, event) pair still unheard, plus the events themselves, plus the subscription index
+    Memory is one int per (user, event) pair still unheard, up to PENDING_CAP a user (past it, one: see `overflowed`),
+    plus the events themselves, plus the subscription index
     (core.matching.WatchIndex: ids and caps in packed arrays). The index is built once, at the first look, and then
     follows the subscription change log (`subscription_changes`, written by triggers: migration 0014): each look
     reloads only the users named there since the last one, so a change costs that user's subscriptions, never a
@@ -255,7 +272,8 @@ class FanOut:
     it from the events newer than the users' cursors (at most MAX_EVENT_AGE old)."""
 
     def __init__(self, *, max_event_age: timedelta = MAX_EVENT_AGE, index_check: float = INDEX_CHECK,
-                 rebuild_over: int = REBUILD_OVER, sends_per_chat_interval: float = 30.0) -> None:
+                 rebuild_over: int = REBUILD_OVER, sends_per_chat_interval: float = 30.0,
+                 pending_cap: int = PENDING_CAP) -> None:
         self.index_check = index_check
         # Messages the sender starts overall while one chat may take one more (Telegram: 30 a second against one a
         # second per chat; bot.sender passes its own pacing): how much later a long digest ends than the others.
@@ -269,8 +287,14 @@ class FanOut:
         self._events: dict[int, _Queued] = {}
         self._loaded_upto: int | None = None
         self.pending: dict[int, array[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
+        # Users with more than PENDING_CAP unheard events: their entry in `pending` holds only the first (their
+        # place and the oldest event kept for them); what they have to hear is matched from the events at planning.
+        self.overflowed: set[int] = set()
+        self.pending_cap = pending_cap
+        self._columns: TargetColumns | None = None  # the held events as columns, built when an overflowed user asks
         self._refreshing = asyncio.Lock()
-        self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0, "superseded": 0, "compactions": 0}
+        self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0, "superseded": 0, "compactions": 0,
+                                      "overflowed": 0}
         self._latest: dict[str, list[int]] = {}  # offer key -> its events since the last one everyone hears
         self._pairs_added = 0  # (user, event) pairs filed since the last compaction
         self._pairs_kept = 0  # pairs the last compaction left
@@ -416,9 +440,9 @@ class FanOut:
             for event_id in _distinct(event_ids):
                 # Kept only when someone is to be told (it is matched once, here): else it would stay forever.
                 self._events[event_id] = read[event_id]
+                self._columns = None
             self._supersede(read)
-            self._add_pending(users, event_ids, newcomers)
-            self._pairs_added += len(users)
+            self._pairs_added += self._add_pending(users, event_ids, newcomers)
             self.match_cpu += time.thread_time() - cpu
             self._file_newcomers(newcomers)  # at once: a failure reading the next rows must not lose these
             newcomers = {}
@@ -441,6 +465,7 @@ class FanOut:
             for older in held or ():
                 if older != event_id and events.pop(older, None) is not None:
                     self.stats["superseded"] += 1
+                    self._columns = None
             latest[key] = [event_id]
 
     async def _compact(self) -> None:
@@ -464,7 +489,7 @@ class FanOut:
                 if n and n % _COMPACT_SLICE == 0:
                     await asyncio.sleep(0)
                 waiting = self.pending.get(uid)
-                if waiting is None:
+                if waiting is None or uid in self.overflowed:  # their one id is their place, not an event to tell
                     continue
                 ids = np.frombuffer(waiting, dtype=_ID_NUMPY).astype(np.int64)
                 ids = ids[(ids >= low) & (ids <= high)]
@@ -481,26 +506,37 @@ class FanOut:
                     del self.pending[uid]  # nothing left to tell them
         else:
             self.pending.clear()
+            self.overflowed.clear()
         self.stats["compactions"] += 1
         self._pairs_added, self._pairs_kept = 0, kept
 
-    def _add_pending(self, users: np.ndarray, event_ids: np.ndarray, newcomers: dict[int, array[int]]) -> None:
+    def _add_pending(self, users: np.ndarray, event_ids: np.ndarray, newcomers: dict[int, array[int]]) -> int:
         """Each user's run of the pairs onto their unheard events (a step per user, not per pair); users who had
-        nothing unheard go to `newcomers`."""
+        nothing unheard go to `newcomers`. Returns how many ids were kept (a user over the cap keeps one)."""
         if not len(users):
-            return
+            return 0
         import numpy as np  # the sender's (core.matching.WatchIndex.owner_pairs): not imported by the bot's processes
 
         starts = np.flatnonzero(users[1:] != users[:-1]) + 1
         bounds = [0, *starts.tolist(), len(users)]
         raw = memoryview(event_ids.astype(_ID_NUMPY, copy=False).tobytes())
         size = 4  # bytes an id (_ID)
-        pending = self.pending
+        pending, overflowed, cap = self.pending, self.overflowed, self.pending_cap
+        kept = 0
         for uid, lo, hi in zip(users[bounds[:-1]].tolist(), bounds[:-1], bounds[1:], strict=True):
+            if uid in overflowed:
+                continue  # matched from the events when planned
             waiting = pending.get(uid)
             if waiting is None:
                 waiting = newcomers[uid] = array(_ID)
+            before = len(waiting)
             waiting.frombytes(raw[lo * size:hi * size])
+            if len(waiting) > cap:
+                del waiting[1:]  # the oldest stays: the user's place in line, and what `_trim` keeps events from
+                overflowed.add(uid)
+                self.stats["overflowed"] += 1
+            kept += len(waiting) - before
+        return kept
 
     def _file_newcomers(self, newcomers: dict[int, array[int]]) -> None:
         """Who hears first when thousands match: everyone already waiting keeps their place (oldest unheard event
@@ -516,7 +552,8 @@ class FanOut:
         6 s of a 73 s drain at a fifth of the rate). Unheard events stand for messages here (a digest packs several
         offers a message, which shrinks both sides alike; one event is one message and never waits). The users
         moved start longest first; they are few (near the end, and long), and a long digest costs the others only
-        one slot per chat interval while it goes."""
+        one slot per chat interval while it goes. A newcomer over PENDING_CAP counts as one (its ids are not listed):
+        a one-message digest is what most users get, however many events it names."""
         if not newcomers:
             return
         order = sorted(newcomers)
@@ -573,11 +610,14 @@ class FanOut:
             ids = self.pending.get(uid, ())
             u = users.get(uid)
             if u is None:  # the user is gone (deleted with their subscriptions)
-                self.pending.pop(uid, None)
+                self._forget_user(uid)
                 continue
-            unheard = sorted({i for i in ids if i > u.alert_cursor and i in self._events})
+            if uid in self.overflowed:
+                unheard = self._matched_since(subs.get(uid, []), int(u.alert_cursor))
+            else:
+                unheard = sorted({i for i in ids if i > u.alert_cursor and i in self._events})
             if not unheard:
-                self.pending.pop(uid, None)
+                self._forget_user(uid)
                 continue
             plan = UserPlan(uid, u.lang, u.currency, u.grouping, u.active, u.quiet_start, u.quiet_end,
                             u.tz_offset_minutes, cursor=int(u.alert_cursor), upto=unheard[-1])
@@ -602,6 +642,22 @@ class FanOut:
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
         return out
+
+    def _matched_since(self, mine: Sequence[tuple[SubMeta, Watch]], cursor: int) -> list[int]:
+        """An overflowed user's unheard events: those held, newer than their cursor, that any of their subscriptions
+        matches (the events as columns, built once per change of the held events, not per user)."""
+        if not mine or not self._events:
+            return []
+        if self._columns is None:
+            self._columns = TargetColumns((i, q.target) for i, q in self._events.items())
+        found: set[int] = set()
+        for _, w in mine:
+            found.update(self._columns.matches(w, cursor).tolist())
+        return sorted(found)
+
+    def _forget_user(self, uid: int) -> None:
+        self.pending.pop(uid, None)
+        self.overflowed.discard(uid)
 
     async def _user_subscriptions(self, session: AsyncSession,
                                   user_ids: Sequence[int]) -> dict[int, list[tuple[SubMeta, Watch]]]:
@@ -631,21 +687,34 @@ class FanOut:
 
     def planned(self, plan: UserPlan) -> None:
         """The plan was committed: those events are heard."""
-        rest = array(_ID, (i for i in self.pending.get(plan.user_id, ()) if i > plan.upto))
-        if rest:
-            self.pending[plan.user_id] = rest
+        uid = plan.user_id
+        if uid in self.overflowed:
+            # Events read since the plan was made were not listed for them: looked for again at their next plan
+            # (one with nothing for them forgets them then).
+            if self._loaded_upto is not None and self._loaded_upto > plan.upto:
+                self.pending[uid] = array(_ID, (plan.upto + 1,))
+            else:
+                self._forget_user(uid)
         else:
-            self.pending.pop(plan.user_id, None)
+            rest = array(_ID, (i for i in self.pending.get(uid, ()) if i > plan.upto))
+            if rest:
+                self.pending[uid] = rest
+            else:
+                self._forget_user(uid)
         self._trim()
 
     def _trim(self) -> None:
         """Forget events no user is still waiting for."""
         if not self.pending:
-            self._events.clear()
+            if self._events:
+                self._events.clear()
+                self._columns = None
             return
         if len(self._events) > 4 * 2000:
             oldest = min(ids[0] for ids in self.pending.values())
-            self._events = {i: q for i, q in self._events.items() if i >= oldest}
+            if next(iter(self._events)) < oldest:
+                self._events = {i: q for i, q in self._events.items() if i >= oldest}
+                self._columns = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from aiogram.client.default import DefaultBotProperties
 
 from bot.sender import AlertSender, quiet_until
 from core.changes import EventKind
-from storage.outbox import OutboxWriter
+from storage.outbox import FanOut, OutboxWriter
 from testkit.fake_telegram import FakeTelegram
 from testkit.waiting import until
 from tests.storage.test_outbox_helpers import (
@@ -135,11 +135,13 @@ def _links(text: str) -> list[int]:
     return [int(k) for k in re.findall(r'runpod\.example/h100-(\d+)"', text)]
 
 
-async def test_a_digest_is_one_message_the_cheapest_offers_then_how_many_more(tg, bot, sm) -> None:
+@pytest.mark.parametrize("cap", [None, 5], ids=["listed", "over-the-cap"])
+async def test_a_digest_is_one_message_the_cheapest_offers_then_how_many_more(tg, bot, sm, cap) -> None:
     """By default a poll is one message a user: the cheapest offers that fit, then how many more matched (with
     /offers to see them), in the user's language and plural; its buttons stop every subscription the digest
     speaks for, the ones only the counted offers matched included. Every offer is heard of once: none comes
-    again later."""
+    again later. The same when the users' unheard events are too many to list (storage.outbox.PENDING_CAP): the
+    message is then worked out from the events themselves."""
     await add_user(sm, 1)
     await add_user(sm, 2, lang="ru", currency="RUB")
     lora = await add_sub(sm, 1, "13B LoRA " + "x" * 200, kind="workload", gpu_ids=None, min_gib=NEEDS_13B_LORA)
@@ -150,8 +152,11 @@ async def test_a_digest_is_one_message_the_cheapest_offers_then_how_many_more(tg
     # The dearest offer, an A100 only the second subscription reaches (and the first, by memory): never shown.
     events.append(event(offer(sku="a100", gpu="a100-80gb", name="A100 80GB", price=9.99)))
     await enqueue(sm, OutboxWriter(), events)
-    async with Running(sender(bot, sm, time_scale=0.05)):
+    fanout = FanOut(pending_cap=cap) if cap is not None else None
+    async with Running(sender(bot, sm, time_scale=0.05, fanout=fanout)):
         await until(lambda: all_done(sm))
+    if fanout is not None:
+        assert fanout.stats["overflowed"] >= 2  # both users were worked out from the events
     english = [c for c in ok_sends(tg) if c.chat_id == 1]
     assert len(english) == 1
     msg = english[0]

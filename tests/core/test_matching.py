@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -381,3 +382,42 @@ def test_owner_pairs_are_the_owners_of_each_target_once_sorted_by_owner() -> Non
                len([w for w in watches if w.id != 5 and w.matches(t)]) for _, t in targets)  # duplicates occurred
     empty_u, empty_t = index.owner_pairs([])
     assert len(empty_u) == len(empty_t) == 0
+
+
+# --- TargetColumns: the other direction (which of many targets one watch matches), the same definition ----------
+def check_columns(ws: list[Watch], tagged: list[tuple[int, Target]], after: int) -> None:
+    from core.matching import TargetColumns
+
+    columns = TargetColumns(tagged)
+    assert len(columns) == len(tagged)
+    for w in ws:
+        got = columns.matches(w, after).tolist()
+        assert got == sorted(tag for tag, t in tagged if tag > after and w.matches(t)), w
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario(), st.integers(min_value=-1, max_value=12))
+def test_columns_match_exactly_what_each_watch_matches(data: tuple[list[Watch], list[Target]], after: int) -> None:
+    ws, ts = data
+    check_columns(ws, [(3 * i, t) for i, t in enumerate(ts)], after)
+
+
+def test_columns_match_exactly_on_a_large_shuffled_population_with_slices() -> None:
+    """Tags come unordered and sparse (event ids), targets include slices of cards and missing prices, and each
+    watch is asked from several starting points."""
+    rng = random.Random(2026)
+    ws = [_random_watch(rng, i) for i in range(400)]
+    tagged = []
+    for n, tag in enumerate(rng.sample(range(1, 20_000), 2_000)):
+        t = _random_target(rng, n)
+        if rng.random() < 0.15:
+            t = replace(t, fraction=rng.choice([0.125, 0.25, 0.5]))
+        tagged.append((tag, t))
+    for after in (-1, 0, 7_500, 19_999):
+        check_columns(ws, tagged, after)
+
+
+def test_columns_of_nothing_match_nothing() -> None:
+    from core.matching import TargetColumns
+
+    assert TargetColumns([]).matches(Watch(id=1)).tolist() == []

@@ -477,3 +477,56 @@ async def test_compaction_drops_forgotten_events_from_the_users_waiting(sm, monk
     assert len(planned) == 5 * 4  # each user: every offer once, as its last poll priced it
     assert {kind for *_, kind in planned} == {"price_drop"}
     assert len(newest) == 1 and await unheard(sm, at) == []
+
+
+async def test_a_user_with_more_unheard_events_than_the_cap_keeps_one_id_and_hears_the_same(sm) -> None:
+    """Issue 26, memory flat: past PENDING_CAP a user's unheard events are no longer listed one by one (their entry
+    is one id, their place); their plan is matched from the held events instead and says exactly what the listed
+    one says: the same offers, events and subscriptions, the unmatched and the ones made after an event left out;
+    an event read after the plan was made is heard at the next one, and a user left with nothing is forgotten."""
+    for uid in (1, 2):
+        await add_user(sm, uid)
+        await add_sub(sm, uid, "H100")
+        await add_sub(sm, uid, "4090 under $0.5", gpu_ids=["rtx-4090"], max_price=0.5)
+        await add_sub(sm, uid, "A100, made later", gpu_ids=["a100-80gb"], created_at=T0 + timedelta(days=1))
+    await add_user(sm, 3)
+    await add_sub(sm, 3, "A100 only", gpu_ids=["a100-80gb"])
+    events = ([event(offer(sku=f"h{i}")) for i in range(6)]
+              + [event(offer(sku=f"r{i}", gpu="rtx-4090", price=0.3 + 0.1 * i)) for i in range(4)]  # 3 within the cap
+              + [event(offer(sku=f"a{i}", gpu="a100-80gb")) for i in range(3)])
+    await enqueue(sm, OutboxWriter(), events)
+    listed, capped = FanOut(), FanOut(pending_cap=3)
+    async with sm() as s:
+        await listed.refresh(s, T0)
+        await capped.refresh(s, T0)
+        assert capped.overflowed == {1, 2} and not listed.overflowed  # 9 each over the cap of 3; user 3 has 3
+        assert all(len(capped.pending[u]) == 1 for u in (1, 2)) and len(capped.pending[3]) == 3
+        assert set(capped.pending) == set(listed.pending)
+        assert capped.pending[1][0] == listed.pending[1][0]  # the oldest kept
+        want = await listed.plans(s, [1, 2, 3])
+        got = await capped.plans(s, [1, 2, 3])
+
+    def said(plans: list[Any]) -> list[Any]:
+        return [(p.user_id, p.upto, sorted((chat, i.event_id, i.subscriptions) for chat, items in p.by_chat.items()
+                                           for i in items)) for p in plans]
+
+    assert said(got) == said(want)
+    assert [len(p.by_chat[p.user_id]) for p in got] == [9, 9, 3]  # 6 H100 + 3 4090s at most $0.5; A100s: user 3
+    # A new event read before the plans were committed: the overflowed users hear it next time, listed or not.
+    late = event(offer(sku="h-late"))
+    await enqueue(sm, OutboxWriter(), [late])
+    async with sm() as s, s.begin():
+        await capped.refresh(s, T0)
+        from storage.outbox import advance_cursors
+
+        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in got])
+    for p in got:
+        capped.planned(p)
+    assert capped.overflowed == {1, 2} and set(capped.pending) == {1, 2}
+    async with sm() as s:
+        again = await capped.plans(s, [1, 2])
+    assert [[i.event.offer.key for i in p.by_chat[p.user_id]] for p in again] == [[late.key], [late.key]]
+    for p in again:
+        capped.planned(p)
+    assert not capped.pending and not capped.overflowed  # nothing newer: forgotten, the events with them
+    assert capped.held_events == 0
