@@ -217,7 +217,7 @@ class AlertItem:
         self.event = event
         self.target = target
         self._matched = matched
-        self.subscriptions: tuple[tuple[int, str], ...] = tuple((m.id, m.query_text) for m, _ in matched)
+        self.subscriptions: tuple[tuple[int, str], ...] = tuple([(m.id, m.query_text) for m, _ in matched])
         self._reasons: tuple[Reason, ...] | None = None
 
     @property
@@ -629,15 +629,14 @@ class FanOut:
                 for event_id in unheard:
                     q = self._events[event_id]
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
-                    target = q.target
+                    target, created, cooling = q.target, q.created_at, q.event.cooling_since is not None
                     for m, w in mine:
-                        if m.created_at > q.created_at or not w.matches(target) \
-                                or suppressed(q.event, m.created_at, w.max_price, w.currency, w.price_basis):
+                        if m.created_at > created or not w.matches(target) or (cooling and suppressed(
+                                q.event, m.created_at, w.max_price, w.currency, w.price_basis)):
                             continue
                         per_chat.setdefault(m.chat_id, []).append((m, w))
                     for chat_id, matched in per_chat.items():
-                        latest.setdefault(chat_id, {})[q.event.offer.key] = AlertItem(event_id, q.event, matched,
-                                                                                      target)
+                        latest.setdefault(chat_id, {})[target.key] = AlertItem(event_id, q.event, matched, target)
                 plan.by_chat = {chat_id: list(items.values()) for chat_id, items in latest.items()}
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)

@@ -116,7 +116,7 @@ async def availability_weeks(session: AsyncSession, plans: Sequence[UserPlan], n
                              wanted: Callable[[UserPlan, AlertItem], bool] | None = None) -> dict[str, WindowStats]:
     """The last 7 days of each alerted offer's group (the alert's availability line), by offer key; none when they
     cannot be read (an alert never waits on its statistics). `wanted`: only the items it says need them."""
-    offers = {item.event.offer.key: item.event.offer for plan in plans for items in plan.by_chat.values()
+    offers = {item.target.key: item.event.offer for plan in plans for items in plan.by_chat.values()
               for item in items if wanted is None or wanted(plan, item)}
     if not offers:
         return {}

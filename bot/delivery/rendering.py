@@ -108,7 +108,7 @@ class DigestRenderer:
                 key = (item.event_id, plan.lang, plan.currency)
                 parts = self._offer_parts.get(key)
                 if parts is None:
-                    week = (weeks or {}).get(item.event.offer.key)
+                    week = (weeks or {}).get(item.target.key)
                     parts = _remember(self._offer_parts, key,
                                       render_offer(item.event, plan.lang, plan.currency, week), SHARED_PARTS)
                 block = self._block(item, plan.lang, parts)
