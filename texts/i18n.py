@@ -312,13 +312,16 @@ def _compiled(lang: str, key: str) -> tuple[_Part, ...] | None:
 # "0,01". Every number a front end prints itself goes through `number`; Fluent formats the ones it is given.
 _GROUP = {"en": ",", "ru": "\u00a0"}  # CLDR ru: no-break space, as Fluent formats its numbers
 _DECIMAL = {"en": ".", "ru": ","}
+# Python's "1,234.5" into each language's marks in one pass (None: already the language's own).
+_MARKS = {lang: None if (_GROUP[lang], _DECIMAL[lang]) == (",", ".")
+          else str.maketrans({",": _GROUP[lang], ".": _DECIMAL[lang]}) for lang in _GROUP}
 
 
 def number(value: float, decimals: int = 0, lang: str = "en") -> str:
     """`value` with `decimals` places in `lang`'s style: grouped thousands, the language's decimal mark."""
     text = f"{value:,.{decimals}f}"
-    group, mark = _GROUP.get(lang, ","), _DECIMAL.get(lang, ".")
-    return text.replace(",", "\x00").replace(".", mark).replace("\x00", group)
+    marks = _MARKS.get(lang)
+    return text if marks is None else text.translate(marks)
 
 
 def t(lang: str, key: str, /, **values: Any) -> str:
