@@ -21,9 +21,11 @@ delivery carries its sender's claim (`claimed_by`, `claim_expires_at` by the dat
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from array import array
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -84,6 +86,7 @@ _COMPACT_SLICE = 2_000  # users per slice of a compaction
 # bounded only by the offers each user's subscriptions reach. 64 is more than a poll gives most users (47 each when
 # one poll reached 47,000 of them), so a paid broadcast drains before anyone is worked out that way.
 PENDING_CAP = 64
+PARSED_EVENTS = 1_024  # held events kept parsed: two polls' alerting events at 50,000 users (~13.7 KB each)
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
@@ -236,10 +239,17 @@ class AlertItem:
 
 @dataclass(frozen=True, slots=True)
 class _Queued:
+    """A held event as the sender keeps it: its stored JSON (parsed again when a plan needs it, `FanOut._event`),
+    what matching reads, and whether it is a cooling one. Parsed, an event was ~13.7 KB (its offer and prices as
+    pydantic models); at Telegram's free rate a backlog holds every poll's events for the ~26 minutes it takes to
+    drain, ~480 a poll at 50,000 users: 6.6 MB a poll (bench/soak.py's sender child grew 216 -> 311 MB in 6 minutes).
+    As JSON, ~0.6 KB."""
+
     id: int
-    event: AlertEvent
+    payload: bytes
     target: Target
     created_at: datetime
+    cooling: bool
 
 
 @dataclass
@@ -285,6 +295,7 @@ class FanOut:
         self._changes_low = 0  # every change-log row up to this id is applied
         self._changes_seen: set[int] = set()  # rows past it applied already (re-read until they are a minute old)
         self._events: dict[int, _Queued] = {}
+        self._parsed: OrderedDict[int, AlertEvent] = OrderedDict()  # the events last parsed (`_event`)
         self._loaded_upto: int | None = None
         self.pending: dict[int, array[int]] = {}  # user id -> unheard event ids, ascending; insertion = age order
         # Users with more than PENDING_CAP unheard events: their entry in `pending` holds only the first (their
@@ -430,8 +441,10 @@ class FanOut:
                 except ValueError as e:  # a malformed row fails alone
                     log.warning("queued alert event %s cannot be read: %s", r.id, e)
                     continue
-                read[r.id] = _Queued(r.id, event, Target.from_offer(event.offer, event.price_rub, event.price_usd),
-                                     created)
+                read[r.id] = _Queued(r.id, json.dumps(r.payload, separators=(",", ":")).encode(),
+                                     Target.from_offer(event.offer, event.price_rub, event.price_usd), created,
+                                     event.cooling_since is not None)
+                self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
             # Whose subscriptions each reaches (those made after it are left out when the message is written): the
             # (user, event) pairs of these rows at once, by user, each user's events ascending.
@@ -457,9 +470,9 @@ class FanOut:
         ones be: it is not sent to those the older one is for."""
         latest, events = self._latest, self._events
         for event_id, q in read.items():  # ascending
-            key = q.event.offer.key
+            key = q.target.key
             held = latest.get(key)
-            if q.event.cooling_since is not None and held is not None:
+            if q.cooling and held is not None:
                 held.append(event_id)
                 continue
             for older in held or ():
@@ -629,14 +642,15 @@ class FanOut:
                 for event_id in unheard:
                     q = self._events[event_id]
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
-                    target, created, cooling = q.target, q.created_at, q.event.cooling_since is not None
+                    target, created = q.target, q.created_at
                     for m, w in mine:
-                        if m.created_at > created or not w.matches(target) or (cooling and suppressed(
-                                q.event, m.created_at, w.max_price, w.currency, w.price_basis)):
+                        if m.created_at > created or not w.matches(target) or (q.cooling and suppressed(
+                                self._event(q), m.created_at, w.max_price, w.currency, w.price_basis)):
                             continue
                         per_chat.setdefault(m.chat_id, []).append((m, w))
                     for chat_id, matched in per_chat.items():
-                        latest.setdefault(chat_id, {})[target.key] = AlertItem(event_id, q.event, matched, target)
+                        latest.setdefault(chat_id, {})[target.key] = AlertItem(event_id, self._event(q), matched,
+                                                                               target)
                 plan.by_chat = {chat_id: list(items.values()) for chat_id, items in latest.items()}
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
@@ -653,6 +667,22 @@ class FanOut:
         for _, w in mine:
             found.update(self._columns.matches(w, cursor).tolist())
         return sorted(found)
+
+    def _event(self, q: _Queued) -> AlertEvent:
+        """A held event parsed, from the last PARSED_EVENTS parsed (the users planned one after another hear mostly the
+        same recent events)."""
+        hit = self._parsed.get(q.id)
+        if hit is None:
+            hit = AlertEvent.model_validate_json(q.payload)
+            self._remember(q.id, hit)
+        else:
+            self._parsed.move_to_end(q.id)
+        return hit
+
+    def _remember(self, event_id: int, event: AlertEvent) -> None:
+        self._parsed[event_id] = event
+        if len(self._parsed) > PARSED_EVENTS:
+            self._parsed.popitem(last=False)
 
     def _forget_user(self, uid: int) -> None:
         self.pending.pop(uid, None)
