@@ -719,8 +719,10 @@ class FanOut:
         uid = plan.user_id
         if uid in self.overflowed:
             # Events read since the plan was made were not listed for them: looked for again at their next plan
-            # (one with nothing for them forgets them then).
+            # (one with nothing for them forgets them then), behind everyone waiting, as a user heard and reached
+            # again is (a newcomer of the next look): never at once again, ahead of the others.
             if self._loaded_upto is not None and self._loaded_upto > plan.upto:
+                self.pending.pop(uid, None)
                 self.pending[uid] = array(_ID, (plan.upto + 1,))
             else:
                 self._forget_user(uid)

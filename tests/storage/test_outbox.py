@@ -491,6 +491,8 @@ async def test_a_user_with_more_unheard_events_than_the_cap_keeps_one_id_and_hea
         await add_sub(sm, uid, "A100, made later", gpu_ids=["a100-80gb"], created_at=T0 + timedelta(days=1))
     await add_user(sm, 3)
     await add_sub(sm, 3, "A100 only", gpu_ids=["a100-80gb"])
+    await add_user(sm, 4)
+    await add_sub(sm, 4, "H100")  # waiting too, not planned here
     events = ([event(offer(sku=f"h{i}")) for i in range(6)]
               + [event(offer(sku=f"r{i}", gpu="rtx-4090", price=0.3 + 0.1 * i)) for i in range(4)]  # 3 within the cap
               + [event(offer(sku=f"a{i}", gpu="a100-80gb")) for i in range(3)])
@@ -499,12 +501,13 @@ async def test_a_user_with_more_unheard_events_than_the_cap_keeps_one_id_and_hea
     async with sm() as s:
         await listed.refresh(s, T0)
         await capped.refresh(s, T0)
-        assert capped.overflowed == {1, 2} and not listed.overflowed  # 9 each over the cap of 3; user 3 has 3
+        assert capped.overflowed == {1, 2, 4} and not listed.overflowed  # 9 and 6 over the cap of 3; user 3 has 3
         assert all(len(capped.pending[u]) == 1 for u in (1, 2)) and len(capped.pending[3]) == 3
         assert set(capped.pending) == set(listed.pending)
         assert capped.pending[1][0] == listed.pending[1][0]  # the oldest kept
         want = await listed.plans(s, [1, 2, 3])
         got = await capped.plans(s, [1, 2, 3])
+    capped.pending[4] = capped.pending.pop(4)  # user 4 last in line: planned users must still go behind them
 
     def said(plans: list[Any]) -> list[Any]:
         return [(p.user_id, p.upto, sorted((chat, i.event_id, i.subscriptions) for chat, items in p.by_chat.items()
@@ -522,14 +525,13 @@ async def test_a_user_with_more_unheard_events_than_the_cap_keeps_one_id_and_hea
         await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in got])
     for p in got:
         capped.planned(p)
-    assert capped.overflowed == {1, 2} and set(capped.pending) == {1, 2}
+    assert capped.overflowed == {1, 2, 4} and list(capped.pending) == [4, 1, 2]  # behind the one still waiting
     async with sm() as s:
         again = await capped.plans(s, [1, 2])
     assert [[i.event.offer.key for i in p.by_chat[p.user_id]] for p in again] == [[late.key], [late.key]]
     for p in again:
         capped.planned(p)
-    assert not capped.pending and not capped.overflowed  # nothing newer: forgotten, the events with them
-    assert capped.held_events == 0
+    assert list(capped.pending) == [4] and capped.overflowed == {4}  # nothing newer: 1 and 2 forgotten
 
 
 async def test_held_events_are_kept_as_their_json_and_parsed_again_when_planned(sm, monkeypatch) -> None:
