@@ -9,7 +9,8 @@ started) holding the scrapers' lease: each poll is the real poller (`scrapers.po
 provider's parse, dedupe) handed to the leader's sink (`App.ingest`: the hand-over to the ingest child, recorded
 there, then the offer cache refreshed from what the child read). A 1 ms sleep probe on the bot's loop measures how
 late it wakes; each stall is put down to the phase that was running when it began: fetch + parse, hand-over
-(`IngestProcess.record`), offer-cache refresh (`OfferCache.refresh`), the rest of the sink (heap settle, trim).
+(`IngestProcess.record`), offer-cache refresh (`OfferCache.refresh`), the rest of the sink (heap settle, trim), and
+the poll let go once recorded (`scrapers.scheduler.release`, as the scheduler's job does after its sink).
 
 Scenarios, in order: the leader's first poll (empty database), two polls with `--churn` of the listings changing,
 then a restart (a new App: its start-up offers reading, a new ingest child) and the restarted leader's first poll.
@@ -242,13 +243,17 @@ def report(label: str, samples: list[tuple[float, float, float]], phases: list[t
 
 
 # ------------------------------------------------------------------------------------------------ the bot side
+async def _drop(result: Any) -> None:
+    result.offers = []
+
+
 async def run(configs: int, churn: float, url: str) -> list[tuple[float, float]]:
     from core.offers import Rates
     from gpuradar.app import App
     from gpuradar.leadership import LeadershipLost
     from gpuradar.metrics import Metrics
     from gpuradar.settings import Settings
-    from scrapers import poller
+    from scrapers import poller, scheduler
     from scrapers.http import make_client
     from scrapers.registry import ProvidersSettings
     from storage.migrate import upgrade_async
@@ -266,6 +271,8 @@ async def run(configs: int, churn: float, url: str) -> list[tuple[float, float]]
     worst: list[tuple[float, float]] = []
     client = make_client(rate_limits={"vastai": None})  # the bench polls back to back, not 10 requests a minute
     fetch_parse = probe.wrap("fetch + parse (poller)", poller.poll)
+    # A tree older than scrapers.scheduler.release drops the poll at once, as its scheduler's job did.
+    let_go = probe.wrap("poll let go (scheduler.release)", getattr(scheduler, "release", None) or _drop)
     print(f"== {configs:,} configurations ({configs // 2:,} listings), {churn:.0%} of the listings changing a poll; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     try:
@@ -302,8 +309,10 @@ async def run(configs: int, churn: float, url: str) -> list[tuple[float, float]]
                                 limit=120)
                     term = app.leadership.lease.term
                     await app.ingest(result, rates, term=term)
+                configurations = len(result.offers)
+                await let_go(result)  # what the scheduler's job does once its sink is done
                 samples, phases = probe.take()
-                worst.append(report(f"{life}: {label}: {len(result.offers):,} configurations, cache "
+                worst.append(report(f"{life}: {label}: {configurations:,} configurations, cache "
                                     f"{len(app.offers):,}", samples, phases, time.perf_counter() - t0,
                                     time.process_time() - cpu0))
             await app.stop()

@@ -118,9 +118,13 @@ class OfferCache:
             else:
                 state = await run_in_slices(self._replacing(got.changed if isinstance(got, OfferChanges) else got),
                                             self.budget)
+            old = self._by_key, self._members, self._groups
             self._by_key, self._members, self._groups = state
             self._all = None
             self.version += 1
+            # The state swapped out is let go a slice at a time: on a full reload it holds the last references to
+            # every offer replaced, and dropped at once it freed 100,000 of them in one go (0.1-0.2 s of the loop).
+            await run_in_slices(_letting_go(*old), self.budget)
             return len(self._by_key)
 
     def _replacing(self, offers: Iterable[CachedOffer]) -> Steps[_State]:
@@ -203,6 +207,21 @@ class OfferCache:
                 continue
             out.append(offers)
         return out
+
+
+def _letting_go(by_key: dict[str, CachedOffer], members: dict[GroupKey, dict[str, CachedOffer]],
+                groups: dict[str, dict[GroupKey, tuple[CachedOffer, ...]]]) -> Steps[None]:
+    """Empty a state's tables (its own: the next state copied each of them) an entry at a time; a group's members
+    and offers, which the next state may share, are only let go, never emptied."""
+    for i in range(len(by_key)):
+        by_key.popitem()
+        if i % CHUNK == CHUNK - 1:
+            yield
+    tables: list[dict[GroupKey, Any]] = [members, *groups.values()]
+    for table in tables:
+        while table:
+            table.popitem()  # at most one group's offers freed
+            yield
 
 
 def _regrouping(members: dict[GroupKey, dict[str, CachedOffer]],

@@ -9,11 +9,17 @@ generation, which no collection walks (https://docs.python.org/3/library/gc.html
 start is frozen by `settle` once it is built: after each offer refresh (at most once per `AFTER_RELOAD_GAP`), and
 every `SETTLE_EVERY` seconds for what questions loaded meanwhile (the availability cache, the prebuilt answers).
 
+A settle collects only the young generations before it freezes (`gc.collect(1)`: what was allocated since the
+latest collections, a few thousand objects), not the oldest: what reached it since the last settle is what a
+reload built (100,000 offers, the start-up's imports), and a full collection walking that held the bot's loop for
+it, 0.25-0.9 s at 100,000 configurations (bench/ingest_loop.py), the very stall freezing is for.
+
 Memory: reference counting frees frozen objects as usual, so a replaced offer or answer (no cycles) goes at once.
 Only a frozen object that ends up in an unreachable cycle stays until the heap is unfrozen (`gc.unfreeze()` moves
 the permanent generation back into the oldest one) and collected: `settle` does that every `FULL_EVERY` seconds,
-one full collection of the whole heap (what a process without freezing pays a dozen times a minute here). Each
-`settle` collects first what is not frozen, so nothing already unreachable is frozen.
+one full collection of the whole heap (what a process without freezing pays a dozen times a minute here; with
+100,000 offers held it is itself a pause of the loop, ~1 s, once an hour). So does a cycle that died in the oldest
+generation between two settles: it is frozen with the rest and reclaimed by the next full settle.
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ YOUNG_THRESHOLD = 7000
 
 @dataclass(slots=True)
 class HeapSettler:
-    """`settle()`: collect what is not frozen, then freeze what is left; every `full_every` seconds unfreeze first.
+    """`settle()`: collect the young generations, then freeze what is left; every `full_every` seconds (from the
+    first settle) unfreeze first and collect the whole heap.
 
     The first settle also raises the youngest generation's threshold to `YOUNG_THRESHOLD`. `frozen` says whether the
     heap is frozen; `release` hands it back to the collector, with its thresholds, at stop."""
@@ -58,18 +65,21 @@ class HeapSettler:
 
     def settle(self, *, full: bool = False, gap: float = 0.0) -> int | None:
         """Returns the unreachable objects the collection found; None when the latest settle is under `gap` seconds
-        old (nothing done: the next one freezes it). `full`: unfreeze first whatever the time."""
+        old (nothing done: the next one freezes it). `full`: unfreeze first and collect everything, whatever the
+        time."""
         t0 = time.monotonic()
         if gap and self.frozen and t0 - self._last < gap:
             return None
-        if self._thresholds is None:
-            self._thresholds = gc.get_threshold()
-            gc.set_threshold(max(YOUNG_THRESHOLD, self._thresholds[0]), *self._thresholds[1:])
-        if full or not self.frozen or t0 - self._last_full >= self.full_every:
+        self._raise_threshold()
+        if not self.frozen and not self._last_full:
+            self._last_full = t0  # the first full settle is `full_every` from now
+        if full or t0 - self._last_full >= self.full_every:
             gc.unfreeze()
             self._last_full = t0
             self.fulls += 1
-        found = gc.collect()
+            found = gc.collect()
+        else:
+            found = gc.collect(1)  # the young ones only: see the module's docstring
         gc.freeze()
         self.frozen = True
         self.settles += 1
@@ -77,8 +87,25 @@ class HeapSettler:
         self._last = time.monotonic()
         self.last_ms = (self._last - t0) * 1000
         self.longest_ms = max(self.longest_ms, self.last_ms)
-        log.debug("heap settled in %.1f ms: %d unreachable, %d frozen", self.last_ms, found, gc.get_freeze_count())
+        if log.isEnabledFor(logging.DEBUG):  # counting the frozen objects walks them all: 50-80 ms at 100,000 offers
+            log.debug("heap settled in %.1f ms: %d unreachable, %d frozen", self.last_ms, found, gc.get_freeze_count())
         return found
+
+    def freeze_built(self) -> None:
+        """Freeze now, collecting nothing first: for what was just built with the collector paused
+        (`core.slices.collector_paused`), all of it in the youngest generation, where a collection would walk every
+        object of it (the start-up's reading of 100,000 offers: 0.6-0.8 s). What else was young is frozen with it:
+        a cycle among that which dies later waits for the next full settle, as in `settle`."""
+        self._raise_threshold()
+        if not self.frozen and not self._last_full:
+            self._last_full = time.monotonic()
+        gc.freeze()
+        self.frozen = True
+
+    def _raise_threshold(self) -> None:
+        if self._thresholds is None:
+            self._thresholds = gc.get_threshold()
+            gc.set_threshold(max(YOUNG_THRESHOLD, self._thresholds[0]), *self._thresholds[1:])
 
     def release(self) -> None:
         """Hand the frozen objects back to the collector (at stop)."""

@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import random
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Set
@@ -29,7 +30,6 @@ from typing import Any
 
 import httpx
 
-from core.slices import collector_paused
 from scrapers.errors import (
     HttpStatusError,
     NotJsonError,
@@ -38,6 +38,7 @@ from scrapers.errors import (
     TransportFailed,
     TruncatedPayload,
 )
+from scrapers.heap import built_frozen
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ RECENT = 256  # waits remembered for tests and the bench: a window, never a list
 MAX_REDIRECTS = 5
 DEFAULT_MAX_BODY = 32 * 1024 * 1024  # an answer larger than this is not read (Vast's 3,000 rows: ~6 MB)
 OFFLOAD_BYTES = 256 * 1024  # JSON bodies larger than this are decoded in a worker thread
+PART_CHARS = 128 * 1024  # ... and their long arrays a part of about this many characters at a time (`loads_in_parts`)
 _REDIRECTS = {301, 302, 303, 307, 308}
 _CREDENTIAL_HEADERS = {"authorization", "x-api-key", "api_key", "apikey", "cookie"}
 
@@ -123,7 +125,7 @@ class Fetched:
         return await asyncio.to_thread(self._json_paused)
 
     def _json_paused(self) -> Any:
-        with collector_paused():
+        with built_frozen():
             return self.json()
 
 
@@ -160,7 +162,7 @@ def decode_json(content: bytes, content_type: str, url: str) -> Any:
     except UnicodeDecodeError as exc:
         raise NotJsonError(f"not UTF-8 from {url}: invalid byte at {exc.start}") from exc
     try:
-        return json.loads(text)
+        return loads_in_parts(text) if len(text) > PART_CHARS else json.loads(text)
     except json.JSONDecodeError as exc:
         if head in (b"{", b"["):
             if "html" in content_type.lower():
@@ -169,6 +171,105 @@ def decode_json(content: bytes, content_type: str, url: str) -> Any:
         raise NotJsonError(f"not JSON from {url}: starts with {content[:20]!r}") from exc
     except RecursionError as exc:
         raise NotJsonError(f"JSON from {url} is nested too deeply to be a provider's catalogue") from exc
+
+
+_DECODER = json.JSONDecoder()
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's, as json.decoder skips it
+
+
+def _skip(text: str, at: int) -> int:
+    """Where the whitespace from `at` ends."""
+    space = _WHITESPACE.match(text, at)
+    return space.end() if space is not None else at
+_CLOSES = {"{": "}", "[": "]"}
+_NESTED = 3  # objects this deep are read key by key, so an array of theirs is read in parts too
+
+
+class _Whole(Exception):
+    """The document is not one `loads_in_parts` reads in parts: `json.loads` reads it (or says why it is not JSON)."""
+
+
+def loads_in_parts(text: str) -> Any:
+    """`json.loads(text)`, the long arrays read a part at a time: a provider's catalogue is one document of
+    megabytes (a page of Vast's search: 10,000 rows, ~3 MB), and `json.loads` decodes it in one C call holding the
+    interpreter lock, 40-200 ms on a loaded machine, in which the bot's loop cannot run whichever thread decodes.
+
+    An array (the document, or one held by an object up to `_NESTED` levels deep, read key by key) is decoded a run of
+    its elements at a time: the text from an element's start to a comma about `PART_CHARS` further (one after "}"
+    where the element is an object, after "]" where it is an array), within brackets, by the same decoder
+    `json.loads` uses. A run that does not end between two elements is not valid JSON (its brackets or quotes do not
+    close: it starts outside any string, at an element, so it reads exactly as in the whole document), and the
+    elements up to that comma are read one by one instead. Anything else, or anything
+    invalid, is read by `json.loads` itself: the same value, or the same error, as `json.loads(text)` gives."""
+    try:
+        value, end = _value(text, _skip(text, 0), 1)
+        if _skip(text, end) != len(text):
+            raise _Whole
+    except (_Whole, json.JSONDecodeError, IndexError):
+        return json.loads(text)
+    return value
+
+
+def _value(text: str, at: int, depth: int) -> tuple[Any, int]:
+    head = text[at]
+    if head == "[":
+        return _array(text, at)
+    if head == "{" and depth <= _NESTED:
+        return _object(text, at, depth)
+    return _DECODER.raw_decode(text, at)
+
+
+def _object(text: str, at: int, depth: int) -> tuple[dict[str, Any], int]:
+    out: dict[str, Any] = {}
+    at = _skip(text, at + 1)
+    if text[at] == "}":
+        return out, at + 1
+    while True:
+        if text[at] != '"':
+            raise _Whole
+        key, at = _DECODER.raw_decode(text, at)
+        at = _skip(text, at)
+        if text[at] != ":":
+            raise _Whole
+        out[key], at = _value(text, _skip(text, at + 1), depth + 1)
+        at = _skip(text, at)
+        if text[at] == "}":
+            return out, at + 1
+        if text[at] != ",":
+            raise _Whole
+        at = _skip(text, at + 1)
+
+
+def _array(text: str, at: int) -> tuple[list[Any], int]:
+    out: list[Any] = []
+    at = _skip(text, at + 1)
+    if text[at] == "]":
+        return out, at + 1
+    single_until = -1  # after a run that was not one (its comma was inside an element): one by one up to there
+    while True:
+        run = None
+        if at > single_until:
+            # The comma after an element like this one closes: "}," after an object, "]," after an array.
+            close = _CLOSES.get(text[at], "")
+            cut = text.find(close + ",", at + PART_CHARS)
+            if cut != -1:
+                cut += len(close)
+                try:
+                    run = _DECODER.decode("[" + text[at:cut] + "]")
+                except (json.JSONDecodeError, RecursionError):
+                    single_until = cut
+        if run is not None:
+            out += run
+            at = cut
+        else:
+            element, at = _DECODER.raw_decode(text, at)
+            out.append(element)
+        at = _skip(text, at)
+        if text[at] == "]":
+            return out, at + 1
+        if text[at] != ",":
+            raise _Whole
+        at = _skip(text, at + 1)
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

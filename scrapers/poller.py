@@ -29,9 +29,9 @@ from core.changes import dedupe
 from core.offers import Offer
 from core.polls import PollResult, PollStatus
 from core.redaction import redact
-from core.slices import collector_paused
 from scrapers import registry
 from scrapers.errors import HttpStatusError, ScrapeError
+from scrapers.heap import built_frozen
 from scrapers.http import PoliteClient
 from scrapers.provider import Provider
 from scrapers.settings import ProvidersBase, ProviderSettings
@@ -179,9 +179,10 @@ def _parsed(provider: Provider[Any], payload: Any, cfg: ProviderSettings) -> tup
     """The provider's pure parse and everything else done to its offers before they are judged (VAT terms, stock
     for a price-only source, one offer per key, the cards the catalog does not know), all in the worker thread the
     poller runs this in: at 100,000 configurations that after-work alone is ~0.15 s of CPU, which on the loop is a
-    stall. The cyclic collector is paused meanwhile (core.slices.collector_paused: a full collection walking the
-    payload and the new offers would hold the interpreter lock, and with it the loop, for up to 0.7 s)."""
-    with collector_paused():
+    stall. The cyclic collector is paused meanwhile, and what the parse built frozen once it is done where the
+    process freezes its heap (scrapers.heap.built_frozen: a collection walking the payload and the new offers would
+    hold the interpreter lock, and with it the loop, for 0.1-0.7 s)."""
+    with built_frozen():
         parsed = provider.parse(payload, cfg)
         offers = list(dedupe(listed_only(with_vat(parsed, cfg), provider)).values())
         return parsed, offers, _unknown_gpus(offers)

@@ -105,3 +105,29 @@ async def test_a_refresh_from_a_plain_list_replaces_everything() -> None:
     assert by_first(cache.groups("USD")) == expected({o.key: o for o in first}, "USD")
     await cache.refresh()
     assert {o.key for o in cache.all()} == {o.key for o in second}
+
+
+async def test_the_state_swapped_out_is_let_go_without_touching_the_new_one() -> None:
+    """A refresh empties the tables of the state it replaced (the last references of replaced offers go a slice at
+    a time), never a group the new state shares with it: an incremental refresh of one group keeps the others."""
+    rng = random.Random(5)
+    first = {f"k{i}": cached(rng, f"k{i}") for i in range(300)}
+    answers = [OfferChanges(list(first.values()), full=True)]
+
+    async def loader() -> OfferChanges:
+        return answers.pop(0)
+
+    cache = OfferCache(loader)
+    await cache.refresh()
+    before = {key: cache.groups(currency) for key, currency in (("RUB", "RUB"), ("USD", "USD"))}
+    old_tables = cache._by_key, cache._members, cache._groups
+    moved = CachedOffer("k0", "vastai", first["k0"].gpu, "GPU", first["k0"].gpu_count, first["k0"].location,
+                        first["k0"].billing, 1.0, 0.01, "https://example.test/k0", fraction=first["k0"].fraction)
+    answers.append(OfferChanges([moved], []))
+    await cache.refresh()
+    assert all(not table for table in (old_tables[0], old_tables[1], *old_tables[2].values()))  # emptied
+    now = {**first, "k0": moved}
+    for currency in ("RUB", "USD"):
+        assert by_first(cache.groups(currency)) == expected(now, currency)
+        untouched = [g for g in before[currency] if all(o.key != "k0" for o in g)]
+        assert all(g in cache.groups(currency) for g in untouched)  # shared, intact

@@ -59,7 +59,7 @@ def test_a_frozen_cycle_that_dies_is_reclaimed_by_a_full_settle(settler: HeapSet
     assert gone() is not None
     settler.settle(full=True)
     assert gone() is None
-    assert settler.frozen and settler.fulls == 2  # the first settle and this one
+    assert settler.frozen and settler.fulls == 1  # this one: the first settle collected the young ones only
 
 
 def test_release_hands_the_heap_back(settler: HeapSettler) -> None:
@@ -118,3 +118,28 @@ async def test_a_large_load_of_held_changes_is_frozen_soon_by_the_app(migrated_d
             await app.stop()
         gc.unfreeze()
         gc.collect()
+
+
+def test_a_settle_leaves_the_oldest_generation_to_the_full_ones(settler: HeapSettler) -> None:
+    """A settle collects the young generations only: a cycle that died after reaching the oldest one is frozen with
+    the rest (no full collection walks a reload's objects on the loop) and reclaimed by the next full settle."""
+    settler.settle()
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    gc.collect(1)  # survived the young collections: in the oldest generation now
+    del a, b
+    settler.settle()
+    assert gone() is not None
+    settler.settle(full=True)
+    assert gone() is None
+
+
+def test_freeze_built_freezes_without_collecting(settler: HeapSettler) -> None:
+    from core.slices import collector_paused
+
+    with collector_paused():
+        built = [Change(float(i), True, 1.0, 80.0) for i in range(1000)]
+        settler.freeze_built()
+    assert settler.frozen
+    assert not any(o is built for o in gc.get_objects())  # frozen, out of every collection's walk

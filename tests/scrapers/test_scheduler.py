@@ -117,3 +117,20 @@ async def test_scheduler_job_reports_failures_through_the_sink(provider_server: 
     assert result.status is PollStatus.SUSPECT
     assert (await got.get()).error == result.error
     assert sched.runs == {"cloudrift": 1}
+
+
+async def test_release_empties_a_poll_nothing_else_holds() -> None:
+    from datetime import UTC, datetime
+
+    from scrapers.scheduler import release
+
+    now = datetime.now(UTC)
+    mine = PollResult(provider="vastai", status=PollStatus.OK, started_at=now, finished_at=now)
+    mine.offers.extend([None] * 2500)  # type: ignore[list-item]  # what they are does not matter here
+    await release(mine)
+    assert mine.offers == []
+    kept = PollResult(provider="vastai", status=PollStatus.OK, started_at=now, finished_at=now)
+    kept.offers.extend([None] * 10)  # type: ignore[list-item]
+    also = kept.offers  # someone else holds the list: it is left as it is
+    await release(kept)
+    assert len(also) == 10 and kept.offers is also
