@@ -181,6 +181,19 @@ def _skip(text: str, at: int) -> int:
     """Where the whitespace from `at` ends."""
     space = _WHITESPACE.match(text, at)
     return space.end() if space is not None else at
+
+
+def _after_item(text: str, at: int, close: str) -> tuple[bool, int]:
+    """After a member or element: (True, past the container) where it closes there, else (False, where the next
+    item starts); anything but a comma between them is not read in parts."""
+    at = _skip(text, at)
+    if text[at] == close:
+        return True, at + 1
+    if text[at] != ",":
+        raise _Whole
+    return False, _skip(text, at + 1)
+
+
 _CLOSES = {"{": "}", "[": "]"}
 _NESTED = 3  # objects this deep are read key by key, so an array of theirs is read in parts too
 
@@ -232,12 +245,9 @@ def _object(text: str, at: int, depth: int) -> tuple[dict[str, Any], int]:
         if text[at] != ":":
             raise _Whole
         out[key], at = _value(text, _skip(text, at + 1), depth + 1)
-        at = _skip(text, at)
-        if text[at] == "}":
-            return out, at + 1
-        if text[at] != ",":
-            raise _Whole
-        at = _skip(text, at + 1)
+        done, at = _after_item(text, at, "}")
+        if done:
+            return out, at
 
 
 def _array(text: str, at: int) -> tuple[list[Any], int]:
@@ -264,12 +274,9 @@ def _array(text: str, at: int) -> tuple[list[Any], int]:
         else:
             element, at = _DECODER.raw_decode(text, at)
             out.append(element)
-        at = _skip(text, at)
-        if text[at] == "]":
-            return out, at + 1
-        if text[at] != ",":
-            raise _Whole
-        at = _skip(text, at + 1)
+        done, at = _after_item(text, at, "]")
+        if done:
+            return out, at
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
