@@ -22,11 +22,11 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -336,7 +336,9 @@ class _Bucket:
 _INF = math.inf
 _BucketKey = tuple[str | None, str | None, int, float]
 # What a watch filters on, as one hashable tuple (gpu ids, needs by count, cap, currency, basis, providers, count,
-# billing, region): the index keeps one per distinct filter set, and a number per subscription pointing at it.
+# billing, region). The index keeps one per distinct filter set with the cap left out (None), a number per
+# subscription pointing at it and the cap beside it in a packed array: caps make most filter sets distinct (80,000
+# of 100,000 in bench/match.py's mix), the rest of a set comes from a few hundred.
 Signature = tuple[Any, ...]
 _ABSENT = -1
 
@@ -348,7 +350,6 @@ def signature(w: Watch) -> Signature:
             tuple(sorted(w.providers)) if w.providers is not None else None, w.gpu_count, w.billing, w.region)
 
 
-@lru_cache(maxsize=16384)
 def watch_of(sig: Signature) -> Watch:
     """The Watch a signature stands for (its id is 0: the index passes ids beside it)."""
     gpu_ids, needs, max_price, currency, basis, providers, count, billing, region = sig
@@ -365,8 +366,11 @@ class WatchIndex:
 
     It follows changes as they happen: `add`, `remove` and `set_owner` (one user's subscriptions replaced) keep
     every array sorted (a bisect and a move of the array's tail), so no change rebuilds it. Per subscription it
-    holds its id in the arrays of the buckets it is filed under, its cap beside it, and two 8-byte slots (its
-    filter set's number, its owner) in arrays indexed by id; the filter sets themselves once per distinct set.
+    holds its id in the arrays of the buckets it is filed under, its cap beside it, three 8-byte slots (its
+    filter set's number, its cap, its owner) in arrays indexed by id, and an (owner, id) pair in two arrays sorted
+    by owner; the filter sets themselves, caps left out, once per distinct set. No Python object is kept per
+    subscription: at 100,000 of them (bench/match.py's mix, 10,500 distinct sets) the index holds ~27 MB of objects
+    and arrays, where a signature tuple per cap and a tuple per owner held 48 MB.
     """
 
     def __init__(self) -> None:
@@ -374,12 +378,15 @@ class WatchIndex:
         self._recheck: dict[_BucketKey, _Bucket] = {}
         self._ranges_for: dict[int, list[tuple[int, float]]] = {}
         self._ranges: set[tuple[int, float]] = set()
-        self._sig_no: array[int] = array("q")  # by watch id: its signature's number, or -1
+        self._sig_no: array[int] = array("q")  # by watch id: its uncapped signature's number, or -1
+        self._cap: array[float] = array("d")  # by watch id: its price cap (NaN: none)
         self._owner: array[int] = array("q")  # by watch id: the owner given with it (a user id), or -1
-        self._sigs: list[Signature] = []
-        self._sig_ids: dict[Signature, int] = {}
-        self._parts: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # each distinct part of a signature, once
-        self._by_owner: dict[int, tuple[int, ...]] = {}
+        self._filters: list[Watch] = []  # by signature number: the filter set as a Watch (id 0, no cap)
+        self._sig_ids: dict[Signature, int] = {}  # the distinct signatures, cap left out (None) -> their number
+        # Who owns what, as (owner, watch id) pairs in two packed arrays sorted by owner: a user's watches are one
+        # bisected run, and no object is kept per subscription (a tuple per user and an int per id held 10 MB).
+        self._pair_owner: array[int] = array("q")
+        self._pair_watch: array[int] = array("q")
         # The cap lists a watch is filed in, by its filters but the cap (`_lists_for`).
         self._lists: dict[tuple[Any, ...], tuple[_CapList, ...]] = {}
         self._count = 0
@@ -400,6 +407,11 @@ class WatchIndex:
             for bucket in buckets.values():
                 for caps in bucket.lists():
                     caps.freeze()
+        if not self._in_order:
+            owners, watches = self._pair_owner, self._pair_watch
+            order = sorted(range(len(owners)), key=owners.__getitem__)  # stable: each owner's ids as added
+            self._pair_owner = array("q", map(owners.__getitem__, order))
+            self._pair_watch = array("q", map(watches.__getitem__, order))
         self._in_order = True
 
     def __len__(self) -> int:
@@ -411,17 +423,28 @@ class WatchIndex:
     def watch(self, watch_id: int) -> Watch:
         if watch_id not in self:
             raise KeyError(watch_id)
-        w = watch_of(self._sigs[self._sig_no[watch_id]])
-        return replace(w, id=watch_id)
+        return replace(self._stored(watch_id), id=watch_id)
+
+    def _stored(self, watch_id: int) -> Watch:
+        """The watch as filed (id 0): its filter set's, with its own cap."""
+        w = self._filters[self._sig_no[watch_id]]
+        cap = self._cap[watch_id]
+        return w if cap != cap else replace(w, max_price=cap)  # NaN != NaN: no cap
 
     def owner(self, watch_id: int) -> int:
         return self._owner[watch_id] if watch_id in self else _ABSENT
 
     def owned(self, owner: int) -> tuple[int, ...]:
-        return self._by_owner.get(owner, ())
+        if not self._in_order:
+            return tuple(w for o, w in zip(self._pair_owner, self._pair_watch, strict=True) if o == owner)
+        lo, hi = self._owned_run(owner)
+        return tuple(self._pair_watch[lo:hi])
+
+    def _owned_run(self, owner: int) -> tuple[int, int]:
+        return bisect_left(self._pair_owner, owner), bisect_right(self._pair_owner, owner)
 
     def _matches(self, watch_id: int, t: Target) -> bool:
-        return watch_of(self._sigs[self._sig_no[watch_id]]).matches(t)
+        return self._stored(watch_id).matches(t)
 
     @staticmethod
     def _count_ranges(w: Watch) -> list[tuple[int, float, float | None]]:
@@ -478,9 +501,9 @@ class WatchIndex:
         return found
 
     @staticmethod
-    def _grow(arr: array[int], upto: int) -> None:
+    def _grow(arr: array[Any], upto: int) -> None:
         if upto >= len(arr):
-            arr.extend(array("q", [_ABSENT]) * max(upto + 1 - len(arr), len(arr) // 2))
+            arr.extend(array(arr.typecode, [_ABSENT]) * max(upto + 1 - len(arr), len(arr) // 2))
 
     def _add(self, w: Watch, owner: int = _ABSENT) -> None:
         if w.id < 0:
@@ -488,24 +511,26 @@ class WatchIndex:
         if w.id in self:
             raise ValueError(f"watch {w.id} indexed twice")
         sig = signature(w)
-        number = self._sig_ids.get(sig)
+        uncapped = sig if sig[2] is None else (*sig[:2], None, *sig[3:])
+        number = self._sig_ids.get(uncapped)
         if number is None:
-            # Kept with its parts shared: caps make most filter sets distinct (80,000 of 100,000 in bench/match.py's
-            # mix), but their card lists, needs and providers come from a few hundred, and a tuple of each per set
-            # held 22 of the index's 44 MB at 100,000 subscriptions.
-            share = self._parts.setdefault
-            gpus, needs, cap, currency, basis, providers, count, billing, region = sig
-            sig = (gpus if gpus is None else share(gpus, gpus), needs if needs is None else share(needs, needs), cap,
-                   currency, basis, providers if providers is None else share(providers, providers), count, billing,
-                   region)
-            number = self._sig_ids[sig] = len(self._sigs)
-            self._sigs.append(sig)
+            # Kept as its own tuple with interned strings: the row's copies it was read from go with the row.
+            number = self._sig_ids[uncapped] = len(self._filters)
+            self._filters.append(watch_of(tuple(sys.intern(v) if type(v) is str else v for v in uncapped)))
         self._grow(self._sig_no, w.id)
+        self._grow(self._cap, w.id)
         self._grow(self._owner, w.id)
         self._sig_no[w.id] = number
+        self._cap[w.id] = math.nan if w.max_price is None else w.max_price
         self._owner[w.id] = owner
         if owner != _ABSENT:
-            self._by_owner[owner] = (*self._by_owner.get(owner, ()), w.id)
+            if self._in_order:
+                at = bisect_right(self._pair_owner, owner)
+                self._pair_owner.insert(at, owner)
+                self._pair_watch.insert(at, w.id)
+            else:
+                self._pair_owner.append(owner)
+                self._pair_watch.append(w.id)
         self._count += 1
         in_order = self._in_order
         for caps in self._lists_for(w, sig):
@@ -519,24 +544,29 @@ class WatchIndex:
         """Take a watch out (paused, deleted, its owner blocked the bot); unknown ids are ignored."""
         if watch_id not in self:
             return
-        sig = self._sigs[self._sig_no[watch_id]]
-        w = watch_of(sig)
-        for caps in self._lists_for(w, sig):
+        w = self._stored(watch_id)
+        for caps in self._lists_for(w, signature(w)):
             caps.remove(watch_id, w)
         owner = self._owner[watch_id]
         if owner != _ABSENT:
-            rest = tuple(i for i in self._by_owner.get(owner, ()) if i != watch_id)
-            if rest:
-                self._by_owner[owner] = rest
-            else:
-                self._by_owner.pop(owner, None)
+            self._unpair(owner, watch_id)
         self._sig_no[watch_id] = _ABSENT
         self._owner[watch_id] = _ABSENT
         self._count -= 1
 
+    def _unpair(self, owner: int, watch_id: int) -> None:
+        if self._in_order:
+            lo, hi = self._owned_run(owner)
+            at = lo + self._pair_watch[lo:hi].index(watch_id)
+        else:
+            at = next(i for i, (o, w) in enumerate(zip(self._pair_owner, self._pair_watch, strict=True))
+                      if o == owner and w == watch_id)
+        del self._pair_owner[at]
+        del self._pair_watch[at]
+
     def set_owner(self, owner: int, watches: Iterable[Watch]) -> None:
         """Replace everything `owner` has indexed by `watches` (a user's subscriptions as they are now)."""
-        for watch_id in self._by_owner.get(owner, ()):
+        for watch_id in self.owned(owner):
             self.remove(watch_id)
         for w in watches:
             if w.id in self:

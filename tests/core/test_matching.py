@@ -249,16 +249,23 @@ def test_index_keeps_ids_and_caps_in_packed_arrays() -> None:
     assert index.match(Target("k", "runpod", "h100", 1, "hourly", "", None, 198.5)) == [199]
 
 
-def test_index_keeps_each_distinct_part_of_the_filter_sets_once() -> None:
-    """Caps make nearly every filter set distinct; the card lists, needs and providers they share are held once."""
+def test_index_keeps_each_filter_set_once_and_caps_beside_it() -> None:
+    """Caps make nearly every filter set distinct: the index keeps one filter set per distinct set without its cap
+    (here two: with and without a memory need), the caps in a packed array, and ownership in packed arrays."""
     ws = [Watch(id=i, gpu_ids=frozenset({"h100", "a100-80gb"}), min_gib_by_count={1: 40.0} if i % 2 else None,
                 max_price=float(i), currency="USD", providers=frozenset({"runpod"})) for i in range(1, 400)]
-    index = WatchIndex.build(ws)
-    assert len(index._sigs) == 399
-    assert len({id(sig[0]) for sig in index._sigs}) == 1 and len({id(sig[5]) for sig in index._sigs}) == 1
-    assert len({id(sig[1]) for sig in index._sigs if sig[1] is not None}) == 1
+    index = WatchIndex.build(ws, {w.id: 7_000_000 + w.id % 3 for w in ws})
+    assert len(index._filters) == 2
+    assert all(index.watch(w.id) == w for w in ws)
+    assert index.owned(7_000_001) == tuple(w.id for w in ws if w.id % 3 == 1)
     t = Target("k", "runpod", "a100-80gb", 1, "hourly", "", None, 397.5)
     assert index.match(t) == [w.id for w in ws if w.matches(t)] == [398, 399]
+    index.remove(398)
+    index.remove(397)
+    index.add(replace(ws[396], max_price=500.0), 7_000_000)  # id 397, its cap raised: filed in order
+    assert index.match(t) == [399, 397]
+    assert sorted(index.owned(7_000_000)) == sorted({*(w.id for w in ws if w.id % 3 == 0), 397})
+    assert 398 not in index.owned(7_000_002) and 397 not in index.owned(7_000_001)
 
 
 def test_workload_fits_by_usable_memory_not_label() -> None:
