@@ -187,14 +187,16 @@ def answer(w: Workload, assumptions: list[Assumption] | None = None) -> Answer:
 def warm_up() -> None:
     """What a long-running front end (the bot) does once at start-up so that its first users' phrases cost what
     later ones do: the parser's scanners compiled (`core.parser.warm_up`, the bulk of it), the model and card
-    indexes, every catalog architecture's numbers, and the fit plans of the catalog and of every card or family a
-    phrase can name. Answers are the same with or without it (tests/core/test_first_time.py); the command line
+    indexes with the answers for every spelling the catalogs give (`core.models.warm_up`, `core.parser.warm_names`),
+    every catalog architecture's numbers, and the fit plans of the catalog and of every card or family a phrase can
+    name. Answers are the same with or without it (tests/core/test_first_time.py); the command line
     answers one phrase and does not call it."""
     from core import estimator, fit, gpus, models, parser
     from core.defaults import complete
 
     parser.warm_up()
     models.warm_up()
+    parser.warm_names()
     gpus.warm_up()
     estimator.warm_up(models.MODELS)
     fit.warm_up(complete(parser.parse_workload("7B inference"))[0])

@@ -348,14 +348,41 @@ def _family_index() -> dict[tuple[str, str], Arch]:
     return out
 
 
-@lru_cache(maxsize=1024)
+# Every spelling the catalog itself gives (each architecture's id, name and aliases, as written and lower-cased, the
+# way the parser reads a phrase) -> `_find_model`'s answer, both ways (`loose` or not). Filled once by `warm_up`
+# from `_find_model` itself, so an answer is the same with or without it; never evicted (bounded by the catalog).
+# A phrase that pastes a catalog name then costs one dict look-up, not the token passes of `_keys` (10-20 us the
+# first time a name is seen, which the memo below cannot save for names nobody asked about yet).
+_SPELLED: dict[tuple[str, bool], Arch | None] = {}
+
+
+def catalog_spellings() -> list[str]:
+    """Each architecture's id, name and aliases, as written and lower-cased: what `warm_up` answers ahead."""
+    out: dict[str, None] = {}
+    for arch in MODELS:
+        for alias in (arch.id, arch.name, *arch.aliases):
+            out[alias] = None
+            out[alias.lower()] = None
+    return list(out)
+
+
 def find_model(name: str, loose: bool = True) -> Arch | None:
     """The catalog architecture for a model name as people write it ('Llama 3 70B', 'qwen3 32b',
     'meta-llama/Llama-3.1-8B-Instruct', 'saiga_llama3_8b'), or None.
 
     `loose=False` takes the name as written (variant words aside): no release words or dates dropped, no family
     shorthand, no fine-tune prefix. Memoised (the catalog does not change; a phrase names the same model keystroke
-    after keystroke, and the parser, `core.defaults` and the Hub check each ask)."""
+    after keystroke, and the parser, `core.defaults` and the Hub check each ask); the catalog's own spellings are
+    answered ahead by `warm_up`."""
+    try:
+        return _SPELLED[name, loose]
+    except KeyError:
+        return _find_model(name, loose)
+
+
+@lru_cache(maxsize=1024)
+def _find_model(name: str, loose: bool = True) -> Arch | None:
+    """`find_model` worked out."""
     index = _index()
     if not loose:
         return index.get(_keys(name)[0]) if _keys(name) else None
@@ -387,10 +414,15 @@ def find_model(name: str, loose: bool = True) -> Arch | None:
 
 def warm_up() -> None:
     """The name indexes and the typical architectures, built now rather than by the first phrase that names a model
-    (`_index` alone reads every alias of the catalog: milliseconds)."""
+    (`_index` alone reads every alias of the catalog: milliseconds), and every catalog spelling's answer
+    (`_SPELLED`: ~1,400 spellings both ways, ~30 ms)."""
     _index()
     _family_index()
     _DENSE_TYPICAL()
+    if not _SPELLED:
+        for name in catalog_spellings():
+            for loose in (False, True):
+                _SPELLED[name, loose] = _find_model.__wrapped__(name, loose)
 
 
 def did_you_mean(name: str, n: int = 3) -> list[str]:

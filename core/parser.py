@@ -399,10 +399,23 @@ _NAME_QUANTS: tuple[tuple[re.Pattern[str], Quant], ...] = (
 )
 
 
-@lru_cache(maxsize=1024)
+# The catalog's own model spellings as a phrase reads them (lower-cased) -> `quant_in_name`'s answer, filled once by
+# `warm_names` (like `core.models`' table of spellings): bounded by the catalog, never evicted.
+_QUANT_SPELLED: dict[str, Quant | None] = {}
+
+
 def quant_in_name(name: str) -> Quant | None:
     """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4).
-    Memoised: eight searches per name, and a phrase names the same model keystroke after keystroke."""
+    Memoised: eight searches per name, and a phrase names the same model keystroke after keystroke; the catalog's
+    spellings are answered ahead (`warm_names`)."""
+    try:
+        return _QUANT_SPELLED[name]
+    except KeyError:
+        return _quant_in_name(name)
+
+
+@lru_cache(maxsize=1024)
+def _quant_in_name(name: str) -> Quant | None:
     low = name.lower()
     return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
 
@@ -788,6 +801,23 @@ def warm_up(chars: str = WORD_START_CHARS) -> int:
     for char in chars:
         _scanner_for(char)
     return len({id(s) for s in _SCANNERS.values() if s is not None})
+
+
+def warm_names() -> None:
+    """Answer now what a phrase asks of the catalogs' own spellings, as the scan reads them (lower-cased): which card
+    each card spelling names (and its family), and which quantisation each model spelling states (the models'
+    names themselves: `core.models.warm_up`). ~1,500 spellings, milliseconds; first-time phrases that paste a
+    catalog name then find it in a table instead of paying the normalising regex passes."""
+    from core.models import catalog_spellings
+
+    for gpu in GPUS:
+        for alias in (gpu.id, gpu.name, *gpu.aliases):
+            _gpu_named_as(_normalise(alias))
+            _gpus_named_as(_normalise(alias))
+    if not _QUANT_SPELLED:
+        for name in catalog_spellings():
+            low = _normalise(name)
+            _QUANT_SPELLED[low] = _quant_in_name.__wrapped__(low)
 
 
 _WORD_START = re.compile(r"(?<![\w.])\w")
