@@ -397,15 +397,6 @@ def _effective_quant(w: Workload) -> Quant:
     return _QNONE if method in _FULL_OR_FREEZE else w.quant
 
 
-@dataclass(frozen=True, slots=True)
-class _Cfg:
-    """Where the workload runs: GPU count, strategy and attention kernel (what `core.fit` varies per card)."""
-
-    gpus: int
-    strategy: Strategy
-    attention: Attention
-
-
 def _margin_pair(training: bool, generic: bool) -> tuple[float, float]:
     m1 = mn = MARGIN_TRAINING if training else MARGIN_INFERENCE
     mn += MARGIN_MULTI_GPU
@@ -417,19 +408,6 @@ def _margin_pair(training: bool, generic: bool) -> tuple[float, float]:
 
 # (training, generic architecture) -> safety margin on one GPU, on several
 _MARGINS = {(t, g): _margin_pair(t, g) for t in (False, True) for g in (False, True)}
-
-
-def _margins(w: Workload) -> tuple[float, float]:
-    """The stated safety margin on one GPU and on several."""
-    return _MARGINS[w.method is not _INFERENCE, _dims(w.arch).generic]
-
-
-def _margin(w: Workload, cfg: _Cfg) -> float:
-    return _margins(w)[cfg.gpus > 1]
-
-
-def _effective_strategy(cfg: _Cfg) -> Strategy:
-    return _SINGLE if cfg.gpus <= 1 else cfg.strategy
 
 
 def _weights_bytes(w: Workload, d: _Dims, quant: Quant | None = None) -> float:
@@ -498,6 +476,8 @@ class _Training:
     __slots__ = ("acts_eager", "acts_flash", "base_gather", "buckets", "claim", "cpu", "dequant", "logits",
                  "margin_1", "margin_n", "states", "tp_replicated", "trainable", "weights", "weights_gather")
     reserve = 0.0  # the peak is the reserved one already (fragmentation in the overhead term)
+    fragmentation = TRAIN_FRAGMENTATION  # `MemoryEstimate.fragmentation_gib` per GiB of activations and logits
+    basis = "reserved"
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -614,6 +594,8 @@ class _Inference:
                  "margin_1", "margin_n", "offload", "offload_weights", "prefill_h", "prefill_i", "tp_replicated",
                  "weights")
     reserve = INFER_FRAGMENTATION  # the peak is the allocated one: the fit adds the reserved-but-free blocks
+    fragmentation = INFER_FRAGMENTATION
+    basis = "allocated"
 
     def __init__(self, w: Workload) -> None:
         a = w.arch
@@ -707,10 +689,6 @@ def prepare(w: Workload) -> _Training | _Inference:
     return _Inference(w) if w.method is _INFERENCE else _Training(w)
 
 
-def _terms(w: Workload, cfg: _Cfg) -> _Terms:
-    return prepare(w).terms(cfg.gpus, cfg.strategy, cfg.attention)
-
-
 _RUNTIME_1 = CUDA_CONTEXT_GIB + 0.0
 _RUNTIME_N = CUDA_CONTEXT_GIB + NCCL_GIB
 
@@ -737,28 +715,27 @@ def _peak(t: _Terms) -> float:
     return t[0] + t[1] + t[2] + t[3] + t[4] + t[5]
 
 
-def _runtime(cfg: _Cfg) -> float:
-    return _RUNTIME_N if cfg.gpus > 1 else _RUNTIME_1
-
-
 # Validated from a dict through pydantic's public TypeAdapter: the same checks as `MemoryEstimate(**values)` at well
 # under the cost of going through `BaseModel.__init__` (every answer builds one).
 _new_breakdown: Callable[[dict[str, float]], Breakdown] = TypeAdapter(Breakdown).validate_python
 _new_estimate: Callable[[dict[str, Any]], MemoryEstimate] = TypeAdapter(MemoryEstimate).validate_python
 
 
-def _finish(w: Workload, cfg: _Cfg, t: _Terms, claim: float) -> MemoryEstimate:
+def _finish(p: _Training | _Inference, gpus: int, strategy: Strategy, t: _Terms) -> MemoryEstimate:
+    """The MemoryEstimate of terms `t` of `p = prepare(w)` on `gpus` GPUs: the margins, fragmentation rate and basis
+    are the prepared workload's (`_MARGINS` of its method and architecture), so no configuration object is
+    built and nothing of the workload is read again."""
     peak = _peak(t)
-    training = w.method is not _INFERENCE
-    frag = (TRAIN_FRAGMENTATION if training else INFER_FRAGMENTATION) * (t[2] + t[3])
-    margin = _margin(w, cfg)
+    frag = p.fragmentation * (t[2] + t[3])
+    several = gpus > 1
+    margin = p.margin_n if several else p.margin_1
     bd = _new_breakdown({"weights": t[0], "trainable_states": t[1], "activations": t[2], "logits": t[3],
                          "kv_cache": t[4], "overhead": t[5]})
     return _new_estimate({
         "per_gpu_gib": peak, "recommended_per_gpu_gib": peak * (1 + margin), "safety_margin": margin,
-        "runtime_gib": _runtime(cfg), "cpu_ram_gib": t[6] / GIB, "breakdown": bd, "trainable_params_b": t[7] / 1e9,
-        "gpus": cfg.gpus, "strategy": _effective_strategy(cfg), "claim": claim,
-        "basis": "reserved" if training else "allocated", "fragmentation_gib": frag})
+        "runtime_gib": _RUNTIME_N if several else _RUNTIME_1, "cpu_ram_gib": t[6] / GIB, "breakdown": bd,
+        "trainable_params_b": t[7] / 1e9, "gpus": gpus, "strategy": strategy if several else _SINGLE,
+        "claim": p.claim, "basis": p.basis, "fragmentation_gib": frag})
 
 
 # Bounded by what it holds: ~5 KB an entry (a MemoryEstimate with its Breakdown, keyed by the Workload), so 1,024
@@ -767,9 +744,8 @@ def _finish(w: Workload, cfg: _Cfg, t: _Terms, claim: float) -> MemoryEstimate:
 @lru_cache(maxsize=1024)
 def estimate_on(w: Workload, gpus: int, strategy: Strategy, attention: Attention) -> MemoryEstimate:
     """`w` on `gpus` GPUs with `strategy` and `attention` overriding its own (no Workload copy: a hot path)."""
-    cfg = _Cfg(gpus, strategy, attention)
     p = prepare(w)
-    return _finish(w, cfg, p.terms(gpus, strategy, attention), p.claim)
+    return _finish(p, gpus, strategy, p.terms(gpus, strategy, attention))
 
 
 def estimate_prepared(w: Workload, p: _Training | _Inference, gpus: int, strategy: Strategy, attention: Attention
@@ -777,8 +753,7 @@ def estimate_prepared(w: Workload, p: _Training | _Inference, gpus: int, strateg
     """`estimate_on(w, gpus, strategy, attention)` from `p = prepare(w)`, not memoised: for a caller that already
     keeps `p` and its answers per workload (`core.fit.Requirement`), so the workload is neither hashed nor prepared
     again."""
-    cfg = _Cfg(gpus, strategy, attention)
-    return _finish(w, cfg, p.terms(gpus, strategy, attention), p.claim)
+    return _finish(p, gpus, strategy, p.terms(gpus, strategy, attention))
 
 
 def estimate_memory(w: Workload) -> MemoryEstimate:

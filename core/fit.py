@@ -518,6 +518,8 @@ def _card(gpu_id: str) -> GPU | None:
 
 def _named_gpus(w: Workload) -> tuple[GPU, ...]:
     """The cards the workload names: every variant of a family ("H100"), one card ("H100 PCIe"), or none."""
+    if not w.gpu:  # no card named (`Workload.gpu_ids` is empty)
+        return ()
     return tuple(g for g in (_card(i) for i in w.gpu_ids) if g is not None)
 
 

@@ -84,9 +84,11 @@ def _zero3_more_cards(w: Workload) -> Workload | None:
         if count <= start:
             continue
         alt = w.with_(gpus=count, strategy=Strategy.ZERO3, gpus_stated=True)
-        report = fit_configs(alt)
-        if any(f.count == count and (req_card is None or f.gpu in (w.gpu_family or (req_card,)))
-               for f in report.fits):
+        fits = fit_configs(alt).fits  # a stated count: every fit is at `count`, none of them built to know it
+        if req_card is None:
+            if len(fits):
+                return alt
+        elif any(f.gpu in (w.gpu_family or (req_card,)) for f in fits):
             return alt
     return None
 
@@ -121,6 +123,8 @@ class Remedy(NamedTuple):
 def split_changes(text: str) -> tuple[str, tuple[str, ...]]:
     """'70B full on 8 H100 [+offload_optimizer]' -> ('70B full on 8 H100', ('offload_optimizer',)): the changes a
     remedy button asked for, in the order they were added (unknown codes are left in the text, and fail there)."""
+    if "[+" not in text:  # what every suffix holds: a typed phrase skips the search
+        return text, ()
     codes: list[str] = []
     while (m := _SUFFIX.search(text)) is not None and m.group(1) in CHANGES:
         codes.insert(0, m.group(1))
