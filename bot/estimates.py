@@ -234,14 +234,16 @@ _warmed = False
 def warm_up() -> None:
     """What every process would otherwise do on its first users' answers, done once at start-up (`App.start`):
     compile the parser's scanners, read both languages' text catalogs, build the catalogs' indexes and fit plans,
-    import what the answer path imports lazily, by answering and rendering `WARM_PHRASES` in both languages (with a
-    throwaway Estimator: nothing of it is kept as an answer). About 1 s of CPU measured on 2 shared cores at load
-    average 11 (bench/estimate.py --distinct prints it), most of it the parser's ~50 scanners (~4 MB) and the two
-    text catalogs, which the first users' answers paid before. Once per process: a second call returns at once."""
+    answer the catalogs' own spellings and work out the models' display names, import what the answer path imports
+    lazily, by answering and rendering `WARM_PHRASES` in both languages (with a throwaway Estimator: nothing of it
+    is kept as an answer). About 1 s of CPU measured on 2 shared cores at load average 11 (bench/estimate.py
+    --distinct prints it), most of it the parser's ~50 scanners (~4 MB) and the two text catalogs, which the first
+    users' answers paid before. Once per process: a second call returns at once."""
     global _warmed
     if _warmed:
         return
     _warmed = True
+    from bot.names import warm_up as warm_names
     from bot.views import render_estimate  # bot.views imports this module
     from core.answer import warm_up as warm_core
     from texts.i18n import warm_up as warm_texts
@@ -249,6 +251,7 @@ def warm_up() -> None:
     try:
         warm_core()
         warm_texts()
+        warm_names()
         scratch = Estimator(capacity=len(WARM_PHRASES))
         for phrase in WARM_PHRASES:
             est = scratch.get(phrase)

@@ -21,7 +21,8 @@ from core.workload import Workload
 from texts.i18n import number, render, t
 from texts.regions import region_name
 
-__all__ = ["ctx_label", "method_name", "model_name", "provider_name", "quant_name", "query_words", "region_name"]
+__all__ = ["ctx_label", "method_name", "model_name", "provider_name", "quant_name", "query_words", "region_name",
+           "warm_up"]
 
 
 def query_words(lang: str, text: str) -> str:
@@ -65,6 +66,12 @@ def model_name(model: str) -> str:
         return next((a for a in arch.aliases if a.lower() == name.lower() and "/" not in a), name)
     head = _family_spellings().get(head, head)
     return (head + sep + rest).replace("-", " ")
+
+
+def warm_up() -> None:
+    """Every catalog model's display name, worked out now (at start-up) rather than by its first answer."""
+    for arch in MODELS:
+        model_name(arch.name)
 
 
 def method_name(lang: str, method: str) -> str:

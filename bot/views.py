@@ -111,9 +111,8 @@ def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
 
 def _breakdown(bd: Breakdown, lang: str) -> str:
     items = []
-    values = bd.model_dump()
     for name in BREAKDOWN:
-        value = float(values[name])
+        value = float(getattr(bd, name))
         if value >= 0.05:
             items.append(f"{t(lang, 'bd_' + name)} {gib(value, lang)}")
     return ", ".join(items)
