@@ -48,6 +48,7 @@ from gpuradar.migrate_lock import migration_lock
 from gpuradar.pacing import install_pacing
 from gpuradar.settings import Settings
 from gpuradar.startup import check_database_url, check_token_format, database_unreachable, port_in_use, reach_telegram
+from gpuradar.warm import SCRAPING_IMPORTS, SENDER_IMPORTS, WEB_IMPORTS, warm_up_off_loop
 from modelhub import HubResolver, HubSettings
 from scrapers.heap import freeze_what_is_built
 from storage.db import make_engine, make_sessionmaker
@@ -292,7 +293,7 @@ class App:
         from scrapers.scheduler import ScrapeScheduler
 
         assert self.leadership is not None
-        client = make_client(self.settings)
+        client = await asyncio.to_thread(make_client, self.settings)  # its TLS context: the CA bundle parsed, ~50 ms
         rates = RatesProvider.from_settings(self.settings)
         if self.ingest_process is not None:
             await self.ingest_process.start()  # the leader's ingest process, before its first poll is due
@@ -431,7 +432,11 @@ class App:
         install_pacing(self.bot, self.pacer, self.metrics)
         me = await reach_telegram(self.bot, attempts=s.telegram_connect_attempts, backoff=s.telegram_connect_backoff,
                                   api=s.telegram_api_url or "")
-        warm_up_estimates()  # the first users' phrases cost what later ones do (parser, catalogs, texts): once
+        # The first users' phrases cost what later ones do (parser, catalogs, texts), and the Telegram types and
+        # modules used later are built: once, in a thread, before polling starts (gpuradar/warm.py).
+        imports = ((WEB_IMPORTS if self.serve_web else ()) + (SCRAPING_IMPORTS if self.scrape else ())
+                   + (SENDER_IMPORTS if self.alerts.sender_options is not None else ()))
+        await warm_up_off_loop(warm_up_estimates, imports, webhook=self.webhook, menu_button=bool(s.web.public_url))
         self.dispatcher = build_dispatcher(sessionmaker=self.sessionmaker, offers=self.offers,
                                            estimator=Estimator(hub=HubResolver(HubSettings.from_env(),
                                                                                HubCacheStore(self.sessionmaker))),
