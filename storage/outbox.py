@@ -21,8 +21,8 @@ delivery carries its sender's claim (`claimed_by`, `claim_expires_at` by the dat
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
+import sys
 import time
 from array import array
 from collections import OrderedDict
@@ -239,17 +239,24 @@ class AlertItem:
 
 @dataclass(frozen=True, slots=True)
 class _Queued:
-    """A held event as the sender keeps it: its stored JSON (parsed again when a plan needs it, `FanOut._event`),
-    what matching reads, and whether it is a cooling one. Parsed, an event was ~13.7 KB (its offer and prices as
-    pydantic models); at Telegram's free rate a backlog holds every poll's events for the ~26 minutes it takes to
-    drain, ~480 a poll at 50,000 users: 6.6 MB a poll (bench/soak.py's sender child grew 216 -> 311 MB in 6 minutes).
-    As JSON, ~0.6 KB."""
+    """A held event as the sender keeps it: what matching reads, when it was queued and whether it is a cooling one.
+    The event itself stays in its row: a plan reads the ones it needs (`FanOut._load`, the last PARSED_EVENTS kept
+    parsed). At Telegram's free rate a backlog holds every poll's events for the ~26 minutes it takes to drain, ~480
+    a poll at 50,000 users: parsed, an event was ~13.7 KB (its offer and prices as pydantic models), 6.6 MB a poll;
+    as its JSON ~0.6 KB more than this; as this, with the target's names shared (`_shared_target`), ~0.5 KB."""
 
     id: int
-    payload: bytes
     target: Target
     created_at: datetime
     cooling: bool
+
+
+def _shared_target(t: Target) -> Target:
+    """The target with its names interned: the held events of one provider, card, billing and place (and of one
+    offer, for its key) share one string each instead of one per event as read from JSON."""
+    intern = sys.intern
+    return Target(intern(t.key), intern(t.provider), None if t.gpu is None else intern(t.gpu), t.gpu_count,
+                  intern(t.billing), intern(t.location), t.price_rub, t.price_usd, t.fraction)
 
 
 @dataclass
@@ -441,9 +448,9 @@ class FanOut:
                 except ValueError as e:  # a malformed row fails alone
                     log.warning("queued alert event %s cannot be read: %s", r.id, e)
                     continue
-                read[r.id] = _Queued(r.id, json.dumps(r.payload, separators=(",", ":")).encode(),
-                                     Target.from_offer(event.offer, event.price_rub, event.price_usd), created,
-                                     event.cooling_since is not None)
+                read[r.id] = _Queued(r.id, _shared_target(Target.from_offer(event.offer, event.price_rub,
+                                                                             event.price_usd)),
+                                     created, event.cooling_since is not None)
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
             # Whose subscriptions each reaches (those made after it are left out when the message is written): the
@@ -618,7 +625,7 @@ class FanOut:
                     .where(User.id.in_(chunk)))).all():
                 users[r.id] = r
         subs = await self._user_subscriptions(session, [uid for uid in user_ids if uid in users])
-        out: list[UserPlan] = []
+        due: list[tuple[int, Any, list[int]]] = []
         for uid in user_ids:
             ids = self.pending.get(uid, ())
             u = users.get(uid)
@@ -632,6 +639,10 @@ class FanOut:
             if not unheard:
                 self._forget_user(uid)
                 continue
+            due.append((uid, u, unheard))
+        events = await self._load(session, {i for _, u, unheard in due if u.active for i in unheard})
+        out: list[UserPlan] = []
+        for uid, u, unheard in due:
             plan = UserPlan(uid, u.lang, u.currency, u.grouping, u.active, u.quiet_start, u.quiet_end,
                             u.tz_offset_minutes, cursor=int(u.alert_cursor), upto=unheard[-1])
             if u.active:
@@ -640,17 +651,18 @@ class FanOut:
                 # "available at $2.49" and "cheaper: $2.19" hears the second (unheard events go oldest first).
                 latest: dict[int, dict[str, AlertItem]] = {}
                 for event_id in unheard:
-                    q = self._events[event_id]
+                    q, event = self._events.get(event_id), events.get(event_id)
+                    if q is None or event is None:  # let go meanwhile, or its row is gone (retention)
+                        continue
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
                     target, created = q.target, q.created_at
                     for m, w in mine:
                         if m.created_at > created or not w.matches(target) or (q.cooling and suppressed(
-                                self._event(q), m.created_at, w.max_price, w.currency, w.price_basis)):
+                                event, m.created_at, w.max_price, w.currency, w.price_basis)):
                             continue
                         per_chat.setdefault(m.chat_id, []).append((m, w))
                     for chat_id, matched in per_chat.items():
-                        latest.setdefault(chat_id, {})[target.key] = AlertItem(event_id, self._event(q), matched,
-                                                                               target)
+                        latest.setdefault(chat_id, {})[target.key] = AlertItem(event_id, event, matched, target)
                 plan.by_chat = {chat_id: list(items.values()) for chat_id, items in latest.items()}
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
@@ -668,16 +680,31 @@ class FanOut:
             found.update(self._columns.matches(w, cursor).tolist())
         return sorted(found)
 
-    def _event(self, q: _Queued) -> AlertEvent:
-        """A held event parsed, from the last PARSED_EVENTS parsed (the users planned one after another hear mostly the
-        same recent events)."""
-        hit = self._parsed.get(q.id)
-        if hit is None:
-            hit = AlertEvent.model_validate_json(q.payload)
-            self._remember(q.id, hit)
-        else:
-            self._parsed.move_to_end(q.id)
-        return hit
+    async def _load(self, session: AsyncSession, ids: Iterable[int]) -> dict[int, AlertEvent]:
+        """These held events parsed: from the last PARSED_EVENTS parsed (the users planned one after another hear
+        mostly the same recent events), the others read from their rows. An event whose row is gone is left out."""
+        found: dict[int, AlertEvent] = {}
+        missing: list[int] = []
+        for event_id in ids:
+            hit = self._parsed.get(event_id)
+            if hit is None:
+                missing.append(event_id)
+            else:
+                found[event_id] = hit
+                self._parsed.move_to_end(event_id)
+        missing.sort()
+        for chunk in _chunks(missing):
+            rows = (await session.execute(select(AlertEventRow.id, AlertEventRow.payload)
+                                          .where(AlertEventRow.id.in_(chunk)))).all()
+            for r in rows:
+                try:
+                    event = AlertEvent.model_validate(r.payload)
+                except ValueError:  # it was read when queued: a row changed since is not ours to guess at
+                    log.warning("held alert event %s cannot be read again", r.id)
+                    continue
+                found[r.id] = event
+                self._remember(r.id, event)
+        return found
 
     def _remember(self, event_id: int, event: AlertEvent) -> None:
         self._parsed[event_id] = event

@@ -16,6 +16,7 @@ from core.alerts import DEFAULT_COOLDOWN
 from core.changes import EventKind
 from core.offers import Period
 from core.polls import PollResult, PollStatus
+from storage.alert_tables import AlertEventRow
 from storage.ingest import record_poll
 from storage.offer_tables import OfferEventRow
 from storage.outbox import AlertPolicy, FanOut, OutboxWriter
@@ -534,13 +535,14 @@ async def test_a_user_with_more_unheard_events_than_the_cap_keeps_one_id_and_hea
     assert list(capped.pending) == [4] and capped.overflowed == {4}  # nothing newer: 1 and 2 forgotten
 
 
-async def test_held_events_are_kept_as_their_json_and_parsed_again_when_planned(sm, monkeypatch) -> None:
-    """A backlog holds every poll's events until everyone heard them: kept as their stored JSON (~0.6 KB, not a
-    ~13.7 KB parsed model each), with only the last PARSED_EVENTS parsed; an event parsed again says what it said."""
+async def test_held_events_stay_in_their_rows_and_are_read_again_when_planned(sm, monkeypatch) -> None:
+    """A backlog holds every poll's events until everyone heard them: what matching reads is kept (the target, its
+    names shared between events), the event itself stays in its row, with only the last PARSED_EVENTS parsed; an event
+    read again says what it said. An event whose row is gone meanwhile (retention) is left out, not failed on."""
     import storage.outbox as outbox
 
     monkeypatch.setattr(outbox, "PARSED_EVENTS", 2)
-    for uid in (1, 2):
+    for uid in (1, 2, 3):
         await add_user(sm, uid)
         await add_sub(sm, uid, "H100")
     events = [event(offer(sku=f"h{i}", price=2.0 + i / 10)) for i in range(5)]
@@ -548,7 +550,9 @@ async def test_held_events_are_kept_as_their_json_and_parsed_again_when_planned(
     fanout = FanOut()
     async with sm() as s:
         await fanout.refresh(s, T0)
-        assert all(isinstance(q.payload, bytes) for q in fanout._events.values())
+        held = list(fanout._events.values())
+        assert not hasattr(held[0], "payload") and len(held) == 5
+        assert len({id(q.target.provider) for q in held}) == 1 and len({id(q.target.gpu) for q in held}) == 1
         assert len(fanout._parsed) == 2  # the two last read
         plans = await fanout.plans(s, [1, 2])
     for p in plans:
@@ -556,3 +560,10 @@ async def test_held_events_are_kept_as_their_json_and_parsed_again_when_planned(
         assert sorted(i.event.offer.sku for i in items) == [f"h{i}" for i in range(5)]
         assert sorted(round(i.event.price_usd, 2) for i in items) == [2.0, 2.1, 2.2, 2.3, 2.4]
     assert len(fanout._parsed) == 2
+    first = min(fanout._events)
+    async with sm() as s, s.begin():
+        await s.execute(delete(AlertEventRow).where(AlertEventRow.id == first))
+    fanout._parsed.clear()
+    async with sm() as s:
+        (plan,) = await fanout.plans(s, [3])
+    assert sorted(i.event.offer.sku for i in plan.by_chat[3]) == [f"h{i}" for i in range(1, 5)]
