@@ -29,6 +29,8 @@ import logging
 import time
 from dataclasses import dataclass
 
+from scrapers.heap import freezing
+
 log = logging.getLogger(__name__)
 
 SETTLE_EVERY = 60.0  # seconds between settles when nothing asked for one (a reload's objects frozen by then)
@@ -115,3 +117,23 @@ class HeapSettler:
         if self._thresholds is not None:
             gc.set_threshold(*self._thresholds)
             self._thresholds = None
+
+
+def built_out_of_reach() -> None:
+    """For the end of a build run with the collector paused (`core.slices.collector_paused`) before the heap was first
+    frozen: what is alive now leaves the youngest generation without being walked. A process that freezes its heap
+    (`scrapers.heap.freezing`), or has anything frozen already, freezes it (the settle to come would); one that has
+    nothing frozen gets it in the oldest generation instead (`gc.freeze()` then `gc.unfreeze()`: two list splices),
+    where the youngest collections' walks never reach it and a full collection, when one comes, walks it as it
+    would have once it had survived the young ones.
+
+    Why (issue 26): the start-up's warm-up (gpuradar/warm.py) allocates ~0.5 s of catalogs, compiled texts and
+    Telegram types in a worker thread; the collector running meanwhile made two or three full collections of the
+    whole young heap there, each holding the interpreter lock 115-125 ms while the bot's loop waited
+    (bench/ingest_loop.py, a process's first start-up). Paused and left young, the first collection after would walk
+    all of it instead. Never unfreezes what someone else froze: `gc.get_freeze_count()` walks only a frozen
+    generation, empty where it is asked."""
+    promote = not freezing() and gc.get_freeze_count() == 0
+    gc.freeze()
+    if promote:
+        gc.unfreeze()  # all of it, and nothing else: the frozen generation was empty

@@ -143,3 +143,63 @@ def test_freeze_built_freezes_without_collecting(settler: HeapSettler) -> None:
         settler.freeze_built()
     assert settler.frozen
     assert not any(o is built for o in gc.get_objects())  # frozen, out of every collection's walk
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    from scrapers.heap import freeze_what_is_built, freezing
+
+    was = freezing()
+    gc.unfreeze()
+    freeze_what_is_built(False)
+    try:
+        yield
+    finally:
+        freeze_what_is_built(was)
+        gc.unfreeze()
+        gc.collect()
+
+
+def _in(generation: int, obj: object) -> bool:
+    return any(o is obj for o in gc.get_objects(generation))
+
+
+def test_built_out_of_reach_puts_a_paused_build_in_the_oldest_generation_unfrozen(unfrozen: None) -> None:
+    """gpuradar.heap.built_out_of_reach (the start-up's warm-up): in a process that has frozen nothing, what a paused
+    build left young goes to the oldest generation, which no young collection walks, and nothing stays frozen."""
+    from core.slices import collector_paused
+    from gpuradar.heap import built_out_of_reach
+
+    with collector_paused():
+        built = [Change(float(i), True, 1.0, 80.0) for i in range(1000)]
+        assert _in(0, built)
+        built_out_of_reach()
+    assert gc.get_freeze_count() == 0
+    assert _in(2, built) and not _in(0, built) and not _in(1, built)
+    assert gc.get_count()[0] < 100  # the allocations since the last young collection start again from none
+
+
+def test_built_out_of_reach_freezes_in_a_process_that_freezes(unfrozen: None) -> None:
+    from core.slices import collector_paused
+    from gpuradar.heap import built_out_of_reach
+    from scrapers.heap import freeze_what_is_built
+
+    freeze_what_is_built(True)
+    with collector_paused():
+        built = [Change(float(i), True, 1.0, 80.0) for i in range(1000)]
+        built_out_of_reach()
+    assert gc.get_freeze_count() >= len(built)
+    assert not any(o is built for o in gc.get_objects())
+
+
+def test_built_out_of_reach_never_unfreezes_what_was_frozen(unfrozen: None) -> None:
+    from core.slices import collector_paused
+    from gpuradar.heap import built_out_of_reach
+
+    earlier = [Change(float(i), True, 1.0, 80.0) for i in range(10)]
+    gc.freeze()  # someone else's freeze, with the process not freezing what is built
+    with collector_paused():
+        built = [Change(float(i), True, 1.0, 80.0) for i in range(10)]
+        built_out_of_reach()
+    objects = gc.get_objects()
+    assert not any(o is earlier for o in objects) and not any(o is built for o in objects)

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # A fresh interpreter: this test process built aiogram's classes long ago. It imports what `gpuradar run` imports,
 # then runs the warm-up as App.start does, with a loop task ticking meanwhile.
 SCRIPT = r"""
-import asyncio, json, sys, threading
+import asyncio, gc, json, sys, threading
 import gpuradar.app  # what `gpuradar run` imports first
 import aiogram.methods as M
 import aiogram.types as T
@@ -37,6 +37,8 @@ async def main():
 
     def estimates():
         seen["main_thread"] = threading.current_thread() is threading.main_thread()
+        seen["collector_on"] = gc.isenabled()
+        seen["handlers"] = sorted(m for m in sys.modules if m.startswith("bot.handlers."))
         seen["ticks_at_estimates"] = len(ticks)
         import time
         until = time.monotonic() + 0.3
@@ -51,6 +53,8 @@ async def main():
     return seen
 
 out["seen"] = asyncio.run(main())
+out["collector_on_after"] = gc.isenabled()
+out["frozen_after"] = gc.get_freeze_count()
 out["types"] = {n: getattr(T, n).__pydantic_complete__ for n in warm.USED_TYPES}
 out["methods"] = {n: getattr(M, n).__pydantic_complete__
                   for n in warm.CALLED_METHODS + ("DeleteWebhook", "SetChatMenuButton")}
@@ -68,6 +72,12 @@ def test_warm_up_builds_the_used_telegram_classes_in_a_thread_while_the_loop_tur
     assert out["before"] == []  # deferred at import (bot/lazy_aiogram.py): what follows is the warm-up's doing
     assert out["seen"]["main_thread"] is False
     assert out["seen"]["ticks_during_estimates"] > 0  # the loop ran while the warm-up worked
+    # With the collector paused (its collections were full ones, in the thread, the loop waiting), on again after;
+    # what it built left in the oldest generation, nothing frozen (this process never froze its heap).
+    assert out["seen"]["collector_on"] is False and out["collector_on_after"] is True
+    assert out["frozen_after"] == 0
+    # The handler modules the dispatcher imports next are imported already (bot.handlers.routers).
+    assert {"bot.handlers.start", "bot.handlers.inline", "bot.handlers.fallback"} <= set(out["seen"]["handlers"])
     assert all(out["types"].values()), out["types"]
     assert all(out["methods"].values()), out["methods"]
     # Each called method's response type is built and held (Message, bool, list[Update], User).
