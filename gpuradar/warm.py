@@ -38,7 +38,11 @@ log = logging.getLogger(__name__)
 # Modules the running replica imports later, inside coroutines: the web server's and the Mini App's where it serves
 # the web, the scrapers' where it may lead them, the sender's parent side where it sends alerts.
 WEB_IMPORTS = ("gpuradar.web", "gpuradar.webhook", "gpuradar.webapp.api", "gpuradar.db_metrics")
-SCRAPING_IMPORTS = ("scrapers.fx", "scrapers.http", "scrapers.scheduler", "scrapers.poller", "scrapers.registry")
+# httpx's connection pool imports anyio's asyncio backend at its first request, APScheduler its asyncio executor when
+# the scheduler starts (27 modules on the loop in the leader's first poll).
+SCRAPING_IMPORTS = ("scrapers.fx", "scrapers.http", "scrapers.scheduler", "scrapers.poller", "scrapers.registry",
+                    "anyio._backends._asyncio", "anyio.streams.tls", "anyio.to_thread",
+                    "apscheduler.executors.asyncio")
 SENDER_IMPORTS = ("gpuradar.child_process", "gpuradar.sender_process")
 
 # The Bot API methods this bot calls (`message.answer` is SendMessage, `callback.answer` AnswerCallbackQuery, an

@@ -100,6 +100,7 @@ class Attempt:
     retry_after: float | None = None
     page: dict[str, Any] | None = None  # `inspect`'s report (declarative pages), when asked for
     unknown: list[str] | None = None  # `unknown_gpus`, when worked out beside the parse
+    stocked: int | None = None  # how many offers are in stock, when counted beside the parse
 
     @property
     def unknown_gpus(self) -> list[str]:
@@ -150,7 +151,7 @@ async def _attempt(name: str, settings: Any, client: PoliteClient | httpx.AsyncC
             payload = await provider.fetch(pc, cfg)
             if inspect and provider.inspect is not None:  # before parsing: a page that fails to parse is why
                 page = provider.inspect(payload, cfg)
-            parsed, offers, unknown = await asyncio.to_thread(_parsed, provider, payload, cfg)
+            parsed, offers, unknown, stocked = await asyncio.to_thread(_parsed, provider, payload, cfg)
     except HttpStatusError as exc:
         log.warning("%s: poll %s: %s", name, exc.status.value, exc)
         return Attempt(name, exc.status, error=str(exc),
@@ -172,20 +173,22 @@ async def _attempt(name: str, settings: Any, client: PoliteClient | httpx.AsyncC
     if skipped:
         log.warning("%s: skipped %d of %d records as invalid: %s", name, skipped, records, "; ".join(problems[:3]))
     return Attempt(name, PollStatus.OK, offers=offers, records=records, skipped=skipped, problems=problems,
-                   page=page, unknown=unknown)
+                   page=page, unknown=unknown, stocked=stocked)
 
 
-def _parsed(provider: Provider[Any], payload: Any, cfg: ProviderSettings) -> tuple[Offers, list[Offer], list[str]]:
+def _parsed(provider: Provider[Any], payload: Any,
+            cfg: ProviderSettings) -> tuple[Offers, list[Offer], list[str], int]:
     """The provider's pure parse and everything else done to its offers before they are judged (VAT terms, stock
-    for a price-only source, one offer per key, the cards the catalog does not know), all in the worker thread the
-    poller runs this in: at 100,000 configurations that after-work alone is ~0.15 s of CPU, which on the loop is a
-    stall. The cyclic collector is paused meanwhile, and what the parse built frozen once it is done where the
-    process freezes its heap (scrapers.heap.built_frozen: a collection walking the payload and the new offers would
-    hold the interpreter lock, and with it the loop, for 0.1-0.7 s)."""
+    for a price-only source, one offer per key, the cards the catalog does not know, how many are in stock for the
+    log line), all in the worker thread the poller runs this in: at 100,000 configurations that after-work alone is
+    ~0.15 s of CPU, which on the loop is a stall (counting the offers in stock alone was 7-15 ms of it). The cyclic
+    collector is paused meanwhile, and what the parse built frozen once it is done where the process freezes its
+    heap (scrapers.heap.built_frozen: a collection walking the payload and the new offers would hold the
+    interpreter lock, and with it the loop, for 0.1-0.7 s)."""
     with built_frozen():
         parsed = provider.parse(payload, cfg)
         offers = list(dedupe(listed_only(with_vat(parsed, cfg), provider)).values())
-        return parsed, offers, _unknown_gpus(offers)
+        return parsed, offers, _unknown_gpus(offers), sum(o.in_stock for o in offers)
 
 
 def _unknown_gpus(offers: list[Offer]) -> list[str]:
@@ -199,8 +202,9 @@ async def poll(name: str, settings: Any, client: PoliteClient | httpx.AsyncClien
     got = await attempt(name, settings, client, deadline=deadline)
     unknown = got.unknown_gpus
     if got.status is PollStatus.OK:
-        log.info("%s: ok, %d offers (%d in stock), unknown GPUs: %s", name, len(got.offers),
-                 sum(o.in_stock for o in got.offers), ", ".join(unknown) or "none")
+        stocked = got.stocked if got.stocked is not None else sum(o.in_stock for o in got.offers)
+        log.info("%s: ok, %d offers (%d in stock), unknown GPUs: %s", name, len(got.offers), stocked,
+                 ", ".join(unknown) or "none")
     return PollResult(provider=name, status=got.status, offers=got.offers, error=got.error, started_at=started,
                       finished_at=now(), unknown_gpus=unknown, records=got.records, skipped=got.skipped,
                       retry_after=got.retry_after)

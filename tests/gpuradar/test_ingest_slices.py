@@ -198,3 +198,23 @@ def test_a_poll_crosses_whole_when_it_has_fewer_items_than_a_part() -> None:
     packed, _ = PackedPoll.pack(Poller()([offer("a")]), 1)
     message = RecordPoll(packed, None, None, None)
     assert _split(message, PART) == (message, None)
+
+
+async def test_record_hands_the_loop_back_before_its_first_slice(migrated_database_url, monkeypatch) -> None:
+    """The poll's own end (the poller's return, its payload freed) runs just before `record` without handing the
+    loop back: `record` lets what is waiting run before it starts packing (issue 26)."""
+    import gpuradar.ingest_process as ip
+
+    ran: list[str] = []
+    real = ip.reading_values
+
+    def reading(offers):  # type: ignore[no-untyped-def]
+        ran.append("packing")
+        return real(offers)
+
+    monkeypatch.setattr(ip, "reading_values", reading)
+    async with sliced_child(migrated_database_url) as ingest:
+        poll = Poller("runpod")([offer("s1", 1.0)])
+        asyncio.get_running_loop().call_soon(ran.append, "waiting")
+        await ingest.record(poll, rates=RATES)
+    assert ran == ["waiting", "packing"]

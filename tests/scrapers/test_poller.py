@@ -178,3 +178,18 @@ async def test_declarative_provider_polls_html(provider_server: ProviderServer, 
     provider_server.inject("/prices/", Fault.CAPTCHA)
     suspect = await poll("immers", settings, client)
     assert suspect.status is PollStatus.SUSPECT and "no rows" in (suspect.error or "")
+
+
+async def test_the_offers_in_stock_are_counted_beside_the_parse(provider_server: ProviderServer,
+                                                              client: PoliteClient, caplog) -> None:
+    """Counted in the parse's worker thread (100,000 offers counted on the loop were 7-15 ms of it), and what the
+    poll's log line says."""
+    import logging
+
+    from scrapers.poller import attempt
+
+    got = await attempt("vastai", provider_server.providers_settings(), client)
+    assert got.stocked is not None and got.stocked == sum(o.in_stock for o in got.offers) > 0
+    with caplog.at_level(logging.INFO, logger="scrapers.poller"):
+        result = await poll("vastai", provider_server.providers_settings(), client)
+    assert f"{len(result.offers)} offers ({got.stocked} in stock)" in caplog.text
