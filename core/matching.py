@@ -108,6 +108,14 @@ class Target:
         return cls(offer.key, offer.provider, offer.gpu, offer.gpu_count, offer.billing.value, offer.location,
                    price_rub, price_usd, offer.fraction)
 
+    def interned(self) -> Target:
+        """This target with its names interned: many held at once (the alert sender's backlog) share one string per
+        provider, card, billing, place and offer key instead of one each as read from JSON."""
+        intern = sys.intern
+        return Target(intern(self.key), intern(self.provider), None if self.gpu is None else intern(self.gpu),
+                      self.gpu_count, intern(self.billing), intern(self.location), self.price_rub, self.price_usd,
+                      self.fraction)
+
     @classmethod
     def from_event(cls, event: OfferEvent) -> Target:
         return cls.from_offer(event.offer, event.new_price_rub, event.new_price_usd)
@@ -514,9 +522,10 @@ class WatchIndex:
         uncapped = sig if sig[2] is None else (*sig[:2], None, *sig[3:])
         number = self._sig_ids.get(uncapped)
         if number is None:
-            # Kept as its own tuple with interned strings: the row's copies it was read from go with the row.
+            # Kept with interned strings: the row's copies it was read from go with the row.
+            uncapped = tuple(sys.intern(v) if type(v) is str else v for v in uncapped)
             number = self._sig_ids[uncapped] = len(self._filters)
-            self._filters.append(watch_of(tuple(sys.intern(v) if type(v) is str else v for v in uncapped)))
+            self._filters.append(watch_of(uncapped))
         self._grow(self._sig_no, w.id)
         self._grow(self._cap, w.id)
         self._grow(self._owner, w.id)

@@ -22,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from core.memo import AheadMemo
+
 DATA = Path(__file__).with_name("data") / "models.json"
 
 # Attention kinds as the JSON contract names them (`workload.arch.attention`).
@@ -348,14 +350,6 @@ def _family_index() -> dict[tuple[str, str], Arch]:
     return out
 
 
-# Every spelling the catalog itself gives (each architecture's id, name and aliases, as written and lower-cased, the
-# way the parser reads a phrase) -> `_find_model`'s answer, both ways (`loose` or not). Filled once by `warm_up`
-# from `_find_model` itself, so an answer is the same with or without it; never evicted (bounded by the catalog).
-# A phrase that pastes a catalog name then costs one dict look-up, not the token passes of `_keys` (10-20 us the
-# first time a name is seen, which the memo below cannot save for names nobody asked about yet).
-_SPELLED: dict[tuple[str, bool], Arch | None] = {}
-
-
 def catalog_spellings() -> list[str]:
     """Each architecture's id, name and aliases, as written and lower-cased: what `warm_up` answers ahead."""
     out: dict[str, None] = {}
@@ -374,14 +368,10 @@ def find_model(name: str, loose: bool = True) -> Arch | None:
     shorthand, no fine-tune prefix. Memoised (the catalog does not change; a phrase names the same model keystroke
     after keystroke, and the parser, `core.defaults` and the Hub check each ask); the catalog's own spellings are
     answered ahead by `warm_up`."""
-    try:
-        return _SPELLED[name, loose]
-    except KeyError:
-        return _find_model(name, loose)
+    return _FOUND(name, loose)
 
 
-@lru_cache(maxsize=1024)
-def _find_model(name: str, loose: bool = True) -> Arch | None:
+def _find_model(name: str, loose: bool) -> Arch | None:
     """`find_model` worked out."""
     index = _index()
     if not loose:
@@ -412,17 +402,19 @@ def _find_model(name: str, loose: bool = True) -> Arch | None:
     return None
 
 
+# Every spelling the catalog itself gives (each architecture's id, name and aliases, as written and lower-cased, the
+# way the parser reads a phrase), both ways, answered by `warm_up`; other names memoised as asked.
+_FOUND: AheadMemo[Arch | None] = AheadMemo(_find_model, 1024)
+
+
 def warm_up() -> None:
     """The name indexes and the typical architectures, built now rather than by the first phrase that names a model
     (`_index` alone reads every alias of the catalog: milliseconds), and every catalog spelling's answer
-    (`_SPELLED`: ~1,400 spellings both ways, ~30 ms)."""
+    (`_FOUND`: ~1,400 spellings both ways, ~30 ms)."""
     _index()
     _family_index()
     _DENSE_TYPICAL()
-    if not _SPELLED:
-        for name in catalog_spellings():
-            for loose in (False, True):
-                _SPELLED[name, loose] = _find_model.__wrapped__(name, loose)
+    _FOUND.fill((name, loose) for name in catalog_spellings() for loose in (False, True))
 
 
 def did_you_mean(name: str, n: int = 3) -> list[str]:

@@ -25,6 +25,7 @@ from pydantic import TypeAdapter
 
 from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
+from core.memo import AheadMemo
 from core.models import find_model
 from core.msg import Joined, Msg, msg
 from core.workload import (
@@ -399,25 +400,21 @@ _NAME_QUANTS: tuple[tuple[re.Pattern[str], Quant], ...] = (
 )
 
 
-# The catalog's own model spellings as a phrase reads them (lower-cased) -> `quant_in_name`'s answer, filled once by
-# `warm_names` (like `core.models`' table of spellings): bounded by the catalog, never evicted.
-_QUANT_SPELLED: dict[str, Quant | None] = {}
-
-
 def quant_in_name(name: str) -> Quant | None:
     """The quantisation a repository name states, if any ('Qwen2.5-7B-Instruct-GPTQ-Int4' -> gptq-int4).
     Memoised: eight searches per name, and a phrase names the same model keystroke after keystroke; the catalog's
     spellings are answered ahead (`warm_names`)."""
-    try:
-        return _QUANT_SPELLED[name]
-    except KeyError:
-        return _quant_in_name(name)
+    return _QUANT_NAMED(name)
 
 
-@lru_cache(maxsize=1024)
 def _quant_in_name(name: str) -> Quant | None:
     low = name.lower()
     return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
+
+
+# The catalog's own model spellings as a phrase reads them (lower-cased), answered by `warm_names`; other names
+# memoised as asked.
+_QUANT_NAMED: AheadMemo[Quant | None] = AheadMemo(_quant_in_name, 1024)
 
 
 def _with_name_quant(name: str, out: dict[str, Any]) -> dict[str, Any]:
@@ -814,10 +811,7 @@ def warm_names() -> None:
         for alias in (gpu.id, gpu.name, *gpu.aliases):
             _gpu_named_as(_normalise(alias))
             _gpus_named_as(_normalise(alias))
-    if not _QUANT_SPELLED:
-        for name in catalog_spellings():
-            low = _normalise(name)
-            _QUANT_SPELLED[low] = _quant_in_name.__wrapped__(low)
+    _QUANT_NAMED.fill((_normalise(name),) for name in catalog_spellings())
 
 
 _WORD_START = re.compile(r"(?<![\w.])\w")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from array import array
 from collections import OrderedDict
@@ -243,20 +242,12 @@ class _Queued:
     The event itself stays in its row: a plan reads the ones it needs (`FanOut._load`, the last PARSED_EVENTS kept
     parsed). At Telegram's free rate a backlog holds every poll's events for the ~26 minutes it takes to drain, ~480
     a poll at 50,000 users: parsed, an event was ~13.7 KB (its offer and prices as pydantic models), 6.6 MB a poll;
-    as its JSON ~0.6 KB more than this; as this, with the target's names shared (`_shared_target`), ~0.5 KB."""
+    as its JSON ~0.6 KB more than this; as this, with the target's names shared (`Target.interned`), ~0.5 KB."""
 
     id: int
     target: Target
     created_at: datetime
     cooling: bool
-
-
-def _shared_target(t: Target) -> Target:
-    """The target with its names interned: the held events of one provider, card, billing and place (and of one
-    offer, for its key) share one string each instead of one per event as read from JSON."""
-    intern = sys.intern
-    return Target(intern(t.key), intern(t.provider), None if t.gpu is None else intern(t.gpu), t.gpu_count,
-                  intern(t.billing), intern(t.location), t.price_rub, t.price_usd, t.fraction)
 
 
 @dataclass
@@ -448,8 +439,7 @@ class FanOut:
                 except ValueError as e:  # a malformed row fails alone
                     log.warning("queued alert event %s cannot be read: %s", r.id, e)
                     continue
-                read[r.id] = _Queued(r.id, _shared_target(Target.from_offer(event.offer, event.price_rub,
-                                                                             event.price_usd)),
+                read[r.id] = _Queued(r.id, Target.from_offer(event.offer, event.price_rub, event.price_usd).interned(),
                                      created, event.cooling_since is not None)
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
