@@ -14,8 +14,6 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from aiogram.types import InlineKeyboardButton, InlineKeyboardMarkup
-
 from bot.alert_texts import (
     DIGEST_MESSAGES,
     MAX_STOP_BUTTONS,
@@ -148,7 +146,8 @@ class DigestRenderer:
         return (event_id, lang, currency) not in self._offer_parts
 
     def markup(self, subscriptions: tuple[tuple[int, str], ...], lang: str) -> dict[str, Any] | None:
-        """`markup` with the buttons' labels shared per language and query."""
+        """One "stop" button per subscription the message speaks for, as the Bot API's `reply_markup` dict (it is
+        stored with the delivery); the buttons' labels are shared per language and query."""
         if not subscriptions:
             return None
         rows = []
@@ -159,12 +158,3 @@ class DigestRenderer:
             rows.append([{"text": label, "callback_data": AlertCb(action="stop", sub=sid).pack()}])
         return {"inline_keyboard": rows}
 
-
-def markup(subscriptions: tuple[tuple[int, str], ...], lang: str) -> dict[str, Any] | None:
-    """One "stop" button per subscription the message speaks for (as a dict: it is stored with the delivery)."""
-    buttons = stop_buttons(subscriptions, lang)
-    if not buttons:
-        return None
-    rows = [[InlineKeyboardButton(text=label, callback_data=AlertCb(action="stop", sub=sid).pack())]
-            for label, sid in buttons]
-    return InlineKeyboardMarkup(inline_keyboard=rows).model_dump(exclude_none=True)
