@@ -20,12 +20,15 @@ TEST_DATABASE_URL, else the server .ci/postgres.sh starts), dropped afterwards; 
 printed with the figures (the issue's are with the server's defaults: fsync, synchronous_commit and
 full_page_writes on; .ci/postgres.sh's test server has them off).
 
+`--senders N`: N replicas' senders are alive (N - 1 stand-ins checked in for the whole run, storage.sender_shares),
+so the one measured indexes, matches and plans only its share of the users: the matching work each replica holds.
+
 `--deliver`: then the sender delivers the first poll's alerts to the stand-in Bot API server, which allows
 `--rate` messages a second overall (1,000: Telegram's paid broadcasts) with paid broadcasts on
 (SENDER__PAID_BROADCAST) and prints the time, lost and doubled against what the database planned.
 
     python3 bench/sender_loop.py [--users 50000] [--subs 100000] [--on-loop] [--deliver] [--record-in thread]
-                                 [--db sqlite|postgres]
+                                 [--db sqlite|postgres] [--senders N]
 """
 
 from __future__ import annotations
@@ -176,6 +179,11 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
     spec = SenderSpec.like(model, url, rate=29.5, chat_interval=1.05, options=options)
     await model.session.close()
 
+    if args.senders > 1:  # the other replicas' senders, alive for the whole run: this one takes its share
+        from storage import sender_shares
+
+        for n in range(1, args.senders):
+            await sender_shares.check_in(sm, f"bench-other-sender-{n}", ttl=24 * 3600)
     started = time.perf_counter()
     host: SenderService | SenderProcess = SenderService(spec) if args.on_loop else SenderProcess(spec)
     task = asyncio.create_task(host.run())
@@ -196,7 +204,9 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
         await asyncio.sleep(every)
     await asyncio.sleep(0.3)
     lags, replies = probe.take()
-    report("start-up (index build)", lags, replies, await cpu_clock() - cpu0, time.perf_counter() - started)
+    shown = await host.report()
+    report(f"start-up (index build: {shown.indexed:,} subscriptions, {shown.share})", lags, replies,
+           await cpu_clock() - cpu0, time.perf_counter() - started)
 
     # 2. an alerting poll, recorded off the probed loop as the leader's ingest child records it
     rng = random.Random(args.seed + 2)
@@ -314,6 +324,8 @@ def main() -> None:
     ap.add_argument("--record-in", choices=("process", "thread"), default="process",
                     help="where the polls are recorded (process: forked, as the ingest child; thread: of this one)")
     ap.add_argument("--deliver", action="store_true")
+    ap.add_argument("--senders", type=int, default=1,
+                    help="senders alive (the others stand-ins checked in): the measured one takes its share")
     ap.add_argument("--rate", type=int, default=1000)
     ap.add_argument("--budget", type=float, default=100_000.0)
     ap.add_argument("--deliver-timeout", type=float, default=600.0)

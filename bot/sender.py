@@ -61,6 +61,7 @@ from bot.delivery.rendering import DigestRenderer
 from bot.delivery.sending import Requests, posts_directly
 from bot.pacing import Pacer, paced
 from bot.response_types import keep
+from storage import sender_shares
 from storage.alert_tables import DeliveryState
 from storage.lease import default_holder_id
 from storage.outbox import (
@@ -235,6 +236,7 @@ class AlertSender:
         workers.append(asyncio.create_task(self._dispatcher(), name="alert-dispatcher"))
         heartbeat: asyncio.Task[None] | None = None
         try:
+            await self._check_in()  # before the first look: a newcomer starts with its part of the users
             await self.claims.renew()
             await self._resume_unfinished(first=True)
             heartbeat = asyncio.create_task(self._heartbeat(), name="alert-claims")
@@ -263,6 +265,8 @@ class AlertSender:
                 with contextlib.suppress(Exception):
                     await self.budget.close()  # what was reserved and not sent goes back to the period's budget
             with contextlib.suppress(Exception):
+                await sender_shares.check_out(self.sessionmaker, self.owner)  # the others take its users now
+            with contextlib.suppress(Exception):
                 await self.claims.release()
             self._done.set()
 
@@ -278,6 +282,7 @@ class AlertSender:
                 await asyncio.wait_for(self._stop.wait(), self.claims.ttl / 3)
             if self._stop.is_set():
                 return
+            await self._check_in()
             try:
                 await self.claims.renew()
                 await self._resume_unfinished()
@@ -285,6 +290,17 @@ class AlertSender:
                     self._paid_on()  # a new budget period began: paid broadcasts may go on
             except Exception:  # the database is away: sends pause once the claim margin runs out (Claims.hold)
                 log.warning("renewing alert claims failed", exc_info=True)
+
+    async def _check_in(self) -> None:
+        """Keep this sender among those alive and take its share of the users (storage.sender_shares); a change
+        makes it look again at once. On a database error it keeps the share it has."""
+        try:
+            share = await sender_shares.check_in(self.sessionmaker, self.owner, self.claims.ttl)
+        except Exception:
+            log.warning("checking in among the alert senders failed", exc_info=True)
+            return
+        if self.fanout.reshare(share):
+            self._wake.set()
 
     # ------------------------------------------------------------------ planning
     async def _resume_unfinished(self, *, first: bool = False) -> None:

@@ -34,3 +34,14 @@ class RateShareRow(Base):
     replica: Mapped[str] = mapped_column(String(255), primary_key=True)
     seen_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float)  # a handful of rows: no index
+
+
+class SenderShareRow(Base):
+    """One row per running alert sender (`storage.sender_shares`): the senders split the users between those whose
+    row has not expired, each matching and planning only its part."""
+
+    __tablename__ = "sender_shares"
+
+    sender: Mapped[str] = mapped_column(String(255), primary_key=True)  # the sender's owner id (host:pid:nonce)
+    seen_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float)  # a handful of rows: no index

@@ -48,6 +48,7 @@ from core.matching import (
 from core.redaction import redact
 from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
 from storage.lease import db_now
+from storage.sender_shares import UserShare
 from storage.upsert import upsert_insert
 from storage.user_tables import Subscription, SubscriptionChange, User
 
@@ -277,7 +278,10 @@ class FanOut:
     reloads only the users named there since the last one, so a change costs that user's subscriptions, never a
     rebuild. Matching an event costs bisects plus the number of subscriptions it reaches; a user's message is then
     written from their subscriptions as stored now (read for the few users planned at a time). A restart rebuilds
-    it from the events newer than the users' cursors (at most MAX_EVENT_AGE old)."""
+    it from the events newer than the users' cursors (at most MAX_EVENT_AGE old).
+
+    With several senders (one per replica) each holds and matches only its share of the users (`share`,
+    storage.sender_shares), and starts over when the share changes (`reshare`)."""
 
     def __init__(self, *, max_event_age: timedelta = MAX_EVENT_AGE, index_check: float = INDEX_CHECK,
                  rebuild_over: int = REBUILD_OVER, sends_per_chat_interval: float = 30.0,
@@ -303,21 +307,28 @@ class FanOut:
         self._columns: TargetColumns | None = None  # the held events as columns, built when an overflowed user asks
         self._refreshing = asyncio.Lock()
         self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0, "superseded": 0, "compactions": 0,
-                                      "overflowed": 0}
+                                      "overflowed": 0, "reshares": 0}
         self._latest: dict[str, list[int]] = {}  # offer key -> its events since the last one everyone hears
         self._pairs_added = 0  # (user, event) pairs filed since the last compaction
         self._pairs_kept = 0  # pairs the last compaction left
         self.match_cpu = 0.0  # seconds of CPU spent matching queued events to users, in all (benches read it)
         self._rotation = 0.0  # where the users a look newly reaches start (see _file_newcomers)
+        # The users this sender matches and plans (storage.sender_shares: the replicas' senders split them), and
+        # the share to take at the next look when the senders alive changed.
+        self.share = UserShare()
+        self._next_share: UserShare | None = None
+        self._generation = 0  # how many times it started over for a new share (a plan made across one is void)
 
     # ---------------------------------------------------------------- the subscription index
-    @staticmethod
-    def _active_subs() -> Any:
-        return (select(Subscription.id, Subscription.user_id, Subscription.gpu_ids, Subscription.min_gib_by_count,
-                       Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
-                       Subscription.providers, Subscription.gpu_count, Subscription.billing, Subscription.region)
-                .join(User, User.id == Subscription.user_id)
-                .where(Subscription.paused.is_(False), User.active.is_(True)))
+    def _active_subs(self) -> Any:
+        """The active subscriptions of this sender's users."""
+        query = (select(Subscription.id, Subscription.user_id, Subscription.gpu_ids, Subscription.min_gib_by_count,
+                        Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
+                        Subscription.providers, Subscription.gpu_count, Subscription.billing, Subscription.region)
+                 .join(User, User.id == Subscription.user_id)
+                 .where(Subscription.paused.is_(False), User.active.is_(True)))
+        mine = self.share.where(Subscription.user_id)
+        return query if mine is None else query.where(mine)
 
     @staticmethod
     def _watch(r: Any) -> Watch | None:
@@ -365,7 +376,7 @@ class FanOut:
                 await self._build_index(session)
                 return True
         fresh = [r for r in log_rows if r.id not in self._changes_seen]
-        users = {r.user_id for r in fresh}
+        users = {r.user_id for r in fresh if self.share.has(r.user_id)}  # another sender's users are its own
         if log_rows:
             # Rows a minute old are final (a PostgreSQL transaction that took an id earlier has committed by then).
             settled = log_rows[0].now - CHANGES_SETTLE
@@ -394,6 +405,36 @@ class FanOut:
     def forget_index(self) -> None:
         self._index = None
 
+    @property
+    def indexed(self) -> int:
+        """Subscriptions in the index (this sender's users' active ones; 0 before the first look)."""
+        return 0 if self._index is None else len(self._index)
+
+    def reshare(self, share: UserShare) -> bool:
+        """The senders alive changed and this one's users are now `share`: from the next look it starts over for
+        them, as a restarted sender does (index built for them, the events newer than their cursors read again).
+        Returns whether that is a change."""
+        if share == (self._next_share or self.share):
+            return False
+        self._next_share = None if share == self.share else share
+        return True
+
+    def _take_share(self) -> None:
+        """Start over for the share `reshare` gave (at the start of a look, under its lock: nothing is mid-match)."""
+        assert self._next_share is not None
+        log.info("alert sender's share: %s (was %s)", self._next_share, self.share)
+        self.share, self._next_share = self._next_share, None
+        self._index = None
+        self._loaded_upto = None
+        self._events.clear()
+        self._latest.clear()
+        self.pending.clear()
+        self.overflowed.clear()
+        self._columns = None
+        self._pairs_added = self._pairs_kept = 0
+        self._generation += 1
+        self.stats["reshares"] += 1
+
     # ---------------------------------------------------------------- events -> users
     async def refresh(self, session: AsyncSession, now: datetime) -> int:
         """Pick up the subscription set's changes and newly queued events; returns how many events were new.
@@ -403,6 +444,8 @@ class FanOut:
             return await self._refresh(session, now)
 
     async def _refresh(self, session: AsyncSession, now: datetime) -> int:
+        if self._next_share is not None:
+            self._take_share()
         if self._index is None or self._loaded_upto is None \
                 or time.monotonic() - self._checked_at >= self.index_check:
             await self._refresh_index(session)
@@ -416,7 +459,9 @@ class FanOut:
         if self._loaded_upto is None:
             # First look (a start or restart): from the oldest cursor of anyone who may still hear alerts, but no
             # further back than MAX_EVENT_AGE before the newest event (the backlog a restart can owe anyone).
-            oldest = await session.scalar(select(func.min(User.alert_cursor)).where(User.active.is_(True)))
+            mine = self.share.where(User.id)
+            oldest = await session.scalar(select(func.min(User.alert_cursor)).where(
+                User.active.is_(True), *(() if mine is None else (mine,))))
             newest = await session.scalar(select(func.max(AlertEventRow.created_at)))
             self._loaded_upto = int(oldest or 0)
             if newest is not None:
@@ -607,6 +652,7 @@ class FanOut:
         their cursor still moves past them."""
         if not user_ids:
             return []
+        generation = self._generation
         users: dict[int, Any] = {}
         for chunk in _chunks(list(user_ids)):
             for r in (await session.execute(
@@ -656,6 +702,11 @@ class FanOut:
                 plan.by_chat = {chat_id: list(items.values()) for chat_id, items in latest.items()}
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
+        if generation != self._generation:
+            # It started over for a new share meanwhile (an overlapping look): the events it held are gone, and a
+            # plan missing them would move its user's cursor past them. Nothing is planned; the next look plans
+            # these users again if they are still this sender's.
+            return []
         return out
 
     def _matched_since(self, mine: Sequence[tuple[SubMeta, Watch]], cursor: int) -> list[int]:

@@ -19,14 +19,16 @@ import contextlib
 import logging
 from typing import Protocol
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from storage.lease import db_now, default_holder_id
+from storage import members
+from storage.lease import default_holder_id
 from storage.lease_tables import RateShareRow
-from storage.upsert import upsert_insert
 
 log = logging.getLogger(__name__)
+
+_TABLE: Table = RateShareRow.__table__  # type: ignore[assignment]
 
 
 class Paced(Protocol):
@@ -39,21 +41,11 @@ class Paced(Protocol):
 
 async def check_in(sessionmaker: async_sessionmaker[AsyncSession], replica: str, ttl: float) -> int:
     """Say `replica` sends for the next `ttl` seconds; returns how many replicas do (itself included)."""
-    async with sessionmaker() as session, session.begin():
-        now = db_now(session.get_bind().dialect.name)
-        row = RateShareRow.__table__.c
-        stmt = upsert_insert(session, RateShareRow.__table__).values(replica=replica, seen_at=now,
-                                                                     expires_at=now + ttl)
-        await session.execute(stmt.on_conflict_do_update(
-            index_elements=[row.replica], set_={"seen_at": stmt.excluded.seen_at,
-                                                "expires_at": stmt.excluded.expires_at}))
-        await session.execute(delete(RateShareRow).where(row.expires_at < now))
-        return int((await session.execute(select(func.count()).select_from(RateShareRow))).scalar_one())
+    return len(await members.check_in(sessionmaker, _TABLE, replica, ttl))
 
 
 async def check_out(sessionmaker: async_sessionmaker[AsyncSession], replica: str) -> None:
-    async with sessionmaker() as session, session.begin():
-        await session.execute(delete(RateShareRow).where(RateShareRow.__table__.c.replica == replica))
+    await members.check_out(sessionmaker, _TABLE, replica)
 
 
 class RateShare:

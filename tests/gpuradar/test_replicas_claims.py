@@ -22,8 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.delivery.claims import Claims, dead_local_owners
 from bot.sender import AlertSender
 from gpuradar.metrics import METRICS
+from storage import sender_shares
 from storage.alert_tables import AlertDelivery, DeliveryState
 from storage.outbox import OutboxWriter, take_over_deliveries
+from storage.sender_shares import UserShare
 from testkit.fake_telegram import FakeTelegram
 from testkit.waiting import until
 from tests.storage.test_outbox_helpers import T0, add_sub, add_user, enqueue, event, offer
@@ -78,6 +80,48 @@ async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeT
     async with sm() as s:
         owners = Counter((await s.scalars(select(AlertDelivery.claimed_by))).all())
     assert set(owners) <= {"test:0", "test:1", "test:2"} and sum(owners.values()) == users
+
+
+async def test_the_senders_alive_split_the_users_and_take_over_a_stopped_senders_share(tg: FakeTelegram, sm) -> None:
+    """Replicas share the matching work (storage.sender_shares): with three senders alive each indexes, matches and
+    plans only its third of the users; when one stops, the other two split everyone at their next check-in, and
+    the next alert still reaches every user once."""
+    users = 30
+    for uid in range(1, users + 1):
+        await add_user(sm, uid)
+        await add_sub(sm, uid)
+    owners = [f"split:{n}" for n in range(3)]  # sorted as the database returns them: sender n has users n mod 3
+    for owner in owners:  # all three alive before anyone looks, so each looks once, at its own share
+        await sender_shares.check_in(sm, owner, ttl=60)
+    await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-split"))])
+    bots = [bot_for(tg) for _ in owners]
+    # claim_ttl 9 s: the check-in (and claim renewal) every 3 s; no claim lapses on a loaded machine.
+    senders = [AlertSender(b, sm, poll_interval=0.02, batch=5, claim_ttl=9.0, owner=o, metrics=METRICS)
+               for o, b in zip(owners, bots, strict=True)]
+    tasks = [asyncio.create_task(s.run()) for s in senders]
+    try:
+        await until(lambda: _eq(sent_outbox_rows(sm), users))
+        async with sm() as s:
+            rows = await s.execute(select(AlertDelivery.user_id, AlertDelivery.claimed_by))
+            claimed = {r.user_id: r.claimed_by for r in rows}
+        assert claimed == {uid: owners[uid % 3] for uid in range(1, users + 1)}
+        assert [f.fanout.share for f in senders] == [UserShare(n, 3) for n in range(3)]
+        assert [f.fanout.indexed for f in senders] == [10, 10, 10]
+        await senders[2].stop()  # checks out: the others take its users at their next check-in
+        await until(lambda: [f.fanout.share for f in senders[:2]] == [UserShare(0, 2), UserShare(1, 2)], limit=60)
+        await enqueue(sm, OutboxWriter(), [event(offer(sku="h100-after"))])
+        for sender in senders[:2]:
+            sender.wake()
+        await until(lambda: _eq(sent_outbox_rows(sm), 2 * users), limit=60)
+    finally:
+        for sender in senders:
+            await sender.stop()
+        await asyncio.gather(*tasks)
+        for b in bots:
+            await b.session.close()
+    per_chat = Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
+    assert per_chat == dict.fromkeys(range(1, users + 1), 2)  # both alerts, each once
+    assert [f.fanout.indexed for f in senders[:2]] == [15, 15]
 
 
 async def _eq(value, expected) -> bool:
