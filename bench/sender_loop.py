@@ -57,6 +57,7 @@ from sqlalchemy import delete, func, insert, select, update  # noqa: E402
 import gpuradar  # noqa: E402, F401 (the wiring: the provider catalog)
 from bench._common import durability, p99, seeded_sqlite  # noqa: E402
 from bench.fanout_cycle import RATES, T0, change, fresh_pg_database, poll, populate  # noqa: E402
+from bench.memory import process_tree_rss_mb  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
 from storage.db import make_engine, make_sessionmaker  # noqa: E402
 from storage.ingest import record_poll  # noqa: E402
@@ -205,7 +206,9 @@ async def main_async(url: str, catalog: dict[str, Any], args: argparse.Namespace
     await asyncio.sleep(0.3)
     lags, replies = probe.take()
     shown = await host.report()
-    report(f"start-up (index build: {shown.indexed:,} subscriptions, {shown.share})", lags, replies,
+    rss = process_tree_rss_mb(shown.pid)[0] if shown.pid is not None and not args.on_loop else None
+    report(f"start-up (index build: {shown.indexed:,} subscriptions, {shown.share}"
+           + (f"; sender child RSS {rss:.0f} MB" if rss is not None else "") + ")", lags, replies,
            await cpu_clock() - cpu0, time.perf_counter() - started)
 
     # 2. an alerting poll, recorded off the probed loop as the leader's ingest child records it
