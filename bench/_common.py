@@ -266,6 +266,15 @@ async def _lag_probe(path: str) -> None:
             lags, last = [], t
 
 
+def pg_server_url() -> str:
+    """The PostgreSQL server a `--db postgres` bench makes its fresh database on: BENCH_PG_URL, else
+    TEST_DATABASE_URL, else the one .ci/postgres.sh starts (its test server: durability off)."""
+    import subprocess
+
+    return os.environ.get("BENCH_PG_URL") or os.environ.get("TEST_DATABASE_URL") or subprocess.run(
+        [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
+
+
 async def durability(url: str) -> str:
     """The PostgreSQL server's durability settings, as the figures were measured under them."""
     from sqlalchemy import text

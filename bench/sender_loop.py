@@ -39,7 +39,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -55,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import delete, func, insert, select, update  # noqa: E402
 
 import gpuradar  # noqa: E402, F401 (the wiring: the provider catalog)
-from bench._common import durability, p99, seeded_sqlite  # noqa: E402
+from bench._common import durability, p99, pg_server_url, seeded_sqlite  # noqa: E402
 from bench.fanout_cycle import RATES, T0, change, fresh_pg_database, poll, populate  # noqa: E402
 from bench.memory import process_tree_rss_mb  # noqa: E402
 from storage.alert_tables import AlertEventRow  # noqa: E402
@@ -346,9 +345,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         t = time.perf_counter()
         if args.db == "postgres":
-            server_url = os.environ.get("BENCH_PG_URL") or os.environ.get("TEST_DATABASE_URL") or subprocess.run(
-                [str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True).stdout.strip()
-            url = stack.enter_context(fresh_pg_database(server_url, "bench_sender"))
+            url = stack.enter_context(fresh_pg_database(pg_server_url(), "bench_sender"))
             catalog = asyncio.run(populate(url, args))
             where = f"PostgreSQL ({asyncio.run(durability(url))})"
         else:

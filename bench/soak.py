@@ -15,7 +15,10 @@ by the stand-in), lost (a delivery the database calls sent that the stand-in nev
 doubled (one text accepted twice for one chat), with what was still queued (Telegram's limit is the floor: a poll
 that reaches 40,000 users takes 20 minutes at 30 a second).
 
-    python3 bench/soak.py [--minutes 20] [--users 50000] [--subs 100000] [--db-cache FILE]
+`--db postgres` runs it on a fresh database of the PostgreSQL server behind BENCH_PG_URL (else TEST_DATABASE_URL,
+else the server .ci/postgres.sh starts), dropped afterwards; the server's durability settings are printed.
+
+    python3 bench/soak.py [--minutes 20] [--users 50000] [--subs 100000] [--db-cache FILE] [--db sqlite|postgres]
 """
 
 from __future__ import annotations
@@ -37,7 +40,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import gpuradar  # noqa: E402, F401  # the wiring: installs the provider catalog (core.providers)
-from bench._common import p99, run_bot, seeded_sqlite, stop_bot, store_users_and_subscriptions  # noqa: E402
+from bench._common import (  # noqa: E402
+    durability,
+    p99,
+    pg_server_url,
+    run_bot,
+    seeded_sqlite,
+    stop_bot,
+    store_users_and_subscriptions,
+)
+from bench.fanout_cycle import fresh_pg_database  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------- the driver
@@ -69,7 +81,7 @@ async def outcome(url: str, accepted: Counter[tuple[int, str]]) -> tuple[int, in
     return sum(accepted.values()), lost, doubled, states
 
 
-async def drive(args: argparse.Namespace) -> None:
+async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> None:
     from bench.memory import (
         POLL_EVERY,
         bot_env,
@@ -84,13 +96,17 @@ async def drive(args: argparse.Namespace) -> None:
 
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "soak.sqlite3"
-        url = f"sqlite+aiosqlite:///{db}"
         t = time.perf_counter()
-        cache = Path(args.db_cache) if args.db_cache else None
-        await seeded_sqlite(db, cache, lambda u: populate(u, args))
-        print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions stored ({time.perf_counter() - t:.0f} s); "
-              f"{args.minutes:g} minutes; load average {os.getloadavg()[0]:.2f}", flush=True)
+        if pg_url is None:
+            db = Path(tmp) / "soak.sqlite3"
+            url = f"sqlite+aiosqlite:///{db}"
+            cache = Path(args.db_cache) if args.db_cache else None
+            await seeded_sqlite(db, cache, lambda u: populate(u, args))
+        else:
+            url = pg_url
+            await populate(url, args)
+        print(f"set-up: {args.users:,} users, {args.subs:,} subscriptions stored ({time.perf_counter() - t:.0f} s) "
+              f"on {where}; {args.minutes:g} minutes; load average {os.getloadavg()[0]:.2f}", flush=True)
         probe_file = Path(tmp) / "lag.jsonl"
         async with FakeTelegram() as tg, ProviderServer() as server:
             tg.enforce_limits(global_rate=30, per_chat_rate=1, window=1.0)
@@ -190,14 +206,19 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=50_000)
     ap.add_argument("--subs", type=int, default=100_000)
     ap.add_argument("--inline-rate", type=float, default=5.0, help="inline queries a second (Poisson)")
-    ap.add_argument("--db-cache", default=None, help="a file to keep the populated database in between runs")
+    ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    ap.add_argument("--db-cache", default=None, help="a file to keep the populated SQLite database in between runs")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
     ap.add_argument("--as-bot", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.as_bot:
         sys.exit(run_bot(["run"], args.as_bot))
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(drive(args))
+    with contextlib.suppress(KeyboardInterrupt), contextlib.ExitStack() as stack:
+        pg_url, where = None, "SQLite"
+        if args.db == "postgres":
+            pg_url = stack.enter_context(fresh_pg_database(pg_server_url(), "bench_soak"))
+            where = f"PostgreSQL ({asyncio.run(durability(pg_url))})"
+        asyncio.run(drive(args, pg_url, where))
 
 
 if __name__ == "__main__":
