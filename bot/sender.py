@@ -295,7 +295,8 @@ class AlertSender:
         """Keep this sender among those alive and take its share of the users (storage.sender_shares); a change
         makes it look again at once. On a database error it keeps the share it has."""
         try:
-            share = await sender_shares.check_in(self.sessionmaker, self.owner, self.claims.ttl)
+            share = await sender_shares.check_in(self.sessionmaker, self.owner, self.claims.ttl,
+                                                 dead=lambda alive: dead_local_owners(alive, self.owner))
         except Exception:
             log.warning("checking in among the alert senders failed", exc_info=True)
             return

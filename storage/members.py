@@ -12,6 +12,8 @@ name as its one primary-key column plus `seen_at` and `expires_at` (floats: seco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import Table, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -24,9 +26,11 @@ def _key(table: Table) -> str:
     return column.name
 
 
-async def check_in(sessionmaker: async_sessionmaker[AsyncSession], table: Table, member: str,
-                   ttl: float) -> list[str]:
-    """Say `member` is alive for the next `ttl` seconds; returns the live members (itself included), sorted."""
+async def check_in(sessionmaker: async_sessionmaker[AsyncSession], table: Table, member: str, ttl: float, *,
+                   dead: Callable[[list[str]], list[str]] | None = None) -> list[str]:
+    """Say `member` is alive for the next `ttl` seconds; returns the live members (itself included), sorted.
+    `dead` names the members known dead already (a process on this host that is gone): their rows go at once
+    instead of when they expire."""
     key = _key(table)
     async with sessionmaker() as session, session.begin():
         now = db_now(session.get_bind().dialect.name)
@@ -35,7 +39,11 @@ async def check_in(sessionmaker: async_sessionmaker[AsyncSession], table: Table,
             index_elements=[table.c[key]], set_={"seen_at": stmt.excluded.seen_at,
                                                  "expires_at": stmt.excluded.expires_at}))
         await session.execute(delete(table).where(table.c.expires_at < now))
-        return sorted((await session.execute(select(table.c[key]))).scalars())
+        alive = sorted((await session.execute(select(table.c[key]))).scalars())
+        gone = set(dead(alive)) - {member} if dead is not None else set()
+        if gone:
+            await session.execute(delete(table).where(table.c[key].in_(sorted(gone))))
+        return [m for m in alive if m not in gone]
 
 
 async def check_out(sessionmaker: async_sessionmaker[AsyncSession], table: Table, member: str) -> None:

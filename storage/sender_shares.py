@@ -12,11 +12,13 @@ sender does (`FanOut.reshare`): the index rebuilt for its new part, the events n
 again. What a sender has already planned stays planned (the deliveries carry its claim, `bot.delivery.claims`). For
 the moment two senders disagree on who is alive, a user may be in both parts (both plan them; the cursor's
 compare-and-set lets one win, `storage.outbox.ClaimConflict`) or in neither (their alerts wait until the next
-check-in, at most `ttl` after a sender died, as its deliveries wait for their claims to lapse).
+check-in, at most `ttl` after a sender on another host died, as its deliveries wait for their claims to lapse; a
+sender process on the same host that is gone is dropped at once, as its claims are).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,9 +65,13 @@ class UserShare:
         return "every user" if self.parts == 1 else f"users {self.part} modulo {self.parts}"
 
 
-async def check_in(sessionmaker: async_sessionmaker[AsyncSession], sender: str, ttl: float) -> UserShare:
-    """Say `sender` runs for the next `ttl` seconds; returns its share of the users among the senders alive."""
-    return UserShare.among(await members.check_in(sessionmaker, _TABLE, sender, ttl), sender)
+async def check_in(sessionmaker: async_sessionmaker[AsyncSession], sender: str, ttl: float, *,
+                   dead: Callable[[list[str]], list[str]] | None = None) -> UserShare:
+    """Say `sender` runs for the next `ttl` seconds; returns its share of the users among the senders alive.
+    `dead` names senders known dead already (`bot.delivery.claims.dead_local_owners`: a sender process on this host
+    that is gone, such as the one a restarted sender child replaces): not counted, their rows deleted, so their
+    users are not left waiting for the row to expire."""
+    return UserShare.among(await members.check_in(sessionmaker, _TABLE, sender, ttl, dead=dead), sender)
 
 
 async def check_out(sessionmaker: async_sessionmaker[AsyncSession], sender: str) -> None:

@@ -6,6 +6,8 @@ they had not heard, nobody twice."""
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from datetime import timedelta
 
 import pytest
@@ -42,6 +44,23 @@ async def test_senders_check_in_and_out_by_the_databases_clock(sm) -> None:
     assert await sender_shares.check_in(sm, "b", ttl=30) == UserShare()
     table = SenderShareRow.__table__
     assert await members.check_in(sm, table, "c", ttl=30) == ["b", "c"]  # type: ignore[arg-type]
+
+
+async def test_a_sender_process_on_this_host_that_is_gone_is_not_waited_for(sm) -> None:
+    """A restarted sender child has a new name (its pid): the dead child's row would hold half the users for a whole
+    ttl. A sender on this host whose process is gone is dropped at the next check-in, as its claims are taken over
+    at once (bot.delivery.claims.dead_local_owners); one on another host only expires."""
+    from bot.delivery.claims import dead_local_owners
+
+    proc = await asyncio.create_subprocess_exec("true")
+    await proc.wait()  # reaped: its pid names no process now
+    host = socket.gethostname()
+    gone, me, elsewhere = f"{host}:{proc.pid}:old", f"{host}:{os.getpid()}:new", f"other-host:{proc.pid}:far"
+    for sender in (gone, elsewhere):
+        await sender_shares.check_in(sm, sender, ttl=60)
+    share = await sender_shares.check_in(sm, me, ttl=60, dead=lambda alive: dead_local_owners(alive, me))
+    assert share == UserShare.among(sorted([me, elsewhere]), me) and share.parts == 2
+    assert await members.check_in(sm, SenderShareRow.__table__, me, ttl=60) == sorted([me, elsewhere])  # type: ignore[arg-type]
 
 
 async def _users(sm, n: int) -> dict[int, int]:
