@@ -66,13 +66,8 @@ async def test_three_senders_share_one_outbox_and_send_each_alert_once(tg: FakeT
     try:
         await until(lambda: _eq(sent_outbox_rows(sm), users))
     finally:
-        for s in senders:
-            await s.stop()
-        await asyncio.gather(*tasks)
-        for b in bots:
-            await b.session.close()
-    per_chat = Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
-    assert per_chat == dict.fromkeys(range(1, users + 1), 1)
+        await _stop(senders, tasks, bots)
+    assert _sent_per_chat(tg) == dict.fromkeys(range(1, users + 1), 1)
     assert sum(s.stats.sent for s in senders) == users
     assert METRICS.registry.get_sample_value("gpuradar_alerts_sent_total") == sent_before + users  # /metrics
     # Which sender wins each claim race is up to the scheduler (on SQLite one may win them all): the properties are
@@ -114,14 +109,21 @@ async def test_the_senders_alive_split_the_users_and_take_over_a_stopped_senders
             sender.wake()
         await until(lambda: _eq(sent_outbox_rows(sm), 2 * users), limit=60)
     finally:
-        for sender in senders:
-            await sender.stop()
-        await asyncio.gather(*tasks)
-        for b in bots:
-            await b.session.close()
-    per_chat = Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
-    assert per_chat == dict.fromkeys(range(1, users + 1), 2)  # both alerts, each once
+        await _stop(senders, tasks, bots)
+    assert _sent_per_chat(tg) == dict.fromkeys(range(1, users + 1), 2)  # both alerts, each once
     assert [f.fanout.indexed for f in senders[:2]] == [15, 15]
+
+
+async def _stop(senders: list[AlertSender], tasks: list[asyncio.Task[None]], bots: list[Bot]) -> None:
+    for sender in senders:
+        await sender.stop()
+    await asyncio.gather(*tasks)
+    for b in bots:
+        await b.session.close()
+
+
+def _sent_per_chat(tg: FakeTelegram) -> Counter[int]:
+    return Counter(c.chat_id for c in tg.calls_of("sendMessage") if c.status == 200)
 
 
 async def _eq(value, expected) -> bool:
