@@ -94,6 +94,12 @@ class Metrics:
                                 registry=r)
         self.sender_restarts = Gauge("gpuradar_sender_restarts",
                                      "Times the alert sender's process died and was started again", registry=r)
+        self.sender_share_parts = Gauge(
+            "gpuradar_sender_share_parts",
+            "Alert senders alive that split the users between them; this replica's matches one part", registry=r)
+        self.sender_indexed = Gauge("gpuradar_sender_subscriptions_indexed",
+                                    "Subscriptions in this replica's alert sender's index (its part's active ones)",
+                                    registry=r)
         self.leader = Gauge("gpuradar_leader", "1 while this replica holds the named lease", ["lease"], registry=r)
         self.refresh_errors = Counter(
             "gpuradar_metrics_refresh_errors", "Database refreshes of gauges that failed", registry=r
@@ -180,7 +186,7 @@ class Metrics:
 
 
 def sender_refresher(sender: Any, metrics: Metrics) -> Refresher:
-    """A refresher asking the alert sender (gpuradar.sender_process) for its CPU and restarts."""
+    """A refresher asking the alert sender (gpuradar.sender_process) for its CPU, restarts and share of the users."""
 
     async def refresh_sender() -> None:
         metrics.sender_restarts.set(sender.restarts)
@@ -189,6 +195,8 @@ def sender_refresher(sender: Any, metrics: Metrics) -> Refresher:
             return  # being started again: the last figure stands
         report = await sender.report()
         metrics.sender_cpu.set(report.cpu_seconds)
+        metrics.sender_share_parts.set(report.share_parts)
+        metrics.sender_indexed.set(report.indexed)
 
     return refresh_sender
 

@@ -127,6 +127,7 @@ class SenderReport:
     window_starts: list[float] = field(default_factory=list)  # its pacer's sends in the current window (monotonic)
     match_cpu_seconds: float = 0.0  # CPU its matching of queued events to users took, in all (storage.outbox.FanOut)
     share: str = "every user"  # the users it matches among the senders alive (storage.sender_shares)
+    share_parts: int = 1  # the senders alive that split the users (it matches one part)
     indexed: int = 0  # subscriptions in its index: its share's active ones
 
 
@@ -215,7 +216,7 @@ class SenderService:
         fanout = sender.fanout
         return SenderReport(time.process_time(), fanout._loaded_upto, len(fanout.pending), stats,
                             await sender.idle() if idle else None, os.getpid(), self.pacer.window_starts(),
-                            fanout.match_cpu, str(fanout.share), fanout.indexed)
+                            fanout.match_cpu, str(fanout.share), fanout.share.parts, fanout.indexed)
 
     async def idle(self) -> bool:
         return bool((await self.report(idle=True)).idle)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gpuradar.app import App, alert_hook
-from gpuradar.metrics import Metrics
+from gpuradar.metrics import Metrics, sender_refresher
 from gpuradar.sender_process import SenderProcess, SenderService
 from gpuradar.settings import Settings
 from storage.outbox import OutboxWriter
@@ -104,6 +104,10 @@ async def test_a_woken_sender_child_delivers_and_reports_over_its_socket(
         assert accepted(tg) == {1: 1, 2: 1, 3: 1}
         report = await sender.report()
         assert report.stats["sent"] == 3 and report.loaded_upto is not None and report.pending_users == 0
+        # /metrics: the one sender alive matches every user, its index their 3 subscriptions
+        await sender_refresher(sender, metrics)()
+        assert metrics.registry.get_sample_value("gpuradar_sender_share_parts") == 1
+        assert metrics.registry.get_sample_value("gpuradar_sender_subscriptions_indexed") == 3
         # its CPU is not ours: the replica's own process collector cannot see it
         proc = sender.pid
         assert proc is not None
