@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 # The events a subscriber hears about; sold-out and price-rise news never alerts.
 ALERT_KINDS = frozenset({EventKind.APPEARED, EventKind.BACK_IN_STOCK, EventKind.PRICE_DROP})
+# The news that makes an alert still waiting to be sent untrue: the offer sold out, or costs more than it said. Such
+# an alert is withdrawn (storage.outbox): a user behind a backlog or in quiet hours is not told of an offer that has
+# gone, or of a price that no longer exists.
+WITHDRAWING_KINDS = frozenset({EventKind.SOLD_OUT, EventKind.PRICE_RISE})
 CURRENCIES = ("RUB", "USD")
 # What a price cap bounds: what the user pays per hour for the whole configuration ("до 80 ₽/ч", "under $3/h"), or
 # the price per GPU-hour when they said so ("$2/GPU-h", "за карту"). Subscriptions from before the basis was stored

@@ -38,7 +38,9 @@ class DeliveryState:
 
 class AlertEventRow(Base):
     """One alerting event (appeared, back in stock, price drop), queued in the transaction that recorded it. Who it
-    reaches is worked out by the sender, per user, when it builds that user's next message (bot/sender.py)."""
+    reaches is worked out by the sender, per user, when it builds that user's next message (bot/sender.py). A row
+    whose `event_kind` is sold_out or price_rise is a withdrawal: the offer's alerts before it that a user has not
+    heard yet are no longer true, and are not sent (storage.outbox.FanOut)."""
 
     __tablename__ = "alert_events"
 

@@ -4,7 +4,8 @@ Work per poll is proportional to its alerting events, never to the subscribers t
 - `OutboxWriter` is the `on_events` hook of `storage.ingest.record_poll`. It keeps the alerting events (appeared,
   back in stock, price drop), applies the per-offer cooldown (`core.alerts`), and writes one `alert_events` row per
   event plus the offer's cooldown state — in the transaction that records the events, so an event and its alert
-  are committed together or not at all.
+  are committed together or not at all. An offer alerted on lately that sold out or got dearer gets a withdrawal
+  row instead (`event_kind` sold_out / price_rise): the senders forget its alerts not yet heard.
 - `FanOut` (used by `bot.sender`) matches the queued events against the active subscriptions in memory
   (`core.matching.WatchIndex`), keeps for every user the events they have not heard, and hands the sender one
   user's unheard events at a time, each offer once with every subscription it matches. The sender writes that
@@ -26,7 +27,7 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
@@ -36,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
 from core.changes import OfferEvent
 from core.matching import (
+    WITHDRAWING_KINDS,
     Target,
     TargetColumns,
     Watch,
@@ -89,6 +91,7 @@ PENDING_CAP = 64
 PARSED_EVENTS = 1_024  # held events kept parsed: two polls' alerting events at 50,000 users (~13.7 KB each)
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
+_WITHDRAWALS = frozenset(kind.value for kind in WITHDRAWING_KINDS)  # alert_events.event_kind of a withdrawal row
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
 
 
@@ -116,24 +119,37 @@ class OutboxWriter:
     def __init__(self, policy: AlertPolicy | None = None, *, wakeup: Callable[[], None] | None = None) -> None:
         self.policy = policy or AlertPolicy()
         self.wakeup = wakeup  # told after the transaction commits, so the senders look at once
-        self.stats: dict[str, int] = {"queued": 0, "cooling": 0}
+        self.stats: dict[str, int] = {"queued": 0, "cooling": 0, "withdrawals": 0}
 
     async def __call__(self, session: AsyncSession, events: list[OfferEvent]) -> None:
         await self.enqueue(session, events)
 
     async def enqueue(self, session: AsyncSession, events: Sequence[OfferEvent], *,
                       now: datetime | None = None) -> int:
-        """Queue the alerting events among `events`; returns how many were queued."""
+        """Queue the alerting events among `events`, and a withdrawal for each offer among them that sold out or rose
+        in price since an alert about it that a sender may still hold; returns how many alerts were queued."""
         now = now or datetime.now(UTC)
         wanted = alerting_events(events, min_drop=self.policy.min_drop)
-        if not wanted:
+        withdrawing = [e for e in events if e.kind in WITHDRAWING_KINDS]
+        if not wanted and not withdrawing:
             return 0
         if session.get_bind().dialect.name == "postgresql":
             # One queuing transaction at a time, so ids commit in order and a user's cursor never skips an event
             # committed late with a smaller id. (SQLite writers are serialised anyway.)
             await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENTS_LOCK})
-        last = await self._last_alerts(session, {e.key for e in wanted})
+        last = await self._last_alerts(session, {e.key for e in wanted} | {e.key for e in withdrawing})
         rows: list[dict[str, Any]] = []
+        for event in withdrawing:
+            # A withdrawal: only for an offer alerted on recently enough that a sender may still hold the alert
+            # (MAX_EVENT_AGE), so the queue does not grow with every sell-out of the market. Written before this
+            # poll's alerts: an offer is never both withdrawn and announced by one poll, and ids keep that order.
+            before = last.get(event.key)
+            if before is None or now - before.at > MAX_EVENT_AGE:
+                continue
+            rows.append({"dedup_key": dedup_key(event), "offer_key": event.key, "event_kind": event.kind.value,
+                         "event_id": event.id, "created_at": now,
+                         "payload": AlertEvent.from_event(event).model_dump(mode="json")})
+        withdrawals = len(rows)
         changed: dict[str, LastAlert] = {}
         for event in wanted:
             before = last.get(event.key)
@@ -146,6 +162,8 @@ class OutboxWriter:
             after = next_last_alert(event, before, verdict, now)
             if after is not None and after is not before:
                 last[event.key] = changed[event.key] = after
+        if not rows:
+            return 0
         queue = upsert_insert(session, AlertEventRow).on_conflict_do_nothing(index_elements=["dedup_key"])
         await session.execute(queue, rows)
         if changed:
@@ -156,10 +174,11 @@ class OutboxWriter:
                       "last_price_rub": stmt.excluded.last_price_rub, "last_price_usd": stmt.excluded.last_price_usd}),
                 [{"offer_key": k, "last_alert_at": v.at, "last_price": v.price, "last_price_rub": v.price_rub,
                   "last_price_usd": v.price_usd} for k, v in changed.items()])
-        self.stats["queued"] += len(rows)
+        self.stats["queued"] += len(rows) - withdrawals
+        self.stats["withdrawals"] += withdrawals
         if self.wakeup is not None:
             self._wake_after_commit(session)
-        return len(rows)
+        return len(rows) - withdrawals
 
     async def _last_alerts(self, session: AsyncSession, keys: set[str]) -> dict[str, LastAlert]:
         out: dict[str, LastAlert] = {}
@@ -249,6 +268,9 @@ class _Queued:
     target: Target
     created_at: datetime
     cooling: bool
+    # A cooling event after its offer's earlier alerts were withdrawn (`FanOut._withdraw`): the oldest of those. A
+    # user whose cursor is below it had not been planned past it, so did not hear that alert, and hears this one.
+    owed_from: int = 0
 
 
 @dataclass
@@ -307,8 +329,12 @@ class FanOut:
         self._columns: TargetColumns | None = None  # the held events as columns, built when an overflowed user asks
         self._refreshing = asyncio.Lock()
         self.stats: dict[str, int] = {"builds": 0, "users_reloaded": 0, "superseded": 0, "compactions": 0,
-                                      "overflowed": 0, "reshares": 0}
+                                      "overflowed": 0, "reshares": 0, "withdrawn": 0}
         self._latest: dict[str, list[int]] = {}  # offer key -> its events since the last one everyone hears
+        # Offer key -> the oldest of its alerts withdrawn while someone still had to hear them (sold out or dearer
+        # since), and when (monotonic): what a cooling event of it is owed from (`_Queued.owed_from`). Kept for
+        # MAX_EVENT_AGE, longer than any cooldown; dropped at the offer's next fresh event.
+        self._withdrawn: dict[str, tuple[int, float]] = {}
         self._pairs_added = 0  # (user, event) pairs filed since the last compaction
         self._pairs_kept = 0  # pairs the last compaction left
         self.match_cpu = 0.0  # seconds of CPU spent matching queued events to users, in all (benches read it)
@@ -428,6 +454,7 @@ class FanOut:
         self._loaded_upto = None
         self._events.clear()
         self._latest.clear()
+        self._withdrawn.clear()
         self.pending.clear()
         self.overflowed.clear()
         self._columns = None
@@ -455,6 +482,7 @@ class FanOut:
                 return 0  # nothing new to match (an id lookup on the primary key)
             await self._refresh_index(session)  # new events are matched against the current subscriptions
         assert self._index is not None
+        self._forget_withdrawals()
         since = datetime.min.replace(tzinfo=UTC)
         if self._loaded_upto is None:
             # First look (a start or restart): from the oldest cursor of anyone who may still hear alerts, but no
@@ -470,7 +498,8 @@ class FanOut:
         newcomers: dict[int, array[int]] = {}  # users this look reaches who had nothing unheard: filed fairly below
         while True:
             rows = (await session.execute(
-                select(AlertEventRow.id, AlertEventRow.payload, AlertEventRow.created_at)
+                select(AlertEventRow.id, AlertEventRow.payload, AlertEventRow.created_at, AlertEventRow.event_kind,
+                       AlertEventRow.offer_key)
                 .where(AlertEventRow.id > self._loaded_upto, AlertEventRow.created_at >= since)
                 .order_by(AlertEventRow.id).limit(2000))).all()
             if not rows:
@@ -478,6 +507,9 @@ class FanOut:
             read: dict[int, _Queued] = {}
             for r in rows:
                 self._loaded_upto = r.id
+                if r.event_kind in _WITHDRAWALS:  # its payload is not needed: the key says which alerts it ends
+                    new -= self._withdraw(r.offer_key, read)
+                    continue
                 created = _utc(r.created_at)
                 try:
                     event = AlertEvent.model_validate(r.payload)
@@ -486,6 +518,8 @@ class FanOut:
                     continue
                 read[r.id] = _Queued(r.id, Target.from_offer(event.offer, event.price_rub, event.price_usd).interned(),
                                      created, event.cooling_since is not None)
+                if event.cooling_since is None and self._withdrawn:
+                    self._withdrawn.pop(r.offer_key, None)  # everyone matching hears this one: nothing is owed
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
             # Whose subscriptions each reaches (those made after it are left out when the message is written): the
@@ -504,15 +538,49 @@ class FanOut:
             if self._pairs_added > max(COMPACT_PAIRS, self._pairs_kept):
                 await self._compact()
 
+    def _withdraw(self, key: str, read: dict[int, _Queued]) -> int:
+        """The offer sold out or got dearer: its alerts not yet heard (held, or among the rows being read, all of
+        them older) say what is no longer true, and are forgotten, as superseded ones are. Returns how many of
+        `read` went. A later cooling event of the offer is then owed to who had not heard them (`owed_from`)."""
+        ids = [i for i in self._latest.pop(key, ()) if self._events.pop(i, None) is not None]
+        unread = [i for i, q in read.items() if q.target.key == key] if read else []
+        for i in unread:
+            del read[i]
+        ids.extend(unread)
+        if not ids:
+            return 0
+        self.stats["withdrawn"] += len(ids)
+        self._columns = None
+        oldest = min(ids)
+        before = self._withdrawn.get(key)
+        if before is None or before[0] > oldest:
+            self._withdrawn[key] = (oldest, time.monotonic())
+        return len(unread)
+
+    def _forget_withdrawals(self) -> None:
+        """Withdrawals older than MAX_EVENT_AGE: past any cooldown, so no event of theirs is a cooling one."""
+        horizon = time.monotonic() - self.max_event_age.total_seconds()
+        withdrawn = self._withdrawn
+        while withdrawn:
+            key, (_, at) = next(iter(withdrawn.items()))
+            if at >= horizon:
+                break
+            del withdrawn[key]
+
     def _supersede(self, read: dict[int, _Queued]) -> None:
         """An offer's newer event that everyone matching it hears (fresh, or a real price drop) makes its older
         ones stale ("available at $2.49" after "cheaper: $1.99", or a price from before it sold out and came back):
         they are forgotten, so no one is told them, and the users still waiting for them keep only ids `_compact`
         drops. A cooling event (inside the offer's cooldown: only who did not hear the last alert) leaves the older
-        ones be: it is not sent to those the older one is for."""
+        ones be: it is not sent to those the older one is for. When the older ones were withdrawn instead, it
+        carries the oldest withdrawn id, so those who were to hear them hear it (`_Queued.owed_from`)."""
         latest, events = self._latest, self._events
         for event_id, q in read.items():  # ascending
             key = q.target.key
+            if q.cooling and (owed := self._withdrawn.get(key)) is not None:
+                read[event_id] = q = replace(q, owed_from=owed[0])
+                if event_id in events:
+                    events[event_id] = q
             held = latest.get(key)
             if q.cooling and held is not None:
                 held.append(event_id)
@@ -693,7 +761,8 @@ class FanOut:
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
                     target, created = q.target, q.created_at
                     for m, w in mine:
-                        if m.created_at > created or not w.matches(target) or (q.cooling and suppressed(
+                        if m.created_at > created or not w.matches(target) or (
+                                q.cooling and u.alert_cursor >= q.owed_from and suppressed(
                                 event, m.created_at, w.max_price, w.currency, w.price_basis)):
                             continue
                         per_chat.setdefault(m.chat_id, []).append((m, w))

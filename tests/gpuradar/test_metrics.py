@@ -166,3 +166,23 @@ def test_a_trusted_poll_reports_its_offers_with_an_unknown_gpu_at_once() -> None
     s = samples(m)
     assert s[("gpuradar_scrape_unknown_gpu_offers", (("provider", "hyperstack"),))] == 3
     assert ("gpuradar_scrape_unknown_gpu_offers", (("provider", "lium"),)) not in s
+
+
+async def test_the_outbox_gauge_counts_alerts_not_their_withdrawals(sm) -> None:
+    """An offer alerted on, then sold out before anyone heard it: one alert row and one withdrawal row; the gauge
+    of alerts pending counts the alert only."""
+    from core.changes import EventKind
+    from gpuradar.db_metrics import outbox_refresher
+    from storage.outbox import OutboxWriter
+    from tests.storage.test_outbox_helpers import T0, add_sub, add_user, enqueue, event, offer, queued
+
+    await add_user(sm, 1)
+    await add_sub(sm, 1)
+    writer = OutboxWriter()
+    await enqueue(sm, writer, [event(offer())])
+    await enqueue(sm, writer, [event(offer(in_stock=False), EventKind.SOLD_OUT, at=T0 + timedelta(minutes=5))],
+                  T0 + timedelta(minutes=5))
+    assert len(await queued(sm)) == 2
+    m = Metrics(process=False)
+    await outbox_refresher(sm, m)()
+    assert samples(m)[("gpuradar_alerts_pending", ())] == 1

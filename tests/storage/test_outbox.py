@@ -567,3 +567,95 @@ async def test_held_events_stay_in_their_rows_and_are_read_again_when_planned(sm
     async with sm() as s:
         (plan,) = await fanout.plans(s, [3])
     assert sorted(i.event.offer.sku for i in plan.by_chat[3]) == [f"h{i}" for i in range(1, 5)]
+
+
+async def test_an_alert_not_yet_heard_is_withdrawn_when_its_offer_sells_out_or_gets_dearer(sm) -> None:
+    """A user behind a backlog (or in quiet hours) is not told of an offer that has gone since, nor of a price it no
+    longer has; the sender lets the withdrawn alerts go from memory at once. An offer nobody was alerted about
+    writes no withdrawal (the queue does not grow with every sell-out of the market)."""
+    await add_user(sm, 1)
+    sub = await add_sub(sm, 1, "H100")
+    gone, dearer, stays = offer(sku="h100-a"), offer(sku="h100-b"), offer(sku="h100-c")
+    writer = OutboxWriter()
+    assert await enqueue(sm, writer, [event(gone), event(dearer), event(stays)]) == 3
+    fanout = FanOut()
+    async with sm() as s:
+        await fanout.refresh(s, T0)
+    assert fanout.held_events == 3
+    soon = T0 + timedelta(minutes=10)
+    never_alerted = offer(sku="h100-z")
+    assert await enqueue(sm, writer, [event(offer(sku="h100-a", in_stock=False), EventKind.SOLD_OUT, at=soon),
+                                      event(offer(sku="h100-b", price=2.99), EventKind.PRICE_RISE, old=2.49, at=soon),
+                                      event(never_alerted, EventKind.SOLD_OUT, at=soon)], soon) == 0
+    assert writer.stats["withdrawals"] == 2
+    assert [r.event_kind for r in await queued(sm)][3:] == ["sold_out", "price_rise"]
+    async with sm() as s:
+        await fanout.refresh(s, soon)
+    assert fanout.held_events == 1 and fanout.stats["withdrawn"] == 2
+    assert pairs(await take(sm, fanout, soon)) == [(sub, stays.key, "appeared")]
+    assert await unheard(sm, soon) == []  # a restarted sender reads the withdrawals too: nothing is owed
+
+
+async def test_an_alert_queued_and_withdrawn_between_two_looks_is_never_held(sm) -> None:
+    await add_user(sm, 1)
+    await add_sub(sm, 1, "H100")
+    writer = OutboxWriter()
+    o = offer()
+    assert await enqueue(sm, writer, [event(o)]) == 1
+    soon = T0 + timedelta(minutes=1)
+    await enqueue(sm, writer, [event(offer(in_stock=False), EventKind.SOLD_OUT, at=soon)], soon)
+    fanout = FanOut()
+    assert await take(sm, fanout, soon) == []
+    assert fanout.held_events == 0 and fanout.stats["withdrawn"] == 1
+
+
+async def test_an_offer_back_inside_its_cooldown_reaches_who_its_withdrawn_alert_did_not(sm) -> None:
+    """User 2 heard "available", user 1 was still waiting when it sold out (their alert withdrawn). Back in stock
+    inside the cooldown is a cooling event, only for who did not hear the last alert: user 1 hears it, user 2 does
+    not hear the same offer twice. The same from a sender that kept its memory and from one that restarted."""
+    from storage.outbox import advance_cursors
+
+    await add_user(sm, 1)
+    await add_user(sm, 2)
+    waiting = await add_sub(sm, 1, "H100")
+    await add_sub(sm, 2, "H100")
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    o = offer()
+    assert await enqueue(sm, writer, [event(o)]) == 1
+    fanout = FanOut()
+    async with sm() as s, s.begin():  # user 2 is planned; user 1 waits behind them
+        await fanout.refresh(s, T0)
+        plans = await fanout.plans(s, [2])
+        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+    for p in plans:
+        fanout.planned(p)
+    soon, back_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=40)
+    await enqueue(sm, writer, [event(offer(in_stock=False), EventKind.SOLD_OUT, at=soon)], soon)
+    assert await unheard(sm, soon) == []  # nothing is said of an offer that is gone
+    assert await enqueue(sm, writer, [event(o, EventKind.BACK_IN_STOCK, at=back_at)], back_at) == 1
+    assert [r.payload["cooling_since"] is not None for r in await queued(sm)][-1]  # inside the cooldown
+    assert await unheard(sm, back_at) == [(1, waiting, o.key, "back_in_stock")]  # a restarted sender
+    assert await take(sm, fanout, back_at) == [(1, waiting, o.key, "back_in_stock")]  # the one that kept its memory
+    assert await unheard(sm, back_at) == []
+
+
+async def test_a_sell_out_recorded_by_the_ingest_withdraws_the_alert_in_its_own_transaction(sm) -> None:
+    """The whole path a poll takes: the offer appears (an alert), then is missing from enough trusted polls to be
+    sold out; the withdrawal is written with that poll's events, and the user still waiting hears nothing of it."""
+    await add_user(sm, 1)
+    await add_sub(sm, 1, "H100")
+    writer = OutboxWriter()
+    base = offer("selectel", "base", "h100-sxm", 1, 2.0)
+    new = offer("selectel", "new", "h100-sxm", 1, 2.2)
+    assert await record_poll(sm, _poll([base], 0), rates=RATES, on_events=writer) == []  # the baseline
+    assert [e.kind for e in await record_poll(sm, _poll([base, new], 10), rates=RATES, on_events=writer)] \
+        == [EventKind.APPEARED]
+    assert [key for _, _, key, _ in await unheard(sm, T0 + timedelta(minutes=10))] == [new.key]
+    kinds: list[EventKind] = []
+    minute = 10
+    while EventKind.SOLD_OUT not in kinds:  # the hysteresis: missing from consecutive trusted polls
+        minute += 10
+        assert minute < 100
+        kinds = [e.kind for e in await record_poll(sm, _poll([base], minute), rates=RATES, on_events=writer)]
+    assert [r.event_kind for r in await queued(sm)] == ["appeared", "sold_out"]
+    assert await unheard(sm, T0 + timedelta(minutes=minute)) == []
