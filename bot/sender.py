@@ -644,13 +644,26 @@ class AlertSender:
 # ---------------------------------------------------------------------- a sender of its own
 async def run_standalone(bot: Bot, sessionmaker: async_sessionmaker[AsyncSession], *, claim_ttl: float,
                          metrics: SenderMetrics | None = None, pacer: Pacer | None = None,
-                         **options: Any) -> int:
-    """Only the sender, until SIGTERM / SIGINT (`gpuradar sender`; the crash tests run it as a process)."""
+                         share_ttl: float | None = None, **options: Any) -> int:
+    """Only the sender, until SIGTERM / SIGINT (`gpuradar sender`; the crash tests run it as a process). With
+    `pacer` and `share_ttl` it is one of the bot's senders in `rate_shares` (storage.rate_share), as each replica
+    is, and keeps its equal part of Telegram's overall limit: the replicas and it together stay within it."""
+    from storage.rate_share import RateShare
+
     sender = AlertSender(bot, sessionmaker, poll_interval=0.2, claim_ttl=claim_ttl, metrics=metrics, pacer=pacer,
                          **options)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: asyncio.ensure_future(sender.stop()))
-    await sender.run()
+    stopped = asyncio.Event()
+    share = None
+    if pacer is not None and share_ttl is not None:
+        share = asyncio.create_task(RateShare(sessionmaker, pacer, ttl=share_ttl).run(stopped), name="rate share")
+    try:
+        await sender.run()
+    finally:
+        stopped.set()
+        if share is not None:
+            await share  # checks out: the replicas take its part back at their next renewal
     log.info("sender stopped cleanly: %s sent", sender.stats.sent)
     return 0

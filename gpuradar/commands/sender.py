@@ -1,6 +1,7 @@
 """`gpuradar sender`: only the alert sender, from the same settings as `gpuradar run` (BOT_TOKEN, TELEGRAM_API_URL,
-DATABASE_URL, SENDER__*). Another replica's worth of sending without the bot or the scrapers; SIGTERM / SIGINT stop
-it cleanly (the message in flight is finished and recorded)."""
+DATABASE_URL, SENDER__*). Another replica's worth of sending without the bot or the scrapers: it takes its equal part
+of Telegram's overall limit with the replicas (`rate_shares`) and its share of the users to match (`sender_shares`).
+SIGTERM / SIGINT stop it cleanly (the message in flight is finished and recorded)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ async def _run(settings: object) -> int:
     try:
         s = settings.sender
         return await run_standalone(bot, make_sessionmaker(engine), claim_ttl=s.claim_ttl, metrics=METRICS,
-                                    pacer=pacer, paid_broadcast=s.paid_broadcast, paid_rate=s.paid_broadcast_rate,
+                                    pacer=pacer, share_ttl=s.share_ttl, paid_broadcast=s.paid_broadcast,
+                                    paid_rate=s.paid_broadcast_rate,
                                     paid_budget_stars=s.paid_broadcast_budget_stars,
                                     paid_budget_period=s.paid_broadcast_budget_period,
                                     digest_messages=s.digest_messages)

@@ -211,3 +211,33 @@ async def test_sigkill_with_rendered_digests_waiting_then_restart(tg: KillingTel
 async def _none_waiting(sm) -> bool:
     s = await states(sm)
     return s["queued"] == 0 and s["sending"] == 0 and s["sent"] > 0
+
+
+async def test_a_standalone_sender_takes_its_part_of_the_limit_with_the_replicas(tg: KillingTelegram, sm,
+                                                                                 migrated_database_url,
+                                                                                 tmp_path) -> None:
+    """`gpuradar sender` beside a running replica: both are in `rate_shares`, so each paces at half of Telegram's
+    overall limit (before, the sender took all of it on top of the replicas' parts); SIGTERM gives its part back."""
+    from storage.lease_tables import RateShareRow
+    from storage.rate_share import check_in
+
+    async def members() -> list[str]:
+        async with sm() as s:
+            return sorted((await s.scalars(select(RateShareRow.replica))).all())
+
+    await check_in(sm, "replica-a", ttl=600)  # a bot replica, alive for the whole test
+    await setup_fanout(sm, 3)
+    proc = await start_sender(migrated_database_url, tg, tmp_path)
+    try:
+        await until(lambda: _count_is(members, 2))
+        await until(lambda: _all_sent(sm, 3))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+    assert await members() == ["replica-a"]  # checked out at its stop
+    log = (tmp_path / "sender.log").read_text()
+    assert "2 replica(s) send to Telegram: this one keeps 1/2" in log
+
+
+async def _count_is(members: Callable[[], Awaitable[list[str]]], n: int) -> bool:
+    return len(await members()) == n
