@@ -35,7 +35,7 @@ from sqlalchemy import Table, and_, bindparam, case, func, insert, or_, select, 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
-from core.changes import OfferEvent
+from core.changes import EventKind, OfferEvent
 from core.matching import (
     WITHDRAWING_KINDS,
     Target,
@@ -92,6 +92,7 @@ PARSED_EVENTS = 1_024  # held events kept parsed: two polls' alerting events at 
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
 _WITHDRAWALS = frozenset(kind.value for kind in WITHDRAWING_KINDS)  # alert_events.event_kind of a withdrawal row
+_RISE = EventKind.PRICE_RISE.value
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
 
 
@@ -271,6 +272,8 @@ class _Queued:
     # A cooling event after its offer's earlier alerts were withdrawn (`FanOut._withdraw`): the oldest of those. A
     # user whose cursor is below it had not been planned past it, so did not hear that alert, and hears this one.
     owed_from: int = 0
+    # A price rise restating withdrawn alerts at the new price: heard only by those they were owed to (`owed_from`).
+    restates: bool = False
 
 
 @dataclass
@@ -505,21 +508,31 @@ class FanOut:
             if not rows:
                 return new
             read: dict[int, _Queued] = {}
+            read_keys: dict[str, list[int]] = {}  # offer key -> its rows in `read` (what a withdrawal reaches)
             for r in rows:
                 self._loaded_upto = r.id
-                if r.event_kind in _WITHDRAWALS:  # its payload is not needed: the key says which alerts it ends
-                    new -= self._withdraw(r.offer_key, read)
-                    continue
+                restates = False
+                if r.event_kind in _WITHDRAWALS:
+                    new -= self._withdraw(r.offer_key, read, read_keys.pop(r.offer_key, ()))
+                    # A sell-out ends it. A price rise is restated, at the new price, to whoever its withdrawn
+                    # alerts were owed (nobody else hears it): the offer is still there, and may still meet their cap.
+                    restates = r.event_kind == _RISE and r.offer_key in self._withdrawn
+                    if not restates:
+                        continue
                 created = _utc(r.created_at)
                 try:
                     event = AlertEvent.model_validate(r.payload)
                 except ValueError as e:  # a malformed row fails alone
                     log.warning("queued alert event %s cannot be read: %s", r.id, e)
                     continue
-                read[r.id] = _Queued(r.id, Target.from_offer(event.offer, event.price_rub, event.price_usd).interned(),
-                                     created, event.cooling_since is not None)
-                if event.cooling_since is None and self._withdrawn:
-                    self._withdrawn.pop(r.offer_key, None)  # everyone matching hears this one: nothing is owed
+                target = Target.from_offer(event.offer, event.price_rub, event.price_usd).interned()
+                if restates:
+                    read[r.id] = _Queued(r.id, target, created, True, self._withdrawn[r.offer_key][0], True)
+                else:
+                    read[r.id] = _Queued(r.id, target, created, event.cooling_since is not None)
+                    if event.cooling_since is None and self._withdrawn:
+                        self._withdrawn.pop(r.offer_key, None)  # everyone matching hears this one: nothing is owed
+                read_keys.setdefault(r.offer_key, []).append(r.id)
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
             # Whose subscriptions each reaches (those made after it are left out when the message is written): the
@@ -538,12 +551,11 @@ class FanOut:
             if self._pairs_added > max(COMPACT_PAIRS, self._pairs_kept):
                 await self._compact()
 
-    def _withdraw(self, key: str, read: dict[int, _Queued]) -> int:
-        """The offer sold out or got dearer: its alerts not yet heard (held, or among the rows being read, all of
-        them older) say what is no longer true, and are forgotten, as superseded ones are. Returns how many of
+    def _withdraw(self, key: str, read: dict[int, _Queued], unread: Sequence[int]) -> int:
+        """The offer sold out or got dearer: its alerts not yet heard (held, or `unread`: its rows among those being
+        read, all older) say what is no longer true, and are forgotten, as superseded ones are. Returns how many of
         `read` went. A later cooling event of the offer is then owed to who had not heard them (`owed_from`)."""
         ids = [i for i in self._latest.pop(key, ()) if self._events.pop(i, None) is not None]
-        unread = [i for i, q in read.items() if q.target.key == key] if read else []
         for i in unread:
             del read[i]
         ids.extend(unread)
@@ -757,6 +769,8 @@ class FanOut:
                 for event_id in unheard:
                     q, event = self._events.get(event_id), events.get(event_id)
                     if q is None or event is None:  # let go meanwhile, or its row is gone (retention)
+                        continue
+                    if q.restates and u.alert_cursor >= q.owed_from:  # they heard the alert it restates
                         continue
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
                     target, created = q.target, q.created_at

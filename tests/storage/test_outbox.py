@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select, update
 
-from core.alerts import DEFAULT_COOLDOWN
+from core.alerts import DEFAULT_COOLDOWN, AlertEvent
 from core.changes import EventKind
 from core.offers import Period
 from core.polls import PollResult, PollStatus
@@ -571,29 +571,48 @@ async def test_held_events_stay_in_their_rows_and_are_read_again_when_planned(sm
 
 async def test_an_alert_not_yet_heard_is_withdrawn_when_its_offer_sells_out_or_gets_dearer(sm) -> None:
     """A user behind a backlog (or in quiet hours) is not told of an offer that has gone since, nor of a price it no
-    longer has; the sender lets the withdrawn alerts go from memory at once. An offer nobody was alerted about
-    writes no withdrawal (the queue does not grow with every sell-out of the market)."""
-    await add_user(sm, 1)
-    sub = await add_sub(sm, 1, "H100")
+    longer has: a sold-out offer's alert is dropped; a dearer one's is restated at the new price to those it was
+    owed to, when it still meets their cap (a user who heard the first price hears nothing more). The sender lets
+    the withdrawn alerts go from memory at once. An offer nobody was alerted about writes no withdrawal (the queue
+    does not grow with every sell-out of the market)."""
+    from bot.alert_texts import render_offer
+    from storage.outbox import advance_cursors
+
+    for uid in (1, 2, 3):
+        await add_user(sm, uid)
+    waiting = await add_sub(sm, 1, "H100")
+    capped = await add_sub(sm, 2, "H100 under $2.80", max_price=2.80)
+    await add_sub(sm, 3, "H100")
     gone, dearer, stays = offer(sku="h100-a"), offer(sku="h100-b"), offer(sku="h100-c")
     writer = OutboxWriter()
     assert await enqueue(sm, writer, [event(gone), event(dearer), event(stays)]) == 3
     fanout = FanOut()
-    async with sm() as s:
+    async with sm() as s, s.begin():  # user 3 hears the first prices; users 1 and 2 wait behind them
         await fanout.refresh(s, T0)
+        plans = await fanout.plans(s, [3])
+        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+    for p in plans:
+        fanout.planned(p)
     assert fanout.held_events == 3
     soon = T0 + timedelta(minutes=10)
     never_alerted = offer(sku="h100-z")
+    risen = offer(sku="h100-b", price=2.99)
     assert await enqueue(sm, writer, [event(offer(sku="h100-a", in_stock=False), EventKind.SOLD_OUT, at=soon),
-                                      event(offer(sku="h100-b", price=2.99), EventKind.PRICE_RISE, old=2.49, at=soon),
+                                      event(risen, EventKind.PRICE_RISE, old=2.49, at=soon),
                                       event(never_alerted, EventKind.SOLD_OUT, at=soon)], soon) == 0
     assert writer.stats["withdrawals"] == 2
     assert [r.event_kind for r in await queued(sm)][3:] == ["sold_out", "price_rise"]
     async with sm() as s:
         await fanout.refresh(s, soon)
-    assert fanout.held_events == 1 and fanout.stats["withdrawn"] == 2
-    assert pairs(await take(sm, fanout, soon)) == [(sub, stays.key, "appeared")]
-    assert await unheard(sm, soon) == []  # a restarted sender reads the withdrawals too: nothing is owed
+    assert fanout.held_events == 2 and fanout.stats["withdrawn"] == 2  # the restated rise and the one that stays
+    expected = sorted([(1, waiting, stays.key, "appeared"), (1, waiting, dearer.key, "price_rise"),
+                       (2, capped, stays.key, "appeared")])  # $2.99 is over user 2's cap; user 3 heard $2.49
+    assert await unheard(sm, soon) == expected  # a restarted sender reads the withdrawals in the same order
+    assert await take(sm, fanout, soon) == expected
+    assert await unheard(sm, soon) == []
+    restated = next(AlertEvent.model_validate(r.payload) for r in await queued(sm) if r.event_kind == "price_rise")
+    text, _ = render_offer(restated, "en", "USD")
+    assert "$2.99" in text and "$2.49" not in text  # said as it is now, not as a change
 
 
 async def test_an_alert_queued_and_withdrawn_between_two_looks_is_never_held(sm) -> None:
