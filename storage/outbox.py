@@ -513,10 +513,12 @@ class FanOut:
                 self._loaded_upto = r.id
                 restates = False
                 if r.event_kind in _WITHDRAWALS:
-                    new -= self._withdraw(r.offer_key, read, read_keys.pop(r.offer_key, ()))
-                    # A sell-out ends it. A price rise is restated, at the new price, to whoever its withdrawn
-                    # alerts were owed (nobody else hears it): the offer is still there, and may still meet their cap.
-                    restates = r.event_kind == _RISE and r.offer_key in self._withdrawn
+                    unread = read_keys.pop(r.offer_key, ())
+                    withdrew = self._withdraw(r.offer_key, read, unread)
+                    new -= len(unread)
+                    # A sell-out ends it. A price rise is restated, at the new price, to whoever the alerts it just
+                    # withdrew were owed (nobody else hears it): the offer is still there, and may meet their cap.
+                    restates = withdrew and r.event_kind == _RISE
                     if not restates:
                         continue
                 created = _utc(r.created_at)
@@ -551,23 +553,23 @@ class FanOut:
             if self._pairs_added > max(COMPACT_PAIRS, self._pairs_kept):
                 await self._compact()
 
-    def _withdraw(self, key: str, read: dict[int, _Queued], unread: Sequence[int]) -> int:
+    def _withdraw(self, key: str, read: dict[int, _Queued], unread: Sequence[int]) -> bool:
         """The offer sold out or got dearer: its alerts not yet heard (held, or `unread`: its rows among those being
-        read, all older) say what is no longer true, and are forgotten, as superseded ones are. Returns how many of
-        `read` went. A later cooling event of the offer is then owed to who had not heard them (`owed_from`)."""
+        read, all older) say what is no longer true, and are forgotten, as superseded ones are. Returns whether any
+        went. A later cooling event of the offer is then owed to who had not heard them (`owed_from`)."""
         ids = [i for i in self._latest.pop(key, ()) if self._events.pop(i, None) is not None]
         for i in unread:
             del read[i]
         ids.extend(unread)
         if not ids:
-            return 0
+            return False
         self.stats["withdrawn"] += len(ids)
         self._columns = None
         oldest = min(ids)
         before = self._withdrawn.get(key)
         if before is None or before[0] > oldest:
             self._withdrawn[key] = (oldest, time.monotonic())
-        return len(unread)
+        return True
 
     def _forget_withdrawals(self) -> None:
         """Withdrawals older than MAX_EVENT_AGE: past any cooldown, so no event of theirs is a cooling one."""
