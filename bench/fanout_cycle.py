@@ -139,15 +139,14 @@ async def expected(url: str, n: int) -> dict[int, set[str]]:
     """Which offers (order links) each of the first `n` users must hear about: every queued event checked against
     each of their subscriptions with `Watch.matches` (the plain definition, not the index the sender uses)."""
     from core.alerts import AlertEvent
-    from core.matching import ALERT_KINDS, Target, watch_from_row
-    from storage.alert_tables import AlertEventRow
+    from core.matching import Target, watch_from_row
+    from storage.alert_tables import ALERT_ROW_KINDS, AlertEventRow
 
     engine = make_engine(url)
     sm = make_sessionmaker(engine)
-    alerts = [k.value for k in ALERT_KINDS]  # not withdrawals (the set-up's baseline alerted on nothing: none here)
     async with sm() as s:
         events = [AlertEvent.model_validate(p) for p in (await s.scalars(
-            select(AlertEventRow.payload).where(AlertEventRow.event_kind.in_(alerts)))).all()]
+            select(AlertEventRow.payload).where(AlertEventRow.event_kind.in_(ALERT_ROW_KINDS)))).all()]
         subs = (await s.execute(select(Subscription).where(Subscription.user_id <= n))).scalars().all()
     await engine.dispose()
     targets = [(e.offer.url, Target.from_offer(e.offer, e.price_rub, e.price_usd)) for e in events]

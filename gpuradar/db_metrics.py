@@ -10,13 +10,11 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from core.matching import ALERT_KINDS
 from gpuradar.metrics import Metrics, Refresher
-from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState
+from storage.alert_tables import ALERT_ROW_KINDS, AlertDelivery, AlertEventRow, DeliveryState
 from storage.user_tables import User
 
 UNSENT = (DeliveryState.QUEUED, DeliveryState.SENDING)
-ALERTING = sorted(kind.value for kind in ALERT_KINDS)  # alert_events rows that are alerts, not withdrawals
 
 
 def outbox_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Metrics) -> Refresher:
@@ -31,7 +29,7 @@ def outbox_refresher(sessionmaker: async_sessionmaker[AsyncSession], metrics: Me
             started = select(func.coalesce(func.max(User.alert_cursor), 0)).scalar_subquery()
             fresh, oldest_fresh = (await session.execute(
                 select(func.count(), func.min(AlertEventRow.created_at))
-                .where(AlertEventRow.id > started, AlertEventRow.event_kind.in_(ALERTING)))).one()
+                .where(AlertEventRow.id > started, AlertEventRow.event_kind.in_(ALERT_ROW_KINDS)))).one()
         ages = [_age(t) for t in (oldest_unsent, oldest_fresh) if t is not None]
         metrics.set_outbox(int(unsent) + int(fresh), max(ages) if ages else None)
 

@@ -21,8 +21,13 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from core.matching import ALERT_KINDS, WITHDRAWING_KINDS
 from storage.db import Base
 from storage.offer_tables import KEY_LEN, UTCDateTime
+
+# What an `alert_events.event_kind` says the row is: an alert, or a withdrawal of the offer's earlier alerts.
+ALERT_ROW_KINDS = tuple(sorted(kind.value for kind in ALERT_KINDS))
+WITHDRAWAL_ROW_KINDS = frozenset(kind.value for kind in WITHDRAWING_KINDS)
 
 
 def _now() -> datetime:

@@ -48,7 +48,13 @@ from core.matching import (
     watch_from_row,
 )
 from core.redaction import redact
-from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
+from storage.alert_tables import (
+    WITHDRAWAL_ROW_KINDS,
+    AlertDelivery,
+    AlertEventRow,
+    DeliveryState,
+    OfferAlertState,
+)
 from storage.lease import db_now
 from storage.sender_shares import UserShare
 from storage.upsert import upsert_insert
@@ -91,7 +97,6 @@ PENDING_CAP = 64
 PARSED_EVENTS = 1_024  # held events kept parsed: two polls' alerting events at 50,000 users (~13.7 KB each)
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
-_WITHDRAWALS = frozenset(kind.value for kind in WITHDRAWING_KINDS)  # alert_events.event_kind of a withdrawal row
 _RISE = EventKind.PRICE_RISE.value
 _EVENTS_LOCK = 0x6770_7261  # PostgreSQL advisory lock: queued event ids become visible in id order
 
@@ -108,6 +113,13 @@ def dedup_key(event: OfferEvent) -> str:
     # The stored event id makes it unique per poll; an event that was never stored falls back to its time.
     ident = str(event.id) if event.id is not None else (event.at.isoformat() if event.at else "")
     return f"{event.key}|{event.kind.value}|{ident}"
+
+
+def _queued_row(event: OfferEvent, now: datetime, cooling: LastAlert | None = None) -> dict[str, Any]:
+    """An `alert_events` row: an alert, or (a sold-out or price-rise event) a withdrawal."""
+    return {"dedup_key": dedup_key(event), "offer_key": event.key, "event_kind": event.kind.value,
+            "event_id": event.id, "created_at": now,
+            "payload": AlertEvent.from_event(event, cooling).model_dump(mode="json")}
 
 
 def _utc(value: datetime) -> datetime:
@@ -147,9 +159,7 @@ class OutboxWriter:
             before = last.get(event.key)
             if before is None or now - before.at > MAX_EVENT_AGE:
                 continue
-            rows.append({"dedup_key": dedup_key(event), "offer_key": event.key, "event_kind": event.kind.value,
-                         "event_id": event.id, "created_at": now,
-                         "payload": AlertEvent.from_event(event).model_dump(mode="json")})
+            rows.append(_queued_row(event, now))
         withdrawals = len(rows)
         changed: dict[str, LastAlert] = {}
         for event in wanted:
@@ -157,9 +167,7 @@ class OutboxWriter:
             verdict = assess(event, before, now, self.policy)
             cooling = before if verdict.value == "cooling" else None
             self.stats["cooling"] += cooling is not None
-            rows.append({"dedup_key": dedup_key(event), "offer_key": event.key, "event_kind": event.kind.value,
-                         "event_id": event.id, "created_at": now,
-                         "payload": AlertEvent.from_event(event, cooling).model_dump(mode="json")})
+            rows.append(_queued_row(event, now, cooling))
             after = next_last_alert(event, before, verdict, now)
             if after is not None and after is not before:
                 last[event.key] = changed[event.key] = after
@@ -512,7 +520,7 @@ class FanOut:
             for r in rows:
                 self._loaded_upto = r.id
                 restates = False
-                if r.event_kind in _WITHDRAWALS:
+                if r.event_kind in WITHDRAWAL_ROW_KINDS:
                     unread = read_keys.pop(r.offer_key, ())
                     withdrew = self._withdraw(r.offer_key, read, unread)
                     new -= len(unread)
