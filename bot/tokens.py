@@ -99,8 +99,10 @@ class QueryTokens:
         try:
             async with self._sessionmaker() as session, session.begin():
                 rows = [{"token": k, "text": v, "created_at": now} for k, v in batch.items()]
-                await session.execute(upsert_insert(session, QueryToken).values(rows)
-                                      .on_conflict_do_nothing(index_elements=["token"]))
+                # Rows as parameters of one statement (an executemany), not in it: a VALUES list is a new statement
+                # for every count of rows, each compiled and kept by SQLAlchemy's statement cache.
+                await session.execute(upsert_insert(session, QueryToken)
+                                      .on_conflict_do_nothing(index_elements=["token"]), rows)
                 if self._purged_at is None or now - self._purged_at > PURGE_EVERY:
                     await session.execute(delete(QueryToken).where(QueryToken.created_at < now - KEEP_FOR))
                     self._purged_at = now

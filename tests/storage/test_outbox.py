@@ -408,6 +408,39 @@ async def test_cursors_move_together_or_not_at_all_when_another_sender_moved_one
             await advance_cursors(s, [(1, 11, 12), (1, 12, 13)])
 
 
+async def test_cursor_moves_of_any_plan_size_are_written_by_a_few_statements(sm) -> None:
+    """Every distinct statement is compiled and kept by SQLAlchemy (~6.5 KB per user it names): one shape per plan
+    size made the sender grow by steps as new sizes came. Plans of 1 to 40 users (PLAN_USERS) share four shapes, and
+    each still moves exactly its own users' cursors."""
+    from sqlalchemy import event as sa_event
+
+    from storage.outbox import advance_cursors
+    from tests.storage.test_outbox_helpers import user
+
+    for uid in range(1, 41):
+        await add_user(sm, uid)
+    engine = sm.kw["bind"].sync_engine
+    updates: set[str] = set()
+
+    def record(conn: Any, cursor: Any, statement: str, params: Any, context: Any, many: bool) -> None:
+        if statement.lstrip().upper().startswith("UPDATE USERS"):
+            updates.add(statement)
+
+    cursors = dict.fromkeys(range(1, 41), 0)
+    sa_event.listen(engine, "before_cursor_execute", record)
+    try:
+        for size in range(1, 41):
+            async with sm() as s, s.begin():
+                await advance_cursors(s, [(uid, cursors[uid], cursors[uid] + 1) for uid in range(1, size + 1)])
+            for uid in range(1, size + 1):
+                cursors[uid] += 1
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", record)
+    assert len(updates) == 4, len(updates)  # 8, 16, 32 and 64 users named
+    # User k was in the plans of sizes k..40: each moved it one step, none moved it twice or skipped it.
+    assert [(await user(sm, uid)).alert_cursor for uid in (1, 2, 39, 40)] == [40, 39, 2, 1]
+
+
 async def test_an_offer_is_named_once_per_digest_as_its_latest_event_says(sm) -> None:
     """A user behind a backlog who missed "available at $2.49" and then "cheaper: $1.99" of the same offer hears of
     it once, as the later event says; the other offer of the backlog is still there, and both events are heard."""
