@@ -94,6 +94,10 @@ _COMPACT_SLICE = 2_000  # users per slice of a compaction
 # bounded only by the offers each user's subscriptions reach. 64 is more than a poll gives most users (47 each when
 # one poll reached 47,000 of them), so a paid broadcast drains before anyone is worked out that way.
 PENDING_CAP = 64
+# Users remembered, over all offers, as owed a withdrawn alert they were planned past (`FanOut._owed`): a user's
+# entry is ~70 bytes, so ~7 MB at the cap. Past it the offers first owed longest ago go first (an offer that comes
+# back inside its cooldown mostly does so soon after it went); their users are then taken to have heard the alert.
+OWED_CAP = 100_000
 PARSED_EVENTS = 1_024  # held events kept parsed: two polls' alerting events at 50,000 users (~13.7 KB each)
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
 assert array(_ID).itemsize == 4
@@ -299,6 +303,9 @@ class UserPlan:
     cursor: int  # as read: the compare-and-set's expected value
     upto: int  # the cursor once these events are planned
     by_chat: dict[int, list[AlertItem]] = field(default_factory=dict)
+    # Offers whose withdrawn alert this plan moves the cursor past without telling it, though one of the user's
+    # subscriptions matches it: recorded as owed once the plan is committed (`FanOut.planned`).
+    owed: tuple[str, ...] = ()
 
 
 class FanOut:
@@ -343,9 +350,15 @@ class FanOut:
                                       "overflowed": 0, "reshares": 0, "withdrawn": 0}
         self._latest: dict[str, list[int]] = {}  # offer key -> its events since the last one everyone hears
         # Offer key -> the oldest of its alerts withdrawn while someone still had to hear them (sold out or dearer
-        # since), and when (monotonic): what a cooling event of it is owed from (`_Queued.owed_from`). Kept for
-        # MAX_EVENT_AGE, longer than any cooldown; dropped at the offer's next fresh event.
-        self._withdrawn: dict[str, tuple[int, float]] = {}
+        # since), when (monotonic), and the newest one's target: what a cooling event of it is owed from
+        # (`_Queued.owed_from`). Kept for MAX_EVENT_AGE, longer than any cooldown; dropped at the offer's next fresh
+        # event.
+        self._withdrawn: dict[str, tuple[int, float, Target]] = {}
+        self._withdrawn_columns: tuple[TargetColumns, dict[int, str]] | None = None  # built when a plan asks
+        # Offer key -> users planned past its withdrawn alert after it went, who would have heard it: their cursor
+        # says they heard it, and they did not. A cooling event of the offer is theirs too (at most OWED_CAP users).
+        self._owed: dict[str, set[int]] = {}
+        self._owed_size = 0
         self._pairs_added = 0  # (user, event) pairs filed since the last compaction
         self._pairs_kept = 0  # pairs the last compaction left
         self.match_cpu = 0.0  # seconds of CPU spent matching queued events to users, in all (benches read it)
@@ -466,6 +479,7 @@ class FanOut:
         self._events.clear()
         self._latest.clear()
         self._withdrawn.clear()
+        self._withdrawn_changed()
         self.pending.clear()
         self.overflowed.clear()
         self._columns = None
@@ -540,8 +554,8 @@ class FanOut:
                     read[r.id] = _Queued(r.id, target, created, True, self._withdrawn[r.offer_key][0], True)
                 else:
                     read[r.id] = _Queued(r.id, target, created, event.cooling_since is not None)
-                    if event.cooling_since is None and self._withdrawn:
-                        self._withdrawn.pop(r.offer_key, None)  # everyone matching hears this one: nothing is owed
+                    if event.cooling_since is None and self._withdrawn.pop(r.offer_key, None) is not None:
+                        self._withdrawn_changed(r.offer_key)  # everyone matching hears this one: nothing is owed
                 read_keys.setdefault(r.offer_key, []).append(r.id)
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
@@ -565,29 +579,62 @@ class FanOut:
         """The offer sold out or got dearer: its alerts not yet heard (held, or `unread`: its rows among those being
         read, all older) say what is no longer true, and are forgotten, as superseded ones are. Returns whether any
         went. A later cooling event of the offer is then owed to who had not heard them (`owed_from`)."""
-        ids = [i for i in self._latest.pop(key, ()) if self._events.pop(i, None) is not None]
-        for i in unread:
-            del read[i]
-        ids.extend(unread)
-        if not ids:
+        gone = [(i, q) for i in self._latest.pop(key, ()) if (q := self._events.pop(i, None)) is not None]
+        gone.extend((i, read.pop(i)) for i in unread)
+        if not gone:
             return False
-        self.stats["withdrawn"] += len(ids)
+        self.stats["withdrawn"] += len(gone)
         self._columns = None
-        oldest = min(ids)
+        oldest = min(i for i, _ in gone)
+        newest = max(gone, key=lambda g: g[0])[1].target  # the last alerted price: what `suppressed` compares
         before = self._withdrawn.get(key)
-        if before is None or before[0] > oldest:
-            self._withdrawn[key] = (oldest, time.monotonic())
+        self._withdrawn[key] = (oldest, time.monotonic(), newest) if before is None else (
+            min(before[0], oldest), before[1], newest)
+        self._withdrawn_changed()
         return True
+
+    def _withdrawn_changed(self, dropped: str | None = None) -> None:
+        self._withdrawn_columns = None
+        if dropped is not None:
+            self._owed_size -= len(self._owed.pop(dropped, ()))
+        elif not self._withdrawn:
+            self._owed.clear()
+            self._owed_size = 0
+
+    def _owed_past(self, mine: Sequence[tuple[SubMeta, Watch]], cursor: int, upto: int) -> tuple[str, ...]:
+        """The offers with an alert withdrawn in (cursor, upto] that one of these subscriptions matches: a plan up to
+        `upto` moves the user's cursor past it, and they never heard it."""
+        if self._withdrawn_columns is None:
+            tagged = sorted((w[0], w[2], key) for key, w in self._withdrawn.items())
+            self._withdrawn_columns = (TargetColumns((i, t) for i, t, _ in tagged), {i: k for i, _, k in tagged})
+        columns, keys = self._withdrawn_columns
+        found: set[int] = set()
+        for _, w in mine:
+            found.update(i for i in columns.matches(w, cursor).tolist() if i <= upto)
+        return tuple(keys[i] for i in sorted(found))
+
+    def _owe(self, key: str, uid: int) -> None:
+        owed = self._owed.get(key)
+        if owed is None:
+            owed = self._owed[key] = set()
+        if uid in owed:
+            return
+        owed.add(uid)
+        self._owed_size += 1
+        while self._owed_size > OWED_CAP:
+            oldest = next(iter(self._owed))
+            self._owed_size -= len(self._owed.pop(oldest))
 
     def _forget_withdrawals(self) -> None:
         """Withdrawals older than MAX_EVENT_AGE: past any cooldown, so no event of theirs is a cooling one."""
         horizon = time.monotonic() - self.max_event_age.total_seconds()
         withdrawn = self._withdrawn
         while withdrawn:
-            key, (_, at) = next(iter(withdrawn.items()))
+            key, (_, at, _) = next(iter(withdrawn.items()))
             if at >= horizon:
                 break
             del withdrawn[key]
+            self._withdrawn_changed(key)
 
     def _supersede(self, read: dict[int, _Queued]) -> None:
         """An offer's newer event that everyone matching it hears (fresh, or a real price drop) makes its older
@@ -720,6 +767,11 @@ class FanOut:
             self.pending[uid] = newcomers[uid]
 
     @property
+    def owed_users(self) -> int:
+        """Users remembered as owed a withdrawn alert they were planned past (all offers; at most OWED_CAP)."""
+        return self._owed_size
+
+    @property
     def held_events(self) -> int:
         """Events kept in memory: only those some user has still to hear."""
         return len(self._events)
@@ -780,19 +832,24 @@ class FanOut:
                     q, event = self._events.get(event_id), events.get(event_id)
                     if q is None or event is None:  # let go meanwhile, or its row is gone (retention)
                         continue
-                    if q.restates and u.alert_cursor >= q.owed_from:  # they heard the alert it restates
+                    target, created = q.target, q.created_at
+                    # Whether they heard the offer's last alert, as far as the withdrawals say: not if their cursor
+                    # is below the withdrawn one, nor if a plan moved it past that one after it went.
+                    heard = u.alert_cursor >= q.owed_from and uid not in self._owed.get(target.key, ())
+                    if q.restates and heard:  # they heard the alert it restates
                         continue
                     per_chat: dict[int, list[tuple[SubMeta, Watch]]] = {}
-                    target, created = q.target, q.created_at
                     for m, w in mine:
                         if m.created_at > created or not w.matches(target) or (
-                                q.cooling and u.alert_cursor >= q.owed_from and suppressed(
+                                q.cooling and heard and suppressed(
                                 event, m.created_at, w.max_price, w.currency, w.price_basis)):
                             continue
                         per_chat.setdefault(m.chat_id, []).append((m, w))
                     for chat_id, matched in per_chat.items():
                         latest.setdefault(chat_id, {})[target.key] = AlertItem(event_id, event, matched, target)
                 plan.by_chat = {chat_id: list(items.values()) for chat_id, items in latest.items()}
+                if self._withdrawn:
+                    plan.owed = self._owed_past(mine, plan.cursor, plan.upto)
                 await asyncio.sleep(0)  # a user's matching is CPU work: the sender's sends go on between users
             out.append(plan)
         if generation != self._generation:
@@ -876,8 +933,17 @@ class FanOut:
         return out
 
     def planned(self, plan: UserPlan) -> None:
-        """The plan was committed: those events are heard."""
+        """The plan was committed: those events are heard, and the withdrawn alerts it moved past are owed."""
         uid = plan.user_id
+        for key in plan.owed:
+            if key in self._withdrawn:  # else a fresh event of the offer came meanwhile, which everyone hears
+                self._owe(key, uid)
+        if self._owed:
+            for items in plan.by_chat.values():
+                for item in items:
+                    if (owed := self._owed.get(item.target.key)) is not None and uid in owed:
+                        owed.discard(uid)  # they heard the offer now
+                        self._owed_size -= 1
         if uid in self.overflowed:
             # Events read since the plan was made were not listed for them: looked for again at their next plan
             # (one with nothing for them forgets them then), behind everyone waiting, as a user heard and reached

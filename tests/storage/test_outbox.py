@@ -691,6 +691,81 @@ async def test_an_offer_back_inside_its_cooldown_reaches_who_its_withdrawn_alert
     assert await unheard(sm, back_at) == []
 
 
+async def test_a_user_planned_past_a_withdrawn_alert_still_hears_its_offer_back_inside_the_cooldown(sm) -> None:
+    """User 1 was waiting for "X available" when X sold out (withdrawn), and was then told of another offer, which
+    moved their cursor past X's alert: they still never heard of X, so X back inside its cooldown reaches them.
+    User 2 heard X before it went and is not told twice; user 3's cap was under X's price, so the cooldown never
+    concerned them and they hear X now that it meets it. Having heard X back, user 1 is no longer owed: X selling
+    out and coming back again inside the cooldown is not said to them (nor to user 2) again."""
+    from storage.outbox import advance_cursors
+    from tests.storage.test_outbox_helpers import user
+
+    for uid in (1, 2, 3):
+        await add_user(sm, uid)
+    waiting = await add_sub(sm, 1, "H100")
+    await add_sub(sm, 2, "H100")
+    capped = await add_sub(sm, 3, "H100 under $2.30", max_price=2.30)
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    x = offer(sku="h100-x")
+    assert await enqueue(sm, writer, [event(x)]) == 1
+    fanout = FanOut()
+    async with sm() as s, s.begin():  # user 2 hears X; user 1 waits behind them
+        await fanout.refresh(s, T0)
+        plans = await fanout.plans(s, [2])
+        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+    for p in plans:
+        fanout.planned(p)
+    gone_at, other_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)
+    sold_out = event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=gone_at)
+    await enqueue(sm, writer, [sold_out], gone_at)
+    y = offer(sku="h100-y")
+    assert await enqueue(sm, writer, [event(y, at=other_at)], other_at) == 1
+    told = await take(sm, fanout, other_at)
+    assert (1, waiting, y.key, "appeared") in told and all(k != x.key for _, _, k, _ in told)
+    assert (await user(sm, 1)).alert_cursor > (await queued(sm))[0].id  # past X's withdrawn alert
+    assert fanout.owed_users == 1  # user 1 only: user 3's cap never met X's price
+    back_at = T0 + timedelta(minutes=40)
+    cheaper = offer(sku="h100-x", price=2.20)
+    assert await enqueue(sm, writer, [event(cheaper, EventKind.BACK_IN_STOCK, at=back_at)], back_at) == 1
+    assert (await queued(sm))[-1].payload["cooling_since"] is not None  # inside the cooldown
+    assert await take(sm, fanout, back_at) == [(1, waiting, x.key, "back_in_stock"),
+                                               (3, capped, x.key, "back_in_stock")]
+    again_gone, again_back = back_at + timedelta(minutes=5), back_at + timedelta(minutes=9)
+    await enqueue(sm, writer, [event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=again_gone)],
+                  again_gone)
+    await enqueue(sm, writer, [event(cheaper, EventKind.BACK_IN_STOCK, at=again_back)], again_back)
+    assert [uid for uid, *_ in await take(sm, fanout, again_back) if uid in (1, 2)] == []
+    assert fanout.owed_users == 0
+
+
+async def test_users_owed_a_withdrawn_alert_are_remembered_up_to_a_cap(sm, monkeypatch) -> None:
+    """Past OWED_CAP the oldest offers' owed users are let go (memory stays bounded): they are then taken to have
+    heard the withdrawn alert, as a restarted sender takes them."""
+    import storage.outbox as outbox
+
+    monkeypatch.setattr(outbox, "OWED_CAP", 2)
+    for uid in (1, 2, 3, 4):
+        await add_user(sm, uid)
+        await add_sub(sm, uid, "H100")
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    x, y, z = offer(sku="h100-x"), offer(sku="h100-y"), offer(sku="h100-z")
+    assert await enqueue(sm, writer, [event(x), event(y)]) == 2
+    fanout = FanOut()
+    async with sm() as s:
+        await fanout.refresh(s, T0)
+    gone_at, other_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)
+    await enqueue(sm, writer, [event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=gone_at),
+                               event(offer(sku="h100-y", in_stock=False), EventKind.SOLD_OUT, at=gone_at)], gone_at)
+    assert await enqueue(sm, writer, [event(z, at=other_at)], other_at) == 1
+    assert {k for _, _, k, _ in await take(sm, fanout, other_at)} == {z.key}  # 4 users past 2 withdrawn alerts
+    assert fanout.owed_users == 2  # 8 owed, the cap kept the newest offer's 2...
+    back_at = T0 + timedelta(minutes=40)
+    await enqueue(sm, writer, [event(x, EventKind.BACK_IN_STOCK, at=back_at),
+                               event(y, EventKind.BACK_IN_STOCK, at=back_at)], back_at)
+    told = await take(sm, fanout, back_at)
+    assert len(told) == 2 and {k for _, _, k, _ in told} == {y.key}  # ...who hear it back; X's went unremembered
+
+
 async def test_a_sell_out_recorded_by_the_ingest_withdraws_the_alert_in_its_own_transaction(sm) -> None:
     """The whole path a poll takes: the offer appears (an alert), then is missing from enough trusted polls to be
     sold out; the withdrawal is written with that poll's events, and the user still waiting hears nothing of it."""
