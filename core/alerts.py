@@ -9,7 +9,8 @@ events, not to the number of subscriptions they reach:
 - within the cooldown, a price at least `rearm_drop` under the last alerted price goes to everyone too (news);
 - otherwise the event is "cooling": it reaches only the subscriptions that would not have heard the last alert —
   made after it, or whose price cap the last alerted price did not meet. Flapping stock then alerts nobody twice,
-  while a subscriber whose cap is met only now still hears about it.
+  while a subscriber whose cap is met only now still hears about it. The cheapest cooling alert since is kept
+  too: whoever it reached is not told again when the offer flaps back at that price.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class AlertPolicy:
 
 
 class LastAlert(BaseModel):
-    """The last alert everyone matching an offer heard: when, and at which prices per GPU-hour."""
+    """The last alert everyone matching an offer heard: when, and at which prices per GPU-hour; and the cheapest
+    cooling alert about it since (none yet: `cheapest_at` is None)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -43,6 +45,13 @@ class LastAlert(BaseModel):
     price: float | None  # offer currency
     price_rub: float | None = None
     price_usd: float | None = None
+    # A cooling alert reaches the subscriptions that had not heard one yet and whose cap its price meets; so every
+    # subscription made by then whose cap meets the cheapest one has heard an alert about the offer. Without this a
+    # subscriber whose cap is under `price` would hear every flap of the offer at a price they can pay.
+    cheapest_at: datetime | None = None
+    cheapest: float | None = None  # offer currency
+    cheapest_rub: float | None = None
+    cheapest_usd: float | None = None
 
 
 class AlertEvent(BaseModel):
@@ -94,28 +103,47 @@ def assess(event: OfferEvent, last: LastAlert | None, now: datetime, policy: Ale
 
 def next_last_alert(event: OfferEvent, last: LastAlert | None, verdict: Verdict, now: datetime) -> LastAlert | None:
     """The offer's state after this event: a fresh or re-armed alert becomes the last alert; a cooling one does not
-    (the cooldown runs from the alert everyone heard)."""
+    (the cooldown and the re-arm run from the alert everyone heard), but becomes the cheapest cooling alert when its
+    price is at or under the cheapest so far (at a tie the later one: it reached subscriptions made in between)."""
     if verdict is Verdict.COOLING:
-        return last
+        if last is None or event.new_price is None or (
+                last.cheapest_at is not None and last.cheapest is not None and event.new_price > last.cheapest):
+            return last
+        return last.model_copy(update={"cheapest_at": now, "cheapest": event.new_price,
+                                       "cheapest_rub": event.new_price_rub, "cheapest_usd": event.new_price_usd})
     return LastAlert(at=now, price=event.new_price, price_rub=event.new_price_rub, price_usd=event.new_price_usd)
 
 
 def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str,
                cap_basis: str = "gpu") -> bool:
-    """True when this subscription already heard the last alert about this offer (a cooling event only): it existed
-    then, and the last alerted price met its cap. Everything else about a match (GPU, count, provider, billing,
+    """True when this subscription already heard an alert about this offer inside its cooldown (a cooling event
+    only): it existed at the last alert and that alert's price met its cap, or it existed at the cheapest cooling
+    alert since and that one's price met its cap. Everything else about a match (GPU, count, provider, billing,
     location) is fixed by the offer's key, so the price is the only thing that could have differed."""
     last = event.cooling_since
-    if last is None or subscribed_at > last.at:
+    if last is None:
+        return False
+    if _heard(event, subscribed_at, cap, cap_currency, cap_basis, last.at, last.price, last.price_rub,
+              last.price_usd):
+        return True
+    return last.cheapest_at is not None and _heard(event, subscribed_at, cap, cap_currency, cap_basis,
+                                                   last.cheapest_at, last.cheapest, last.cheapest_rub,
+                                                   last.cheapest_usd)
+
+
+def _heard(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str, cap_basis: str,
+           at: datetime, price: float | None, price_rub: float | None, price_usd: float | None) -> bool:
+    """Whether an alert about the event's offer sent at `at` for these prices per GPU-hour reached the subscription."""
+    if subscribed_at > at:
         return False
     if cap is None:
         return True
-    price = last.price_rub if cap_currency == "RUB" else last.price_usd
-    if price is None and event.currency.upper() == cap_currency:
-        price = last.price
-    if price is not None and cap_basis == "total":  # the cap bounds the whole configuration's price per hour
-        price *= event.offer.gpu_count
-    return price is not None and price <= cap
+    mine = price_rub if cap_currency == "RUB" else price_usd
+    if mine is None and event.currency.upper() == cap_currency:
+        mine = price
+    if mine is not None and cap_basis == "total":  # the cap bounds the whole configuration's price per hour
+        mine *= event.offer.gpu_count
+    return mine is not None and mine <= cap
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,11 @@ class OfferAlertState(Base):
     last_price: Mapped[float | None] = mapped_column(Float)  # per GPU-hour in the offer's currency
     last_price_rub: Mapped[float | None] = mapped_column(Float)
     last_price_usd: Mapped[float | None] = mapped_column(Float)
+    # The cheapest cooling alert since the last one (core.alerts.LastAlert.cheapest*): migration 0018.
+    cheapest_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    cheapest_price: Mapped[float | None] = mapped_column(Float)
+    cheapest_price_rub: Mapped[float | None] = mapped_column(Float)
+    cheapest_price_usd: Mapped[float | None] = mapped_column(Float)
 
 
 class AlertDelivery(Base):

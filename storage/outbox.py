@@ -119,6 +119,11 @@ def dedup_key(event: OfferEvent) -> str:
     return f"{event.key}|{event.kind.value}|{ident}"
 
 
+# The cooldown's memory of an offer (core.alerts.LastAlert), as `alert_offer_state` columns besides the key.
+_STATE_COLUMNS = ("last_alert_at", "last_price", "last_price_rub", "last_price_usd", "cheapest_at", "cheapest_price",
+                  "cheapest_price_rub", "cheapest_price_usd")
+
+
 def _queued_row(event: OfferEvent, now: datetime, cooling: LastAlert | None = None) -> dict[str, Any]:
     """An `alert_events` row: an alert, or (a sold-out or price-rise event) a withdrawal."""
     return {"dedup_key": dedup_key(event), "offer_key": event.key, "event_kind": event.kind.value,
@@ -183,10 +188,11 @@ class OutboxWriter:
             stmt = upsert_insert(session, OfferAlertState)
             await session.execute(stmt.on_conflict_do_update(
                 index_elements=["offer_key"],
-                set_={"last_alert_at": stmt.excluded.last_alert_at, "last_price": stmt.excluded.last_price,
-                      "last_price_rub": stmt.excluded.last_price_rub, "last_price_usd": stmt.excluded.last_price_usd}),
+                set_={c: stmt.excluded[c] for c in _STATE_COLUMNS}),
                 [{"offer_key": k, "last_alert_at": v.at, "last_price": v.price, "last_price_rub": v.price_rub,
-                  "last_price_usd": v.price_usd} for k, v in changed.items()])
+                  "last_price_usd": v.price_usd, "cheapest_at": v.cheapest_at, "cheapest_price": v.cheapest,
+                  "cheapest_price_rub": v.cheapest_rub, "cheapest_price_usd": v.cheapest_usd}
+                 for k, v in changed.items()])
         self.stats["queued"] += len(rows) - withdrawals
         self.stats["withdrawals"] += withdrawals
         if self.wakeup is not None:
@@ -198,10 +204,12 @@ class OutboxWriter:
         t = OfferAlertState
         for chunk in _chunks(sorted(keys)):
             for r in (await session.execute(
-                    select(t.offer_key, t.last_alert_at, t.last_price, t.last_price_rub, t.last_price_usd)
-                    .where(t.offer_key.in_(chunk)))).all():
-                out[r.offer_key] = LastAlert(at=_utc(r.last_alert_at), price=r.last_price, price_rub=r.last_price_rub,
-                                             price_usd=r.last_price_usd)
+                    select(t.offer_key, *(getattr(t, c) for c in _STATE_COLUMNS)).where(t.offer_key.in_(chunk)))).all():
+                out[r.offer_key] = LastAlert(
+                    at=_utc(r.last_alert_at), price=r.last_price, price_rub=r.last_price_rub,
+                    price_usd=r.last_price_usd,
+                    cheapest_at=None if r.cheapest_at is None else _utc(r.cheapest_at), cheapest=r.cheapest_price,
+                    cheapest_rub=r.cheapest_price_rub, cheapest_usd=r.cheapest_price_usd)
         return out
 
     def _wake_after_commit(self, session: AsyncSession) -> None:

@@ -131,10 +131,45 @@ async def test_inside_the_cooldown_a_subscriber_who_had_not_heard_still_hears(sm
                             T0 + timedelta(minutes=10))
     assert pairs(got) == [(new, cheaper.key, "price_drop")]
     # 2.38 (5 % under 2.50 is 2.375: not a re-arm) meets the cap of 2.40 for the first time: the capped one hears.
+    # The newcomer heard 2.45 ten minutes ago, and 2.38 is no re-arm: the same news, as for the first subscriber.
     cap_met = offer(price=2.38)
     got = await heard_after(sm, writer, [event(cap_met, EventKind.PRICE_DROP, old=2.45)],
                             T0 + timedelta(minutes=20))
-    assert pairs(got) == sorted([(capped, cap_met.key, "price_drop"), (new, cap_met.key, "price_drop")])
+    assert pairs(got) == [(capped, cap_met.key, "price_drop")]
+
+
+async def test_whom_a_cooling_alert_reached_is_not_told_again_when_the_offer_flaps_back(sm) -> None:
+    """A cooling alert is news to a subscriber whose cap the last alert's price missed, or who subscribed since; the
+    cooldown then treats them as having heard it, so stock flapping at that price tells nobody twice, while a price
+    under theirs that they have not heard still reaches them."""
+    for uid in (1, 2, 3):
+        await add_user(sm, uid)
+    old = await add_sub(sm, 1, "H100")
+    capped = await add_sub(sm, 2, "H100 under $2.45", max_price=2.45)
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    assert pairs(await heard_after(sm, writer, [event(offer(price=2.50))], T0)) == [(old, offer().key, "appeared")]
+    async with sm() as s, s.begin():  # a subscription made after that alert
+        s.add(Subscription(user_id=3, chat_id=3, kind="gpu", query_text="H100 new", gpu_ids=["h100-sxm"],
+                           price_currency="USD", paused=False, created_at=T0 + timedelta(minutes=5)))
+    new = (await unheard_subs(sm))[-1]
+    at_244 = offer(price=2.44)  # under the cap for the first time, not a re-arm: the capped one and the newcomer hear
+    got = await heard_after(sm, writer, [event(at_244, EventKind.PRICE_DROP, old=2.5)], T0 + timedelta(minutes=10))
+    assert pairs(got) == sorted([(capped, at_244.key, "price_drop"), (new, at_244.key, "price_drop")])
+    for minutes in (20, 40):  # it sells out and comes back at the same price, twice: everyone heard that already
+        assert await heard_after(sm, writer, [event(at_244, EventKind.BACK_IN_STOCK, old=2.44)],
+                                 T0 + timedelta(minutes=minutes)) == []
+    # Back at a price it was not announced at, still under the cap: still cooling, nothing new to anyone.
+    at_245 = offer(price=2.45)
+    assert await heard_after(sm, writer, [event(at_245, EventKind.BACK_IN_STOCK, old=2.45)],
+                             T0 + timedelta(minutes=50)) == []
+    # A subscriber whose cap only a cheaper price meets (2.39: not yet a re-arm under 2.50) hears it, once.
+    await add_user(sm, 4)
+    cheap = await add_sub(sm, 4, "H100 under $2.40", max_price=2.40)
+    at_239 = offer(price=2.39)
+    got = await heard_after(sm, writer, [event(at_239, EventKind.PRICE_DROP, old=2.45)], T0 + timedelta(minutes=60))
+    assert pairs(got) == [(cheap, at_239.key, "price_drop")]
+    assert await heard_after(sm, writer, [event(at_239, EventKind.BACK_IN_STOCK, old=2.39)],
+                             T0 + timedelta(minutes=70)) == []
 
 
 async def unheard_subs(sm) -> list[int]:
