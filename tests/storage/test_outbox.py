@@ -111,19 +111,25 @@ async def test_cooldown_stops_flapping_stock_but_a_real_price_drop_still_alerts(
         == [(sub, big.key, "back_in_stock")]
 
 
-async def test_inside_the_cooldown_a_subscriber_who_had_not_heard_still_hears(sm) -> None:
-    """The cooldown is kept per offer, but never hides news from whom the last alert did not reach: a subscription
-    made since, or one whose price cap the last alerted price did not meet."""
+async def alerted_at_250(sm, writer: OutboxWriter, *, cap: float) -> tuple[int, int]:
+    """An H100 offer alerted at $2.50 to a subscriber without a cap; one capped at `cap` (which 2.50 misses) and one
+    made five minutes after the alert heard nothing. Returns the last two's subscription ids."""
     for uid in (1, 2, 3):
         await add_user(sm, uid)
     old = await add_sub(sm, 1, "H100")
-    capped = await add_sub(sm, 2, "H100 under $2.40", max_price=2.40)
-    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    capped = await add_sub(sm, 2, f"H100 under ${cap:.2f}", max_price=cap)
     assert pairs(await heard_after(sm, writer, [event(offer(price=2.50))], T0)) == [(old, offer().key, "appeared")]
-    async with sm() as s, s.begin():  # a subscription made after that alert
+    async with sm() as s, s.begin():
         s.add(Subscription(user_id=3, chat_id=3, kind="gpu", query_text="H100 new", gpu_ids=["h100-sxm"],
                            price_currency="USD", paused=False, created_at=T0 + timedelta(minutes=5)))
-    new = (await unheard_subs(sm))[-1]
+    return capped, (await unheard_subs(sm))[-1]
+
+
+async def test_inside_the_cooldown_a_subscriber_who_had_not_heard_still_hears(sm) -> None:
+    """The cooldown is kept per offer, but never hides news from whom the last alert did not reach: a subscription
+    made since, or one whose price cap the last alerted price did not meet."""
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    capped, new = await alerted_at_250(sm, writer, cap=2.40)
     # 2.45: inside the cooldown and not a real drop, so the one who heard 2.50 hears nothing; 2.45 is still over
     # the capped watcher's 2.40, so nothing for them either; the newcomer hears it.
     cheaper = offer(price=2.45)
@@ -142,16 +148,8 @@ async def test_whom_a_cooling_alert_reached_is_not_told_again_when_the_offer_fla
     """A cooling alert is news to a subscriber whose cap the last alert's price missed, or who subscribed since; the
     cooldown then treats them as having heard it, so stock flapping at that price tells nobody twice, while a price
     under theirs that they have not heard still reaches them."""
-    for uid in (1, 2, 3):
-        await add_user(sm, uid)
-    old = await add_sub(sm, 1, "H100")
-    capped = await add_sub(sm, 2, "H100 under $2.45", max_price=2.45)
     writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
-    assert pairs(await heard_after(sm, writer, [event(offer(price=2.50))], T0)) == [(old, offer().key, "appeared")]
-    async with sm() as s, s.begin():  # a subscription made after that alert
-        s.add(Subscription(user_id=3, chat_id=3, kind="gpu", query_text="H100 new", gpu_ids=["h100-sxm"],
-                           price_currency="USD", paused=False, created_at=T0 + timedelta(minutes=5)))
-    new = (await unheard_subs(sm))[-1]
+    capped, new = await alerted_at_250(sm, writer, cap=2.45)
     at_244 = offer(price=2.44)  # under the cap for the first time, not a re-arm: the capped one and the newcomer hear
     got = await heard_after(sm, writer, [event(at_244, EventKind.PRICE_DROP, old=2.5)], T0 + timedelta(minutes=10))
     assert pairs(got) == sorted([(capped, at_244.key, "price_drop"), (new, at_244.key, "price_drop")])
@@ -696,12 +694,22 @@ async def test_an_alert_queued_and_withdrawn_between_two_looks_is_never_held(sm)
     assert fanout.held_events == 0 and fanout.stats["withdrawn"] == 1
 
 
+async def plan_users(sm, fanout: FanOut, uids: list[int]) -> None:
+    """Plan these users as the sender does (their cursors moved, the fan-out told), without sending anything."""
+    from storage.outbox import advance_cursors
+
+    async with sm() as s, s.begin():
+        await fanout.refresh(s, T0)
+        plans = await fanout.plans(s, uids)
+        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+    for p in plans:
+        fanout.planned(p)
+
+
 async def test_an_offer_back_inside_its_cooldown_reaches_who_its_withdrawn_alert_did_not(sm) -> None:
     """User 2 heard "available", user 1 was still waiting when it sold out (their alert withdrawn). Back in stock
     inside the cooldown is a cooling event, only for who did not hear the last alert: user 1 hears it, user 2 does
     not hear the same offer twice. The same from a sender that kept its memory and from one that restarted."""
-    from storage.outbox import advance_cursors
-
     await add_user(sm, 1)
     await add_user(sm, 2)
     waiting = await add_sub(sm, 1, "H100")
@@ -710,12 +718,7 @@ async def test_an_offer_back_inside_its_cooldown_reaches_who_its_withdrawn_alert
     o = offer()
     assert await enqueue(sm, writer, [event(o)]) == 1
     fanout = FanOut()
-    async with sm() as s, s.begin():  # user 2 is planned; user 1 waits behind them
-        await fanout.refresh(s, T0)
-        plans = await fanout.plans(s, [2])
-        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
-    for p in plans:
-        fanout.planned(p)
+    await plan_users(sm, fanout, [2])  # user 2 is planned; user 1 waits behind them
     soon, back_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=40)
     await enqueue(sm, writer, [event(offer(in_stock=False), EventKind.SOLD_OUT, at=soon)], soon)
     assert await unheard(sm, soon) == []  # nothing is said of an offer that is gone
@@ -732,7 +735,6 @@ async def test_a_user_planned_past_a_withdrawn_alert_still_hears_its_offer_back_
     User 2 heard X before it went and is not told twice; user 3's cap was under X's price, so the cooldown never
     concerned them and they hear X now that it meets it. Having heard X back, user 1 is no longer owed: X selling
     out and coming back again inside the cooldown is not said to them (nor to user 2) again."""
-    from storage.outbox import advance_cursors
     from tests.storage.test_outbox_helpers import user
 
     for uid in (1, 2, 3):
@@ -744,12 +746,7 @@ async def test_a_user_planned_past_a_withdrawn_alert_still_hears_its_offer_back_
     x = offer(sku="h100-x")
     assert await enqueue(sm, writer, [event(x)]) == 1
     fanout = FanOut()
-    async with sm() as s, s.begin():  # user 2 hears X; user 1 waits behind them
-        await fanout.refresh(s, T0)
-        plans = await fanout.plans(s, [2])
-        await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
-    for p in plans:
-        fanout.planned(p)
+    await plan_users(sm, fanout, [2])  # user 2 hears X; user 1 waits behind them
     gone_at, other_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)
     sold_out = event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=gone_at)
     await enqueue(sm, writer, [sold_out], gone_at)
