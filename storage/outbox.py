@@ -131,6 +131,11 @@ def _queued_row(event: OfferEvent, now: datetime, cooling: LastAlert | None = No
             "payload": AlertEvent.from_event(event, cooling).model_dump(mode="json")}
 
 
+def _withdrawable(last: LastAlert | None, now: datetime) -> bool:
+    """Whether a sender may still hold an alert about the offer: it was alerted on within MAX_EVENT_AGE."""
+    return last is not None and now - last.at <= MAX_EVENT_AGE
+
+
 def _utc(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
@@ -155,18 +160,28 @@ class OutboxWriter:
         withdrawing = [e for e in events if e.kind in WITHDRAWING_KINDS]
         if not wanted and not withdrawing:
             return 0
+        keys = {e.key for e in wanted} | {e.key for e in withdrawing}
+        last: dict[str, LastAlert] | None = None
+        if not wanted:
+            # Most polls' sell-outs and price rises are of offers nobody was alerted on lately, and they queue
+            # nothing: find that out before taking the queue's lock, so they do not wait on (or hold up) the writers
+            # that do queue.
+            last = await self._last_alerts(session, keys)
+            if not any(_withdrawable(last.get(e.key), now) for e in withdrawing):
+                return 0
         if session.get_bind().dialect.name == "postgresql":
             # One queuing transaction at a time, so ids commit in order and a user's cursor never skips an event
             # committed late with a smaller id. (SQLite writers are serialised anyway.)
             await session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENTS_LOCK})
-        last = await self._last_alerts(session, {e.key for e in wanted} | {e.key for e in withdrawing})
+            last = None  # read again under the lock: what was read before it may be stale
+        if last is None:
+            last = await self._last_alerts(session, keys)
         rows: list[dict[str, Any]] = []
         for event in withdrawing:
             # A withdrawal: only for an offer alerted on recently enough that a sender may still hold the alert
             # (MAX_EVENT_AGE), so the queue does not grow with every sell-out of the market. Written before this
             # poll's alerts: an offer is never both withdrawn and announced by one poll, and ids keep that order.
-            before = last.get(event.key)
-            if before is None or now - before.at > MAX_EVENT_AGE:
+            if not _withdrawable(last.get(event.key), now):
                 continue
             rows.append(_queued_row(event, now))
         withdrawals = len(rows)

@@ -818,3 +818,37 @@ async def test_a_sell_out_recorded_by_the_ingest_withdraws_the_alert_in_its_own_
         kinds = [e.kind for e in await record_poll(sm, _poll([base], minute), rates=RATES, on_events=writer)]
     assert [r.event_kind for r in await queued(sm)] == ["appeared", "sold_out"]
     assert await unheard(sm, T0 + timedelta(minutes=minute)) == []
+
+
+async def test_a_poll_whose_sell_outs_withdraw_nothing_queues_without_the_queues_lock(sm) -> None:
+    """Most of a market's sell-outs are of offers nobody was alerted on lately: such a poll writes nothing and, on
+    PostgreSQL, does not take the lock that puts queuing transactions in line (it neither waits on nor holds up the
+    pollers that do queue). A sell-out of an offer alerted on recently still takes it and is withdrawn."""
+    from sqlalchemy import text
+
+    from storage.outbox import _EVENTS_LOCK
+
+    await add_user(sm, 1)
+    await add_sub(sm, 1, "H100")
+    writer = OutboxWriter()
+    assert await enqueue(sm, writer, [event(offer(sku="h100-a"))]) == 1
+    later = T0 + timedelta(hours=30)  # past MAX_EVENT_AGE: no sender can still hold that alert
+    soon = T0 + timedelta(minutes=5)
+    postgres = sm.kw["bind"].dialect.name == "postgresql"
+    async with sm() as holder:
+        if postgres:  # another queuing transaction, mid-way
+            await holder.execute(text("SELECT pg_advisory_lock(:k)"), {"k": _EVENTS_LOCK})
+        async with sm() as s, s.begin():
+            if postgres:  # waiting for the lock is an error at once, not a hang
+                await s.execute(text("SET LOCAL lock_timeout = '1ms'"))
+            old_and_unknown = [event(offer(sku="h100-a", in_stock=False), EventKind.SOLD_OUT, at=later),
+                               event(offer(sku="h100-z"), EventKind.PRICE_RISE, old=2.0, at=later)]
+            assert await writer.enqueue(s, old_and_unknown, now=later) == 0
+        if postgres:
+            await holder.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": _EVENTS_LOCK})
+    assert writer.stats["withdrawals"] == 0
+    assert [r.event_kind for r in await queued(sm)] == ["appeared"]
+    assert await enqueue(sm, writer, [event(offer(sku="h100-a", in_stock=False), EventKind.SOLD_OUT, at=soon)],
+                         soon) == 0
+    assert writer.stats["withdrawals"] == 1
+    assert [r.event_kind for r in await queued(sm)] == ["appeared", "sold_out"]
