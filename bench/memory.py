@@ -28,6 +28,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -158,6 +159,52 @@ async def churn(server: ProviderServer, rng: random.Random) -> None:
         await asyncio.sleep(POLL_EVERY)
         for row in rng.sample(payload["offers"], len(payload["offers"]) // 20):
             row["dph_total"] = round(row["dph_total"] * rng.uniform(0.8, 1.2), 4)
+
+
+class MarketProcess:
+    """`churn`'s marketplace served from a process of its own (multiprocessing, spawned), for a driver that times
+    things on its loop (bench/soak.py stamps inline queries and answers there): a 10,000-listing payload copied and
+    encoded every poll interval held that loop 60-170 ms, which landed on whatever answer arrived meanwhile.
+
+        async with MarketProcess(seed) as market:   # market.base_url: the stand-in provider server's
+            ...; market.polls()                      # requests to VAST_PATH so far
+    """
+
+    def __init__(self, seed: int) -> None:
+        import multiprocessing
+
+        self._context = multiprocessing.get_context("spawn")
+        self._polls = self._context.Value("i", 0)
+        self._seed = seed
+        self._process: Any = None
+        self.base_url = ""
+
+    async def __aenter__(self) -> MarketProcess:
+        parent, child = self._context.Pipe()
+        self._process = self._context.Process(target=_serve_market, args=(child, self._polls, self._seed),
+                                              daemon=True)
+        self._process.start()
+        self.base_url = await asyncio.to_thread(parent.recv)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._process.terminate()
+        await asyncio.to_thread(self._process.join, 10)
+
+    def polls(self) -> int:
+        return int(self._polls.value)
+
+
+def _serve_market(pipe: Any, polls: Any, seed: int) -> None:
+    async def serve() -> None:
+        async with ProviderServer() as server:
+            market = asyncio.create_task(churn(server, random.Random(seed)))
+            pipe.send(server.base_url)
+            while not market.done():
+                polls.value = len(server.requests_to(VAST_PATH))
+                await asyncio.sleep(0.5)
+
+    asyncio.run(serve())
 
 
 async def until_healthy(port: str, proc: asyncio.subprocess.Process, timeout: float = 180.0) -> None:
