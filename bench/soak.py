@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import heapq
 import json
 import os
 import random
@@ -55,6 +56,7 @@ from bench._common import (  # noqa: E402
 )
 from bench.fanout_cycle import fresh_pg_database  # noqa: E402
 
+SLOWEST_SHOWN = 8  # inline answers named at the end, slowest first: a phrase that is slow to answer shows as itself
 
 # ---------------------------------------------------------------------------------------------- the driver
 async def populate(url: str, args: argparse.Namespace) -> None:
@@ -142,7 +144,8 @@ async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> Non
             queries = distinct_queries(max(100, int(args.minutes * 60 * args.inline_rate) + 100), rng)
             latencies: list[float] = []
             window_latencies: list[float] = []
-            asked: dict[str, float] = {}
+            asked: dict[str, tuple[float, str]] = {}
+            slowest: list[tuple[float, float, str]] = []  # (seconds, when into the run, the phrase): the top few
             read = 0
             sends = 0
             rss: list[tuple[float, float]] = []
@@ -164,9 +167,9 @@ async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> Non
                 while time.perf_counter() - started < args.minutes * 60:
                     now = time.perf_counter()
                     if now >= next_query:
-                        qid = str(tg.inline_query(queries[q % len(queries)], user_id=900_000 + q % 500,
-                                                  lang=("en", "ru")[q % 2]))
-                        asked[qid] = time.perf_counter()
+                        phrase = queries[q % len(queries)]
+                        qid = str(tg.inline_query(phrase, user_id=900_000 + q % 500, lang=("en", "ru")[q % 2]))
+                        asked[qid] = (time.perf_counter(), phrase)
                         q += 1
                         next_query += rng.expovariate(args.inline_rate)
                     calls = tg.calls
@@ -174,10 +177,14 @@ async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> Non
                         c = calls[read]
                         read += 1
                         if c.method == "answerInlineQuery":
-                            at = asked.pop(str(c.params.get("inline_query_id")), None)
-                            if at is not None:
-                                latencies.append(c.at - at)
-                                window_latencies.append(c.at - at)
+                            query = asked.pop(str(c.params.get("inline_query_id")), None)
+                            if query is not None:
+                                took = c.at - query[0]
+                                latencies.append(took)
+                                window_latencies.append(took)
+                                heapq.heappush(slowest, (took, query[0] - started, query[1]))
+                                if len(slowest) > SLOWEST_SHOWN:
+                                    heapq.heappop(slowest)
                         if c.method == "sendMessage" and c.status == 200:
                             sends += 1  # counted as read: a scan of every call each window grew with the run
                         if c.method != "sendMessage" or c.status != 200:
@@ -225,6 +232,8 @@ async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> Non
             print(f"PSS (shared pages once): first {pss[0]:.0f}, max {max(pss):.0f}, last {pss[-1]:.0f} MB")
         print(f"inline: {len(latencies):,} answered, p99 {p99(latencies) * 1000:.0f} ms, median "
               f"{statistics.median(latencies) * 1000 if latencies else 0:.0f} ms; unanswered {len(asked)}")
+        print("slowest inline answers: " + "; ".join(f"{took * 1000:.0f} ms at {at:.0f} s ({phrase!r})"
+                                                    for took, at, phrase in sorted(slowest, reverse=True)))
         shown = "<= 2" if lag_p99 <= 0.002 else f"{lag_p99 * 1000:.0f}"
         print(f"loop lag (1 ms probe, {probes:,} probes): p99 {shown} ms, max {lag_max * 1000:.0f} ms")
         print(f"this driver's own loop: stall max {driver.run_max * 1000:.0f} ms (inline times are stamped there: "

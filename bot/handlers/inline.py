@@ -78,6 +78,9 @@ _PAGES: OrderedDict[tuple[object, ...], Page] = OrderedDict()
 
 PAGE = 20  # offers per answer page (plus the estimate itself on the first page): well under Telegram's 50
 CACHE_TIME = 30  # seconds Telegram may reuse an answer: prices change only when a poll is ingested
+# Seconds an answer waits for the ⚡ marks of groups not read yet (bot/availability_marks.py). The read is a few ms;
+# its rare slow ones (91 ms in bench/soak.py) made the slowest answers. Past it the answer goes without those marks.
+MARKS_WAIT = 0.02
 
 
 def _subscribe_url(bot_username: str, token: str) -> str:
@@ -170,10 +173,12 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     if page is None:
         ranked = rank_for(result, offers, p.currency)
         shown = ranked[offset:offset + PAGE]
-        short = await stay_marks.short(r.offer for r in shown if isinstance(r.offer, CachedOffer))
-        page = _PAGES[key] = estimate_page(result, ranked, offset, p.lang, p.currency, bot_username, tokens, short)
-        while len(_PAGES) > PAGES_KEPT:
-            _PAGES.popitem(last=False)
+        marks = await stay_marks.short((r.offer for r in shown if isinstance(r.offer, CachedOffer)), MARKS_WAIT)
+        page = estimate_page(result, ranked, offset, p.lang, p.currency, bot_username, tokens, marks.keys)
+        if marks.complete:  # one that went without some marks is made again by the next asker, who has them
+            _PAGES[key] = page
+            while len(_PAGES) > PAGES_KEPT:
+                _PAGES.popitem(last=False)
     else:
         _PAGES.move_to_end(key)
     await query.answer(page.results(p.lang), cache_time=CACHE_TIME, is_personal=True, next_offset=page.next_offset)

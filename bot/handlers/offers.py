@@ -59,7 +59,7 @@ def page_items(items: Sequence[Ranked], page: int, skip: int = 0) -> tuple[Seque
 
 async def short_marks(marks: StayMarks, items: Sequence[Ranked], page: int, skip: int = 0) -> frozenset[str]:
     chunk, _, _ = page_items(items, page, skip)
-    return await marks.short(r.offer for r in chunk if isinstance(r.offer, CachedOffer))
+    return (await marks.short(r.offer for r in chunk if isinstance(r.offer, CachedOffer))).keys
 
 
 def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang: str,

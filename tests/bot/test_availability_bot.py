@@ -10,7 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.availability_view import duration
-from core.offers import Offer, Rates
+from bot.offer_cache import CachedOffer
+from core.offers import Billing, Offer, Rates
 from core.polls import PollResult, PollStatus
 from gpuradar.app import App
 from gpuradar.settings import Settings
@@ -30,6 +31,13 @@ def offers(k: int) -> list[Offer]:
                   currency="USD", in_stock=k % 9 == 3, location="US", url="https://runpod.example/h100"),
             Offer(provider="runpod", sku="a100", gpu="a100-80gb", gpu_name="A100", gpu_count=1, price=1.2,
                   currency="USD", in_stock=True, location="US", url="https://runpod.example/a100")]
+
+
+def cached(sku: str, gpu: str, name: str) -> CachedOffer:
+    """An offer of `offers` as the bot's offer cache holds it (what the ⚡ marks are asked about)."""
+    return CachedOffer(key=f"runpod|{sku}|1|US|hourly", provider="runpod", gpu=gpu, gpu_name=name, gpu_count=1,
+                       location="US", billing=Billing.HOURLY, price_per_gpu_hour_rub=None,
+                       price_per_gpu_hour_usd=2.0, url=f"https://runpod.example/{sku}")
 
 
 async def record_history(url: str, end: datetime) -> None:
@@ -175,3 +183,36 @@ def test_a_price_says_whether_it_is_per_gpu(text: str, price: float, per_gpu: bo
     req = parse_subscribe(text)
     assert (req.max_price, req.price_per_gpu) == (price, per_gpu)
     assert req.gpu_ids is not None or req.target in ("13B LoRA",)  # the unit never left in the target
+
+
+async def test_an_inline_answer_goes_without_marks_still_being_read_and_the_next_has_them(
+        tg: FakeTelegram, alerting: App, migrated_database_url: str) -> None:
+    now = datetime.now(UTC)
+    await record_history(migrated_database_url, now - timedelta(minutes=25))
+    at = now - timedelta(minutes=5)
+    await alerting.ingest(PollResult(provider="runpod", status=PollStatus.OK, offers=offers(3), started_at=at,
+                                     finished_at=at), RATES)  # the short-lived H100 is in stock
+    # The marks' reads go through a one-connection pool that this test holds: a database that answers slowly.
+    slow = make_engine(migrated_database_url, pool_size=1, max_overflow=0)
+    marks = alerting.dispatcher["stay_marks"]
+    marks.sessionmaker = make_sessionmaker(slow)
+    try:
+        held = await slow.connect()
+        try:
+            qid = tg.inline_query("13B LoRA", user_id=31, lang="en")
+            first = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        finally:
+            await held.close()
+        titles = [r["title"] for r in first.params["results"]]
+        assert any("H100" in x for x in titles) and not any("⚡" in x for x in titles)
+        # The read went on (waited for here, as /offers waits); the page made without it was not kept, so the
+        # same question now shows the mark.
+        assert (await marks.short([cached("h100", "h100-sxm", "H100"), cached("a100", "a100-80gb", "A100")])).complete
+        qid = tg.inline_query("13B LoRA", user_id=32, lang="en")
+        again = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        titles = [r["title"] for r in again.params["results"]]
+        h100 = next(x for x in titles if "H100" in x)
+        a100 = next(x for x in titles if "A100" in x)
+        assert "⚡" in h100 and "⚡" not in a100
+    finally:
+        await slow.dispose()
