@@ -187,7 +187,7 @@ async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> Non
                                     heapq.heappop(slowest)
                         if c.method == "sendMessage" and c.status == 200:
                             sends += 1  # counted as read: a scan of every call each window grew with the run
-                        if c.method != "sendMessage" or c.status != 200:
+                        else:
                             c.params = {k: v for k, v in c.params.items() if k in ("chat_id", "text")} \
                                 if c.method == "sendMessage" else {}
                     if now >= next_report:

@@ -62,9 +62,7 @@ class StayMarks:
                 task = asyncio.get_running_loop().create_task(self._read(unread))
                 for g in unread:
                     self._reading[g] = task
-            reads = {self._reading[g] for g in missing if g in self._reading}
-            if reads:
-                await asyncio.wait(reads, timeout=wait)
+            await asyncio.wait({self._reading[g] for g in missing}, timeout=wait)
         verdicts = {g: hit[1] for g in by_group if (hit := self._known.get(g)) is not None}
         return Marks(frozenset(k for g, keys in by_group.items() if verdicts.get(g) for k in keys),
                      len(verdicts) == len(by_group))
