@@ -11,6 +11,8 @@
   States: queued -> sending (the request may have reached Telegram) -> sent (with Telegram's message id) | failed.
 - `alert_offer_state`: the last alert about an offer everyone matching heard, so stock that flaps in and out does
   not alert every time it comes back (core.alerts).
+- `alert_owed`: users whose cursor a plan moved past an offer's withdrawn alert: they never heard it, so the offer
+  back inside its cooldown is theirs too (storage.outbox.FanOut), after a restart as before it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.matching import ALERT_KINDS, WITHDRAWING_KINDS
@@ -74,6 +76,20 @@ class OfferAlertState(Base):
     cheapest_price: Mapped[float | None] = mapped_column(Float)
     cheapest_price_rub: Mapped[float | None] = mapped_column(Float)
     cheapest_price_usd: Mapped[float | None] = mapped_column(Float)
+
+
+class AlertOwed(Base):
+    """A user owed an offer's alert: a plan moved their cursor past the offer's withdrawn alert (sold out or dearer
+    before they heard it), so their cursor says they heard it and they did not. Written with that plan's cursor move
+    (storage.outbox.FanOut.record_owed), deleted with the plan that tells them the offer; void once a fresh alert of
+    the offer (one everyone matching hears) was queued after `withdrawn_id`, or past MAX_EVENT_AGE (retention)."""
+
+    __tablename__ = "alert_owed"
+
+    user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    offer_key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
+    withdrawn_id: Mapped[int] = mapped_column(Integer)  # the oldest of the offer's withdrawn alerts (`owed_from`)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now, index=True)
 
 
 class AlertDelivery(Base):

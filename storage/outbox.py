@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Table, and_, bindparam, case, func, insert, or_, select, text, update
+from sqlalchemy import Table, and_, bindparam, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
@@ -49,9 +49,11 @@ from core.matching import (
 )
 from core.redaction import redact
 from storage.alert_tables import (
+    ALERT_ROW_KINDS,
     WITHDRAWAL_ROW_KINDS,
     AlertDelivery,
     AlertEventRow,
+    AlertOwed,
     DeliveryState,
     OfferAlertState,
 )
@@ -97,6 +99,8 @@ PENDING_CAP = 64
 # Users remembered, over all offers, as owed a withdrawn alert they were planned past (`FanOut._owed`): a user's
 # entry is ~70 bytes, so ~7 MB at the cap. Past it the offers first owed longest ago go first (an offer that comes
 # back inside its cooldown mostly does so soon after it went); their users are then taken to have heard the alert.
+# The same users are stored (`alert_owed`, written with the plans' cursor moves): a restarted sender, or one whose
+# share of the users changed, reads them back (the newest OWED_CAP).
 OWED_CAP = 100_000
 PARSED_EVENTS = 1_024  # held events kept parsed: two polls' alerting events at 50,000 users (~13.7 KB each)
 _ID_NUMPY = "uint32"  # the same ids as NumPy writes them (matching hands the pairs over as arrays)
@@ -382,6 +386,7 @@ class FanOut:
         # says they heard it, and they did not. A cooling event of the offer is theirs too (at most OWED_CAP users).
         self._owed: dict[str, set[int]] = {}
         self._owed_size = 0
+        self._owed_read = False  # `_owed` holds this sender's users' stored rows (read once the first look caught up)
         self._pairs_added = 0  # (user, event) pairs filed since the last compaction
         self._pairs_kept = 0  # pairs the last compaction left
         self.match_cpu = 0.0  # seconds of CPU spent matching queued events to users, in all (benches read it)
@@ -503,6 +508,7 @@ class FanOut:
         self._latest.clear()
         self._withdrawn.clear()
         self._withdrawn_changed()
+        self._owed_read = False
         self.pending.clear()
         self.overflowed.clear()
         self._columns = None
@@ -551,6 +557,8 @@ class FanOut:
                 .where(AlertEventRow.id > self._loaded_upto, AlertEventRow.created_at >= since)
                 .order_by(AlertEventRow.id).limit(2000))).all()
             if not rows:
+                if not self._owed_read:
+                    await self._read_owed(session, now)
                 return new
             read: dict[int, _Queued] = {}
             read_keys: dict[str, list[int]] = {}  # offer key -> its rows in `read` (what a withdrawal reaches)
@@ -577,7 +585,8 @@ class FanOut:
                     read[r.id] = _Queued(r.id, target, created, True, self._withdrawn[r.offer_key][0], True)
                 else:
                     read[r.id] = _Queued(r.id, target, created, event.cooling_since is not None)
-                    if event.cooling_since is None and self._withdrawn.pop(r.offer_key, None) is not None:
+                    if event.cooling_since is None and (self._withdrawn.pop(r.offer_key, None) is not None
+                                                        or r.offer_key in self._owed):
                         self._withdrawn_changed(r.offer_key)  # everyone matching hears this one: nothing is owed
                 read_keys.setdefault(r.offer_key, []).append(r.id)
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
@@ -647,6 +656,63 @@ class FanOut:
         while self._owed_size > OWED_CAP:
             oldest = next(iter(self._owed))
             self._owed_size -= len(self._owed.pop(oldest))
+
+    async def _read_owed(self, session: AsyncSession, now: datetime) -> None:
+        """This sender's users owed a withdrawn alert, as the plans committed them (`record_owed`), into `_owed`: read
+        once the first look has caught up with the queue, so that the events it read again (a fresh alert older than
+        a row's withdrawal among them) cannot void the rows they came before. A row is void when a fresh alert of its
+        offer (one everyone matching hears) was queued after its withdrawn alert, as `_refresh` lets the owed go."""
+        owed = cast(Table, AlertOwed.__table__)
+        mine = self.share.where(owed.c.user_id)
+        rows = (await session.execute(
+            select(owed.c.user_id, owed.c.offer_key, owed.c.withdrawn_id)
+            .where(owed.c.created_at >= now - self.max_event_age, *(() if mine is None else (mine,)))
+            .order_by(owed.c.created_at.desc()).limit(OWED_CAP))).all()
+        self._owed_read = True
+        if not rows:
+            return
+        keys = sorted({r.offer_key for r in rows})
+        oldest = min(r.withdrawn_id for r in rows)
+        fresh: dict[str, int] = {}  # offer key -> its newest alert everyone matching heard
+        events = cast(Table, AlertEventRow.__table__).c
+        for chunk in _chunks(keys):
+            for key, event_id, payload in (await session.execute(
+                    select(events.offer_key, events.id, events.payload)
+                    .where(events.offer_key.in_(chunk), events.id > oldest,
+                           events.id <= (self._loaded_upto or 0), events.event_kind.in_(ALERT_ROW_KINDS)))).all():
+                if payload.get("cooling_since") is None and event_id > fresh.get(key, 0):
+                    fresh[key] = event_id
+        for r in reversed(rows):  # oldest first: the cap lets the oldest go first
+            if r.withdrawn_id > fresh.get(r.offer_key, 0):
+                self._owe(r.offer_key, r.user_id)
+
+    async def record_owed(self, session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> None:
+        """In the transaction that moves these plans' cursors: store who becomes owed an offer's withdrawn alert
+        (`UserPlan.owed`) and forget who hears an offer they were owed, as `planned` does in memory once it is
+        committed, so a restarted sender owes the same users."""
+        owe: dict[tuple[int, str], dict[str, Any]] = {}
+        heard: dict[str, list[int]] = {}  # offer key -> users who hear it now, though owed its withdrawn alert
+        for plan in plans:
+            uid = plan.user_id
+            for key in plan.owed:
+                withdrawn = self._withdrawn.get(key)
+                if withdrawn is not None and uid not in self._owed.get(key, ()):
+                    owe[uid, key] = {"user_id": uid, "offer_key": key, "withdrawn_id": withdrawn[0],
+                                     "created_at": now}
+            for items in plan.by_chat.values() if self._owed else ():
+                for item in items:
+                    if uid in self._owed.get(item.target.key, ()):
+                        heard.setdefault(item.target.key, []).append(uid)
+        table = cast(Table, AlertOwed.__table__)
+        if owe:
+            stmt = upsert_insert(session, table)
+            await session.execute(stmt.on_conflict_do_update(
+                index_elements=[table.c.user_id, table.c.offer_key],
+                set_={"withdrawn_id": stmt.excluded.withdrawn_id, "created_at": stmt.excluded.created_at}),
+                list(owe.values()))
+        for key, uids in heard.items():  # an IN list binds as one parameter: one statement shape however many
+            for chunk in _chunks(uids):
+                await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
 
     def _forget_withdrawals(self) -> None:
         """Withdrawals older than MAX_EVENT_AGE: past any cooldown, so no event of theirs is a cooling one."""

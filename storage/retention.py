@@ -9,7 +9,8 @@ in short batched transactions, on SQLite and PostgreSQL alike.
 - Offer events and scrape runs after `events_days` / `runs_days` (the last runs of each provider are always kept:
   the shrink verdict reads them); queued alert events after `alert_events_days` (longer than a sender ever owes
   anyone one, see storage.outbox.MAX_EVENT_AGE); sent and failed alert deliveries after `deliveries_days`; the
-  cooldown memory of offers not alerted for `events_days`; the subscription change log after a day.
+  cooldown memory of offers not alerted for `events_days`; the subscription change log after a day; the users owed
+  a withdrawn alert after MAX_EVENT_AGE (a sender reads none older).
 - Availability statistics' changes and observed stretches after 31 days (storage/availability.py), each series
   keeping the change in force at the cut.
 """
@@ -25,10 +26,11 @@ from typing import Any, cast
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from storage.alert_tables import AlertDelivery, AlertEventRow, DeliveryState, OfferAlertState
+from storage.alert_tables import AlertDelivery, AlertEventRow, AlertOwed, DeliveryState, OfferAlertState
 from storage.availability import prune_availability
 from storage.ingest import HISTORY_RUNS
 from storage.offer_tables import OfferEventRow, PricePoint, ScrapeRun
+from storage.outbox import MAX_EVENT_AGE
 from storage.retention_settings import RetentionSettings
 from storage.retention_tables import RetentionMark
 from storage.user_tables import SubscriptionChange
@@ -153,6 +155,10 @@ async def run_retention(sm: async_sessionmaker[AsyncSession], settings: Retentio
     t = cast(Table, AlertEventRow.__table__)
     report.add("alert_events", await _delete_where(sm, t, t.c.created_at < now - s.alert_events_days * days,
                                                    s.batch))
+    t = cast(Table, AlertOwed.__table__)
+    async with sm() as session, session.begin():  # few rows (a user per offer they were planned past): one statement
+        result = await session.execute(delete(t).where(t.c.created_at < now - MAX_EVENT_AGE))
+    report.add("alert_owed", int(result.rowcount or 0))  # type: ignore[attr-defined]
     if s.deliveries_days:
         t = cast(Table, AlertDelivery.__table__)
         done = t.c.state.in_((DeliveryState.SENT, DeliveryState.FAILED))

@@ -104,6 +104,7 @@ class DigestPlanner:
             # the write lock, so the block's own write either came before this check or fails these deliveries).
             planned = [p for p in planned if p.user_id not in self.blocked]
             await advance_cursors(session, moves)
+            await self.fanout.record_owed(session, done, now)
             delivery_ids = await create_deliveries(session, planned, now, owner=self.owner, claim_ttl=self.claim_ttl)
         jobs = [Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
                 for p, did in zip(planned, delivery_ids, strict=True)]

@@ -300,6 +300,36 @@ async def test_stop_finishes_the_message_in_flight_and_leaves_the_rest_queued(tg
     assert Counter(c.chat_id for c in ok_sends(tg)) == {uid: 1 for uid in range(1, 6)}
 
 
+async def test_a_restarted_sender_still_tells_an_offer_back_to_who_was_planned_past_its_withdrawal(
+        tg, bot, sm) -> None:
+    """X sold out before anyone heard it; the users then heard Y, which moved them past X's withdrawn alert. X back
+    inside its cooldown reaches them, though the sender that planned them is gone: a new one reads who is owed from
+    the database (its cursor alone says they heard X)."""
+    from storage.outbox import AlertPolicy
+
+    for uid in (1, 2):
+        await add_user(sm, uid)
+        await add_sub(sm, uid, "H100")
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    gone_at, other_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)
+    await enqueue(sm, writer, [event(offer(sku="h100-x"))], T0)
+    await enqueue(sm, writer, [event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=gone_at)], gone_at)
+    await enqueue(sm, writer, [event(offer(sku="h100-y"), at=other_at)], other_at)
+    async with Running(sender(bot, sm)):
+        await until(lambda: all_done(sm))
+    first = ok_sends(tg)
+    assert sorted(c.chat_id for c in first) == [1, 2]
+    assert all("runpod.example/h100-y" in c.text and "runpod.example/h100-x" not in c.text for c in first)
+    back_at = T0 + timedelta(minutes=40)
+    await enqueue(sm, writer, [event(offer(sku="h100-x"), EventKind.BACK_IN_STOCK, at=back_at)], back_at)
+    async with Running(sender(bot, sm)):  # the restart
+        await until(lambda: len(ok_sends(tg)) == 4)
+        await until(lambda: all_done(sm))
+    back = ok_sends(tg)[2:]
+    assert sorted(c.chat_id for c in back) == [1, 2]
+    assert all("runpod.example/h100-x" in c.text for c in back)
+
+
 async def test_a_grouped_alert_names_each_offer_once_with_every_subscription_it_matches(tg, bot, sm) -> None:
     await add_user(sm, 1)
     h100 = await add_sub(sm, 1, "H100")

@@ -702,6 +702,7 @@ async def plan_users(sm, fanout: FanOut, uids: list[int]) -> None:
         await fanout.refresh(s, T0)
         plans = await fanout.plans(s, uids)
         await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+        await fanout.record_owed(s, plans, T0)
     for p in plans:
         fanout.planned(p)
 
@@ -760,14 +761,53 @@ async def test_a_user_planned_past_a_withdrawn_alert_still_hears_its_offer_back_
     cheaper = offer(sku="h100-x", price=2.20)
     assert await enqueue(sm, writer, [event(cheaper, EventKind.BACK_IN_STOCK, at=back_at)], back_at) == 1
     assert (await queued(sm))[-1].payload["cooling_since"] is not None  # inside the cooldown
-    assert await take(sm, fanout, back_at) == [(1, waiting, x.key, "back_in_stock"),
-                                               (3, capped, x.key, "back_in_stock")]
+    expected = [(1, waiting, x.key, "back_in_stock"), (3, capped, x.key, "back_in_stock")]
+    assert await unheard(sm, back_at) == expected  # a restarted sender owes user 1 the same (stored with the plan)
+    assert await take(sm, fanout, back_at) == expected
     again_gone, again_back = back_at + timedelta(minutes=5), back_at + timedelta(minutes=9)
     await enqueue(sm, writer, [event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=again_gone)],
                   again_gone)
     await enqueue(sm, writer, [event(cheaper, EventKind.BACK_IN_STOCK, at=again_back)], again_back)
+    assert [uid for uid, *_ in await unheard(sm, again_back) if uid in (1, 2)] == []  # nor after a restart
     assert [uid for uid, *_ in await take(sm, fanout, again_back) if uid in (1, 2)] == []
     assert fanout.owed_users == 0
+
+
+async def owed_after_restart(sm, now) -> int:
+    restarted = FanOut()
+    async with sm() as s:
+        await restarted.refresh(s, now)
+    return restarted.owed_users
+
+
+async def test_users_owed_a_withdrawn_alert_are_stored_until_a_fresh_alert_of_the_offer(sm) -> None:
+    """Whom a plan moved past a withdrawn alert is written with the plan, so a restarted sender owes them too; the
+    events it reads again (X's first alert, older than the withdrawal) do not void that. X's fresh alert after its
+    cooldown (everyone matching hears it) voids it, in the sender that read it and in one restarted after, even for
+    a user whose cap that price is over (so no plan told them and their row is still stored)."""
+    for uid in (1, 2):
+        await add_user(sm, uid)
+    await add_sub(sm, 1, "H100 under $2.60", max_price=2.60)
+    any_price = await add_sub(sm, 2, "H100")
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    x = offer(sku="h100-x")
+    assert await enqueue(sm, writer, [event(x)]) == 1
+    fanout = FanOut()
+    async with sm() as s:
+        await fanout.refresh(s, T0)
+    gone_at, other_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)
+    await enqueue(sm, writer, [event(offer(sku="h100-x", in_stock=False), EventKind.SOLD_OUT, at=gone_at)], gone_at)
+    assert await enqueue(sm, writer, [event(offer(sku="h100-y"), at=other_at)], other_at) == 1
+    await take(sm, fanout, other_at)  # both users hear Y: their cursors move past X's withdrawn alert
+    assert fanout.owed_users == 2
+    assert await owed_after_restart(sm, other_at) == 2
+    fresh_at = T0 + timedelta(hours=4)  # past the cooldown: a fresh alert, everyone matching hears it
+    assert await enqueue(sm, writer, [event(offer(sku="h100-x", price=2.90), EventKind.BACK_IN_STOCK, at=fresh_at)],
+                         fresh_at) == 1
+    assert (await queued(sm))[-1].payload["cooling_since"] is None
+    assert await take(sm, fanout, fresh_at) == [(2, any_price, x.key, "back_in_stock")]  # $2.90 is over user 1's cap
+    assert fanout.owed_users == 0
+    assert await owed_after_restart(sm, fresh_at) == 0  # user 1's row is stored still, and void
 
 
 async def test_users_owed_a_withdrawn_alert_are_remembered_up_to_a_cap(sm, monkeypatch) -> None:

@@ -103,6 +103,7 @@ async def take(sm: async_sessionmaker[AsyncSession], fanout: FanOut, now: dateti
         await fanout.refresh(s, now)
         plans = await fanout.plans(s, list(fanout.pending))
         await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+        await fanout.record_owed(s, plans, now)
     for p in plans:
         fanout.planned(p)
     return sorted((p.user_id, r.subscription_id, item.event.offer.key, item.event.kind.value)

@@ -8,11 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, insert, select
 
-from storage.alert_tables import AlertDelivery, AlertEventRow
+from storage.alert_tables import AlertDelivery, AlertEventRow, AlertOwed
 from storage.ingest import HISTORY_RUNS
 from storage.offer_tables import OfferEventRow, PricePoint, ScrapeRun
+from storage.outbox import MAX_EVENT_AGE
 from storage.retention import run_retention
 from storage.retention_settings import RetentionSettings
+from storage.user_tables import User
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 SETTINGS = RetentionSettings(raw_days=7, hourly_days=30, daily_days=90, events_days=30, runs_days=30,
@@ -33,6 +35,8 @@ async def test_price_history_is_thinned_by_age_and_old_rows_pruned(sm) -> None:
             rows.append(point(key, NOW - timedelta(minutes=10 * i), 1.0 + i / 100_000))
     async with sm() as s, s.begin():
         await s.execute(insert(PricePoint), rows)
+        s.add(User(id=1, chat_id=1))
+        await s.flush()
         run_ids = []
         for day in reversed(range(60)):  # a run a day for 60 days (oldest first, as ids grow), one event each
             run = ScrapeRun(provider="vastai", started_at=NOW - timedelta(days=day), finished_at=NOW,
@@ -45,6 +49,9 @@ async def test_price_history_is_thinned_by_age_and_old_rows_pruned(sm) -> None:
         for day in range(6):
             s.add(AlertEventRow(dedup_key=f"a|appeared|{day}", offer_key="a", event_kind="appeared", payload={},
                                 created_at=NOW - timedelta(days=day)))
+            if day < 3:
+                s.add(AlertOwed(user_id=1, offer_key=f"o{day}", withdrawn_id=day,
+                                created_at=NOW - MAX_EVENT_AGE + timedelta(hours=1 - 2 * day)))
             for state in ("sent", "failed", "queued"):
                 s.add(AlertDelivery(user_id=1, chat_id=1, text="x", state=state, attempts=1,
                                     not_before=NOW, created_at=NOW - timedelta(days=day * 3)))
@@ -72,6 +79,8 @@ async def test_price_history_is_thinned_by_age_and_old_rows_pruned(sm) -> None:
         events = (await s.scalars(select(OfferEventRow.at))).all()
         assert len(events) == 31
         assert await s.scalar(select(func.count()).select_from(AlertEventRow)) == 4  # not older than 3 days
+        # owed users are read for MAX_EVENT_AGE: the one an hour inside it kept, those past it gone
+        assert (await s.scalars(select(AlertOwed.offer_key))).all() == ["o0"]
         states = sorted((await s.scalars(select(AlertDelivery.state))).all())
         # finished deliveries older than 7 days are gone; queued ones are never deleted
         assert states.count("queued") == 6 and states.count("sent") == states.count("failed") == 3

@@ -119,6 +119,36 @@ async def test_a_sender_taking_over_a_gone_senders_users_tells_them_what_they_ha
     assert await take(sm, stays, T0 + timedelta(minutes=2)) == []
 
 
+async def test_a_sender_whose_share_changed_still_owes_its_new_users_a_withdrawn_alert(sm) -> None:
+    """Each sender planned its users past X's withdrawn alert (they heard Y, never X). One dies; the other, now
+    everyone's, starts over for its new share, and X back inside its cooldown still reaches all four: who is owed
+    was stored with the plans, not only in the memory of the sender that made them."""
+    from core.changes import EventKind
+    from storage.outbox import AlertPolicy
+
+    await _users(sm, 4)
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    await enqueue(sm, writer, [event(offer(sku="x"))], T0)
+    stays, goes = FanOut(), FanOut()
+    stays.reshare(UserShare(0, 2))
+    goes.reshare(UserShare(1, 2))
+    for fanout in (stays, goes):
+        async with sm() as s:
+            await fanout.refresh(s, T0)  # X is held for every user, not yet planned
+    gone_at, other_at = T0 + timedelta(minutes=10), T0 + timedelta(minutes=11)
+    await enqueue(sm, writer, [event(offer(sku="x", in_stock=False), EventKind.SOLD_OUT, at=gone_at)], gone_at)
+    await enqueue(sm, writer, [event(offer(sku="y"), at=other_at)], other_at)
+    for fanout in (stays, goes):
+        assert {key.split("|")[1] for _, _, key, _ in await take(sm, fanout, other_at)} == {"y"}
+    assert stays.owed_users == goes.owed_users == 2
+    assert stays.reshare(UserShare())  # `goes` died: `stays` is the only one alive
+    back_at = T0 + timedelta(minutes=40)
+    await enqueue(sm, writer, [event(offer(sku="x"), EventKind.BACK_IN_STOCK, at=back_at)], back_at)
+    back = await take(sm, stays, back_at)
+    assert sorted(uid for uid, _, key, _ in back if key.split("|")[1] == "x") == [1, 2, 3, 4]
+    assert stays.owed_users == 0
+
+
 async def test_a_plan_made_while_the_sender_started_over_is_void(sm, monkeypatch) -> None:
     """A plan whose events were let go meanwhile would move its users' cursors past them: it is dropped instead,
     and the users are planned again after the new look."""
