@@ -67,6 +67,18 @@ class StayMarks:
         return Marks(frozenset(k for g, keys in by_group.items() if verdicts.get(g) for k in keys),
                      len(verdicts) == len(by_group))
 
+    async def close(self, timeout: float = 5.0) -> None:
+        """At shutdown, before the database goes: the reads under way end (given `timeout`, then cancelled), so
+        none is left pending on a closed loop or reading through a disposed engine."""
+        reading = set(self._reading.values())
+        if not reading:
+            return
+        _, late = await asyncio.wait(reading, timeout=timeout)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
     async def _read(self, groups: list[str]) -> None:
         """Read the groups' figures into the verdicts kept: one read per group at a time, however many ask."""
         try:

@@ -534,6 +534,9 @@ class App:
             tokens = self.dispatcher.workflow_data.get("tokens")
             if tokens is not None:
                 await tokens.close()  # link tokens not yet written to the shared database
+            marks = self.dispatcher.workflow_data.get("stay_marks")
+            if marks is not None:
+                await marks.close()  # a read of the ⚡ marks an answer stopped waiting for
         if self.bot is not None:
             await self.bot.session.close()
         if self.engine is not None:

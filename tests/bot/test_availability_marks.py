@@ -50,6 +50,29 @@ async def test_an_answer_that_cannot_wait_goes_without_the_marks_being_read(migr
         await engine.dispose()
 
 
+async def test_close_ends_the_reads_under_way(migrated_database_url: str) -> None:
+    """At shutdown a read nobody waits for any more is finished, or cancelled past the timeout: none is left."""
+    await record_history(migrated_database_url, datetime.now(UTC) - timedelta(seconds=5))
+    engine = make_engine(migrated_database_url, pool_size=1, max_overflow=0)
+    try:
+        marks = StayMarks(make_sessionmaker(engine))
+        held = await engine.connect()
+        try:
+            await marks.short([H100], wait=0.0)
+            (stuck,) = set(marks._reading.values())
+            await marks.close(timeout=0.05)  # the database never answers in time: cancelled
+            assert stuck.cancelled() and not marks._reading
+            await marks.short([A100], wait=0.0)
+            (reading,) = set(marks._reading.values())
+        finally:
+            await held.close()
+        await marks.close()  # the database answers: the read finishes, its verdict kept
+        assert reading.done() and not reading.cancelled() and not marks._reading
+        assert (await marks.short([A100], wait=0.0)).complete
+    finally:
+        await engine.dispose()
+
+
 async def test_a_verdict_past_its_time_is_kept_until_the_new_one_is_read(migrated_database_url: str) -> None:
     await record_history(migrated_database_url, datetime.now(UTC) - timedelta(seconds=5))
     engine = make_engine(migrated_database_url, pool_size=1, max_overflow=0)
