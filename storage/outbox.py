@@ -387,6 +387,11 @@ class FanOut:
         self._owed: dict[str, set[int]] = {}
         self._owed_size = 0
         self._owed_read = False  # `_owed` holds this sender's users' stored rows (read once the first look caught up)
+        # What `_owed` let go since the last plan's write, for `record_owed` to delete from `alert_owed` too (else the
+        # rows would pile up until retention: a 3-minute soak stored 24,000, as many as were owed in memory):
+        # offer key -> the fresh alert that voided its rows older than it; and (offer key, users) let go by age or cap.
+        self._owed_void: dict[str, int] = {}
+        self._owed_gone: list[tuple[str, set[int]]] = []
         self._pairs_added = 0  # (user, event) pairs filed since the last compaction
         self._pairs_kept = 0  # pairs the last compaction left
         self.match_cpu = 0.0  # seconds of CPU spent matching queued events to users, in all (benches read it)
@@ -587,7 +592,7 @@ class FanOut:
                     read[r.id] = _Queued(r.id, target, created, event.cooling_since is not None)
                     if event.cooling_since is None and (self._withdrawn.pop(r.offer_key, None) is not None
                                                         or r.offer_key in self._owed):
-                        self._withdrawn_changed(r.offer_key)  # everyone matching hears this one: nothing is owed
+                        self._withdrawn_changed(r.offer_key, r.id)  # everyone matching hears it: nothing is owed
                 read_keys.setdefault(r.offer_key, []).append(r.id)
                 self._remember(r.id, event)  # the poll's events are the next plans' (parsed once for them)
                 new += 1
@@ -625,10 +630,16 @@ class FanOut:
         self._withdrawn_changed()
         return True
 
-    def _withdrawn_changed(self, dropped: str | None = None) -> None:
+    def _withdrawn_changed(self, dropped: str | None = None, fresh: int | None = None) -> None:
+        """`dropped`: the offer whose owed users are let go, by `fresh` (the alert everyone matching hears) or age."""
         self._withdrawn_columns = None
         if dropped is not None:
-            self._owed_size -= len(self._owed.pop(dropped, ()))
+            gone = self._owed.pop(dropped, set())
+            self._owed_size -= len(gone)
+            if fresh is not None:
+                self._owed_void[dropped] = max(fresh, self._owed_void.get(dropped, 0))
+            elif gone:
+                self._owed_gone.append((dropped, gone))
         elif not self._withdrawn:
             self._owed.clear()
             self._owed_size = 0
@@ -655,7 +666,9 @@ class FanOut:
         self._owed_size += 1
         while self._owed_size > OWED_CAP:
             oldest = next(iter(self._owed))
-            self._owed_size -= len(self._owed.pop(oldest))
+            gone = self._owed.pop(oldest)
+            self._owed_size -= len(gone)
+            self._owed_gone.append((oldest, gone))
 
     async def _read_owed(self, session: AsyncSession, now: datetime) -> None:
         """This sender's users owed a withdrawn alert, as the plans committed them (`record_owed`), into `_owed`: read
@@ -689,7 +702,19 @@ class FanOut:
     async def record_owed(self, session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> None:
         """In the transaction that moves these plans' cursors: store who becomes owed an offer's withdrawn alert
         (`UserPlan.owed`) and forget who hears an offer they were owed, as `planned` does in memory once it is
-        committed, so a restarted sender owes the same users."""
+        committed, so a restarted sender owes the same users; and delete what `_owed` let go since the last write.
+        Those deletes are not retried if this transaction rolls back (another sender planned one of these users):
+        rows voided by a fresh alert are left out when read anyway, and the rest go with retention."""
+        table = cast(Table, AlertOwed.__table__)
+        void, self._owed_void = self._owed_void, {}
+        gone, self._owed_gone = self._owed_gone, []
+        if void:
+            await session.execute(
+                delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawn_id < bindparam("fresh")),
+                [{"key": key, "fresh": fresh} for key, fresh in void.items()])
+        for key, users in gone:
+            for chunk in _chunks(sorted(users)):
+                await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
         owe: dict[tuple[int, str], dict[str, Any]] = {}
         heard: dict[str, list[int]] = {}  # offer key -> users who hear it now, though owed its withdrawn alert
         for plan in plans:
@@ -703,7 +728,6 @@ class FanOut:
                 for item in items:
                     if uid in self._owed.get(item.target.key, ()):
                         heard.setdefault(item.target.key, []).append(uid)
-        table = cast(Table, AlertOwed.__table__)
         if owe:
             stmt = upsert_insert(session, table)
             await session.execute(stmt.on_conflict_do_update(

@@ -801,13 +801,23 @@ async def test_users_owed_a_withdrawn_alert_are_stored_until_a_fresh_alert_of_th
     await take(sm, fanout, other_at)  # both users hear Y: their cursors move past X's withdrawn alert
     assert fanout.owed_users == 2
     assert await owed_after_restart(sm, other_at) == 2
+    assert await owed_rows(sm) == [(1, x.key), (2, x.key)]
     fresh_at = T0 + timedelta(hours=4)  # past the cooldown: a fresh alert, everyone matching hears it
     assert await enqueue(sm, writer, [event(offer(sku="h100-x", price=2.90), EventKind.BACK_IN_STOCK, at=fresh_at)],
                          fresh_at) == 1
     assert (await queued(sm))[-1].payload["cooling_since"] is None
     assert await take(sm, fanout, fresh_at) == [(2, any_price, x.key, "back_in_stock")]  # $2.90 is over user 1's cap
     assert fanout.owed_users == 0
-    assert await owed_after_restart(sm, fresh_at) == 0  # user 1's row is stored still, and void
+    assert await owed_after_restart(sm, fresh_at) == 0  # void, and deleted with the next plan's write
+    assert await owed_rows(sm) == []
+
+
+async def owed_rows(sm) -> list[tuple[int, str]]:
+    from storage.alert_tables import AlertOwed
+
+    async with sm() as s:
+        return sorted((r.user_id, r.offer_key) for r in (await s.execute(
+            select(AlertOwed.user_id, AlertOwed.offer_key))).all())
 
 
 async def test_users_owed_a_withdrawn_alert_are_remembered_up_to_a_cap(sm, monkeypatch) -> None:
@@ -831,6 +841,8 @@ async def test_users_owed_a_withdrawn_alert_are_remembered_up_to_a_cap(sm, monke
     assert await enqueue(sm, writer, [event(z, at=other_at)], other_at) == 1
     assert {k for _, _, k, _ in await take(sm, fanout, other_at)} == {z.key}  # 4 users past 2 withdrawn alerts
     assert fanout.owed_users == 2  # 8 owed, the cap kept the newest offer's 2...
+    await take(sm, fanout, other_at)  # the next plan's write deletes the rows the cap let go
+    assert {k for _, k in await owed_rows(sm)} == {y.key}
     back_at = T0 + timedelta(minutes=40)
     await enqueue(sm, writer, [event(x, EventKind.BACK_IN_STOCK, at=back_at),
                                event(y, EventKind.BACK_IN_STOCK, at=back_at)], back_at)
