@@ -82,13 +82,14 @@ class AlertOwed(Base):
     """A user owed an offer's alert: a plan moved their cursor past the offer's withdrawn alert (sold out or dearer
     before they heard it), so their cursor says they heard it and they did not. Written with that plan's cursor move
     (storage.outbox.FanOut.record_owed), deleted with the plan that tells them the offer; void once a fresh alert of
-    the offer (one everyone matching hears) was queued after `withdrawn_id`, or past MAX_EVENT_AGE (retention)."""
+    the offer (one everyone matching hears) was queued after `withdrawal_id`, or past MAX_EVENT_AGE (retention)."""
 
     __tablename__ = "alert_owed"
 
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     offer_key: Mapped[str] = mapped_column(String(KEY_LEN), primary_key=True)
-    withdrawn_id: Mapped[int] = mapped_column(Integer)  # the oldest of the offer's withdrawn alerts (`owed_from`)
+    # The `alert_events` row that withdrew the offer's alert (the first since the offer's last fresh alert).
+    withdrawal_id: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=_now, index=True)
 
 

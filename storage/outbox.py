@@ -377,10 +377,10 @@ class FanOut:
                                       "overflowed": 0, "reshares": 0, "withdrawn": 0}
         self._latest: dict[str, list[int]] = {}  # offer key -> its events since the last one everyone hears
         # Offer key -> the oldest of its alerts withdrawn while someone still had to hear them (sold out or dearer
-        # since), when (monotonic), and the newest one's target: what a cooling event of it is owed from
-        # (`_Queued.owed_from`). Kept for MAX_EVENT_AGE, longer than any cooldown; dropped at the offer's next fresh
-        # event.
-        self._withdrawn: dict[str, tuple[int, float, Target]] = {}
+        # since), when (monotonic), the newest one's target, and the first withdrawal row since the offer's last
+        # fresh event: what a cooling event of it is owed from (`_Queued.owed_from`). Kept for MAX_EVENT_AGE, longer
+        # than any cooldown; dropped at the offer's next fresh event.
+        self._withdrawn: dict[str, tuple[int, float, Target, int]] = {}
         self._withdrawn_columns: tuple[TargetColumns, dict[int, str]] | None = None  # built when a plan asks
         # Offer key -> users planned past its withdrawn alert after it went, who would have heard it: their cursor
         # says they heard it, and they did not. A cooling event of the offer is theirs too (at most OWED_CAP users).
@@ -572,7 +572,7 @@ class FanOut:
                 restates = False
                 if r.event_kind in WITHDRAWAL_ROW_KINDS:
                     unread = read_keys.pop(r.offer_key, ())
-                    withdrew = self._withdraw(r.offer_key, read, unread)
+                    withdrew = self._withdraw(r.offer_key, r.id, read, unread)
                     new -= len(unread)
                     # A sell-out ends it. A price rise is restated, at the new price, to whoever the alerts it just
                     # withdrew were owed (nobody else hears it): the offer is still there, and may meet their cap.
@@ -612,7 +612,7 @@ class FanOut:
             if self._pairs_added > max(COMPACT_PAIRS, self._pairs_kept):
                 await self._compact()
 
-    def _withdraw(self, key: str, read: dict[int, _Queued], unread: Sequence[int]) -> bool:
+    def _withdraw(self, key: str, withdrawal: int, read: dict[int, _Queued], unread: Sequence[int]) -> bool:
         """The offer sold out or got dearer: its alerts not yet heard (held, or `unread`: its rows among those being
         read, all older) say what is no longer true, and are forgotten, as superseded ones are. Returns whether any
         went. A later cooling event of the offer is then owed to who had not heard them (`owed_from`)."""
@@ -625,8 +625,8 @@ class FanOut:
         oldest = min(i for i, _ in gone)
         newest = max(gone, key=lambda g: g[0])[1].target  # the last alerted price: what `suppressed` compares
         before = self._withdrawn.get(key)
-        self._withdrawn[key] = (oldest, time.monotonic(), newest) if before is None else (
-            min(before[0], oldest), before[1], newest)
+        self._withdrawn[key] = (oldest, time.monotonic(), newest, withdrawal) if before is None else (
+            min(before[0], oldest), before[1], newest, before[3])
         self._withdrawn_changed()
         return True
 
@@ -674,18 +674,18 @@ class FanOut:
         """This sender's users owed a withdrawn alert, as the plans committed them (`record_owed`), into `_owed`: read
         once the first look has caught up with the queue, so that the events it read again (a fresh alert older than
         a row's withdrawal among them) cannot void the rows they came before. A row is void when a fresh alert of its
-        offer (one everyone matching hears) was queued after its withdrawn alert, as `_refresh` lets the owed go."""
+        offer (one everyone matching hears) was queued after its withdrawal, as `_refresh` lets the owed go."""
         owed = cast(Table, AlertOwed.__table__)
         mine = self.share.where(owed.c.user_id)
         rows = (await session.execute(
-            select(owed.c.user_id, owed.c.offer_key, owed.c.withdrawn_id)
+            select(owed.c.user_id, owed.c.offer_key, owed.c.withdrawal_id)
             .where(owed.c.created_at >= now - self.max_event_age, *(() if mine is None else (mine,)))
             .order_by(owed.c.created_at.desc()).limit(OWED_CAP))).all()
         self._owed_read = True
         if not rows:
             return
         keys = sorted({r.offer_key for r in rows})
-        oldest = min(r.withdrawn_id for r in rows)
+        oldest = min(r.withdrawal_id for r in rows)
         fresh: dict[str, int] = {}  # offer key -> its newest alert everyone matching heard
         events = cast(Table, AlertEventRow.__table__).c
         for chunk in _chunks(keys):
@@ -696,7 +696,7 @@ class FanOut:
                 if payload.get("cooling_since") is None and event_id > fresh.get(key, 0):
                     fresh[key] = event_id
         for r in reversed(rows):  # oldest first: the cap lets the oldest go first
-            if r.withdrawn_id > fresh.get(r.offer_key, 0):
+            if r.withdrawal_id > fresh.get(r.offer_key, 0):
                 self._owe(r.offer_key, r.user_id)
 
     async def record_owed(self, session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> None:
@@ -710,7 +710,7 @@ class FanOut:
         gone, self._owed_gone = self._owed_gone, []
         if void:
             await session.execute(
-                delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawn_id < bindparam("fresh")),
+                delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawal_id < bindparam("fresh")),
                 [{"key": key, "fresh": fresh} for key, fresh in void.items()])
         for key, users in gone:
             for chunk in _chunks(sorted(users)):
@@ -719,20 +719,22 @@ class FanOut:
         heard: dict[str, list[int]] = {}  # offer key -> users who hear it now, though owed its withdrawn alert
         for plan in plans:
             uid = plan.user_id
+            told = {item.target.key for items in plan.by_chat.values() for item in items}
             for key in plan.owed:
                 withdrawn = self._withdrawn.get(key)
-                if withdrawn is not None and uid not in self._owed.get(key, ()):
-                    owe[uid, key] = {"user_id": uid, "offer_key": key, "withdrawn_id": withdrawn[0],
+                # A plan that also tells the offer (its restated price, say) leaves nothing owed: `planned` owes,
+                # then forgets at once.
+                if withdrawn is not None and key not in told and uid not in self._owed.get(key, ()):
+                    owe[uid, key] = {"user_id": uid, "offer_key": key, "withdrawal_id": withdrawn[3],
                                      "created_at": now}
-            for items in plan.by_chat.values() if self._owed else ():
-                for item in items:
-                    if uid in self._owed.get(item.target.key, ()):
-                        heard.setdefault(item.target.key, []).append(uid)
+            for key in told if self._owed else ():
+                if uid in self._owed.get(key, ()):
+                    heard.setdefault(key, []).append(uid)
         if owe:
             stmt = upsert_insert(session, table)
             await session.execute(stmt.on_conflict_do_update(
                 index_elements=[table.c.user_id, table.c.offer_key],
-                set_={"withdrawn_id": stmt.excluded.withdrawn_id, "created_at": stmt.excluded.created_at}),
+                set_={"withdrawal_id": stmt.excluded.withdrawal_id, "created_at": stmt.excluded.created_at}),
                 list(owe.values()))
         for key, uids in heard.items():  # an IN list binds as one parameter: one statement shape however many
             for chunk in _chunks(uids):
@@ -743,7 +745,7 @@ class FanOut:
         horizon = time.monotonic() - self.max_event_age.total_seconds()
         withdrawn = self._withdrawn
         while withdrawn:
-            key, (_, at, _) = next(iter(withdrawn.items()))
+            key, (_, at, _, _) = next(iter(withdrawn.items()))
             if at >= horizon:
                 break
             del withdrawn[key]

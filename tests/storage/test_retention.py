@@ -50,7 +50,7 @@ async def test_price_history_is_thinned_by_age_and_old_rows_pruned(sm) -> None:
             s.add(AlertEventRow(dedup_key=f"a|appeared|{day}", offer_key="a", event_kind="appeared", payload={},
                                 created_at=NOW - timedelta(days=day)))
             if day < 3:
-                s.add(AlertOwed(user_id=1, offer_key=f"o{day}", withdrawn_id=day,
+                s.add(AlertOwed(user_id=1, offer_key=f"o{day}", withdrawal_id=day,
                                 created_at=NOW - MAX_EVENT_AGE + timedelta(hours=1 - 2 * day)))
             for state in ("sent", "failed", "queued"):
                 s.add(AlertDelivery(user_id=1, chat_id=1, text="x", state=state, attempts=1,

@@ -25,7 +25,7 @@ def upgrade() -> None:
         "alert_owed",
         sa.Column("user_id", sa.BigInteger(), sa.ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
         sa.Column("offer_key", sa.String(512), primary_key=True),  # storage.offer_tables.KEY_LEN
-        sa.Column("withdrawn_id", sa.Integer(), nullable=False),
+        sa.Column("withdrawal_id", sa.Integer(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_alert_owed_created_at", "alert_owed", ["created_at"])
