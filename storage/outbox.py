@@ -707,16 +707,13 @@ class FanOut:
         rows voided by a fresh alert are left out when read anyway, and the rest go with retention."""
         table = cast(Table, AlertOwed.__table__)
         void, self._owed_void = self._owed_void, {}
-        gone, self._owed_gone = self._owed_gone, []
-        if void:
-            await session.execute(
-                delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawal_id < bindparam("fresh")),
-                [{"key": key, "fresh": fresh} for key, fresh in void.items()])
-        for key, users in gone:
-            for chunk in _chunks(sorted(users)):
-                await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
+        # Offer key -> users whose rows go: let go by age or the cap, or told the offer now though owed it. Deleted
+        # before the new rows are written (a user let go may be owed the same offer again by these plans).
+        drop: dict[str, set[int]] = {}
+        for key, users in self._owed_gone:
+            drop.setdefault(key, set()).update(users)
+        self._owed_gone = []
         owe: dict[tuple[int, str], dict[str, Any]] = {}
-        heard: dict[str, list[int]] = {}  # offer key -> users who hear it now, though owed its withdrawn alert
         for plan in plans:
             uid = plan.user_id
             told = {item.target.key for items in plan.by_chat.values() for item in items}
@@ -729,16 +726,20 @@ class FanOut:
                                      "created_at": now}
             for key in told if self._owed else ():
                 if uid in self._owed.get(key, ()):
-                    heard.setdefault(key, []).append(uid)
+                    drop.setdefault(key, set()).add(uid)
+        if void:
+            await session.execute(
+                delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawal_id < bindparam("fresh")),
+                [{"key": key, "fresh": fresh} for key, fresh in void.items()])
+        for key, users in drop.items():  # an IN list binds as one parameter: one statement shape however many
+            for chunk in _chunks(sorted(users)):
+                await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
         if owe:
             stmt = upsert_insert(session, table)
             await session.execute(stmt.on_conflict_do_update(
                 index_elements=[table.c.user_id, table.c.offer_key],
                 set_={"withdrawal_id": stmt.excluded.withdrawal_id, "created_at": stmt.excluded.created_at}),
                 list(owe.values()))
-        for key, uids in heard.items():  # an IN list binds as one parameter: one statement shape however many
-            for chunk in _chunks(uids):
-                await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
 
     def _forget_withdrawals(self) -> None:
         """Withdrawals older than MAX_EVENT_AGE: past any cooldown, so no event of theirs is a cooling one."""
