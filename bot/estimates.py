@@ -96,6 +96,20 @@ class Failure:
     query: str
     error: Exception | None
 
+    def __post_init__(self) -> None:
+        # A Failure is kept (the estimator's cache, an inline page) long after its error was raised, and the error's
+        # traceback holds every frame it was raised and caught through, each frame its caller: the handler's with the
+        # update it answered (its InlineQuery, User, results), and the frame whose local is this Failure, so the
+        # whole chain is a reference cycle. Only the cyclic collector frees it, and in the bot, whose heap is frozen
+        # (gpuradar/heap.py), not before the hourly full collection: ~8 KB per failed phrase, and an inline user
+        # typing a phrase fails on most keystrokes. Nothing reads the traceback: `message` needs the error alone.
+        error: BaseException | None = self.error
+        seen: set[int] = set()
+        while error is not None and id(error) not in seen:
+            seen.add(id(error))
+            error.__traceback__ = None
+            error = error.__cause__ or error.__context__
+
     def message(self, lang: str) -> str:
         if isinstance(self.error, ParseError):
             return render(lang, self.error.explain())
