@@ -12,18 +12,43 @@ name as its one primary-key column plus `seen_at` and `expires_at` (floats: seco
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from sqlalchemy import Table, delete, select
+from sqlalchemy import Delete, Executable, Float, Select, Table, bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from storage.lease import db_now
-from storage.upsert import upsert_insert
+from storage.upsert import insert_for
 
 
 def _key(table: Table) -> str:
     (column,) = table.primary_key.columns
     return column.name
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckIn:
+    """A table's check-in statements, built once per table and database: a check-in runs every few seconds in
+    every process, and building them anew each time made SQLAlchemy objects in reference cycles (the upsert's
+    `excluded` alias copies the table's columns), which the bot's frozen heap kept until its hourly full
+    collection when one was in flight at a freeze (gpuradar/heap.py)."""
+
+    renew: Executable  # parameters: member, ttl
+    expire: Delete
+    alive: Select[str]
+
+
+@functools.cache
+def _check_in_statements(table: Table, dialect: str) -> _CheckIn:
+    key = _key(table)
+    now = db_now(dialect)  # the database's clock, read by each execution
+    stmt = insert_for(dialect, table).values(
+        {key: bindparam("member"), "seen_at": now, "expires_at": now + bindparam("ttl", type_=Float)})
+    renew = stmt.on_conflict_do_update(index_elements=[table.c[key]], set_={"seen_at": stmt.excluded.seen_at,
+                                                                           "expires_at": stmt.excluded.expires_at})
+    return _CheckIn(renew, delete(table).where(table.c.expires_at < now), select(table.c[key]))
 
 
 async def check_in(sessionmaker: async_sessionmaker[AsyncSession], table: Table, member: str, ttl: float, *,
@@ -33,13 +58,10 @@ async def check_in(sessionmaker: async_sessionmaker[AsyncSession], table: Table,
     instead of when they expire."""
     key = _key(table)
     async with sessionmaker() as session, session.begin():
-        now = db_now(session.get_bind().dialect.name)
-        stmt = upsert_insert(session, table).values({key: member, "seen_at": now, "expires_at": now + ttl})
-        await session.execute(stmt.on_conflict_do_update(
-            index_elements=[table.c[key]], set_={"seen_at": stmt.excluded.seen_at,
-                                                 "expires_at": stmt.excluded.expires_at}))
-        await session.execute(delete(table).where(table.c.expires_at < now))
-        alive = sorted((await session.execute(select(table.c[key]))).scalars())
+        statements = _check_in_statements(table, session.get_bind().dialect.name)
+        await session.execute(statements.renew, {"member": member, "ttl": ttl})
+        await session.execute(statements.expire)
+        alive = sorted((await session.execute(statements.alive)).scalars())
         gone = set(dead(alive)) - {member} if dead is not None else set()
         if gone:
             await session.execute(delete(table).where(table.c[key].in_(sorted(gone))))

@@ -25,7 +25,11 @@ def upsert_insert(bind: AsyncSession | AsyncConnection, table: Any) -> UpsertIns
     """`INSERT INTO table` with `.on_conflict_do_nothing(...)` / `.on_conflict_do_update(...)` available.
 
     Raises NotImplementedError on a database without ON CONFLICT (the project supports SQLite and PostgreSQL)."""
-    name = dialect_name(bind)
+    return insert_for(dialect_name(bind), table)
+
+
+def insert_for(name: str, table: Any) -> UpsertInsert:
+    """`upsert_insert` for the database named `name` (a dialect's name), for a statement built once and kept."""
     if name == "postgresql":
         return postgresql.insert(table)
     if name == "sqlite":

@@ -46,6 +46,25 @@ async def test_senders_check_in_and_out_by_the_databases_clock(sm) -> None:
     assert await members.check_in(sm, table, "c", ttl=30) == ["b", "c"]  # type: ignore[arg-type]
 
 
+async def test_a_renewal_moves_the_expiry_by_its_ttl_with_statements_built_once(sm) -> None:
+    """The check-in's statements are built once per table and database (storage.members), the ttl a parameter: a
+    renewal with a longer ttl moves the row's expiry by the difference, and no statement is built again."""
+    from sqlalchemy import select
+
+    table = SenderShareRow.__table__
+
+    async def expiry() -> float:
+        async with sm() as session:
+            return float((await session.execute(select(table.c.expires_at))).scalar_one())
+
+    await members.check_in(sm, table, "a", ttl=30)  # type: ignore[arg-type]
+    first = await expiry()
+    built = members._check_in_statements.cache_info().misses
+    await members.check_in(sm, table, "a", ttl=3_000)  # type: ignore[arg-type]
+    assert 2_960 < await expiry() - first < 3_000
+    assert members._check_in_statements.cache_info().misses == built
+
+
 async def test_a_sender_process_on_this_host_that_is_gone_is_not_waited_for(sm) -> None:
     """A restarted sender child has a new name (its pid): the dead child's row would hold half the users for a whole
     ttl. A sender on this host whose process is gone is dropped at the next check-in, as its claims are taken over
