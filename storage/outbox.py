@@ -335,6 +335,15 @@ class UserPlan:
     owed: tuple[str, ...] = ()
 
 
+@dataclass(slots=True)
+class OwedDeletes:
+    """The deletes from `alert_owed` one plan's transaction carries (`FanOut.record_owed`): given back to the fan-out
+    (`FanOut.owed_not_written`) when that transaction rolls back, so the next plan's write carries them instead."""
+
+    void: dict[str, int]  # offer key -> the fresh alert that voided its rows older than it
+    gone: list[tuple[str, set[int]]]  # (offer key, users) let go by age or the cap
+
+
 class FanOut:
     """The sender's in-memory view of the queue: which users have events they have not heard, and what to say.
 
@@ -699,20 +708,21 @@ class FanOut:
             if r.withdrawal_id > fresh.get(r.offer_key, 0):
                 self._owe(r.offer_key, r.user_id)
 
-    async def record_owed(self, session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> None:
+    async def record_owed(self, session: AsyncSession, plans: Sequence[UserPlan], now: datetime) -> OwedDeletes:
         """In the transaction that moves these plans' cursors: store who becomes owed an offer's withdrawn alert
         (`UserPlan.owed`) and forget who hears an offer they were owed, as `planned` does in memory once it is
         committed, so a restarted sender owes the same users; and delete what `_owed` let go since the last write.
-        Those deletes are not retried if this transaction rolls back (another sender planned one of these users):
-        rows voided by a fresh alert are left out when read anyway, and the rest go with retention."""
+        Returns those deletes: should the transaction roll back (another sender planned one of these users, the
+        database failed), `owed_not_written` hands them to the next plan's write. Lost, the rows let go by the cap
+        stayed stored, and a restarted sender read them back: users owed again what they were no longer owed."""
         table = cast(Table, AlertOwed.__table__)
-        void, self._owed_void = self._owed_void, {}
+        taken = OwedDeletes(self._owed_void, self._owed_gone)
+        void, self._owed_void, self._owed_gone = taken.void, {}, []
         # Offer key -> users whose rows go: let go by age or the cap, or told the offer now though owed it. Deleted
         # before the new rows are written (a user let go may be owed the same offer again by these plans).
         drop: dict[str, set[int]] = {}
-        for key, users in self._owed_gone:
+        for key, users in taken.gone:
             drop.setdefault(key, set()).update(users)
-        self._owed_gone = []
         owe: dict[tuple[int, str], dict[str, Any]] = {}
         for plan in plans:
             uid = plan.user_id
@@ -727,19 +737,20 @@ class FanOut:
             for key in told if self._owed else ():
                 if uid in self._owed.get(key, ()):
                     drop.setdefault(key, set()).add(uid)
-        if void:
-            await session.execute(
-                delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawal_id < bindparam("fresh")),
-                [{"key": key, "fresh": fresh} for key, fresh in void.items()])
-        for key, users in drop.items():  # an IN list binds as one parameter: one statement shape however many
-            for chunk in _chunks(sorted(users)):
-                await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
-        if owe:
-            stmt = upsert_insert(session, table)
-            await session.execute(stmt.on_conflict_do_update(
-                index_elements=[table.c.user_id, table.c.offer_key],
-                set_={"withdrawal_id": stmt.excluded.withdrawal_id, "created_at": stmt.excluded.created_at}),
-                list(owe.values()))
+        try:
+            await _write_owed(session, table, void, drop, list(owe.values()))
+        except BaseException:
+            self.owed_not_written(taken)  # the caller's transaction cannot commit now: its rollback is certain
+            raise
+        return taken
+
+    def owed_not_written(self, taken: OwedDeletes) -> None:
+        """`record_owed`'s transaction rolled back: its deletes go with the next plan's write. A user owed the same
+        offer again since (a plan committed meanwhile stored them anew) keeps that row."""
+        for key, fresh in taken.void.items():
+            self._owed_void[key] = max(fresh, self._owed_void.get(key, 0))
+        gone = [(key, left) for key, users in taken.gone if (left := users - self._owed.get(key, set()))]
+        self._owed_gone[:0] = gone
 
     def _forget_withdrawals(self) -> None:
         """Withdrawals older than MAX_EVENT_AGE: past any cooldown, so no event of theirs is a cooling one."""
@@ -1116,6 +1127,23 @@ def _shape_size(n: int) -> int:
 def _no_user_moves(count: int) -> list[tuple[int, int, int]]:
     """Padding rows that match no user (ids are positive), distinct so the CASE's keys stay distinct."""
     return [(-1 - k, -1, 0) for k in range(count)]
+
+
+async def _write_owed(session: AsyncSession, table: Table, void: dict[str, int], drop: dict[str, set[int]],
+                      owe: list[dict[str, Any]]) -> None:
+    """`FanOut.record_owed`'s statements: the voided rows, the users' rows let go, then the new ones."""
+    if void:
+        await session.execute(
+            delete(table).where(table.c.offer_key == bindparam("key"), table.c.withdrawal_id < bindparam("fresh")),
+            [{"key": key, "fresh": fresh} for key, fresh in void.items()])
+    for key, users in drop.items():  # an IN list binds as one parameter: one statement shape however many
+        for chunk in _chunks(sorted(users)):
+            await session.execute(delete(table).where(table.c.offer_key == key, table.c.user_id.in_(chunk)))
+    if owe:
+        stmt = upsert_insert(session, table)
+        await session.execute(stmt.on_conflict_do_update(
+            index_elements=[table.c.user_id, table.c.offer_key],
+            set_={"withdrawal_id": stmt.excluded.withdrawal_id, "created_at": stmt.excluded.created_at}), owe)
 
 
 async def advance_cursors(session: AsyncSession, moves: Sequence[tuple[int, int, int]]) -> None:

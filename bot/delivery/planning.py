@@ -23,7 +23,15 @@ from bot.delivery.jobs import Job, round_robin
 from bot.delivery.rendering import DigestRenderer
 from core.availability import WindowStats
 from storage.availability import offer_stats
-from storage.outbox import AlertItem, FanOut, PlannedDelivery, UserPlan, advance_cursors, create_deliveries
+from storage.outbox import (
+    AlertItem,
+    FanOut,
+    OwedDeletes,
+    PlannedDelivery,
+    UserPlan,
+    advance_cursors,
+    create_deliveries,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,13 +107,21 @@ class DigestPlanner:
             self.held.pop(plan.user_id, None)
             moves.append((plan.user_id, plan.cursor, plan.upto))
             done.append(plan)
-        async with self._write() as session:
-            # A user who blocked the bot while we rendered: their events are dropped like an inactive user's (under
-            # the write lock, so the block's own write either came before this check or fails these deliveries).
-            planned = [p for p in planned if p.user_id not in self.blocked]
-            await advance_cursors(session, moves)
-            await self.fanout.record_owed(session, done, now)
-            delivery_ids = await create_deliveries(session, planned, now, owner=self.owner, claim_ttl=self.claim_ttl)
+        owed: OwedDeletes | None = None
+        try:
+            async with self._write() as session:
+                # A user who blocked the bot while we rendered: their events are dropped like an inactive user's
+                # (under the write lock, so the block's own write either came before this check or fails these
+                # deliveries).
+                planned = [p for p in planned if p.user_id not in self.blocked]
+                await advance_cursors(session, moves)
+                owed = await self.fanout.record_owed(session, done, now)
+                delivery_ids = await create_deliveries(session, planned, now, owner=self.owner,
+                                                       claim_ttl=self.claim_ttl)
+        except BaseException:
+            if owed is not None:  # rolled back after the owed rows' deletes were taken: the next plan carries them
+                self.fanout.owed_not_written(owed)
+            raise
         jobs = [Job(did, p.user_id, p.chat_id, p.text, p.reply_markup)
                 for p, did in zip(planned, delivery_ids, strict=True)]
         for plan in done:

@@ -75,3 +75,58 @@ async def test_the_stored_owed_users_are_the_senders_and_a_restart_reads_them_ba
         else:
             assert len(owed_in(restarted)) <= cap
     assert owed_seen > (8 if cap > 100 else 0)  # the runs do owe users (past the small cap)
+
+
+class Conflict(Exception):
+    """Stands for what rolls a plan's transaction back once its owed rows are written: another sender moved one of
+    its users' cursors (`ClaimConflict`), or the database failed at commit."""
+
+
+async def take_rolled_back(sm, fanout: FanOut, now: datetime) -> int:
+    """A plan's transaction that rolls back after `record_owed`, handled as the sender's planner does. Returns the
+    deletes it carried (voided offers and users let go)."""
+    from storage.outbox import advance_cursors
+
+    carried = 0
+    with pytest.raises(Conflict):
+        async with sm() as s, s.begin():
+            await fanout.refresh(s, now)
+            plans = await fanout.plans(s, list(fanout.pending))
+            await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
+            taken = await fanout.record_owed(s, plans, now)
+            carried = len(taken.void) + sum(len(users) for _, users in taken.gone)
+            try:
+                raise Conflict
+            except Conflict:
+                fanout.owed_not_written(taken)
+                raise
+    return carried
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_the_deletes_of_a_rolled_back_plan_go_with_the_next_one(sm, monkeypatch, seed: int) -> None:
+    """Rows the memory let go (by the cap, or voided by a fresh alert) are deleted by the next plan's write; when
+    that transaction rolls back, the plan after it deletes them: the store matches the memory, and a restarted sender
+    does not owe users what the running one let go."""
+    import storage.outbox as outbox
+
+    monkeypatch.setattr(outbox, "OWED_CAP", 6)
+    rnd = random.Random(100 + seed)
+    for uid in range(1, 21):
+        await add_user(sm, uid)
+        await add_sub(sm, uid, "H100", max_price=rnd.choice([None, 2.3, 2.6, 3.0]))
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(minutes=30)))
+    fanout = FanOut()
+    now, prices = T0, {}
+    carried = 0
+    for round_ in range(40):
+        for k in rnd.sample(range(OFFERS), 3):
+            now += timedelta(minutes=rnd.choice([1, 5, 20, 40]))
+            await enqueue(sm, writer, [next_event(rnd, prices, f"o{k}", now)], now)
+        if round_ % 2 == 0:
+            continue
+        carried += await take_rolled_back(sm, fanout, now)
+        await take(sm, fanout, now)
+        await take(sm, fanout, now)
+        assert await stored(sm) == owed_in(fanout)
+    assert carried > 0  # some rolled-back plans did carry deletes
