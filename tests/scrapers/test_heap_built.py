@@ -4,6 +4,7 @@ heap; the collector is on again afterwards either way."""
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -47,7 +48,6 @@ class _Node:
 
 def test_dead_cycles_of_before_are_collected_not_frozen(frozen_heap: None) -> None:
     """What was garbage already when the build started goes, rather than stay frozen until the next full settle."""
-    import weakref
 
     gc.collect()
     node = _Node()
