@@ -20,8 +20,8 @@ the permanent generation back into the oldest one) and collected: `settle` does 
 one full collection of the whole heap (what a process without freezing pays a dozen times a minute here; with
 100,000 offers held it is itself a pause of the loop once an hour: 226-236 ms, 376,000 tracked objects of which
 100,000 the cached offers, measured on the bot of bench/ingest_loop.py --configs 100000 after its three polls, 6 Dec
-2026; 141-212 ms at bench/soak.py's scale). So does a cycle that died in the oldest
-generation between two settles: it is frozen with the rest and reclaimed by the next full settle.
+2026; 141-212 ms at bench/soak.py's scale). So does a cycle that died in the oldest generation between two settles:
+it is frozen with the rest and reclaimed by the next full settle.
 """
 
 from __future__ import annotations

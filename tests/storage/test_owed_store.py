@@ -95,11 +95,8 @@ async def take_rolled_back(sm, fanout: FanOut, now: datetime) -> int:
             await advance_cursors(s, [(p.user_id, p.cursor, p.upto) for p in plans])
             taken = await fanout.record_owed(s, plans, now)
             carried = len(taken.void) + sum(len(users) for _, users in taken.gone)
-            try:
-                raise Conflict
-            except Conflict:
-                fanout.owed_not_written(taken)
-                raise
+            fanout.owed_not_written(taken)  # what the planner does once the transaction failed
+            raise Conflict
     return carried
 
 
