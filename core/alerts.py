@@ -9,8 +9,9 @@ events, not to the number of subscriptions they reach:
 - within the cooldown, a price at least `rearm_drop` under the last alerted price goes to everyone too (news);
 - otherwise the event is "cooling": it reaches only the subscriptions that would not have heard the last alert —
   made after it, or whose price cap the last alerted price did not meet. Flapping stock then alerts nobody twice,
-  while a subscriber whose cap is met only now still hears about it. The cheapest cooling alert since is kept
-  too: whoever it reached is not told again when the offer flaps back at that price.
+  while a subscriber whose cap is met only now still hears about it. The cooling alerts since are kept too (those
+  no later one undercuts: a handful, cheapest first), so whoever one of them reached is not told again when the
+  offer flaps back, at whatever price.
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from core.changes import EventKind, OfferEvent
 from core.offers import Offer
 
 DEFAULT_COOLDOWN = timedelta(hours=3)
 REARM_DROP = 0.05  # within the cooldown, a price at least 5 % under the last alerted one still alerts everyone
+# Cooling alerts remembered per offer. Only a run of ever dearer ones inside one cooldown fills it (a cheaper or
+# equal one replaces every dearer one before it); past it the oldest goes, and who only that one reached may hear
+# the offer once more.
+MAX_COOLING = 16
 
 
 @dataclass(frozen=True)
@@ -35,9 +41,9 @@ class AlertPolicy:
     rearm_drop: float = REARM_DROP
 
 
-class LastAlert(BaseModel):
-    """The last alert everyone matching an offer heard: when, and at which prices per GPU-hour; and the cheapest
-    cooling alert about it since (none yet: `cheapest_at` is None)."""
+class CoolingAlert(BaseModel):
+    """A cooling alert about an offer: when it was queued, and its prices per GPU-hour. It reached every subscription
+    made by then whose cap its price met (those that had heard an alert already were skipped: they had heard it)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -45,13 +51,47 @@ class LastAlert(BaseModel):
     price: float | None  # offer currency
     price_rub: float | None = None
     price_usd: float | None = None
-    # A cooling alert reaches the subscriptions that had not heard one yet and whose cap its price meets; so every
-    # subscription made by then whose cap meets the cheapest one has heard an alert about the offer. Without this a
-    # subscriber whose cap is under `price` would hear every flap of the offer at a price they can pay.
-    cheapest_at: datetime | None = None
-    cheapest: float | None = None  # offer currency
-    cheapest_rub: float | None = None
-    cheapest_usd: float | None = None
+
+    def undercut_by(self, later: CoolingAlert) -> bool:
+        """Whether `later` (queued after this one) reached every subscription this one did: its price is at or under
+        this one's in every form a cap is read in (`_heard`: the normalised price, or the offer's own where none)."""
+        return _at_or_under(later.price, self.price) and all(
+            (mine is None and theirs is None) or (mine is not None and _at_or_under(theirs, mine))
+            for mine, theirs in ((self.price_rub, later.price_rub), (self.price_usd, later.price_usd)))
+
+
+def _at_or_under(price: float | None, bound: float | None) -> bool:
+    return bound is None or (price is not None and price <= bound)
+
+
+class LastAlert(BaseModel):
+    """The last alert everyone matching an offer heard: when, and at which prices per GPU-hour; and the cooling
+    alerts about it since that no later one undercuts (`cooling`: oldest, so cheapest, first; each later one
+    dearer), at most MAX_COOLING."""
+
+    model_config = ConfigDict(frozen=True)
+
+    at: datetime
+    price: float | None  # offer currency
+    price_rub: float | None = None
+    price_usd: float | None = None
+    # Every subscription made by a cooling alert whose cap its price met has heard an alert about the offer. Without
+    # them, a subscriber whose cap is under `price` would hear every flap of the offer at a price they can pay; with
+    # only the cheapest one kept, one made after it would hear every flap at a dearer price it can pay.
+    cooling: tuple[CoolingAlert, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_cheapest(cls, data: Any) -> Any:
+        """An event queued before migration 0020 carries the cheapest cooling alert alone (`cheapest_at`...)."""
+        if not isinstance(data, dict) or "cheapest_at" not in data:
+            return data
+        data = dict(data)
+        at, price = data.pop("cheapest_at"), data.pop("cheapest", None)
+        rub, usd = data.pop("cheapest_rub", None), data.pop("cheapest_usd", None)
+        if at is not None and "cooling" not in data:
+            data["cooling"] = ({"at": at, "price": price, "price_rub": rub, "price_usd": usd},)
+        return data
 
 
 class AlertEvent(BaseModel):
@@ -103,22 +143,23 @@ def assess(event: OfferEvent, last: LastAlert | None, now: datetime, policy: Ale
 
 def next_last_alert(event: OfferEvent, last: LastAlert | None, verdict: Verdict, now: datetime) -> LastAlert | None:
     """The offer's state after this event: a fresh or re-armed alert becomes the last alert; a cooling one does not
-    (the cooldown and the re-arm run from the alert everyone heard), but becomes the cheapest cooling alert when its
-    price is at or under the cheapest so far (at a tie the later one: it reached subscriptions made in between)."""
+    (the cooldown and the re-arm run from the alert everyone heard) but joins the cooling alerts, replacing those it
+    undercuts (at a tie too: it also reached the subscriptions made in between)."""
     if verdict is Verdict.COOLING:
-        if last is None or event.new_price is None or (
-                last.cheapest_at is not None and last.cheapest is not None and event.new_price > last.cheapest):
+        if last is None or event.new_price is None:
             return last
-        return last.model_copy(update={"cheapest_at": now, "cheapest": event.new_price,
-                                       "cheapest_rub": event.new_price_rub, "cheapest_usd": event.new_price_usd})
+        new = CoolingAlert(at=now, price=event.new_price, price_rub=event.new_price_rub,
+                           price_usd=event.new_price_usd)
+        kept = tuple(c for c in last.cooling if not c.undercut_by(new))
+        return last.model_copy(update={"cooling": (*kept, new)[-MAX_COOLING:]})
     return LastAlert(at=now, price=event.new_price, price_rub=event.new_price_rub, price_usd=event.new_price_usd)
 
 
 def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str,
                cap_basis: str = "gpu") -> bool:
     """True when this subscription already heard an alert about this offer inside its cooldown (a cooling event
-    only): it existed at the last alert and that alert's price met its cap, or it existed at the cheapest cooling
-    alert since and that one's price met its cap. Everything else about a match (GPU, count, provider, billing,
+    only): it existed at the last alert and that alert's price met its cap, or it existed at one of the cooling
+    alerts since and that one's price met its cap. Everything else about a match (GPU, count, provider, billing,
     location) is fixed by the offer's key, so the price is the only thing that could have differed."""
     last = event.cooling_since
     if last is None:
@@ -126,9 +167,10 @@ def suppressed(event: AlertEvent, subscribed_at: datetime, cap: float | None, ca
     if _heard(event, subscribed_at, cap, cap_currency, cap_basis, last.at, last.price, last.price_rub,
               last.price_usd):
         return True
-    return last.cheapest_at is not None and _heard(event, subscribed_at, cap, cap_currency, cap_basis,
-                                                   last.cheapest_at, last.cheapest, last.cheapest_rub,
-                                                   last.cheapest_usd)
+    for c in last.cooling:  # per (subscription, event) pair in the sender's matching: a plain loop, no generator
+        if _heard(event, subscribed_at, cap, cap_currency, cap_basis, c.at, c.price, c.price_rub, c.price_usd):
+            return True
+    return False
 
 
 def _heard(event: AlertEvent, subscribed_at: datetime, cap: float | None, cap_currency: str, cap_basis: str,

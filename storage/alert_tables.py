@@ -71,11 +71,9 @@ class OfferAlertState(Base):
     last_price: Mapped[float | None] = mapped_column(Float)  # per GPU-hour in the offer's currency
     last_price_rub: Mapped[float | None] = mapped_column(Float)
     last_price_usd: Mapped[float | None] = mapped_column(Float)
-    # The cheapest cooling alert since the last one (core.alerts.LastAlert.cheapest*): migration 0018.
-    cheapest_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    cheapest_price: Mapped[float | None] = mapped_column(Float)
-    cheapest_price_rub: Mapped[float | None] = mapped_column(Float)
-    cheapest_price_usd: Mapped[float | None] = mapped_column(Float)
+    # The cooling alerts since the last one that no later one undercuts (core.alerts.LastAlert.cooling: a handful,
+    # each core.alerts.CoolingAlert in JSON), None for none: migration 0020 (0018 kept the cheapest one alone).
+    cooling_alerts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
 
 
 class AlertOwed(Base):

@@ -34,7 +34,16 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, and_, bindparam, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core.alerts import AlertEvent, AlertPolicy, LastAlert, Reason, assess, next_last_alert, suppressed
+from core.alerts import (
+    AlertEvent,
+    AlertPolicy,
+    CoolingAlert,
+    LastAlert,
+    Reason,
+    assess,
+    next_last_alert,
+    suppressed,
+)
 from core.changes import EventKind, OfferEvent
 from core.matching import (
     WITHDRAWING_KINDS,
@@ -124,8 +133,7 @@ def dedup_key(event: OfferEvent) -> str:
 
 
 # The cooldown's memory of an offer (core.alerts.LastAlert), as `alert_offer_state` columns besides the key.
-_STATE_COLUMNS = ("last_alert_at", "last_price", "last_price_rub", "last_price_usd", "cheapest_at", "cheapest_price",
-                  "cheapest_price_rub", "cheapest_price_usd")
+_STATE_COLUMNS = ("last_alert_at", "last_price", "last_price_rub", "last_price_usd", "cooling_alerts")
 
 
 def _queued_row(event: OfferEvent, now: datetime, cooling: LastAlert | None = None) -> dict[str, Any]:
@@ -209,8 +217,8 @@ class OutboxWriter:
                 index_elements=["offer_key"],
                 set_={c: stmt.excluded[c] for c in _STATE_COLUMNS}),
                 [{"offer_key": k, "last_alert_at": v.at, "last_price": v.price, "last_price_rub": v.price_rub,
-                  "last_price_usd": v.price_usd, "cheapest_at": v.cheapest_at, "cheapest_price": v.cheapest,
-                  "cheapest_price_rub": v.cheapest_rub, "cheapest_price_usd": v.cheapest_usd}
+                  "last_price_usd": v.price_usd,
+                  "cooling_alerts": [c.model_dump(mode="json") for c in v.cooling] if v.cooling else None}
                  for k, v in changed.items()])
         self.stats["queued"] += len(rows) - withdrawals
         self.stats["withdrawals"] += withdrawals
@@ -227,8 +235,7 @@ class OutboxWriter:
                 out[r.offer_key] = LastAlert(
                     at=_utc(r.last_alert_at), price=r.last_price, price_rub=r.last_price_rub,
                     price_usd=r.last_price_usd,
-                    cheapest_at=None if r.cheapest_at is None else _utc(r.cheapest_at), cheapest=r.cheapest_price,
-                    cheapest_rub=r.cheapest_price_rub, cheapest_usd=r.cheapest_price_usd)
+                    cooling=tuple(CoolingAlert.model_validate(c) for c in r.cooling_alerts or ()))
         return out
 
     def _wake_after_commit(self, session: AsyncSession) -> None:

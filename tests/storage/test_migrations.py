@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import pkgutil
+from datetime import UTC, datetime
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Table, inspect, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 import storage
 from storage import migrate, offer_tables
@@ -152,3 +154,39 @@ def test_price_caps_stored_before_0013_keep_their_per_gpu_hour_meaning(database_
         "created_at) VALUES (5, 5, 'gpu', 'H100', 80, 'RUB', false, '2026-11-01 00:00:00')"))
     migrate.upgrade(url, "0013_price_basis")
     assert asyncio.run(_scalar(url, "SELECT price_basis FROM subscriptions WHERE user_id = 5")) == "gpu"
+
+
+def test_the_cheapest_cooling_alert_stored_by_0018_becomes_the_cooling_list_and_back(database_url: str) -> None:
+    """0020 turns the one cooling alert 0018 kept into the list's one entry, as the outbox reads it; a downgrade
+    keeps the list's cheapest (first) entry."""
+    from core.alerts import CoolingAlert
+    from storage.outbox import OutboxWriter
+
+    url = database_url
+    migrate.upgrade(url, "0019_alert_owed")
+    asyncio.run(_execute(
+        url,
+        "INSERT INTO alert_offer_state (offer_key, last_alert_at, last_price, last_price_rub, last_price_usd, "
+        "cheapest_at, cheapest_price, cheapest_price_rub, cheapest_price_usd) VALUES "
+        "('a', '2026-12-05 12:00:00', 2.5, 200, 2.5, '2026-12-05 12:10:00', 2.4, 192, 2.4), "
+        "('b', '2026-12-05 12:00:00', 3.0, NULL, 3.0, NULL, NULL, NULL, NULL)"))
+    migrate.upgrade(url, "0020_cooling_alerts")
+
+    async def read() -> dict[str, tuple[CoolingAlert, ...]]:
+        engine = make_engine(url)
+        try:
+            async with AsyncSession(engine) as s:
+                return {k: v.cooling for k, v in (await OutboxWriter()._last_alerts(s, {"a", "b"})).items()}
+        finally:
+            await engine.dispose()
+
+    at = datetime(2026, 12, 5, 12, 10, tzinfo=UTC)
+    assert asyncio.run(read()) == {"a": (CoolingAlert(at=at, price=2.4, price_rub=192.0, price_usd=2.4),), "b": ()}
+    asyncio.run(_execute(
+        url, "UPDATE alert_offer_state SET cooling_alerts = '[{\"at\": \"2026-12-05T12:20:00+00:00\", \"price\": 2.3,"
+             " \"price_rub\": 184, \"price_usd\": 2.3}, {\"at\": \"2026-12-05T12:30:00+00:00\", \"price\": 2.45, "
+             "\"price_rub\": null, \"price_usd\": 2.45}]' WHERE offer_key = 'b'"))
+    migrate.downgrade(url, "0019_alert_owed")
+    got = asyncio.run(_scalar(url, "SELECT cheapest_price_rub FROM alert_offer_state WHERE offer_key = 'b'"))
+    assert got == 184
+    assert asyncio.run(_scalar(url, "SELECT cheapest_price FROM alert_offer_state WHERE offer_key = 'a'")) == 2.4

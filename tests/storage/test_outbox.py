@@ -170,6 +170,26 @@ async def test_whom_a_cooling_alert_reached_is_not_told_again_when_the_offer_fla
                              T0 + timedelta(minutes=70)) == []
 
 
+async def test_a_subscriber_made_after_the_cheapest_cooling_alert_hears_a_dearer_flap_once(sm) -> None:
+    """Made after the cheapest cooling alert, a subscription hears the offer back at a dearer price under its cap;
+    the offer flapping back at that price again is not news to it (nor to anyone else)."""
+    writer = OutboxWriter(AlertPolicy(cooldown=timedelta(hours=3)))
+    capped, new = await alerted_at_250(sm, writer, cap=2.45)
+    at_240 = offer(price=2.40)  # the cheapest cooling alert: the capped one and the newcomer hear it
+    got = await heard_after(sm, writer, [event(at_240, EventKind.PRICE_DROP, old=2.5)], T0 + timedelta(minutes=10))
+    assert pairs(got) == sorted([(capped, at_240.key, "price_drop"), (new, at_240.key, "price_drop")])
+    async with sm() as s, s.begin():
+        s.add(Subscription(user_id=3, chat_id=3, kind="gpu", query_text="H100 under $2.46", gpu_ids=["h100-sxm"],
+                           max_price=2.46, price_currency="USD", paused=False,
+                           created_at=T0 + timedelta(minutes=15)))
+    later = (await unheard_subs(sm))[-1]
+    at_244 = offer(price=2.44)  # dearer than 2.40, under 2.46: news to the one made since, only
+    for minutes, news in ((20, [(later, at_244.key, "back_in_stock")]), (30, []), (40, [])):  # back, thrice
+        got = await heard_after(sm, writer, [event(at_244, EventKind.BACK_IN_STOCK, old=2.40)],
+                                T0 + timedelta(minutes=minutes))
+        assert pairs(got) == news
+
+
 async def unheard_subs(sm) -> list[int]:
     async with sm() as s:
         return list((await s.scalars(select(Subscription.id).order_by(Subscription.id))).all())
