@@ -73,7 +73,7 @@ class OfferAlertState(Base):
     last_price_usd: Mapped[float | None] = mapped_column(Float)
     # The cooling alerts since the last one that no later one undercuts (core.alerts.LastAlert.cooling: a handful,
     # each core.alerts.CoolingAlert in JSON), None for none: migration 0020 (0018 kept the cheapest one alone).
-    cooling_alerts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    cooling_alerts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON(none_as_null=True))
 
 
 class AlertOwed(Base):
