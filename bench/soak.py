@@ -6,7 +6,9 @@ bench/fanout_cycle.py), a 10,000-listing Vast-sized marketplace on the stand-in 
 by the leader with 5 % of the prices moving between polls (bench/memory.py's churn, in a process of its own:
 `MarketProcess`), ~`--inline-rate` distinct inline queries a second (bench/memory.py's phrases), and the alerts
 this makes sent to the stand-in Bot API server, which enforces Telegram's limits (30 messages a second overall,
-1 a second per chat).
+1 a second per chat). Before the clock starts, `--history-days` (default 7) of availability history is written for
+every series the first poll created, a change every `--history-every` minutes (default 30) each (`seed_history`):
+the week the ⚡ marks of every inline answer read for the groups they show, which a fresh database does not have.
 
 The bot runs in its own process (this script with `--as-bot`: `gpuradar run` plus a 1 ms sleep probe on its event
 loop that writes the loop's lag every 5 s to a file), so its figures are its own. Prints, every 30 s: RSS of the bot
@@ -22,6 +24,7 @@ second).
 else the server .ci/postgres.sh starts), dropped afterwards; the server's durability settings are printed.
 
     python3 bench/soak.py [--minutes 20] [--users 50000] [--subs 100000] [--db-cache FILE] [--db sqlite|postgres]
+                          [--history-days 7] [--history-every 30]
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -87,6 +91,67 @@ async def outcome(url: str, accepted: Counter[tuple[int, str]]) -> tuple[int, in
     return sum(accepted.values()), lost, doubled, states
 
 
+async def seed_history(url: str, days: float, every: float, seed: int, timeout: float = 120.0) -> tuple[int, int]:
+    """`days` of availability history before now for every series the leader's first poll created (the market's
+    groups and provider families): each series alternates in stock and sold out, a change every `every` minutes on
+    average (exponential gaps), at a price that wanders; and the provider observed throughout. What a bot that has
+    run for a week holds, which the ⚡ marks of every inline answer and /offers page read (a week of each group
+    shown), as /when reads 30 days. Written in batches, each its own transaction, beside the running ingest.
+    Returns (series, rows)."""
+    from datetime import UTC, timedelta
+
+    from sqlalchemy import Table, func, insert, select
+
+    from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
+    from storage.db import make_engine, make_sessionmaker
+
+    engine = make_engine(url)
+    sm = make_sessionmaker(engine)
+    rng = random.Random(seed)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:  # the first poll's series, once its transaction is committed
+            async with sm() as s:
+                keys = list((await s.scalars(select(AvailabilitySeries.key))).all())
+                first = (await s.execute(select(func.min(AvailabilityChange.at)))).scalar()
+            if keys or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(1.0)
+        if not keys or first is None:
+            return 0, 0
+        first = first if first.tzinfo else first.replace(tzinfo=UTC)
+        start = first - timedelta(days=days)
+        rows: list[dict[str, object]] = []
+        written = 0
+
+        async def flush() -> None:
+            nonlocal rows, written
+            async with sm() as s, s.begin():
+                await s.execute(insert(cast(Table, AvailabilityChange.__table__)), rows)
+            written += len(rows)
+            rows = []
+
+        for key in keys:
+            at, in_stock, price = start, rng.random() < 0.5, rng.uniform(0.5, 3.0)
+            while at < first:
+                rows.append({"series_key": key, "at": at, "in_stock": in_stock,
+                             "price_usd": round(price, 3) if in_stock else None, "price_rub": None})
+                in_stock = not in_stock
+                price *= rng.uniform(0.95, 1.05)
+                at += timedelta(minutes=rng.expovariate(1 / every))
+            if len(rows) >= 20_000:
+                await flush()
+        if rows:
+            await flush()
+        providers = {k.split("|", 1)[0] for k in keys}
+        async with sm() as s, s.begin():
+            await s.execute(insert(AvailabilityCoverage), [{"provider": p, "start": start, "end": first,
+                                                            "polls": int(days * 8640)} for p in providers])
+        return len(keys), written
+    finally:
+        await engine.dispose()
+
+
 class _DriverLag:
     """This driver's own loop lag: inline latencies are stamped on this loop (the query when it is handed to the
     stand-in, the answer when the stand-in's handler runs), so a stall here adds to them what the bot never did."""
@@ -103,6 +168,9 @@ class _DriverLag:
             lag = loop.time() - t - 0.001
             self.window_max = max(self.window_max, lag)
             self.run_max = max(self.run_max, lag)
+
+    def reset(self) -> None:
+        self.window_max = self.run_max = 0.0
 
     def take_window(self) -> float:
         out, self.window_max = self.window_max, 0.0
@@ -158,6 +226,17 @@ async def drive(args: argparse.Namespace, pg_url: str | None, where: str) -> Non
             driver_probe = asyncio.create_task(driver.probe())
             try:
                 await until_healthy(env["WEB__PORT"], proc)
+                if args.history_days > 0:
+                    t = time.perf_counter()
+                    series, rows_ = await seed_history(url, args.history_days, args.history_every, args.seed)
+                    print(f"history: {rows_:,} changes over {args.history_days:g} days for {series:,} series (a "
+                          f"change every {args.history_every:g} minutes each on average) written in "
+                          f"{time.perf_counter() - t:.0f} s", flush=True)
+                    if probe_file.exists():  # the lag while it was written is not the soak's
+                        lag_read = len(probe_file.read_text().splitlines())
+                    gc.collect()  # the rows built here, gone: not left for a collection inside the first window
+                    await asyncio.sleep(0.01)  # the probe sees that stall now ...
+                    driver.reset()  # ... and it is not the soak's
                 started = time.perf_counter()
                 next_report = started + 30
                 next_query = started
@@ -251,6 +330,9 @@ def main() -> None:
     ap.add_argument("--inline-rate", type=float, default=5.0, help="inline queries a second (Poisson)")
     ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     ap.add_argument("--db-cache", default=None, help="a file to keep the populated SQLite database in between runs")
+    ap.add_argument("--history-days", type=float, default=7.0,
+                    help="days of availability history written for every series after the first poll (0: none)")
+    ap.add_argument("--history-every", type=float, default=30.0, help="minutes between a series' changes, on average")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("BENCH_SEED", "1")))
     ap.add_argument("--as-bot", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()

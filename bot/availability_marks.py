@@ -1,8 +1,8 @@
 """Which offers are short-lived (usually gone within the hour), for the ⚡ mark of /offers and inline rows.
 
-Read per page from the availability aggregates (storage/availability.py: one indexed read for the groups shown) and
-kept a few minutes per offer group, so a page turned or an inline query typed again reads nothing: the figures
-describe the last 7 days and barely move within minutes.
+Read per page from the availability history (storage/availability.py `series_stats`: two indexed reads for the
+groups shown) and kept a few minutes per offer group, so a page turned or an inline query typed again reads nothing:
+the figures describe the last 7 days and barely move within minutes.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Select, Table, bindparam, delete, func, insert, literal, null, or_, select, update
+from sqlalchemy import Select, Table, bindparam, delete, func, insert, literal, null, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from core.availability import (
@@ -49,7 +49,8 @@ from core.availability import (
     windows,
 )
 from core.offers import Offer
-from storage.availability_cache import EXTRA_PART
+from core.slices import Steps, run_in_slices
+from storage.availability_cache import EXTRA_PART, read_window
 from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
 from storage.offer_tables import OFFER_COLUMNS
 
@@ -522,21 +523,7 @@ async def _coverage_of(session: AsyncSession, providers: Iterable[str], since: d
 
 async def _changes_of(session: AsyncSession, keys: Sequence[str], since: datetime) -> dict[str, list[Change]]:
     """Each series' changes from `since` on, preceded by the one in force at `since`."""
-    out: dict[str, list[Change]] = {k: [] for k in keys}
-    if not keys:
-        return out
-    cols = (_changes.c.series_key, _changes.c.at, _changes.c.in_stock, _changes.c.price_usd, _changes.c.price_rub)
-    for i in range(0, len(keys), 500):  # bounded IN lists
-        chunk = list(keys[i:i + 500])
-        before = (select(func.max(_changes.c.id)).where(_changes.c.series_key.in_(chunk), _changes.c.at < since)
-                  .group_by(_changes.c.series_key))
-        rows = (await session.execute(
-            select(*cols).where(_changes.c.series_key.in_(chunk),
-                                or_(_changes.c.at >= since, _changes.c.id.in_(before)))
-            .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))).all()
-        for key, at, in_stock, usd, rub in rows:
-            out[key].append(Change(_ts(at), bool(in_stock), usd, rub))
-    return out
+    return {k: changes for k, (changes, _) in (await read_window(session, keys, since)).items()}
 
 
 def _stats_of(row: Any, changes: list[Change], coverage: list[Span], until: float, currency: str,
@@ -572,7 +559,15 @@ async def series_stats(session: AsyncSession, *, keys: Sequence[str] | None = No
     coverage = await _coverage_of(session, (r.provider for r in rows), since)
     changes = await _changes_of(session, [r.key for r in rows], since)
     until = now.timestamp()
-    return [_stats_of(r, changes[r.key], coverage[r.provider], until, currency, days) for r in rows]
+
+    def figuring() -> Steps[list[SeriesStats]]:
+        out = []
+        for r in rows:
+            out.append(_stats_of(r, changes[r.key], coverage[r.provider], until, currency, days))
+            yield  # a series with a change every few minutes is thousands of rows: a few ms each
+        return out
+
+    return await run_in_slices(figuring())
 
 
 async def offer_stats(session: AsyncSession, offers: Iterable[Offer], *, now: datetime | None = None,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Select, Table, bindparam, func, literal, null, or_, select, union_all
+from sqlalchemy import DateTime, Select, Table, bindparam, func, literal, null, select, type_coerce, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.availability import DAY, Change, Span, Timeline, change_time, combine, merge_coverage
@@ -40,6 +40,7 @@ from storage.availability_tables import AvailabilityChange
 SLACK = 3600.0  # seconds: how long after its stamp a row may still be committed (a poll written late)
 TRIM = DAY  # held rows older than the asked window by more than this are dropped
 CHUNK = 500  # bounded IN lists
+PART = 2000  # rows of a read converted between two hand-backs to the loop (`read_window`): a few ms
 
 _changes = cast(Table, AvailabilityChange.__table__)
 EXTRA_PART = 3  # the first part number of `changes_with`'s extra parts
@@ -294,24 +295,15 @@ class ChangeCache:
         return merged, union, prepared
 
     async def _load(self, session: AsyncSession, keys: list[str], since: datetime, cap: float = math.inf) -> None:
-        before = (select(func.max(_changes.c.id)).where(_changes.c.series_key.in_(keys), _changes.c.at < since)
-                  .group_by(_changes.c.series_key))
-        rows = (await session.execute(
-            select(*_COLS).where(_changes.c.series_key.in_(keys), or_(_changes.c.at >= since,
-                                                                       _changes.c.id.in_(before)))
-            .order_by(_changes.c.series_key, _changes.c.at, _changes.c.id))).all()
-        for k in keys:
+        read = await read_window(session, keys, since)
+        for k, (changes, ids) in read.items():
             old = self._held.pop(k, None)
             if old is not None:
                 self._rows -= len(old.ids)
-            self._held[k] = _Held(since.timestamp(), [], [])
-        for key, row_id, at, in_stock, usd, rub in rows:
-            h = self._held[key]
-            h.changes.append(_change(at, in_stock, usd, rub))
-            h.ids.append(row_id)
-        self._rows += len(rows)
+            self._held[k] = _Held(since.timestamp(), changes, ids)
+            self._rows += len(ids)
+            self._max_id = max(self._max_id, max(ids, default=0))
         seen = min(cap, max((self._held[k].changes[-1].at for k in keys if self._held[k].changes), default=-math.inf))
-        self._max_id = max(self._max_id, max((row[1] for row in rows), default=0))
         for k in keys:
             self._held[k].seen, self._held[k].seen_id = seen, self._max_id
 
@@ -460,6 +452,35 @@ class ChangeCache:
 _NONE = (0, 0, 0)  # the tally of no rows
 _STATEMENTS: dict[tuple[Select[*tuple[Any, ...]], ...], Any] = {}  # `_refresh_statement`'s, by their extra parts
 _ALONE: dict[tuple[Select[*tuple[Any, ...]], ...], Any] = {}  # `_extra_statement`'s
+
+
+async def read_window(session: AsyncSession, keys: Sequence[str], since: datetime
+                      ) -> dict[str, tuple[list[Change], list[int]]]:
+    """Each series' changes from `since` on, preceded by the one in force at `since` (the row with the largest id
+    among those stamped before it), in order of time then id, with their row ids.
+
+    Two index range reads per `CHUNK` keys: the rows in force at `since`, then the window's own rows, so the kept
+    history before `since` is not walked (with "from `since` on, or the one in force" as one condition, each series'
+    whole 31 days was). The rows are converted a partition of `PART` at a time, the loop let run between two: a week
+    of a series that changes every few minutes is thousands of rows, and the ⚡ marks of a page of fifty such groups,
+    read at once, held the bot's loop 0.5 s (issue 26). Stamps are read as the database gives them (`_ts` takes a
+    naive one as UTC, as `UTCDateTime` does), not through the column type's per-row conversion."""
+    out: dict[str, tuple[list[Change], list[int]]] = {k: ([], []) for k in keys}
+    key_, id_, at_ = _changes.c.series_key, _changes.c.id, _changes.c.at
+    cols = (key_, id_, type_coerce(at_, DateTime(timezone=True)), _changes.c.in_stock, _changes.c.price_usd,
+            _changes.c.price_rub)
+    for i in range(0, len(keys), CHUNK):
+        chunk = list(keys[i:i + CHUNK])
+        in_force = select(func.max(id_)).where(key_.in_(chunk), at_ < since).group_by(key_)
+        for stmt in (select(*cols).where(id_.in_(in_force)),  # at most one row a series, each before any of its own
+                     select(*cols).where(key_.in_(chunk), at_ >= since).order_by(key_, at_, id_)):
+            result = await session.stream(stmt.execution_options(yield_per=PART))
+            async for part in result.partitions():
+                for key, row_id, at, in_stock, usd, rub in part:
+                    changes, ids = out[key]
+                    changes.append(Change(_ts(at), bool(in_stock), usd, rub))
+                    ids.append(row_id)
+    return out
 
 
 def _refresh_statement(extra: tuple[Select[*tuple[Any, ...]], ...]) -> Any:
