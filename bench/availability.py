@@ -21,7 +21,9 @@
    For reference, the same through the bot for /help (no statistics read): the stack's own share of that time.
    Then /when after a poll moved every H100 series (new rows read, the merged timeline resumed; the poll written
    through an engine of its own, as the ingest child writes it, with the cyclic collector's runs meanwhile), the
-   replica's first question (30 days read), and the answer alone (answer_when on a session, no Telegram).
+   replica's first question (30 days read and merged; with the longest the loop went without a turn meanwhile, by a
+   1 ms probe: `--history-every 5` for families that move every 5 minutes), and the answer alone (answer_when on a
+   session, no Telegram).
    All of it again as a webhook replica (gpuradar/webhook.py): the bench posts each update to the App's web server
    as Telegram would; the time from that POST to the reply reaching the stand-in.
 
@@ -32,6 +34,7 @@ commit off; the issue's figure is on a server with the defaults (fsync, synchron
 a private cluster started with no -c options.
 
 Run: python3 bench/availability.py [--postgres] [--groups N] [--polls N] [--asks N] [--skip-when]
+                                   [--history-every MINUTES]
 """
 
 from __future__ import annotations
@@ -231,8 +234,9 @@ async def bench_ingest(server: str | None, label: str, n: int, polls_n: int, url
 H100_PROVIDERS = 6
 
 
-async def add_h100_history(url: str, providers: int = H100_PROVIDERS, days: int = 30) -> None:
-    """Thirty days of H100 × 1 families at more providers, written as ingest writes them (rows and coverage)."""
+async def add_h100_history(url: str, providers: int = H100_PROVIDERS, days: int = 30, every: float = 20.0) -> None:
+    """Thirty days of H100 × 1 families at more providers, a row every `every` minutes, written as ingest writes
+    them (rows and coverage)."""
     from sqlalchemy import insert
 
     from storage.availability_tables import AvailabilityChange, AvailabilityCoverage, AvailabilitySeries
@@ -258,7 +262,7 @@ async def add_h100_history(url: str, providers: int = H100_PROVIDERS, days: int 
                     rows.append({"series_key": key, "at": t, "in_stock": in_stock,
                                  "price_usd": price if in_stock else None,
                                  "price_rub": price * 80 if in_stock else None})
-                    t += timedelta(minutes=20)
+                    t += timedelta(minutes=every)
                 await s.execute(insert(AvailabilitySeries), [{
                     "key": key, "provider": name, "card": card, "gpu_count": 1, "region": "*", "billing": "hourly",
                     "first_seen": start}])
@@ -366,7 +370,19 @@ async def bench_when(url: str, label: str, asks: int, *, webhook: bool = False) 
             def summary(ms: list[float]) -> tuple[float, float]:
                 return statistics.median(ms), sorted(ms)[int(0.9 * len(ms))]
 
+            # The replica's first question reads 30 days of every H100 family and merges them: how long this loop
+            # (the bot's, the stand-in's) went without a turn meanwhile.
+            held = [0.0]
+
+            async def probe() -> None:
+                while True:
+                    t = time.perf_counter()
+                    await asyncio.sleep(0.001)
+                    held[0] = max(held[0], time.perf_counter() - t - 0.001)
+
+            prober = asyncio.create_task(probe())
             first, reply = await ask("/when H100 under $2.5", 5000)
+            prober.cancel()
             print(f"    /when answered ({mode}):", reply.replace("\n", " | ")[:300])
             # Users who wrote before (their rows stored: what a user's next question pays; twenty of them, so no
             # one meets the per-user limit on /when), then first contacts (the user row created on the way).
@@ -396,7 +412,7 @@ async def bench_when(url: str, label: str, asks: int, *, webhook: bool = False) 
           f"recomputed): median {m50:.1f} ms, p90 {m90:.1f} ms, slowest {max(moved):.1f} ms (ratio to /help "
           f"{m50 / h50:.2f}); the cyclic collector meanwhile: {collections_}; the replica's first question "
           f"(30 days of those series read): "
-          f"{first:.0f} ms")
+          f"{first:.0f} ms, the loop held at most {held[0] * 1000:.0f} ms meanwhile")
     # CPU time of this process (bot, stand-in and bench together) from an update queued to its reply: what the
     # machine's load does not stretch as it stretches wall time. /when's own share is its excess over /help's.
     c_when, c_help, c_moved = (statistics.median(cpu[k]) for k in ("when", "help", "moved"))
@@ -463,6 +479,8 @@ def main() -> None:
     ap.add_argument("--polls", type=int, default=POLLS)
     ap.add_argument("--asks", type=int, default=60)
     ap.add_argument("--skip-when", action="store_true")
+    ap.add_argument("--history-every", type=float, default=20.0,
+                    help="minutes between two rows of an H100 family's 30 days of history")
     args = ap.parse_args()
     server = pg_server() if args.postgres else None
     label = "PostgreSQL" if server else "SQLite (a file)"
@@ -471,7 +489,7 @@ def main() -> None:
     async def run(urls: dict[str, str]) -> None:
         kept = await bench_ingest(server, label, args.groups, args.polls, urls)
         if not args.skip_when:
-            await add_h100_history(kept)
+            await add_h100_history(kept, every=args.history_every)
             await bench_when(kept, label, args.asks)
             await bench_when(kept, label, args.asks, webhook=True)
 

@@ -41,7 +41,7 @@ from core.availability import (
     Timeline,
     Trend,
     WindowStats,
-    combine,
+    combining,
     series_key,
     timeline,
     trend,
@@ -623,14 +623,15 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
         keys = [r.key for r in rows]
         caps = [_cap_of(cap, cap_per_gpu, r.gpu_count) for r in rows]
         changes = await _changes_of(session, keys, since)
-        merged, spans = combine([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps, currency=currency)
+        merged, spans = await run_in_slices(combining([(changes[r.key], coverage[r.provider]) for r in rows], caps=caps,
+                                                      currency=currency))
         prepared = Timeline(merged, spans, currency)
     else:  # the merged timeline held, prepared: only this window's figures computed
         asked = (None if cards is None else tuple(cards), gpu_count, tuple(billings))
         rows, coverage, changes = await _held_question(session, cache, where, asked, fits, since, now)
         keys = [r.key for r in rows]
         caps = [_cap_of(cap, cap_per_gpu, r.gpu_count) for r in rows]
-        merged, spans, prepared = cache.merged((tuple(keys), tuple(caps), currency), keys,
+        merged, spans, prepared = await cache.merged((tuple(keys), tuple(caps), currency), keys,
                                                [(changes[r.key], coverage[r.provider]) for r in rows], caps, currency)
     until = now.timestamp()
     window = (prepared.window(until=until, days=days) if prepared.covers(until)
@@ -742,7 +743,7 @@ async def provider_strips(session: AsyncSession, cards: Sequence[str], *, days: 
     until, start = now.timestamp(), since.timestamp()
     out = []
     for provider, members in by_provider.items():
-        merged, spans = combine([(changes[k], coverage[provider]) for k in members])
+        merged, spans = await run_in_slices(combining([(changes[k], coverage[provider]) for k in members]))
         out.append(ProviderStrip(provider=provider, stretches=tuple(timeline(merged, spans, since=start, until=until)),
                                  window=window_stats(merged, spans, until=until, days=days)))
     return out

@@ -34,7 +34,8 @@ from typing import Any, NamedTuple, cast
 from sqlalchemy import DateTime, Select, Table, bindparam, func, literal, null, select, type_coerce, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from core.availability import DAY, Change, Span, Timeline, change_time, combine, merge_coverage
+from core.availability import DAY, Change, Span, Timeline, change_time, combine, combining, merge_coverage
+from core.slices import run_in_slices
 from storage.availability_tables import AvailabilityChange
 
 SLACK = 3600.0  # seconds: how long after its stamp a row may still be committed (a poll written late)
@@ -254,8 +255,8 @@ class ChangeCache:
         """Where the rows a window from `at` needs begin: the one in force at `at` (the last before it)."""
         return max(0, bisect.bisect_left(h.changes, at, key=change_time) - 1)
 
-    def merged(self, key: MergedKey, keys: Sequence[str], series: Sequence[tuple[list[Change], list[Span]]],
-               caps: Sequence[float | None], currency: str) -> tuple[list[Change], list[Span], Timeline]:
+    async def merged(self, key: MergedKey, keys: Sequence[str], series: Sequence[tuple[list[Change], list[Span]]],
+                     caps: Sequence[float | None], currency: str) -> tuple[list[Change], list[Span], Timeline]:
         """`combine` of the series (`keys`' slices from the latest `changes`, with their coverage), kept: the
         same inputs give it back; inputs that moved only from some time T on (a poll's new rows, a stretch
         extended) keep what was merged before T and combine the rest from the states in force at T (combine is
@@ -284,8 +285,9 @@ class ChangeCache:
                 union = merge_coverage(s for cov in spans for s in cov)
                 if hit.timeline is not None:  # its pieces before t0 are the new timeline's too
                     prepared = hit.timeline.resumed(merged, union, t0)
-        if merged is None:
-            merged, union = combine(series, caps=caps, currency=currency)
+        if merged is None:  # in slices: a dozen families' 30 days (the held rows are copied first: see `combining`)
+            fresh, union = await run_in_slices(combining(series, caps=caps, currency=currency))
+            merged = fresh
         if prepared is None:
             prepared = Timeline(merged, union, currency)
         self._merged[key] = _Merged(slices, spans, merged, union, prepared)

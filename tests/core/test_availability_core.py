@@ -8,6 +8,7 @@ import random
 import pytest
 
 from core.availability import (
+    COMBINE_STEP,
     DAY,
     HOUR,
     Change,
@@ -16,6 +17,7 @@ from core.availability import (
     Timeline,
     Trend,
     combine,
+    combining,
     timeline,
     trend,
     typical_stay,
@@ -285,3 +287,29 @@ def test_a_prepared_timeline_answers_as_window_stats_at_epoch_times(seed: int) -
                 got = prepared.window(until=until, days=days)
                 assert (got.price_median, got.price_min, got.price_now) == (
                     want.price_median, want.price_min, want.price_now)
+
+
+def test_combining_in_steps_is_combine_whatever_its_inputs_do_meanwhile() -> None:
+    """`combining` yields on its way (a loop runs between its steps: issue 26) and gives exactly `combine`'s answer,
+    even when the lists it was handed are changed while it is suspended (a replica's held rows move with a poll)."""
+    rng = random.Random(11)
+    series = [_history(rng) for _ in range(6)]
+    want = combine([(list(c), list(s)) for c, s in series], cap=2.5)
+    handed = [(list(c), list(s)) for c, s in series]
+    steps = combining(handed, cap=2.5)
+    next(steps)
+    for changes, coverage in handed:  # what a held series' refresh or trim may do to its lists meanwhile
+        changes.append(on(50 * DAY, 1.0))
+        del changes[:3]
+        coverage.clear()
+    yields = 1
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            got = done.value
+            break
+        yields += 1
+    assert got == want
+    assert len(want[0]) > 1000  # enough moments for several steps ...
+    assert yields > len(want[0]) * len(series) // COMBINE_STEP  # ... and it yielded between them
