@@ -644,7 +644,7 @@ def combine(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: f
     return run_steps(combining(series, cap=cap, currency=currency, caps=caps))
 
 
-COMBINE_STEP = 20_000  # series' states looked at between two points where `combining` may yield (a few ms)
+COMBINE_STEP = 16_000  # series' states looked at between two points where `combining` may yield (a few ms)
 
 
 def combining(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap: float | None = None,
@@ -657,16 +657,29 @@ def combining(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap:
     limits = list(caps) if caps is not None else [cap] * len(series)
     # (time, order, series, position, change or None = unobserved): the position keeps the order they were added in
     # among equal (time, order, series), and no comparison reaches the change
-    events: list[tuple[float, int, int, int, Change | None]] = []
+    runs: list[list[tuple[float, int, int, int, Change | None]]] = []
     for n, (changes, coverage) in enumerate(series):
-        base = len(events)
-        events += [(c.at, 1, n, base + i, c) for i, c in enumerate(changes)]
+        run: list[tuple[float, int, int, int, Change | None]] = []
+        for i in range(0, len(changes), COMBINE_STEP):
+            run += [(c.at, 1, n, i + j, c) for j, c in enumerate(changes[i:i + COMBINE_STEP])]
+            yield
         for s in coverage:
-            events.append((s.start, 0, n, len(events), None))  # observed from here: its state in force applies
-            events.append((s.end, 2, n, len(events), None))
+            run.append((s.start, 0, n, len(run), None))  # observed from here: its state in force applies
+            run.append((s.end, 2, n, len(run), None))
+        run.sort()  # two sorted runs (changes, stretches): one merge
+        runs.append(run)
         yield
-    events.sort()
-    yield
+    # Sorted as one list would be, in steps: pairs of sorted runs merged level by level (two runs side by side
+    # are one merge for list.sort), the longest step one merge of everything, not a sort of everything.
+    while len(runs) > 1:
+        paired = []
+        for i in range(0, len(runs) - 1, 2):
+            pair = runs[i] + runs[i + 1]
+            pair.sort()
+            paired.append(pair)
+            yield
+        runs = paired + runs[len(runs) - len(runs) % 2:]
+    events = runs[0] if runs else []
     observed: list[bool] = [False] * len(series)
     state: list[Change | None] = [None] * len(series)
     other = "rub" if currency == "USD" else "usd"
@@ -689,7 +702,7 @@ def combining(series: Sequence[tuple[Sequence[Change], Sequence[Span]]], *, cap:
         return Change(at, any_in, usd if any_in else None, rub if any_in else None)
 
     out: list[Change] = []
-    every = max(1, COMBINE_STEP // max(1, len(series)))  # moments between two yields
+    every = max(1, COMBINE_STEP // (len(series) + 8))  # moments between two yields (a moment costs ~8 series' looks)
     # One merged state per moment: what starts and changes there first, then what stops being observed. Where
     # every series' observation ends at once nothing more is claimed (the state is unknown from there, not "sold
     # out": else the latest poll's state would read as gone the moment it was seen).
