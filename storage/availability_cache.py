@@ -480,7 +480,7 @@ async def read_window(session: AsyncSession, keys: Sequence[str], since: datetim
             async for part in result.partitions():
                 for key, row_id, at, in_stock, usd, rub in part:
                     changes, ids = out[key]
-                    changes.append(Change(_ts(at), bool(in_stock), usd, rub))
+                    changes.append(_change(at, in_stock, usd, rub))
                     ids.append(row_id)
     return out
 
