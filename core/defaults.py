@@ -198,6 +198,7 @@ _WHY_PROMPT_REST = msg("why_prompt_rest")
 _WHY_PROMPT_WHOLE = msg("why_prompt_whole")
 _WHY_QUANT_INFERENCE = msg("why_quant_inference")
 _WHY_SEQ_EXAMPLE = msg("why_seq_example")
+_WHY_SEQ_LIMIT = msg("why_seq_limit")
 _WHY_TP_INFERENCE = msg("why_tp_inference")
 _WHY_TP_SERVE = msg("why_tp_serve")
 _WHY_ZERO3 = msg("why_zero3")
@@ -279,12 +280,12 @@ def _check_tp(spec: WorkloadSpec, arch: Arch, gpus: int) -> None:
         raise _error(spec, msg("wl_tp_heads", gpus=str(gpus), name=arch.name, heads=arch.heads, kv=kv))
 
 
-def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:
+def _take_prompt(spec: WorkloadSpec, limit: int, f: _Filler) -> None:
     """Inference: the context (seq_len) and the prompt within it (prompt_len), from what was said.
 
     The prompt is prefilled at once and the rest of the context generated, so the two are sized apart. Input and
     output make the context when it is not given; an unstated prompt is the whole context (the worst case for the
-    prefill), or the context less the stated output.
+    prefill), or the context less the stated output. An unstated context is at most `limit` (`_within`).
     """
     prompt, output, context = spec.prompt_len, spec.output_len, spec.seq_len
     if prompt is not None and output is not None:
@@ -295,15 +296,15 @@ def _take_prompt(spec: WorkloadSpec, f: _Filler) -> None:
     elif prompt is not None:
         if context is not None and context < prompt:
             raise _error(spec, msg("wl_prompt_context", prompt=prompt, context=context))
-        f.take("seq_len", context, max(SEQ_INFERENCE, prompt))
+        f.take("seq_len", context, *_within(max(SEQ_INFERENCE, prompt), limit, floor=prompt))
         f.values["prompt_len"] = prompt
     elif output is not None:
-        seq = f.take("seq_len", context, max(SEQ_INFERENCE, output + 1))
+        seq = f.take("seq_len", context, *_within(max(SEQ_INFERENCE, output + 1), limit, floor=output + 1))
         if seq <= output:
             raise _error(spec, msg("wl_output_context", output=output, context=seq))
         f.assume("prompt_len", seq - output, _WHY_PROMPT_REST)
     else:
-        seq = f.take("seq_len", context, SEQ_INFERENCE)
+        seq = f.take("seq_len", context, *_within(SEQ_INFERENCE, limit))
         f.assume("prompt_len", seq, _WHY_PROMPT_WHOLE)
 
 
@@ -369,7 +370,8 @@ def _resolve_strategy(spec: WorkloadSpec, arch: Arch, method: Method, training: 
     return strategy
 
 
-def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_default: str, f: _Filler) -> None:
+def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_default: str, limit: int,
+                   f: _Filler) -> None:
     """A training run's fields: sequence, batch, checkpointing, optimizer, fused CE, offload, adapters, dataset."""
     tpe_said = spec.tokens_per_example
     seq_why: Msg | None = None
@@ -377,6 +379,8 @@ def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_defaul
     if tpe_said and tpe_said > SEQ_TRAINING and spec.seq_len is None:
         seq_default = tpe_said
         seq_why = _WHY_SEQ_EXAMPLE
+    if seq_why is None:
+        seq_default, seq_why = _within(seq_default, limit)
     seq_len = f.take("seq_len", spec.seq_len, seq_default, seq_why)
     f.take("batch", spec.batch, 1)
     f.take("grad_ckpt", spec.grad_ckpt, True)
@@ -405,10 +409,10 @@ def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_defaul
         f.values |= {"examples": None, "tokens_per_example": None, "epochs": None}
 
 
-def _fill_inference(spec: WorkloadSpec, kv_default: str, f: _Filler) -> None:
+def _fill_inference(spec: WorkloadSpec, kv_default: str, limit: int, f: _Filler) -> None:
     """Serving's fields: prompt and context, concurrent sequences (a stated batch is the same thing), KV dtype;
     the training-only fields neutral."""
-    _take_prompt(spec, f)
+    _take_prompt(spec, limit, f)
     concurrency = spec.concurrency
     if spec.batch is not None:
         if concurrency is not None and concurrency != spec.batch:
@@ -434,10 +438,25 @@ def _add_images(spec: WorkloadSpec, arch: Arch, images: int, f: _Filler) -> None
                                                      per=arch.image_tokens, total=extra)))
 
 
+def _context_limit(spec: WorkloadSpec, arch: Arch) -> int:
+    """The longest context a workload may have, 0 for no limit: a named model (catalog, Hub or config.json) cannot
+    attend past its context; a bare size ("13B") stands for a typical architecture and is not held to that stand-in's
+    limit."""
+    return arch.max_context if (spec.model or spec.arch is not None) else 0
+
+
+def _within(default: int, limit: int, *, floor: int = 0) -> tuple[int, Msg | None]:
+    """An unstated context: the method's default, or the model's whole context where that is shorter (phi-2 or a
+    Pythia read 2,048 tokens: asked without a context they are sized at 2,048, not refused for the 4,096 no one
+    said), never under `floor` (what was said of the prompt or output: past the limit, that is what is refused)."""
+    if limit and default > limit:
+        return max(limit, floor), _WHY_SEQ_LIMIT
+    return default, None
+
+
 def _check_context(spec: WorkloadSpec, arch: Arch, f: _Filler) -> None:
-    """A named model (catalog, Hub or config.json) cannot attend past its context; a bare size ("13B") stands for a
-    typical architecture and is not held to that stand-in's limit."""
-    limit = arch.max_context if (spec.model or spec.arch is not None) else 0
+    """Past `_context_limit` a context is refused (one said, or a default that images made longer)."""
+    limit = _context_limit(spec, arch)
     seq = f.values.get("seq_len")
     if limit and seq is not None and seq > limit:
         raise _error(spec, msg("wl_context_too_long", name=arch.name, limit=limit, said=seq))
@@ -461,10 +480,11 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     kv_default = _KV_FOR_PRECISION[precision]
     if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:
         raise _error(spec, msg("wl_kv_unknown", kv=spec.kv_dtype, allowed=", ".join(KV_BYTES)))
+    limit = _context_limit(spec, arch)
     if training:
-        _fill_training(spec, method, engine, kv_default, f)
+        _fill_training(spec, method, engine, kv_default, limit, f)
     else:
-        _fill_inference(spec, kv_default, f)
+        _fill_inference(spec, kv_default, limit, f)
     if spec.images:
         _add_images(spec, arch, spec.images, f)
     _check_context(spec, arch, f)

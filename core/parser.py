@@ -817,12 +817,17 @@ def warm_names() -> None:
 _WORD_START = re.compile(r"(?<![\w.])\w")
 _HANDLERS: dict[str, Handler] = {name: handler for name, _, handler in _RULES}
 
-# Words that carry no meaning for the estimate.
+# Words that carry no meaning for the estimate. The second part frames the product's own question ("does 70B QLoRA
+# fit on one A100 80GB?", "влезет ли 70B в одну 4090?", "какая видеокарта нужна для ..."): asked as a question, a
+# workload is still only the workload, and the answer says whether and where it fits.
 _FILLER_WORDS = """
 on with for the a an and using use via in of at to model models llm i we want need needs please x per gpu gpus
 how much what do vram memory weights instruct base method mode by tokens token setup config is it
 на с со для и в во по модель модели моделью мне нам нужно нужна нужен хочу надо сколько памяти видеопамяти х
 через при под карта карте карту gpu токенов токена токены метод режим это как типа примерно около хватит
+does can could will would which enough fit fits locally local my our there if be are possible
+ли можно какая какой какие каких какую влезет влезут поместится поместятся уместится хватает мой моя мою моей
+видеокарта видеокарты видеокарту видеокарте видеокарт локально понадобится потребуется требуется получится будет
 """
 _FILLER = frozenset(_FILLER_WORDS.split())
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")

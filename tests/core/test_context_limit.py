@@ -54,6 +54,31 @@ def test_a_context_over_the_limit_is_refused_with_it(capsys: pytest.CaptureFixtu
     assert rc == 0 and NEEDLE["en"] not in err and str(limit) in out, err
 
 
+@pytest.mark.parametrize("method", ["inference", "lora", "qlora", "full fine-tune"])
+def test_an_unstated_context_is_at_most_the_models(method: str) -> None:
+    """Asked without a context, a model that reads less than the method's default is sized at its whole context
+    (said back as an assumption), never refused for a length no one asked for; longer models keep the default."""
+    from core.defaults import SEQ_INFERENCE, SEQ_TRAINING, complete
+    from core.parser import parse_workload
+
+    default = SEQ_INFERENCE if method == "inference" else SEQ_TRAINING
+    short = [m for m in MODELS if m.max_context and m.max_context < default]
+    assert short  # the catalog has such models (Pythia, phi-2, Falcon: 2,048)
+    for arch in short:
+        workload, notes = complete(parse_workload(f"{arch.id} {method}"))
+        assert workload.seq_len == arch.max_context, arch.id
+        assert any(n.key == "seq_len" and "why_seq_limit" in str(n.msg) for n in notes), arch.id
+    long = next(m for m in MODELS if m.max_context >= 4 * default)
+    assert complete(parse_workload(f"{long.id} {method}"))[0].seq_len == default
+
+
+def test_a_said_prompt_past_the_limit_is_refused_as_said(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = _estimate(capsys, "phi-2 inference input 3000", "--lang", "en")
+    assert rc == 2 and NEEDLE["en"] in err and "3000" in _digits(err)
+    rc, out, err = _estimate(capsys, "phi-2 inference input 1000", "--lang", "en")
+    assert rc == 0 and NEEDLE["en"] not in err and "2048" in _digits(out), err
+
+
 def test_training_sequences_are_held_to_the_limit_too(capsys: pytest.CaptureFixture[str]) -> None:
     rc, _, err = _estimate(capsys, "llama-2-13b lora seq 8192", "--lang", "en")
     assert rc == 2 and "4,096" in err

@@ -189,6 +189,29 @@ def test_longer_phrases(text: str, expected: dict) -> None:
     assert said(text) == expected
 
 
+# The product's own question, asked as people ask it: the framing is no part of the workload (core/parser.py's
+# _FILLER_WORDS), and what the question names is read as it is in the plain phrase.
+@pytest.mark.parametrize(("question", "plain"), [
+    ("does 70B QLoRA fit on one A100 80GB?", "70B QLoRA on one A100 80GB"),
+    ("Can I run llama-3.1-8b on a 4090?", "run llama-3.1-8b on 4090"),
+    ("which GPU would 13B LoRA need?", "13B LoRA"),
+    ("will 7B inference fit locally on my 3090?", "7B inference on 3090"),
+    ("влезет ли 70B QLoRA в одну A100 80GB?", "70B QLoRA в одну A100 80GB"),
+    ("можно ли запустить 32B на 4090", "запустить 32B на 4090"),
+    ("какая видеокарта нужна для 13B LoRA", "13B LoRA"),
+    ("поместится ли qwen2.5-7b инференс в мою видеокарту 4090?", "qwen2.5-7b инференс 4090"),
+    ("запустить 7B локально", "запустить 7B"),
+])
+def test_a_question_means_its_workload(question: str, plain: str) -> None:
+    assert said(question) == said(plain)
+
+
+def test_framing_words_do_not_hide_a_word_that_means_something_else() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("does 13B LoRA fit on a frobnicator?")
+    assert info.value.not_understood == ["frobnicator"]
+
+
 def test_every_catalog_model_alias_is_read() -> None:
     for arch in MODELS:
         for alias in (arch.id, arch.name, *arch.aliases):

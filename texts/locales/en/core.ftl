@@ -131,6 +131,7 @@ why_fsdp_adapters = shards the frozen base across the GPUs
 why_zero3 = shards weights, gradients and optimizer states
 wl_kv_unknown = Unknown KV-cache type «{ $kv }» (possible: { $allowed }).
 why_seq_example = long enough for one example
+why_seq_limit = the whole context this model reads
 why_native_quant = the precision the weights are published in
 wl_batch_concurrency = For inference the batch is the number of concurrent sequences: give one of them.
 
