@@ -260,6 +260,8 @@ _VARIANT = frozenset({"instruct", "it", "chat", "hf", "base", "pretrain", "pt", 
 _RELEASE = frozenset({"thinking", "reasoning", "preview", "latest", "gptq", "int4", "int8", "awq", "fp8", "gguf",
                       "bnb", "4bit", "8bit", "nf4", "mlx", "exl2", "unsloth", "dynamic", "w4a16", "w8a8", "plus"})
 _DATE = re.compile(r"^(?:\d{4}|\d{6})$")  # 2507, 2407, 240912
+# A GGUF file's or an Ollama tag's quantisation at the end of a name ("…-Q5_K_M.gguf", "…:8b-instruct-q8_0", "iq4_xs")
+_GGUF_TAIL = re.compile(r"[\-_.:]i?q[1-8](?:_[0-9a-z]{1,2}){0,2}(?:\.gguf)?$|\.gguf$", re.IGNORECASE)
 _PUNCT = re.compile(r"[^\w.]+")
 
 
@@ -281,11 +283,14 @@ def _join(toks: list[str]) -> str:
 
 
 def _keys(name: str) -> list[str]:
-    """Lookup keys of a name, most specific first: as written minus variant words, then minus release words and
-    dates (`Qwen3-30B-A3B-Instruct-2507` has the shape of `Qwen3-30B-A3B`)."""
+    """Lookup keys of a name, most specific first: as written minus variant words, then minus release words, dates
+    and a GGUF quantisation (`Qwen3-30B-A3B-Instruct-2507` and `qwen3:30b-a3b-q4_K_M` have the shape of
+    `Qwen3-30B-A3B`)."""
     toks = [t for t in _tokens(name) if t not in _VARIANT]
     out = [_join(toks)]
-    loose = [t for t in toks if t not in _RELEASE and not _DATE.match(t)]
+    bare = _GGUF_TAIL.sub("", name)
+    loose = [t for t in (toks if bare == name else _tokens(bare)) if t not in _VARIANT and t not in _RELEASE
+             and not _DATE.match(t)]
     if loose and loose != toks:
         out.append(_join(loose))
     return [k for k in out if k]

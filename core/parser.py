@@ -151,7 +151,7 @@ LIMITS: dict[str, tuple[float, float]] = WORKLOAD_LIMITS
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
                          "tokens_per_example", "images", "prompt_len", "output_len"})
 
-_UNIT = re.compile(r"(k|к|m|тыс\.?|млн\.?|thousand|million)$")
+_UNIT = re.compile(r"(k|к|m|тыс(?:яч[аи]?)?\.?|млн\.?|миллион(?:а|ов)?|thousands?|millions?)$")
 
 
 _SPACES = re.compile(r"[\s\u202f]")
@@ -199,7 +199,8 @@ def check_range(field: str, value: float) -> Msg | None:
 # rule fails, which keeps every numeric rule a single attempt.
 N = r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+"  # a number; Russian decimal comma allowed
 INT = r"[0-9]{1,9}+"
-AMT = r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс\.?|млн\.?|thousand|million)(?!\w))?"
+AMT = (r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс(?:яч[аи]?)?\.?|млн\.?|миллион(?:а|ов)?|thousands?|"
+       r"millions?)(?!\w))?")
 THOUSANDS = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"  # "50 000" as Russians write it (dataset sizes)
 SEP = r"[\s_\-]*"
 MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
@@ -235,7 +236,7 @@ def _gpu_pattern() -> str:
                 names.add(SEP.join(re.escape(t) for t in toks))
     alts = "|".join(sorted(names, key=len, reverse=True))
     return (rf"(?:(?:nvidia|geforce|tesla|amd|instinct|quadro)[\s_\-]*)*(?:{alts})"
-            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{2,3}}[\s_\-]*(?:gb|гб|g)))*")
+            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{2,3}}[\s_\-]*(?:gb|гб|g)))*(?:['\u2019]?s(?!\w))?")
 
 
 GPU = _gpu_pattern()
@@ -300,11 +301,15 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
     count = _field("gpus", count_group) if count_group else None
 
     def handle(m: re.Match[str]) -> dict[str, Any]:
-        gpu = _gpu_named_as(m.group(name_group))
+        name = m.group(name_group)
+        gpu = _gpu_named_as(name)
+        if gpu is None and name.endswith("s"):  # a plural: "8 H100s", "two A100's"
+            name = name[:-1].rstrip("'\u2019")
+            gpu = _gpu_named_as(name)
         if gpu is None:
             raise Bad(msg("parse_gpu_unknown"))
         out: dict[str, Any] = {"gpu": gpu.id}
-        family = _gpus_named_as(m.group(name_group))
+        family = _gpus_named_as(name)
         if len(family) > 1:  # a family name covers its variants (issue 10): "on H100" is SXM, PCIe and NVL
             out["gpu_family"] = tuple(g.id for g in family)
         if count is not None:
@@ -362,7 +367,7 @@ _FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
 _MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?[bб](?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
 _MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
 _MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
-_MJOINED = r"(?:[\-_.][a-z0-9]+)*"
+_MJOINED = r"(?:[\-_.:][a-z0-9]+)*"  # ":" joins an Ollama tag ("qwen3:30b-a3b", "llama3.1:70b-instruct-q4_K_M")
 # a spaced part: a size, a name word, a version followed by more name, or a version right after a bare family
 # a release date, YYMM or MMDD ("2409", "2507", "0905"); a context length taken for one ("llama 8b 4096") makes the
 # name unknown, and `_model` then keeps the leading part that names a model
@@ -407,8 +412,19 @@ def quant_in_name(name: str) -> Quant | None:
     return _QUANT_NAMED(name)
 
 
+# A GGUF file's or an Ollama tag's quantisation type ("…-Q5_K_M.gguf", "llama3.1:8b-instruct-q8_0").
+_NAME_GGUF = re.compile(r"(?<![a-z0-9])(i?q[1-8](?:_[0-9a-z]{1,2}){0,2})(?![a-z0-9])")
+_GGUF_KNOWN = "Q2_K, Q3_K_M, Q4_0, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0"
+
+
 def _quant_in_name(name: str) -> Quant | None:
     low = name.lower()
+    gguf = _NAME_GGUF.search(low)
+    if gguf is not None:
+        quant = _GGUF.get(gguf.group(1).replace("_", ""))
+        if quant is None:  # a type the estimator has no size for ("IQ4_XS"): said so, not sized as 16-bit
+            raise Bad(msg("parse_gguf_type", known=_GGUF_KNOWN))
+        return quant
     return next((q for rx, q in _NAME_QUANTS if rx.search(low)), None)
 
 
@@ -494,7 +510,7 @@ def _gguf(m: re.Match[str]) -> dict[str, Any]:
         return {"quant": Quant.Q4_K_M}
     quant = _GGUF.get(_SEPARATOR_CHARS.sub("", kind))
     if quant is None:
-        raise Bad(msg("parse_gguf_type", known="Q2_K, Q3_K_M, Q4_0, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0"))
+        raise Bad(msg("parse_gguf_type", known=_GGUF_KNOWN))
     return {"quant": quant}
 
 
@@ -518,6 +534,17 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
 
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
 _ONE_NAMED = _gpu_named("g1_g", None)
+_WORD_NAMED = _gpu_named("cw_g", None)
+# GPU counts said in words ("on two H100", "на двух A100", "dual 4090"), as the phrase reads them (lower-cased, ё as е)
+_COUNT_WORDS = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "six": 6, "eight": 8,
+                "два": 2, "две": 2, "двух": 2, "двум": 2, "двумя": 2, "три": 3, "трех": 3, "трем": 3, "тремя": 3,
+                "четыре": 4, "четырех": 4, "четырем": 4, "четырьмя": 4, "шесть": 6, "шести": 6, "шестью": 6,
+                "восемь": 8, "восьми": 8, "восьмью": 8, "восемью": 8}
+_COUNT_WORD_RX = "|".join(sorted(_COUNT_WORDS, key=len, reverse=True))
+
+
+def _count_word(m: re.Match[str], group: str) -> int:
+    return _COUNT_WORDS[m.group(group)]
 
 # Engine / framework names, both languages (`core.engines`): an inference engine also says "inference" (as the
 # names did before they were engines), a training framework says "training". "deepspeed zero3" stays a strategy.
@@ -556,7 +583,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
-    ("examples2", rf"(?:dataset|датасет\w*|num[\s_]*examples)\s*(?:of\s+|из\s+|на\s+)?[=:]?\s*(?P<ex_n2>{AMT})"
+    ("examples2", rf"(?:dataset|датасет\w*|num[\s_]*examples)\s*(?:of\s+|из\s+|на\s+)?[=:]?\s*"
+                  rf"(?P<ex_n2>{THOUSANDS}|{AMT})"
                   rf"(?:\s*{EXW})?", _field("examples", "ex_n2")),
     ("tpe", rf"(?:по\s+)?(?P<tp_a>{AMT})\s*{TOKW}\s*(?:per|each|/|на|в|за)?\s*(?:an?\s+|каждый\s+|один\s+)?"
             rf"(?:examples?|samples?|пример\w*|сэмпл\w*|dialog\w*|диалог\w*|records?|rows?)",
@@ -577,6 +605,10 @@ _RULES: list[tuple[str, str, Handler]] = [
              r"devices?)", _field("gpus", "gn_n")),
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
     ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
+    ("count_word_named", rf"(?P<cw_n>{_COUNT_WORD_RX})\s+(?P<cw_g>{GPU})", lambda m: {**_WORD_NAMED(m),
+                                                                                "gpus": _count_word(m, "cw_n")}),
+    ("count_word_gpus", rf"(?P<cw_m>{_COUNT_WORD_RX})\s+(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу|ускорител\w*)",
+     lambda m: {"gpus": _count_word(m, "cw_m")}),
     ("one_named", rf"(?:одн(?:ой|у|а|ого)|one|a\s+single|single)\s+(?P<g1_g>{GPU})",
      lambda m: {**_ONE_NAMED(m), "gpus": 1}),
     ("one_gpu", r"(?:one|a\s+single|single)[\s_\-]+(?:gpu|card|device)|одн(?:ой|у|а)\s+(?:карт\w*|gpu|видеокарт\w*|"

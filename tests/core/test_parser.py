@@ -206,6 +206,35 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     assert said(question) == said(plain)
 
 
+# Ways people write the same thing: counts in words, plural cards, Ollama tags and GGUF file names, number words.
+@pytest.mark.parametrize(("written", "plain"), [
+    ("70B inference on two H100s", "70B inference on 2 H100"),
+    ("13B lora on dual 4090", "13B lora on 2x 4090"),
+    ("70B QLoRA на двух A100 80GB", "70B QLoRA на 2 A100 80GB"),
+    ("70B lora на четырёх H100", "70B lora на 4 H100"),
+    ("405B qlora eight H200s", "405B qlora 8 H200"),
+    ("7B lora две карты", "7B lora 2 карты"),
+    ("13B lora on 8 A100's", "13B lora on 8 A100"),
+    ("gemma3:27b inference", "gemma 3 27b inference"),
+    ("qwen3:30b-a3b inference", "qwen3-30b-a3b inference"),
+    ("llama3.1:8b-instruct-q8_0 inference", "llama-3.1-8b inference q8_0"),
+    ("qwen2.5:72b-instruct-q4_K_M inference", "qwen2.5-72b inference q4_k_m"),
+    ("Meta-Llama-3.1-8B-Instruct-Q5_K_M.gguf inference", "llama-3.1-8b inference q5_k_m"),
+    ("7B inference контекст 128 тысяч", "7B inference контекст 128000"),
+    ("7B lora 2 миллиона примеров", "7B lora 2000000 примеров"),
+    ("7B lora 5 thousand examples", "7B lora 5000 examples"),
+    ("7B lora датасет 50 000", "7B lora 50000 примеров"),
+])
+def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
+    assert said(written) == said(plain)
+
+
+def test_a_gguf_type_the_estimator_cannot_size_is_said_not_dropped() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("qwen2.5-7b-instruct-iq4_xs inference")
+    assert "Q4_K_M" in render("en", info.value.explain()) and "Q4_K_M" in render("ru", info.value.explain())
+
+
 def test_framing_words_do_not_hide_a_word_that_means_something_else() -> None:
     with pytest.raises(ParseError) as info:
         parse_workload("does 13B LoRA fit on a frobnicator?")
