@@ -9,6 +9,7 @@ sequences: `Workload.batch` stays 1 and `concurrency` carries it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -252,7 +253,8 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
         stray = {"grad_ckpt": spec.grad_ckpt, "optimizer": spec.optimizer, "fused_ce": spec.fused_ce,
                  "offload": spec.offload if spec.offload != _OFF_NONE else None, "lora_rank": spec.lora_rank,
                  "lora_targets": spec.lora_targets, "examples": spec.examples,
-                 "tokens_per_example": spec.tokens_per_example, "epochs": spec.epochs}
+                 "tokens_per_example": spec.tokens_per_example, "dataset_tokens": spec.dataset_tokens,
+                 "epochs": spec.epochs}
     else:
         stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype, "prompt_len": spec.prompt_len,
                  "output_len": spec.output_len}
@@ -399,9 +401,21 @@ def _fill_training(spec: WorkloadSpec, method: Method, engine: Engine, kv_defaul
         f.take("lora_targets", targets, LORA_TARGETS)
     else:
         f.values |= {"lora_rank": None, "lora_targets": None}
-    if spec.examples is not None or spec.tokens_per_example is not None or spec.epochs is not None:
-        f.values["examples"] = spec.examples
-        f.take("tokens_per_example", tpe_said, min(TOKENS_PER_EXAMPLE, seq_len))
+    dataset = spec.dataset_tokens
+    if spec.examples is not None or tpe_said is not None or spec.epochs is not None or dataset is not None:
+        examples = spec.examples
+        if dataset is not None and examples is not None and tpe_said is not None:
+            raise _error(spec, msg("wl_dataset_three"))
+        if dataset is not None and examples is not None:  # "5k examples, 20M tokens": each example is their ratio
+            f.assume("tokens_per_example", max(1, round(dataset / examples)),
+                     msg("why_tpe_from_dataset", tokens=msg("val_tokens", n=dataset), examples=examples))
+        else:
+            tpe = f.take("tokens_per_example", tpe_said, min(TOKENS_PER_EXAMPLE, seq_len))
+            if dataset is not None:  # the time counts tokens: as many examples as make the dataset's
+                examples = f.assume("examples", max(1, math.ceil(dataset / tpe)),
+                                    msg("why_examples_from_dataset", tokens=msg("val_tokens", n=dataset),
+                                        per=msg("val_tokens", n=tpe)))
+        f.values["examples"] = examples
         f.take("epochs", spec.epochs, EPOCHS)
         if spec.packing is None:  # the time to train counts real tokens: say what the dataset's tokens cost
             f.assume("packing", True, _WHY_PACKING)

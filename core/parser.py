@@ -122,7 +122,7 @@ def render_value(field: str, value: Any) -> Msg | str:
         return msg("val_on" if value else "val_off")
     if field == "params_b":
         return f"{value:g}B"
-    if field in ("seq_len", "tokens_per_example", "prompt_len", "output_len"):
+    if field in ("seq_len", "tokens_per_example", "dataset_tokens", "prompt_len", "output_len"):
         return msg("val_tokens", n=int(value))
     if field == "model":
         arch = find_model(str(value))
@@ -149,7 +149,7 @@ def describe(field: str, value: Any) -> Msg:
 # never passed on (no 10^30-token contexts).
 LIMITS: dict[str, tuple[float, float]] = WORKLOAD_LIMITS
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
-                         "tokens_per_example", "images", "prompt_len", "output_len"})
+                         "tokens_per_example", "dataset_tokens", "images", "prompt_len", "output_len"})
 
 _UNIT = re.compile(r"(k|к|m|тыс(?:яч[аи]?)?\.?|млн\.?|миллион(?:а|ов)?|thousands?|millions?)$")
 
@@ -208,6 +208,7 @@ TOKW = r"(?:tokens?|tok|токен\w*)"
 EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
        r"пример\w*|сэмпл\w*|диалог\w*|строк\w*|запис\w*|инструкц\w*|пар\b)")
 EPW = r"(?:epochs?|эпох\w*|ep)"
+DATAW = r"dataset|датасет\w*|набор\w*\s+данных|corpus|корпус\w*"
 KVT = r"(?:fp8|int8|int4|bf16|fp16|q8_0|q4_0|8[\s\-_]*bit|4[\s\-_]*bit)"
 GC = (r"(?:grad(?:ient)?s?[\s_\-]*(?:ckpt|checkpoint(?:ing|s)?)|activation[\s_\-]*(?:ckpt|checkpoint(?:ing)?|"
       r"recomput\w*)|checkpointing|recompute|чекпоинт\w*|gc)")
@@ -583,6 +584,11 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
+    # the data's size in tokens, said as such: "dataset 20M tokens", "1 млн токенов данных" (not a context length)
+    ("ds_tokens", rf"(?:{DATAW})\s*(?:of\s+|with\s+|из\s+|на\s+|в\s+|size\s+|размером\s+)?[=:]?\s*"
+                  rf"(?P<dt_a>{THOUSANDS}|{AMT})\s*{TOKW}", _field("dataset_tokens", "dt_a")),
+    ("ds_tokens2", rf"(?P<dt_b>{THOUSANDS}|{AMT})\s*-?\s*{TOKW}\s*(?:of\s+)?(?:training\s+)?(?:{DATAW}|data|данных|"
+                   r"обучающих\s+данных|текста|text)(?!\w)", _field("dataset_tokens", "dt_b")),
     ("examples2", rf"(?:dataset|датасет\w*|num[\s_]*examples)\s*(?:of\s+|из\s+|на\s+)?[=:]?\s*"
                   rf"(?P<ex_n2>{THOUSANDS}|{AMT})"
                   rf"(?:\s*{EXW})?", _field("examples", "ex_n2")),

@@ -158,6 +158,8 @@ class WorkloadSpec(BaseModel):
     concurrency: int | None = Field(default=None, ge=1)
     examples: int | None = Field(default=None, ge=1)
     tokens_per_example: int | None = Field(default=None, ge=1)
+    # the training data's size in tokens ("dataset 20M tokens"): completed into examples x tokens per example
+    dataset_tokens: int | None = Field(default=None, ge=1)
     epochs: float | None = Field(default=None, gt=0)
     engine: Engine | None = None  # vllm | llama.cpp | unsloth ... (`core.engines`)
 

@@ -86,7 +86,8 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
 
     for option, value in (("--seq", args.seq), ("--batch", args.batch), ("--lora-rank", args.lora_rank),
                           ("--gpus", args.gpus), ("--concurrency", args.concurrency), ("--examples", args.examples),
-                          ("--tokens-per-example", args.tokens_per_example), ("--epochs", args.epochs),
+                          ("--tokens-per-example", args.tokens_per_example),
+                          ("--dataset-tokens", args.dataset_tokens), ("--epochs", args.epochs),
                           ("--input", args.prompt_len), ("--output", args.output_len)):
         _positive(option, value)
     fields: dict[str, Any] = {}
@@ -130,7 +131,8 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
              "offload": _enum(Offload, "--offload", args.offload)}
     plain = {"seq_len": args.seq, "batch": args.batch, "grad_ckpt": args.grad_ckpt, "lora_rank": args.lora_rank,
              "fused_ce": args.fused_ce, "gpus": args.gpus, "concurrency": args.concurrency,
-             "examples": args.examples, "tokens_per_example": args.tokens_per_example, "epochs": args.epochs,
+             "examples": args.examples, "tokens_per_example": args.tokens_per_example,
+             "dataset_tokens": args.dataset_tokens, "epochs": args.epochs,
              "prompt_len": args.prompt_len, "output_len": args.output_len}
     fields.update({k: v for k, v in {**enums, **plain}.items() if v is not None})
     return WorkloadSpec(**fields)
@@ -268,6 +270,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                     "stated as an assumption)")
     p.add_argument("--examples", type=int, help="training examples")
     p.add_argument("--tokens-per-example", dest="tokens_per_example", type=int)
+    p.add_argument("--dataset-tokens", dest="dataset_tokens", type=int,
+                   help="the training data's size in tokens (with --examples or --tokens-per-example, not both)")
     p.add_argument("--epochs", type=float)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lang", choices=("ru", "en"), default=None,

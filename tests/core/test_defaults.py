@@ -136,6 +136,29 @@ def test_dataset_fields_are_filled_only_when_one_was_given() -> None:
     assert (w.examples, w.tokens_per_example, w.epochs) == (None, None, None)
 
 
+@pytest.mark.parametrize("text", ["13B LoRA dataset 20M tokens", "13B LoRA датасет 20 млн токенов",
+                                  "13B LoRA 20M tokens of data", "13B LoRA на 20 млн токенов данных",
+                                  "13B LoRA on a 20M-token dataset", "13B LoRA на датасете в 20 млн токенов"])
+def test_a_dataset_said_in_tokens_is_trained_as_that_many_tokens(text: str) -> None:
+    """"dataset 20M tokens" is the data's size, not 20M examples nor a 20M-token context: the time to train counts
+    20M tokens an epoch (examples made of the default example length, said back as an assumption)."""
+    w, notes = done(text)
+    assert w.seq_len == 2048 and w.tokens_per_example == 512
+    assert w.examples is not None and 20_000_000 <= w.examples * w.tokens_per_example < 20_000_000 + 512
+    assert "20000000" in render("en", notes["examples"].msg) and "20000000" in render("ru", notes["examples"].msg)
+
+
+def test_a_dataset_in_tokens_and_examples_gives_each_examples_length() -> None:
+    w, notes = done("13B LoRA 5k examples, dataset 20M tokens, 2 epochs")
+    assert (w.examples, w.tokens_per_example, w.epochs) == (5000, 4000, 2.0)
+    assert "5000" in render("en", notes["tokens_per_example"].msg)
+    for text, needle in [("13B LoRA 5k examples of 512 tokens, dataset 20M tokens", "two of them"),
+                         ("7B inference dataset 1M tokens", "does not apply")]:
+        with pytest.raises(ParseError) as info:
+            complete(parse_workload(text))
+        assert needle in render("en", info.value.explain()), text
+
+
 def test_long_examples_stretch_the_default_sequence() -> None:
     w, notes = done("7B LoRA 1k examples по 3000 токенов")
     assert (w.seq_len, w.tokens_per_example) == (3000, 3000)

@@ -59,6 +59,7 @@ field_kv_dtype = KV-cache type
 field_concurrency = concurrent sequences
 field_examples = examples
 field_tokens_per_example = tokens per example
+field_dataset_tokens = dataset tokens
 field_epochs = epochs
 
 val_method_inference = inference
@@ -132,6 +133,12 @@ why_zero3 = shards weights, gradients and optimizer states
 wl_kv_unknown = Unknown KV-cache type «{ $kv }» (possible: { $allowed }).
 why_seq_example = long enough for one example
 why_seq_limit = the whole context this model reads
+why_examples_from_dataset = { $tokens } of data, each example { $per }
+why_tpe_from_dataset = { $tokens } of data over { NUMBER($examples, useGrouping: 0) } { $examples ->
+        [one] example
+       *[other] examples
+    }
+wl_dataset_three = Examples, tokens per example and the dataset's tokens: give two of them, the third follows from those (e.g. «10k examples, 20M tokens»).
 why_native_quant = the precision the weights are published in
 wl_batch_concurrency = For inference the batch is the number of concurrent sequences: give one of them.
 

@@ -60,6 +60,7 @@ field_kv_dtype = тип KV-кэша
 field_concurrency = одновременных последовательностей
 field_examples = примеров
 field_tokens_per_example = токенов на пример
+field_dataset_tokens = токенов в датасете
 field_epochs = эпох
 
 val_method_inference = инференс
@@ -142,6 +143,14 @@ why_zero3 = делит веса, градиенты и состояния опт
 wl_kv_unknown = Неизвестный тип KV-кэша «{ $kv }» (возможно: { $allowed }).
 why_seq_example = чтобы вместился один пример
 why_seq_limit = весь контекст, который читает эта модель
+why_examples_from_dataset = { $tokens } данных, на каждый пример { $per }
+why_tpe_from_dataset = { $tokens } данных на { NUMBER($examples, useGrouping: 0) } { $examples ->
+        [one] пример
+        [few] примера
+        [other] примера
+       *[many] примеров
+    }
+wl_dataset_three = Примеры, токены на пример и токены датасета: укажите два из трёх, третье следует из них (например, «10k примеров, 20M токенов»).
 why_native_quant = в этой точности опубликованы веса
 wl_batch_concurrency = Для инференса батч — это число одновременных последовательностей: укажите что-то одно.
 
