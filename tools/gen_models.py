@@ -64,6 +64,15 @@ EXTRA_ALIASES: dict[str, list[str]] = {
     "qwen3-30b-a3b": ["qwen3 30b", "qwen3-30b", "qwen3-coder-30b-a3b"],
     "mistral-large-2407": ["mistral large 2", "mistral-large-2", "mistral large", "mistral-large-123b"],
     "mistral-large-2411": ["mistral large 2.1", "mistral-large-2.1", "mistral large 24.11"],
+    # Ollama's library tags of DeepSeek-R1 name the distilled models by size (https://ollama.com/library/deepseek-r1/tags:
+    # 1.5b, 7b, 14b, 32b Qwen distills, 70b the Llama distill, 671b R1 itself); "deepseek-r1 70b" means the same. The
+    # 8b tag moved from the Llama distill to DeepSeek-R1-0528-Qwen3-8B in May 2025, so it is left to the user's words.
+    "r1-distill-llama-70b": ["deepseek-r1:70b"],
+    "deepseek-r1-distill-qwen-32b": ["deepseek-r1:32b"],
+    "deepseek-r1-distill-qwen-14b": ["deepseek-r1:14b"],
+    "deepseek-r1-distill-qwen-7b": ["deepseek-r1:7b"],
+    "deepseek-r1-distill-qwen-1.5b": ["deepseek-r1:1.5b"],
+    "deepseek-r1": ["deepseek-r1:671b"],
 }
 # litgpt's `block_size` is the model's context except where litgpt chose otherwise; these catalog ids take the
 # Hugging Face config.json `max_position_embeddings` or the model card instead (the reason goes into `source`).

@@ -229,6 +229,18 @@ def test_the_same_workload_written_another_way(written: str, plain: str) -> None
     assert said(written) == said(plain)
 
 
+# Ollama's DeepSeek-R1 tags are the distilled models of that size (tools/gen_models.py EXTRA_ALIASES), not R1 at
+# another size: before, "deepseek-r1 70b" was refused as R1 having 671B parameters.
+@pytest.mark.parametrize(("written", "model"), [
+    ("deepseek-r1:70b inference", "DeepSeek-R1-Distill-Llama-70B"),
+    ("deepseek-r1 32b qlora", "DeepSeek-R1-Distill-Qwen-32B"),
+    ("deepseek-r1:1.5b inference", "DeepSeek-R1-Distill-Qwen-1.5B"),
+    ("deepseek-r1:671b inference", "deepseek-r1"),
+])
+def test_ollama_deepseek_r1_tags_are_the_distills(written: str, model: str) -> None:
+    assert parse_workload(written).model == find_model(model).id
+
+
 def test_a_gguf_type_the_estimator_cannot_size_is_said_not_dropped() -> None:
     with pytest.raises(ParseError) as info:
         parse_workload("qwen2.5-7b-instruct-iq4_xs inference")
