@@ -260,6 +260,17 @@ async def test_the_parser_understands_the_slang_people_write(tg: FakeTelegram, a
     assert "DeepSeek-V3" in await say(tg, "/estimate дипсик инференс", 52, "ru")  # as "deepseek" is answered
 
 
+async def test_the_products_own_question_is_answered_as_its_workload(tg: FakeTelegram, app: App) -> None:
+    """Asked as a question, an Ollama tag, a count in words, a dataset in tokens: the answer is the workload's."""
+    for phrase, lang, understood in (
+            ("does 70B QLoRA fit on one A100 80GB?", "en", ("QLoRA", "A100 80GB")),
+            ("влезет ли qwen2.5:32b-instruct-q4_K_M в две 4090?", "ru", ("Qwen2.5 32B", "Q4_K_M", "2 GPU")),
+            ("8B LoRA on a 20M-token dataset, 2 epochs", "en", ("LoRA", "for 40,000,512 training tokens")),
+            ("phi-2 inference", "en", ("2,048",))):
+        text = await say(tg, f"/estimate {phrase}", 53, lang)
+        assert all(u in text for u in understood), (phrase, text[:400])
+
+
 def test_cli_empty_input_and_emoji_get_the_same_message_and_a_closed_pipe_exits_quietly(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import subprocess
