@@ -702,7 +702,8 @@ _RULES: list[tuple[str, str, Handler]] = [
             r"max[\s_\-]*model[\s_\-]*len|cutoff[\s_\-]*len|max[\s_\-]*tokens|длин\w*(?:\s+(?:контекста|"
             rf"последовательност\w*))?|последовательност\w*)\s*(?:of\s+|в\s+|до\s+)?[=:]?\s*(?P<sq_a>{AMT})"
             rf"(?:\s*{TOKW})?", _field("seq_len", "sq_a", kilo=1024)),
-    ("seq2", rf"(?P<sq_b>{AMT})\s*(?:{TOKW}\s*)?(?:of\s+)?(?:ctx|context|контекст\w*|seq(?:uence)?"
+    ("seq2", rf"(?P<sq_b>{AMT})\s*(?:{TOKW}\s*)?(?:of\s+)?(?:ctx|context(?:[\s_\-]*(?:window|length|len|size))?|"
+             r"контекст\w*(?:\s+окн\w*)?|seq(?:uence)?"
              r"(?:[\s_\-]*len(?:gth)?)?|окн\w*)", _field("seq_len", "sq_b", kilo=1024)),
     ("seq3", rf"(?P<sq_c>{AMT})\s*{TOKW}", _field("seq_len", "sq_c", kilo=1024)),
     ("seq_k", r"(?P<sq_k>[0-9]{1,4}(?:[.,][0-9])?\s?(?:k|к))", _field("seq_len", "sq_k", kilo=1024)),
@@ -721,7 +722,8 @@ _RULES: list[tuple[str, str, Handler]] = [
      _const(lora_targets="gate,up,down")),
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
-             r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+", _noop),
+             r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+|"
+             r"how\s+(?:long|many)", _noop),  # "how long", "how many": asked, answered by the estimate
     ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*|кь?ю[\s_\-]?лор[аоуеыи]\w*",
      _const(method=Method.QLORA)),
     ("lora", r"(?:lora|лор[аоуеыи]\w*)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|"
@@ -866,6 +868,10 @@ how much what do vram memory weights instruct base method mode by tokens token s
 does can could will would which enough fit fits locally local my our there if be are possible
 ли можно какая какой какие каких какую влезет влезут поместится поместятся уместится хватает мой моя мою моей
 видеокарта видеокарты видеокарту видеокарте видеокарт локально понадобится потребуется требуется получится будет
+cost costs price cheapest cheap cheaper minimum minimal best optimal recommended time take takes it's
+стоит стоить стоимость цена цену времени время займет займут уйдет самая самый самую самое дешевая дешевый дешевую
+дешевле минимальная минимальный минимальную минимум лучшая лучший лучшую лучше оптимальная оптимальный подойдет
+подойдут подходит
 """
 _FILLER = frozenset(_FILLER_WORDS.split())
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
@@ -927,7 +933,7 @@ class _Reading:
         if start >= end or _SEPARATORS.fullmatch(shown, start, end):
             return
         for word in _GAP_SPLIT.split(shown[start:end]):
-            key = word.lower().strip(".-")
+            key = word.lower().replace("ё", "е").strip(".-")
             if not key or not _HAS_ALNUM.search(key) or key in _FILLER:
                 continue
             self.reject(word, _NUMBER_REASON if _NUMBER_ONLY.fullmatch(key) else None)

@@ -201,6 +201,13 @@ def test_longer_phrases(text: str, expected: dict) -> None:
     ("какая видеокарта нужна для 13B LoRA", "13B LoRA"),
     ("поместится ли qwen2.5-7b инференс в мою видеокарту 4090?", "qwen2.5-7b инференс 4090"),
     ("запустить 7B локально", "запустить 7B"),
+    ("how much does it cost to fine-tune 7B with LoRA?", "fine-tune 7B with LoRA"),
+    ("how long to train 13B LoRA on 10k examples", "13B LoRA 10k examples"),
+    ("сколько времени займёт 13B LoRA 10k примеров", "13B LoRA 10k примеров"),
+    ("what is the cheapest GPU for 70B inference", "70B inference"),
+    ("самая дешёвая видеокарта для 70B инференс", "70B инференс"),
+    ("лучшая карта для llama 3 70b, инференс", "llama 3 70b инференс"),
+    ("how many GPUs for 405B inference with a 32k context window", "405B inference ctx 32k"),
 ])
 def test_a_question_means_its_workload(question: str, plain: str) -> None:
     assert said(question) == said(plain)
@@ -251,6 +258,9 @@ def test_framing_words_do_not_hide_a_word_that_means_something_else() -> None:
     with pytest.raises(ParseError) as info:
         parse_workload("does 13B LoRA fit on a frobnicator?")
     assert info.value.not_understood == ["frobnicator"]
+    with pytest.raises(ParseError) as info:  # "how long" is a question; "long context" is a length not given
+        parse_workload("how long does 70B inference with long context take")
+    assert info.value.not_understood == ["long", "context"]
 
 
 def test_every_catalog_model_alias_is_read() -> None:
