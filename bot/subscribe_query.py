@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from core.gpus import resolve_gpus
 from core.limits import gpu_count_ok, price_ok
+from core.parser import COUNT_WORDS
 from core.providers import ProviderCatalog, catalog
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
@@ -26,7 +27,8 @@ _UNIT_JOIN = r"(?:/|-|\bper\b|\bв\b|\bза\b|\bна\b|\ban?\b|\beach\b|\bкаж
 _UNIT = rf"(?:{_GPU_WORD}(?:[- ]?{_HOUR_WORD})?|{_HOUR_WORD})"
 _PER_UNIT = rf"(?P<unit>(?:\s*{_UNIT_JOIN}\s*{_UNIT}\.?)*)"
 PRICE_RE = re.compile(
-    r"(?:до|не\s+дороже|дешевле|под|under|below|up\s+to|max|at\s+most|<=?|≤)\s*"
+    r"(?:до|не\s+дороже|дешевле(?:\s*,?\s*чем)?|ниже|меньше(?:\s*,?\s*чем)?|не\s+выше|не\s+больше|под|under|below|"
+    r"(?:for\s+)?(?:less|lower|cheaper)\s+than|up\s+to|max|at\s+most|<=?|≤)\s*"
     rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_UNIT}",
     re.IGNORECASE,
 )
@@ -35,6 +37,19 @@ COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
 BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
 REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w-]{2,40})", re.IGNORECASE)
 _SPLIT_GPUS = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b|\bили\b|\bи\b)\s*", re.IGNORECASE)
+# A subscription asked as a request ("notify me when an H100 is under $2/h", "сообщи, когда H100 будет дешевле 200 ₽"):
+# the asking is no part of what to watch (a subscription is about offers in stock anyway). Only a text that asks
+# loses those words: elsewhere "a" may be a name's ("Command A").
+_REQUEST = re.compile(r"(?<!\w)(?:notify|tell|alert|ping|let\s+me\s+know|when|once|as\s+soon\s+as|сообщи|напиши|"
+                      r"уведоми|скажи|дай(?:те)?\s+знать|когда|как\s+только)(?!\w)", re.IGNORECASE)
+_ASKING = re.compile(
+    r"(?<!\w)(?:please|pls|notify|tell|alert|ping|let|me|know|when|if|once|as\s+soon\s+as|an?|the|is|are|will|be|"
+    r"becomes?|gets?|goes|appears?|available|in\s+stock|пожалуйста|сообщи(?:те)?|напиши(?:те)?|уведоми(?:те)?|"
+    r"скажи(?:те)?|дай(?:те)?\s+знать|мне|меня|когда|если|как\s+только|будет|будут|станет|станут|появится|появятся|"
+    r"в\s+наличии|в\s+продаже)(?!\w)", re.IGNORECASE)
+# A count before a list of cards: "2 H100", "two H100s", "две A100" (COUNT_RE reads "H100 x2")
+_LEADING_COUNT = re.compile(rf"^(\d{{1,9}}|{'|'.join(sorted(COUNT_WORDS, key=len, reverse=True))})\s*[x×*]?\s+(.+)$",
+                            re.IGNORECASE)
 
 
 @dataclass
@@ -127,8 +142,19 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         req.region = m.group(1)
         rest = rest[:m.start()] + " " + rest[m.end():]
 
+    if _REQUEST.search(rest):
+        rest = _ASKING.sub(" ", rest)
     req.target = " ".join(rest.replace(",", " , ").split()).strip(" ,;").replace(" , ", ", ")
     req.gpu_ids = gpu_list(req.target)
+    counted = _LEADING_COUNT.match(req.target) if req.gpu_ids is None and req.gpu_count is None else None
+    if counted is not None and (ids := gpu_list(counted.group(2))) is not None:
+        word = counted.group(1).lower().replace("ё", "е")
+        count = int(word) if word.isdigit() else COUNT_WORDS[word]
+        if gpu_count_ok(count):
+            req.gpu_count = count
+        else:
+            req.problem = req.problem or "count"
+        req.target, req.gpu_ids = counted.group(2), ids
     return req
 
 
@@ -140,7 +166,10 @@ def gpu_list(text: str) -> list[str] | None:
     parts = [p for p in _SPLIT_GPUS.split(text) if p.strip()]
     ids: list[str] = []
     for part in parts:
-        gpus = resolve_gpus(part.strip())
+        name = part.strip()
+        gpus = resolve_gpus(name)
+        if not gpus and name.lower().endswith("s"):  # a plural: "H100s", "A100's"
+            gpus = resolve_gpus(name[:-1].rstrip("'\u2019"))
         if not gpus:
             return None
         ids.extend(g.id for g in gpus if g.id not in ids)

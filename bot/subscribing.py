@@ -75,12 +75,25 @@ def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
     return esc(message) if message else t(lang, "unknown", examples=", ".join(examples(lang, "examples_short")))
 
 
+def filter_words(sub: Subscription, lang: str) -> list[str]:
+    """The subscription's filters as `/subscribe` reads them back (bot/subscribe_query.py), so a command suggested
+    to the user watches the same count, providers, billing and region."""
+    words = [f"x{sub.gpu_count}"] if sub.gpu_count else []
+    if sub.providers:
+        words.append(("на " if lang == "ru" else "on ") + ", ".join(sub.providers))
+    if sub.billing:
+        words.append(sub.billing)
+    if sub.region:
+        words.append(("регион " if lang == "ru" else "region ") + sub.region)
+    return words
+
+
 def cap_reading(sub: Subscription, lang: str) -> str:
     """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
     if sub.max_price is None:
         return ""
     price = money(sub.max_price, sub.price_currency, lang, exact=True)
-    query = esc(query_words(lang, sub.query_text)[:160])
+    query = esc(" ".join((query_words(lang, sub.query_text)[:160], *filter_words(sub, lang))))
     if sub.price_basis == "total":
         return t(lang, "sub_cap_total", price=price, query=query)
     n = sub.gpu_count if sub.gpu_count and sub.gpu_count > 1 else 8

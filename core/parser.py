@@ -536,16 +536,17 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
 _ONE_NAMED = _gpu_named("g1_g", None)
 _WORD_NAMED = _gpu_named("cw_g", None)
-# GPU counts said in words ("on two H100", "на двух A100", "dual 4090"), as the phrase reads them (lower-cased, ё as е)
-_COUNT_WORDS = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "six": 6, "eight": 8,
+# GPU counts said in words ("on two H100", "на двух A100", "dual 4090"), as the phrase reads them (lower-cased, ё as е);
+# `/subscribe` reads them too (bot/subscribe_query.py)
+COUNT_WORDS = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "six": 6, "eight": 8,
                 "два": 2, "две": 2, "двух": 2, "двум": 2, "двумя": 2, "три": 3, "трех": 3, "трем": 3, "тремя": 3,
                 "четыре": 4, "четырех": 4, "четырем": 4, "четырьмя": 4, "шесть": 6, "шести": 6, "шестью": 6,
                 "восемь": 8, "восьми": 8, "восьмью": 8, "восемью": 8}
-_COUNT_WORD_RX = "|".join(sorted(_COUNT_WORDS, key=len, reverse=True))
+_COUNT_WORD_RX = "|".join(sorted(COUNT_WORDS, key=len, reverse=True))
 
 
 def _count_word(m: re.Match[str], group: str) -> int:
-    return _COUNT_WORDS[m.group(group)]
+    return COUNT_WORDS[m.group(group)]
 
 # Engine / framework names, both languages (`core.engines`): an inference engine also says "inference" (as the
 # names did before they were engines), a training framework says "training". "deepspeed zero3" stays a strategy.

@@ -22,6 +22,20 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("mixtral 8x7B qlora на vast или runpod", "mixtral 8x7B qlora", {"providers": ["runpod", "vastai"],
                                                                      "gpu_count": None}),
     ("13B LoRA до 300", "13B LoRA", {"max_price": 300.0, "price_currency": None}),
+    # asked as a request, with the count in words or before the card, plural cards, other words for "under"
+    ("notify me when an H100 is under $2 per hour", "H100",
+     {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"], "max_price": 2.0, "price_currency": "USD"}),
+    ("сообщи, когда H100 будет дешевле 200 ₽ в час", "H100", {"max_price": 200.0, "price_currency": "RUB"}),
+    ("напиши мне, когда появится H200 в наличии", "H200", {"gpu_ids": ["h200", "h200-nvl"], "max_price": None}),
+    ("let me know when 70B QLoRA is under $2/h", "70B QLoRA", {"gpu_ids": None, "max_price": 2.0}),
+    ("two H100s for less than $4/h", "H100s", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"], "gpu_count": 2,
+                                               "max_price": 4.0}),
+    ("две A100 дешевле чем 300 ₽", "A100", {"gpu_ids": ["a100-40gb", "a100-80gb"], "gpu_count": 2,
+                                           "max_price": 300.0}),
+    ("8 H100 on runpod", "H100", {"gpu_count": 8, "providers": ["runpod"]}),
+    ("RTX 4090 ниже 40 руб/ч", "RTX 4090", {"gpu_ids": ["rtx-4090"], "max_price": 40.0, "price_currency": "RUB"}),
+    ("Command A lora under $3", "Command A lora", {"gpu_ids": None, "max_price": 3.0}),  # not asked: "A" stays
+    ("9999 H100", "H100", {"gpu_count": None, "problem": "count"}),
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)

@@ -260,6 +260,20 @@ async def test_the_parser_understands_the_slang_people_write(tg: FakeTelegram, a
     assert "DeepSeek-V3" in await say(tg, "/estimate дипсик инференс", 52, "ru")  # as "deepseek" is answered
 
 
+async def test_a_subscription_asked_as_a_request_watches_what_it_names(tg: FakeTelegram, app: App) -> None:
+    """"Notify me when two H100s are under $4/h" is a subscription to H100 x2 under $4/h, in both languages."""
+    for uid, lang, phrase in ((54, "en", "notify me when two H100s are under $4/h"),
+                              (55, "ru", "сообщи, когда две H100 будут дешевле $4/ч")):
+        reply = await say(tg, f"/subscribe {phrase}", uid, lang)
+        assert "H100" in reply and "× 2" in reply and "$4" in reply, reply
+        assert "notify" not in reply and "сообщи" not in reply, reply
+        # the command it suggests for a cap per GPU-hour watches the same count (it used to drop "x2")
+        suggested = re.search(r"<code>(/subscribe [^<]+)</code>", reply)
+        assert suggested is not None and "x2" in suggested.group(1), reply
+        again = await say(tg, suggested.group(1).replace("&lt;", "<").replace("&gt;", ">"), uid, lang)
+        assert "× 2" in again and ("GPU-h" in again or "GPU-ч" in again), again
+
+
 async def test_the_products_own_question_is_answered_as_its_workload(tg: FakeTelegram, app: App) -> None:
     """Asked as a question, an Ollama tag, a count in words, a dataset in tokens: the answer is the workload's."""
     for phrase, lang, understood in (
