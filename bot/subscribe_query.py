@@ -166,10 +166,7 @@ def gpu_list(text: str) -> list[str] | None:
     parts = [p for p in _SPLIT_GPUS.split(text) if p.strip()]
     ids: list[str] = []
     for part in parts:
-        name = part.strip()
-        gpus = resolve_gpus(name)
-        if not gpus and name.lower().endswith("s"):  # a plural: "H100s", "A100's"
-            gpus = resolve_gpus(name[:-1].rstrip("'\u2019"))
+        gpus = resolve_gpus(part.strip())
         if not gpus:
             return None
         ids.extend(g.id for g in gpus if g.id not in ids)

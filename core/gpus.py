@@ -341,12 +341,28 @@ def warm_up() -> None:
     _families()
 
 
+def singular(name: str) -> str | None:
+    """A card name said in the plural, as the singular ("H100s", "A100's" -> "H100", "A100"); None when `name` does
+    not end in one. Users' words only: a provider's name is matched as written (`find_gpu`)."""
+    name = name.rstrip()
+    if len(name) > 2 and name[-1] in "sS" and name[-2] not in "sS":
+        return name[:-1].rstrip("'\u2019")
+    return None
+
+
 def resolve_gpus(name: str, memory_gb: float | None = None) -> tuple[GPU, ...]:
     """Every card a spelling means: a bare family name covers its variants ('H100' is SXM, PCIe and NVL; 'A100'
-    40 and 80 GB; 'H100 80GB' the two 80 GB ones); a named variant ('H100 PCIe', 'A100 80GB') only that card.
-    Empty when nothing matches."""
+    40 and 80 GB; 'H100 80GB' the two 80 GB ones); a named variant ('H100 PCIe', 'A100 80GB') only that card; a
+    plural ('H100s') what its singular means. Empty when nothing matches."""
     if not name or not name.strip():
         return ()
+    found = _resolve(name, memory_gb)
+    if not found and (one := singular(name)) is not None:
+        found = _resolve(one, memory_gb)
+    return found
+
+
+def _resolve(name: str, memory_gb: float | None) -> tuple[GPU, ...]:
     tokens, mem_in_name = _tokens(name)
     family = _families().get("".join(tokens))
     if family is not None and len(family) > 1:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from core.gpus import GPUS, find_gpu, resolve_gpus
+from core.gpus import GPUS, find_gpu, resolve_gpus, singular
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.memo import AheadMemo
 from core.models import find_model
@@ -304,8 +304,8 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
     def handle(m: re.Match[str]) -> dict[str, Any]:
         name = m.group(name_group)
         gpu = _gpu_named_as(name)
-        if gpu is None and name.endswith("s"):  # a plural: "8 H100s", "two A100's"
-            name = name[:-1].rstrip("'\u2019")
+        if gpu is None and (one := singular(name)) is not None:  # a plural: "8 H100s", "two A100's"
+            name = one
             gpu = _gpu_named_as(name)
         if gpu is None:
             raise Bad(msg("parse_gpu_unknown"))

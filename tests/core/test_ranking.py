@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.offer_cache import CachedOffer, OfferCache
-from core.gpus import GPUS, family_ids, resolve_gpus
+from core.gpus import GPUS, family_ids, find_gpu, resolve_gpus
 from core.offers import Billing, Offer, Period, Rates
 from core.polls import PollResult, PollStatus
 from core.ranking import cheapest_per_config, rank, rank_groups
@@ -105,6 +105,15 @@ def test_family_names_cover_their_variants() -> None:
     assert family_ids("A100 80GB") == ["a100-80gb"] and family_ids("H100 PCIe") == ["h100-pcie"]
     assert [g.id for g in resolve_gpus("RTX 4090")] == ["rtx-4090"] and resolve_gpus("Voodoo 5") == ()
     assert all(resolve_gpus(g.name) for g in GPUS)
+
+
+def test_a_card_said_in_the_plural_is_the_card() -> None:
+    assert set(family_ids("H100s")) == set(family_ids("H100")) and family_ids("A100 80GB's") == ["a100-80gb"]
+    assert family_ids("L40S") == ["l40s"] and family_ids("T4s") == ["t4"]  # a name ending in S stays itself
+    # every card's plural, except where adding the "s" spells another card ("L40s" is the L40S, as people mean it)
+    assert all(resolve_gpus(g.name + "s") == resolve_gpus(g.name) for g in GPUS
+               if g.name[-1] not in "sS" and find_gpu(g.name + "s") is None)
+    assert resolve_gpus("Voodoo 5s") == ()
 
 
 # --- stored offers through the offer cache -------------------------------------------------------------------------
