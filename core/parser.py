@@ -480,11 +480,15 @@ def _model(m: re.Match[str]) -> dict[str, Any]:
 
 
 def _hub_model(m: re.Match[str]) -> dict[str, Any]:
+    return _hub_model_named(m.group(0))
+
+
+def _hub_model_named(repo: str) -> dict[str, Any]:
     """'org/name': the catalog's when it knows the repository's architecture, else a name for the Hub lookup."""
-    arch = _model_named_as(m.group(0))
+    arch = _model_named_as(repo)
     if arch is not None:
-        return _with_name_quant(m.group(0), {"model": arch.id})
-    return _with_name_quant(m.group(0), {"model": m.group(0), "_hub": True})
+        return _with_name_quant(repo, {"model": arch.id})
+    return _with_name_quant(repo, {"model": repo, "_hub": True})
 
 
 _KV = {"8bit": "int8", "4bit": "int4", "q80": "q8_0", "q40": "q4_0"}
@@ -633,6 +637,9 @@ _RULES: list[tuple[str, str, Handler]] = [
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size),
+    # a Hugging Face page's address pasted whole: its repository ("https://huggingface.co/Qwen/Qwen2.5-7B/tree/main")
+    ("hub_url", rf"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?P<hu_r>{_HUB_RX})(?:/[^\s,;]*)?",
+     lambda m: {**_hub_model_named(m.group("hu_r")), "_hub_group": "hu_r"}),
     ("hub", _HUB_RX, _hub_model),
     ("model", _MODEL_RX, _model),
     ("kv", rf"(?:kv|кв)(?:[\s_\-]*(?:cache|кэш\w*|кеш\w*))?(?:[\s_\-]*(?:dtype|type|in|в))?\s*[=:]?\s*"
@@ -668,7 +675,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("zero2", r"(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?2", _const(strategy=Strategy.ZERO2)),
     ("fsdp", r"fsdp[0-9]?(?:[\s_\-]*full[\s_\-]*shard\w*)?", _const(strategy=Strategy.FSDP)),
     ("ddp", r"ddp|(?:distributed[\s_\-]*)?data[\s_\-]*parallel\w*", _const(strategy=Strategy.DDP)),
-    ("tp", r"(?:tp|tensor[\s_\-]*parallel\w*|тензорн\w*\s+параллел\w*)(?:\s*[=:]?\s*(?P<tp_n>[0-9]{1,3}))?", _tp),
+    ("tp", r"(?:tp|tensor[\s_\-]*parallel\w*(?:[\s_\-]*size)?|тензорн\w*\s+параллел\w*)(?:\s*[=:]?\s*"
+           r"(?P<tp_n>[0-9]{1,3}))?", _tp),
     ("q_dq", r"nf4[\s_\-+]*(?:dq|double[\s_\-]*quant\w*)|double[\s_\-]*quant\w*|двойн\w*\s+квантизац\w*",
      _const(quant=Quant.NF4_DQ)),
     ("q_nf4", r"nf4|(?:bnb|bitsandbytes)[\s_\-]*(?:nf)?4[\s_\-]*bit|(?:bnb|bitsandbytes)[\s_\-]*nf4",
@@ -967,8 +975,10 @@ class _Reading:
         if clash is not None:
             self.reject(fragment, msg("parse_contradicts", fragment=self.origin[clash]))
             return pos
+        group = found.pop("_hub_group", None)  # the repository inside what matched (an address's path)
         if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
-            found["model"] = self.shown[m.start():m.end()].strip()
+            start, end = m.span(group) if group else m.span()
+            found["model"] = self.shown[start:end].strip()
         for field, value in found.items():
             fields[field] = value
             self.origin[field] = fragment

@@ -46,6 +46,15 @@ async def test_estimate_of_a_hub_model_says_it_looks_it_up_then_answers(tg, app,
     assert "Ищу" not in reply.text and len(hub_server.requests) == before
 
 
+async def test_a_pasted_hugging_face_address_is_its_repository(tg, app, hub_server: HubServer):
+    hub_server.add("acme/url-ft", LLAMA_LIKE, params=8.03e9)
+    tg.message("/estimate https://huggingface.co/acme/url-ft/tree/main lora", user_id=11, lang="en")
+    looking = await tg.wait_for("sendMessage", chat_id=11)
+    assert "Looking up acme/url-ft on Hugging Face" in looking.text
+    answer = await tg.wait_for("sendMessage", chat_id=11, predicate=lambda c: "VRAM per GPU" in (c.text or ""))
+    assert "acme/url-ft" in answer.text and "https" not in answer.text
+
+
 @pytest.mark.parametrize(("lang", "needle"), [("en", "There is no model"), ("ru", "нет модели")])
 async def test_unknown_repository_is_a_polite_message(tg, app, hub_server: HubServer, lang: str, needle: str):
     tg.message("/estimate nobody/nothing-7b inference", user_id=9, lang=lang)

@@ -298,6 +298,7 @@ def test_names_that_are_hub_routes_are_not_repositories() -> None:
     for route in ("api/whoami", "API/whoami-v2", "datasets/foo", "spaces/bar", "models/x", "docs/hub", "settings/x"):
         assert not is_repo_name(route), route
         assert hub_name_to_resolve(parse_workload(f"{route} lora")) is None
+        assert hub_name_to_resolve(parse_workload(f"https://huggingface.co/{route} lora")) is None
     assert is_repo_name("apiorg/model") and is_repo_name("meta-llama/Llama-3.1-8B")
 
 

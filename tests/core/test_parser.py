@@ -231,6 +231,11 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("7B lora 2 миллиона примеров", "7B lora 2000000 примеров"),
     ("7B lora 5 thousand examples", "7B lora 5000 examples"),
     ("7B lora датасет 50 000", "7B lora 50000 примеров"),
+    ("https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct lora", "meta-llama/Llama-3.1-8B-Instruct lora"),
+    ("hf.co/Qwen/Qwen2.5-72B-Instruct/tree/main, inference", "Qwen/Qwen2.5-72B-Instruct inference"),
+    ("huggingface.co/acme/my-llama-ft lora", "acme/my-llama-ft lora"),  # a repository only the Hub knows
+    ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4",
+     "meta-llama/Llama-3.1-70B-Instruct on vllm tp 4"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     assert said(written) == said(plain)
