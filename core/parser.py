@@ -557,7 +557,7 @@ def _count_word(m: re.Match[str], group: str) -> int:
 _ENGINE_WORDS: tuple[tuple[str, Engine], ...] = (
     (r"v[\s_\-]?llm|вллм", Engine.VLLM),
     (r"sg[\s_\-]?lang", Engine.SGLANG),
-    (r"llama[\s_\-]?\.?[\s_\-]?cpp|llamacpp|ламаспп|лама[\s_\-]?цпп|llama[\s_\-]?server", Engine.LLAMA_CPP),
+    (r"llama[\s_\-]?\.?[\s_\-]?cpp|llamacpp|ламаспп|лама[\s_\-]?цпп|llama[\s_\-]?(?:server|cli)", Engine.LLAMA_CPP),
     (r"ollama|оллама", Engine.OLLAMA),
     (r"tensor[\s_\-]?rt(?:[\s_\-]?llm)?|trt[\s_\-]?llm|trtllm|тензор[\s_\-]?рт", Engine.TENSORRT_LLM),
     (r"(?:hf|hugging[\s_\-]?face)[\s_\-]+(?:transformers|generate)|transformers(?:[\s_\-]+generate)?|"
@@ -633,7 +633,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("images", rf"(?P<im_n>{INT})\s*(?:images?|pictures?|photos?|screenshots?|изображени\w*|картин\w*|фото\w*|"
                r"скриншот\w*)(?:\s+(?:per|each|на|в)\s+(?:request|prompt|sequence|example|запрос\w*|пример\w*))?",
      _field("images", "im_n")),
-    ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|параллельно|одновременно)\s*[=:]?\s*(?P<cc_m>{INT})",
+    ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|parallel|np|параллельно|одновременно)\s*[=:]?\s*"
+               rf"(?P<cc_m>{INT})",
      _field("concurrency", "cc_m")),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size),
@@ -689,7 +690,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("q_fp8", r"fp8|float8|e4m3", _const(quant=Quant.FP8)),
     ("q_int8", r"(?:(?:bnb|bitsandbytes)[\s_\-]*)?(?:int8|8[\s_\-]*bit|8[\s\-]*бит\w*)|llm\.int8|w8a16",
      _const(quant=Quant.INT8)),
-    ("q_4bit", r"int4|4[\s_\-]*bit|4[\s\-]*бит\w*|w4a16", _const(_four_bit=True)),
+    ("q_4bit", r"int4|4[\s_\-]*bit|4[\s\-]*бит\w*|w4a16|load[\s_\-]*in[\s_\-]*4[\s_\-]*bit(?:\s*=\s*true)?",
+     _const(_four_bit=True)),
     ("q_none", rf"{NO}(?:quant\w*|квантизац\w*|квантован\w*)|unquantized|неквантован\w*", _const(quant=Quant.NONE)),
     ("p_true", r"(?:pure|true)[\s_\-]*bf16|bf16[\s_\-]*(?:true|pure|only)|чист\w*\s+bf16",
      _const(precision=Precision.BF16_TRUE)),
@@ -706,7 +708,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("output", rf"{OUTPUTW}\s*(?:of\s+|=|:)?\s*(?P<ou_a>{AMT})(?:\s*{TOKW})?", _field("output_len", "ou_a", kilo=1024)),
     ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|new\s+tokens|generated|на\s+выходе|"
                 r"выходн\w*|(?:в\s+)?ответ\w*)", _field("output_len", "ou_b", kilo=1024)),
-    ("seq", r"(?:ctx|context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
+    # llama.cpp's "-c 8192" / "--ctx-size" / "n_ctx" among them
+    ("seq", r"(?:ctx[\s_\-]*size|n[\s_\-]*ctx|c(?=\s+[0-9]{3,7}(?![0-9.,]))|ctx|"
+            r"context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
             r"seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|max[\s_\-]*(?:seq(?:uence)?[\s_\-]*)?len(?:gth)?|"
             r"max[\s_\-]*model[\s_\-]*len|cutoff[\s_\-]*len|max[\s_\-]*tokens|длин\w*(?:\s+(?:контекста|"
             rf"последовательност\w*))?|последовательност\w*)\s*(?:of\s+|в\s+|до\s+)?[=:]?\s*(?P<sq_a>{AMT})"
@@ -732,7 +736,12 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
              r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+|"
-             r"how\s+(?:long|many)", _noop),  # "how long", "how many": asked, answered by the estimate
+             r"how\s+(?:long|many)|"  # "how long", "how many": asked, answered by the estimate
+             # an engine's flags that change neither memory nor speed here: vLLM's share of the card it may take,
+             # the trainer's accumulation steps (the same micro-batch), llama.cpp's every layer on the GPU
+             r"gpu[\s_\-]*memory[\s_\-]*utili[sz]ation\s*[=:]?\s*[0-9]*\.?[0-9]+|"
+             r"grad(?:ient)?[\s_\-]*accum\w*(?:[\s_\-]*steps)?\s*[=:]?\s*[0-9]+|"
+             r"(?:ngl|n[\s_\-]*gpu[\s_\-]*layers|gpu[\s_\-]*layers)\s*[=:]?\s*(?:99|[1-9][0-9]{2,})(?![0-9])", _noop),
     ("qlora", r"q[\s_\-]?lora|к?улор[аоуеыи]\w*|qлор[аоуеыи]\w*|кь?ю[\s_\-]?лор[аоуеыи]\w*",
      _const(method=Method.QLORA)),
     ("lora", r"(?:lora|лор[аоуеыи]\w*)(?:[\s_\-]*(?:adapters?|адаптер\w*|fine[\s_\-]*tun\w*|finetun\w*|"
@@ -878,6 +887,7 @@ does can could will would which enough fit fits locally local my our there if be
 ли можно какая какой какие каких какую влезет влезут поместится поместятся уместится хватает мой моя мою моей
 видеокарта видеокарты видеокарту видеокарте видеокарт локально понадобится потребуется требуется получится будет
 cost costs price cheapest cheap cheaper minimum minimal best optimal recommended time take takes it's
+dtype torch_dtype auto quantization m
 стоит стоить стоимость цена цену времени время займет займут уйдет самая самый самую самое дешевая дешевый дешевую
 дешевле минимальная минимальный минимальную минимум лучшая лучший лучшую лучше оптимальная оптимальный подойдет
 подойдут подходит

@@ -236,6 +236,15 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("huggingface.co/acme/my-llama-ft lora", "acme/my-llama-ft lora"),  # a repository only the Hub knows
     ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4",
      "meta-llama/Llama-3.1-70B-Instruct on vllm tp 4"),
+    # an engine's command line pasted: its flags are what the phrase would say
+    ("vllm serve Qwen/Qwen2.5-7B-Instruct --dtype bfloat16 --max-model-len 16384 --gpu-memory-utilization 0.9",
+     "Qwen2.5-7B inference on vllm bf16 ctx 16384"),
+    ("llama-server -m qwen2.5-7b-instruct-q5_k_m.gguf --ctx-size 16384 --n-gpu-layers 99 --parallel 4",
+     "qwen2.5-7b q5_k_m on llama.cpp ctx 16384 4 users"),
+    ("llama-cli -m Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf -c 8192 -ngl 99", "llama-3.1-8b q4_k_m llama.cpp ctx 8192"),
+    ("qwen2.5-7b lora --per_device_train_batch_size 4 --gradient_accumulation_steps 8 --num_train_epochs 3",
+     "qwen2.5-7b lora bs 4 3 epochs"),
+    ("llama-3.1-8b qlora load_in_4bit=True max_seq_length=2048", "llama-3.1-8b qlora 4bit ctx 2048"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     assert said(written) == said(plain)
@@ -266,6 +275,9 @@ def test_framing_words_do_not_hide_a_word_that_means_something_else() -> None:
     with pytest.raises(ParseError) as info:  # "how long" is a question; "long context" is a length not given
         parse_workload("how long does 70B inference with long context take")
     assert info.value.not_understood == ["long", "context"]
+    with pytest.raises(ParseError) as info:  # some layers on the CPU: a memory this estimate does not model
+        parse_workload("llama-server -m qwen2.5-7b-instruct-q4_k_m.gguf -ngl 20")
+    assert info.value.not_understood == ["-ngl", "20"]
 
 
 def test_every_catalog_model_alias_is_read() -> None:
