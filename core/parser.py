@@ -545,7 +545,8 @@ _WORD_NAMED = _gpu_named("cw_g", None)
 COUNT_WORDS = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "six": 6, "eight": 8,
                 "два": 2, "две": 2, "двух": 2, "двум": 2, "двумя": 2, "три": 3, "трех": 3, "трем": 3, "тремя": 3,
                 "четыре": 4, "четырех": 4, "четырем": 4, "четырьмя": 4, "шесть": 6, "шести": 6, "шестью": 6,
-                "восемь": 8, "восьми": 8, "восьмью": 8, "восемью": 8}
+                "восемь": 8, "восьми": 8, "восьмью": 8, "восемью": 8,
+                "pair": 2, "couple": 2, "пара": 2, "пары": 2, "паре": 2, "пару": 2, "парой": 2}
 _COUNT_WORD_RX = "|".join(sorted(COUNT_WORDS, key=len, reverse=True))
 
 
@@ -612,13 +613,15 @@ _RULES: list[tuple[str, str, Handler]] = [
             r"(?:\s*(?:params?|parameters?|параметр\w*))?", _moe),
     ("gpu_count", rf"(?P<gc_n>{INT})(?:\s*{MUL}\s*|\s+)(?P<gc_g>{GPU})", _gpu_named("gc_g", "gc_n")),
     ("gpu_times", rf"(?P<gx_g>{GPU})\s*{MUL}\s*(?P<gx_n>{INT})", _gpu_named("gx_g", "gx_n")),
+    ("times_gpu", rf"{MUL}\s*(?P<xg_n>{INT})\s+(?P<xg_g>{GPU})", _gpu_named("xg_g", "xg_n")),  # "x2 A100"
     ("gpus", rf"(?P<gn_n>{INT})\s*(?:{MUL}\s*)?(?:gpus?|gpu's|гпу|карт\w*|видеокарт\w*|cards?|ускорител\w*|"
              r"devices?)", _field("gpus", "gn_n")),
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
     ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
-    ("count_word_named", rf"(?P<cw_n>{_COUNT_WORD_RX})\s+(?P<cw_g>{GPU})", lambda m: {**_WORD_NAMED(m),
-                                                                                "gpus": _count_word(m, "cw_n")}),
-    ("count_word_gpus", rf"(?P<cw_m>{_COUNT_WORD_RX})\s+(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу|ускорител\w*)",
+    ("count_word_named", rf"(?P<cw_n>{_COUNT_WORD_RX})\s+(?:of\s+)?(?P<cw_g>{GPU})",
+     lambda m: {**_WORD_NAMED(m), "gpus": _count_word(m, "cw_n")}),
+    ("count_word_gpus", rf"(?P<cw_m>{_COUNT_WORD_RX})\s+(?:of\s+)?(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу|"
+                        r"ускорител\w*)",
      lambda m: {"gpus": _count_word(m, "cw_m")}),
     ("one_named", rf"(?:одн(?:ой|у|а|ого)|one|a\s+single|single)\s+(?P<g1_g>{GPU})",
      lambda m: {**_ONE_NAMED(m), "gpus": 1}),
@@ -887,7 +890,8 @@ does can could will would which enough fit fits locally local my our there if be
 ли можно какая какой какие каких какую влезет влезут поместится поместятся уместится хватает мой моя мою моей
 видеокарта видеокарты видеокарту видеокарте видеокарт локально понадобится потребуется требуется получится будет
 cost costs price cheapest cheap cheaper minimum minimal best optimal recommended time take takes it's
-dtype torch_dtype auto quantization m
+dtype torch_dtype auto quantization m own home
+свой своя свою своей своем дома видюха видюхи видюхе видюху карточка карточки карточке карточку
 стоит стоить стоимость цена цену времени время займет займут уйдет самая самый самую самое дешевая дешевый дешевую
 дешевле минимальная минимальный минимальную минимум лучшая лучший лучшую лучше оптимальная оптимальный подойдет
 подойдут подходит
