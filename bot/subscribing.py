@@ -80,11 +80,11 @@ def filter_words(sub: Subscription, lang: str) -> list[str]:
     to the user watches the same count, providers, billing and region."""
     words = [f"x{sub.gpu_count}"] if sub.gpu_count else []
     if sub.providers:
-        words.append(("на " if lang == "ru" else "on ") + ", ".join(sub.providers))
+        words.append(t(lang, "sub_cmd_providers", providers=", ".join(sub.providers)))
     if sub.billing:
         words.append(sub.billing)
     if sub.region:
-        words.append(("регион " if lang == "ru" else "region ") + sub.region)
+        words.append(t(lang, "sub_cmd_region", region=sub.region))
     return words
 
 

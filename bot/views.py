@@ -21,7 +21,7 @@ from core.msg import Msg, msg
 from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
-from core.workload import Method, Quant
+from core.workload import Method, Quant, Workload
 from storage.user_tables import Subscription
 from texts.i18n import number, render
 
@@ -38,6 +38,17 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
         return get_gpu(gpu_id).name
     except KeyError:
         return fallback or gpu_id
+
+
+def cards_label(w: Workload, lang: str) -> str:
+    """The cards a workload was named on, as the user named them: "24 GB card" for a class of that memory, the
+    family ("H100") for its variants, else the card."""
+    if w.gpu_memory_gb is not None and len(w.gpu_ids) > 1:
+        return t(lang, "cards_of_memory", gb=f"{w.gpu_memory_gb:g}")
+    card = get_gpu(w.gpu) if w.gpu else None
+    if card is None:
+        return ""
+    return card.family if len(w.gpu_ids) > 1 and card.family else card.name
 
 
 def workload_label(est: Estimate, lang: str = "en") -> str:
@@ -211,7 +222,7 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     else:
         report = est.report
         if report.gpu is not None:  # nothing of the card asked for; other cards may still fit (said below)
-            where = f"{esc(gpu_label(report.gpu, report.gpu))} × {max(1, est.workload.gpus)}"
+            where = f"{esc(cards_label(est.workload, lang) or report.gpu)} × {max(1, est.workload.gpus)}"
             lines.append(t(lang, "est_no_fit_named", where=where))
         else:
             lines.append(t(lang, "est_no_fit"))

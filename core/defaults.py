@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from core.engines import profile
-from core.gpus import GPU, find_gpu
+from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.models import Arch, did_you_mean, find_model, model_for_size
 from core.msg import Joined, Msg, msg
 from core.parser import ParseError, check_range, describe, normalise_targets
@@ -266,6 +266,30 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
                                labels=Joined(tuple(describe(k, getattr(spec, k)) for k in said))))
 
 
+def _memory_class(spec: WorkloadSpec, f: _Filler) -> WorkloadSpec:
+    """A card named by its memory ("24GB", "2 × 80 ГБ") is every catalog card of that size, as a family is its
+    variants; with a card named too, those of its variants ("A100 (80GB)"). The cards are said back; a bf16 card
+    represents them (the precision's default), the fits list each."""
+    memory = spec.gpu_memory_gb
+    if memory is None:
+        return spec
+    named = (spec.gpu_family or (spec.gpu,)) if spec.gpu is not None else tuple(g.id for g in GPUS)
+    cards = [get_gpu(g) for g in named if abs(get_gpu(g).memory_gb - memory) <= 0.5]
+    gb = f"{memory:g}"
+    if not cards:
+        if spec.gpu is not None:
+            raise _error(spec, msg("wl_card_memory_named", gpu=get_gpu(spec.gpu).family or get_gpu(spec.gpu).name,
+                                   gb=gb))
+        sizes = sorted({g.memory_gb for g in GPUS})
+        raise _error(spec, msg("wl_card_memory_none", gb=gb, sizes=", ".join(f"{s:g}" for s in sizes)))
+    if spec.gpu is None:
+        f.notes.append(Assumption(key="gpu", msg=msg("assume_card_memory", gb=gb,
+                                                     cards=", ".join(g.name for g in cards))))
+    lead = next((g for g in cards if g.bf16), cards[0])
+    return spec.model_copy(update={"gpu": lead.id, "gpu_family": tuple(g.id for g in cards) if len(cards) > 1
+                                   else None})
+
+
 def _resolve_gpu(spec: WorkloadSpec) -> GPU | None:
     if spec.gpu is None:
         return None
@@ -485,6 +509,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     training = method in TRAINING_METHODS
     _check_method_fields(spec, method)
     engine = _resolve_engine(spec, training, f)
+    spec = _memory_class(spec, f)
     gpu = _resolve_gpu(spec)
     precision = _resolve_precision(spec, gpu, f)
     quant = _resolve_quant(spec, arch, method, f)
@@ -507,7 +532,8 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     values.update(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
                   params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
                   attention=attention, gpus=gpus, gpus_stated=spec.gpus is not None, strategy=strategy,
-                  gpu=gpu.id if gpu else None, gpu_family=tuple(spec.gpu_family or ()) if gpu else ())
+                  gpu=gpu.id if gpu else None, gpu_family=tuple(spec.gpu_family or ()) if gpu else (),
+                  gpu_memory_gb=spec.gpu_memory_gb if gpu else None)
     workload = _new_workload(values)
     return workload, f.notes
 

@@ -22,7 +22,8 @@ WORKLOAD_LIMITS: dict[str, tuple[float, float]] = {
     "params_b": (0.01, 10_000), "experts": (2, 512), "seq_len": (16, 4_194_304), "batch": (1, 4096),
     "lora_rank": (1, 4096), "gpus": (MIN_GPUS, MAX_GPUS), "concurrency": (1, MAX_CONCURRENCY),
     "examples": (1, 10**10),
-    "tokens_per_example": (1, 4_194_304), "dataset_tokens": (1, 10**14), "epochs": (0.01, 1000), "images": (1, 10_000),
+    "tokens_per_example": (1, 4_194_304), "dataset_tokens": (1, 10**14),
+    "gpu_memory_gb": (1, 4096), "epochs": (0.01, 1000), "images": (1, 10_000),
     "prompt_len": (1, 4_194_304), "output_len": (1, 4_194_304),
 }
 

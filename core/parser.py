@@ -122,6 +122,8 @@ def render_value(field: str, value: Any) -> Msg | str:
         return msg("val_on" if value else "val_off")
     if field == "params_b":
         return f"{value:g}B"
+    if field == "gpu_memory_gb":
+        return msg("val_card_memory", gb=_plain(value))
     if field in ("seq_len", "tokens_per_example", "dataset_tokens", "prompt_len", "output_len"):
         return msg("val_tokens", n=int(value))
     if field == "model":
@@ -203,6 +205,12 @@ AMT = (r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс(?:яч[аи]?)?\
        r"millions?)(?!\w))?")
 THOUSANDS = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"  # "50 000" as Russians write it (dataset sizes)
 SEP = r"[\s_\-]*"
+
+
+def _card_gb(group: str) -> str:
+    """A card's memory, the number in `group`, with what it is of: "24GB", "80 ГБ", "16 GB VRAM", "24 ГБ памяти"."""
+    return (rf"(?P<{group}>[0-9]{{1,3}}+)\s*(?:gb|гб|gib|гиб)(?!\w)(?:\s+(?:of\s+)?(?:vram|gpus?|cards?|карт\w*|"
+            r"видеокарт\w*|видеопамят\w*|памяти))?")
 MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
 TOKW = r"(?:tokens?|tok|токен\w*)"
 EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
@@ -539,6 +547,11 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
 
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
 _ONE_NAMED = _gpu_named("g1_g", None)
+_MEM_COUNT = _field("gpus", "mc_n")
+_MEM_OF = _field("gpu_memory_gb", "mc_m")
+_MEM_ONE = _field("gpu_memory_gb", "m1_m")
+_MEM_WORDED = _field("gpu_memory_gb", "cw_q")
+_ONE_WORD = r"одн(?:ой|у|а|ого|ом|им)|one|a\s+single|single"
 _WORD_NAMED = _gpu_named("cw_g", None)
 # GPU counts said in words ("on two H100", "на двух A100", "dual 4090"), as the phrase reads them (lower-cased, ё as е);
 # `/subscribe` reads them too (bot/subscribe_query.py)
@@ -617,16 +630,22 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("gpus", rf"(?P<gn_n>{INT})\s*(?:{MUL}\s*)?(?:gpus?|gpu's|гпу|карт\w*|видеокарт\w*|cards?|ускорител\w*|"
              r"devices?)", _field("gpus", "gn_n")),
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
+    # a card named by its memory, as the rental guides class them ("24 / 48 / 80 GB"): "on a 24GB GPU", "2 × 80 ГБ"
+    ("mem_count", rf"(?P<mc_n>{INT})\s*{MUL}\s*{_card_gb('mc_m')}", lambda m: {**_MEM_COUNT(m), **_MEM_OF(m)}),
+    ("mem_card", _card_gb("mg_m"), _field("gpu_memory_gb", "mg_m")),
+    ("one_mem", rf"(?:{_ONE_WORD})\s+{_card_gb('m1_m')}", lambda m: {**_MEM_ONE(m), "gpus": 1}),
+    ("count_word_mem", rf"(?P<cw_k>{_COUNT_WORD_RX})\s+(?:of\s+)?{_card_gb('cw_q')}",
+     lambda m: {**_MEM_WORDED(m), "gpus": _count_word(m, "cw_k")}),
     ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
     ("count_word_named", rf"(?P<cw_n>{_COUNT_WORD_RX})\s+(?:of\s+)?(?P<cw_g>{GPU})",
      lambda m: {**_WORD_NAMED(m), "gpus": _count_word(m, "cw_n")}),
     ("count_word_gpus", rf"(?P<cw_m>{_COUNT_WORD_RX})\s+(?:of\s+)?(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу|"
                         r"ускорител\w*)",
      lambda m: {"gpus": _count_word(m, "cw_m")}),
-    ("one_named", rf"(?:одн(?:ой|у|а|ого)|one|a\s+single|single)\s+(?P<g1_g>{GPU})",
+    ("one_named", rf"(?:{_ONE_WORD})\s+(?P<g1_g>{GPU})",
      lambda m: {**_ONE_NAMED(m), "gpus": 1}),
-    ("one_gpu", r"(?:one|a\s+single|single)[\s_\-]+(?:gpu|card|device)|одн(?:ой|у|а)\s+(?:карт\w*|gpu|видеокарт\w*|"
-                r"гпу)", _const(gpus=1)),
+    ("one_gpu", r"(?:one|a\s+single|single)[\s_\-]+(?:gpu|card|device)|одн(?:ой|у|а|ом|им)\s+(?:карт\w*|gpu|"
+                r"видеокарт\w*|гпу)", _const(gpus=1)),
     ("users", rf"(?P<cc_n>{INT})\s*(?:concurrent(?:ly)?(?:\s+(?:users?|requests?|sequences?|sessions?|streams?|"
               r"chats?))?|simultaneous(?:\s+(?:users?|requests?|sequences?|sessions?))?|parallel\s+(?:users?|"
               r"requests?|sequences?|sessions?|streams?)|users?|requests?(?:\s+in\s+parallel)?|sequences?|"

@@ -154,6 +154,8 @@ class WorkloadSpec(BaseModel):
     gpu: str | None = None  # catalog GPU id when the user named one
     # every variant a family name covers ("H100" = SXM, PCIe, NVL); None for one named card (issue 10)
     gpu_family: tuple[str, ...] | None = None
+    # a card named by its memory ("on a 24GB GPU", "2 × 80 ГБ"): every catalog card of that size (core.defaults)
+    gpu_memory_gb: float | None = Field(default=None, gt=0)
     kv_dtype: str | None = None  # "bf16" | "fp16" | "fp8" | "int8" | "int4"
     concurrency: int | None = Field(default=None, ge=1)
     examples: int | None = Field(default=None, ge=1)
@@ -210,6 +212,7 @@ class Workload(BaseModel):
     # context is counted as prompt, the worst case for the prefill working set.
     prompt_len: int | None = None
     gpu_family: tuple[str, ...] = ()  # every variant a family name covers ("H100"); empty for one named card
+    gpu_memory_gb: float | None = None  # the cards were named by their memory ("24 GB"): the family is that class
     # the user said how many GPUs ("--gpus 1", "on one A100"): the answer is about that count only, not 1/2/4/8
     gpus_stated: bool = False
     # the software that runs it (`core.engines`); None: the estimator's engine-neutral model (tests, old callers)

@@ -274,6 +274,21 @@ async def test_a_subscription_asked_as_a_request_watches_what_it_names(tg: FakeT
         assert "× 2" in again and ("GPU-h" in again or "GPU-ч" in again), again
 
 
+async def test_cards_named_by_their_memory_are_every_card_of_that_size(tg: FakeTelegram, app: App) -> None:
+    """"On one 80GB card" (the rental guides' classes: 24 / 48 / 80 GB) is every catalog card of 80 GB, each listed;
+    a workload that fits none of them says so of the class, not of one card; a subscription watches the class."""
+    text = await say(tg, "/estimate 70B QLoRA on one 80GB card", 56)
+    fits = [line for line in text.splitlines() if line.startswith("• ") and "GiB" in line]
+    assert {f.split(" × ")[0][2:] for f in fits} == {"A100 80GB", "H100 PCIe", "H100 SXM"}, text
+    text = await say(tg, "/estimate 405B инференс на одной карте 24 ГБ", 56, "ru")
+    assert "карта на 24 ГБ × 1" in text and "RTX 4090" in text, text
+    # the market has a 4090 at $0.34 and an A100 80GB at $1.64: the 80 GB class matches the A100 only
+    sub = await say(tg, "/subscribe 7B LoRA on an 80GB card under $2/h", 57)
+    assert "Now watching" in sub and "A100 80GB" in sub and "4090" not in sub, sub
+    sub = await say(tg, "/subscribe 7B LoRA under $2/h", 58)
+    assert "4090" in sub, sub
+
+
 async def test_the_products_own_question_is_answered_as_its_workload(tg: FakeTelegram, app: App) -> None:
     """Asked as a question, an Ollama tag, a count in words, a dataset in tokens: the answer is the workload's."""
     for phrase, lang, understood in (

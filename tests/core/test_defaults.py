@@ -159,6 +159,31 @@ def test_a_dataset_in_tokens_and_examples_gives_each_examples_length() -> None:
         assert needle in render("en", info.value.explain()), text
 
 
+@pytest.mark.parametrize(("text", "gb", "gpus"), [
+    ("70B QLoRA on one 80GB card", 80, 1), ("Полное дообучение 13B на 2 × 80 ГБ", 80, 2), ("13B QLoRA on 24GB", 24, 1),
+    ("70B inference on a 48GB GPU", 48, 1), ("7B lora 16 GB VRAM", 16, 1), ("full 13B on two 80GB cards", 80, 2),
+    ("13B lora на 2 картах по 48 ГБ", 48, 2),
+])
+def test_cards_named_by_their_memory_are_that_class(text: str, gb: float, gpus: int) -> None:
+    """The catalog's every card of that memory, a bf16 one representing them, said back as an assumption."""
+    from core.gpus import GPUS, get_gpu
+
+    w, notes = done(text)
+    assert set(w.gpu_ids) == {g.id for g in GPUS if g.memory_gb == gb} and w.gpus == gpus
+    assert w.gpu_memory_gb == gb and get_gpu(w.gpu).bf16
+    assert all(get_gpu(g).name in render("en", notes["gpu"].msg) for g in w.gpu_ids)
+
+
+def test_a_card_and_its_memory_narrow_its_family_or_are_refused() -> None:
+    w, _ = done("13B lora on A100 (80GB)")
+    assert w.gpu_ids == ("a100-80gb",)
+    for text, needle in [("13B lora on H100 (40GB)", ("No H100 has 40 GB", "нет версии на 40 ГБ")),
+                         ("70B inference on 70GB", ("No card in the catalog has 70 GB", "нет карты с 70 ГБ"))]:
+        with pytest.raises(ParseError) as info:
+            complete(parse_workload(text))
+        assert needle[0] in render("en", info.value.explain()) and needle[1] in render("ru", info.value.explain())
+
+
 def test_long_examples_stretch_the_default_sequence() -> None:
     w, notes = done("7B LoRA 1k examples по 3000 токенов")
     assert (w.seq_len, w.tokens_per_example) == (3000, 3000)
