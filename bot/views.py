@@ -41,14 +41,11 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
 
 
 def cards_label(w: Workload, lang: str) -> str:
-    """The cards a workload was named on, as the user named them: "24 GB card" for a class of that memory, the
-    family ("H100") for its variants, else the card."""
+    """The cards a workload was named on: "24 GB card" for a class of that memory (its cards are many models), else
+    the named card (a family's representative variant, as the fit lines name it)."""
     if w.gpu_memory_gb is not None and len(w.gpu_ids) > 1:
         return t(lang, "cards_of_memory", gb=f"{w.gpu_memory_gb:g}")
-    card = get_gpu(w.gpu) if w.gpu else None
-    if card is None:
-        return ""
-    return card.family if len(w.gpu_ids) > 1 and card.family else card.name
+    return gpu_label(w.gpu, w.gpu or "")
 
 
 def workload_label(est: Estimate, lang: str = "en") -> str:
