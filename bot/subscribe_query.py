@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from core.gpus import resolve_gpus
 from core.limits import gpu_count_ok, price_ok
-from core.parser import COUNT_WORDS
+from core.parser import COUNT_WORD_RX, COUNT_WORDS
 from core.providers import ProviderCatalog, catalog
 
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
@@ -48,8 +48,7 @@ _ASKING = re.compile(
     r"скажи(?:те)?|дай(?:те)?\s+знать|мне|меня|когда|если|как\s+только|будет|будут|станет|станут|появится|появятся|"
     r"в\s+наличии|в\s+продаже)(?!\w)", re.IGNORECASE)
 # A count before a list of cards: "2 H100", "two H100s", "две A100" (COUNT_RE reads "H100 x2")
-_LEADING_COUNT = re.compile(rf"^(\d{{1,9}}|{'|'.join(sorted(COUNT_WORDS, key=len, reverse=True))})\s*[x×*]?\s+(.+)$",
-                            re.IGNORECASE)
+_LEADING_COUNT = re.compile(rf"^(\d{{1,9}}|{COUNT_WORD_RX})\s*[x×*]?\s+(.+)$", re.IGNORECASE)
 
 
 @dataclass

@@ -43,8 +43,8 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
 def cards_label(w: Workload, lang: str) -> str:
     """The cards a workload was named on: "24 GB card" for a class of that memory (its cards are many models), else
     the named card (a family's representative variant, as the fit lines name it)."""
-    if w.gpu_memory_gb is not None and len(w.gpu_ids) > 1:
-        return t(lang, "cards_of_memory", gb=f"{w.gpu_memory_gb:g}")
+    if w.memory_class_gb is not None:
+        return t(lang, "cards_of_memory", gb=f"{w.memory_class_gb:g}")
     return gpu_label(w.gpu, w.gpu or "")
 
 

@@ -274,12 +274,12 @@ def _memory_class(spec: WorkloadSpec, f: _Filler) -> WorkloadSpec:
     if memory is None:
         return spec
     named = (spec.gpu_family or (spec.gpu,)) if spec.gpu is not None else tuple(g.id for g in GPUS)
-    cards = [get_gpu(g) for g in named if abs(get_gpu(g).memory_gb - memory) <= 0.5]
+    cards = [g for g in map(get_gpu, named) if abs(g.memory_gb - memory) <= 0.5]
     gb = f"{memory:g}"
     if not cards:
         if spec.gpu is not None:
-            raise _error(spec, msg("wl_card_memory_named", gpu=get_gpu(spec.gpu).family or get_gpu(spec.gpu).name,
-                                   gb=gb))
+            card = get_gpu(spec.gpu)
+            raise _error(spec, msg("wl_card_memory_named", gpu=card.family or card.name, gb=gb))
         sizes = sorted({g.memory_gb for g in GPUS})
         raise _error(spec, msg("wl_card_memory_none", gb=gb, sizes=", ".join(f"{s:g}" for s in sizes)))
     if spec.gpu is None:

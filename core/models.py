@@ -260,8 +260,10 @@ _VARIANT = frozenset({"instruct", "it", "chat", "hf", "base", "pretrain", "pt", 
 _RELEASE = frozenset({"thinking", "reasoning", "preview", "latest", "gptq", "int4", "int8", "awq", "fp8", "gguf",
                       "bnb", "4bit", "8bit", "nf4", "mlx", "exl2", "unsloth", "dynamic", "w4a16", "w8a8", "plus"})
 _DATE = re.compile(r"^(?:\d{4}|\d{6})$")  # 2507, 2407, 240912
-# A GGUF file's or an Ollama tag's quantisation at the end of a name ("…-Q5_K_M.gguf", "…:8b-instruct-q8_0", "iq4_xs")
-_GGUF_TAIL = re.compile(r"[\-_.:]i?q[1-8](?:_[0-9a-z]{1,2}){0,2}(?:\.gguf)?$|\.gguf$", re.IGNORECASE)
+# A GGUF quantisation type as a file or an Ollama tag names it ("q4_k_m", "q8_0", "iq4_xs"; lower-cased). The parser
+# reads the type from a name with it (`core.parser.quant_in_name`); the lookup drops it from the end of a name.
+GGUF_TYPE = r"i?q[1-8](?:_[0-9a-z]{1,2}){0,2}"
+_GGUF_TAIL = re.compile(rf"[\-_.:]{GGUF_TYPE}(?:\.gguf)?$|\.gguf$", re.IGNORECASE)
 _PUNCT = re.compile(r"[^\w.]+")
 
 

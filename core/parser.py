@@ -26,7 +26,7 @@ from pydantic import TypeAdapter
 from core.gpus import GPUS, find_gpu, resolve_gpus, singular
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.memo import AheadMemo
-from core.models import find_model
+from core.models import GGUF_TYPE, find_model
 from core.msg import Joined, Msg, msg
 from core.workload import (
     INFERENCE_ENGINES,
@@ -205,12 +205,6 @@ AMT = (r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс(?:яч[аи]?)?\
        r"millions?)(?!\w))?")
 THOUSANDS = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"  # "50 000" as Russians write it (dataset sizes)
 SEP = r"[\s_\-]*"
-
-
-def _card_gb(group: str) -> str:
-    """A card's memory, the number in `group`, with what it is of: "24GB", "80 ГБ", "16 GB VRAM", "24 ГБ памяти"."""
-    return (rf"(?P<{group}>[0-9]{{1,3}}+)\s*(?:gb|гб|gib|гиб)(?!\w)(?:\s+(?:of\s+)?(?:vram|gpus?|cards?|карт\w*|"
-            r"видеокарт\w*|видеопамят\w*|памяти))?")
 MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
 TOKW = r"(?:tokens?|tok|токен\w*)"
 EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
@@ -233,6 +227,12 @@ PROMPTW = (r"(?:(?:prompt|input)(?:[\s_\-]*(?:len(?:gth)?|tokens?|size))?|isl|в
            r"текст\w*|данн\w*))?|вход|промпт\w*|на\s+входе)")
 OUTPUTW = (r"(?:output(?:[\s_\-]*(?:len(?:gth)?|tokens?|size))?|osl|(?:max[\s_\-]*)?new[\s_\-]*tokens|"
            r"выходн\w*(?:\s+токен\w*)?|выход|ответ\w*|на\s+выходе|генераци\w*\s+(?:до\s+)?)")
+
+
+def _card_gb(group: str) -> str:
+    """A card's memory, the number in `group`, with what it is of: "24GB", "80 ГБ", "16 GB VRAM", "24 ГБ памяти"."""
+    return (rf"(?P<{group}>[0-9]{{1,3}}+)\s*(?:gb|гб|gib|гиб)(?!\w)(?:\s+(?:of\s+)?(?:vram|gpus?|cards?|карт\w*|"
+            r"видеокарт\w*|видеопамят\w*|памяти))?")
 
 
 def _gpu_pattern() -> str:
@@ -422,7 +422,7 @@ def quant_in_name(name: str) -> Quant | None:
 
 
 # A GGUF file's or an Ollama tag's quantisation type ("…-Q5_K_M.gguf", "llama3.1:8b-instruct-q8_0").
-_NAME_GGUF = re.compile(r"(?<![a-z0-9])(i?q[1-8](?:_[0-9a-z]{1,2}){0,2})(?![a-z0-9])")
+_NAME_GGUF = re.compile(rf"(?<![a-z0-9])({GGUF_TYPE})(?![a-z0-9])")
 _GGUF_KNOWN = "Q2_K, Q3_K_M, Q4_0, Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M, Q6_K, Q8_0"
 
 
@@ -560,7 +560,7 @@ COUNT_WORDS = {"two": 2, "dual": 2, "three": 3, "four": 4, "quad": 4, "six": 6, 
                 "четыре": 4, "четырех": 4, "четырем": 4, "четырьмя": 4, "шесть": 6, "шести": 6, "шестью": 6,
                 "восемь": 8, "восьми": 8, "восьмью": 8, "восемью": 8,
                 "pair": 2, "couple": 2, "пара": 2, "пары": 2, "паре": 2, "пару": 2, "парой": 2}
-_COUNT_WORD_RX = "|".join(sorted(COUNT_WORDS, key=len, reverse=True))
+COUNT_WORD_RX = "|".join(sorted(COUNT_WORDS, key=len, reverse=True))
 
 
 def _count_word(m: re.Match[str], group: str) -> int:
@@ -634,12 +634,12 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("mem_count", rf"(?P<mc_n>{INT})\s*{MUL}\s*{_card_gb('mc_m')}", lambda m: {**_MEM_COUNT(m), **_MEM_OF(m)}),
     ("mem_card", _card_gb("mg_m"), _field("gpu_memory_gb", "mg_m")),
     ("one_mem", rf"(?:{_ONE_WORD})\s+{_card_gb('m1_m')}", lambda m: {**_MEM_ONE(m), "gpus": 1}),
-    ("count_word_mem", rf"(?P<cw_k>{_COUNT_WORD_RX})\s+(?:of\s+)?{_card_gb('cw_q')}",
+    ("count_word_mem", rf"(?P<cw_k>{COUNT_WORD_RX})\s+(?:of\s+)?{_card_gb('cw_q')}",
      lambda m: {**_MEM_WORDED(m), "gpus": _count_word(m, "cw_k")}),
     ("gpus2", r"(?:num[\s_]*gpus|n[\s_]*gpus|gpus?)\s*[=:]?\s*(?P<gn_m>[0-9]{1,3})", _field("gpus", "gn_m")),
-    ("count_word_named", rf"(?P<cw_n>{_COUNT_WORD_RX})\s+(?:of\s+)?(?P<cw_g>{GPU})",
+    ("count_word_named", rf"(?P<cw_n>{COUNT_WORD_RX})\s+(?:of\s+)?(?P<cw_g>{GPU})",
      lambda m: {**_WORD_NAMED(m), "gpus": _count_word(m, "cw_n")}),
-    ("count_word_gpus", rf"(?P<cw_m>{_COUNT_WORD_RX})\s+(?:of\s+)?(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу|"
+    ("count_word_gpus", rf"(?P<cw_m>{COUNT_WORD_RX})\s+(?:of\s+)?(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу|"
                         r"ускорител\w*)",
      lambda m: {"gpus": _count_word(m, "cw_m")}),
     ("one_named", rf"(?:{_ONE_WORD})\s+(?P<g1_g>{GPU})",

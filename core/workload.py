@@ -226,6 +226,11 @@ class Workload(BaseModel):
     quant_group: int | None = None
 
     @property
+    def memory_class_gb(self) -> float | None:
+        """The memory the cards were named by, when that named a class of several models ("24 GB"); else None."""
+        return self.gpu_memory_gb if self.gpu_memory_gb is not None and len(self.gpu_ids) > 1 else None
+
+    @property
     def gpu_ids(self) -> tuple[str, ...]:
         """The cards the workload was named on: a family's variants, the one card, or none (any card)."""
         if not self.gpu:

@@ -213,8 +213,8 @@ def _describe(w: Workload, lang: str = "en") -> str:
         parts.append(f"{w.gpus} GPU · {render(lang, msg(f'val_strategy_{w.strategy.value}'))}")
     if w.offload.value != "none":
         parts.append(_t("offload", lang, what=render(lang, msg(f"val_offload_{w.offload.value}"))))
-    if w.gpu_memory_gb is not None and len(w.gpu_ids) > 1:  # a class of cards: the cards it is are an assumption
-        parts.append(t(lang, "cards_of_memory", gb=f"{w.gpu_memory_gb:g}"))
+    if w.memory_class_gb is not None:  # a class of cards: which cards it is, is said as an assumption
+        parts.append(t(lang, "cards_of_memory", gb=f"{w.memory_class_gb:g}"))
     elif w.gpu:
         parts.append(" / ".join(get_gpu(g).name for g in w.gpu_ids))
     return " · ".join(parts)
