@@ -40,13 +40,13 @@ _SPLIT_GPUS = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b|\bили\b|\bи\b)\s*", re
 # A subscription asked as a request ("notify me when an H100 is under $2/h", "сообщи, когда H100 будет дешевле 200 ₽"):
 # the asking is no part of what to watch (a subscription is about offers in stock anyway). Only a text that asks
 # loses those words: elsewhere "a" may be a name's ("Command A").
-_REQUEST = re.compile(r"(?<!\w)(?:notify|tell|alert|ping|let\s+me\s+know|when|once|as\s+soon\s+as|сообщи|напиши|"
-                      r"уведоми|скажи|дай(?:те)?\s+знать|когда|как\s+только)(?!\w)", re.IGNORECASE)
+_ASKS = (r"notify|tell|alert|ping|let|know|when|once|as\s+soon\s+as|сообщи(?:те)?|напиши(?:те)?|уведоми(?:те)?|"
+         r"скажи(?:те)?|дай(?:те)?\s+знать|когда|как\s+только")
+_REQUEST = re.compile(rf"(?<!\w)(?:{_ASKS})(?!\w)", re.IGNORECASE)
 _ASKING = re.compile(
-    r"(?<!\w)(?:please|pls|notify|tell|alert|ping|let|me|know|when|if|once|as\s+soon\s+as|an?|the|is|are|will|be|"
-    r"becomes?|gets?|goes|appears?|available|in\s+stock|пожалуйста|сообщи(?:те)?|напиши(?:те)?|уведоми(?:те)?|"
-    r"скажи(?:те)?|дай(?:те)?\s+знать|мне|меня|когда|если|как\s+только|будет|будут|станет|станут|появится|появятся|"
-    r"в\s+наличии|в\s+продаже)(?!\w)", re.IGNORECASE)
+    rf"(?<!\w)(?:{_ASKS}|please|pls|me|if|an?|the|is|are|will|be|becomes?|gets?|goes|appears?|available|"
+    r"in\s+stock|пожалуйста|мне|меня|если|будет|будут|станет|станут|появится|появятся|в\s+наличии|в\s+продаже)(?!\w)",
+    re.IGNORECASE)
 # A count before a list of cards: "2 H100", "two H100s", "две A100" (COUNT_RE reads "H100 x2")
 _LEADING_COUNT = re.compile(rf"^(\d{{1,9}}|{COUNT_WORD_RX})\s*[x×*]?\s+(.+)$", re.IGNORECASE)
 
@@ -145,9 +145,11 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         rest = _ASKING.sub(" ", rest)
     req.target = " ".join(rest.replace(",", " , ").split()).strip(" ,;").replace(" , ", ", ")
     req.gpu_ids = gpu_list(req.target)
-    counted = _LEADING_COUNT.match(req.target) if req.gpu_ids is None and req.gpu_count is None else None
+    # the count words are spelt with е (core.parser reads ё as е); a card's name has no ё
+    counted = _LEADING_COUNT.match(req.target.replace("ё", "е").replace("Ё", "Е")) \
+        if req.gpu_ids is None and req.gpu_count is None else None
     if counted is not None and (ids := gpu_list(counted.group(2))) is not None:
-        word = counted.group(1).lower().replace("ё", "е")
+        word = counted.group(1).lower()
         count = int(word) if word.isdigit() else COUNT_WORDS[word]
         if gpu_count_ok(count):
             req.gpu_count = count

@@ -36,6 +36,9 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("RTX 4090 ниже 40 руб/ч", "RTX 4090", {"gpu_ids": ["rtx-4090"], "max_price": 40.0, "price_currency": "RUB"}),
     ("Command A lora under $3", "Command A lora", {"gpu_ids": None, "max_price": 3.0}),  # not asked: "A" stays
     ("9999 H100", "H100", {"gpu_count": None, "problem": "count"}),
+    ("четырёх H100 до 900 ₽/ч", "H100", {"gpu_count": 4, "max_price": 900.0}),  # ё as е, as the parser reads it
+    ("сообщите, когда H100 появится в наличии", "H100", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"]}),
+    ("уведомите, H200 в наличии", "H200", {"gpu_ids": ["h200", "h200-nvl"]}),
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)
