@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from core.engines import profile
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
-from core.models import Arch, did_you_mean, find_model, model_for_size
+from core.models import Arch, did_you_mean, family_members, find_model, model_for_size
 from core.msg import Joined, Msg, msg
-from core.parser import ParseError, check_range, describe, normalise_targets
+from core.parser import ParseError, check_range, describe, family_choice, normalise_targets
 from core.workload import (
     ADAPTER_METHODS,
     INFERENCE_ENGINES,
@@ -148,7 +148,10 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
     if spec.model:
         arch = find_model(spec.model)
         if arch is None:
-            close = did_you_mean(spec.model)
+            members = family_members(spec.model)
+            if len(members) > 1:
+                raise _error(spec, msg("wl_model_family", model=spec.model, **family_choice(members)))
+            close = [members[0].name] if members else did_you_mean(spec.model)
             raise _error(spec, msg("wl_model_unknown_close", model=spec.model, close=", ".join(close)) if close
                          else msg("wl_model_unknown", model=spec.model))
         if spec.experts and spec.experts != arch.experts:

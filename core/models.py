@@ -420,6 +420,7 @@ def warm_up() -> None:
     (`_FOUND`: ~1,400 spellings both ways, ~30 ms)."""
     _index()
     _family_index()
+    _spelled_words()
     _DENSE_TYPICAL()
     _FOUND.fill((name, loose) for name in catalog_spellings() for loose in (False, True))
 
@@ -439,6 +440,69 @@ def did_you_mean(name: str, n: int = 3) -> list[str]:
         if len(out) >= n:
             break
     return out
+
+
+_LETTERS_DIGITS = re.compile(r"(?<=[a-z])(?=[0-9])")
+
+
+def _family_tokens(name: str) -> list[str]:
+    """A name's words, the first with its letters and release number apart ("qwen2.5" -> "qwen", "2.5"), so that
+    "qwen 2.5", "qwen2.5" and "Qwen2.5-7B" line up word by word."""
+    toks = [t for t in _tokens(name) if t not in _VARIANT]
+    return [*_LETTERS_DIGITS.split(toks[0], maxsplit=1), *toks[1:]] if toks else []
+
+
+def _starts(words: list[str], prefix: list[str], loose_version: bool) -> bool:
+    if len(words) <= len(prefix):
+        return False
+    for word, want in zip(words, prefix, strict=False):
+        if word != want and not (loose_version and _VERSION_TOKEN.match(want) and word.startswith(want + ".")):
+            return False
+    return True
+
+
+_Spelled = tuple[tuple[Arch, list[str]], ...]
+
+
+@lru_cache(maxsize=1)
+def _spelled_words() -> tuple[_Spelled, _Spelled]:
+    """Every catalog name's and alias's words (`_family_tokens`), worked out once."""
+    return (tuple((arch, _family_tokens(arch.name)) for arch in MODELS),
+            tuple((arch, _family_tokens(alias)) for arch in MODELS for alias in arch.aliases))
+
+
+@lru_cache(maxsize=256)
+def family_members(name: str) -> tuple[Arch, ...]:
+    """The catalog models a family name without a size stands for ("qwen3", "llama 3", "gpt-oss", "gemma"): every
+    model whose name begins with those words (else whose alias does), newest release first, then the base models,
+    smallest first. A release number takes its point releases only when it has no model of its own ("llama 3" is
+    Llama-3-8B and -70B, not 3.1). Empty when the name says a size (then it is one model, known or not) or begins
+    no catalog name. Memoised (a phrase repeats its name keystroke after keystroke); bounded, as input is
+    arbitrary."""
+    want = _family_tokens(name)
+    if not want or any(_SIZE_TOKEN.match(t) for t in want):
+        return ()
+    by_name, by_alias = _spelled_words()
+    # names first: an alias is a shortcut to a model ("llama 3 8b" is Llama-3.1-8B), not a member of the family
+    for spelled, loose_version in ((by_name, False), (by_name, True), (by_alias, False)):
+        found: dict[str, tuple[Arch, int]] = {}
+        for arch, words in spelled:
+            if _starts(words, want, loose_version):
+                extra = len(words) - len(want)
+                if arch.id not in found or extra < found[arch.id][1]:
+                    found[arch.id] = (arch, extra)
+        if found:
+            ranked = sorted(found.values(), key=lambda ae: (-_version_of(ae[0]), ae[1], ae[0].params_b, ae[0].name))
+            return tuple(arch for arch, _ in ranked)
+    return ()
+
+
+def typical_member(members: tuple[Arch, ...]) -> Arch:
+    """The member of a family to give as the example: of those a bare size stands for, the middle one by size (the
+    family's everyday model, not its smallest), else the first."""
+    typical = set(TYPICAL_FOR_SIZE.values())
+    usual = sorted((a for a in members if a.id in typical), key=lambda a: a.params_b)
+    return usual[(len(usual) - 1) // 2] if usual else members[0]
 
 
 def get_model(model_id: str) -> Arch:

@@ -26,7 +26,7 @@ from pydantic import TypeAdapter
 from core.gpus import GPUS, find_gpu, resolve_gpus, singular
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.memo import AheadMemo
-from core.models import GGUF_TYPE, find_model
+from core.models import GGUF_TYPE, Arch, did_you_mean, family_members, find_model, typical_member
 from core.msg import Joined, Msg, msg
 from core.workload import (
     INFERENCE_ENGINES,
@@ -398,10 +398,27 @@ def _latin_family(text: str) -> str:
     return text if family is None else family + " " + re.sub(r"^[а-яё]+", "", text).strip()
 
 
-def _unknown_model(name: str) -> Bad:
-    from core.models import did_you_mean
+# How many of a family's models a "which one?" names before "and N more"
+FAMILY_SHOWN = 6
 
-    close = did_you_mean(_latin_family(name))
+
+def family_choice(members: Sequence[Arch]) -> dict[str, Any]:
+    """The values of a "which of the family?" message: the first models by name, how many more, and one of those
+    shown as the example."""
+    shown: list[Any] = [a.name for a in members[:FAMILY_SHOWN]]
+    if len(members) > FAMILY_SHOWN:
+        shown.append(msg("model_family_more", n=len(members) - FAMILY_SHOWN))
+    return {"members": Joined(tuple(shown)), "example": typical_member(tuple(members[:FAMILY_SHOWN])).name}
+
+
+def _unknown_model(name: str) -> Bad:
+    """A name that is no catalog model: a family said without its size ("qwen3", "llama 3") is asked which of its
+    models; anything else gets the closest names."""
+    latin = _latin_family(name)
+    members = family_members(latin)
+    if len(members) > 1:
+        return Bad(msg("parse_model_family", **family_choice(members)))
+    close = [members[0].name] if members else did_you_mean(latin)
     return Bad(msg("parse_model_unknown_close", close=", ".join(close)) if close else msg("parse_model_unknown"))
 
 

@@ -269,6 +269,14 @@ def test_incoherent_combinations_are_refused_politely(text: str, needle: str) ->
     assert CYRILLIC.search(render("ru", err.explain()).splitlines()[0])
 
 
+def test_a_family_given_as_the_model_option_is_asked_which() -> None:
+    with pytest.raises(ParseError) as info:
+        complete(WorkloadSpec(model="gpt-oss", method=Method.INFERENCE))
+    en, ru = render("en", info.value.explain()), render("ru", info.value.explain())
+    assert "«gpt-oss»" in en and "gpt-oss-20B" in en and "gpt-oss-120B" in en and "Which one?" in en
+    assert "gpt-oss-120B" in ru and "Какая из них?" in ru
+
+
 def test_unknown_model_or_gpu_from_options() -> None:
     for spec, needle in ((WorkloadSpec(model="gpt-5", method=Method.LORA), "not in the catalog"),
                          (WorkloadSpec(params_b=7, method=Method.LORA, gpu="GTX 480"), "not in the catalog"),

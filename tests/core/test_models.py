@@ -5,10 +5,20 @@ active size. Card figures below are the model cards' / safetensors indexes' tota
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from core.models import DATA, MODELS, count_params, did_you_mean, find_model, get_model
+from core.models import (
+    DATA,
+    MODELS,
+    count_params,
+    did_you_mean,
+    family_members,
+    find_model,
+    get_model,
+    typical_member,
+)
 from core.parser import parse_workload
 
 # (name as people write it, card total B, card active B or None, tolerance of the shape count)
@@ -110,6 +120,52 @@ def test_near_miss_gets_did_you_mean() -> None:
     assert "Qwen3-32B" in did_you_mean("qwen3 33b")
     assert find_model("lamma 3.1 8b") is None and "Llama-3.1-8B" in did_you_mean("lamma 3.1 8b")
     assert did_you_mean("zzzz") == []
+
+
+def _first_word_family(name: str) -> str:
+    """"Qwen3-8B" -> "Qwen3", "Llama-3.1-8B" -> "Llama-3.1": a catalog name without its size and what follows."""
+    words = re.split(r"[\-_ ]", name)
+    size = next((i for i, w in enumerate(words) if re.fullmatch(r"(?:\d+x)?\d+(?:\.\d+)?[BbMm]", w)), None)
+    return "-".join(words[:size]) if size else ""
+
+
+def test_a_family_named_without_a_size_stands_for_its_models() -> None:
+    # Every catalog name "<family>-<size>…" is among the models its family words stand for, each member's name
+    # begins with those words, and a family that is one catalog name by itself is not a family question.
+    checked = 0
+    for arch in MODELS:
+        family = _first_word_family(arch.name)
+        if not family or find_model(family, loose=False) is not None:
+            continue
+        members = family_members(family)
+        assert arch in members, (family, arch.name)
+        want = family.lower().replace("-", "").replace(".", "")
+        for other in members:
+            assert other.name.lower().replace("-", "").replace(".", "").replace("_", "").startswith(want), other.name
+        checked += 1
+    assert checked > 100
+    assert family_members("qwen3 32b") == () and family_members("zzzz") == ()
+
+
+def test_a_release_number_takes_its_point_releases_only_when_it_has_no_models_of_its_own() -> None:
+    llama3 = {a.name for a in family_members("llama 3")}
+    assert llama3 and all(re.match(r"Llama-3-\d", n) for n in llama3)
+    assert {a.name for a in family_members("llama3")} == llama3
+    releases = {re.match(r"Llama-(\d(?:\.\d)?)-", a.name).group(1) for a in family_members("llama")  # type: ignore[union-attr]
+                if a.name.startswith("Llama-")}
+    assert {"3", "3.1", "3.3"} <= releases
+    newest_first = [_llama_version(a.name) for a in family_members("llama") if a.name.startswith("Llama-")]
+    assert newest_first == sorted(newest_first, reverse=True)
+
+
+def _llama_version(name: str) -> float:
+    return float(re.match(r"Llama-(\d(?:\.\d)?)", name).group(1))  # type: ignore[union-attr]
+
+
+def test_a_family_example_is_one_of_its_everyday_models() -> None:
+    for family in ("llama", "qwen3", "gemma", "deepseek", "gpt-oss"):
+        members = family_members(family)
+        assert typical_member(members) in members
 
 
 def test_config_facts_generate_the_catalog_entries() -> None:

@@ -359,6 +359,32 @@ def test_unknown_model_and_gpu_are_not_guessed() -> None:
     assert info.value.not_understood == ["4090 48GB"]
 
 
+@pytest.mark.parametrize(("phrase", "family"), [
+    ("qwen3 inference", "qwen3"), ("llama 3 lora", "llama 3"), ("gpt-oss inference 8k", "gpt-oss"),
+    ("квен3 лора", "квен3"), ("дипсик инференс", "дипсик"), ("gemma qlora on 4090", "gemma"),
+])
+def test_a_family_without_a_size_is_asked_which_model(phrase: str, family: str) -> None:
+    # The answer names the family's models and an example; the example put in the family's place is understood.
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert info.value.not_understood == [family]
+    en, ru = render("en", info.value.explain()), render("ru", info.value.explain())
+    assert "Which one?" in en and "Какая из них?" in ru and "not in the catalog" not in en
+    listed = en.split("go by this name: ", 1)[1].split(". Which one?", 1)[0]
+    example = re.search(r"e\.g\. «([^»]+)»", en)
+    assert example is not None and example.group(1) in listed.split(", ")
+    assert parse_workload(phrase.replace(family, example.group(1))).model is not None
+
+
+def test_a_long_family_is_cut_with_how_many_more_in_each_language() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("qwen lora")
+    en, ru = render("en", info.value.explain()), render("ru", info.value.explain())
+    more = re.search(r"(\d+) more models", en)
+    assert more is not None and int(more.group(1)) > 10
+    assert re.search(rf"ещё {more.group(1)} модел(?:ей|и|ь)", ru)
+
+
 @pytest.mark.parametrize("text", ["", "   ", "please", "на", "!!!"])
 def test_nothing_to_read(text: str) -> None:
     with pytest.raises(ParseError) as info:

@@ -15,6 +15,11 @@ parse_whole = { $label } must be a whole number
 parse_gpu_unknown = this GPU is not in the catalog (a different memory size?)
 parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
 parse_model_unknown_close = this model is not in the catalog; did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
+parse_model_family = several models go by this name: { $members }. Which one? Add its size or full name, e.g. «{ $example }»
+model_family_more = { $n } more { $n ->
+        [one] model
+       *[other] models
+    }
 parse_gguf_type = a GGUF type this estimator knows: { $known }
 parse_run = run (inference unless a training method is named)
 parse_noop = does not change memory, ignored
@@ -105,6 +110,7 @@ assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $la
 assume_why = { $what } ({ $why })
 wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
 wl_model_unknown_close = The model «{ $model }» is not in the catalog. Did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
+wl_model_family = Several models go by the name «{ $model }»: { $members }. Which one? Give its size or full name, e.g. «{ $example }».
 wl_experts_mismatch = { $name } has { $has ->
         [one] { $has } expert
        *[other] { $has } experts

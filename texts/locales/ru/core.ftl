@@ -14,6 +14,13 @@ parse_whole = { $label }: нужно целое число
 parse_gpu_unknown = такой GPU нет в каталоге (другой объём памяти?)
 parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
 parse_model_unknown_close = этой модели нет в каталоге; может быть, { $close }? Или укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_model_family = так называется несколько моделей: { $members }. Какая из них? Добавьте размер или полное имя, например «{ $example }»
+model_family_more = ещё { $n } { $n ->
+        [one] модель
+        [few] модели
+        [many] моделей
+       *[other] модели
+    }
 parse_gguf_type = известные типы GGUF: { $known }
 parse_run = запуск (инференс, если не указано обучение)
 parse_noop = на память не влияет, не учитываю
@@ -114,6 +121,7 @@ assume_typical_arch = архитектура: { $size } — типичная { $
 assume_why = { $what } ({ $why })
 wl_model_unknown = Модели «{ $model }» нет в каталоге: укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
 wl_model_unknown_close = Модели «{ $model }» нет в каталоге. Может быть, { $close }? Или укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
+wl_model_family = Так называется несколько моделей — «{ $model }»: { $members }. Какая из них? Укажите размер или полное имя, например «{ $example }».
 wl_experts_mismatch = У { $name } экспертов { $has }, а не { $said }.
 wl_params_mismatch = У { $name } { $has }B параметров, а не { $said }B: укажите либо модель, либо размер.
 wl_which_model = Какая модель? Укажите размер (13B, 8x7B) или название (llama-3.1-8b, Qwen2.5-72B).
