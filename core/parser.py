@@ -30,6 +30,7 @@ from core.models import GGUF_TYPE, Arch, did_you_mean, family_members, find_mode
 from core.msg import Joined, Msg, msg
 from core.workload import (
     INFERENCE_ENGINES,
+    TRAINING_METHODS,
     Attention,
     Engine,
     Method,
@@ -562,6 +563,21 @@ def _noop(m: re.Match[str]) -> dict[str, Any]:
     return {"_note": msg("parse_noop")}
 
 
+# "N tokens" with no word saying of what. In millions it is the data of a training run ("LoRA on 5M tokens": no
+# one trains at a million-token context) and a context only when serving (Llama 4 Scout reads 10M), so the method
+# decides once the whole phrase is read (`_Reading.settle_tokens`); fewer tokens are a context length.
+_IN_MILLIONS = re.compile(r"(?:m|млн\.?|миллион(?:а|ов)?|millions?)$")
+_SEQ_BARE = _field("seq_len", "sq_c", kilo=1024)
+DATA_TOKENS_FROM = 1_000_000
+
+
+def _bare_tokens(m: re.Match[str]) -> dict[str, Any]:
+    raw = m.group("sq_c").strip()
+    if _IN_MILLIONS.search(raw) or _amount(raw) >= DATA_TOKENS_FROM:
+        return {"_tokens": raw}
+    return _SEQ_BARE(m)
+
+
 _DX_EXAMPLES, _DX_EPOCHS = _field("examples", "dx_n"), _field("epochs", "dx_e")
 _ONE_NAMED = _gpu_named("g1_g", None)
 _MEM_COUNT = _field("gpus", "mc_n")
@@ -757,7 +773,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("seq2", rf"(?P<sq_b>{AMT})\s*(?:{TOKW}\s*)?(?:of\s+)?(?:ctx|context(?:[\s_\-]*(?:window|length|len|size))?|"
              r"контекст\w*(?:\s+окн\w*)?|seq(?:uence)?"
              r"(?:[\s_\-]*len(?:gth)?)?|окн\w*)", _field("seq_len", "sq_b", kilo=1024)),
-    ("seq3", rf"(?P<sq_c>{AMT})\s*{TOKW}", _field("seq_len", "sq_c", kilo=1024)),
+    ("seq3", rf"(?P<sq_c>{AMT})\s*{TOKW}", _bare_tokens),
     ("seq_k", r"(?P<sq_k>[0-9]{1,4}(?:[.,][0-9])?\s?(?:k|к))", _field("seq_len", "sq_k", kilo=1024)),
     ("batch", r"(?:bs|mbs|batch(?:[\s_\-]*size)?|micro[\s_\-]*batch(?:[\s_\-]*size)?|per[\s_\-]*device[\s_\-]*"
               r"(?:train[\s_\-]*)?batch[\s_\-]*size|батч\w*|размер\w*\s+батча|пакет\w*)\s*(?:of\s+|=|:)?\s*"
@@ -1054,11 +1070,34 @@ class _Reading:
         if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
             fields["method"] = Method.QLORA
 
+    def settle_tokens(self, raw: str) -> None:
+        """A bare "N tokens" in millions (`_bare_tokens`): the data's size when training, else a context length;
+        range-checked and held against the same field said elsewhere, as any fragment is."""
+        fields = self.fields
+        training = fields.get("method") in TRAINING_METHODS or "_training" in fields
+        field, kilo = ("dataset_tokens", 1000) if training else ("seq_len", 1024)
+        fragment = self.origin.pop("_tokens")
+        at = self.understood.index(fragment)
+        value = _amount(raw, kilo)
+        reason = check_range(field, value)
+        if reason is None and field in fields and fields[field] != round(value):
+            reason = msg("parse_contradicts", fragment=self.origin[field])
+        if reason is not None:
+            del self.understood[at], self.readings[at]
+            self.reject(fragment, reason)
+            return
+        fields[field] = round(value)
+        self.origin[field] = fragment
+        self.readings[at] = {field: round(value)}
+
     def spec(self) -> WorkloadSpec:
         """The phrase's workload once every fragment was read, or the ParseError that says what was not."""
         fields = self.fields
         if fields.pop("_four_bit", False):
             self.settle_four_bit()
+        tokens = fields.pop("_tokens", None)
+        if tokens is not None:
+            self.settle_tokens(tokens)
         fields.pop("_training", None)
         fields.pop("_note", None)
         if fields.pop("_run", False) and "method" not in fields:

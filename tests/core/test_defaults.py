@@ -148,6 +148,25 @@ def test_a_dataset_said_in_tokens_is_trained_as_that_many_tokens(text: str) -> N
     assert "20000000" in render("en", notes["examples"].msg) and "20000000" in render("ru", notes["examples"].msg)
 
 
+@pytest.mark.parametrize("text", ["13B LoRA on 20M tokens", "13B LoRA 20M tokens", "13B qlora 4bit 20000000 tokens",
+                                  "дообучить 13B через LoRA на 20 млн токенов",
+                                  "13B fine-tune LoRA on 20 million tokens"])
+def test_tokens_in_millions_are_the_data_when_training(text: str) -> None:
+    """No word says what the tokens are of: millions of them are the data when training, never a context."""
+    w, _ = done(text)
+    assert w.seq_len == 2048 and w.examples is not None
+    assert 20_000_000 <= w.examples * (w.tokens_per_example or 0) < 20_000_000 + 512
+
+
+def test_tokens_in_millions_are_the_context_when_serving_and_fewer_are_a_context_when_training() -> None:
+    assert parse_workload("llama 4 scout inference 2M tokens").seq_len == 2 * 1024 * 1024
+    spec = parse_workload("13B lora 16k tokens")
+    assert (spec.seq_len, spec.dataset_tokens) == (16 * 1024, None)
+    with pytest.raises(ParseError) as info:  # the same thing said twice, two ways, is a contradiction
+        parse_workload("13B lora dataset 5M tokens, 20M tokens")
+    assert info.value.not_understood == ["20M tokens"] and "contradicts" in render("en", info.value.explain())
+
+
 def test_a_dataset_in_tokens_and_examples_gives_each_examples_length() -> None:
     w, notes = done("13B LoRA 5k examples, dataset 20M tokens, 2 epochs")
     assert (w.examples, w.tokens_per_example, w.epochs) == (5000, 4000, 2.0)
