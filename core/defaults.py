@@ -231,9 +231,20 @@ def _resolve_engine(spec: WorkloadSpec, training: bool, f: _Filler) -> Engine:
                     _WHY_ENGINE_SERVE if several else _WHY_ENGINE_ONE)
 
 
-def _resolve_method(spec: WorkloadSpec, f: _Filler) -> Method:
+def _trains(spec: WorkloadSpec) -> bool:
+    """A phrase without a method that is about training: a training word, or what only training has (its data,
+    epochs, an adapter's rank, gradient checkpointing, an optimiser)."""
+    return bool(spec.training) or any(v is not None for v in (
+        spec.examples, spec.dataset_tokens, spec.tokens_per_example, spec.epochs, spec.lora_rank, spec.lora_targets,
+        spec.grad_ckpt, spec.optimizer, spec.fused_ce, spec.packing))
+
+
+def _resolve_method(spec: WorkloadSpec, arch: Arch, source: str, f: _Filler) -> Method:
     if spec.method is not None:
         return spec.method
+    if _trains(spec):  # which way to train: LoRA, QLoRA, full or freeze change the memory several times over
+        name = arch.name if source != "size" else (f"{spec.experts}x" if spec.experts else "") + f"{spec.params_b:g}B"
+        raise _error(spec, msg("wl_which_training", name=name))
     hint: Msg | None = None
     if spec.concurrency is not None:
         hint = _WHY_CONCURRENCY
@@ -508,7 +519,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     GPUs and strategy, attention, then the method's own fields, images, the context limit."""
     f = _Filler()
     arch, source = _resolve_arch(spec, f)
-    method = _resolve_method(spec, f)
+    method = _resolve_method(spec, arch, source, f)
     training = method in TRAINING_METHODS
     _check_method_fields(spec, method)
     engine = _resolve_engine(spec, training, f)

@@ -143,6 +143,8 @@ def render_value(field: str, value: Any) -> Msg | str:
 @lru_cache(maxsize=2048, typed=True)
 def describe(field: str, value: Any) -> Msg:
     """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токена'."""
+    if field == "training":  # not a setting but what the phrase is about
+        return msg("parse_training")
     return msg("field_is", label=field_label(field), value=render_value(field, value))
 
 
@@ -214,7 +216,7 @@ EPW = r"(?:epochs?|эпох\w*|ep)"
 DATAW = r"dataset|датасет\w*|набор\w*\s+данных|corpus|корпус\w*"
 KVT = r"(?:fp8|int8|int4|bf16|fp16|q8_0|q4_0|8[\s\-_]*bit|4[\s\-_]*bit)"
 GC = (r"(?:grad(?:ient)?s?[\s_\-]*(?:ckpt|checkpoint(?:ing|s)?)|activation[\s_\-]*(?:ckpt|checkpoint(?:ing)?|"
-      r"recomput\w*)|checkpointing|recompute|чекпоинт\w*|gc)")
+      r"recomput\w*)|checkpointing|recompute|(?:градиентн\w*\s+)?чекпо[иий]нт\w*|gc)")
 FA = r"(?:flash[\s_\-]*(?:attn|attention)(?:[\s_\-]*[0-9])?|flash|fa[23]|sdpa)"
 FCE = (r"(?:(?:fused|chunked)[\s_\-]*(?:ce|cross[\s_\-]*entropy|loss)|cut[\s_\-]*cross[\s_\-]*entropy|cce|"
        r"liger(?:[\s_\-]*kernels?)?|unsloth)")
@@ -532,6 +534,7 @@ def _kv(group: str) -> Handler:
 
 
 _GGUF = {"q4km": Quant.Q4_K_M, "q5km": Quant.Q5_K_M, "q6k": Quant.Q6_K, "q80": Quant.Q8_0, "q8": Quant.Q8_0,
+         "q4": Quant.Q4_K_M, "q5": Quant.Q5_K_M, "q6": Quant.Q6_K,
          "q2k": Quant.Q2_K, "q3km": Quant.Q3_K_M, "q40": Quant.Q4_0, "q4ks": Quant.Q4_K_S, "q5ks": Quant.Q5_K_S}
 
 
@@ -652,6 +655,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("tpe3", rf"(?P<tp_c>{AMT})\s*{TOKW}\s+(?:each|каждый)", _field("tokens_per_example", "tp_c")),
     ("tpe4", rf"(?:tokens?[\s_]*per[\s_]*(?:example|sample)|tokens_per_example|tpe|длин\w*\s+пример\w*)"
              rf"\s*[=:]?\s*(?P<tp_d>{AMT})(?:\s*{TOKW})?", _field("tokens_per_example", "tp_d")),
+    ("tpe5", rf"(?:avg|average|mean|в\s+среднем|средн\w*)(?:\s+(?:length|len|длин\w*))?\s*(?:of\s+|по\s+)?[=:]?\s*"
+             rf"(?P<tp_e>{AMT})(?:\s*{TOKW})?", _field("tokens_per_example", "tp_e")),
     ("epochs", rf"(?P<ep_n>{N})\s*{EPW}", _field("epochs", "ep_n")),
     ("epochs2", rf"(?:epochs?|эпох\w*|num[\s_]*train[\s_]*epochs)\s*[=:]?\s*(?P<ep_n2>{N})",
      _field("epochs", "ep_n2")),
@@ -740,8 +745,12 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("q_gptq8", r"gptq[\s_\-]*(?:int8|8[\s_\-]*bit|w8\w*)", _const(quant=Quant.GPTQ_INT8)),
     ("q_gptq", r"gptq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.GPTQ_INT4)),
     ("q_awq", r"awq(?:[\s_\-]*(?:int4|4[\s_\-]*bit|w4\w*))?", _const(quant=Quant.AWQ)),
-    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q[2-6][\s_\-]?k(?:[\s_\-]?[msl])?|q[48][\s_\-]?0|q8)|gguf",
+    # a bare "q4" / "q5" / "q6" is the K-quant people mean by it: Ollama's default tags are Q4_K_M
+    ("q_gguf", r"(?:gguf[\s_\-]*)?(?P<gg_t>q[2-6][\s_\-]?k(?:[\s_\-]?[msl])?|q[48][\s_\-]?0|q[4-8](?![\w.]))|gguf",
      _gguf),
+    # Gemma 3's quantisation-aware-trained checkpoints are published as Q4_0 GGUF files
+    # (https://huggingface.co/google/gemma-3-27b-it-qat-q4_0-gguf; Ollama's gemma3:27b-it-qat)
+    ("q_qat", r"qat(?:[\s_\-]*(?:q4[\s_\-]?0|int4|4[\s_\-]*bit))?", _const(quant=Quant.Q4_0)),
     ("q_fp8", r"fp8|float8|e4m3", _const(quant=Quant.FP8)),
     ("q_int8", r"(?:(?:bnb|bitsandbytes)[\s_\-]*)?(?:int8|8[\s_\-]*bit|8[\s\-]*бит\w*)|llm\.int8|w8a16",
      _const(quant=Quant.INT8)),
@@ -808,7 +817,9 @@ _RULES: list[tuple[str, str, Handler]] = [
      _const(method=Method.FULL)),
     ("freeze", r"freeze(?:[\s_\-]*(?:tun\w*|training|fine[\s_\-]*tun\w*))?|frozen[\s_\-]*layers|заморозк\w*|"
                r"замораживан\w*", _const(method=Method.FREEZE)),
-    ("inference", r"inferenc\w*|infer|serving|serve|deploy\w*|host(?:ing)?|generation|generate|vllm|tgi|sglang|"
+    # "серв" / "засервить" are serving; "сервер" (a server) is not
+    ("inference", r"inferenc\w*|infer|serving|serve|(?:за)?серв(?:ить|им|лю)?(?!\w)|deploy\w*|host(?:ing)?|"
+                  r"generation|generate|vllm|tgi|sglang|"
                   r"llama\.cpp|ollama|инференс\w*|инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*|"
                   r"захост\w*|хост\w*", _const(method=Method.INFERENCE)),
     # "run" / "запустить" / "поднять" mean serving unless a training method is named too ("run a LoRA")
@@ -1098,7 +1109,8 @@ class _Reading:
         tokens = fields.pop("_tokens", None)
         if tokens is not None:
             self.settle_tokens(tokens)
-        fields.pop("_training", None)
+        if fields.pop("_training", False) and "method" not in fields:
+            fields["training"] = True
         fields.pop("_note", None)
         if fields.pop("_run", False) and "method" not in fields:
             fields["method"] = Method.INFERENCE

@@ -134,6 +134,9 @@ class WorkloadSpec(BaseModel):
     params_b: float | None = None
     experts: int | None = None  # "8x7B" -> 8
     method: Method | None = None
+    # a training word without a method ("fine-tune 7B", "дообучить на 10k примерах"): the question that follows
+    # offers the ways to train, not inference
+    training: bool | None = None
     quant: Quant | None = None
     precision: Precision | None = None
     seq_len: int | None = Field(default=None, ge=1)

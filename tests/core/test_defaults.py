@@ -288,6 +288,28 @@ def test_incoherent_combinations_are_refused_politely(text: str, needle: str) ->
     assert CYRILLIC.search(render("ru", err.explain()).splitlines()[0])
 
 
+@pytest.mark.parametrize("text", ["fine-tune llama 3.1 8b", "дообучить Llama-3.1-8B на 10k примерах",
+                                  "llama-3.1-8b 3 epochs", "llama 3.1 8b unsloth", "llama 3.1 8b r=16"])
+def test_training_without_a_method_is_asked_which_way_to_train(text: str) -> None:
+    # The question offers the ways to train, each example naming the user's model; each example is understood.
+    with pytest.raises(ParseError) as info:
+        complete(parse_workload(text))
+    en, ru = render("en", info.value.explain()), render("ru", info.value.explain())
+    assert "Which way to fine-tune Llama-3.1-8B?" in en and "Как дообучать Llama-3.1-8B?" in ru
+    assert "inference" not in en.splitlines()[0] and "инференс" not in ru.splitlines()[0]
+    for lang, first in (("en", en.splitlines()[0]), ("ru", ru.splitlines()[0])):
+        examples = re.findall(r"«([^»]+)»", first)
+        assert len(examples) == 4, lang
+        methods = {complete(parse_workload(e))[0].method for e in examples}
+        assert methods == {Method.LORA, Method.QLORA, Method.FULL, Method.FREEZE}, lang
+
+
+def test_no_word_of_training_or_serving_is_asked_every_method() -> None:
+    with pytest.raises(ParseError) as info:
+        complete(parse_workload("70B on H100"))
+    assert "inference" in render("en", info.value.explain()).splitlines()[0]
+
+
 def test_a_family_given_as_the_model_option_is_asked_which() -> None:
     with pytest.raises(ParseError) as info:
         complete(WorkloadSpec(model="gpt-oss", method=Method.INFERENCE))

@@ -131,6 +131,18 @@ def test_issue_phrases_mean_what_a_person_means(text: str, expected: dict) -> No
     ("LoRA 7B, 2 эпохи, 50 000 примеров", {"examples": 50_000, "epochs": 2.0}),
     ("7B lora 10000 examples of 256 tokens", {"examples": 10_000, "tokens_per_example": 256}),
     ("7B lora 1.5k samples", {"examples": 1_500}),
+    ("7B lora 20k samples avg 1k tokens", {"examples": 20_000, "tokens_per_example": 1_000}),
+    ("7B lora 20k примеров в среднем по 700 токенов", {"examples": 20_000, "tokens_per_example": 700}),
+    ("7B lora 5k examples, average length 2k tokens", {"examples": 5_000, "tokens_per_example": 2_000}),
+    ("7B lora средняя длина 900 токенов", {"tokens_per_example": 900}),
+    # loose words people use
+    ("7B lora градиентный чекпоинтинг", {"grad_ckpt": True}),
+    ("mistral 7b серв", {"method": Method.INFERENCE}),
+    ("7B засервить", {"method": Method.INFERENCE}),
+    ("qwen3 8b q4", {"quant": Quant.Q4_K_M}),
+    ("qwen3 8b q5", {"quant": Quant.Q5_K_M}),
+    ("qwen3 8b q6", {"quant": Quant.Q6_K}),
+    ("gemma 3 27b qat", {"quant": Quant.Q4_0}),
 ])
 def test_vocabulary(text: str, expected: dict) -> None:
     fields = said(text)
@@ -298,8 +310,9 @@ def test_every_catalog_gpu_alias_is_read() -> None:
 
 
 def test_training_word_alone_leaves_the_method_open() -> None:
-    # "fine-tune" is understood, but full vs LoRA is the user's choice: complete() asks for it
-    assert said("7B fine-tune") == {"params_b": 7.0}
+    # "fine-tune" is understood, but full vs LoRA is the user's choice: complete() asks which way to train
+    assert said("7B fine-tune") == {"params_b": 7.0, "training": True}
+    assert said("7B LoRA fine-tune") == {"params_b": 7.0, "method": Method.LORA}
 
 
 def test_unknown_words_are_reported_with_what_was_understood() -> None:
@@ -346,6 +359,12 @@ def test_out_of_range_values_are_refused(text: str) -> None:
         parse_workload(text)
     assert info.value.not_understood
     assert re.search(r"between|whole", render("en", info.value.explain()))
+
+
+def test_a_server_is_not_serving() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("7B lora сервер")
+    assert info.value.not_understood == ["сервер"]
 
 
 def test_unknown_model_and_gpu_are_not_guessed() -> None:

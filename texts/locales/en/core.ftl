@@ -97,6 +97,7 @@ val_tokens = { NUMBER($n, useGrouping: 0) } { $n ->
 
 wl_invalid = These settings do not make a valid workload.
 wl_which_method = Which method? inference («70B inference 8k»), full fine-tune («7B full fine-tune»), freeze («7B freeze»), LoRA («13B LoRA»), QLoRA («70B QLoRA»).
+wl_which_training = Which way to fine-tune { $name }? LoRA («{ $name } LoRA»), QLoRA on a 4-bit base, the least memory («{ $name } QLoRA»), all the weights («{ $name } full fine-tune») or frozen layers («{ $name } freeze»).
 assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $layers } { $layers ->
         [one] layer
        *[other] layers

@@ -102,6 +102,7 @@ val_tokens = { NUMBER($n, useGrouping: 0) } { $n ->
 
 wl_invalid = Эти параметры не складываются в корректную задачу.
 wl_which_method = Какой метод? инференс («инференс 70B 8k»), полное дообучение («полное дообучение 7B»), заморозка («7B freeze»), LoRA («13B LoRA»), QLoRA («70B QLoRA»).
+wl_which_training = Как дообучать { $name }? LoRA («{ $name } LoRA»), QLoRA на 4-битной базе, меньше всего памяти («{ $name } QLoRA»), все веса («полное дообучение { $name }») или с заморозкой слоёв («{ $name } freeze»).
 assume_typical_arch = архитектура: { $size } — типичная { $name } ({ $layers } { $layers ->
         [one] слой
         [few] слоя
