@@ -22,7 +22,8 @@ Token = Annotated[str, Field(max_length=48)]  # bot.tokens: "b" + base64 (<= 40)
 class EstimateCb(CallbackData, prefix="e"):
     # m_*: the method buttons; again: answer with the estimate of `q` (an example, or a query with a remedy's change);
     # assume / hide: show or hide the estimate's assumptions (the message is edited)
-    action: Literal["notify", "more", "again", "assume", "hide", "m_inference", "m_lora", "m_qlora", "m_full"]
+    action: Literal["notify", "more", "again", "assume", "hide", "m_inference", "m_lora", "m_qlora", "m_full",
+                    "m_freeze"]
     q: Token  # QueryTokens token of the workload text
 
 

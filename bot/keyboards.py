@@ -31,6 +31,9 @@ from storage.user_tables import Subscription, User
 
 # The methods offered as buttons when a phrase names a model but not what to do with it ("mistral 7b").
 METHOD_CHOICES = ("inference", "lora", "qlora", "full")
+# ...and under "which way to fine-tune?" (a training word was said): the ways to train
+TRAINING_CHOICES = ("lora", "qlora", "full", "freeze")
+ANY_METHOD_CHOICE = frozenset(METHOD_CHOICES + TRAINING_CHOICES)
 # The /subscribe wizard's GPU and price buttons.
 POPULAR_GPUS = ("H100", "H200", "B200", "A100 80GB", "L40S", "RTX 4090", "RTX 3090", "A6000")
 PRICE_PRESETS = {"RUB": (100, 200, 300, 500), "USD": (1, 2, 3, 5)}
@@ -88,9 +91,9 @@ def estimate_keyboard(lang: str, token: str, fitting: int, remedies: Sequence[tu
     return kb.as_markup()
 
 
-def method_keyboard(lang: str, token: str) -> InlineKeyboardMarkup:
+def method_keyboard(lang: str, token: str, choices: tuple[str, ...] = METHOD_CHOICES) -> InlineKeyboardMarkup:
     kb = InlineKeyboardBuilder()
-    for method in METHOD_CHOICES:
+    for method in choices:
         kb.button(text=t(lang, f"btn_method_{method}"), callback_data=EstimateCb(action=f"m_{method}", q=token))
     kb.adjust(2)
     return kb.as_markup()

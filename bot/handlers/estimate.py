@@ -43,17 +43,24 @@ async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, 
             keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle))
 
 
+# core's "which method?" questions -> the question the bot asks instead, and its buttons
+_METHOD_QUESTIONS = {"wl_which_method": ("ask_method", keyboards.METHOD_CHOICES),
+                     "wl_which_training": ("ask_training", keyboards.TRAINING_CHOICES)}
+
+
 def needs_method(result: Failure) -> bool:
     err = result.error
-    return isinstance(err, ParseError) and err.problem is not None and err.problem.key == "wl_which_method"
+    return isinstance(err, ParseError) and err.problem is not None and err.problem.key in _METHOD_QUESTIONS
 
 
 async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:
-    """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing, else say
-    what was and was not understood."""
+    """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing (the ways
+    to train when a training word was said), else say what was and was not understood."""
     if needs_method(result):
-        await message.answer(t(lang, "ask_method", workload=esc(text)),
-                             reply_markup=keyboards.method_keyboard(lang, await tokens.stored(text)))
+        assert isinstance(result.error, ParseError) and result.error.problem is not None  # needs_method says so
+        question, choices = _METHOD_QUESTIONS[result.error.problem.key]
+        await message.answer(t(lang, question, workload=esc(text)),
+                             reply_markup=keyboards.method_keyboard(lang, await tokens.stored(text), choices))
         return
     await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
 
@@ -112,7 +119,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     """A method button under "which method?": the question turns into the estimate of the phrase + that method."""
     text = await tokens.resolve(callback_data.q)
     method = callback_data.action.removeprefix("m_")
-    if not text or method not in keyboards.METHOD_CHOICES or not isinstance(query.message, Message):
+    if not text or method not in keyboards.ANY_METHOD_CHOICE or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
     await query.answer()

@@ -253,10 +253,10 @@ async def test_the_parser_understands_the_slang_people_write(tg: FakeTelegram, a
                                ("фулл файнтюн 7B", "полное дообучение"), ("мистраль 7б лора", "Mistral 7B")):
         text = await say(tg, f"/estimate {phrase}", 50, "ru")
         assert understood in text, (phrase, text[:200])
-    for phrase in ("затюнить 7B", "зафайнтюнить 13B", "дообучить ламу 8B"):  # training, the method asked with buttons
+    for phrase in ("затюнить 7B", "зафайнтюнить 13B", "дообучить ламу 8B"):  # training, the way asked with buttons
         tg.message(f"/estimate {phrase}", user_id=51, lang="ru")
         ask = await tg.wait_for("sendMessage", chat_id=51)
-        assert ask.button("QLoRA"), phrase
+        assert ask.button("QLoRA") and not any("Инференс" in b["text"] for b in ask.buttons()), phrase
     assert "DeepSeek-V3" in await say(tg, "/estimate дипсик инференс", 52, "ru")  # as "deepseek" is answered
 
 

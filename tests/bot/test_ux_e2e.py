@@ -49,6 +49,22 @@ async def test_missing_method_is_asked_with_buttons(tg, app):
     assert "Что посчитать" in ask.text and ask.button("Инференс") and ask.button("Полное дообучение")
 
 
+async def test_training_without_a_method_is_asked_the_ways_to_train_with_buttons(tg, app):
+    """"fine-tune X" is asked LoRA / QLoRA / full / freeze (not inference); a button answers with that way."""
+    for uid, lang, phrase, buttons, freeze, said in (
+            (39, "en", "fine-tune mistral 7b on 5k examples", ["LoRA", "QLoRA", "Full fine-tune", "Freeze layers"],
+             "Freeze layers", "· freeze"),
+            (40, "ru", "дообучить mistral 7b", ["LoRA", "QLoRA", "Полное дообучение", "Заморозка слоёв"],
+             "Заморозка слоёв", "· заморозка")):
+        tg.message(phrase, user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        assert phrase in ask.text and ("fine-tuned" in ask.text or "Как дообучать" in ask.text), ask.text
+        assert [b["text"] for b in ask.buttons()] == buttons
+        tg.press(ask, freeze, user_id=uid, lang=lang)
+        est = await tg.wait_for("editMessageText", chat_id=uid)
+        assert "Mistral 7B" in est.text and said in est.text, est.text[:300]
+
+
 async def test_partly_understood_text_says_what_was_understood(tg, app):
     text = await say(tg, "13B LoRA frobnicate", user_id=35)
     assert "Understood" in text and "frobnicate" in text
