@@ -634,7 +634,21 @@ def _engine(m: re.Match[str]) -> dict[str, Any]:
 
 
 # (name, pattern, handler). Order matters only between rules that can start at the same place: specific first.
+# Models that are not language models, which people rent the same cards for: named, they are refused with why, not
+# "not understood" (image: Stable Diffusion, FLUX, Kandinsky; video: Wan, HunyuanVideo; speech: Whisper; vision: YOLO)
+_NOT_LLM = (r"(?:stable[\s_\-]*diffusion\w*|sdxl\w*|sd[\s_\-]?(?=[0-9])|flux|kandinsk\w*|кандинск\w*|"
+            r"wan(?=[\s_\-]?2\.)|hunyuan[\s_\-]*video|whisper|yolo\w*)"
+            r"(?:[\s_\-.]*v?[0-9]{1,2}(?:\.[0-9])?(?![\w.]))?"  # its release: "stable diffusion 3.5", "kandinsky 3"
+            r"(?:[\s_\-]*(?:dev|schnell|pro|kontext|t2v|i2v|large|medium|small|base|tiny|turbo)"
+            r"(?:[\s_\-]*v[0-9])?(?!\w))?")
+
+
+def _not_llm(m: re.Match[str]) -> dict[str, Any]:
+    raise Bad(msg("parse_not_llm"))
+
+
 _RULES: list[tuple[str, str, Handler]] = [
+    ("not_llm", _NOT_LLM, _not_llm),
     ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
@@ -957,7 +971,7 @@ dtype torch_dtype auto quantization m own home
 свой своя свою своей своем дома видюха видюхи видюхе видюху карточка карточки карточке карточку
 стоит стоить стоимость цена цену времени время займет займут уйдет самая самый самую самое дешевая дешевый дешевую
 дешевле минимальная минимальный минимальную минимум лучшая лучший лучшую лучше оптимальная оптимальный подойдет
-подойдут подходит
+подойдут подходит чтобы чтоб час hour hourly
 """
 _FILLER = frozenset(_FILLER_WORDS.split())
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")

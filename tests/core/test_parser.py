@@ -361,6 +361,20 @@ def test_out_of_range_values_are_refused(text: str) -> None:
     assert re.search(r"between|whole", render("en", info.value.explain()))
 
 
+@pytest.mark.parametrize(("phrase", "named"), [
+    ("flux.1 dev lora", "flux.1 dev"), ("sdxl inference on 4090", "sdxl"),
+    ("whisper large v3 inference", "whisper large v3"), ("кандинский 3 инференс", "кандинский 3"),
+    ("stable diffusion 3.5 lora", "stable diffusion 3.5"),
+    ("wan 2.1 inference", "wan 2.1"),
+])
+def test_a_model_that_is_not_a_language_model_is_refused_with_why(phrase: str, named: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert info.value.not_understood == [named]
+    assert "language models (LLMs) only" in render("en", info.value.explain())
+    assert "только языковые модели (LLM)" in render("ru", info.value.explain())
+
+
 def test_a_server_is_not_serving() -> None:
     with pytest.raises(ParseError) as info:
         parse_workload("7B lora сервер")

@@ -14,6 +14,7 @@ parse_whole = { $label }: нужно целое число
 parse_gpu_unknown = такой GPU нет в каталоге (другой объём памяти?)
 parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
 parse_model_unknown_close = этой модели нет в каталоге; может быть, { $close }? Или укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
+parse_not_llm = это модель для изображений, видео или речи: GPU Radar считает только языковые модели (LLM)
 parse_model_family = так называется несколько моделей: { $members }. Какая из них? Добавьте размер или полное имя, например «{ $example }»
 model_family_more = ещё { $n } { $n ->
         [one] модель
