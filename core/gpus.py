@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 
+# AMD Instinct generations with BF16 and FP8 matrix cores (ROCm "GPU hardware specifications": MI300X / MI325X are
+# CDNA3, gfx942; MI350X / MI355X CDNA4, gfx950)
+_AMD_MATRIX = frozenset({"cdna3", "cdna4"})
+
 
 class GPUClass(StrEnum):
     """Market segment of a card (shown to people; the speed model uses each card's own figures, not this)."""
@@ -54,19 +58,19 @@ class GPU:
     # CUDA compute capability (NVIDIA's "CUDA GPUs - Compute Capability" table, developer.nvidia.com/cuda-gpus):
     # 7.0 Volta, 7.5 Turing, 8.0 / 8.6 Ampere, 8.9 Ada, 9.0 Hopper, 10.0 / 12.0 Blackwell. 0 for AMD (gfx942).
     compute_capability: float = 0.0
-    architecture: str = ""  # "volta" | "turing" | "ampere" | "ada" | "hopper" | "blackwell" | "cdna3"
+    architecture: str = ""  # "volta" | "turing" | "ampere" | "ada" | "hopper" | "blackwell" | "cdna3" | "cdna4"
 
     @property
     def runs_fp8(self) -> bool:
         """FP8 tensor cores: compute capability 8.9 (Ada) or newer, or AMD CDNA3 (vLLM `Fp8Config` needs
-        capability 89 for W8A8; cuBLASLt FP8 GEMMs run on sm_89 / sm_90 and newer)."""
-        return self.compute_capability >= 8.9 or self.architecture == "cdna3"
+        capability 89 for W8A8; cuBLASLt FP8 GEMMs run on sm_89 / sm_90 and newer), or AMD CDNA3 / CDNA4."""
+        return self.compute_capability >= 8.9 or self.architecture in _AMD_MATRIX
 
     @property
     def runs_bf16(self) -> bool:
         """BF16 tensor cores and FlashAttention 2 (which requires Ampere, sm_80, or newer: its README): Ampere and
-        newer, or AMD CDNA3. Volta and Turing (V100, T4, RTX 20) have neither."""
-        return self.compute_capability >= 8.0 or self.architecture == "cdna3"
+        newer, or AMD CDNA3 / CDNA4. Volta and Turing (V100, T4, RTX 20) have neither."""
+        return self.compute_capability >= 8.0 or self.architecture in _AMD_MATRIX
 
 
 # Datasheets the figures are read from (dense numbers, i.e. the sparsity figures halved). GeForce cards: the
@@ -90,6 +94,24 @@ _A30 = ("NVIDIA A30 Tensor Core GPU datasheet (BF16/FP16 tensor 165 | 330 TFLOPS
 _TURING_GF = ("NVIDIA Turing TU102 whitepaper, Appendix A (RTX 2080 Ti reference board: FP16 tensor 53.8 TFLOPS "
               "with FP32 accumulate, no BF16; 11 GB GDDR6 616 GB/s; base 1350 / boost 1545 MHz)")
 _AMD = "AMD Instinct MI300X datasheet (dense FP16/BF16 1307.4 TFLOPS, 5.3 TB/s, Infinity Fabric 896 GB/s per OAM)"
+_GH200 = ("NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3 up to 4 TB/s; FP16/BF16 tensor 990 dense, FP8 "
+          "1,979 dense), the H100's GH100 die: 132 SMs at 1980 MHz (public nvidia-smi / OpenCL dumps of "
+          "'NVIDIA GH200 480GB', 97871 MiB; base clock taken as the H100 SXM's); NVLink 4 900 GB/s both ways. Usable "
+          "memory: 97871 MiB less the H100 SXM's share (81559 MiB -> 79.22 GiB)")
+_L20 = ("NVIDIA L20 (48 GB GDDR6 384-bit 864 GB/s, dense BF16 119.5 TFLOPS as published, FP8 twice that; AD102, "
+        "PCIe Gen4 x16, no NVLink; TechPowerUp GPU Database l20.c4206 for bandwidth and clocks; nvidia-smi 46068 MiB, "
+        "the L40's figure, so the L40's usable memory)")
+_ADA_WS_SMALL = ("NVIDIA RTX 4000 / RTX 5000 Ada Generation datasheets ('Tensor Performance' 327.6 / 1044.4 TFLOPS is "
+                 "FP8 with sparsity: BF16 dense = / 4, FP8 dense = / 2; 20 GB 360 GB/s / 32 GB 576 GB/s GDDR6 ECC, "
+                 "PCIe Gen4 x16, no NVLink); usable = nvidia-smi 20475 / 32760 MiB (workstation cards report it all, "
+                 "as the RTX A6000's 49140 MiB)")
+_AMD_MI325X = ("AMD Instinct MI325X (CDNA3 gfx942, the MI300X's compute: dense FP16/BF16 1307.4, FP8 2614.9 TFLOPS; "
+               "256 GB HBM3E 6 TB/s; AMD ROCm 'GPU hardware specifications' lists 256 GiB; Infinity Fabric as the "
+               "MI300X's; usable memory less the MI300X's reserve)")
+_AMD_MI355X = ("AMD Instinct MI355X (CDNA4 gfx950, ROCm 'GPU hardware specifications': 256 CUs, 288 GB HBM3E 8 TB/s; "
+               "FP8 8,192 FLOP per CU per clock at 2.4 GHz = 5,033 TFLOPS dense (ISSCC 2026; Hot Chips 2025 for the "
+               "clock), BF16 half of it; 7 XGMI links of 153.6 GB/s, 1,075 GB/s = 537.6 per direction; vLLM sees "
+               "288 GiB)")
 
 # GPU-to-GPU bandwidth per direction: NVLink 2 (V100 SXM2) 150 GB/s, NVLink 3 (A100) 300, NVLink 4 (H100/H200)
 # 450, NVLink 5 (B200/B300) 900; NVLink bridge of H100 NVL 300 (600 GB/s both ways), H200 NVL 450; PCIe x16
@@ -115,6 +137,8 @@ _CAPABILITY: dict[str, tuple[float, str]] = {
     "rtx-6000-ada": (8.9, _AD), "h100-pcie": (9.0, _H), "h100-sxm": (9.0, _H), "h100-nvl": (9.0, _H),
     "h200": (9.0, _H), "h200-nvl": (9.0, _H), "b200": (10.0, _B), "b300": (10.3, _B), "rtx-5090": (12.0, _B),
     "rtx-pro-6000": (12.0, _B), "mi300x": (0.0, "cdna3"),
+    "gh200": (9.0, _H), "l20": (8.9, _AD), "rtx-4000-ada": (8.9, _AD), "rtx-5000-ada": (8.9, _AD),
+    "mi325x": (0.0, "cdna3"), "mi355x": (0.0, "cdna4"),
 }
 
 _S, _NV, _P, _NP = Interconnect.SXM, Interconnect.NVLINK, Interconnect.PCIE, Interconnect.PCIE_NO_P2P
@@ -158,6 +182,9 @@ GPUS: tuple[GPU, ...] = (
        family="RTX 2080 Ti", link=_NP, pcie=3, bf16=False, source=_TURING_GF, clocks=(1350, 1545)),
     _g("rtx-a4500", "RTX A4500", 20, 19.6, 94.6, 640, W, ("rtx a4500", "a4500"), family="RTX A4500", link=_P,
        source=_AMPERE_WS, clocks=(1050, 1650)),
+    _g("rtx-4000-ada", "RTX 4000 Ada", 20, 19.99, 81.9, 360, W,
+       ("rtx 4000 ada", "rtx 4000 ada generation", "rtx 4000ada", "4000 ada", "rtx4000 ada"), family="RTX 4000 Ada",
+       link=_P, fp8=163.8, source=_ADA_WS_SMALL, clocks=(1500, 2175)),
     _g("l4", "L4", 24, 22.0, 121, 300, D, ("l4",), family="L4", link=_P, fp8=242.5,
        source="NVIDIA L4 datasheet (BF16 242 TFLOPS sparse)", clocks=(795, 2040)),
     _g("a10", "A10", 24, 22.0, 125, 600, D, ("a10", "a10g"), family="A10", link=_P, source=_AMPERE_DC,
@@ -176,6 +203,9 @@ GPUS: tuple[GPU, ...] = (
     _g("v100-32gb", "V100 32GB", 32, 31.75, 125, 900, D,
        ("v100", "v100 32gb", "v100-sxm2-32gb", "v100s", "v100 pcie 32gb"), family="V100", link=_S, link_gbs=150,
        pcie=3, bf16=False, source=_OLD_DC, clocks=(1312, 1530)),
+    _g("rtx-5000-ada", "RTX 5000 Ada", 32, 31.99, 261.1, 576, W,
+       ("rtx 5000 ada", "rtx 5000 ada generation", "rtx 5000ada", "5000 ada", "rtx5000 ada"), family="RTX 5000 Ada",
+       link=_P, fp8=522.2, source=_ADA_WS_SMALL, clocks=(1155, 2550)),
     _g("a100-40gb", "A100 40GB", 40, 40.0, 312, 1555, D,
        ("a100", "a100 40gb", "a100-sxm4-40gb", "a100 pcie 40gb", "a100 sxm4", "a100 pcie", "a100 sxm"),
        family="A100", link=_S, link_gbs=300, source=_AMPERE_DC, clocks=(1095, 1410)),
@@ -183,6 +213,8 @@ GPUS: tuple[GPU, ...] = (
        clocks=(735, 2490)),
     _g("l40s", "L40S", 48, 44.5, 362, 864, D, ("l40s",), family="L40S", link=_P, fp8=733, source=_ADA_WS,
        clocks=(1110, 2520)),
+    _g("l20", "L20", 48, 44.5, 119.5, 864, D, ("l20", "l20 48gb", "nvidia l20"), family="L20", link=_P, fp8=239,
+       source=_L20, clocks=(1440, 2520)),
     _g("a40", "A40", 48, 44.5, 149.7, 696, D, ("a40",), family="A40", link=_P, source=_AMPERE_DC,
        clocks=(1305, 1740)),
     _g("rtx-a6000", "RTX A6000", 48, 47.99, 154.8, 768, W, ("rtx a6000", "a6000"), family="RTX A6000", link=_P,
@@ -201,6 +233,9 @@ GPUS: tuple[GPU, ...] = (
        family="H100", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER, clocks=(1590, 1980)),
     _g("h100-nvl", "H100 NVL", 94, 93.1, 835, 3900, D, ("h100 nvl", "h100 nvl 94gb"), family="H100", link=_NV,
        link_gbs=300, pcie=5, fp8=1671, source=_HOPPER, clocks=(1080, 1785)),
+    _g("gh200", "GH200", 96, 95.0, 989, 4000, D, ("gh200", "gh200 96gb", "gh200 superchip", "grace hopper",
+                                                    "gh200 grace hopper"),
+       family="GH200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_GH200, clocks=(1590, 1980)),
     _g("rtx-pro-6000", "RTX PRO 6000", 96, 94.97, 500, 1792, W,
        ("rtx pro 6000", "rtx pro 6000 blackwell", "rtx pro 6000 blackwell server edition",
         "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we"),
@@ -218,6 +253,10 @@ GPUS: tuple[GPU, ...] = (
        "(pytorch/ao PR #4002)"),
     _g("mi300x", "MI300X", 192, 191.5, 1307, 5300, D, ("mi300x", "instinct mi300x"), family="MI300X", link=_S,
        link_gbs=448, pcie=5, fp8=2615, vendor="amd", source=_AMD),
+    _g("mi325x", "MI325X", 256, 255.5, 1307, 6000, D, ("mi325x", "instinct mi325x"), family="MI325X", link=_S,
+       link_gbs=448, pcie=5, fp8=2615, vendor="amd", source=_AMD_MI325X),
+    _g("mi355x", "MI355X", 288, 287.5, 2516.6, 8000, D, ("mi355x", "instinct mi355x"), family="MI355X", link=_S,
+       link_gbs=537.6, pcie=5, fp8=5033, vendor="amd", source=_AMD_MI355X),
     _g("b300", "B300", 288, 267.0, 2250, 8000, D, ("b300", "b300 sxm", "hgx b300", "blackwell ultra"),
        family="B300", link=_S, link_gbs=900, pcie=5, fp8=4500, source=_BLACKWELL),
 )

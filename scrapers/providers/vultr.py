@@ -42,11 +42,6 @@ ORDER_URL = "https://www.vultr.com/products/cloud-gpu/"
 MAX_PAGES = 20  # a runaway cursor must not loop forever
 log = logging.getLogger(__name__)
 
-# Memory per card for Vultr GPU types the catalog does not carry (read only when `find_gpu` knows no such card), so
-# counts come out right: GH200 96 GB HBM3, AMD MI325X 256 GB, MI355X 288 GB (vendor datasheets; gpuhunt
-# `get_gpu_memory` uses the same values). Cards the catalog carries (A16, MI300X) take its figure.
-CARD_GB: dict[str, float] = {"NVIDIA_GH200": 96, "AMD_MI325X": 256, "AMD_MI355X": 288}
-
 # Bare-metal plans have no GPU fields: (count, spelling, GB per GPU). Source: gpuhunt BARE_METAL_GPU_DETAILS.
 BARE_METAL: dict[str, tuple[int, str, float]] = {
     "vbm-48c-1024gb-4-a100-gpu": (4, "A100 80GB", 80),
@@ -182,7 +177,7 @@ def _gpu_of(plan: dict[str, Any] | _Plan) -> tuple[str, int, float | None, float
         name = p.gpu_type
         card = find_gpu(name)
         count = _fraction(p.gpu_count)
-        card_gb = card.memory_gb if card else CARD_GB.get(name.upper())
+        card_gb = card.memory_gb if card else None  # the catalog's figure (GH200, MI325X, MI355X, A16, MI300X...)
         if count is not None and count < 1:
             memory = p.gpu_vram_gb or (card_gb * float(count) if card_gb else None)
             return (name, 1, memory, float(count))

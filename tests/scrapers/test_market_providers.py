@@ -102,7 +102,7 @@ def test_jarvislabs_counts_up_to_num_gpus_in_stock_when_that_many_are_free() -> 
     assert by(offers, sku="A100-80GB")[0].gpu == "a100-80gb" and by(offers, sku="RTX-PRO6000")[0].gpu == "rtx-pro-6000"
     assert [o.gpu_count for o in by(offers, sku="H100")] == [1]  # no num_gpus: one GPU per instance
     assert not any(o.in_stock for o in by(offers, sku="H200"))
-    assert by(offers, sku="RTX 5000 Ada")[0].gpu is None  # not in the catalog: kept as spelled
+    assert by(offers, sku="RTX 5000 Ada")[0].gpu == "rtx-5000-ada"
     assert not by(offers, billing=Billing.SPOT, sku="H100")  # no spot price
 
 
@@ -132,7 +132,7 @@ def test_digitalocean_gpu_sizes_per_region() -> None:
     assert by(offers, sku="gpu-6000adax1-48gb")[0].gpu == "rtx-6000-ada"
     assert not by(offers, sku="gpu-l40sx1-48gb")  # no region can create it now
     assert not by(offers, sku="s-1vcpu-512mb-10gb")  # a CPU Droplet
-    assert by(offers, sku="gpu-4000adax1-20gb")[0].gpu is None
+    assert by(offers, sku="gpu-4000adax1-20gb")[0].gpu == "rtx-4000-ada"
 
 
 # -- Azure (price only) -----------------------------------------------------------------------------------------------
@@ -308,7 +308,7 @@ async def test_cloudru_reads_gpu_rows_of_its_tariff_document_before_vat(provider
     assert (a100.gpu, a100.gpu_count, a100.price, a100.currency, a100.period.value) == ("a100-80gb", 1, 230.0,
                                                                                        "RUB", "hour")
     assert round(a100.gross_price, 2) == 280.6  # the document's own "Цена с НДС"
-    assert offers["NVIDIA Tesla V100 32GB"].gpu == "v100-32gb" and offers["NVIDIA L20 48GB"].gpu is None
+    assert offers["NVIDIA Tesla V100 32GB"].gpu == "v100-32gb" and offers["NVIDIA L20 48GB"].gpu == "l20"
     assert not [o for o in result.offers if "vGPU" in o.sku or "vCPU" in o.sku]  # shares and CPU rows left out
     assert not any(o.in_stock for o in result.offers)
     vat = registry.get("cloudru").info.vat

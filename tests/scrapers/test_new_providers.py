@@ -116,7 +116,7 @@ def test_hyperstack_documented_model_names_floors_and_spot_rows() -> None:
     cards = {o.sku: o.gpu for o in offers}
     assert cards["H100-80G-PCIe-NVLink"] == "h100-pcie" and cards["A100-80G-PCIe-NVLink"] == "a100-80gb"
     assert cards["RTX-A6000-ada"] == "rtx-6000-ada"
-    assert cards["RTX-4000-ada"] is None  # a card the catalog lacks: kept as spelled, never guessed
+    assert cards["RTX-4000-ada"] == "rtx-4000-ada"
     # "200+" is at least 200, not 0 (a model without configurations offers 1x with it)
     l40 = by(offers, sku="L40", billing=Billing.SPOT)
     assert [(o.gpu_count, o.available, o.in_stock, o.price) for o in l40] == [(1, 200, True, 0.8)]

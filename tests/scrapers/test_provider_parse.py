@@ -288,11 +288,6 @@ def test_vultr_variations() -> None:
         vultr.parse({"plans": "nope"})
 
 
-def test_vultr_card_gb_only_for_cards_the_catalog_lacks() -> None:
-    # CARD_GB is read only when the catalog knows no such card: an entry the catalog carries would be dead.
-    assert all(vultr.find_gpu(name) is None for name in vultr.CARD_GB)
-
-
 # -- Declarative ------------------------------------------------------------------------------------------------------
 HTML_PAGE = """<html><body><table class="prices"><tbody>
 <tr><th>Flavor</th><th>GPU</th><th>Price</th></tr>

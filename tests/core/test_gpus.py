@@ -1,0 +1,44 @@
+"""The GPU catalog: every card's figures are coherent and sourced, and the spellings the providers' own payloads use
+(tests/fixtures/providers) name the card they mean."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.gpus import GPUS, find_gpu, get_gpu
+
+
+def test_every_card_is_sourced_and_coherent() -> None:
+    for gpu in GPUS:
+        assert gpu.source and gpu.architecture, gpu.id
+        # usable memory is what the device reports: at most the label (GiB on HBM cards), never far under it
+        assert 0.9 * gpu.memory_gb <= gpu.usable_gib <= gpu.memory_gb, gpu.id
+        assert gpu.fp8_tflops == 0 or gpu.fp8_tflops >= 1.9 * gpu.bf16_tflops, gpu.id
+        assert gpu.runs_fp8 == (gpu.fp8_tflops > 0), gpu.id  # FP8 figures exactly where FP8 tensor cores are
+        assert not gpu.base_mhz or gpu.base_mhz < gpu.boost_mhz, gpu.id
+
+
+@pytest.mark.parametrize(("spelling", "memory", "card"), [
+    ("GH200 (96 GB)", None, "gh200"),  # Lambda's gpu_description
+    ("NVIDIA_GH200", None, "gh200"), ("AMD_MI325X", None, "mi325x"),  # Vultr's gpu_type
+    ("MI355X_288GB", None, "mi355x"),  # Crusoe's gpu_type
+    ("RTX4000 ADA", 20, "rtx-4000-ada"),  # DigitalOcean's size, as its parser spells it
+    ("RTX 5000 Ada", None, "rtx-5000-ada"),  # JarvisLabs' gpu_type
+    ("NVIDIA L20 48GB", None, "l20"),  # Cloud.ru's tariff row
+])
+def test_provider_spellings_name_their_card(spelling: str, memory: float | None, card: str) -> None:
+    found = find_gpu(spelling, memory)
+    assert found is not None and found.id == card
+
+
+def test_a_variant_with_other_memory_is_not_guessed() -> None:
+    # GH200 also ships with 144 GB of HBM3e (4.9 TB/s): not the 96 GB card the catalog describes
+    assert find_gpu("GH200", 144) is None and find_gpu("GH200 144GB") is None
+    assert find_gpu("RTX 4000") is None  # the Turing Quadro RTX 4000 (8 GB) is another card
+
+
+def test_amd_cdna3_and_cdna4_have_bf16_and_fp8_matrix_cores() -> None:
+    for card in ("mi300x", "mi325x", "mi355x"):
+        gpu = get_gpu(card)
+        assert gpu.runs_bf16 and gpu.runs_fp8 and gpu.vendor == "amd"
+    assert get_gpu("mi355x").bf16_tflops > get_gpu("mi325x").bf16_tflops == get_gpu("mi300x").bf16_tflops
