@@ -112,6 +112,8 @@ _AMD_MI355X = ("AMD Instinct MI355X (CDNA4 gfx950, ROCm 'GPU hardware specificat
                "FP8 8,192 FLOP per CU per clock at 2.4 GHz = 5,033 TFLOPS dense (ISSCC 2026; Hot Chips 2025 for the "
                "clock), BF16 half of it; 7 XGMI links of 153.6 GB/s, 1,075 GB/s = 537.6 per direction; vLLM sees "
                "288 GiB)")
+_AMD_MI350X = ("AMD Instinct MI350X: the MI355X's silicon, memory and links, air-cooled at 1000 W with a 2.2 GHz peak "
+               "clock (Hot Chips 2025): FP8 256 CUs x 8,192 x 2.2 GHz = 4,614 TFLOPS dense, BF16 half of it")
 
 # GPU-to-GPU bandwidth per direction: NVLink 2 (V100 SXM2) 150 GB/s, NVLink 3 (A100) 300, NVLink 4 (H100/H200)
 # 450, NVLink 5 (B200/B300) 900; NVLink bridge of H100 NVL 300 (600 GB/s both ways), H200 NVL 450; PCIe x16
@@ -138,7 +140,7 @@ _CAPABILITY: dict[str, tuple[float, str]] = {
     "h200": (9.0, _H), "h200-nvl": (9.0, _H), "b200": (10.0, _B), "b300": (10.3, _B), "rtx-5090": (12.0, _B),
     "rtx-pro-6000": (12.0, _B), "mi300x": (0.0, "cdna3"),
     "gh200": (9.0, _H), "l20": (8.9, _AD), "rtx-4000-ada": (8.9, _AD), "rtx-5000-ada": (8.9, _AD),
-    "mi325x": (0.0, "cdna3"), "mi355x": (0.0, "cdna4"),
+    "mi325x": (0.0, "cdna3"), "mi350x": (0.0, "cdna4"), "mi355x": (0.0, "cdna4"),
 }
 
 _S, _NV, _P, _NP = Interconnect.SXM, Interconnect.NVLINK, Interconnect.PCIE, Interconnect.PCIE_NO_P2P
@@ -255,6 +257,8 @@ GPUS: tuple[GPU, ...] = (
        link_gbs=448, pcie=5, fp8=2615, vendor="amd", source=_AMD),
     _g("mi325x", "MI325X", 256, 255.5, 1307, 6000, D, ("mi325x", "instinct mi325x"), family="MI325X", link=_S,
        link_gbs=448, pcie=5, fp8=2615, vendor="amd", source=_AMD_MI325X),
+    _g("mi350x", "MI350X", 288, 287.5, 2306.9, 8000, D, ("mi350x", "instinct mi350x"), family="MI350X", link=_S,
+       link_gbs=537.6, pcie=5, fp8=4613.7, vendor="amd", source=_AMD_MI350X),
     _g("mi355x", "MI355X", 288, 287.5, 2516.6, 8000, D, ("mi355x", "instinct mi355x"), family="MI355X", link=_S,
        link_gbs=537.6, pcie=5, fp8=5033, vendor="amd", source=_AMD_MI355X),
     _g("b300", "B300", 288, 267.0, 2250, 8000, D, ("b300", "b300 sxm", "hgx b300", "blackwell ultra"),

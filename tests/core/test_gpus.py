@@ -22,6 +22,7 @@ def test_every_card_is_sourced_and_coherent() -> None:
     ("GH200 (96 GB)", None, "gh200"),  # Lambda's gpu_description
     ("NVIDIA_GH200", None, "gh200"), ("AMD_MI325X", None, "mi325x"),  # Vultr's gpu_type
     ("MI355X_288GB", None, "mi355x"),  # Crusoe's gpu_type
+    ("MI350X", None, "mi350x"),  # CloudRift's brand_short
     ("RTX4000 ADA", 20, "rtx-4000-ada"),  # DigitalOcean's size, as its parser spells it
     ("RTX 5000 Ada", None, "rtx-5000-ada"),  # JarvisLabs' gpu_type
     ("NVIDIA L20 48GB", None, "l20"),  # Cloud.ru's tariff row
@@ -38,7 +39,7 @@ def test_a_variant_with_other_memory_is_not_guessed() -> None:
 
 
 def test_amd_cdna3_and_cdna4_have_bf16_and_fp8_matrix_cores() -> None:
-    for card in ("mi300x", "mi325x", "mi355x"):
+    for card in ("mi300x", "mi325x", "mi350x", "mi355x"):
         gpu = get_gpu(card)
         assert gpu.runs_bf16 and gpu.runs_fp8 and gpu.vendor == "amd"
     assert get_gpu("mi355x").bf16_tflops > get_gpu("mi325x").bf16_tflops == get_gpu("mi300x").bf16_tflops

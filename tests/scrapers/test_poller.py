@@ -3,6 +3,7 @@ for a sane answer; every fault becomes SUSPECT or FAILED with its reason."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import httpx
@@ -67,8 +68,15 @@ async def test_requests_match_the_live_api(provider_server: ProviderServer, clie
 
 
 async def test_unknown_gpus_are_reported(provider_server: ProviderServer, client: PoliteClient) -> None:
+    # a card the catalog does not carry (here a made-up successor) is reported by the provider's own spelling
+    payload = load_fixture("cloudrift.sample.json")
+    renamed = json.loads(json.dumps(payload).replace('"brand_short": "MI350X"', '"brand_short": "MI999X"'))
+    assert renamed != payload
+    provider_server.serve(CLOUDRIFT_PATH, renamed)
     result = await poll("cloudrift", provider_server.providers_settings(), client)
-    assert result.unknown_gpus == ["MI350X"]
+    assert result.unknown_gpus == ["MI999X"]
+    provider_server.serve(CLOUDRIFT_PATH, payload)
+    assert (await poll("cloudrift", provider_server.providers_settings(), client)).unknown_gpus == []
 
 
 async def test_transient_500s_are_retried_to_success(provider_server: ProviderServer, client: PoliteClient) -> None:

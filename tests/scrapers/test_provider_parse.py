@@ -227,7 +227,7 @@ def test_cloudrift_sample_cents_per_variant_per_dc() -> None:
     eight = by(offers, sku="rtx49-7-50-500-nr.8")[0]
     assert eight.gpu_count == 8 and eight.price == 3.12 and eight.price_per_gpu_hour == pytest.approx(0.39)
     mi = by(offers, gpu_name="MI350X")
-    assert mi and all(o.gpu is None for o in mi)  # not in the catalog: kept, never guessed
+    assert mi and all(o.gpu == "mi350x" for o in mi)
 
 
 def test_cloudrift_variations() -> None:
