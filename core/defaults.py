@@ -167,6 +167,9 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
             if reason:
                 raise _error(spec, msg("sentence", text=reason))
         arch, note = _typical(spec.params_b, spec.experts)
+        if spec.params_min_b is not None:
+            f.notes.append(Assumption(key="size_range", msg=msg("assume_size_range", lo=f"{spec.params_min_b:g}B",
+                                                                   hi=f"{spec.params_b:g}B")))
         f.notes.append(note)
         return arch, "size"
     raise _error(spec, msg("wl_which_model"))

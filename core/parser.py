@@ -121,7 +121,7 @@ def render_value(field: str, value: Any) -> Msg | str:
         return msg("val_quant_none")
     if isinstance(value, bool):
         return msg("val_on" if value else "val_off")
-    if field == "params_b":
+    if field in ("params_b", "params_min_b"):
         return f"{value:g}B"
     if field == "gpu_memory_gb":
         return msg("val_card_memory", gb=_plain(value))
@@ -290,6 +290,19 @@ _OUTPUT_OUT = _field("output_len", "io_o", kilo=1024)
 def _size(m: re.Match[str]) -> dict[str, Any]:
     out = _SIZE_FIELD(m)
     return {"params_b": out["params_b"]}
+
+
+def _size_range(m: re.Match[str]) -> dict[str, Any]:
+    """"30-70B", "7–13B", "от 7 до 13B": sized for the largest (what fits it fits every size below), the smallest
+    kept to be said back."""
+    sizes = sorted(_number(m.group(g)) for g in ("sr_a", "sr_b"))
+    for value in sizes:
+        reason = check_range("params_b", value)
+        if reason:
+            raise Bad(reason)
+    if sizes[0] == sizes[1]:
+        return {"params_b": sizes[1]}
+    return {"params_b": sizes[1], "params_min_b": sizes[0]}
 
 
 def _moe(m: re.Match[str]) -> dict[str, Any]:
@@ -710,6 +723,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("users2", rf"(?:concurrency|max[\s_\-]*num[\s_\-]*seqs|parallel|np|параллельно|одновременно)\s*[=:]?\s*"
                rf"(?P<cc_m>{INT})",
      _field("concurrency", "cc_m")),
+    ("size_range", rf"(?:от\s+|from\s+)?(?P<sr_a>{N})\s*(?:b|bn|б|млрд\.?)?\s*(?:-|to|до|\.\.)\s*(?P<sr_b>{N})\s*"
+                   r"(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?!\w)(?:\s*(?:params?|parameters?|параметр\w*))?",
+     _size_range),
     ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size),
     # a Hugging Face page's address pasted whole: its repository ("https://huggingface.co/Qwen/Qwen2.5-7B/tree/main")

@@ -132,6 +132,8 @@ class WorkloadSpec(BaseModel):
     model_source: str | None = None  # "hub" | "config" when `arch` was read from a config.json
     images: int | None = Field(default=None, ge=1)  # images per sequence (a vision model)
     params_b: float | None = None
+    # a range of sizes ("30-70B", "от 7 до 13B"): its smallest; `params_b` holds the largest, the one sized for
+    params_min_b: float | None = None
     experts: int | None = None  # "8x7B" -> 8
     method: Method | None = None
     # a training word without a method ("fine-tune 7B", "дообучить на 10k примерах"): the question that follows

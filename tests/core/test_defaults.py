@@ -310,6 +310,17 @@ def test_no_word_of_training_or_serving_is_asked_every_method() -> None:
     assert "inference" in render("en", info.value.explain()).splitlines()[0]
 
 
+@pytest.mark.parametrize(("text", "lo", "hi"), [("30-70B QLoRA", 30, 70), ("7–13B LoRA", 7, 13),
+                                                ("от 7 до 13B инференс", 7, 13), ("13B-7B lora", 7, 13),
+                                                ("7 to 13 billion params lora", 7, 13)])
+def test_a_range_of_sizes_is_sized_for_its_largest_and_says_so(text: str, lo: float, hi: float) -> None:
+    w, notes = done(text)
+    assert w.params_b == pytest.approx(complete(parse_workload(f"{hi}B {w.method.value}"))[0].params_b)
+    for lang in ("en", "ru"):
+        said = render(lang, notes["size_range"].msg)
+        assert f"{lo}B" in said and f"{hi}B" in said
+
+
 def test_a_family_given_as_the_model_option_is_asked_which() -> None:
     with pytest.raises(ParseError) as info:
         complete(WorkloadSpec(model="gpt-oss", method=Method.INFERENCE))

@@ -44,6 +44,7 @@ field_is = { $label }: { $value }
 field_model = model
 field_arch = architecture
 field_params_b = model size
+field_params_min_b = smallest size of the range
 field_experts = experts
 field_method = method
 field_quant = quantization
@@ -110,6 +111,7 @@ assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $la
        *[other] heads
     }, vocabulary { $vocab }); name the model or give its config.json for another one
 assume_why = { $what } ({ $why })
+assume_size_range = sizes { $lo }–{ $hi }: sized for the largest, { $hi } (what fits it fits every size below)
 wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
 wl_model_unknown_close = The model «{ $model }» is not in the catalog. Did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
 wl_model_family = Several models go by the name «{ $model }»: { $members }. Which one? Give its size or full name, e.g. «{ $example }».

@@ -47,6 +47,7 @@ field_is = { $label }: { $value }
 field_model = модель
 field_arch = архитектура
 field_params_b = размер модели
+field_params_min_b = наименьший размер диапазона
 field_experts = эксперты
 field_method = метод
 field_quant = квантизация
@@ -121,6 +122,7 @@ assume_typical_arch = архитектура: { $size } — типичная { $
        *[many] KV-голов
     }, словарь { $vocab }); для другой модели укажите её название или config.json
 assume_why = { $what } ({ $why })
+assume_size_range = размеры { $lo }–{ $hi }: посчитано для самого большого, { $hi } (что вмещает его, вмещает и меньшие)
 wl_model_unknown = Модели «{ $model }» нет в каталоге: укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
 wl_model_unknown_close = Модели «{ $model }» нет в каталоге. Может быть, { $close }? Или укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
 wl_model_family = Так называется несколько моделей — «{ $model }»: { $members }. Какая из них? Укажите размер или полное имя, например «{ $example }».
