@@ -91,6 +91,15 @@ def estimate_keyboard(lang: str, token: str, fitting: int, remedies: Sequence[tu
     return kb.as_markup()
 
 
+def choice_keyboard(choices: Sequence[tuple[str, str]]) -> InlineKeyboardMarkup:
+    """One button per (label, token): pressing it answers with the estimate of the token's phrase."""
+    kb = InlineKeyboardBuilder()
+    for label, token in choices:
+        kb.button(text=label, callback_data=EstimateCb(action="again", q=token))
+    kb.adjust(2)
+    return kb.as_markup()
+
+
 def method_keyboard(lang: str, token: str, choices: tuple[str, ...] = METHOD_CHOICES) -> InlineKeyboardMarkup:
     kb = InlineKeyboardBuilder()
     for method in choices:

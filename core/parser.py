@@ -51,19 +51,23 @@ class ParseError(ValueError):
     """A phrase (or a combination of fields) that cannot be read as a workload.
 
     `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
-    error comes from `complete`); `explain()` says what was and was not understood, with example phrases, as a
-    message for the text catalog (`texts.i18n.render(lang, err.explain())`).
+    error comes from `complete`); `options`, for a fragment that could be one of several catalog names (a family
+    without its size), those names, for front ends to offer; `explain()` says what was and was not understood,
+    with example phrases, as a message for the text catalog (`texts.i18n.render(lang, err.explain())`).
     """
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
                  problem: Msg | None = None, meanings: Sequence[Msg | Joined | None] = (),
-                 reasons: Mapping[str, Msg] | None = None, from_fields: bool = False) -> None:
+                 reasons: Mapping[str, Msg] | None = None, from_fields: bool = False,
+                 options: Mapping[str, tuple[str, ...]] | None = None) -> None:
         self.understood: list[str] = list(understood)
         self.from_fields = from_fields  # `understood` holds field=value codes: only their meanings are shown
         self.not_understood: list[str] = list(not_understood)
         self.problem = problem
         self._meanings = list(meanings)
         self._reasons = dict(reasons or {})
+        # not-understood fragment -> the catalog's names it could stand for ("qwen3" -> Qwen3-0.6B, Qwen3-1.7B...)
+        self.options: dict[str, tuple[str, ...]] = dict(options or {})
         super().__init__(problem.key if problem else f"not understood: {self.not_understood}")
 
     def explain(self) -> Joined:
@@ -259,9 +263,10 @@ Handler = Callable[[re.Match[str]], dict[str, Any]]
 class Bad(Exception):
     """Raised by a rule handler: the fragment was recognised as something but its value is wrong."""
 
-    def __init__(self, reason: Msg) -> None:
+    def __init__(self, reason: Msg, options: tuple[str, ...] = ()) -> None:
         super().__init__(reason.key)
         self.reason = reason
+        self.options = options  # what the fragment could be instead (a family's models), for the user to pick
 
 
 def _const(**fields: Any) -> Handler:
@@ -433,7 +438,8 @@ def _unknown_model(name: str) -> Bad:
     latin = _latin_family(name)
     members = family_members(latin)
     if len(members) > 1:
-        return Bad(msg("parse_model_family", **family_choice(members)))
+        return Bad(msg("parse_model_family", **family_choice(members)),
+                   options=tuple(a.name for a in members[:FAMILY_SHOWN]))
     close = [members[0].name] if members else did_you_mean(latin)
     return Bad(msg("parse_model_unknown_close", close=", ".join(close)) if close else msg("parse_model_unknown"))
 
@@ -1026,7 +1032,7 @@ _new_spec: Callable[[dict[str, Any]], WorkloadSpec] = TypeAdapter(WorkloadSpec).
 class _Reading:
     """One phrase being read: the fields understood so far, where each came from, and what could not be read."""
 
-    __slots__ = ("bad", "fields", "origin", "readings", "reasons", "shown", "understood")
+    __slots__ = ("bad", "fields", "options", "origin", "readings", "reasons", "shown", "understood")
 
     def __init__(self, shown: str) -> None:
         self.shown = shown  # the user's spelling, at the positions of the normalised text
@@ -1036,6 +1042,7 @@ class _Reading:
         self.readings: list[dict[str, Any]] = []  # what each understood fragment set: worded only if an error
         self.bad: list[str] = []
         self.reasons: dict[str, Msg] = {}
+        self.options: dict[str, tuple[str, ...]] = {}
 
     def reject(self, fragment: str, reason: Msg | None) -> None:
         if fragment not in self.bad:
@@ -1069,6 +1076,8 @@ class _Reading:
                 fragment = self.shown[m.start():pos].strip()
         except Bad as exc:
             self.reject(fragment, exc.reason)
+            if exc.options:
+                self.options.setdefault(fragment, exc.options)
             return pos
         except (ValueError, OverflowError):  # a number Python cannot read: say so, never crash
             self.reject(fragment, None)
@@ -1146,7 +1155,7 @@ class _Reading:
             fields["method"] = Method.INFERENCE
         if self.bad:
             raise ParseError(self.understood, self.bad, meanings=[_meaning(r) for r in self.readings],
-                             reasons=self.reasons)
+                             reasons=self.reasons, options=self.options)
         if not self.understood:
             raise ParseError(problem=msg("parse_describe"))
         try:

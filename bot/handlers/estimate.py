@@ -53,16 +53,36 @@ def needs_method(result: Failure) -> bool:
     return isinstance(err, ParseError) and err.problem is not None and err.problem.key in _METHOD_QUESTIONS
 
 
+def model_choices(text: str, result: Failure) -> list[tuple[str, str]]:
+    """(model name, the phrase with it) for each model a family named without its size stands for ("qwen3 8k" ->
+    "Qwen3-8B 8k"...), when that family is all that was not understood; else none."""
+    err = result.error
+    if not isinstance(err, ParseError) or len(err.not_understood) != 1:
+        return []
+    fragment = err.not_understood[0]
+    names = err.options.get(fragment, ())
+    if fragment not in text:
+        return []
+    return [(name, text.replace(fragment, name, 1)) for name in names]
+
+
 async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:
     """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing (the ways
-    to train when a training word was said), else say what was and was not understood."""
+    to train when a training word was said); a family named without its size gets its models as buttons; else say
+    what was and was not understood."""
     if needs_method(result):
         assert isinstance(result.error, ParseError) and result.error.problem is not None  # needs_method says so
         question, choices = _METHOD_QUESTIONS[result.error.problem.key]
         await message.answer(t(lang, question, workload=esc(text)),
                              reply_markup=keyboards.method_keyboard(lang, await tokens.stored(text), choices))
         return
-    await message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+    said = esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
+    models = model_choices(text, result)
+    if models:
+        buttons = [(name, await tokens.stored(phrase)) for name, phrase in models]
+        await message.answer(said, reply_markup=keyboards.choice_keyboard(buttons))
+        return
+    await message.answer(said)
 
 
 def _user_id(message: Message) -> int | None:
@@ -147,8 +167,8 @@ async def _pressed_estimate(query: CallbackQuery, callback_data: EstimateCb, lan
         return None
     await query.answer()
     result = await estimator.get_resolved(text, query.from_user.id)
-    if isinstance(result, Failure):
-        await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
+    if isinstance(result, Failure):  # a model picked from a family may still need its method: asked with buttons
+        await answer_failure(query.message, text, result, lang=lang, tokens=tokens)
         return None
     return query.message, result, text
 

@@ -9,7 +9,7 @@ from aiogram.types import CallbackQuery, Message
 
 from bot.estimates import Estimator, Failure
 from bot.handlers.common import argument
-from bot.handlers.estimate import answer_failure, reply_estimate
+from bot.handlers.estimate import answer_failure, model_choices, reply_estimate
 from bot.offer_cache import OfferCache
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
@@ -27,13 +27,15 @@ async def unknown_command(message: Message, lang: str) -> None:
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
                     tokens: QueryTokens, webapp_url: str | None = None) -> None:
     """A plain message in a private chat is read as /estimate: the estimate, the method question, or — when part
-    of it was understood — what was and was not; only text with nothing of a workload gets the examples."""
+    of it was understood, or it names a model family — what was and was not; only text with nothing of a workload
+    gets the examples."""
     text = await argument(message, None, lang)
     if text and await reply_estimate(message, text, lang=lang, currency=currency, estimator=estimator,
                                      offers=offers, tokens=tokens, webapp_url=webapp_url):
         return
     result = estimator.get(text) if text else None
-    if isinstance(result, Failure) and isinstance(result.error, ParseError) and result.error.understood:
+    if isinstance(result, Failure) and isinstance(result.error, ParseError) and (
+            result.error.understood or model_choices(text, result)):  # "qwen3" alone: which Qwen3?
         await answer_failure(message, text, result, lang=lang, tokens=tokens)
         return
     await message.answer(t(lang, "unknown", examples=examples_block(lang)))

@@ -65,6 +65,23 @@ async def test_training_without_a_method_is_asked_the_ways_to_train_with_buttons
         assert "Mistral 7B" in est.text and said in est.text, est.text[:300]
 
 
+async def test_a_family_without_its_size_offers_its_models_as_buttons(tg, app):
+    """"qwen3 inference 8k": the family's models as buttons; one pressed answers with that model's estimate. Without
+    a method, the model picked is then asked its method (with the method buttons)."""
+    tg.message("/estimate qwen3 inference 8k", user_id=41)
+    ask = await tg.wait_for("sendMessage", chat_id=41)
+    assert "Which one?" in ask.text and [b["text"] for b in ask.buttons()][:2] == ["Qwen3-0.6B", "Qwen3-1.7B"]
+    tg.press(ask, "Qwen3-8B", user_id=41)
+    est = await tg.wait_for("sendMessage", chat_id=41)
+    assert "Qwen3 8B" in est.text and "VRAM per GPU" in est.text, est.text[:200]
+    tg.message("квен3", user_id=42, lang="ru")  # a plain message that is only a family name
+    ask = await tg.wait_for("sendMessage", chat_id=42)
+    assert "Какая из них?" in ask.text and ask.button("Qwen3-32B")
+    tg.press(ask, "Qwen3-32B", user_id=42, lang="ru")
+    method = await tg.wait_for("sendMessage", chat_id=42)
+    assert "Что посчитать" in method.text and "Qwen3-32B" in method.text and method.button("QLoRA")
+
+
 async def test_partly_understood_text_says_what_was_understood(tg, app):
     text = await say(tg, "13B LoRA frobnicate", user_id=35)
     assert "Understood" in text and "frobnicate" in text
