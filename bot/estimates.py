@@ -118,6 +118,19 @@ class Failure:
         return ""
 
 
+def model_choices(text: str, result: Failure) -> list[tuple[str, str]]:
+    """(model name, the phrase with it) for each model a family named without its size stands for ("qwen3 8k" ->
+    "Qwen3-8B 8k"...), when that family is all that was not understood; else none."""
+    err = result.error
+    if not isinstance(err, ParseError) or len(err.not_understood) != 1:
+        return []
+    fragment = err.not_understood[0]
+    names = err.options.get(fragment, ())
+    if fragment not in text:
+        return []
+    return [(name, text.replace(fragment, name, 1)) for name in names]
+
+
 @dataclass(frozen=True)
 class HubPending(Failure):
     """The workload names a Hugging Face repository nobody has looked up yet: `Estimator.lookup(repo)` first.

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import keyboards
 from bot.callbacks import EstimateCb
-from bot.estimates import Estimate, Estimator, Failure, HubPending
+from bot.estimates import Estimate, Estimator, Failure, HubPending, model_choices
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
 from bot.handlers.start import start_keyboard
@@ -51,19 +51,6 @@ _METHOD_QUESTIONS = {"wl_which_method": ("ask_method", keyboards.METHOD_CHOICES)
 def needs_method(result: Failure) -> bool:
     err = result.error
     return isinstance(err, ParseError) and err.problem is not None and err.problem.key in _METHOD_QUESTIONS
-
-
-def model_choices(text: str, result: Failure) -> list[tuple[str, str]]:
-    """(model name, the phrase with it) for each model a family named without its size stands for ("qwen3 8k" ->
-    "Qwen3-8B 8k"...), when that family is all that was not understood; else none."""
-    err = result.error
-    if not isinstance(err, ParseError) or len(err.not_understood) != 1:
-        return []
-    fragment = err.not_understood[0]
-    names = err.options.get(fragment, ())
-    if fragment not in text:
-        return []
-    return [(name, text.replace(fragment, name, 1)) for name in names]
 
 
 async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from aiogram import F, Router
 from aiogram.types import CallbackQuery, Message
 
-from bot.estimates import Estimator, Failure
+from bot.estimates import Estimator, Failure, model_choices
 from bot.handlers.common import argument
-from bot.handlers.estimate import answer_failure, model_choices, reply_estimate
+from bot.handlers.estimate import answer_failure, reply_estimate
 from bot.offer_cache import OfferCache
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens

@@ -23,7 +23,7 @@ from aiogram.types import (
 
 from bot import keyboards
 from bot.availability_marks import StayMarks
-from bot.estimates import Estimate, Estimator, Failure, HubPending
+from bot.estimates import Estimate, Estimator, Failure, HubPending, model_choices
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
 from bot.names import provider_name, region_name
@@ -102,18 +102,23 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
             for i, ex in enumerate(examples(lang))]
 
 
+def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> Article:
+    """The estimate itself as a result: its memory in the title, the configurations that fit below, the whole
+    answer (with the best of `ranked`) as the message."""
+    fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
+        or t(lang, "est_no_fit")
+    figure, per_gpu = headline_gib(est)
+    title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=workload_label(est, lang),
+              per_gpu=gib(figure, lang))
+    return Article.cut(id_, title, t(lang, "inline_est_desc", fits=fits), render_estimate(est, ranked, lang, currency))
+
+
 def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
                   bot_username: str, tokens: QueryTokens, short: frozenset[str] = frozenset()) -> Page:
     label = workload_label(est, lang)
     articles: list[Article] = []
     if offset == 0:
-        fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
-            or t(lang, "est_no_fit")
-        figure, per_gpu = headline_gib(est)
-        title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=label,
-                  per_gpu=gib(figure, lang))
-        articles.append(Article.cut("e", title, t(lang, "inline_est_desc", fits=fits),
-                                    render_estimate(est, ranked, lang, currency)))
+        articles.append(estimate_article("e", est, ranked, lang, currency))
     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):
         offer = r.offer
         assert isinstance(offer, CachedOffer)
@@ -140,6 +145,20 @@ def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang:
     return page.results(lang), page.next_offset
 
 
+def _family_results(text: str, failure: Failure, estimator: Estimator, offers: OfferCache, lang: str,
+                    currency: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultUnion]:
+    """A family named without its size: the estimate of the phrase with each of the models it stands for (those the
+    phrase then describes whole), one article each."""
+    out: list[InlineQueryResultUnion] = []
+    for i, (_, phrase) in enumerate(model_choices(text, failure)):
+        est = estimator.get(phrase)
+        if isinstance(est, Estimate):
+            a = estimate_article(f"f{i}", est, rank_for(est, offers, currency), lang, currency)
+            kb = keyboards.subscribe_link_keyboard(lang, _subscribe_url(bot_username, tokens.encode(est.query)))
+            out.append(_article(a.id, a.title, a.description, a.text, kb))
+    return out
+
+
 def parse_offset(raw: str) -> int:
     """The `next_offset` we gave Telegram, coming back; anything else (Unicode digits such as '²', which pass
     str.isdigit() but not int(), huge numbers, text) starts from the top."""
@@ -162,6 +181,10 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         if refused is not None:
             result = Failure(result.query, refused)
     if isinstance(result, Failure):
+        family = _family_results(text, result, estimator, offers, p.lang, p.currency, bot_username, tokens)
+        if family:  # "@bot qwen3 lora": each of the family's models, answered
+            await query.answer(family, cache_time=CACHE_TIME, is_personal=True)
+            return
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
         only: list[InlineQueryResultUnion] = [syntax]

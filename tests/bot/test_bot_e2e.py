@@ -416,6 +416,19 @@ async def test_inline_empty_good_unparseable(tg, app):
     assert only["id"] == "syntax" and "gibberish" in only["title"]
 
 
+async def test_inline_family_without_its_size_answers_each_of_its_models(tg, app):
+    qid = tg.inline_query("gpt-oss inference 8k", user_id=20)
+    answer = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    titles = [r["title"] for r in answer.params["results"]]
+    assert len(titles) == 2 and all("GiB per GPU" in t for t in titles), titles
+    assert [t.split(" ")[0].lower() for t in titles] == ["gpt-oss-20b", "gpt-oss-120b"], titles
+    urls = [r["reply_markup"]["inline_keyboard"][0][0]["url"] for r in answer.params["results"]]
+    assert len(set(urls)) == 2 and all(u.startswith("https://t.me/gpuradar_test_bot?start=sub_") for u in urls)
+    qid = tg.inline_query("gpt-oss", user_id=20)  # no method: each would be a question, so the one that asks it
+    (only,) = (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"]
+    assert only["id"] == "syntax" and "gpt-oss-120B" in only["input_message_content"]["message_text"]
+
+
 async def test_inline_paging_and_deep_link_subscribes(tg, app):
     qid = tg.inline_query("1B inference", user_id=19)
     first = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
