@@ -332,6 +332,18 @@ def _family_size(toks: list[str]) -> tuple[str, str] | None:
     return head.group(0), sizes[0]
 
 
+def one_of_family(name: str) -> Arch | None:
+    """A family's words and a size that only one of its models has ("qwen3 coder 30b" -> Qwen3-Coder-30B-A3B,
+    "deepseek r1 distill 32b" -> DeepSeek-R1-Distill-Qwen-32B); None when the size is not one model's."""
+    toks = [t for t in _tokens(name) if t not in _VARIANT]
+    sizes = [t for t in toks if _SIZE_TOKEN.match(t)]
+    if len(sizes) != 1 or len(toks) < 3:
+        return None
+    rest = [t for t in toks if t != sizes[0]]
+    members = [a for a in family_members(" ".join(rest)) if sizes[0] in _tokens(a.name)]
+    return members[0] if len(members) == 1 else None
+
+
 def _version_of(arch: Arch) -> float:
     """The release number in a name ("Llama-3.1-8B" -> 3.1, "Mistral-7B-v0.3" -> 0.3), for preferring the newest."""
     toks = _tokens(arch.name)
@@ -393,6 +405,9 @@ def _find_model(name: str, loose: bool) -> Arch | None:
         hit = _family_index().get(fs)
         if hit is not None:
             return hit
+    sized = one_of_family(name)  # "deepseek r1 distill 32b": the one R1-Distill of that size
+    if sized is not None:
+        return sized
     # A community fine-tune: drop the author/brand prefix and read the rest as the base model.
     while toks and (toks[0] in FINETUNE_PREFIXES or any(toks[0].startswith(p) for p in ("saiga", "vikhr"))):
         rest = toks[0]

@@ -26,7 +26,15 @@ from pydantic import TypeAdapter
 from core.gpus import GPUS, find_gpu, resolve_gpus, singular
 from core.limits import MAX_INPUT_CHARS, WORKLOAD_LIMITS
 from core.memo import AheadMemo
-from core.models import GGUF_TYPE, Arch, did_you_mean, family_members, find_model, typical_member
+from core.models import (
+    GGUF_TYPE,
+    Arch,
+    did_you_mean,
+    family_members,
+    find_model,
+    one_of_family,
+    typical_member,
+)
 from core.msg import Joined, Msg, msg
 from core.workload import (
     INFERENCE_ENGINES,
@@ -503,11 +511,12 @@ _SPACE_RUN = re.compile(r"\s+")
 def _model(m: re.Match[str]) -> dict[str, Any]:
     """A model name. When the words after a space do not belong to it ("llama-3.1-8b 70B"), the longest leading
     part that names a model is taken and the scan resumes after it (`_end`). The name exactly as a catalog entry
-    spells it wins ("kimi k2 0905"); a shorter name beats one found only by dropping dates or release words
+    spells it wins ("kimi k2 0905"), then a family's words with a size only one of its models has ("deepseek r1
+    distill 32b"); a shorter name beats one found only by dropping dates or release words
     ("llama-3.1-8b 4096 tokens" is a model and a length)."""
     text = m.group(0).rstrip()
     end = len(text)
-    arch = _named(text, loose=False)
+    arch = _named(text, loose=False) or one_of_family(_latin_family(text))
     if arch is None and " " in text:
         cuts = [g.start() for g in _SPACE_RUN.finditer(text)]
         for cut in reversed(cuts):
@@ -722,7 +731,8 @@ _RULES: list[tuple[str, str, Handler]] = [
               r"requests?|sequences?|sessions?|streams?)|users?|requests?(?:\s+in\s+parallel)?|sequences?|"
               r"sessions?|streams?|пользовател\w*|юзер\w*|клиент\w*|одновременн\w*(?:\s+(?:запрос\w*|"
               r"пользовател\w*|сесси\w*|диалог\w*|чат\w*))?|параллельн\w*(?:\s+(?:запрос\w*|сесси\w*|поток\w*))?|"
-              r"запрос\w*|сесси\w*|поток\w*|чат\w*)", _field("concurrency", "cc_n")),
+              r"запрос\w*|сесси\w*|поток\w*|чат\w*|people|persons|developers?|engineers?|employees?|разработчик\w*|"
+              r"человек|сотрудник\w*|программист\w*)", _field("concurrency", "cc_n")),
     ("images", rf"(?P<im_n>{INT})\s*(?:images?|pictures?|photos?|screenshots?|изображени\w*|картин\w*|фото\w*|"
                r"скриншот\w*)(?:\s+(?:per|each|на|в)\s+(?:request|prompt|sequence|example|запрос\w*|пример\w*))?",
      _field("images", "im_n")),
@@ -993,7 +1003,8 @@ dtype torch_dtype auto quantization m own home
 свой своя свою своей своем дома видюха видюхи видюхе видюху карточка карточки карточке карточку
 стоит стоить стоимость цена цену времени время займет займут уйдет самая самый самую самое дешевая дешевый дешевую
 дешевле минимальная минимальный минимальную минимум лучшая лучший лучшую лучше оптимальная оптимальный подойдет
-подойдут подходит чтобы чтоб час hour hourly
+подойдут подходит чтобы чтоб час hour hourly у себя чем подскажите подскажи посоветуйте посоветуй реально вообще
+свои своих своими данных данные needed required way s team команда команды из сервер сервера серверы server
 """
 _FILLER = frozenset(_FILLER_WORDS.split())
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
