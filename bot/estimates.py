@@ -118,17 +118,12 @@ class Failure:
         return ""
 
 
-def model_choices(text: str, result: Failure) -> list[tuple[str, str]]:
-    """(model name, the phrase with it) for each model a family named without its size stands for ("qwen3 8k" ->
-    "Qwen3-8B 8k"...), when that family is all that was not understood; else none."""
+def reading_choices(result: Failure) -> tuple[tuple[str, str], ...]:
+    """(label, phrase) for each reading a phrase could have had when one fragment stood in the way: each model of a
+    family named without its size ("qwen3 8k" -> "Qwen3-8B 8k"...), either side of a contradiction ("70B LoRA or
+    QLoRA" -> "70B LoRA", "70B QLoRA"); none otherwise."""
     err = result.error
-    if not isinstance(err, ParseError) or len(err.not_understood) != 1:
-        return []
-    fragment = err.not_understood[0]
-    names = err.options.get(fragment, ())
-    if fragment not in text:
-        return []
-    return [(name, text.replace(fragment, name, 1)) for name in names]
+    return err.choices if isinstance(err, ParseError) else ()
 
 
 @dataclass(frozen=True)

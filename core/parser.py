@@ -59,23 +59,24 @@ class ParseError(ValueError):
     """A phrase (or a combination of fields) that cannot be read as a workload.
 
     `understood` / `not_understood` are the fragments of the user's text (or `field=value` items when the
-    error comes from `complete`); `options`, for a fragment that could be one of several catalog names (a family
-    without its size), those names, for front ends to offer; `explain()` says what was and was not understood,
+    error comes from `complete`); `choices`, the readings the phrase could have had when one fragment stood in
+    the way (a family's models, either side of a contradiction); `explain()` says what was and was not understood,
     with example phrases, as a message for the text catalog (`texts.i18n.render(lang, err.explain())`).
     """
 
     def __init__(self, understood: Sequence[str] = (), not_understood: Sequence[str] = (), *,
                  problem: Msg | None = None, meanings: Sequence[Msg | Joined | None] = (),
                  reasons: Mapping[str, Msg] | None = None, from_fields: bool = False,
-                 options: Mapping[str, tuple[str, ...]] | None = None) -> None:
+                 choices: Sequence[tuple[str, str]] = ()) -> None:
         self.understood: list[str] = list(understood)
         self.from_fields = from_fields  # `understood` holds field=value codes: only their meanings are shown
         self.not_understood: list[str] = list(not_understood)
         self.problem = problem
         self._meanings = list(meanings)
         self._reasons = dict(reasons or {})
-        # not-understood fragment -> the catalog's names it could stand for ("qwen3" -> Qwen3-0.6B, Qwen3-1.7B...)
-        self.options: dict[str, tuple[str, ...]] = dict(options or {})
+        # (label, phrase): what the phrase could have meant, when one fragment was all that stood in the way ("qwen3
+        # lora" -> "Qwen3-8B lora"...; "70B LoRA or QLoRA" -> "70B LoRA", "70B QLoRA"), for front ends to offer
+        self.choices: tuple[tuple[str, str], ...] = tuple(choices)
         super().__init__(problem.key if problem else f"not understood: {self.not_understood}")
 
     def explain(self) -> Joined:
@@ -1006,7 +1007,9 @@ dtype torch_dtype auto quantization m own home
 подойдут подходит чтобы чтоб час hour hourly у себя чем подскажите подскажи посоветуйте посоветуй реально вообще
 свои своих своими данных данные needed required way s team команда команды из сервер сервера серверы server
 """
-_FILLER = frozenset(_FILLER_WORDS.split())
+# "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
+_ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
+_FILLER = frozenset(_FILLER_WORDS.split()) | _ALTERNATIVE
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
 _SEPARATORS = re.compile(r"[\s,;:()\[\]{}!?\"'«»|.+&/-]*")
 _HAS_ALNUM = re.compile(r"\w")
@@ -1026,6 +1029,11 @@ def _meaning(found: dict[str, Any]) -> Joined:
                         for field, value in found.items() if field != "gpu_family"))
 
 
+def _one_reading(phrase: str) -> str:
+    """One side of "A or B" once the other is dropped: without the "or" and the separators left between."""
+    return " ".join(w for w in phrase.split() if w.lower() not in _ALTERNATIVE and _HAS_ALNUM.search(w))
+
+
 def _negative(low: str, start: int) -> bool:
     return start > 0 and low[start - 1] in "-\u2212" and low[start].isdigit() and \
         (start == 1 or not low[start - 2].isalnum())
@@ -1043,7 +1051,7 @@ _new_spec: Callable[[dict[str, Any]], WorkloadSpec] = TypeAdapter(WorkloadSpec).
 class _Reading:
     """One phrase being read: the fields understood so far, where each came from, and what could not be read."""
 
-    __slots__ = ("bad", "fields", "options", "origin", "readings", "reasons", "shown", "understood")
+    __slots__ = ("bad", "choices", "fields", "origin", "readings", "reasons", "shown", "spans", "understood")
 
     def __init__(self, shown: str) -> None:
         self.shown = shown  # the user's spelling, at the positions of the normalised text
@@ -1053,7 +1061,10 @@ class _Reading:
         self.readings: list[dict[str, Any]] = []  # what each understood fragment set: worded only if an error
         self.bad: list[str] = []
         self.reasons: dict[str, Msg] = {}
-        self.options: dict[str, tuple[str, ...]] = {}
+        self.spans: dict[str, tuple[int, int]] = {}  # understood fragment -> where it stands in the phrase
+        # rejected fragment -> (label, phrase) for each reading it could have had: a family's models put in its place,
+        # or either of two contradicting fragments dropped ("70B LoRA or QLoRA")
+        self.choices: dict[str, list[tuple[str, str]]] = {}
 
     def reject(self, fragment: str, reason: Msg | None) -> None:
         if fragment not in self.bad:
@@ -1088,7 +1099,8 @@ class _Reading:
         except Bad as exc:
             self.reject(fragment, exc.reason)
             if exc.options:
-                self.options.setdefault(fragment, exc.options)
+                start, end = m.start(), pos
+                self.choices.setdefault(fragment, [(name, self._phrase(start, end, name)) for name in exc.options])
             return pos
         except (ValueError, OverflowError):  # a number Python cannot read: say so, never crash
             self.reject(fragment, None)
@@ -1100,7 +1112,12 @@ class _Reading:
                 clash = f
                 break
         if clash is not None:
-            self.reject(fragment, msg("parse_contradicts", fragment=self.origin[clash]))
+            earlier = self.origin[clash]
+            self.reject(fragment, msg("parse_contradicts", fragment=earlier))
+            if earlier in self.spans:  # either reading: without this fragment, or without the one it contradicts
+                kept = _one_reading(self._phrase(m.start(), pos, ""))
+                other = _one_reading(self._phrase(*self.spans[earlier], ""))
+                self.choices.setdefault(fragment, [(kept[:60], kept), (other[:60], other)])
             return pos
         group = found.pop("_hub_group", None)  # the repository inside what matched (an address's path)
         if found.pop("_hub", False):  # keep the user's spelling of a Hub repository
@@ -1111,7 +1128,12 @@ class _Reading:
             self.origin[field] = fragment
         self.understood.append(fragment)
         self.readings.append(found)
+        self.spans.setdefault(fragment, (m.start(), pos))
         return pos
+
+    def _phrase(self, start: int, end: int, instead: str) -> str:
+        """The phrase with [start, end) replaced, spaces collapsed."""
+        return " ".join((self.shown[:start] + " " + instead + " " + self.shown[end:]).split())
 
     def settle_four_bit(self) -> None:
         """"int4"/"4bit": NF4 when training (LoRA on a 4-bit base is QLoRA), a GPTQ 4-bit checkpoint for
@@ -1165,8 +1187,10 @@ class _Reading:
         if fields.pop("_run", False) and "method" not in fields:
             fields["method"] = Method.INFERENCE
         if self.bad:
+            # readings to offer only when one fragment is all that stands in the way
+            choices = self.choices.get(self.bad[0], []) if len(self.bad) == 1 else []
             raise ParseError(self.understood, self.bad, meanings=[_meaning(r) for r in self.readings],
-                             reasons=self.reasons, options=self.options)
+                             reasons=self.reasons, choices=choices)
         if not self.understood:
             raise ParseError(problem=msg("parse_describe"))
         try:

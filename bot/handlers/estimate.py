@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot import keyboards
 from bot.callbacks import EstimateCb
-from bot.estimates import Estimate, Estimator, Failure, HubPending, model_choices
+from bot.estimates import Estimate, Estimator, Failure, HubPending, reading_choices
 from bot.formatting import esc
 from bot.handlers.common import answer_long, argument
 from bot.handlers.start import start_keyboard
@@ -55,8 +55,8 @@ def needs_method(result: Failure) -> bool:
 
 async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:
     """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing (the ways
-    to train when a training word was said); a family named without its size gets its models as buttons; else say
-    what was and was not understood."""
+    to train when a training word was said); a family named without its size gets its models as buttons, and two
+    fragments that contradict each other either reading; else say what was and was not understood."""
     if needs_method(result):
         assert isinstance(result.error, ParseError) and result.error.problem is not None  # needs_method says so
         question, choices = _METHOD_QUESTIONS[result.error.problem.key]
@@ -64,9 +64,9 @@ async def answer_failure(message: Message, text: str, result: Failure, *, lang: 
                              reply_markup=keyboards.method_keyboard(lang, await tokens.stored(text), choices))
         return
     said = esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
-    models = model_choices(text, result)
-    if models:
-        buttons = [(name, await tokens.stored(phrase)) for name, phrase in models]
+    readings = reading_choices(result)
+    if readings:
+        buttons = [(label, await tokens.stored(phrase)) for label, phrase in readings]
         await message.answer(said, reply_markup=keyboards.choice_keyboard(buttons))
         return
     await message.answer(said)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from aiogram import F, Router
 from aiogram.types import CallbackQuery, Message
 
-from bot.estimates import Estimator, Failure, model_choices
+from bot.estimates import Estimator, Failure, reading_choices
 from bot.handlers.common import argument
 from bot.handlers.estimate import answer_failure, reply_estimate
 from bot.offer_cache import OfferCache
@@ -35,7 +35,7 @@ async def free_text(message: Message, lang: str, currency: str, estimator: Estim
         return
     result = estimator.get(text) if text else None
     if isinstance(result, Failure) and isinstance(result.error, ParseError) and (
-            result.error.understood or model_choices(text, result)):  # "qwen3" alone: which Qwen3?
+            result.error.understood or reading_choices(result)):  # "qwen3" alone: which Qwen3?
         await answer_failure(message, text, result, lang=lang, tokens=tokens)
         return
     await message.answer(t(lang, "unknown", examples=examples_block(lang)))

@@ -23,7 +23,7 @@ from aiogram.types import (
 
 from bot import keyboards
 from bot.availability_marks import StayMarks
-from bot.estimates import Estimate, Estimator, Failure, HubPending, model_choices
+from bot.estimates import Estimate, Estimator, Failure, HubPending, reading_choices
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.start import DEEP_LINK_PREFIX
 from bot.names import provider_name, region_name
@@ -145,12 +145,12 @@ def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang:
     return page.results(lang), page.next_offset
 
 
-def _family_results(text: str, failure: Failure, estimator: Estimator, offers: OfferCache, lang: str,
-                    currency: str, bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultUnion]:
-    """A family named without its size: the estimate of the phrase with each of the models it stands for (those the
-    phrase then describes whole), one article each."""
+def _reading_results(failure: Failure, estimator: Estimator, offers: OfferCache, lang: str, currency: str,
+                     bot_username: str, tokens: QueryTokens) -> list[InlineQueryResultUnion]:
+    """A phrase one fragment kept from being a workload: the estimate of each reading it could have had (a family's
+    models, either side of a contradiction) that is then a whole workload, one article each."""
     out: list[InlineQueryResultUnion] = []
-    for i, (_, phrase) in enumerate(model_choices(text, failure)):
+    for i, (_, phrase) in enumerate(reading_choices(failure)):
         est = estimator.get(phrase)
         if isinstance(est, Estimate):
             a = estimate_article(f"f{i}", est, rank_for(est, offers, currency), lang, currency)
@@ -181,9 +181,9 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         if refused is not None:
             result = Failure(result.query, refused)
     if isinstance(result, Failure):
-        family = _family_results(text, result, estimator, offers, p.lang, p.currency, bot_username, tokens)
-        if family:  # "@bot qwen3 lora": each of the family's models, answered
-            await query.answer(family, cache_time=CACHE_TIME, is_personal=True)
+        readings = _reading_results(result, estimator, offers, p.lang, p.currency, bot_username, tokens)
+        if readings:  # "@bot qwen3 lora": each of the family's models, answered; "70B LoRA or QLoRA": both
+            await query.answer(readings, cache_time=CACHE_TIME, is_personal=True)
             return
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)

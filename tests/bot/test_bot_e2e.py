@@ -429,6 +429,14 @@ async def test_inline_family_without_its_size_answers_each_of_its_models(tg, app
     assert only["id"] == "syntax" and "gpt-oss-120B" in only["input_message_content"]["message_text"]
 
 
+async def test_inline_contradiction_answers_either_reading(tg, app):
+    qid = tg.inline_query("70B LoRA vs QLoRA", user_id=21)
+    answer = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+    titles = [r["title"] for r in answer.params["results"]]
+    assert len(titles) == 2 and " LoRA " in titles[0] + " " and "QLoRA" in titles[1], titles
+    assert all("GiB per GPU" in t for t in titles)
+
+
 async def test_inline_paging_and_deep_link_subscribes(tg, app):
     qid = tg.inline_query("1B inference", user_id=19)
     first = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))

@@ -82,6 +82,19 @@ async def test_a_family_without_its_size_offers_its_models_as_buttons(tg, app):
     assert "Что посчитать" in method.text and "Qwen3-32B" in method.text and method.button("QLoRA")
 
 
+async def test_a_contradiction_offers_either_reading_as_buttons(tg, app):
+    """"70B LoRA or QLoRA": what contradicts is said, and each reading is a button answering with its estimate."""
+    for uid, lang, phrase, picked, said in ((43, "en", "/estimate 70B LoRA or QLoRA ctx 4k", "70B QLoRA ctx 4k",
+                                             "· QLoRA ·"),
+                                            (44, "ru", "13B или 70B лора", "13B лора", "13B")):
+        tg.message(phrase, user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        assert ("contradicts" in ask.text or "противоречит" in ask.text) and len(ask.buttons()) == 2, ask.text
+        tg.press(ask, picked, user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        assert said in est.text and ("VRAM per GPU" in est.text or "Видеопамять на GPU" in est.text), est.text[:200]
+
+
 async def test_partly_understood_text_says_what_was_understood(tg, app):
     text = await say(tg, "13B LoRA frobnicate", user_id=35)
     assert "Understood" in text and "frobnicate" in text

@@ -414,6 +414,35 @@ def test_a_family_without_a_size_is_asked_which_model(phrase: str, family: str) 
     assert parse_workload(phrase.replace(family, example.group(1))).model is not None
 
 
+def test_a_family_without_its_size_offers_each_model_in_its_place() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("gpt-oss inference, ctx 8k")
+    assert [label for label, _ in info.value.choices] == ["gpt-oss-20B", "gpt-oss-120B"]
+    for label, phrase in info.value.choices:
+        assert phrase == f"{label} inference, ctx 8k" and parse_workload(phrase).model is not None
+
+
+@pytest.mark.parametrize(("phrase", "readings"), [
+    ("70B LoRA or QLoRA", ["70B LoRA", "70B QLoRA"]),
+    ("70B QLoRA или LoRA на 2x 4090", ["70B QLoRA на 2x 4090", "70B LoRA на 2x 4090"]),
+    ("13B vs 70B lora ctx 8k", ["13B lora ctx 8k", "70B lora ctx 8k"]),
+    ("7B lora / full ft", ["7B lora", "7B full ft"]),
+])
+def test_two_fragments_that_contradict_offer_either_reading(phrase: str, readings: list[str]) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert len(info.value.not_understood) == 1 and "contradicts" in render("en", info.value.explain())
+    assert [p for _, p in info.value.choices] == readings
+    assert len({parse_workload(p).model_dump_json() for p in readings}) == 2  # each reads whole, and differently
+
+
+def test_readings_are_offered_only_when_one_fragment_stands_in_the_way() -> None:
+    for phrase in ("13B 70B lora frobnicate", "qwen3 lora frobnicate", "zzzz lora"):
+        with pytest.raises(ParseError) as info:
+            parse_workload(phrase)
+        assert info.value.choices == (), phrase
+
+
 def test_a_long_family_is_cut_with_how_many_more_in_each_language() -> None:
     with pytest.raises(ParseError) as info:
         parse_workload("qwen lora")
