@@ -1108,7 +1108,7 @@ class _Reading:
         fields = self.fields
         clash = None
         for f, v in found.items():
-            if f in fields and fields[f] != v and f[0] != "_":
+            if f in fields and fields[f] != v and (f[0] != "_" or f == "_tokens"):  # two sizes of tokens clash too
                 clash = f
                 break
         if clash is not None:
