@@ -58,7 +58,7 @@ async def test_training_without_a_method_is_asked_the_ways_to_train_with_buttons
              "Заморозка слоёв", "· заморозка")):
         tg.message(phrase, user_id=uid, lang=lang)
         ask = await tg.wait_for("sendMessage", chat_id=uid)
-        assert phrase in ask.text and ("fine-tuned" in ask.text or "Как дообучать" in ask.text), ask.text
+        assert phrase in ask.text and ("which way to fine-tune?" in ask.text or "как дообучать?" in ask.text), ask.text
         assert [b["text"] for b in ask.buttons()] == buttons
         tg.press(ask, freeze, user_id=uid, lang=lang)
         est = await tg.wait_for("editMessageText", chat_id=uid)
