@@ -108,7 +108,11 @@ class ParseError(ValueError):
                 items.append(msg("parse_item_reason", fragment=frag, reason=reason) if reason else
                              msg("parse_item", fragment=frag))
             lines.append(msg("parse_not_understood", items=Joined(tuple(items), "; ")))
-        lines.append(msg("parse_try"))
+        if len(self.choices) == 2 and self._reasons.get(self.not_understood[0], msg("")).key == "parse_contradicts":
+            # either side of a contradiction, said where no button can offer it (the CLI, a plain reply)
+            lines.append(msg("parse_either", a=self.choices[0][1], b=self.choices[1][1]))
+        else:
+            lines.append(msg("parse_try"))
         return Joined(tuple(lines), "\n")
 
 

@@ -434,6 +434,9 @@ def test_two_fragments_that_contradict_offer_either_reading(phrase: str, reading
     assert len(info.value.not_understood) == 1 and "contradicts" in render("en", info.value.explain())
     assert [p for _, p in info.value.choices] == readings
     assert len({parse_workload(p).model_dump_json() for p in readings}) == 2  # each reads whole, and differently
+    # said in the text as well, for where no button offers them (the CLI)
+    assert f"Did you mean «{readings[0]}» or «{readings[1]}»?" in render("en", info.value.explain())
+    assert f"Вы имели в виду «{readings[0]}» или «{readings[1]}»?" in render("ru", info.value.explain())
 
 
 def test_readings_are_offered_only_when_one_fragment_stands_in_the_way() -> None:

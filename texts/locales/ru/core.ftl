@@ -29,6 +29,7 @@ parse_number_no_unit = число без единицы: напишите, на�
 parse_four_bit = 4-битные веса
 parse_training = обучение (метод ещё не выбран)
 parse_contradicts = противоречит «{ $fragment }»
+parse_either = Вы имели в виду «{ $a }» или «{ $b }»?
 parse_not_text = Задача должна быть текстом.
 parse_too_long = Слишком длинно для описания задачи ({ $n } { $n ->
         [one] символ
