@@ -108,10 +108,12 @@ class ParseError(ValueError):
                 items.append(msg("parse_item_reason", fragment=frag, reason=reason) if reason else
                              msg("parse_item", fragment=frag))
             lines.append(msg("parse_not_understood", items=Joined(tuple(items), "; ")))
-        if len(self.choices) == 2 and self._reasons.get(self.not_understood[0], msg("")).key == "parse_contradicts":
+        chosen = self._reasons.get(self.not_understood[0]) if self.choices else None  # one fragment in the way
+        why = chosen.key if chosen else ""
+        if why == "parse_contradicts" and len(self.choices) == 2:
             # either side of a contradiction, said where no button can offer it (the CLI, a plain reply)
             lines.append(msg("parse_either", a=self.choices[0][1], b=self.choices[1][1]))
-        else:
+        elif why != "parse_model_family":  # a family's answer already lists its models and an example
             lines.append(msg("parse_try"))
         return Joined(tuple(lines), "\n")
 

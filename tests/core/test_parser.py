@@ -408,6 +408,7 @@ def test_a_family_without_a_size_is_asked_which_model(phrase: str, family: str) 
     assert info.value.not_understood == [family]
     en, ru = render("en", info.value.explain()), render("ru", info.value.explain())
     assert "Which one?" in en and "Какая из них?" in ru and "not in the catalog" not in en
+    assert "Try for example" not in en and "Попробуйте" not in ru  # the family's own example is the one to try
     listed = en.split("go by this name: ", 1)[1].split(". Which one?", 1)[0]
     example = re.search(r"e\.g\. «([^»]+)»", en)
     assert example is not None and example.group(1) in listed.split(", ")
