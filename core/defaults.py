@@ -20,7 +20,7 @@ from core.engines import profile
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.models import Arch, did_you_mean, family_members, find_model, model_for_size
 from core.msg import Joined, Msg, msg
-from core.parser import ParseError, check_range, describe, family_choice, normalise_targets
+from core.parser import ParseError, check_range, describe, family_choice, normalise_targets, render_value
 from core.workload import (
     ADAPTER_METHODS,
     INFERENCE_ENGINES,
@@ -132,10 +132,16 @@ def complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
 
 
 @lru_cache(maxsize=256)
+def _size_said(params_b: float, experts: int | None = None) -> str:
+    """A bare size as it is said back ("13B", "8x7B"), the way the parser reads sizes back."""
+    size = str(render_value("params_b", params_b))
+    return f"{experts}x{size}" if experts else size
+
+
 def _typical(params_b: float, experts: int | None) -> tuple[Arch, Assumption]:
     """The typical architecture for a bare size, and the assumption that says so (cached: sizes repeat)."""
     arch = model_for_size(params_b, experts)
-    size = f"{experts}x{params_b:g}B" if experts else f"{params_b:g}B"
+    size = _size_said(params_b, experts)
     return arch, Assumption(key="arch", msg=msg("assume_typical_arch", size=size, name=arch.name, layers=arch.layers,
                                                 hidden=str(arch.hidden), heads=arch.heads, kv_heads=arch.kv_heads,
                                                 vocab=str(arch.vocab)))
@@ -168,8 +174,8 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
                 raise _error(spec, msg("sentence", text=reason))
         arch, note = _typical(spec.params_b, spec.experts)
         if spec.params_min_b is not None:
-            f.notes.append(Assumption(key="size_range", msg=msg("assume_size_range", lo=f"{spec.params_min_b:g}B",
-                                                                   hi=f"{spec.params_b:g}B")))
+            f.notes.append(Assumption(key="size_range", msg=msg("assume_size_range", lo=_size_said(spec.params_min_b),
+                                                                   hi=_size_said(spec.params_b))))
         f.notes.append(note)
         return arch, "size"
     raise _error(spec, msg("wl_which_model"))
@@ -246,7 +252,7 @@ def _resolve_method(spec: WorkloadSpec, arch: Arch, source: str, f: _Filler) -> 
     if spec.method is not None:
         return spec.method
     if _trains(spec):  # which way to train: LoRA, QLoRA, full or freeze change the memory several times over
-        name = arch.name if source != "size" else (f"{spec.experts}x" if spec.experts else "") + f"{spec.params_b:g}B"
+        name = _size_said(spec.params_b, spec.experts) if source == "size" and spec.params_b else arch.name
         raise _error(spec, msg("wl_which_training", name=name))
     hint: Msg | None = None
     if spec.concurrency is not None:
