@@ -6,7 +6,7 @@ and kept, because an inline answer shows only a few of the dozens of fits while 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -14,10 +14,12 @@ from pydantic import TypeAdapter
 from core.defaults import Assumption
 from core.engines import runs_on
 from core.estimator import MemoryEstimate
-from core.fit import Fit, FitReport, Requirement, fit_configs, requirement
-from core.gpus import get_gpu
+from core.fit import DEFAULT_COUNTS, Fit, FitReport, Requirement, fit_configs, requirement
+from core.gpus import GPUS, get_gpu
+from core.msg import Msg, msg
+from core.parser import render_value
 from core.remedies import Remedy, remedies
-from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, smallest_group
+from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, keeps_up, smallest_group
 from core.timecost import (
     DEFAULT_EPOCHS,
     DEFAULT_TOKENS_PER_EXAMPLE,
@@ -73,6 +75,59 @@ class Answer:
                            and self.requirement.need_gib(1, eager=not card.bf16) <= card.usable_gib * fraction)
             self._fit_memo[key] = hit
         return hit
+
+    @property
+    def has_target(self) -> bool:
+        """Whether a serving target was said (a rate, an answer speed, a total speed): offers must keep up with it."""
+        w = self.workload
+        return w.answer_tps is not None or w.demand_tps is not None
+
+    def suits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
+        """What an offer list means by a configuration for this workload: it holds it (`fits`) and, where a serving
+        target was said, keeps up with it. A slice shares its card's compute with others, so it is never counted on
+        to keep up with a target."""
+        if not self.fits(gpu, count, fraction):
+            return False
+        if not self.has_target:
+            return True
+        if fraction is not None:
+            return False
+        row = self.config_speed(gpu, count, True)
+        return row is not None and bool(row.meets)
+
+    def listed_fits(self) -> Sequence[Fit]:
+        """The fitting configurations as every list shows them: fit order, and with a serving target those that keep
+        up with it first (fit order within each), so the first one named is one that does what was asked. Without a
+        target, the report's own lazy sequence: a list of six builds six fits, not all of them."""
+        if not self.has_target:
+            return self.report.fits
+        return sorted(self.report.fits, key=lambda f: not self.suits(f.gpu, f.count))
+
+    def keeping_counts(self) -> dict[str, int]:
+        """What a subscription with a serving target watches: per card, the fewest GPUs of it (of `DEFAULT_COUNTS`,
+        the counts its memory needs are stored at) from which every count that holds the workload keeps up with the
+        target, so no alert offers a configuration too slow for it (an offer of a count between two is judged by
+        the one below, as its memory need is). Cards that keep up at no count are absent; the cards named ("on
+        H100") bound the choice. Catalog order."""
+        named = set(self.workload.gpu_ids)
+        out: dict[str, int] = {}
+        for card in GPUS:
+            if named and card.id not in named:
+                continue
+            least = None
+            for n in reversed(DEFAULT_COUNTS):  # from the most GPUs down, while each count that holds it keeps up
+                if not self.fits(card.id, n):
+                    continue
+                if not self.suits(card.id, n):
+                    break
+                least = n
+            if least is not None:
+                out[card.id] = least
+        return out
+
+    def keeping_cards(self) -> tuple[str, ...]:
+        """The cards of `keeping_counts`."""
+        return tuple(self.keeping_counts())
 
     def remedies(self) -> list[Remedy]:
         """`core.remedies.remedies` of this workload, computed once (an answer is rendered many times)."""
@@ -159,15 +214,22 @@ class Answer:
                 "gpu": gpu, "gpu_name": card.name, "count": count,
                 "fits": self.fits(gpu, count) if fits is None else fits,
                 "prefill_tokens_per_s": s.prefill_tokens_per_s, "decode_tokens_per_s": s.decode_tokens_per_s,
-                "aggregate_decode_tokens_per_s": s.aggregate_decode_tokens_per_s, "bound": s.bound})
+                "aggregate_decode_tokens_per_s": s.aggregate_decode_tokens_per_s, "bound": s.bound,
+                "meets": keeps_up(self.workload, s)})
         return hit
 
     def speed(self, limit: int | None = None) -> SpeedEstimate | None:
         if self.workload.is_training:
             return None
-        rows = [self.config_speed(g, c, f) for g, c, f in self._limited(limit)]
-        return SpeedEstimate(concurrency=self.workload.concurrency, context=self.workload.seq_len,
-                             per_config=[r for r in rows if r is not None])
+        made = [self.config_speed(g, c, f) for g, c, f in (self.configs() if self.has_target and limit is not None
+                                                             else self._limited(limit))]
+        rows = [r for r in made if r is not None]
+        if self.has_target and limit is not None:  # the configurations that keep up first, then the rest
+            rows = [*(r for r in rows if r.meets), *(r for r in rows if not r.meets)][:limit]
+        w = self.workload
+        return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len,
+                             per_config=rows, answer_tps=w.answer_tps,
+                             demand_tps=w.demand_tps, request_rate=w.request_rate)
 
     def _limited(self, limit: int | None) -> list[tuple[str, int, bool]]:
         """The first `limit` fits, then the configuration asked for by name when it is not among them."""
@@ -178,6 +240,19 @@ class Answer:
             if not any(f.gpu == g and f.count == c for f in self.report.fits):
                 out.append((g, c, False))
         return out
+
+
+def target_said(sp: SpeedEstimate) -> Msg | None:
+    """The serving targets a speed table is checked against, in words (None: none was said)."""
+    if sp.answer_tps is None and sp.demand_tps is None:
+        return None
+    speed = render_value("answer_tps", sp.answer_tps or 0.0)
+    if sp.demand_tps is None:
+        return msg("speed_target_each", speed=speed)
+    demand = render_value("total_tps", sp.demand_tps)
+    if sp.request_rate is not None:
+        return msg("speed_target_rate", rate=render_value("request_rate", sp.request_rate), demand=demand, speed=speed)
+    return msg("speed_target_total", demand=demand, speed=speed)
 
 
 def answer(w: Workload, assumptions: list[Assumption] | None = None) -> Answer:

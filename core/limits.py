@@ -25,6 +25,9 @@ WORKLOAD_LIMITS: dict[str, tuple[float, float]] = {
     "tokens_per_example": (1, 4_194_304), "dataset_tokens": (1, 10**14),
     "gpu_memory_gb": (1, 4096), "epochs": (0.01, 1000), "images": (1, 10_000),
     "prompt_len": (1, 4_194_304), "output_len": (1, 4_194_304),
+    # serving targets: requests a second (a day's trickle to a large API's rate), answer tokens a second per user
+    # (a slow reader to the fastest published single-stream speeds, ~thousands), answer tokens a second in all
+    "request_rate": (1e-5, 1e6), "answer_tps": (0.1, 10_000), "total_tps": (0.1, 1e8),
 }
 
 # A subscription's price cap per GPU-hour, in its currency: above 0 (exclusive) and at most this.

@@ -124,7 +124,7 @@ class ParseError(ValueError):
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
           "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len",
-          "engine", "packing")
+          "engine", "packing", "request_rate", "answer_tps", "total_tps")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -144,6 +144,10 @@ def render_value(field: str, value: Any) -> Msg | str:
         return f"{value:g}B"
     if field == "gpu_memory_gb":
         return msg("val_card_memory", gb=_plain(value))
+    if field == "request_rate":
+        return rate_said(float(value))
+    if field in ("answer_tps", "total_tps"):
+        return msg("val_tps", n=_plain(round(float(value), 1)))
     if field in ("seq_len", "tokens_per_example", "dataset_tokens", "prompt_len", "output_len"):
         return msg("val_tokens", n=int(value))
     if field == "model":
@@ -157,6 +161,17 @@ def render_value(field: str, value: Any) -> Msg | str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def rate_said(per_second: float) -> Msg:
+    """Requests a second in the unit that reads as a whole number where one does ("1,000 a minute", not
+    "16.7 a second"): a second, a minute, an hour or a day."""
+    for key, seconds in (("val_rate_s", 1.0), ("val_rate_m", 60.0), ("val_rate_h", 3600.0)):
+        n = per_second * seconds
+        if n >= 1 and (n >= 100 or abs(n - round(n)) < 1e-6 * max(1.0, n)):
+            return msg(key, n=_plain(round(n, 2)))
+    n = per_second * 86400.0
+    return msg("val_rate_d", n=_plain(round(n, 2)))
 
 
 @lru_cache(maxsize=2048, typed=True)
@@ -682,9 +697,65 @@ def _not_llm(m: re.Match[str]) -> dict[str, Any]:
     raise Bad(msg("parse_not_llm"))
 
 
+# --- serving targets: a request rate, an answer speed -------------------------------------------------------------
+
+# "1000 requests per minute", "10 rps", "500 запросов в час", "20 req/s": requests a second. The noun or the
+# compact form is required: a bare "1000 requests" is that many at once (the `users` rule).
+_SECONDS_IN = (("s", 1.0), ("sec", 1.0), ("second", 1.0), ("секунд", 1.0), ("сек", 1.0), ("с", 1.0),
+               ("m", 60.0), ("min", 60.0), ("minute", 60.0), ("минут", 60.0), ("мин", 60.0), ("м", 60.0),
+               ("h", 3600.0), ("hr", 3600.0), ("hour", 3600.0), ("час", 3600.0), ("ч", 3600.0),
+               ("d", 86400.0), ("day", 86400.0), ("сут", 86400.0), ("день", 86400.0), ("дн", 86400.0))
+_COMPACT_RATE = {"rps": 1.0, "qps": 1.0, "rpm": 60.0, "qpm": 60.0, "rph": 3600.0, "rpd": 86400.0}
+_TIME_UNIT = (r"(?:seconds?|secs?|s|секунд\w*|сек|с|minutes?|mins?|m|минут\w*|мин|м|hours?|hrs?|h|час\w*|ч|days?|d|"
+              r"сутк\w*|сут|сутки|день|дн\w*)")
+_PER = r"(?:\s*/\s*|\s+(?:per|a|an|every|each|в|за)\s+)"
+_REQW = r"(?:requests?|reqs?|quer(?:y|ies)|calls?|запрос\w*|обращени\w*|вызов\w*)"
+# an answer speed: "30 tok/s", "50 tokens per second", "20 токенов в секунду", "40 t/s", "25 tps"
+_TOKS = (rf"(?:(?:tokens?|toks?|t|токен\w*|ток|т){_PER}(?:seconds?|secs?|s|секунд\w*|сек|с)|tps|tokens?/sec)")
+_AT_LEAST = (r"(?:(?:at\s+least|no\s+less\s+than|не\s+(?:меньше|менее|медленнее)|минимум|min(?:imum)?|от|>=|≥|"
+             r"(?:generation\s+|answer\s+|output\s+)?speed(?:\s+of)?|скорост\w*(?:\s+(?:генераци\w*|ответ\w*|"
+             r"вывода))?)\s*[=:]?\s*)")
+_EACH = (r"(?:per\s+(?:user|request|stream|session|answer|person|sequence|chat)|each|for\s+each(?:\s+user)?|"
+         r"на\s+(?:пользовател\w*|юзер\w*|запрос|каждого(?:\s+пользовател\w*)?|человека|поток|сесси\w*|ответ|чат)|"
+         r"для\s+каждого(?:\s+пользовател\w*)?|каждому(?:\s+пользовател\w*)?)")
+_TOTAL = (r"(?:total|in\s+total|overall|aggregate|throughput|combined|суммарн\w*|в\s+сумме|всего|"
+          r"общ\w*(?:\s+скорост\w*)?|пропускн\w*(?:\s+способност\w*)?)")
+
+
+def _seconds(unit: str) -> float:
+    unit = unit.rstrip("s") if unit.isascii() and len(unit) > 2 else unit
+    for prefix, seconds in _SECONDS_IN:
+        if unit == prefix or (len(prefix) > 1 and unit.startswith(prefix)):
+            return seconds
+    return 1.0
+
+
+def _per_second(value: float, seconds: float) -> dict[str, Any]:
+    rate = value / seconds
+    reason = check_range("request_rate", rate)
+    if reason:
+        raise Bad(reason)
+    return {"request_rate": rate}
+
+
+def _rate(m: re.Match[str]) -> dict[str, Any]:
+    return _per_second(_amount(m.group("rq_n")), _seconds(m.group("rq_u")))
+
+
+def _compact_rate(m: re.Match[str]) -> dict[str, Any]:
+    return _per_second(_amount(m.group("rq_m")), _COMPACT_RATE[m.group("rq_v")])
+
+
 _RULES: list[tuple[str, str, Handler]] = [
     ("not_llm", _NOT_LLM, _not_llm),
     ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
+    ("rate", rf"(?P<rq_n>{AMT})\s*{_REQW}{_PER}(?P<rq_u>{_TIME_UNIT})", _rate),
+    ("rate_compact", rf"(?P<rq_m>{AMT})\s*(?P<rq_v>rps|qps|rpm|qpm|rph|rpd)", _compact_rate),
+    ("speed_total", rf"{_TOTAL}(?:\s+(?:скорост\w*|speed|rate|output))?\s*(?:of\s+)?[=:]?\s*(?P<tt_n>{AMT})\s*{_TOKS}",
+     _field("total_tps", "tt_n")),
+    ("speed_total2", rf"(?P<tt_m>{AMT})\s*{_TOKS}\s*(?:{_TOTAL}|on\s+all|for\s+all|на\s+всех)",
+     _field("total_tps", "tt_m")),
+    ("speed", rf"{_AT_LEAST}?(?P<ts_n>{AMT})\s*{_TOKS}(?:\s*{_EACH})?", _field("answer_tps", "ts_n")),
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
@@ -874,7 +945,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("inference", r"inferenc\w*|infer|serving|serve|(?:за)?серв(?:ить|им|лю)?(?!\w)|deploy\w*|host(?:ing)?|"
                   r"generation|generate|vllm|tgi|sglang|"
                   r"llama\.cpp|ollama|инференс\w*|инферен\w*|вывод\w*|генераци\w*|сервинг\w*|развер\w*|деплой\w*|"
-                  r"захост\w*|хост\w*", _const(method=Method.INFERENCE)),
+                  r"захост\w*|хост\w*|обслужива\w*|обслужит\w*", _const(method=Method.INFERENCE)),
     # "run" / "запустить" / "поднять" mean serving unless a training method is named too ("run a LoRA")
     ("run", r"run(?:ning)?|запуст\w*|запуска\w*|подн(?:ять|им\w*)|покрутить", _const(_run=True)),
     ("training", r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
@@ -1012,6 +1083,7 @@ dtype torch_dtype auto quantization m own home
 дешевле минимальная минимальный минимальную минимум лучшая лучший лучшую лучше оптимальная оптимальный подойдет
 подойдут подходит чтобы чтоб час hour hourly у себя чем подскажите подскажи посоветуйте посоветуй реально вообще
 свои своих своими данных данные needed required way s team команда команды из сервер сервера серверы server
+avg average mean typical среднем средний средняя средней было была были быть
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})

@@ -632,6 +632,25 @@ def served_output_tokens_per_s(speed: InferenceSpeed, concurrency: int, prompt: 
     return concurrency * output / per_request
 
 
+def keeps_up(w: Workload, s: InferenceSpeed) -> bool | None:
+    """Whether a configuration serving at speed `s` meets the workload's serving targets (None: it has none): each
+    answer at least `answer_tps`, and `demand_tps` answer tokens a second in all. For a request rate the server's
+    clock runs through every request's prefill too (`served_output_tokens_per_s`), so a long prompt counts."""
+    speed, demand = w.answer_tps, w.demand_tps
+    if speed is None and demand is None:
+        return None
+    if speed is not None and s.decode_tokens_per_s < speed * (1 - 1e-9):
+        return False
+    if demand is not None:
+        if w.request_rate is not None and w.prompt_len is not None:
+            served = served_output_tokens_per_s(s, w.concurrency, w.prompt_len, max(1, w.seq_len - w.prompt_len))
+        else:
+            served = s.aggregate_decode_tokens_per_s
+        if served < demand * (1 - 1e-9):
+            return False
+    return True
+
+
 def inference_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, concurrency: int | None = None,
                     context: int | None = None, prompt: int | None = None) -> InferenceSpeed:
     """Prefill and decode speed of `w` on `count` x `gpu` with `concurrency` sequences (the workload's by
@@ -702,6 +721,7 @@ class ConfigSpeed(BaseModel):
     decode_tokens_per_s: float  # one sequence, at the workload's concurrency
     aggregate_decode_tokens_per_s: float
     bound: str
+    meets: bool | None = None  # the workload's serving targets kept (`keeps_up`); None: no target was said
 
 
 class SpeedEstimate(BaseModel):
@@ -710,6 +730,10 @@ class SpeedEstimate(BaseModel):
     concurrency: int
     context: int
     per_config: list[ConfigSpeed]
+    # the serving targets the rows' `meets` is about (`core.workload.Workload`); None where not said
+    answer_tps: float | None = None
+    demand_tps: float | None = None
+    request_rate: float | None = None
 
     def for_config(self, gpu: str, count: int) -> ConfigSpeed | None:
         return next((c for c in self.per_config if c.gpu == gpu and c.count == count), None)
@@ -729,5 +753,7 @@ def estimate_speed(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int
         s = inference_speed(w, gpu, count, min_group=smallest_group(w, gpu_id, count))
         out.append(ConfigSpeed(gpu=gpu_id, gpu_name=gpu.name, count=count, fits=fits_,
                                prefill_tokens_per_s=s.prefill_tokens_per_s, decode_tokens_per_s=s.decode_tokens_per_s,
-                               aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound))
-    return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len, per_config=out)
+                               aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound,
+                               meets=keeps_up(w, s)))
+    return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len, per_config=out, answer_tps=w.answer_tps,
+                         demand_tps=w.demand_tps, request_rate=w.request_rate)

@@ -163,6 +163,12 @@ class WorkloadSpec(BaseModel):
     gpu_memory_gb: float | None = Field(default=None, gt=0)
     kv_dtype: str | None = None  # "bf16" | "fp16" | "fp8" | "int8" | "int4"
     concurrency: int | None = Field(default=None, ge=1)
+    # serving targets ("1000 requests per minute", "30 tok/s per user", "2000 tok/s in total"): requests a second,
+    # answer tokens a second each user sees, answer tokens a second in all (`core.defaults` turns a rate or a total
+    # into the concurrent sequences it takes; `core.answer` says which configurations keep up)
+    request_rate: float | None = Field(default=None, gt=0)
+    answer_tps: float | None = Field(default=None, gt=0)
+    total_tps: float | None = Field(default=None, gt=0)
     examples: int | None = Field(default=None, ge=1)
     tokens_per_example: int | None = Field(default=None, ge=1)
     # the training data's size in tokens ("dataset 20M tokens"): completed into examples x tokens per example
@@ -209,6 +215,11 @@ class Workload(BaseModel):
     gpu: str | None  # the named card (a family's representative variant: JSON readers of one id keep working)
     kv_dtype: str
     concurrency: int
+    # inference targets (`WorkloadSpec`): the answer speed each user must see (said, or assumed for a rate), and the
+    # answer tokens a second the server must produce in all (a total said, or requests a second x output tokens)
+    answer_tps: float | None = None
+    demand_tps: float | None = None
+    request_rate: float | None = None  # requests a second, as said (the demand's source, said back)
     examples: int | None
     tokens_per_example: int | None
     epochs: float | None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.names import ctx_label, method_name
-from core.answer import Answer, answer
+from core.answer import Answer, answer, target_said
 from core.engines import engine_notes, profile
 from core.gpus import get_gpu
 from core.models import Arch
@@ -60,7 +60,7 @@ class OfferRow:
 
 
 def _cheapest(a: Answer, offers: Sequence[OfferRow]) -> dict[tuple[str, int], Ranked]:
-    fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
+    fitting = [o for o in offers if o.gpu is not None and a.suits(o.gpu, o.gpu_count, o.fraction)]
 
     def hours(gpu: str, count: int) -> float | None:
         row = a.config_time(gpu, count)
@@ -131,11 +131,16 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
                 "prefill_tokens_per_s": _r(s.prefill_tokens_per_s, 1),
                 "decode_tokens_per_s": _r(s.decode_tokens_per_s, 2),
                 "aggregate_decode_tokens_per_s": _r(s.aggregate_decode_tokens_per_s, 1), "bound": s.bound}
+            if s.meets is not None:  # a serving target was said: whether this configuration keeps up with it
+                srow["keeps_up"] = s.meets
             cheapest = _offer_json(best.get((s.gpu, s.count)), None)
             if cheapest is not None:
                 srow["cheapest_offer"] = cheapest
             srows.append(srow)
         speed = {"concurrency": sp.concurrency, "context": sp.context, "per_config": srows}
+        if sp.answer_tps is not None or sp.demand_tps is not None:
+            speed["target"] = {"answer_tokens_per_s": sp.answer_tps, "tokens_per_s_in_all": sp.demand_tps,
+                               "requests_per_s": sp.request_rate}
     return {
         "workload": workload,
         "assumptions": [render(lang, x.msg) for x in a.assumptions],
@@ -157,7 +162,8 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
                                      "kv_cache": _r(b.kv_cache), "overhead": _r(b.overhead)}},
         "fits": [{"gpu": f.gpu_name, "gpu_id": f.gpu, "count": f.count, "per_gpu_gib": _r(f.per_gpu_gib),
                   "usable_gib": f.usable_gib, "utilization": _r(f.utilization, 3), "strategy": f.strategy.value,
-                  "tight": f.tight} for f in a.report.fits],
+                  "tight": f.tight, **({"keeps_up": a.suits(f.gpu, f.count)} if a.has_target else {})}
+                 for f in a.listed_fits()],
         "advice": [{"code": x.code, "text": render(lang, x.msg)} for x in a.report.advice],
         # each a real re-estimate of the workload with that one change (core.remedies)
         "remedies": [{"change": r.code, "text": render(lang, r.label), "cli": r.cli, "per_gpu_gib": _r(r.per_gpu_gib),
@@ -232,7 +238,7 @@ def _offer_lines(a: EstimateAnswer, offers: Sequence[OfferRow], lang: str) -> li
     from storage.subscriptions import DEFAULT_CURRENCY  # the bot's default currency for the language
 
     currency = DEFAULT_CURRENCY.get(lang, "USD")
-    fitting = [o for o in offers if o.gpu is not None and a.fits(o.gpu, o.gpu_count, o.fraction)]
+    fitting = [o for o in offers if o.gpu is not None and a.suits(o.gpu, o.gpu_count, o.fraction)]
     ranked = rank(fitting, currency, tight_of=a.tight)[:OFFERS_SHOWN]
     if not ranked:
         return []
@@ -281,12 +287,13 @@ def render_text(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -
         lines.append("  " + _t("first_fit", lang, gpu=first.gpu_name, count=first.count,
                                 per_gpu=f"{number(first.per_gpu_gib, 2, lang)} {gib}"))
     lines.append("")
-    fits = a.report.fits
+    fits = a.listed_fits()  # with a serving target, the configurations that keep up with it first
     if fits:
         lines.append(f"{_t('fits', lang)}:")
         head = [_t("gpu", lang), _t("count", lang), _t("need", lang), _t("usable", lang), _t("load", lang)]
         body = [[f.gpu_name, str(f.count), f"{number(f.need_gib, 1, lang)}", f"{number(f.usable_gib, 1, lang)}",
-                 f"{f.utilization:.0%}" + (f" ({_t('tight', lang)})" if f.tight else "")]
+                 f"{f.utilization:.0%}" + (f" ({_t('tight', lang)})" if f.tight else "")
+                 + ("" if a.suits(f.gpu, f.count) else f" ({_t('too_slow', lang)})")]
                 for f in fits[:MAX_FITS_SHOWN]]
         lines += _table([head, *body], right={1, 2, 3, 4})
         if len(fits) > MAX_FITS_SHOWN:
@@ -319,10 +326,17 @@ def render_text(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -
     if sp is not None and sp.per_config:
         lines.append("")
         lines.append(f"{_t('speed', lang, n=sp.concurrency, ctx=sp.context)}:")
+        target = target_said(sp)
+        if target is not None:
+            lines.append(_t("target", lang, target=render(lang, target)))
         head = [_t("gpu", lang), _t("count", lang), _t("prefill", lang), _t("decode", lang), _t("aggregate", lang)]
         body = [[s.gpu_name + ("" if s.fits else f" ({_t('no_fit_mark', lang)})"), str(s.count),
                  f"{number(s.prefill_tokens_per_s, 0, lang)}", f"{number(s.decode_tokens_per_s, 1, lang)}",
                  f"{number(s.aggregate_decode_tokens_per_s, 0, lang)}"] for s in sp.per_config]
+        if target is not None:  # which configurations keep up with it
+            head.append(_t("keeps_up", lang))
+            for row, s in zip(body, sp.per_config, strict=True):
+                row.append(_t("keeps_yes" if s.meets else "keeps_no", lang))
         lines += _table([head, *body], right={1, 2, 3, 4})
     lines += _offer_lines(a, offers, lang)
     return "\n".join(lines)

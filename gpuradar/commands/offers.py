@@ -153,7 +153,7 @@ def ranked_rows(rows: list[StoredOffer], fitting: Answer | None, limit: int | No
     back = {id(item): row for item, row in zip(items, rows, strict=True)}
     hours = None
     if fitting is not None:
-        items = [o for o in items if o.gpu is not None and fitting.fits(o.gpu, o.gpu_count, o.fraction)]
+        items = [o for o in items if o.gpu is not None and fitting.suits(o.gpu, o.gpu_count, o.fraction)]
         if fitting.has_time:
             def hours(gpu: str, count: int) -> float | None:
                 row = fitting.config_time(gpu, count)

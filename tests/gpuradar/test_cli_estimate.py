@@ -332,3 +332,25 @@ def test_a_stated_gpu_count_is_the_only_count_answered(as_json: Callable[..., di
     assert done.returncode == 0
     assert "1x RTX 4090" in done.stdout and "2x RTX 4090" in done.stdout
     assert "Fits on" not in done.stdout
+
+
+def test_a_serving_target_is_said_and_each_configuration_marked(run: Callable[..., Done],
+                                                                as_json: Callable[..., dict[str, Any]]) -> None:
+    phrase = "llama 3.1 8b 1000 requests per minute input 1k"
+    for lang, target, column in (("en", "Target: 1,000 requests a minute", "keeps up"),
+                                 ("ru", "Цель: 1\xa0000 запросов в минуту", "успевает")):
+        done = run(phrase, "--lang", lang)
+        assert done.returncode == 0, done.stderr
+        assert target in done.stdout and column in done.stdout
+    data = as_json(phrase)
+    speed = data["speed"]
+    assert speed["target"] == {"answer_tokens_per_s": 25.0, "tokens_per_s_in_all": 2500.0,
+                               "requests_per_s": pytest.approx(1000 / 60)}
+    marks = [row["keeps_up"] for row in speed["per_config"]]
+    assert True in marks and False in marks
+    assert speed["concurrency"] == 100
+    fit_marks = [row["keeps_up"] for row in data["fits"]]
+    assert fit_marks[0] and not fit_marks[-1] and fit_marks == sorted(fit_marks, reverse=True)  # keeping up first
+    plain = as_json("llama 3.1 8b inference 20 users")["speed"]
+    assert "target" not in plain and all("keeps_up" not in row for row in plain["per_config"])
+    assert all("keeps_up" not in row for row in as_json("llama 3.1 8b inference 20 users")["fits"])

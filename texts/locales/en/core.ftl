@@ -265,3 +265,41 @@ remedy_shorter_context = half the context
 remedy_fp8 = FP8 weights
 remedy_int4 = INT4 weights (GPTQ)
 remedy_zero3_more_cards = ZeRO-3 across more cards (several nodes)
+
+# serving targets: a request rate and an answer speed (core.parser rules rate / speed, core.defaults)
+field_request_rate = request rate
+field_answer_tps = answer speed per user
+field_total_tps = answer tokens a second in all
+val_rate_s = { $n } { $n ->
+        [one] request
+       *[other] requests
+    } a second
+val_rate_m = { $n } { $n ->
+        [one] request
+       *[other] requests
+    } a minute
+val_rate_h = { $n } { $n ->
+        [one] request
+       *[other] requests
+    } an hour
+val_rate_d = { $n } { $n ->
+        [one] request
+       *[other] requests
+    } a day
+val_tps = { $n } tok/s
+why_rate = a request rate or an answer speed is asked of a server
+why_answer_tps = MLPerf's interactive serving target, 40 ms a token; say e.g. «30 tok/s per user» for yours
+why_rate_output = the answer length of the LLMPerf benchmarks; say e.g. «output 500» for yours
+why_concurrency_rate = { $rate } × { $output } = { $demand } of answers at { $speed } each, by Little's law
+why_concurrency_total = { $demand } of answers in all at { $speed } each, by Little's law
+wl_rate_total = Give a request rate or a total speed, not both: each says how many answer tokens a second the server must produce.
+wl_rate_too_many = That takes { $n } { $n ->
+        [one] answer
+       *[other] answers
+    } at once ({ $demand } of answers at { $speed } each), more than one server is sized for ({ $max } at most): estimate one replica, e.g. with «{ NUMBER($max, useGrouping: 0) } { $max ->
+        [one] user
+       *[other] users
+    }», and share the rate among replicas.
+speed_target_rate = { $rate } ({ $demand } of answers), each answer at { $speed } or faster
+speed_target_total = { $demand } of answers in all, each answer at { $speed } or faster
+speed_target_each = each answer at { $speed } or faster
