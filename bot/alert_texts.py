@@ -54,6 +54,8 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
                   gpu=gpu)
         if reason.tight:
             line += at(lang, "tight")
+        if reason.keeps_up:
+            line += at(lang, "keeps_up")
     else:
         line = at(lang, "fits_gpu", query=query)
     if reason.max_price is not None:

@@ -58,8 +58,9 @@ class Estimate:
         return self.answer.requirement
 
     def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
-        """Whether `count` x `gpu` (or a slice of one) holds this workload (memoised: offers repeat the pairs)."""
-        return self.answer.fits(gpu, count, fraction)
+        """Whether `count` x `gpu` (or a slice of one) is one for this workload: it holds it and keeps up with a
+        serving target said (`core.answer.Answer.suits`; memoised: offers repeat the pairs)."""
+        return self.answer.suits(gpu, count, fraction)
 
     def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
         """Whether that configuration holds this workload only without the safety margin."""

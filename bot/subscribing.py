@@ -54,6 +54,10 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     if est is None:
         return SubscriptionDraft(kind="gpu", gpu_ids=req.gpu_ids, **common)
     pinned = list(est.workload.gpu_ids) or None  # "70B full on 8 H100": watch that GPU (every H100 variant) only
+    least: dict[str, int] | None = None
+    if est.answer.has_target:  # "1000 requests a minute": each card from the fewest of it that keep up
+        least = est.answer.keeping_counts()
+        pinned = list(least)
     w = est.workload
     count = req.gpu_count or (w.gpus if w.gpus > 1 or w.gpus_stated else None)
     common["gpu_count"] = count
@@ -63,8 +67,16 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     fits_as_said = math.isfinite(said) and (count or 1) == w.gpus and not est.answer.single_device_total
     answer_gib = round(said, 3) if fits_as_said else None  # a one-device total is no per-GPU need
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
-                             min_gib_by_count=est.min_gib_by_count(), answer_gib=answer_gib,
+                             min_gib_by_count=est.min_gib_by_count(), min_count_by_gpu=least, answer_gib=answer_gib,
                              rec_gib_by_count=est.rec_gib_by_count(), **common)
+
+
+def target_problem(est: Estimate | None, lang: str) -> str | None:
+    """A serving target no card keeps up with at any count that holds the workload: nothing could ever be alerted,
+    so it is said instead of stored."""
+    if est is None or not est.answer.has_target or est.answer.keeping_counts():
+        return None
+    return t(lang, "sub_target_none")
 
 
 def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
@@ -107,7 +119,8 @@ def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") ->
     watch = watch_from_row(id=sub.id, gpu_ids=sub.gpu_ids, min_gib_by_count=sub.min_gib_by_count,
                            max_price=sub.max_price, price_currency=sub.price_currency,
                            price_basis=sub.price_basis, providers=sub.providers,
-                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)
+                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region,
+                           min_count_by_gpu=sub.min_count_by_gpu)
     recs = sub.rec_gib_by_count
 
     def tight(gpu: str, count: int, fraction: float | None) -> bool:
@@ -151,6 +164,9 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
         if isinstance(result, Failure):
             return Reply(explain_failure(req, result, lang))
         est = result
+    problem = target_problem(est, lang)
+    if problem is not None:
+        return Reply(problem)
     draft = draft_for(req, est, req.target, user.currency)
     return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat, setup=setup)
 
@@ -168,6 +184,9 @@ async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang
     if isinstance(result, Failure):
         return Reply(explain_failure(req, result, lang))
     req.gpu_count = req.gpu_count if req.gpu_count == result.workload.gpus else None
+    problem = target_problem(result, lang)
+    if problem is not None:
+        return Reply(problem)
     draft = draft_for(req, result, text, user.currency)
     return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
 

@@ -13,6 +13,7 @@ from bot.formatting import esc, gib, href, money
 from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, query_words, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
+from core.answer import target_said
 from core.engines import engine_notes
 from core.estimator import Breakdown
 from core.gpus import get_gpu
@@ -207,12 +208,15 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
         lines.append(esc(render(lang, msg("engine_changes", engine=w.engine.value)) + ": "
                          + "; ".join(render(lang, n) for n in notes)))
     lines.append("")
-    fits = est.report.fits
+    fits = est.answer.listed_fits()  # with a serving target, the configurations that keep up with it first
+    target = est.answer.has_target
     if fits:
         lines.append(t(lang, "est_fits_title"))
         for fit in fits[:rows]:
             line = t(lang, "est_fit_line", gpu=esc(fit.gpu_name), count=fit.count, per_gpu=gib(fit.per_gpu_gib, lang),
                      usable=gib(fit.usable_gib, lang), util=round(fit.utilization * 100))
+            if target and not est.fits(fit.gpu, fit.count):
+                line += t(lang, "est_speed_slow_mark")
             lines.append(line + (t(lang, "est_fit_tight") if fit.tight else ""))
         if len(fits) > rows:
             lines.append(t(lang, "est_fits_more", n=len(fits) - rows))
@@ -267,11 +271,16 @@ def render_speed(est: Estimate, lang: str, rows: int = FITS_SHOWN) -> list[str]:
     if sp is None or not sp.per_config:
         return []
     lines = [t(lang, "est_speed_title", concurrency=sp.concurrency, context=sp.context)]
+    target = target_said(sp)
+    if target is not None:
+        lines.append(t(lang, "est_speed_target", target=esc(render(lang, target))))
     for row in sp.per_config:
+        mark = "" if row.fits else t(lang, "est_not_fitting_mark")
+        if row.meets is not None:  # a target was said: whether this configuration keeps up with it
+            mark += t(lang, "est_speed_keeps_mark" if row.meets else "est_speed_slow_mark")
         lines.append(t(lang, "est_speed_line", gpu=esc(row.gpu_name), count=row.count,
                        prefill=_count(row.prefill_tokens_per_s, lang), decode=_count(row.decode_tokens_per_s, lang),
-                       aggregate=_count(row.aggregate_decode_tokens_per_s, lang),
-                       mark="" if row.fits else t(lang, "est_not_fitting_mark")))
+                       aggregate=_count(row.aggregate_decode_tokens_per_s, lang), mark=mark))
     return lines
 
 
@@ -304,6 +313,10 @@ def subscription_what(sub: Subscription, lang: str) -> str:
         need = t(lang, "sub_need_gib_on", gib=gib(float(figure), lang), count=count)
     else:
         need = t(lang, "sub_need_gib", gib=gib(float(figure), lang))
+    if sub.min_count_by_gpu:
+        # a serving target watches only the cards that keep up with it, each from its fewest GPUs that do
+        cards = ", ".join(gpu_label(g, g) + ("" if n <= 1 else f" ×{n}+") for g, n in sub.min_count_by_gpu.items())
+        need += t(lang, "sub_keeping_cards", cards=esc(cards))
     return f"{esc(query_words(lang, sub.query_text))} ({need})"
 
 

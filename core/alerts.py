@@ -202,3 +202,4 @@ class Reason:
     gpu_name: str | None
     price_basis: str = "gpu"  # what max_price bounds: "total" (whole configuration per hour) or "gpu" (per GPU-hour)
     tight: bool = False  # the workload fits this offer only without its safety margin
+    keeps_up: bool = False  # the subscription has a serving target, and this configuration keeps up with it

@@ -145,6 +145,9 @@ class Watch:
     gpu_count: int | None = None
     billing: str | None = None
     region: str | None = None
+    # A serving target ("1000 requests a minute"): each card watched from the fewest GPUs of it that keep up with it
+    # (core.answer.Answer.keeping_counts); a card absent, or fewer of it, is too slow. None: no target.
+    min_count_by_gpu: Mapping[str, int] | None = None
     _counts: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -176,6 +179,10 @@ class Watch:
             return False
         if self.gpu_ids is not None and (t.gpu not in self.gpu_ids or t.fraction is not None):
             return False
+        if self.min_count_by_gpu is not None:  # a slice shares its card's compute: never counted on for a target
+            least = self.min_count_by_gpu.get(t.gpu)
+            if least is None or t.gpu_count < least or t.fraction is not None:
+                return False
         if self.min_gib_by_count is not None:
             need, have = self.need_for(t.gpu_count), t.usable
             if need is None or have is None or have < need:
@@ -359,15 +366,17 @@ def signature(w: Watch) -> Signature:
     return (tuple(sorted(w.gpu_ids)) if w.gpu_ids is not None else None,
             tuple(sorted(w.min_gib_by_count.items())) if w.min_gib_by_count is not None else None,
             w.max_price, w.currency, w.price_basis,
-            tuple(sorted(w.providers)) if w.providers is not None else None, w.gpu_count, w.billing, w.region)
+            tuple(sorted(w.providers)) if w.providers is not None else None, w.gpu_count, w.billing, w.region,
+            tuple(sorted(w.min_count_by_gpu.items())) if w.min_count_by_gpu is not None else None)
 
 
 def watch_of(sig: Signature) -> Watch:
     """The Watch a signature stands for (its id is 0: the index passes ids beside it)."""
-    gpu_ids, needs, max_price, currency, basis, providers, count, billing, region = sig
+    gpu_ids, needs, max_price, currency, basis, providers, count, billing, region, least = sig
     return Watch(0, frozenset(gpu_ids) if gpu_ids is not None else None,
                  dict(needs) if needs is not None else None, max_price, currency, basis,
-                 frozenset(providers) if providers is not None else None, count, billing, region)
+                 frozenset(providers) if providers is not None else None, count, billing, region,
+                 dict(least) if least is not None else None)
 
 
 class WatchIndex:
@@ -474,7 +483,8 @@ class WatchIndex:
 
     def _places(self, w: Watch) -> Iterator[tuple[dict[_BucketKey, _Bucket], _BucketKey, tuple[str, Any]]]:
         """Every (buckets, key, slot) a watch is filed under."""
-        recheck = w.region is not None or (w.gpu_ids is not None and w.min_gib_by_count is not None)
+        recheck = (w.region is not None or (w.gpu_ids is not None and w.min_gib_by_count is not None)
+                   or w.min_count_by_gpu is not None)
         buckets = self._recheck if recheck else self._exact
         providers: Iterable[str | None] = sorted(w.providers) if w.providers is not None else (None,)
         for lo, hi, need in self._count_ranges(w):
@@ -818,6 +828,7 @@ def watch_from_row(
     gpu_count: int | None,
     billing: str | None,
     region: str | None,
+    min_count_by_gpu: Mapping[str, Any] | None = None,
 ) -> Watch:
     """A Watch from a stored subscription's columns (JSON keys arrive as strings; empty lists mean "any")."""
     needs = {int(k): float(v) for k, v in min_gib_by_count.items()} if min_gib_by_count else None
@@ -835,6 +846,8 @@ def watch_from_row(
         gpu_count=gpu_count,
         billing=billing or None,
         region=region or None,
+        min_count_by_gpu={str(k): int(v) for k, v in min_count_by_gpu.items()} if min_count_by_gpu is not None
+        else None,
     )
 
 

@@ -298,7 +298,8 @@ class AlertItem:
                 fit = fit_reason_data(w, t)
                 out.append(Reason(m.id, m.kind, m.query_text, w.max_price, w.currency, fit["need_gib"],
                                   fit["usable_gib"], fit["gpu_name"], w.price_basis,
-                                  tight_at(m.rec_gib_by_count, t.gpu_count, fit["usable_gib"])))
+                                  tight_at(m.rec_gib_by_count, t.gpu_count, fit["usable_gib"]),
+                                  w.min_count_by_gpu is not None))  # matched, so it keeps up with the target
             self._reasons = tuple(out)
         return self._reasons
 
@@ -423,7 +424,8 @@ class FanOut:
         """The active subscriptions of this sender's users."""
         query = (select(Subscription.id, Subscription.user_id, Subscription.gpu_ids, Subscription.min_gib_by_count,
                         Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
-                        Subscription.providers, Subscription.gpu_count, Subscription.billing, Subscription.region)
+                        Subscription.providers, Subscription.gpu_count, Subscription.billing, Subscription.region,
+                        Subscription.min_count_by_gpu)
                  .join(User, User.id == Subscription.user_id)
                  .where(Subscription.paused.is_(False), User.active.is_(True)))
         mine = self.share.where(Subscription.user_id)
@@ -435,7 +437,7 @@ class FanOut:
             return watch_from_row(
                 id=r.id, gpu_ids=r.gpu_ids, min_gib_by_count=r.min_gib_by_count, max_price=r.max_price,
                 price_currency=r.price_currency, price_basis=r.price_basis, providers=r.providers,
-                gpu_count=r.gpu_count, billing=r.billing, region=r.region)
+                gpu_count=r.gpu_count, billing=r.billing, region=r.region, min_count_by_gpu=r.min_count_by_gpu)
         except (ValueError, TypeError):  # one malformed row must not silence everyone else's alerts
             log.warning("subscription %s cannot be matched (bad stored filters); skipped", r.id)
             return None
@@ -1054,7 +1056,8 @@ class FanOut:
                        Subscription.query_text, Subscription.gpu_ids, Subscription.min_gib_by_count,
                        Subscription.max_price, Subscription.price_currency, Subscription.price_basis,
                        Subscription.providers, Subscription.gpu_count, Subscription.billing,
-                       Subscription.region, Subscription.created_at, Subscription.rec_gib_by_count)
+                       Subscription.region, Subscription.created_at, Subscription.rec_gib_by_count,
+                       Subscription.min_count_by_gpu)
                 .where(Subscription.user_id.in_(chunk), Subscription.paused.is_(False)))).all())
         rows.sort(key=lambda r: r.id)
         for r in rows:

@@ -42,6 +42,8 @@ class SubscriptionDraft(BaseModel):
     gpu_ids: list[str] | None = None
     workload_json: dict[str, Any] | None = None
     min_gib_by_count: dict[str, float] | None = None
+    # a serving target said: each card watched from the fewest GPUs of it that keep up (core.answer.keeping_counts)
+    min_count_by_gpu: dict[str, int] | None = None
     answer_gib: float | None = Field(default=None, ge=0, allow_inf_nan=False)  # the estimate's "VRAM per GPU"
     rec_gib_by_count: dict[str, float] | None = None  # comfortable per-GPU memory by count (tight below it)
     max_price: float | None = Field(default=None, gt=0, le=MAX_PRICE, allow_inf_nan=False)
@@ -175,7 +177,8 @@ async def set_subscription_chat(session: AsyncSession, user_id: int, sub_id: int
 
 def _same(sub: Subscription, draft: SubscriptionDraft) -> bool:
     return all(getattr(sub, name) == value for name, value in draft.model_dump().items()
-               if name not in ("workload_json", "min_gib_by_count", "answer_gib", "rec_gib_by_count"))
+               if name not in ("workload_json", "min_gib_by_count", "answer_gib", "rec_gib_by_count",
+                               "min_count_by_gpu"))
 
 
 async def list_subscriptions(session: AsyncSession, user_id: int) -> list[Subscription]:

@@ -54,6 +54,8 @@ class Subscription(Base):
     gpu_ids: Mapped[list[str] | None] = mapped_column(JSON)  # catalog ids (kind gpu; optional pin for workload)
     workload_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # completed Workload dump (kind workload)
     min_gib_by_count: Mapped[dict[str, float] | None] = mapped_column(JSON)  # {"1": 38.2, "2": 21.0, ...}
+    # A serving target: each card from the fewest GPUs of it that keep up ({"h100-sxm": 1, "b200": 2}; 0021)
+    min_count_by_gpu: Mapped[dict[str, int] | None] = mapped_column(JSON)
     # The per-GPU figure the estimate this was made from said ("VRAM per GPU"), on its own GPU count: shown back
     # as it was said, never recomputed (matching uses min_gib_by_count, which adds the runtime's own memory).
     answer_gib: Mapped[float | None] = mapped_column(Float)

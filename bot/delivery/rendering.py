@@ -105,7 +105,7 @@ class DigestRenderer:
         # subscription id (which only the buttons carry).
         bkey = (item.event_id, plan.lang, plan.currency,
                 *((r.kind, r.query_text, r.max_price, r.max_price_currency, r.need_gib, r.usable_gib,
-                   r.gpu_name, r.price_basis, r.tight) for r in item.reasons))
+                   r.gpu_name, r.price_basis, r.tight, r.keeps_up) for r in item.reasons))
         block = self._blocks.get(bkey)
         if block is None:
             try:
@@ -131,7 +131,8 @@ class DigestRenderer:
         lines = [head]
         for r in item.reasons:
             key = (lang, r.kind, r.query_text, r.max_price, r.max_price_currency, r.need_gib, r.usable_gib,
-                   r.gpu_name, r.price_basis, r.tight, offer.gpu, offer.gpu_name, offer.fraction, offer.gpu_memory_gb)
+                   r.gpu_name, r.price_basis, r.tight, r.keeps_up, offer.gpu, offer.gpu_name, offer.fraction,
+                   offer.gpu_memory_gb)
             line = self._lines.get(key)
             if line is None:
                 line = _remember(self._lines, key, reason_line(r, offer, lang), SHARED_LINES)

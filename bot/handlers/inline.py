@@ -105,7 +105,7 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
 def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> Article:
     """The estimate itself as a result: its memory in the title, the configurations that fit below, the whole
     answer (with the best of `ranked`) as the message."""
-    fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.report.fits[:4]) \
+    fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.answer.listed_fits()[:4]) \
         or t(lang, "est_no_fit")
     figure, per_gpu = headline_gib(est)
     title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=workload_label(est, lang),

@@ -66,7 +66,7 @@ def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str)
         "workload": workload_label(est, lang),
         "assumptions": [render(lang, a.msg) for a in est.assumptions],
         "memory": {"per_gpu_gib": round(mem.per_gpu_gib, 1), "recommended_gib": round(mem.recommended_per_gpu_gib, 1)},
-        "fits": [_fit(f) for f in est.report.fits[:FITS_LISTED]],
+        "fits": [_fit(f) for f in est.answer.listed_fits()[:FITS_LISTED]],
         "fit_count": len(est.report.fits),
         "cells": cells,
         "remedies": [render(lang, a.msg) for a in est.report.advice],

@@ -70,12 +70,15 @@ prices = st.one_of(st.none(), st.sampled_from([50.0, 100.0, 250.0]), st.floats(m
 
 @st.composite
 def watches(draw: st.DrawFn, wid: int) -> Watch:
-    kind = draw(st.sampled_from(["gpu", "workload", "any", "both"]))
+    # "target": a workload with a serving target, each of its cards watched from the fewest GPUs that keep up
+    kind = draw(st.sampled_from(["gpu", "workload", "any", "both", "target"]))
     gpu_ids = frozenset(draw(st.lists(st.sampled_from(GPU_IDS), min_size=1, max_size=3))) \
-        if kind in ("gpu", "both") else None
+        if kind in ("gpu", "both", "target") else None
     mins = draw(st.dictionaries(st.sampled_from([1, 2, 4, 8]), needs, min_size=1, max_size=4)) \
-        if kind in ("workload", "both") else None
+        if kind in ("workload", "both", "target") else None
+    least = {g: draw(st.sampled_from([1, 2, 4, 8])) for g in sorted(gpu_ids or ())} if kind == "target" else None
     return Watch(
+        min_count_by_gpu=least,
         id=wid,
         gpu_ids=gpu_ids,
         min_gib_by_count=mins,
@@ -428,3 +431,26 @@ def test_columns_of_nothing_match_nothing() -> None:
     from core.matching import TargetColumns
 
     assert TargetColumns([]).matches(Watch(id=1)).tolist() == []
+
+
+def test_a_serving_target_matches_each_card_from_its_fewest_gpus_only() -> None:
+    """The subscription of "1000 requests a minute": H100 from one card, A100 from four; never a slice, never a card
+    it does not name, never fewer of a card than keep up (memory alone would have matched them all)."""
+    w = Watch(id=1, gpu_ids=frozenset({"h100-sxm", "a100-80gb"}), min_gib_by_count={1: 35.0, 2: 19.0, 4: 11.0},
+              min_count_by_gpu={"h100-sxm": 1, "a100-80gb": 4})
+
+    def at(gpu: str, count: int, fraction: float | None = None) -> Target:
+        return Target(f"{gpu}-{count}-{fraction}", "runpod", gpu, count, "hourly", "us", 100.0, 1.0, fraction)
+
+    index = WatchIndex()
+    index.add(w, 1)
+    cases = {at("h100-sxm", 1): True, at("h100-sxm", 8): True, at("a100-80gb", 1): False, at("a100-80gb", 2): False,
+             at("a100-80gb", 4): True, at("a100-80gb", 8): True, at("l40s", 8): False,
+             at("h100-sxm", 1, 0.5): False}
+    for target, expected in cases.items():
+        assert w.matches(target) is expected, target
+        assert (1 in set(index.match(target))) is expected, target
+    stored = watch_from_row(id=1, gpu_ids=["h100-sxm", "a100-80gb"], min_gib_by_count={"1": 35.0, "2": 19.0, "4": 11.0},
+                            max_price=None, price_currency=None, price_basis=None, providers=None, gpu_count=None,
+                            billing=None, region=None, min_count_by_gpu={"h100-sxm": 1, "a100-80gb": 4})
+    assert stored == w

@@ -11,6 +11,7 @@ alert_was = {"   "}was { $old } per GPU-hour ({ $change })
 alert_was_slice = {"   "}was { $old }/h for this share of the card ({ $change })
 alert_fits_workload = ✅ { $query }: needs { $need } GiB per GPU; { $gpu } gives { $have } GiB — fits
 alert_tight = {" "}(⚠️ tight: no safety margin)
+alert_keeps_up = {" "}and keeps up with the target
 alert_fits_gpu = ✅ You watch: { $query }
 alert_under_cap = {" "}(under your { $cap }/GPU-hour)
 alert_under_cap_total = {" "}(under your { $cap }/h for the whole configuration)

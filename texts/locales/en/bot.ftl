@@ -115,6 +115,8 @@ sub_pick_button = Please tap one of the buttons above (or /cancel).
 sub_saved =
     ✅ Now watching: { $what }{ $filters }.
     Subscriptions: { $n } of { $limit }. Manage them with /subs.
+sub_keeping_cards = ; on the cards that keep up with the target: { $cards }
+sub_target_none = No card keeps up with that target on any GPU count that holds the workload, so no offer could ever be alerted. Ask for fewer requests, a slower answer or a shorter prompt, or estimate one replica with «N users».
 sub_exists = ℹ️ You already watch this: { $what }{ $filters }.
 sub_matches_now = <b>Already matching now:</b>
 sub_not_polled = ⚠️ This bot does not poll { $providers }, so nothing from there will reach you. Pick a provider from /providers, or pause this one in /subs.
@@ -265,6 +267,9 @@ est_speed_title = <b>Speed</b> ({ $concurrency } at a time, context { $context -
        *[other] { $context } tokens
     }):
 est_speed_line = • { $gpu } × { $count }: prompt { $prefill } tok/s · answer { $decode } tok/s per user · { $aggregate } tok/s in total{ $mark }
+est_speed_target = 🎯 Target: { $target }
+est_speed_keeps_mark = {" "}✓
+est_speed_slow_mark = {" "}(too slow for the target)
 est_not_fitting_mark = {" "}(does not fit)
 est_job_cost = {" "}· job ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% of one card (vGPU slice)

@@ -11,6 +11,7 @@ alert_was = {"   "}было { $old } за GPU-час ({ $change })
 alert_was_slice = {"   "}было { $old }/ч за эту долю карты ({ $change })
 alert_fits_workload = ✅ { $query }: нужно { $need } ГиБ на GPU; у { $gpu } — { $have } ГиБ, подходит
 alert_tight = {" "}(⚠️ впритык: без запаса)
+alert_keeps_up = {" "}и успевает за целью
 alert_fits_gpu = ✅ Вы следите: { $query }
 alert_under_cap = {" "}(дешевле вашего порога { $cap } за GPU-час)
 alert_under_cap_total = {" "}(дешевле вашего порога { $cap }/ч за всю конфигурацию)

@@ -121,6 +121,8 @@ sub_pick_button = Пожалуйста, нажмите одну из кнопо�
 sub_saved =
     ✅ Слежу: { $what }{ $filters }.
     Подписок: { $n } из { $limit }. Управление — /subs.
+sub_keeping_cards = ; на картах, которые успевают за целью: { $cards }
+sub_target_none = Ни одна карта не успевает за этой целью ни при каком числе GPU, на котором помещается задача, — оповещать было бы не о чем. Уменьшите поток запросов, требуемую скорость ответа или длину промпта, либо посчитайте одну реплику через «N пользователей».
 sub_exists = ℹ️ Вы уже следите за этим: { $what }{ $filters }.
 sub_matches_now = <b>Уже подходит сейчас:</b>
 sub_not_polled = ⚠️ Этот бот не опрашивает { $providers }, поэтому оттуда ничего не придёт. Выберите провайдера из /providers или поставьте эту подписку на паузу в /subs.
@@ -280,6 +282,9 @@ est_speed_title = <b>Скорость</b> ({ $concurrency } одновремен
        *[many] токенов
     }):
 est_speed_line = • { $gpu } × { $count }: промпт { $prefill } ток/с · ответ { $decode } ток/с на пользователя · всего { $aggregate } ток/с{ $mark }
+est_speed_target = 🎯 Цель: { $target }
+est_speed_keeps_mark = {" "}✓
+est_speed_slow_mark = {" "}(не успевает за целью)
 est_not_fitting_mark = {" "}(не помещается)
 est_job_cost = {" "}· задача ~{ $cost }
 offer_what_slice = { $gpu }, { $share }% одной карты (доля vGPU)
