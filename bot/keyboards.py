@@ -71,16 +71,18 @@ def start_keyboard(lang: str, examples: Sequence[tuple[str, str]]) -> InlineKeyb
 
 
 def estimate_keyboard(lang: str, token: str, fitting: int, remedies: Sequence[tuple[str, str]] = (), *,
-                      assumptions: bool | None = None) -> InlineKeyboardMarkup:
+                      assumptions: bool | None = None, notify: bool = True) -> InlineKeyboardMarkup:
     """"Notify me", "More offers" when more offers fit than the estimate shows, a button per remedy (code, token of
     the query with that change) that re-runs the estimate with it, and "Assumptions" (`assumptions` False: they are
-    hidden) or "Hide assumptions" (True: shown); None: the estimate has none."""
+    hidden) or "Hide assumptions" (True: shown); None: the estimate has none. `notify` False: no "Notify me" (nothing
+    could ever be alerted: a serving target no configuration keeps up with)."""
     kb = InlineKeyboardBuilder()
     for code, remedy_token in remedies:
         kb.row(InlineKeyboardButton(text=t(lang, f"btn_remedy_{code}"),
                                     callback_data=EstimateCb(action="again", q=remedy_token).pack()))
-    kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
-                                callback_data=EstimateCb(action="notify", q=token).pack()))
+    if notify:
+        kb.row(InlineKeyboardButton(text=t(lang, "btn_notify"),
+                                    callback_data=EstimateCb(action="notify", q=token).pack()))
     if fitting > OFFERS_SHOWN:
         kb.row(InlineKeyboardButton(text=t(lang, "btn_more_offers"),
                                     callback_data=OffersCb(q=token, page=1, skip=OFFERS_SHOWN).pack()))

@@ -236,6 +236,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
         lines.extend(ranked_line(r, lang, currency) for r in ranked[:OFFERS_SHOWN])
         if note := vat_note([r.offer for r in ranked[:OFFERS_SHOWN] if isinstance(r.offer, CachedOffer)], lang):
             lines.append(note)
+    elif est.answer.has_target and not est.answer.keeping_counts():  # nothing to wait for
+        lines.append(t(lang, "est_no_keeping"))
     else:
         lines.append(t(lang, "est_no_offers"))
     for block in (render_time(est, ranked, lang, currency, rows), render_speed(est, lang, rows)):

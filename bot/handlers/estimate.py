@@ -40,7 +40,8 @@ async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, 
     remedies = [(r.code, await tokens.stored(est.query + r.query_suffix)) for r in est.remedies()]
     toggle = assumptions if has_assumptions(est) else None
     return (render_estimate(est, ranked, lang, currency, assumptions=assumptions),
-            keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle))
+            keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle,
+                                        notify=not est.answer.has_target or bool(est.answer.keeping_counts())))
 
 
 # core's "which method?" questions -> the question the bot asks instead, and its buttons

@@ -67,3 +67,15 @@ async def test_a_target_no_card_keeps_up_with_is_refused_not_stored(tg: FakeTele
         assert words in reply
         listing = await say(tg, "/subs", uid, lang)
         assert "9000" not in listing
+
+
+async def test_an_answer_nothing_keeps_up_with_says_so_and_offers_no_alert(tg: FakeTelegram, app: App) -> None:
+    for uid, lang, words in ((9, "en", "No configuration keeps up"), (10, "ru", "Ни одна конфигурация не успевает")):
+        tg.message("llama 3.1 8b 9000 tok/s per user", user_id=uid, lang=lang)
+        reply = await tg.wait_for("sendMessage", chat_id=uid)
+        assert words in reply.text and "🎯" in reply.text
+        assert not any(b.get("callback_data", "").startswith("est:notify") or "Notify" in b.get("text", "")
+                       or "Сообщить" in b.get("text", "") for b in reply.buttons())
+        tg.message("llama 3.1 8b 1000 requests per minute input 1k", user_id=uid, lang=lang)
+        kept = await tg.wait_for("sendMessage", chat_id=uid)
+        assert any("Notify" in b.get("text", "") or "Сообщить" in b.get("text", "") for b in kept.buttons())
