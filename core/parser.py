@@ -190,7 +190,7 @@ LIMITS: dict[str, tuple[float, float]] = WORKLOAD_LIMITS
 _INT_FIELDS = frozenset({"experts", "seq_len", "batch", "lora_rank", "gpus", "concurrency", "examples",
                          "tokens_per_example", "dataset_tokens", "images", "prompt_len", "output_len"})
 
-_UNIT = re.compile(r"(k|к|m|тыс(?:яч[аи]?)?\.?|млн\.?|миллион(?:а|ов)?|thousands?|millions?)$")
+_UNIT = re.compile(r"(k|к|m|тыс(?:яч(?:а|и|ах|ами)?)?\.?|млн\.?|миллион(?:а|ов|ах|ами)?|thousands?|millions?)$")
 
 
 _SPACES = re.compile(r"[\s\u202f]")
@@ -238,7 +238,8 @@ def check_range(field: str, value: float) -> Msg | None:
 # rule fails, which keeps every numeric rule a single attempt.
 N = r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+"  # a number; Russian decimal comma allowed
 INT = r"[0-9]{1,9}+"
-AMT = (r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс(?:яч[аи]?)?\.?|млн\.?|миллион(?:а|ов)?|thousands?|"
+AMT = (r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс(?:яч(?:а|и|ах|ами)?)?\.?|млн\.?|миллион(?:а|ов|ах|ами)?|"
+       r"thousands?|"
        r"millions?)(?!\w))?")
 THOUSANDS = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"  # "50 000" as Russians write it (dataset sizes)
 SEP = r"[\s_\-]*"
@@ -785,7 +786,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("gpu_count", rf"(?P<gc_n>{INT})(?:\s*{MUL}\s*|\s+)(?P<gc_g>{GPU})", _gpu_named("gc_g", "gc_n")),
     ("gpu_times", rf"(?P<gx_g>{GPU})\s*{MUL}\s*(?P<gx_n>{INT})", _gpu_named("gx_g", "gx_n")),
     ("times_gpu", rf"{MUL}\s*(?P<xg_n>{INT})\s+(?P<xg_g>{GPU})", _gpu_named("xg_g", "xg_n")),  # "x2 A100"
-    ("gpus", rf"(?P<gn_n>{INT})\s*(?:{MUL}\s*)?(?:gpus?|gpu's|гпу|карт\w*|видеокарт\w*|cards?|ускорител\w*|"
+    ("gpus", rf"(?P<gn_n>{INT})\s*(?:{MUL}\s*)?(?:gpus?|gpu's|гпу|карт(?!ин)\w*|видеокарт\w*|cards?|ускорител\w*|"
              r"devices?)", _field("gpus", "gn_n")),
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),
     # a card named by its memory, as the rental guides class them ("24 / 48 / 80 GB"): "on a 24GB GPU", "2 × 80 ГБ"
@@ -1084,6 +1085,7 @@ dtype torch_dtype auto quantization m own home
 подойдут подходит чтобы чтоб час hour hourly у себя чем подскажите подскажи посоветуйте посоветуй реально вообще
 свои своих своими данных данные needed required way s team команда команды из сервер сервера серверы server
 avg average mean typical среднем средний средняя средней было была были быть
+что чего what's whats ноутбук ноутбуке ноутбука ноутбуком laptop notebook
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})

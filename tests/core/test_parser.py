@@ -251,6 +251,16 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("Meta-Llama-3.1-8B-Instruct-Q5_K_M.gguf inference", "llama-3.1-8b inference q5_k_m"),
     ("7B inference контекст 128 тысяч", "7B inference контекст 128000"),
     ("7B lora 2 миллиона примеров", "7B lora 2000000 примеров"),
+    ("llama 3 8b lora на 50 тысячах примеров", "llama 3 8b lora 50000 примеров"),  # every case of the word
+    ("8b lora на 2 миллионах токенов", "8b lora датасет 2000000 токенов"),
+    ("qwen2.5-vl 7b инференс 4 картинки на запрос", "qwen2.5-vl 7b инференс 4 изображения"),  # pictures, not cards
+    ("что нужно для 405b инференс в fp8", "405b инференс fp8"),
+    ("mistral nemo 12b q4 инференс на ноутбуке с 8 гб", "mistral nemo 12b q4 инференс 8 гб"),
+    # serving targets said as people say them (core.parser rules rate / speed)
+    ("Qwen2.5-72B-Instruct, 200 RPS, avg prompt 2k, output 300", "qwen2.5-72b 200 rps prompt 2k output 300"),
+    ("нужно обслуживать 300 запросов в минуту на qwen2.5 32b", "qwen2.5 32b инференс 5 rps"),
+    ("8B суммарная скорость 5000 токенов/с", "8B 5000 tok/s in total"),
+    ("какая карта нужна для llama 3.1 8b чтобы было 60 токенов в секунду", "llama 3.1 8b 60 tok/s"),
     ("7B lora 5 thousand examples", "7B lora 5000 examples"),
     ("7B lora датасет 50 000", "7B lora 50000 примеров"),
     ("https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct lora", "meta-llama/Llama-3.1-8B-Instruct lora"),
