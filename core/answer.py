@@ -242,16 +242,17 @@ class Answer:
         return out
 
 
-def target_said(sp: SpeedEstimate) -> Msg | None:
-    """The serving targets a speed table is checked against, in words (None: none was said)."""
-    if sp.answer_tps is None and sp.demand_tps is None:
+def target_said(sp: SpeedEstimate | Workload) -> Msg | None:
+    """The serving targets a speed table (or a workload) is checked against, in words (None: none was said)."""
+    answer_tps, demand_tps, rate = sp.answer_tps, sp.demand_tps, sp.request_rate
+    if answer_tps is None and demand_tps is None:
         return None
-    speed = render_value("answer_tps", sp.answer_tps or 0.0)
-    if sp.demand_tps is None:
+    speed = render_value("answer_tps", answer_tps or 0.0)
+    if demand_tps is None:
         return msg("speed_target_each", speed=speed)
-    demand = render_value("total_tps", sp.demand_tps)
-    if sp.request_rate is not None:
-        return msg("speed_target_rate", rate=render_value("request_rate", sp.request_rate), demand=demand, speed=speed)
+    demand = render_value("total_tps", demand_tps)
+    if rate is not None:
+        return msg("speed_target_rate", rate=render_value("request_rate", rate), demand=demand, speed=speed)
     return msg("speed_target_total", demand=demand, speed=speed)
 
 

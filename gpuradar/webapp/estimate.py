@@ -19,6 +19,7 @@ from bot.names import region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import examples_block, t
 from bot.views import rank_for, workload_label
+from core.answer import Answer, target_said
 from core.fit import Fit
 from core.ranking import RankedGroups
 from gpuradar.webapp.responses import Body, Built, body_of
@@ -29,9 +30,15 @@ OFFERS_LISTED = 60  # the fitting offers the page lists (the matrix narrows to e
 FITS_LISTED = 24
 
 
-def _fit(f: Fit) -> dict[str, Any]:
+def _fit(f: Fit, a: Answer) -> dict[str, Any]:
     return {"gpu": f.gpu, "gpu_name": f.gpu_name, "count": f.count, "per_gpu_gib": round(f.per_gpu_gib, 1),
-            "usable_gib": round(f.usable_gib, 1), "utilization": round(f.utilization, 3), "tight": f.tight}
+            "usable_gib": round(f.usable_gib, 1), "utilization": round(f.utilization, 3), "tight": f.tight,
+            "keeps_up": a.suits(f.gpu, f.count) if a.has_target else None}
+
+
+def _target(est: Estimate, lang: str) -> str | None:
+    said = target_said(est.answer.workload)
+    return render(lang, said) if said is not None else None
 
 
 def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str) -> dict[str, Any]:
@@ -66,7 +73,9 @@ def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str)
         "workload": workload_label(est, lang),
         "assumptions": [render(lang, a.msg) for a in est.assumptions],
         "memory": {"per_gpu_gib": round(mem.per_gpu_gib, 1), "recommended_gib": round(mem.recommended_per_gpu_gib, 1)},
-        "fits": [_fit(f) for f in est.answer.listed_fits()[:FITS_LISTED]],
+        "fits": [_fit(f, est.answer) for f in est.answer.listed_fits()[:FITS_LISTED]],
+        # a serving target said ("1000 requests a minute"): in words, and each fit marked by whether it keeps up
+        "target": _target(est, lang),
         "fit_count": len(est.report.fits),
         "cells": cells,
         "remedies": [render(lang, a.msg) for a in est.report.advice],

@@ -250,3 +250,27 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
     listing = await tg.wait_for("sendMessage", chat_id=user,
                                 predicate=lambda c: "70B" in c.text and "H100" in c.text and "A100" in c.text)
     assert listing.text
+
+
+async def test_a_serving_target_in_a_real_browser(browser, app, tg) -> None:
+    """A rate typed in the workload box: the page says the target, lists the configurations that keep up first, and
+    its offers are only those (one H100 keeps up with 1,000 requests a minute of 1k-token prompts; one A100, one
+    L40S and one RTX 4090 do not, though cheaper and big enough)."""
+    page = Page(browser, app.web.url)
+
+    def view(lang: str, workload: str) -> dict[str, Any]:
+        page.open(f"/?lang={lang}")
+        page.workload(workload)
+        return {"target": page.text("#target"), "fits": [li.text for li in page.css("#fits li")],
+                "offers": [li.get_attribute("data-key") for li in page.css("#fit-offers li")],
+                "console": [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]}
+
+    for lang, workload, target in (
+            ("en", "llama 3.1 8b 1000 requests per minute input 1k", "🎯 Target: 1,000 requests a minute"),
+            ("ru", "llama 3.1 8b 1000 запросов в минуту вход 1k", "🎯 Цель: 1 000 запросов в минуту")):
+        seen = await asyncio.to_thread(view, lang, workload)
+        assert seen["target"].replace("\u00a0", " ").startswith(target), seen["target"]  # the browser's spaces
+        assert seen["fits"] and seen["fits"][0].startswith("H100 SXM × 1")
+        assert not any("slow" in f or "успевает" in f for f in seen["fits"])  # the first eight all keep up
+        assert seen["offers"] and all("h100" in str(k) for k in seen["offers"]), seen["offers"]
+        assert seen["console"] == []

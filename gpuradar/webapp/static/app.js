@@ -245,12 +245,16 @@
       parts.push(el("p", { class: "hint small", id: "assumptions" }, T("web_assumptions") + ": " +
                     est.assumptions.join("; ")));
     }
+    if (est.target) {  // a serving target said: the fits that keep up come first, the rest are marked
+      parts.push(el("p", { id: "target" }, "🎯 " + T("web_target") + ": " + est.target));
+    }
     if (est.fits.length) {
       const fits = el("ul", { class: "list small", id: "fits" });
       for (const f of est.fits.slice(0, 8)) {
         fits.append(el("li", { "data-gpu": f.gpu, "data-count": f.count },
           f.gpu_name + " × " + f.count + " — " + f.per_gpu_gib + " / " + f.usable_gib + " GiB",
-          f.tight ? el("span", { class: "tight" }, " · " + T("web_tight")) : null));
+          f.tight ? el("span", { class: "tight" }, " · " + T("web_tight")) : null,
+          f.keeps_up === false ? el("span", { class: "slow" }, " · " + T("web_too_slow")) : null));
       }
       parts.push(el("h2", {}, T("web_fits_title")), fits);
     } else {
