@@ -57,6 +57,7 @@ EXTRA_ALIASES: dict[str, list[str]] = {
     "mixtral-8x7b": ["mixtral", "mixtral 8x7b"],
     "llama-3.1-8b": ["llama 3 8b", "llama-3.1-8b-instruct", "meta-llama-3.1-8b"],
     "llama-3.1-405b": ["llama 405b", "llama-3-405b"],
+    "llama-3.1-nemotron-70b-hf": ["nemotron 70b", "llama 3.1 nemotron 70b"],
     "llama-2-7b": ["llama-7b", "llama 7b"],
     "qwen2.5-7b": ["qwen2-7b-instruct"],
     "phi-4": ["phi 4", "phi4", "phi-4 14b"],

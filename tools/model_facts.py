@@ -384,6 +384,43 @@ FACTS: list[dict[str, Any]] = [
     {"repo": "Vikhrmodels/QVikhr-3-8B-Instruction", "same_as": "qwen3-8b", "aliases": ["qvikhr 3 8b"]},
     {"repo": "RefalMachine/ruadapt_qwen2.5_32B_instruct", "same_as": "qwen2.5-32b"},
     {"repo": "Qwen/QwQ-32B", "same_as": "qwen2.5-32b", "aliases": ["qwq", "qwq 32b", "qwq-32b-preview"]},
+    # --- IBM Granite 3.x (model_type granite: gated SwiGLU, GQA, tied embeddings, 128K). The 3.3 8B config.json;
+    # 3.1 8B / 2B: the model card's architecture table (embedding size, layers, heads, KV heads, MLP size, shared
+    # input/output embeddings, 128K), vocabulary as the 3.1 2B config (49155) ---
+    {"repo": "ibm-granite/granite-3.3-8b-instruct", "params_b": 8.17, "aliases": ["granite 3.3 8b", "granite 8b"],
+     "config": llama(4096, 40, 32, 8, 12800, 49159, model_type="granite", tie_word_embeddings=True,
+                     max_position_embeddings=131072)},
+    {"repo": "ibm-granite/granite-3.1-8b-instruct", "params_b": 8.1, "aliases": ["granite 3.1 8b"],
+     "source": "https://huggingface.co/ibm-granite/granite-3.1-8b-instruct (model card, 'Model Architecture')",
+     "config": llama(4096, 40, 32, 8, 12800, 49155, model_type="granite", tie_word_embeddings=True,
+                     max_position_embeddings=131072)},
+    {"repo": "ibm-granite/granite-3.1-2b-instruct", "params_b": 2.5, "aliases": ["granite 3.1 2b", "granite 2b"],
+     "source": "https://huggingface.co/ibm-granite/granite-3.1-2b-instruct (model card, 'Model Architecture')",
+     "config": llama(2048, 40, 32, 8, 8192, 49155, model_type="granite", tie_word_embeddings=True,
+                     max_position_embeddings=131072)},
+    # --- BigCode StarCoder2 (model_type starcoder2: plain GELU MLP c_fc / c_proj, a 4096-token sliding window on
+    # every layer, 16K; 3B and 7B tie their embeddings, 15B does not). Per-size fields as quoted from the configs in
+    # NVIDIA/TensorRT-LLM tests/unittest/_torch/modeling/test_modeling_starcoder2.py; 15B's tie from its config.json,
+    # 3B / 7B's from bigcode-project/starcoder2 issue #18 ("no lm_head.weight ... tied embedding? Yes") ---
+    {"repo": "bigcode/starcoder2-3b", "aliases": ["starcoder2 3b", "starcoder 2 3b"],
+     "config": {"model_type": "starcoder2", "hidden_size": 3072, "num_hidden_layers": 30, "num_attention_heads": 24,
+                "num_key_value_heads": 2, "intermediate_size": 12288, "vocab_size": 49152,
+                "hidden_act": "gelu_pytorch_tanh", "sliding_window": 4096, "max_position_embeddings": 16384,
+                "tie_word_embeddings": True}},
+    {"repo": "bigcode/starcoder2-7b", "aliases": ["starcoder2 7b", "starcoder 2 7b"],
+     "config": {"model_type": "starcoder2", "hidden_size": 4608, "num_hidden_layers": 32, "num_attention_heads": 36,
+                "num_key_value_heads": 4, "intermediate_size": 18432, "vocab_size": 49152,
+                "hidden_act": "gelu_pytorch_tanh", "sliding_window": 4096, "max_position_embeddings": 16384,
+                "tie_word_embeddings": True}},
+    {"repo": "bigcode/starcoder2-15b", "aliases": ["starcoder2 15b", "starcoder 2 15b", "starcoder2"],
+     "config": {"model_type": "starcoder2", "hidden_size": 6144, "num_hidden_layers": 40, "num_attention_heads": 48,
+                "num_key_value_heads": 4, "intermediate_size": 24576, "vocab_size": 49152,
+                "hidden_act": "gelu_pytorch_tanh", "sliding_window": 4096, "max_position_embeddings": 16384,
+                "tie_word_embeddings": False}},
+    # --- NVIDIA Nemotron Nano 8B: the model card's "Network Architecture: Llama 3.1 8B Instruct" ---
+    {"repo": "nvidia/Llama-3.1-Nemotron-Nano-8B-v1", "same_as": "llama-3.1-8b",
+     "source": "https://huggingface.co/nvidia/Llama-3.1-Nemotron-Nano-8B-v1 (model card, 'Network Architecture')",
+     "aliases": ["nemotron nano 8b", "llama 3.1 nemotron nano 8b"]},
 ]
 
 # The longest context of each entry above whose `config` does not state `max_position_embeddings`, in tokens:

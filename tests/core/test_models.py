@@ -67,6 +67,9 @@ CARDS: list[tuple[str, float, float | None, float]] = [
     # GigaChat: layers, heads, KV heads and experts from its paper, the GQA DeepSeek-MoE layout from llama.cpp; the
     # hidden size, expert width and top-k are derived from the card's counts (tools/model_facts.py says which)
     ("GigaChat-20B-A3B-instruct", 20.9, 3.3, 0.03),
+    # StarCoder2: the count from the shape (no card figure is given to the generator) against the cards' 3 / 7B
+    ("starcoder2-3b", 3, None, 0.03), ("starcoder2 7b", 7, None, 0.03),
+    ("granite-3.1-8b-instruct", 8.1, None, 0.03), ("granite 3.3 8b", 8.17, None, 0.03),
 ]
 
 
@@ -109,6 +112,9 @@ def test_shared_architectures_of_fine_tunes_and_distills() -> None:
     ("mistral 7b", "mistral-7b"), ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b-2507"),
     ("kimi k2", "kimi-k2"), ("glm 4.5 air", "glm-4.5-air"), ("deepseek v3", "deepseek-v3"),
     ("gpt oss 120b", "gpt-oss-120b"), ("command r+", "c4ai-command-r-plus"),
+    ("nemotron 70b", "llama-3.1-nemotron-70b-hf"), ("Llama-3.1-Nemotron-Nano-8B-v1", "llama-3.1-nemotron-nano-8b-v1"),
+    ("granite 3.1 2b", "granite-3.1-2b"), ("ibm-granite/granite-3.3-8b-instruct", "granite-3.3-8b"),
+    ("starcoder2 15b", "starcoder2-15b"),
 ])
 def test_aliases_as_people_write_them(written: str, model: str) -> None:
     arch = find_model(written)
@@ -193,3 +199,11 @@ def test_config_facts_generate_the_catalog_entries() -> None:
         assert {k: v for k, v in entry.items() if k != "aliases"} == mine, arch.id
         checked += 1
     assert checked >= 60
+
+
+def test_starcoder2_is_a_plain_gelu_mlp_with_a_sliding_window_on_every_layer() -> None:
+    big, small = find_model("starcoder2-15b"), find_model("starcoder2-3b")
+    assert big is not None and small is not None
+    assert (big.mlp_matrices, big.window, big.local_layers, big.tied_embeddings) == (2, 4096, 40, False)
+    assert (small.mlp_matrices, small.tied_embeddings, small.max_context) == (2, True, 16384)
+    assert 15 <= big.params_b < 16.5  # "a 15B parameter model" (its card); the shape counts 15.96B
