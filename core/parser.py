@@ -264,6 +264,8 @@ NO = r"(?:no|without|disable|без)[\s_\-]+"
 PROMPTW = (r"(?:(?:prompt|input)(?:[\s_\-]*(?:len(?:gth)?|tokens?|size))?|isl|входн\w*(?:\s+(?:токен\w*|контекст\w*|"
            r"текст\w*|данн\w*))?|вход|промпт\w*|на\s+входе)")
 OUTPUTW = (r"(?:output(?:[\s_\-]*(?:len(?:gth)?|tokens?|size))?|osl|(?:max[\s_\-]*)?new[\s_\-]*tokens|"
+           r"(?:(?:each|every|an?)\s+)?(?:answers?|responses?|completions?|replies|reply)"
+           r"(?:[\s_\-]*(?:len(?:gth)?|size|of))?|"
            r"выходн\w*(?:\s+токен\w*)?|выход|ответ\w*|на\s+выходе|генераци\w*\s+(?:до\s+)?)")
 
 
@@ -895,6 +897,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|на\s+входе|входн\w*|"
                 r"(?:в\s+)?промпт\w*)", _field("prompt_len", "pr_b", kilo=1024)),
     ("output", rf"{OUTPUTW}\s*(?:of\s+|=|:)?\s*(?P<ou_a>{AMT})(?:\s*{TOKW})?", _field("output_len", "ou_a", kilo=1024)),
+    ("output3", rf"(?P<ou_c>{AMT})\s*-?\s*{TOKW}\s+(?:answers?|responses?|completions?|replies)",
+     _field("output_len", "ou_c", kilo=1024)),  # "500-token answers"; "10k answers" alone may be a dataset
     ("output2", rf"(?P<ou_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?outputs?|new\s+tokens|generated|на\s+выходе|"
                 r"выходн\w*|(?:в\s+)?ответ\w*)", _field("output_len", "ou_b", kilo=1024)),
     # llama.cpp's "-c 8192" / "--ctx-size" / "n_ctx" among them
