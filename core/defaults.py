@@ -59,9 +59,11 @@ EPOCHS = 1.0
 # 40 ms per output token (mlcommons/inference loadgen mlperf.conf, llama2-70b-interactive.Server.tpot_latency = 40;
 # the MLPerf rules anchor it in "20-50 tokens a second" reading fluency) -> 25 tokens a second.
 ANSWER_TPS = 25.0
-# A request rate without an output length: the answer length LLMPerf's public leaderboard runs every provider with
-# (ray-project/llmperf-leaderboard: --mean-output-tokens 150).
+# A request rate without an output length (or a prompt, when no context is said either): the request LLMPerf's
+# public leaderboard runs every provider with (ray-project/llmperf-leaderboard: --mean-input-tokens 550
+# --mean-output-tokens 150). A rate is about many ordinary requests, so not the whole context as the prompt.
 RATE_OUTPUT_TOKENS = 150
+RATE_PROMPT_TOKENS = 550
 
 # Bytes per cached value; the estimator's KV-cache term multiplies by these.
 KV_BYTES: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5,
@@ -213,6 +215,7 @@ _WHY_CONCURRENCY = msg("why_concurrency")
 _WHY_RATE = msg("why_rate")
 _WHY_ANSWER_TPS = msg("why_answer_tps")
 _WHY_RATE_OUTPUT = msg("why_rate_output")
+_WHY_RATE_PROMPT = msg("why_rate_prompt")
 _WHY_FSDP_ADAPTERS = msg("why_fsdp_adapters")
 _WHY_KV = msg("why_kv")
 _WHY_NATIVE_QUANT = msg("why_native_quant")
@@ -523,6 +526,9 @@ def _fill_inference(spec: WorkloadSpec, kv_default: str, limit: int, f: _Filler)
     if spec.request_rate is not None and spec.output_len is None:  # a rate's work is its answers' tokens
         f.notes.append(_assumption("output_len", RATE_OUTPUT_TOKENS, _WHY_RATE_OUTPUT))  # said, not a field
         spec = spec.model_copy(update={"output_len": RATE_OUTPUT_TOKENS})
+    if spec.request_rate is not None and spec.prompt_len is None and spec.seq_len is None:
+        f.notes.append(_assumption("prompt_len", RATE_PROMPT_TOKENS, _WHY_RATE_PROMPT))
+        spec = spec.model_copy(update={"prompt_len": RATE_PROMPT_TOKENS})
     _take_prompt(spec, limit, f)
     concurrency = spec.concurrency
     if spec.batch is not None:

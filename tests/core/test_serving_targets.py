@@ -9,7 +9,7 @@ import math
 import pytest
 
 from core.answer import answer, target_said
-from core.defaults import ANSWER_TPS, RATE_OUTPUT_TOKENS, complete
+from core.defaults import ANSWER_TPS, RATE_OUTPUT_TOKENS, RATE_PROMPT_TOKENS, complete
 from core.fit import DEFAULT_COUNTS
 from core.gpus import GPUS
 from core.parser import ParseError, parse_workload
@@ -67,15 +67,22 @@ def test_a_rate_sets_the_answers_in_flight_by_littles_law_and_says_so() -> None:
     w, notes = _complete("llama 3.1 8b 1000 requests per minute")
     assert w.method.value == "inference" and w.engine is not None and w.engine.value == "vllm"
     output = w.seq_len - (w.prompt_len or 0)
-    assert output == RATE_OUTPUT_TOKENS and w.answer_tps == ANSWER_TPS
+    assert output == RATE_OUTPUT_TOKENS and w.prompt_len == RATE_PROMPT_TOKENS and w.answer_tps == ANSWER_TPS
     assert w.demand_tps == pytest.approx(1000 / 60 * RATE_OUTPUT_TOKENS)
     assert w.concurrency == math.ceil(1000 / 60 * RATE_OUTPUT_TOKENS / ANSWER_TPS)
     keys = [n.key for n in notes]
-    assert {"output_len", "answer_tps", "concurrency"} <= set(keys)
+    assert {"output_len", "prompt_len", "answer_tps", "concurrency"} <= set(keys)
     said = render("en", next(n.msg for n in notes if n.key == "concurrency"))
     assert "1,000 requests a minute × 150 tokens" in said and "Little's law" in said
     ru = render("ru", next(n.msg for n in notes if n.key == "concurrency"))
     assert "1\xa0000 запросов в минуту" in ru and "закону Литтла" in ru
+
+
+def test_a_context_said_keeps_its_prompt() -> None:
+    w, _ = _complete("llama 3.1 8b 1000 requests per minute ctx 8k")  # the prompt is the context less the answer
+    assert (w.seq_len, w.prompt_len) == (8192, 8192 - RATE_OUTPUT_TOKENS)
+    w, _ = _complete("llama 3.1 8b 1000 requests per minute input 2k")
+    assert (w.prompt_len, w.seq_len) == (2048, 2048 + RATE_OUTPUT_TOKENS)
 
 
 def test_said_values_replace_the_assumed_ones() -> None:

@@ -290,6 +290,7 @@ val_tps = { $n } tok/s
 why_rate = a request rate or an answer speed is asked of a server
 why_answer_tps = MLPerf's interactive serving target, 40 ms a token; say e.g. «30 tok/s per user» for yours
 why_rate_output = the answer length of the LLMPerf benchmarks; say e.g. «output 500» for yours
+why_rate_prompt = the prompt length of the LLMPerf benchmarks; say e.g. «input 2k» for yours
 why_concurrency_rate = { $rate } × { $output } = { $demand } of answers at { $speed } each, by Little's law
 why_concurrency_total = { $demand } of answers in all at { $speed } each, by Little's law
 wl_rate_total = Give a request rate or a total speed, not both: each says how many answer tokens a second the server must produce.
