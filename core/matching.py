@@ -776,6 +776,13 @@ class TargetColumns:
             mask &= self._region(w.region)[self._location[lo:]]
         if w.gpu_ids is not None:
             mask &= np.isin(gpu, self._in("gpu", w.gpu_ids)) & self._whole[lo:]
+        if w.min_count_by_gpu is not None:  # each card from its fewest GPUs that keep up; others and slices never
+            codes = self._codes["gpu"]
+            least = np.full(len(codes) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+            for g, n in w.min_count_by_gpu.items():
+                if g in codes:
+                    least[codes[g]] = n
+            mask &= (count >= least[gpu]) & self._whole[lo:]  # gpu -1 (unknown) reads the last slot: never
         if w.min_gib_by_count is not None:
             needs = [w.need_for(c) for c in range(self._max_count + 1)]
             need = np.array([math.nan if x is None else x for x in needs], dtype=np.float64)[count]

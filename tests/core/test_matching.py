@@ -49,6 +49,9 @@ def reference(watches: list[Watch], t: Target) -> list[int]:
             continue
         if w.gpu_ids is not None and (t.gpu not in w.gpu_ids or t.fraction is not None):  # a slice is not the card
             continue
+        if w.min_count_by_gpu is not None and (t.fraction is not None or t.gpu_count < w.min_count_by_gpu.get(
+                t.gpu, 1 << 30)):  # a serving target: too few of the card (or a card too slow at any count)
+            continue
         if w.min_gib_by_count is not None:
             usable_counts = [c for c in w.min_gib_by_count if c <= t.gpu_count]
             if not usable_counts or have is None or have < w.min_gib_by_count[max(usable_counts)]:
@@ -136,7 +139,7 @@ def test_index_equals_naive_reference(data: tuple[list[Watch], list[Target]]) ->
 
 
 def _random_watch(rng: random.Random, wid: int) -> Watch:
-    kind = rng.choice(["gpu", "workload", "any", "both"])
+    kind = rng.choice(["gpu", "workload", "any", "both", "target"])
 
     def maybe(value: object, p: float = 0.5) -> object:
         return value if rng.random() < p else None
@@ -147,11 +150,13 @@ def _random_watch(rng: random.Random, wid: int) -> Watch:
     def need() -> float:
         return rng.choice(LEVELS) if rng.random() < 0.5 else rng.uniform(1, 400)
 
+    cards = frozenset(rng.sample(GPU_IDS, rng.randint(1, 3))) if kind in ("gpu", "both", "target") else None
     return Watch(
         id=wid,
-        gpu_ids=frozenset(rng.sample(GPU_IDS, rng.randint(1, 3))) if kind in ("gpu", "both") else None,
+        gpu_ids=cards,
         min_gib_by_count={c: need() for c in rng.sample([1, 2, 4, 8], rng.randint(1, 4))}
-        if kind in ("workload", "both") else None,
+        if kind in ("workload", "both", "target") else None,
+        min_count_by_gpu={g: rng.choice([1, 2, 4, 8]) for g in sorted(cards or ())} if kind == "target" else None,
         max_price=maybe(price()),
         currency=rng.choice(["RUB", "USD"]),
         price_basis=rng.choice(["total", "gpu"]),
