@@ -741,6 +741,14 @@ def _per_second(value: float, seconds: float) -> dict[str, Any]:
     return {"request_rate": rate}
 
 
+def _billions(m: re.Match[str]) -> dict[str, Any]:
+    tokens = _number(m.group("db_n")) * 1e9
+    reason = check_range("dataset_tokens", tokens)
+    if reason:
+        raise Bad(reason)
+    return {"dataset_tokens": round(tokens)}
+
+
 def _rate(m: re.Match[str]) -> dict[str, Any]:
     return _per_second(_amount(m.group("rq_n")), _seconds(m.group("rq_u")))
 
@@ -762,6 +770,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
+    # billions of tokens are a dataset (pretraining scale), never a context or a model size: "10B tokens", "2 млрд"
+    ("ds_billions", rf"(?P<db_n>{N})\s*(?:b|bn|billion|млрд\.?|миллиард\w*)\s*{TOKW}", _billions),
     # the data's size in tokens, said as such: "dataset 20M tokens", "1 млн токенов данных" (not a context length)
     ("ds_tokens", rf"(?:{DATAW})\s*(?:of\s+|with\s+|из\s+|на\s+|в\s+|size\s+|размером\s+)?[=:]?\s*"
                   rf"(?P<dt_a>{THOUSANDS}|{AMT})\s*{TOKW}", _field("dataset_tokens", "dt_a")),
@@ -953,7 +963,8 @@ _RULES: list[tuple[str, str, Handler]] = [
                   r"захост\w*|хост\w*|обслужива\w*|обслужит\w*", _const(method=Method.INFERENCE)),
     # "run" / "запустить" / "поднять" mean serving unless a training method is named too ("run a LoRA")
     ("run", r"run(?:ning)?|запуст\w*|запуска\w*|подн(?:ять|им\w*)|покрутить", _const(_run=True)),
-    ("training", r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
+    ("training", r"(?:continued[\s_\-]+)?pre[\s_\-]?train\w*|предобуч\w*|претрейн\w*|"
+                 r"fine[\s_\-]*tun\w*|finetun\w*|sft|train\w*|tuning|дообуч\w*|обуч\w*|файн[\s_\-]?тюн\w*|тренир\w*|"
                  r"тюнинг\w*|дотрен\w*|(?:за)?(?:файн[\s_\-]?)?тюн(?:ить|им|ю|ишь|ят|ил\w*|инг\w*)",
      _const(_training=True)),
 ]

@@ -264,6 +264,9 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("llama 3.1 8b 1 rps each answer 500 tokens", "llama 3.1 8b 1 rps output 500"),
     ("8b 1 rps 400-token answers", "8b 1 rps output 400"),
     ("8b 2 rps responses of 300 tokens", "8b 2 rps output 300"),
+    # pretraining scale: billions of tokens are the data, never a context or a model size
+    ("llama 3 8b continued pretraining full 10B tokens", "llama 3 8b full fine-tune dataset 10000M tokens"),
+    ("8b полное дообучение на 2 млрд токенов", "8b full fine-tune dataset 2000M tokens"),
     ("7B lora 5 thousand examples", "7B lora 5000 examples"),
     ("7B lora датасет 50 000", "7B lora 50000 примеров"),
     ("https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct lora", "meta-llama/Llama-3.1-8B-Instruct lora"),
