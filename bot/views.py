@@ -27,6 +27,7 @@ from storage.user_tables import Subscription
 from texts.i18n import number, render
 
 FITS_SHOWN = 6
+KEEPING_NAMED = 8  # cards named in a subscription with a serving target; the rest counted
 COMPACT_ROWS = 3  # rows of each table while the assumptions are hidden: the answer fits a phone screen
 OFFERS_SHOWN = 5
 BREAKDOWN = ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
@@ -316,9 +317,14 @@ def subscription_what(sub: Subscription, lang: str) -> str:
     else:
         need = t(lang, "sub_need_gib", gib=gib(float(figure), lang))
     if sub.min_count_by_gpu:
-        # a serving target watches only the cards that keep up with it, each from its fewest GPUs that do
-        cards = ", ".join(gpu_label(g, g) + ("" if n <= 1 else f" ×{n}+") for g, n in sub.min_count_by_gpu.items())
-        need += t(lang, "sub_keeping_cards", cards=esc(cards))
+        # a serving target watches only the cards that keep up with it, each from its fewest GPUs that do: those
+        # that keep up alone first, the first few named (a list of twenty subscriptions stays readable)
+        named = [gpu_label(g, g) + ("" if n <= 1 else f" ×{n}+")
+                 for g, n in sorted(sub.min_count_by_gpu.items(), key=lambda item: item[1])]
+        cards = esc(", ".join(named[:KEEPING_NAMED]))
+        if len(named) > KEEPING_NAMED:
+            cards += t(lang, "sub_keeping_more", n=len(named) - KEEPING_NAMED)
+        need += t(lang, "sub_keeping_cards", cards=cards)
     return f"{esc(query_words(lang, sub.query_text))} ({need})"
 
 

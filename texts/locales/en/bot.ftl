@@ -118,6 +118,7 @@ sub_saved =
     Subscriptions: { $n } of { $limit }. Manage them with /subs.
 sub_keeping_cards = ; on the cards that keep up with the target: { $cards }
 sub_target_none = No card keeps up with that target on any GPU count that holds the workload, so no offer could ever be alerted. Ask for fewer requests, a slower answer or a shorter prompt, or estimate one replica with «N users».
+sub_keeping_more = {" "}and { $n } more
 sub_exists = ℹ️ You already watch this: { $what }{ $filters }.
 sub_matches_now = <b>Already matching now:</b>
 sub_not_polled = ⚠️ This bot does not poll { $providers }, so nothing from there will reach you. Pick a provider from /providers, or pause this one in /subs.
