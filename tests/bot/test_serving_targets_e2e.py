@@ -80,3 +80,13 @@ async def test_an_answer_nothing_keeps_up_with_says_so_and_offers_no_alert(tg: F
         tg.message("llama 3.1 8b 1000 requests per minute input 1k", user_id=uid, lang=lang)
         kept = await tg.wait_for("sendMessage", chat_id=uid)
         assert any("Notify" in b.get("text", "") or "Сообщить" in b.get("text", "") for b in kept.buttons())
+
+
+async def test_inline_says_the_target_and_names_the_configurations_that_keep_up(tg: FakeTelegram, app: App) -> None:
+    for uid, lang in ((11, "en"), (12, "ru")):
+        qid = tg.inline_query(PHRASE, user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        first = inline.params["results"][0]
+        # by memory alone the first would be an A100 40GB
+        assert first.get("description", "").split(": ", 1)[1].startswith("H100 SXM×1"), first
+        assert "🎯" in first["input_message_content"]["message_text"]
