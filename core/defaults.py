@@ -505,7 +505,8 @@ def _take_targets(spec: WorkloadSpec, concurrency: int | None, f: _Filler) -> in
     if rate is not None and total is not None:
         raise _error(spec, msg("wl_rate_total"))
     speed = spec.answer_tps if spec.answer_tps is not None else f.assume("answer_tps", ANSWER_TPS, _WHY_ANSWER_TPS)
-    output = f.values["seq_len"] - f.values["prompt_len"]
+    # the answer's length: said (or assumed) as such, else what the context leaves after the prompt
+    output = spec.output_len or max(1, f.values["seq_len"] - f.values["prompt_len"])
     demand = rate * output if rate is not None else float(total or 0.0)
     f.values |= {"demand_tps": demand, "request_rate": rate}
     if concurrency is not None:  # said: the answer says whether that many at once keep up
@@ -523,7 +524,8 @@ def _take_targets(spec: WorkloadSpec, concurrency: int | None, f: _Filler) -> in
 def _fill_inference(spec: WorkloadSpec, kv_default: str, limit: int, f: _Filler) -> None:
     """Serving's fields: prompt and context, concurrent sequences (a stated batch is the same thing, a rate or a
     total speed sets it when neither is said), KV dtype, the serving targets; the training-only fields neutral."""
-    if spec.request_rate is not None and spec.output_len is None:  # a rate's work is its answers' tokens
+    derived = spec.seq_len is not None and spec.prompt_len is not None  # the answer is the context's rest
+    if spec.request_rate is not None and spec.output_len is None and not derived:  # a rate's work: its answers
         f.notes.append(_assumption("output_len", RATE_OUTPUT_TOKENS, _WHY_RATE_OUTPUT))  # said, not a field
         spec = spec.model_copy(update={"output_len": RATE_OUTPUT_TOKENS})
     if spec.request_rate is not None and spec.prompt_len is None and spec.seq_len is None:

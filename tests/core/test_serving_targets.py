@@ -85,6 +85,13 @@ def test_a_context_said_keeps_its_prompt() -> None:
     assert (w.prompt_len, w.seq_len) == (2048, 2048 + RATE_OUTPUT_TOKENS)
 
 
+def test_the_answer_length_is_the_one_said_or_the_contexts_rest() -> None:
+    w, notes = _complete("llama 3.1 8b 5 rps ctx 8k input 1k output 500")  # a context longer than both
+    assert w.demand_tps == pytest.approx(5 * 500) and w.concurrency == math.ceil(5 * 500 / ANSWER_TPS)
+    w, notes = _complete("llama 3.1 8b 5 rps ctx 8k input 6k")  # the answer is what the context leaves
+    assert w.demand_tps == pytest.approx(5 * 2048) and "output_len" not in [n.key for n in notes]
+
+
 def test_said_values_replace_the_assumed_ones() -> None:
     w, notes = _complete("8b 2 rps output 400 at least 40 tok/s per user")
     assert w.concurrency == math.ceil(2 * 400 / 40) and w.answer_tps == 40
