@@ -741,6 +741,16 @@ def _per_second(value: float, seconds: float) -> dict[str, Any]:
     return {"request_rate": rate}
 
 
+def _per_token_ms(raw: str) -> dict[str, Any]:
+    """A time per output token (TPOT, inter-token latency) is the answer speed it allows: 1000 / ms tokens a second."""
+    ms = _number(raw)
+    tps = 1000.0 / ms if ms > 0 else float("inf")  # "0 ms" is out of range, not a division by zero
+    reason = check_range("answer_tps", tps)
+    if reason:
+        raise Bad(reason)
+    return {"answer_tps": tps}
+
+
 def _billions(m: re.Match[str]) -> dict[str, Any]:
     tokens = _number(m.group("db_n")) * 1e9
     reason = check_range("dataset_tokens", tokens)
@@ -767,6 +777,12 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("speed_total2", rf"(?P<tt_m>{AMT})\s*{_TOKS}\s*(?:{_TOTAL}|on\s+all|for\s+all|на\s+всех)",
      _field("total_tps", "tt_m")),
     ("speed", rf"{_AT_LEAST}?(?P<ts_n>{AMT})\s*{_TOKS}(?:\s*{_EACH})?", _field("answer_tps", "ts_n")),
+    # the same target as a time per token: "TPOT 40 ms", "ITL < 50ms", "50 ms per token", "30 мс на токен"
+    ("tpot", rf"(?:tpot|itl|inter[\s_\-]?token[\s_\-]+latency|time[\s_\-]+per[\s_\-]+(?:output[\s_\-]+)?token)"
+             rf"\s*(?:<=?|≤|under|below|of|=|:|до|не\s+(?:больше|более))?\s*(?P<tp_ms>{N})\s*(?:ms|мс)",
+     lambda m: _per_token_ms(m.group("tp_ms"))),
+    ("tpot2", rf"(?P<tq_ms>{N})\s*(?:ms|мс)\s*(?:/|per|a|на|за)\s*(?:output\s+)?(?:tokens?|токен\w*|tok|ток)",
+     lambda m: _per_token_ms(m.group("tq_ms"))),
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),

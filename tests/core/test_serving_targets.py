@@ -49,13 +49,17 @@ def test_a_count_of_requests_without_a_time_is_still_how_many_at_once() -> None:
     ("8B 2000 tok/s total", None, 2000.0),
     ("8b суммарно 2000 токенов в секунду", None, 2000.0),
     ("8b throughput 5000 tokens per second", None, 5000.0),
+    ("llama 8b 20 users tpot 40 ms", 25.0, None),  # a time per output token is the speed it allows
+    ("8b 20 users itl < 50ms", 20.0, None),
+    ("8b 10 пользователей 20 мс на токен", 50.0, None),
+    ("70b time per output token 100ms", 10.0, None),
     ("8b 2k tok/s in total", None, 2000.0),
     ("8b 40 т/с на пользователя", 40.0, None),
 ])
 def test_a_speed_is_each_answer_unless_said_to_be_the_total(phrase: str, each: float | None,
                                                           total: float | None) -> None:
     spec = parse_workload(phrase)
-    assert (spec.answer_tps, spec.total_tps) == (each, total)
+    assert (spec.answer_tps, spec.total_tps) == (pytest.approx(each) if each else None, total)
     assert spec.seq_len is None  # "50 tokens" of a speed is no context length
 
 
