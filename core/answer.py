@@ -80,7 +80,7 @@ class Answer:
     def has_target(self) -> bool:
         """Whether a serving target was said (a rate, an answer speed, a total speed): offers must keep up with it."""
         w = self.workload
-        return w.answer_tps is not None or w.demand_tps is not None
+        return w.answer_tps is not None or w.demand_tps is not None or w.ttft_s is not None
 
     def suits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
         """What an offer list means by a configuration for this workload: it holds it (`fits`) and, where a serving
@@ -229,7 +229,7 @@ class Answer:
         w = self.workload
         return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len,
                              per_config=rows, answer_tps=w.answer_tps,
-                             demand_tps=w.demand_tps, request_rate=w.request_rate)
+                             demand_tps=w.demand_tps, request_rate=w.request_rate, ttft_s=w.ttft_s)
 
     def _limited(self, limit: int | None) -> list[tuple[str, int, bool]]:
         """The first `limit` fits, then the configuration asked for by name when it is not among them."""
@@ -244,16 +244,20 @@ class Answer:
 
 def target_said(sp: SpeedEstimate | Workload) -> Msg | None:
     """The serving targets a speed table (or a workload) is checked against, in words (None: none was said)."""
-    answer_tps, demand_tps, rate = sp.answer_tps, sp.demand_tps, sp.request_rate
-    if answer_tps is None and demand_tps is None:
-        return None
+    answer_tps, demand_tps, rate, ttft = sp.answer_tps, sp.demand_tps, sp.request_rate, sp.ttft_s
+    parts: list[Msg] = []
     speed = render_value("answer_tps", answer_tps or 0.0)
-    if demand_tps is None:
-        return msg("speed_target_each", speed=speed)
-    demand = render_value("total_tps", demand_tps)
-    if rate is not None:
-        return msg("speed_target_rate", rate=render_value("request_rate", rate), demand=demand, speed=speed)
-    return msg("speed_target_total", demand=demand, speed=speed)
+    if demand_tps is not None:
+        demand = render_value("total_tps", demand_tps)
+        parts.append(msg("speed_target_rate", rate=render_value("request_rate", rate), demand=demand, speed=speed)
+                     if rate is not None else msg("speed_target_total", demand=demand, speed=speed))
+    elif answer_tps is not None:
+        parts.append(msg("speed_target_each", speed=speed))
+    if ttft is not None:
+        parts.append(msg("speed_target_ttft", ttft=render_value("ttft_s", ttft)))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else msg("speed_target_both", first=parts[0], second=parts[1])
 
 
 def answer(w: Workload, assumptions: list[Assumption] | None = None) -> Answer:

@@ -269,7 +269,7 @@ def _resolve_method(spec: WorkloadSpec, arch: Arch, source: str, f: _Filler) -> 
         name = _size_said(spec.params_b, spec.experts) if source == "size" and spec.params_b else arch.name
         raise _error(spec, msg("wl_which_training", name=name))
     hint: Msg | None = None
-    if _demand_said(spec) or spec.answer_tps is not None:
+    if _demand_said(spec) or spec.answer_tps is not None or spec.ttft_s is not None:
         hint = _WHY_RATE
     elif spec.concurrency is not None:
         hint = _WHY_CONCURRENCY
@@ -297,7 +297,7 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
     else:
         stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype, "prompt_len": spec.prompt_len,
                  "output_len": spec.output_len, "request_rate": spec.request_rate, "answer_tps": spec.answer_tps,
-                 "total_tps": spec.total_tps}
+                 "total_tps": spec.total_tps, "ttft_s": spec.ttft_s}
         if method not in ADAPTER_METHODS:
             stray |= {"lora_rank": spec.lora_rank, "lora_targets": spec.lora_targets}
     said = [k for k, v in stray.items() if v is not None]
@@ -500,6 +500,8 @@ def _take_targets(spec: WorkloadSpec, concurrency: int | None, f: _Filler) -> in
     rate, total = spec.request_rate, spec.total_tps
     if spec.answer_tps is not None:
         f.values["answer_tps"] = spec.answer_tps
+    if spec.ttft_s is not None:
+        f.values["ttft_s"] = spec.ttft_s
     if rate is None and total is None:
         return concurrency
     if rate is not None and total is not None:

@@ -28,6 +28,7 @@ WORKLOAD_LIMITS: dict[str, tuple[float, float]] = {
     # serving targets: requests a second (a day's trickle to a large API's rate), answer tokens a second per user
     # (a slow reader to the fastest published single-stream speeds, ~thousands), answer tokens a second in all
     "request_rate": (1e-5, 1e6), "answer_tps": (0.1, 10_000), "total_tps": (0.1, 1e8),
+    "ttft_s": (0.001, 3600),  # time to the first token, seconds
 }
 
 # A subscription's price cap per GPU-hour, in its currency: above 0 (exclusive) and at most this.

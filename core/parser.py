@@ -124,7 +124,7 @@ class ParseError(ValueError):
 FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
           "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
           "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len",
-          "engine", "packing", "request_rate", "answer_tps", "total_tps")
+          "engine", "packing", "request_rate", "answer_tps", "total_tps", "ttft_s")
 _NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
 
 
@@ -148,6 +148,11 @@ def render_value(field: str, value: Any) -> Msg | str:
         return rate_said(float(value))
     if field in ("answer_tps", "total_tps"):
         return msg("val_tps", n=_plain(round(float(value), 1)))
+    if field == "ttft_s":
+        seconds = float(value)
+        if seconds < 1:
+            return msg("val_ms", n=_plain(round(seconds * 1000)))
+        return msg("val_s", n=_plain(round(seconds, 2)))
     if field in ("seq_len", "tokens_per_example", "dataset_tokens", "prompt_len", "output_len"):
         return msg("val_tokens", n=int(value))
     if field == "model":
@@ -751,6 +756,14 @@ def _per_token_ms(raw: str) -> dict[str, Any]:
     return {"answer_tps": tps}
 
 
+def _ttft(m: re.Match[str]) -> dict[str, Any]:
+    seconds = _number(m.group("tf_n")) / (1000.0 if m.group("tf_u") in ("ms", "мс") else 1.0)
+    reason = check_range("ttft_s", seconds)
+    if reason:
+        raise Bad(reason)
+    return {"ttft_s": seconds}
+
+
 def _billions(m: re.Match[str]) -> dict[str, Any]:
     tokens = _number(m.group("db_n")) * 1e9
     reason = check_range("dataset_tokens", tokens)
@@ -781,6 +794,10 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("tpot", rf"(?:tpot|itl|inter[\s_\-]?token[\s_\-]+latency|time[\s_\-]+per[\s_\-]+(?:output[\s_\-]+)?token)"
              rf"\s*(?:<=?|≤|under|below|of|=|:|до|не\s+(?:больше|более))?\s*(?P<tp_ms>{N})\s*(?:ms|мс)",
      lambda m: _per_token_ms(m.group("tp_ms"))),
+    # the first token's deadline: "TTFT < 1s", "time to first token 500 ms", "первый токен за 2 с"
+    ("ttft", rf"(?:ttft|time[\s_\-]+to[\s_\-]+first[\s_\-]+token|перв\w+\s+токен\w*)\s*(?:<=?|≤|under|below|within|"
+             rf"of|=|:|до|за|через|не\s+(?:больше|более|дольше))?\s*(?P<tf_n>{N})\s*(?P<tf_u>ms|мс|s|secs?|seconds?|"
+             r"с|сек\w*|секунд\w*)", _ttft),
     ("tpot2", rf"(?P<tq_ms>{N})\s*(?:ms|мс)\s*(?:/|per|a|на|за)\s*(?:output\s+)?(?:tokens?|токен\w*|tok|ток)",
      lambda m: _per_token_ms(m.group("tq_ms"))),
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",

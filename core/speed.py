@@ -634,13 +634,16 @@ def served_output_tokens_per_s(speed: InferenceSpeed, concurrency: int, prompt: 
 
 def keeps_up(w: Workload, s: InferenceSpeed) -> bool | None:
     """Whether a configuration serving at speed `s` meets the workload's serving targets (None: it has none): each
-    answer at least `answer_tps`, and `demand_tps` answer tokens a second in all. For a request rate the server's
+    answer at least `answer_tps`, the prompt prefilled within `ttft_s` (its own prefill, before any queueing), and
+    `demand_tps` answer tokens a second in all. For a request rate the server's
     clock runs through every request's prefill too (`served_output_tokens_per_s`), so a long prompt counts."""
-    speed, demand = w.answer_tps, w.demand_tps
-    if speed is None and demand is None:
+    speed, demand, ttft = w.answer_tps, w.demand_tps, w.ttft_s
+    if speed is None and demand is None and ttft is None:
         return None
     if speed is not None and s.decode_tokens_per_s < speed * (1 - 1e-9):
         return False
+    if ttft is not None and (w.prompt_len or w.seq_len) / s.prefill_tokens_per_s > ttft * (1 + 1e-9):
+        return False  # the prompt's own prefill already takes longer than the first token may
     if demand is not None:
         if w.request_rate is not None and w.prompt_len is not None:
             served = served_output_tokens_per_s(s, w.concurrency, w.prompt_len, max(1, w.seq_len - w.prompt_len))
@@ -734,6 +737,7 @@ class SpeedEstimate(BaseModel):
     answer_tps: float | None = None
     demand_tps: float | None = None
     request_rate: float | None = None
+    ttft_s: float | None = None
 
     def for_config(self, gpu: str, count: int) -> ConfigSpeed | None:
         return next((c for c in self.per_config if c.gpu == gpu and c.count == count), None)
@@ -756,4 +760,4 @@ def estimate_speed(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int
                                aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound,
                                meets=keeps_up(w, s)))
     return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len, per_config=out, answer_tps=w.answer_tps,
-                         demand_tps=w.demand_tps, request_rate=w.request_rate)
+                         demand_tps=w.demand_tps, request_rate=w.request_rate, ttft_s=w.ttft_s)

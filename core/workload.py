@@ -169,6 +169,7 @@ class WorkloadSpec(BaseModel):
     request_rate: float | None = Field(default=None, gt=0)
     answer_tps: float | None = Field(default=None, gt=0)
     total_tps: float | None = Field(default=None, gt=0)
+    ttft_s: float | None = Field(default=None, gt=0)  # "TTFT < 1 s": the prompt's prefill within that time
     examples: int | None = Field(default=None, ge=1)
     tokens_per_example: int | None = Field(default=None, ge=1)
     # the training data's size in tokens ("dataset 20M tokens"): completed into examples x tokens per example
@@ -220,6 +221,7 @@ class Workload(BaseModel):
     answer_tps: float | None = None
     demand_tps: float | None = None
     request_rate: float | None = None  # requests a second, as said (the demand's source, said back)
+    ttft_s: float | None = None  # the first token within this many seconds: the prompt's prefill at most that
     examples: int | None
     tokens_per_example: int | None
     epochs: float | None

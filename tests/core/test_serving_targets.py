@@ -189,3 +189,34 @@ def test_a_subscription_watches_each_card_from_its_fewest_gpus_that_keep_up() ->
     assert a.keeping_cards() == tuple(least)
     named = answer(*_complete("llama 3.1 8b 1000 requests per minute input 1k on H100"))
     assert set(named.keeping_counts()) <= {"h100-sxm", "h100-pcie", "h100-nvl"} and named.keeping_counts()
+
+
+@pytest.mark.parametrize(("phrase", "seconds"), [
+    ("llama 8b 20 users ttft < 1s", 1.0),
+    ("8b 10 rps time to first token 500 ms", 0.5),
+    ("8b первый токен за 2 с 5 пользователей", 2.0),
+    ("8b inference TTFT 300ms", 0.3),
+])
+def test_a_first_token_deadline_is_read_in_seconds(phrase: str, seconds: float) -> None:
+    assert parse_workload(phrase).ttft_s == pytest.approx(seconds)
+
+
+def test_a_first_token_deadline_needs_the_prompt_prefilled_within_it() -> None:
+    w, notes = _complete("llama 3.1 8b inference ttft 200 ms input 8k")
+    a = answer(w, notes)
+    assert a.has_target and w.ttft_s == pytest.approx(0.2)
+    kept = slow = 0
+    for f in a.report.fits:
+        card = next(g for g in GPUS if g.id == f.gpu)
+        s = inference_speed(w, card, f.count, min_group=smallest_group(w, f.gpu, f.count))
+        within = 8192 / s.prefill_tokens_per_s <= 0.2
+        assert a.suits(f.gpu, f.count) is within
+        kept, slow = kept + within, slow + (not within)
+    assert kept and slow
+    said = target_said(a.speed(limit=1))  # type: ignore[arg-type]
+    assert render("en", said) == "the first token within 200 ms"
+    assert render("ru", said) == "первый токен не позже чем через 200 мс"
+    both = answer(*_complete("llama 3.1 8b 10 rps ttft 1.5 s"))
+    assert render("en", target_said(both.workload)).endswith("; the first token within 1.5 s")
+    with pytest.raises(ParseError):
+        _complete("llama 3.1 8b lora ttft 1s")  # a training run has no first token
