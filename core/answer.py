@@ -40,8 +40,8 @@ _time_row: Callable[[dict[str, Any]], ConfigTime] = TypeAdapter(ConfigTime).vali
 class Answer:
     """Everything known about one workload. Build with `answer(w, assumptions)`; read-only afterwards."""
 
-    __slots__ = ("_fit_memo", "_remedies", "_speed", "_time", "assumptions", "memory", "named", "report", "requirement",
-                 "workload")
+    __slots__ = ("_fit_memo", "_keeping", "_remedies", "_speed", "_time", "assumptions", "memory", "named", "report",
+                 "requirement", "workload")
 
     def __init__(self, w: Workload, assumptions: list[Assumption]) -> None:
         self.workload = w
@@ -56,6 +56,7 @@ class Answer:
         self._time: dict[tuple[str, int], ConfigTime] = {}
         self._speed: dict[tuple[str, int], ConfigSpeed] = {}
         self._remedies: list[Remedy] | None = None
+        self._keeping: dict[str, int] | None = None
 
     # --- memory -------------------------------------------------------------------------------------------------
     def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
@@ -78,9 +79,8 @@ class Answer:
 
     @property
     def has_target(self) -> bool:
-        """Whether a serving target was said (a rate, an answer speed, a total speed): offers must keep up with it."""
-        w = self.workload
-        return w.answer_tps is not None or w.demand_tps is not None or w.ttft_s is not None
+        """Whether a serving target was said (`Workload.has_target`): offers must keep up with it."""
+        return self.workload.has_target
 
     def suits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
         """What an offer list means by a configuration for this workload: it holds it (`fits`) and, where a serving
@@ -108,7 +108,9 @@ class Answer:
         the counts its memory needs are stored at) from which every count that holds the workload keeps up with the
         target, so no alert offers a configuration too slow for it (an offer of a count between two is judged by
         the one below, as its memory need is). Cards that keep up at no count are absent; the cards named ("on
-        H100") bound the choice. Catalog order."""
+        H100") bound the choice. Catalog order; computed once (the answer, its button and a subscription ask)."""
+        if self._keeping is not None:
+            return self._keeping
         named = set(self.workload.gpu_ids)
         out: dict[str, int] = {}
         for card in GPUS:
@@ -123,6 +125,7 @@ class Answer:
                 least = n
             if least is not None:
                 out[card.id] = least
+        self._keeping = out
         return out
 
     def keeping_cards(self) -> tuple[str, ...]:
@@ -221,11 +224,11 @@ class Answer:
     def speed(self, limit: int | None = None) -> SpeedEstimate | None:
         if self.workload.is_training:
             return None
-        made = [self.config_speed(g, c, f) for g, c, f in (self.configs() if self.has_target and limit is not None
-                                                             else self._limited(limit))]
-        rows = [r for r in made if r is not None]
-        if self.has_target and limit is not None:  # the configurations that keep up first, then the rest
-            rows = [*(r for r in rows if r.meets), *(r for r in rows if not r.meets)][:limit]
+        ordered = self.has_target and limit is not None  # the configurations that keep up first, then the rest
+        rows = [r for g, c, f in (self.configs() if ordered else self._limited(limit))
+                if (r := self.config_speed(g, c, f)) is not None]
+        if ordered:
+            rows = sorted(rows, key=lambda r: not r.meets)[:limit]
         w = self.workload
         return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len,
                              per_config=rows, answer_tps=w.answer_tps,

@@ -635,11 +635,11 @@ def served_output_tokens_per_s(speed: InferenceSpeed, concurrency: int, prompt: 
 def keeps_up(w: Workload, s: InferenceSpeed) -> bool | None:
     """Whether a configuration serving at speed `s` meets the workload's serving targets (None: it has none): each
     answer at least `answer_tps`, the prompt prefilled within `ttft_s` (its own prefill, before any queueing), and
-    `demand_tps` answer tokens a second in all. For a request rate the server's
-    clock runs through every request's prefill too (`served_output_tokens_per_s`), so a long prompt counts."""
-    speed, demand, ttft = w.answer_tps, w.demand_tps, w.ttft_s
-    if speed is None and demand is None and ttft is None:
+    `demand_tps` answer tokens a second in all. For a request rate the server's clock runs through every request's
+    prefill too (`served_output_tokens_per_s`), so a long prompt counts."""
+    if not w.has_target:
         return None
+    speed, demand, ttft = w.answer_tps, w.demand_tps, w.ttft_s
     if speed is not None and s.decode_tokens_per_s < speed * (1 - 1e-9):
         return False
     if ttft is not None and (w.prompt_len or w.seq_len) / s.prefill_tokens_per_s > ttft * (1 + 1e-9):

@@ -263,6 +263,11 @@ class Workload(BaseModel):
         return self.arch.active_params_b * self.params_b / self.arch.params_b if self.arch.params_b else 0.0
 
     @property
+    def has_target(self) -> bool:
+        """Whether a serving target was said (a rate, an answer speed, a total speed, a first-token deadline)."""
+        return self.answer_tps is not None or self.demand_tps is not None or self.ttft_s is not None
+
+    @property
     def is_training(self) -> bool:
         return self.method in TRAINING_METHODS
 

@@ -138,7 +138,7 @@ def to_json(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -> di
                 srow["cheapest_offer"] = cheapest
             srows.append(srow)
         speed = {"concurrency": sp.concurrency, "context": sp.context, "per_config": srows}
-        if sp.answer_tps is not None or sp.demand_tps is not None or sp.ttft_s is not None:
+        if w.has_target:
             speed["target"] = {"answer_tokens_per_s": sp.answer_tps, "tokens_per_s_in_all": sp.demand_tps,
                                "requests_per_s": sp.request_rate, "first_token_s": sp.ttft_s}
     return {
