@@ -738,38 +738,30 @@ def _seconds(unit: str) -> float:
     return 1.0
 
 
-def _per_second(value: float, seconds: float) -> dict[str, Any]:
-    rate = value / seconds
-    reason = check_range("request_rate", rate)
+def _checked(field: str, value: float) -> dict[str, Any]:
+    """`{field: value}` once the value is in the field's range (`check_range`), else the reason why not."""
+    reason = check_range(field, value)
     if reason:
         raise Bad(reason)
-    return {"request_rate": rate}
+    return {field: value}
+
+
+def _per_second(value: float, seconds: float) -> dict[str, Any]:
+    return _checked("request_rate", value / seconds)
 
 
 def _per_token_ms(raw: str) -> dict[str, Any]:
     """A time per output token (TPOT, inter-token latency) is the answer speed it allows: 1000 / ms tokens a second."""
     ms = _number(raw)
-    tps = 1000.0 / ms if ms > 0 else float("inf")  # "0 ms" is out of range, not a division by zero
-    reason = check_range("answer_tps", tps)
-    if reason:
-        raise Bad(reason)
-    return {"answer_tps": tps}
+    return _checked("answer_tps", 1000.0 / ms if ms > 0 else float("inf"))  # "0 ms": out of range, not a crash
 
 
 def _ttft(m: re.Match[str]) -> dict[str, Any]:
-    seconds = _number(m.group("tf_n")) / (1000.0 if m.group("tf_u") in ("ms", "мс") else 1.0)
-    reason = check_range("ttft_s", seconds)
-    if reason:
-        raise Bad(reason)
-    return {"ttft_s": seconds}
+    return _checked("ttft_s", _number(m.group("tf_n")) / (1000.0 if m.group("tf_u") in ("ms", "мс") else 1.0))
 
 
 def _billions(m: re.Match[str]) -> dict[str, Any]:
-    tokens = _number(m.group("db_n")) * 1e9
-    reason = check_range("dataset_tokens", tokens)
-    if reason:
-        raise Bad(reason)
-    return {"dataset_tokens": round(tokens)}
+    return _checked("dataset_tokens", round(_number(m.group("db_n")) * 1e9))
 
 
 def _rate(m: re.Match[str]) -> dict[str, Any]:
