@@ -277,6 +277,8 @@ def _tokens(name: str) -> list[str]:
         toks = toks[1:]
     if toks and toks[0].startswith("meta") and toks[0] != "meta":  # "metallama"
         toks[0] = toks[0][4:]
+    if toks[:1] == ["r1"] and len(toks) > 1:  # "R1-Distill-Qwen-32B", "r1 70b": DeepSeek's, as people shorten it
+        toks.insert(0, "deepseek")
     return toks
 
 

@@ -443,8 +443,16 @@ _MDATE = r"[0-9]{4}(?![\w.,])"
 # what a bare number after a name must not be followed by to belong to it ("phi 4" yes, "llama 8b 4 gpus" no)
 _MUNIT = (r"(?![0-9.])(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|пользоват\w*|bit|бит\w*|b(?!\w)|б(?!\w)|млрд|"
           r"k(?!\w)|к(?!\w)|тыс|token|токен|epoch|эпох|examples?|пример|ctx|контекст))")
-_MPART = rf"(?:{_MSIZE}|{_MDATE}|(?:{_NAME_WORDS})(?!\w){_MJOINED}|{_MVER}{_MUNIT}{_MJOINED})"
-_MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:r1[\-_]distill|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
+# a size may carry its experts or active parameters joined on: "17b-16e", "30b-a3b"
+_MSIZE_MOE = r"(?:[\s\-_/](?:[0-9]{1,3}e|a[0-9]{1,3}(?:\.[0-9])?b)(?!\w))?"
+# Russian words inside a name, read as the catalog's Latin ones by `_latin_family`
+_RU_NAME_WORDS = ((re.compile(r"дистил\w*"), "distill"),)
+_RU_NAME_RX = "|".join(word.pattern for word, _ in _RU_NAME_WORDS)
+_MPART = (rf"(?:(?:{_MSIZE}){_MSIZE_MOE}|{_RU_NAME_RX}|{_MDATE}|(?:{_NAME_WORDS})(?!\w){_MJOINED}|"
+          rf"{_MVER}{_MUNIT}{_MJOINED})")
+# "r1" names DeepSeek's model before "distill" or a size ("r1 70b"); alone it is a LoRA rank
+_R1 = r"r1[\s\-_]distill|r1(?=[\s\-_:]+[0-9]{1,3}(?:\.[0-9])?\s?[bб](?!\w))"
+_MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:{_R1}|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
              rf"gpt[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
 _HUB_RX = r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*"
 
@@ -453,6 +461,8 @@ def _latin_family(text: str) -> str:
     """'квен 32б' -> 'qwen 32b', 'дипсик' -> 'deepseek': a Russian spelling of a family and a Cyrillic size
     letter read as the catalog's Latin ones."""
     text = re.sub(r"([0-9])\s?б(?![а-яё\w])", r"\1b", text)
+    for word, latin in _RU_NAME_WORDS:
+        text = word.sub(latin, text)
     family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
     return text if family is None else family + " " + re.sub(r"^[а-яё]+", "", text).strip()
 

@@ -59,10 +59,9 @@ EXTRA_ALIASES: dict[str, list[str]] = {
     "llama-3.1-405b": ["llama 405b", "llama-3-405b"],
     "llama-3.1-nemotron-70b-hf": ["nemotron 70b", "llama 3.1 nemotron 70b"],
     "llama-2-7b": ["llama-7b", "llama 7b"],
-    "qwen2.5-7b": ["qwen2-7b-instruct"],
     "phi-4": ["phi 4", "phi4", "phi-4 14b"],
     "qwen3-235b-a22b": ["qwen3 235b", "qwen3-235b"],
-    "qwen3-30b-a3b": ["qwen3 30b", "qwen3-30b", "qwen3-coder-30b-a3b"],
+    "qwen3-30b-a3b": ["qwen3 30b", "qwen3-30b"],
     "mistral-large-2407": ["mistral large 2", "mistral-large-2", "mistral large", "mistral-large-123b"],
     "mistral-large-2411": ["mistral large 2.1", "mistral-large-2.1", "mistral large 24.11"],
     # Ollama's library tags of DeepSeek-R1 name the distilled models by size (https://ollama.com/library/deepseek-r1/tags:
@@ -195,8 +194,13 @@ def build(litgpt: Path | None) -> dict[str, Any]:
             by_id[arch.id] = replace(old, aliases=tuple(dict.fromkeys((*old.aliases, *arch.aliases))))
         else:
             by_id[arch.id] = arch
+    by_repo = {alias.lower(): a.id for a in by_id.values() for alias in a.aliases if "/" in alias}
     for f in FACTS:
         arch = _from_fact(f, by_id)
+        twin = by_repo.get(f["repo"].lower())
+        if twin is not None and twin != arch.id:  # litgpt has it under its own name: one entry, the repo's name
+            arch = replace(arch, id=twin)
+            by_id[twin] = replace(by_id[twin], name=arch.name)
         if arch.id in by_id:
             old = by_id[arch.id]
             if "config" in f or "same_as" not in f:  # a config.json beats litgpt (towers, quantisation...)

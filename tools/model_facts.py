@@ -383,7 +383,7 @@ FACTS: list[dict[str, Any]] = [
     {"repo": "Vikhrmodels/QVikhr-3-4B-Instruction", "same_as": "qwen3-4b", "aliases": ["qvikhr 3 4b"]},
     {"repo": "Vikhrmodels/QVikhr-3-8B-Instruction", "same_as": "qwen3-8b", "aliases": ["qvikhr 3 8b"]},
     {"repo": "RefalMachine/ruadapt_qwen2.5_32B_instruct", "same_as": "qwen2.5-32b"},
-    {"repo": "Qwen/QwQ-32B", "same_as": "qwen2.5-32b", "aliases": ["qwq", "qwq 32b", "qwq-32b-preview"]},
+    {"repo": "Qwen/QwQ-32B", "same_as": "qwen2.5-32b", "aliases": ["qwq", "qwq 32b"]},
     # --- IBM Granite 3.x (model_type granite: gated SwiGLU, GQA, tied embeddings, 128K). The 3.3 8B config.json;
     # 3.1 8B / 2B: the model card's architecture table (embedding size, layers, heads, KV heads, MLP size, shared
     # input/output embeddings, 128K), vocabulary as the 3.1 2B config (49155) ---

@@ -12,6 +12,7 @@ import pytest
 from core.models import (
     DATA,
     MODELS,
+    Arch,
     count_params,
     did_you_mean,
     family_members,
@@ -94,6 +95,10 @@ def test_catalog_is_generated_data_with_sources() -> None:
     for entry in data["models"]:
         assert entry["source"].startswith(("litgpt ", "https://huggingface.co/", "https://arxiv.org/")), entry["id"]
     assert len({m.id for m in MODELS}) == len(MODELS)
+    # one entry per published model: a Hub repository is the alias of exactly one architecture (litgpt's configs and
+    # the config.json facts both carried DeepSeek's Llama distills once, as two entries)
+    repos = [a.lower() for m in MODELS for a in m.aliases if "/" in a]
+    assert len(repos) == len(set(repos))
 
 
 def test_shared_architectures_of_fine_tunes_and_distills() -> None:
@@ -115,10 +120,28 @@ def test_shared_architectures_of_fine_tunes_and_distills() -> None:
     ("nemotron 70b", "llama-3.1-nemotron-70b-hf"), ("Llama-3.1-Nemotron-Nano-8B-v1", "llama-3.1-nemotron-nano-8b-v1"),
     ("granite 3.1 2b", "granite-3.1-2b"), ("ibm-granite/granite-3.3-8b-instruct", "granite-3.3-8b"),
     ("starcoder2 15b", "starcoder2-15b"),
+    # DeepSeek's distills as litgpt and people shorten them, and the names the bot itself says back
+    ("R1-Distill-Qwen-32B", "deepseek-r1-distill-qwen-32b"), ("r1 distill llama 8b", "r1-distill-llama-8b"),
+    ("DeepSeek-R1-Distill-Llama-70B", "r1-distill-llama-70b"), ("r1 70b", "r1-distill-llama-70b"),
+    ("r1 671b", "deepseek-r1"),
 ])
 def test_aliases_as_people_write_them(written: str, model: str) -> None:
     arch = find_model(written)
     assert arch is not None and arch.id == model
+
+
+def test_every_model_is_read_back_by_the_name_it_is_shown_under() -> None:
+    # the same entry, or a twin with every number the same (an SFT / DPO release under its base's name): never a
+    # model with another context limit (an alias "qwen3-coder-30b-a3b" once gave the 40K Qwen3-30B-A3B)
+    def shape(a: Arch) -> tuple[object, ...]:
+        return (a.hidden, a.layers, a.heads, a.kv_heads, a.intermediate, a.vocab, a.experts, a.max_context,
+                a.params_b, a.native_quant)
+
+    for arch in MODELS:
+        found = find_model(arch.name)
+        assert found is not None and shape(found) == shape(arch), arch.name
+    assert find_model("Qwen3-Coder-30B-A3B").max_context == 262144
+    assert find_model("QwQ-32B-Preview").max_context == 32768
 
 
 def test_near_miss_gets_did_you_mean() -> None:

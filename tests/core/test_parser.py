@@ -283,6 +283,14 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("qwen2.5-7b lora --per_device_train_batch_size 4 --gradient_accumulation_steps 8 --num_train_epochs 3",
      "qwen2.5-7b lora bs 4 3 epochs"),
     ("llama-3.1-8b qlora load_in_4bit=True max_seq_length=2048", "llama-3.1-8b qlora 4bit ctx 2048"),
+    # a MoE size with its experts or active parameters joined on, and DeepSeek's distills as people shorten them
+    ("llama 4 scout 17b-16e qlora", "llama-4-scout-17b-16e qlora"),
+    ("Llama 4 Maverick 17B-128E fp8 inference", "llama-4-maverick-17b-128e fp8 inference"),
+    ("qwen3 30b-a3b lora", "qwen3-30b-a3b lora"),
+    ("r1 distill qwen 32b inference", "DeepSeek-R1-Distill-Qwen-32B inference"),
+    ("r1 70b q4 on 2x3090", "deepseek-r1-distill-llama-70b q4 on 2x 3090"),
+    ("хочу запустить deepseek r1 70b дистилл локально", "deepseek-r1-distill-llama-70b инференс"),
+    ("deepseek r1 дистилл 32b инференс", "deepseek-r1-distill-qwen-32b инференс"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     assert said(written) == said(plain)
