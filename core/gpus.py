@@ -115,6 +115,33 @@ _AMD_MI355X = ("AMD Instinct MI355X (CDNA4 gfx950, ROCm 'GPU hardware specificat
 _AMD_MI350X = ("AMD Instinct MI350X: the MI355X's silicon, memory and links, air-cooled at 1000 W with a 2.2 GHz peak "
                "clock (Hot Chips 2025): FP8 256 CUs x 8,192 x 2.2 GHz = 4,614 TFLOPS dense, BF16 half of it")
 
+# The mid-range GeForce cards providers rent by the GPU (vast.ai's `gpu_name` list, HOSTKEY's RTX 3080): NVIDIA
+# publishes their tensor rate only for a few (RTX 5070: 61.7 TFLOPS BF16 dense, RTX Blackwell whitepaper Appendix C),
+# and every published GeForce figure is SMs x boost clock x 512 FLOP per clock for FP16 with FP32 accumulate (RTX 3090
+# 82 x 1695 -> 71, RTX 4080 76 x 2505 -> 97.5, RTX 4090 128 x 2520 -> 165.2, RTX 5090 170 x 2407 -> 209.5, RTX 5070
+# 48 x 2512 -> 61.7), so the others are that product from their SM count and clocks (TechPowerUp GPU Database, same
+# SKU; NVIDIA's product pages for the RTX 50 clocks); memory and bandwidth from the same pages. Usable memory: the
+# nvidia-smi total (public dumps: 8188, 10240, 12282, 16376, 16380, 12227, 16303, 16311 MiB) less the 0.42 GiB the
+# 24 GB GeForce cards lose between nvidia-smi (24564 MiB) and CUDA (23.58 GiB, vLLM #14447).
+_GF_DERIVED = ("SMs x boost MHz x 512 FLOP/clock (FP16 tensor, FP32 accumulate: the factor of NVIDIA's published "
+               "RTX 3090 / 4080 / 4090 / 5070 / 5090 figures); SMs, clocks, memory and bandwidth: TechPowerUp GPU "
+               "Database entry of the SKU")
+_AMPERE_GF_MID = "NVIDIA GeForce RTX 30 series (GA102 / GA104); " + _GF_DERIVED
+_ADA_GF_MID = "NVIDIA GeForce RTX 40 series (AD103 / AD104 / AD106 / AD107); " + _GF_DERIVED
+_BLACKWELL_GF_MID = ("NVIDIA GeForce RTX 50 series (GB203 / GB205 / GB206; RTX 5070 61.7 TFLOPS from the RTX "
+                     "Blackwell whitepaper, Appendix C); " + _GF_DERIVED)
+# Turing workstation boards run FP16 tensor math with FP32 accumulate at the full rate: 72 SMs x 1770 MHz x 1024
+# = 130.5 TFLOPS ("Turing Architecture In-Depth", NVIDIA developer blog, Quadro RTX 6000 row; the Quadro RTX 6000 /
+# 8000 datasheets: "130.5 TFLOPS FP16 or FP32 accumulate"); 672 GB/s GDDR6, PCIe Gen3 x16, no BF16. The TITAN RTX is
+# the same TU102 at the same clocks with 24 GB (NVIDIA's TITAN RTX page). nvidia-smi totals: Quadro RTX 8000 48601
+# MiB, TITAN RTX 24220 MiB (public dumps).
+_TURING_WS = ("NVIDIA Turing: Quadro RTX 6000 / 8000 datasheets (130.5 TFLOPS FP16 tensor with FP32 accumulate, "
+              "672 GB/s, base 1455 / boost 1770 MHz), TITAN RTX (same TU102 and rate, base 1350 / boost 1770 MHz)")
+# RTX 4500 Ada: 60 SMs; its datasheet's 'Tensor Performance' 634.0 TFLOPS is FP8 with sparsity (60 x 2580 MHz x
+# 4096), so BF16 dense is a quarter of it, FP8 dense half; 24 GB GDDR6 ECC at 432 GB/s, PCIe Gen4 x16, no NVLink.
+_ADA_WS_4500 = ("NVIDIA RTX 4500 Ada Generation datasheet (Tensor Performance 634.0 TFLOPS = FP8 sparse: BF16 dense "
+                "158.5, FP8 dense 317; 24 GB GDDR6 ECC 432 GB/s; boost 2580 MHz)")
+
 # GPU-to-GPU bandwidth per direction: NVLink 2 (V100 SXM2) 150 GB/s, NVLink 3 (A100) 300, NVLink 4 (H100/H200)
 # 450, NVLink 5 (B200/B300) 900; NVLink bridge of H100 NVL 300 (600 GB/s both ways), H200 NVL 450; PCIe x16
 # gen 3 / 4 / 5: 16 / 32 / 64 GB/s raw, so 12 / 25 / 50 GB/s effective (NCCL busbw on PCIe peer-to-peer).
@@ -141,6 +168,12 @@ _CAPABILITY: dict[str, tuple[float, str]] = {
     "rtx-pro-6000": (12.0, _B), "mi300x": (0.0, "cdna3"),
     "gh200": (9.0, _H), "l20": (8.9, _AD), "rtx-4000-ada": (8.9, _AD), "rtx-5000-ada": (8.9, _AD),
     "mi325x": (0.0, "cdna3"), "mi350x": (0.0, "cdna4"), "mi355x": (0.0, "cdna4"),
+    "rtx-3060-ti": (8.6, _AM), "rtx-3070": (8.6, _AM), "rtx-3070-ti": (8.6, _AM), "rtx-3080": (8.6, _AM),
+    "rtx-3080-12gb": (8.6, _AM), "rtx-3080-ti": (8.6, _AM), "rtx-4060": (8.9, _AD), "rtx-4060-ti": (8.9, _AD),
+    "rtx-4060-ti-16gb": (8.9, _AD), "rtx-4070": (8.9, _AD), "rtx-4070-super": (8.9, _AD), "rtx-4070-ti": (8.9, _AD),
+    "rtx-4070-ti-super": (8.9, _AD), "rtx-4500-ada": (8.9, _AD), "rtx-5060-ti": (12.0, _B), "rtx-5070": (12.0, _B),
+    "rtx-5070-ti": (12.0, _B), "rtx-5080": (12.0, _B), "titan-rtx": (7.5, _T), "quadro-rtx-6000": (7.5, _T),
+    "quadro-rtx-8000": (7.5, _T),
 }
 
 _S, _NV, _P, _NP = Interconnect.SXM, Interconnect.NVLINK, Interconnect.PCIE, Interconnect.PCIE_NO_P2P
@@ -161,6 +194,48 @@ C, W, D = GPUClass.CONSUMER, GPUClass.WORKSTATION, GPUClass.DATACENTER
 
 # Ordered from the smallest memory up; aliases are free text, normalised by `compact_name`.
 GPUS: tuple[GPU, ...] = (
+    # 8 GB GeForce. The RTX 4060 / 4060 Ti link at PCIe Gen4 x8, the bandwidth of Gen3 x16 (`pcie` is the x16
+    # generation of the same bandwidth).
+    _g("rtx-3060-ti", "RTX 3060 Ti", 8, 7.58, 32.4, 448, C, ("rtx 3060 ti", "3060 ti", "rtx 3060ti", "3060ti"),
+       family="RTX 3060 Ti", link=_NP, source=_AMPERE_GF_MID, clocks=(1410, 1665)),
+    _g("rtx-3070", "RTX 3070", 8, 7.58, 40.6, 448, C, ("rtx 3070", "3070"), family="RTX 3070", link=_NP,
+       source=_AMPERE_GF_MID, clocks=(1500, 1725)),
+    _g("rtx-3070-ti", "RTX 3070 Ti", 8, 7.58, 43.5, 608, C, ("rtx 3070 ti", "3070 ti", "rtx 3070ti", "3070ti"),
+       family="RTX 3070 Ti", link=_NP, source=_AMPERE_GF_MID, clocks=(1575, 1770)),
+    _g("rtx-4060", "RTX 4060", 8, 7.58, 30.2, 272, C, ("rtx 4060", "4060"), family="RTX 4060", link=_NP, pcie=3,
+       fp8=60.4, source=_ADA_GF_MID, clocks=(1830, 2460)),
+    _g("rtx-4060-ti", "RTX 4060 Ti 8GB", 8, 7.58, 44.1, 288, C, ("rtx 4060 ti", "4060 ti", "rtx 4060ti", "4060ti",
+                                                                   "rtx 4060 ti 8gb"),
+       family="RTX 4060 Ti", link=_NP, pcie=3, fp8=88.2, source=_ADA_GF_MID, clocks=(2310, 2535)),
+    _g("rtx-3080", "RTX 3080", 10, 9.58, 59.5, 760, C, ("rtx 3080", "3080", "rtx 3080 10gb"), family="RTX 3080",
+       link=_NP, source=_AMPERE_GF_MID, clocks=(1440, 1710)),
+    _g("rtx-3080-12gb", "RTX 3080 12GB", 12, 11.58, 61.3, 912, C, ("rtx 3080", "3080", "rtx 3080 12gb"),
+       family="RTX 3080", link=_NP, source=_AMPERE_GF_MID, clocks=(1260, 1710)),
+    _g("rtx-3080-ti", "RTX 3080 Ti", 12, 11.58, 68.2, 912, C, ("rtx 3080 ti", "3080 ti", "rtx 3080ti", "3080ti"),
+       family="RTX 3080 Ti", link=_NP, source=_AMPERE_GF_MID, clocks=(1365, 1665)),
+    _g("rtx-4070", "RTX 4070", 12, 11.58, 58.3, 504, C, ("rtx 4070", "4070"), family="RTX 4070", link=_NP,
+       fp8=116.6, source=_ADA_GF_MID, clocks=(1920, 2475)),
+    _g("rtx-4070-super", "RTX 4070 Super", 12, 11.58, 71.0, 504, C,
+       ("rtx 4070 super", "4070 super", "rtx 4070s", "4070s"), family="RTX 4070 Super", link=_NP, fp8=141.9,
+       source=_ADA_GF_MID, clocks=(1980, 2475)),
+    _g("rtx-4070-ti", "RTX 4070 Ti", 12, 11.58, 80.2, 504, C, ("rtx 4070 ti", "4070 ti", "rtx 4070ti", "4070ti"),
+       family="RTX 4070 Ti", link=_NP, fp8=160.4, source=_ADA_GF_MID, clocks=(2310, 2610)),
+    _g("rtx-5070", "RTX 5070", 12, 11.52, 61.7, 672, C, ("rtx 5070", "5070"), family="RTX 5070", link=_NP, pcie=5,
+       fp8=123.5, source=_BLACKWELL_GF_MID, clocks=(2160, 2512)),
+    _g("rtx-4060-ti-16gb", "RTX 4060 Ti 16GB", 16, 15.58, 44.1, 288, C, ("rtx 4060 ti", "4060 ti", "rtx 4060ti",
+                                                                          "4060ti", "rtx 4060 ti 16gb"),
+       family="RTX 4060 Ti", link=_NP, pcie=3, fp8=88.2, source=_ADA_GF_MID, clocks=(2310, 2535)),
+    _g("rtx-4070-ti-super", "RTX 4070 Ti Super", 16, 15.57, 88.2, 672, C,
+       ("rtx 4070 ti super", "4070 ti super", "rtx 4070s ti", "4070s ti", "rtx 4070 ti s"),
+       family="RTX 4070 Ti Super", link=_NP, fp8=176.4, source=_ADA_GF_MID, clocks=(2340, 2610)),
+    # RTX 5060 Ti: PCIe Gen5 x8, the bandwidth of Gen4 x16.
+    _g("rtx-5060-ti", "RTX 5060 Ti", 16, 15.51, 47.4, 448, C, ("rtx 5060 ti", "5060 ti", "rtx 5060ti", "5060ti",
+                                                               "rtx 5060 ti 16gb"),
+       family="RTX 5060 Ti", link=_NP, fp8=94.8, source=_BLACKWELL_GF_MID, clocks=(2407, 2572)),
+    _g("rtx-5070-ti", "RTX 5070 Ti", 16, 15.5, 87.9, 896, C, ("rtx 5070 ti", "5070 ti", "rtx 5070ti", "5070ti"),
+       family="RTX 5070 Ti", link=_NP, pcie=5, fp8=175.8, source=_BLACKWELL_GF_MID, clocks=(2295, 2452)),
+    _g("rtx-5080", "RTX 5080", 16, 15.5, 112.6, 960, C, ("rtx 5080", "5080"), family="RTX 5080", link=_NP, pcie=5,
+       fp8=225.2, source=_BLACKWELL_GF_MID, clocks=(2295, 2617)),
     _g("t4", "T4", 16, 14.58, 65, 320, D, ("t4", "tesla t4"), family="T4", link=_P, pcie=3, bf16=False,
        source=_OLD_DC, clocks=(585, 1590)),
     _g("v100-16gb", "V100 16GB", 16, 15.78, 125, 900, D,
@@ -173,8 +248,8 @@ GPUS: tuple[GPU, ...] = (
        clocks=(885, 1695)),
     _g("rtx-a4000", "RTX A4000", 16, 15.56, 76.7, 448, W, ("rtx a4000", "a4000"), family="RTX A4000", link=_P,
        source=_AMPERE_WS, clocks=(735, 1560)),
-    _g("rtx-4080", "RTX 4080", 16, 15.57, 97.5, 717, C, ("rtx 4080", "4080", "rtx 4080 super"), family="RTX 4080",
-       link=_NP, fp8=195, source=_ADA_GF, clocks=(2205, 2505)),
+    _g("rtx-4080", "RTX 4080", 16, 15.57, 97.5, 717, C, ("rtx 4080", "4080", "rtx 4080 super", "rtx 4080s", "4080s"),
+       family="RTX 4080", link=_NP, fp8=195, source=_ADA_GF, clocks=(2205, 2505)),
     _g("rtx-a2000", "RTX A2000", 12, 11.5, 32, 288, W, ("rtx a2000", "a2000", "rtx a2000 12gb"),
        family="RTX A2000", link=_P, source=_AMPERE_WS, clocks=(562, 1200)),
     _g("rtx-3060", "RTX 3060", 12, 11.6, 25.6, 360, C, ("rtx 3060", "3060"), family="RTX 3060", link=_NP,
@@ -200,6 +275,14 @@ GPUS: tuple[GPU, ...] = (
        family="RTX 4090", link=_NP, fp8=330.3, source=_ADA_GF, clocks=(2235, 2520)),
     _g("rtx-a5000", "RTX A5000", 24, 23.58, 111.1, 768, W, ("rtx a5000", "a5000"), family="RTX A5000", link=_P,
        source=_AMPERE_WS, clocks=(1170, 1695)),
+    _g("rtx-4500-ada", "RTX 4500 Ada", 24, 23.99, 158.5, 432, W,
+       ("rtx 4500 ada", "rtx 4500 ada generation", "rtx 4500ada", "4500 ada", "rtx4500 ada"), family="RTX 4500 Ada",
+       link=_P, fp8=317, source=_ADA_WS_4500),
+    _g("titan-rtx", "TITAN RTX", 24, 23.23, 130.5, 672, W, ("titan rtx", "nvidia titan rtx"), family="TITAN RTX",
+       link=_NP, pcie=3, bf16=False, source=_TURING_WS, clocks=(1350, 1770)),
+    _g("quadro-rtx-6000", "Quadro RTX 6000", 24, 23.99, 130.5, 672, W,
+       ("quadro rtx 6000", "q rtx 6000", "rtx 6000 quadro"), family="Quadro RTX 6000", link=_P, pcie=3, bf16=False,
+       source=_TURING_WS, clocks=(1455, 1770)),
     _g("rtx-5090", "RTX 5090", 32, 31.36, 209.5, 1792, C, ("rtx 5090", "5090"), family="RTX 5090", link=_NP,
        pcie=5, fp8=419, source=_BLACKWELL, clocks=(2017, 2407)),
     _g("v100-32gb", "V100 32GB", 32, 31.75, 125, 900, D,
@@ -224,6 +307,9 @@ GPUS: tuple[GPU, ...] = (
     _g("rtx-6000-ada", "RTX 6000 Ada", 48, 47.99, 364.2, 960, W,
        ("rtx 6000 ada", "rtx 6000ada", "rtx 6000 ada generation", "6000 ada"), family="RTX 6000 Ada", link=_P,
        fp8=728.5, source=_ADA_WS, clocks=(915, 2505)),
+    _g("quadro-rtx-8000", "Quadro RTX 8000", 48, 47.46, 130.5, 672, W,
+       ("quadro rtx 8000", "q rtx 8000", "rtx 8000", "rtx 8000 quadro"), family="Quadro RTX 8000", link=_P, pcie=3,
+       bf16=False, source=_TURING_WS, clocks=(1455, 1770)),
     _g("a100-80gb", "A100 80GB", 80, 79.15, 312, 2039, D,
        ("a100", "a100 80gb", "a100-sxm4-80gb", "a100 80gb pcie", "a100 pcie 80gb", "a100 sxm4", "a100 sxm",
         "a100 pcie", "a100 sxm4 80gb", "a100x"), family="A100", link=_S, link_gbs=300, source=_AMPERE_DC,
@@ -240,7 +326,8 @@ GPUS: tuple[GPU, ...] = (
        family="GH200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_GH200, clocks=(1590, 1980)),
     _g("rtx-pro-6000", "RTX PRO 6000", 96, 94.97, 500, 1792, W,
        ("rtx pro 6000", "rtx pro 6000 blackwell", "rtx pro 6000 blackwell server edition",
-        "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we"),
+        "rtx pro 6000 blackwell workstation edition", "rtx pro 6000 se", "rtx pro 6000 we",
+        "rtx pro 6000 ws", "rtx pro 6000 s"),
        family="RTX PRO 6000", link=_P, pcie=5, fp8=1000, source=_BLACKWELL, clocks=(1590, 2617)),
     _g("h200", "H200", 141, 139.8, 989, 4800, D, ("h200", "h200 sxm", "h200 141gb", "h200 sxm5", "h200 hbm3e"),
        family="H200", link=_S, link_gbs=450, pcie=5, fp8=1979, source=_HOPPER, clocks=(1590, 1980)),
@@ -321,7 +408,9 @@ def _index() -> tuple[dict[str, list[GPU]], dict[str, list[GPU]], dict[str, GPU]
 
 
 # When a spelling without memory fits several cards, the one people mean today.
-_DEFAULT_FOR_AMBIGUOUS = {"a100": "a100-80gb", "v100": "v100-32gb"}
+# The RTX 3080 sold mostly as the 10 GB card (the 12 GB came a year later, in fewer numbers).
+_DEFAULT_FOR_AMBIGUOUS = {"a100": "a100-80gb", "v100": "v100-32gb", "rtx3080": "rtx-3080",
+                          "3080": "rtx-3080"}
 
 
 def _pick(candidates: list[GPU], key: str, memory_gb: float | None) -> GPU | None:
@@ -369,13 +458,19 @@ def find_gpu(name: str, memory_gb: float | None = None) -> GPU | None:
 def _families() -> dict[str, tuple[GPU, ...]]:
     out: dict[str, list[GPU]] = {}
     for gpu in GPUS:
-        out.setdefault(compact_name(gpu.family or gpu.name), []).append(gpu)
+        key = compact_name(gpu.family or gpu.name)
+        out.setdefault(key, []).append(gpu)
+        if _RTX_NUMBER.match(key):  # "RTX 3080" is said "3080" as often: the same family
+            out.setdefault(key[3:], []).append(gpu)
     return {k: tuple(v) for k, v in out.items()}
+
+
+_RTX_NUMBER = re.compile(r"rtx\d")
 
 
 def families() -> tuple[tuple[GPU, ...], ...]:
     """Every family's cards, as `resolve_gpus` gives them for the family's name (one card for most)."""
-    return tuple(_families().values())
+    return tuple(dict.fromkeys(_families().values()))  # a family under two keys ("rtx3080", "3080") once
 
 
 def warm_up() -> None:

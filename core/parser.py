@@ -290,7 +290,7 @@ def _gpu_pattern() -> str:
                 names.add(SEP.join(re.escape(t) for t in toks))
     alts = "|".join(sorted(names, key=len, reverse=True))
     return (rf"(?:(?:nvidia|geforce|tesla|amd|instinct|quadro)[\s_\-]*)*(?:{alts})"
-            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{2,3}}[\s_\-]*(?:gb|гб|g)))*(?:['\u2019]?s(?!\w))?")
+            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{1,3}}[\s_\-]*(?:gb|гб|g)))*(?:['\u2019]?s(?!\w))?")
 
 
 GPU = _gpu_pattern()

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import Field
 
+from core.gpus import find_gpu, get_gpu
 from core.offers import MAX_GPUS, MAX_PRICE, Billing, Period
 from core.providers import ProviderInfo
 from scrapers.errors import PayloadValidationError
@@ -121,6 +122,17 @@ async def fetch(client: PoliteClient, settings: ProviderSettings) -> Any:
                                  "rows; a partial list would read the rest as sold out")
 
 
+def sku(name: str, card: str | None) -> str:
+    """The configuration's name: Vast's `gpu_name`, with the memory where the name alone means another card (the
+    40 GB "A100 PCIE", the 12 GB "RTX 3080"), so the variants' offers keep apart across polls."""
+    if card is None:
+        return name
+    named = find_gpu(name)
+    if named is not None and named.id == card:
+        return name
+    return f"{name} {get_gpu(card).memory_gb:g}GB"
+
+
 def country(geolocation: str | None) -> str:
     """'Texas, US' -> 'US'; a bare 'US' stays; unknown -> ''."""
     if not geolocation:
@@ -158,29 +170,34 @@ class _Config:
 def parse(payload: Any, settings: ProviderSettings | None = None) -> Offers:
     bundles = validate(_Bundles, payload, NAME)
     out = Collector(NAME)
-    configs: dict[tuple[str, int, str, Billing], _Config] = {}
+    # One name can be several cards told apart by memory ("A100 PCIE" 40/80 GB, "RTX 3080" 10/12 GB, "RTX 4060 Ti"
+    # 8/16 GB): each listing's card is looked up by name and memory, and a configuration is one card, never the
+    # cheapest of both priced as the bigger one.
+    configs: dict[tuple[str, str | None, int, str, Billing], _Config] = {}
+    cards: dict[tuple[str, float | None], str | None] = {}
     for listing in out.each(_Listing, bundles.offers):
         if listing.num_gpus < 1 or not listing.gpu_name:
             continue
         region = country(listing.geolocation)
+        memory = round(listing.gpu_ram / 1024, 1) if listing.gpu_ram else None  # MB (MiB) -> GiB
+        lookup = (listing.gpu_name, memory)
+        card = cards[lookup] if lookup in cards else cards.setdefault(lookup, gpu_id(*lookup, NAME))
         for billing, price in ((Billing.HOURLY, listing.dph_total), (Billing.SPOT, listing.min_bid)):
             if price is None or price <= 0:
                 continue  # no bid price: no spot offer from this listing (an on-demand price <= 0 failed above)
-            key = (listing.gpu_name, listing.num_gpus, region, billing)
+            key = (listing.gpu_name, card, listing.num_gpus, region, billing)
             cfg = configs.get(key)
             if cfg is None:
-                memory = round(listing.gpu_ram / 1024, 1) if listing.gpu_ram else None  # MB (MiB) -> GiB
                 cfg = configs[key] = _Config(listing.gpu_name, listing.num_gpus, region, billing, memory)
             cfg.add(listing, price)
-    known: dict[tuple[str, float | None], str | None] = {}
-    for cfg in configs.values():
-        lookup = (cfg.gpu_name, cfg.memory_gb)
-        if lookup not in known:
-            known[lookup] = gpu_id(cfg.gpu_name, cfg.memory_gb, NAME)
+    skus: dict[tuple[str, str | None], str] = {}
+    for (name, card, *_), cfg in configs.items():
+        if (name, card) not in skus:
+            skus[name, card] = sku(name, card)
         price = cfg.best if cfg.best is not None else cfg.best_any
         assert price is not None
         out.add(
-            sku=cfg.gpu_name, gpu=known[lookup], gpu_name=cfg.gpu_name, gpu_count=cfg.gpu_count,
+            sku=skus[name, card], gpu=card, gpu_name=cfg.gpu_name, gpu_count=cfg.gpu_count,
             gpu_memory_gb=cfg.memory_gb, vcpu=cfg.vcpu, disk_gb=cfg.disk_gb, location=cfg.region,
             billing=cfg.billing, price=round(price, 4), currency="USD", period=Period.HOUR,
             in_stock=bool(cfg.machines), available=len(cfg.machines), url=offer_url(cfg.best_id),

@@ -185,6 +185,7 @@ def test_a_dataset_in_tokens_and_examples_gives_each_examples_length() -> None:
     ("70B QLoRA on one 80GB card", 80, 1), ("Полное дообучение 13B на 2 × 80 ГБ", 80, 2), ("13B QLoRA on 24GB", 24, 1),
     ("70B inference on a 48GB GPU", 48, 1), ("7B lora 16 GB VRAM", 16, 1), ("full 13B on two 80GB cards", 80, 2),
     ("13B lora на 2 картах по 48 ГБ", 48, 2),
+    ("инференс 7b модели на 8 гб видеокарте", 8, 1), ("7B inference on a 12GB card", 12, 1),  # GeForce sizes
 ])
 def test_cards_named_by_their_memory_are_that_class(text: str, gb: float, gpus: int) -> None:
     """The catalog's every card of that memory, a bf16 one representing them, said back as an assumption."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.gpus import GPUS, find_gpu, get_gpu
+from core.gpus import GPUS, families, find_gpu, get_gpu, resolve_gpus
 
 
 def test_every_card_is_sourced_and_coherent() -> None:
@@ -43,3 +43,28 @@ def test_amd_cdna3_and_cdna4_have_bf16_and_fp8_matrix_cores() -> None:
         gpu = get_gpu(card)
         assert gpu.runs_bf16 and gpu.runs_fp8 and gpu.vendor == "amd"
     assert get_gpu("mi355x").bf16_tflops > get_gpu("mi325x").bf16_tflops == get_gpu("mi300x").bf16_tflops
+
+
+def test_a_family_said_by_its_number_covers_its_variants() -> None:
+    # "3080" is how people say "RTX 3080": both boards, as "A100" is both A100s
+    assert {g.id for g in resolve_gpus("3080")} == {g.id for g in resolve_gpus("RTX 3080")} == \
+        {"rtx-3080", "rtx-3080-12gb"}
+    assert [g.id for g in resolve_gpus("4060 Ti", 16)] == ["rtx-4060-ti-16gb"]
+    assert [g.id for g in resolve_gpus("RTX 4060 Ti 8GB")] == ["rtx-4060-ti"]
+    # each family once, though it is found under two spellings
+    assert sorted(g.id for family in families() for g in family) == sorted(g.id for g in GPUS)
+
+
+def test_a_card_size_people_own_is_a_size_the_catalog_has() -> None:
+    # "на 8 гб видеокарте": the 8 GB cards marketplaces rent, each with what the device really reports
+    eight = [g for g in GPUS if g.memory_gb == 8]
+    assert {g.id for g in eight} >= {"rtx-3060-ti", "rtx-3070", "rtx-4060", "rtx-4060-ti"}
+    assert all(7.5 <= g.usable_gib < 8 for g in eight)
+
+
+def test_turing_workstation_cards_have_no_bf16_and_no_fp8() -> None:
+    for card in ("titan-rtx", "quadro-rtx-6000", "quadro-rtx-8000"):
+        gpu = get_gpu(card)
+        assert gpu.architecture == "turing" and not gpu.runs_bf16 and not gpu.runs_fp8 and not gpu.bf16
+    # full-rate FP32 accumulate on the Quadro / TITAN board: faster per clock than the GeForce 2080 Ti
+    assert get_gpu("quadro-rtx-8000").bf16_tflops > 2 * get_gpu("rtx-2080-ti").bf16_tflops

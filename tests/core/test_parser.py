@@ -291,6 +291,10 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("r1 70b q4 on 2x3090", "deepseek-r1-distill-llama-70b q4 on 2x 3090"),
     ("хочу запустить deepseek r1 70b дистилл локально", "deepseek-r1-distill-llama-70b инференс"),
     ("deepseek r1 дистилл 32b инференс", "deepseek-r1-distill-qwen-32b инференс"),
+    # the mid-range cards as people and marketplaces write them
+    ("13b qlora на 4070 ti super", "13b qlora на RTX 4070 Ti Super"),
+    ("7b lora on a geforce rtx 4060 ti 16gb", "7b lora on RTX 4060 Ti 16GB"),
+    ("8b qlora на двух 3080", "8b qlora на 2x RTX 3080"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     assert said(written) == said(plain)
