@@ -14,7 +14,7 @@ from bot.names import ctx_label, method_name, model_name, provider_name, quant_n
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.answer import target_said
-from core.engines import engine_notes
+from core.engines import engine_notes, strategy_said
 from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.matching import LEVELS
@@ -64,7 +64,7 @@ def workload_label(est: Estimate, lang: str = "en") -> str:
         parts.append(t(lang, "label_batch", n=str(w.batch)))
     if w.gpus > 1:  # "8 GPUs · ZeRO-3": the count and how the work is split
         parts.append(t(lang, "label_gpus", n=w.gpus))
-        parts.append(render(lang, msg(f"val_strategy_{w.strategy.value}")))
+        parts.append(render(lang, strategy_said(w.strategy, w.engine)))
     return " · ".join(parts)
 
 

@@ -16,12 +16,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from core.engines import profile
+from core.engines import profile, strategy_said
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.limits import MAX_CONCURRENCY
 from core.models import Arch, did_you_mean, family_members, find_model, model_for_size
 from core.msg import Joined, Msg, msg
-from core.parser import ParseError, check_range, describe, family_choice, normalise_targets, render_value
+from core.parser import (
+    ParseError,
+    check_range,
+    describe,
+    family_choice,
+    field_label,
+    normalise_targets,
+    render_value,
+)
 from core.workload import (
     ADAPTER_METHODS,
     INFERENCE_ENGINES,
@@ -205,6 +213,9 @@ _PRE_BF16_TRUE = Precision.BF16_TRUE
 _PRE_FP16 = Precision.FP16
 _QUA_NF4 = Quant.NF4
 _QUA_NONE = Quant.NONE
+# Ollama's library tags without a quantisation ("llama3.1:70b", "qwen2.5:7b") are the Q4_K_M GGUF files
+# (ollama.com/library/<model>/tags: "latest" and the bare size tags share the digest of "...-instruct-q4_K_M").
+_QUA_Q4_K_M = Quant.Q4_K_M
 _STR_DDP = Strategy.DDP
 _STR_FSDP = Strategy.FSDP
 _STR_SINGLE = Strategy.SINGLE
@@ -228,6 +239,8 @@ _WHY_SEQ_EXAMPLE = msg("why_seq_example")
 _WHY_SEQ_LIMIT = msg("why_seq_limit")
 _WHY_TP_INFERENCE = msg("why_tp_inference")
 _WHY_TP_SERVE = msg("why_tp_serve")
+_WHY_OLLAMA_QUANT = msg("why_ollama_quant")
+_WHY_LAYERS_SERVE = msg("why_layers_serve")
 _WHY_ZERO3 = msg("why_zero3")
 _WHY_ENGINE_SERVE = msg("why_engine_serve")
 _WHY_ENGINE_ONE = msg("why_engine_one")
@@ -235,6 +248,7 @@ _WHY_ENGINE_TRAIN = msg("why_engine_train")
 _WHY_ENGINE_FUSED_CE = msg("why_engine_fused_ce")
 _WHY_PACKING = msg("why_packing", waste=50)
 _ENG_VLLM, _ENG_TRANSFORMERS, _ENG_HF_PEFT = Engine.VLLM, Engine.TRANSFORMERS, Engine.HF_PEFT
+_ENG_OLLAMA = Engine.OLLAMA
 
 
 def _resolve_engine(spec: WorkloadSpec, training: bool, f: _Filler) -> Engine:
@@ -387,13 +401,15 @@ def _resolve_precision(spec: WorkloadSpec, gpu: GPU | None, f: _Filler) -> Preci
     return f.take("precision", spec.precision, _PRE_BF16)
 
 
-def _resolve_quant(spec: WorkloadSpec, arch: Arch, method: Method, f: _Filler) -> Quant:
+def _resolve_quant(spec: WorkloadSpec, arch: Arch, method: Method, engine: Engine, f: _Filler) -> Quant:
     """The model's own published precision where the method runs on it (gpt-oss MXFP4, DeepSeek V3 FP8, a GPTQ/AWQ
-    repository), else NF4 for QLoRA and 16-bit weights for everything else; refused when the method cannot run on
-    it."""
+    repository), else what the engine pulls by default (Ollama: Q4_K_M), else NF4 for QLoRA and 16-bit weights for
+    everything else; refused when the method cannot run on it."""
     native = Quant(arch.native_quant) if arch.native_quant in _QUANT_VALUES else None
     if spec.quant is None and native is not None and native in _NATIVE_DEFAULT_FOR.get(method, ()):
         quant = f.assume("quant", native, _WHY_NATIVE_QUANT)
+    elif spec.quant is None and spec.precision is None and engine is _ENG_OLLAMA:  # "fp16": the 16-bit file
+        quant = f.assume("quant", _QUA_Q4_K_M, _WHY_OLLAMA_QUANT)
     else:
         quant = f.take("quant", spec.quant, _QUA_NF4 if method == _MET_QLORA else _QUA_NONE)
     if quant not in _QUANTS_FOR[method]:
@@ -403,7 +419,7 @@ def _resolve_quant(spec: WorkloadSpec, arch: Arch, method: Method, f: _Filler) -
     return quant
 
 
-def _resolve_strategy(spec: WorkloadSpec, arch: Arch, method: Method, training: bool, gpus: int,
+def _resolve_strategy(spec: WorkloadSpec, arch: Arch, method: Method, training: bool, gpus: int, engine: Engine,
                       f: _Filler) -> Strategy:
     """How the GPUs share the work: the stated strategy checked against the method, the count and the offload, else
     the one that fits the case (ZeRO-3 with offload, FSDP for adapters, tensor parallel to serve)."""
@@ -425,13 +441,18 @@ def _resolve_strategy(spec: WorkloadSpec, arch: Arch, method: Method, training: 
         strategy = f.assume("strategy", _STR_ZERO3, _WHY_OFFLOAD_ZERO3)
     elif gpus == 1:
         strategy = f.assume("strategy", _STR_SINGLE)
+    elif not training and profile(engine).layer_split:
+        strategy = f.values["strategy"] = _STR_TP
+        f.notes.append(Assumption(key="strategy", msg=msg("assume_why", what=msg(
+            "field_is", label=field_label("strategy"), value=strategy_said(strategy, engine)),
+            why=_WHY_LAYERS_SERVE)))
     elif not training:
         strategy = f.assume("strategy", _STR_TP, _WHY_TP_SERVE)
     elif method in ADAPTER_METHODS:
         strategy = f.assume("strategy", _STR_FSDP, _WHY_FSDP_ADAPTERS)
     else:
         strategy = f.assume("strategy", _STR_ZERO3, _WHY_ZERO3)
-    if strategy == _STR_TP:
+    if strategy == _STR_TP and not profile(engine).layer_split:  # llama.cpp, Ollama: layers, not heads, are split
         _check_tp(spec, arch, gpus)
     return strategy
 
@@ -596,9 +617,9 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     spec = _memory_class(spec, f)
     gpu = _resolve_gpu(spec)
     precision = _resolve_precision(spec, gpu, f)
-    quant = _resolve_quant(spec, arch, method, f)
+    quant = _resolve_quant(spec, arch, method, engine, f)
     gpus = f.take("gpus", spec.gpus, 1)
-    strategy = _resolve_strategy(spec, arch, method, training, gpus, f)
+    strategy = _resolve_strategy(spec, arch, method, training, gpus, engine, f)
     attention = f.take("attention", spec.attention, _ATT_FLASH)
     kv_default = _KV_FOR_PRECISION[precision]
     if spec.kv_dtype is not None and spec.kv_dtype not in KV_BYTES:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from core.gpus import GPU, GPUS, get_gpu
 from core.msg import Msg, msg
-from core.workload import Engine, Method, Precision, Quant, QuantKernel, Workload
+from core.workload import Engine, Method, Precision, Quant, QuantKernel, Strategy, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +132,15 @@ NEUTRAL = EngineProfile(Engine.TRANSFORMERS, prefill_chunk=-1, source="engine-ne
 
 def profile(engine: Engine | None) -> EngineProfile:
     return NEUTRAL if engine is None else PROFILES[engine]
+
+
+def strategy_said(strategy: Strategy, engine: Engine | None) -> Msg:
+    """How the GPUs share the work, as the user reads it: an engine that splits the layers (llama.cpp, Ollama,
+    transformers) serves on several GPUs by layers, not by tensor parallelism, though the memory per GPU is sized
+    the same way (weights and cache divided by the count)."""
+    if strategy is Strategy.TP and profile(engine).layer_split:
+        return msg("val_strategy_layers")
+    return msg(f"val_strategy_{strategy.value}")
 
 
 # Unsloth's QLoRA speed-up is larger than its LoRA one (the same LLaMA-Factory table: 3,726 vs 2,415 tokens/s).

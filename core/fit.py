@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, overload
 
 from pydantic import BaseModel, ConfigDict
 
-from core.engines import runs_on
+from core.engines import profile, runs_on
 from core.estimator import MemoryEstimate, estimate_memory, estimate_prepared, need, prepare
 from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.msg import Msg, msg
@@ -174,11 +174,13 @@ class Requirement:
         return {c: self.recommended_gib(c) if self.runnable(c) else float("inf") for c in DEFAULT_COUNTS}
 
     def runnable(self, count: int) -> bool:
-        """Tensor parallelism must divide the attention heads (vLLM's rule); other strategies run on any count."""
+        """Tensor parallelism must divide the attention heads (vLLM's rule); other strategies, and engines that
+        split layers across the GPUs (llama.cpp, Ollama, transformers), run on any count."""
         ok = self._runnable.get(count)
         if ok is None:
             w = self.workload
-            ok = not (count > 1 and _placement(w, count, False)[1] is _TP and w.arch.heads % count)
+            ok = not (count > 1 and _placement(w, count, False)[1] is _TP and w.arch.heads % count
+                      and not profile(w.engine).layer_split)
             self._runnable[count] = ok
         return ok
 

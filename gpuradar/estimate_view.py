@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.names import ctx_label, method_name
 from core.answer import Answer, answer, target_said
-from core.engines import engine_notes, profile
+from core.engines import engine_notes, profile, strategy_said
 from core.gpus import get_gpu
 from core.models import Arch
 from core.msg import msg
@@ -216,7 +216,7 @@ def _describe(w: Workload, lang: str = "en") -> str:
     else:
         parts.append(f"{ctx_label(w, lang)} × {w.concurrency}, KV {w.kv_dtype}")
     if w.gpus > 1:
-        parts.append(f"{w.gpus} GPU · {render(lang, msg(f'val_strategy_{w.strategy.value}'))}")
+        parts.append(f"{w.gpus} GPU · {render(lang, strategy_said(w.strategy, w.engine))}")
     if w.offload.value != "none":
         parts.append(_t("offload", lang, what=render(lang, msg(f"val_offload_{w.offload.value}"))))
     if w.memory_class_gb is not None:  # a class of cards: which cards it is, is said as an assumption
@@ -268,7 +268,7 @@ def render_text(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -
         lines.append(f"{render(lang, msg('engine_changes', engine=a.workload.engine.value))}:")
         lines += [f"  - {render(lang, n)}" for n in notes]
     lines.append("")
-    strategy = render(lang, msg(f"val_strategy_{m.strategy.value}"))
+    strategy = render(lang, strategy_said(m.strategy, a.workload.engine))
     where = f" ({_t('on', lang)} {m.gpus} GPU, {strategy})" if m.gpus > 1 else ""
     lines.append(f"{_t('memory_total' if a.single_device_total else 'memory', lang)}{where}:")
     rows = [[_t(k, lang), f"{number(getattr(b, k), 2, lang)} {gib}"]

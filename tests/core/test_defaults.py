@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.defaults import KV_BYTES, Assumption, complete
+from core.engines import profile
 from core.models import from_hf_config, get_model
 from core.parser import ParseError, parse_workload
 from core.workload import (
@@ -275,7 +276,7 @@ INCOHERENT = [
     ("7B full ddp offload", "offload"),
     ("7B full zero2 offload all", "ZeRO-3"),
     ("7B inference zero3", "tensor parallel"),
-    ("70B inference on 3 H100", "heads"),
+    ("70B inference on vllm 3 H100", "heads"),  # tensor parallel; llama.cpp splits layers (below)
     ("7B lora bf16 on V100", "bf16"),
     ("llama-3.1-8b 70B lora", "parameters"),
     ("7B inference bs 4 8 users", "batch"),
@@ -431,3 +432,28 @@ def test_options_naming_a_variant_replace_the_texts_family() -> None:
     assert spec.gpu == "h100-pcie" and spec.gpu_family is None
     w, _ = complete(spec)
     assert w.gpu_ids == ("h100-pcie",)
+
+
+@pytest.mark.parametrize("text", ["70b q4_k_m llama.cpp на 3x3090", "llama 3 70b ollama on 3 RTX 3090",
+                                  "70B inference on 3 H100"])
+def test_an_engine_that_splits_layers_runs_on_any_count(text: str) -> None:
+    # llama.cpp / Ollama / transformers put whole layers on each GPU: the heads need not divide by the count, and
+    # the answer says layers, not tensor parallelism
+    from core.fit import fit_configs
+
+    w, notes = done(text)
+    assert w.gpus == 3 and profile(w.engine).layer_split
+    assert "layers split across the GPUs" in render("en", notes["strategy"].msg)
+    assert "слои поровну между GPU" in render("ru", notes["strategy"].msg)
+    assert any(f.count == 3 for f in fit_configs(w, counts=(3,)).fits)
+
+
+def test_ollama_serves_its_library_default_file_unless_told() -> None:
+    # "llama3.1:70b" on Ollama is the Q4_K_M file: sized as 16-bit weights it would need four times the memory
+    w, notes = done("llama 3 70b ollama on 2 RTX 3090")
+    assert w.quant is Quant.Q4_K_M and "Ollama" in render("en", notes["quant"].msg)
+    assert "Ollama" in render("ru", notes["quant"].msg)
+    assert done("llama 3 70b ollama q8_0")[0].quant is Quant.Q8_0  # a tag said is kept
+    assert done("llama 3 70b ollama fp16")[0].quant is Quant.NONE  # the 16-bit file
+    assert done("gpt-oss 20b ollama")[0].quant is Quant.MXFP4  # the model's own format first
+    assert done("llama 3 70b inference")[0].quant is Quant.NONE  # other engines: 16-bit unless said

@@ -29,7 +29,11 @@ from core.fit import (
 )
 from core.gpus import GPUS, get_gpu
 from core.parser import ParseError, parse_workload
-from core.workload import Attention, Strategy, Workload
+from core.workload import Attention, Engine, Strategy, Workload
+
+# the engines that put whole layers on each GPU (their docs: llama.cpp --split-mode layer, Ollama, accelerate's
+# device_map="auto" under transformers)
+LAYER_SPLIT = {Engine.LLAMA_CPP, Engine.OLLAMA, Engine.TRANSFORMERS}
 
 PHRASES = [
     "13B LoRA", "70b qlora", "7B full fine-tune", "полное дообучение 7B", "70B QLoRA ctx 8k bs 4",
@@ -54,8 +58,8 @@ def _reference_fits(w: Workload, gpus: tuple, counts: tuple[int, ...]) -> list[F
     out: list[Fit] = []
     for c in counts:
         cfg = config_for(w, c)
-        if c > 1 and cfg.strategy is Strategy.TP and w.arch.heads % c:
-            continue  # tensor parallelism must divide the attention heads
+        if c > 1 and cfg.strategy is Strategy.TP and w.arch.heads % c and w.engine not in LAYER_SPLIT:
+            continue  # tensor parallelism must divide the attention heads; a layer split runs on any count
         for g in gpus:
             if not runs_on(w, g):
                 continue  # the engine cannot run the workload's precision there (FP8 weights on a T4)
