@@ -354,7 +354,7 @@ GPUS: tuple[GPU, ...] = (
 
 # Words that say nothing about which card it is.
 _NOISE = {"nvidia", "geforce", "tesla", "amd", "radeon", "instinct", "graphics", "gpu", "card", "generation",
-          "server", "edition", "x1", "1x", "gb"}
+          "server", "edition", "x1", "1x", "gb", "гб"}
 # Form-factor words that may be dropped when the exact spelling is unknown (NVL and PCIe change the card).
 _DROPPABLE = {"sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "oam", "server", "pcie"}
 _MEM = re.compile(r"^(\d{1,3})(?:gb|g|гб)$")

@@ -974,7 +974,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("noop", rf"(?:lora_)?alpha\s*[=:]?\s*{N}|(?:lora_)?dropout\s*[=:]?\s*[0-9]*\.?[0-9]+|"
              r"(?:lr|learning[\s_\-]*rate)\s*[=:]?\s*[0-9]*\.?[0-9]+(?:e-?[0-9]+)?|"
              r"warmup(?:[\s_\-]*(?:steps|ratio))?\s*[=:]?\s*[0-9]*\.?[0-9]+|seed\s*[=:]?\s*[0-9]+|"
-             r"how\s+(?:long|many)|"  # "how long", "how many": asked, answered by the estimate
+             # "how long", "how many (cards)", "сколько карт": asked, answered by the estimate
+             r"how\s+(?:long|many)|сколько\s+(?:(?:видео)?карт\w*|gpu|гпу|ускорител\w*)|"
              # an engine's flags that change neither memory nor speed here: vLLM's share of the card it may take,
              # the trainer's accumulation steps (the same micro-batch), llama.cpp's every layer on the GPU
              r"gpu[\s_\-]*memory[\s_\-]*utili[sz]ation\s*[=:]?\s*[0-9]*\.?[0-9]+|"
@@ -989,6 +990,8 @@ _RULES: list[tuple[str, str, Handler]] = [
              r"файн[\s_\-]?тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|тюнинг\w*))?|"
              r"фулл?(?:[\s_\-]*(?:файн[\s_\-]?тюн\w*|тюн\w*|fine[\s_\-]*tun\w*|finetun\w*|ft|дообучени\w*))",
      _const(method=Method.FULL)),
+    # training from scratch updates every weight: the memory of a full fine-tune
+    ("scratch", r"from\s+scratch|с\s+нуля", _const(method=Method.FULL)),
     ("freeze", r"freeze(?:[\s_\-]*(?:tun\w*|training|fine[\s_\-]*tun\w*))?|frozen[\s_\-]*layers|заморозк\w*|"
                r"замораживан\w*", _const(method=Method.FREEZE)),
     # "серв" / "засервить" are serving; "сервер" (a server) is not
@@ -1136,6 +1139,7 @@ dtype torch_dtype auto quantization m own home
 свои своих своими данных данные needed required way s team команда команды из сервер сервера серверы server
 avg average mean typical среднем средний средняя средней было была были быть
 что чего what's whats ноутбук ноутбуке ноутбука ноутбуком laptop notebook
+взять брать выбрать купить арендовать арендовать арендую снять
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})

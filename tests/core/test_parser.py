@@ -267,6 +267,8 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     # pretraining scale: billions of tokens are the data, never a context or a model size
     ("llama 3 8b continued pretraining full 10B tokens", "llama 3 8b full fine-tune dataset 10000M tokens"),
     ("8b полное дообучение на 2 млрд токенов", "8b full fine-tune dataset 2000M tokens"),
+    ("train a 1b model from scratch on 100b tokens", "1b full fine-tune dataset 100000M tokens"),
+    ("обучить модель 1b с нуля на 20 млрд токенов", "1b full fine-tune dataset 20000M tokens"),
     ("7B lora 5 thousand examples", "7B lora 5000 examples"),
     ("7B lora датасет 50 000", "7B lora 50000 примеров"),
     ("https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct lora", "meta-llama/Llama-3.1-8B-Instruct lora"),
@@ -295,6 +297,9 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("13b qlora на 4070 ti super", "13b qlora на RTX 4070 Ti Super"),
     ("7b lora on a geforce rtx 4060 ti 16gb", "7b lora on RTX 4060 Ti 16GB"),
     ("8b qlora на двух 3080", "8b qlora на 2x RTX 3080"),
+    ("qwen2.5 7b lora на rtx 4060 ti 16 гб", "qwen2.5 7b lora на RTX 4060 Ti 16GB"),
+    ("какую видеокарту взять для инференса mistral 7b", "mistral 7b инференс"),
+    ("deepseek v3 fp8 инференс, сколько карт нужно", "deepseek v3 fp8 инференс"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     assert said(written) == said(plain)
