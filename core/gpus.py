@@ -354,7 +354,7 @@ GPUS: tuple[GPU, ...] = (
 
 # Words that say nothing about which card it is.
 _NOISE = {"nvidia", "geforce", "tesla", "amd", "radeon", "instinct", "graphics", "gpu", "card", "generation",
-          "server", "edition", "x1", "1x", "gb", "гб"}
+          "server", "edition", "x1", "1x", "gb", "гб", "тесла"}
 # Form-factor words that may be dropped when the exact spelling is unknown (NVL and PCIe change the card).
 _DROPPABLE = {"sxm", "sxm2", "sxm4", "sxm5", "hbm2", "hbm2e", "hbm3", "hbm3e", "oam", "server", "pcie"}
 _MEM = re.compile(r"^(\d{1,3})(?:gb|g|гб)$")
@@ -378,6 +378,9 @@ def _tokens(text: str) -> tuple[list[str], float | None]:
         # ASCII digits only: '²' passes str.isdigit() but not float()
         if tok.isascii() and tok.isdigit() and i + 1 < len(raw) and raw[i + 1] in ("gb", "гб") and i > 0:
             memory = float(tok)
+            continue
+        if tok.isascii() and tok.isdigit() and len(tok) <= 3 and i == len(raw) - 1 and i > 0:
+            memory = float(tok)  # "A100 80", "a100 40": no card's name ends in a number that short
             continue
         if tok in _NOISE:
             continue

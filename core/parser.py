@@ -252,7 +252,7 @@ MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
 TOKW = r"(?:tokens?|tok|токен\w*)"
 EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
        r"пример\w*|сэмпл\w*|диалог\w*|строк\w*|запис\w*|инструкц\w*|пар\b)")
-EPW = r"(?:epochs?|эпох\w*|ep)"
+EPW = r"(?:epochs?|эпох\w*|ep|эп)"
 DATAW = r"dataset|датасет\w*|набор\w*\s+данных|corpus|корпус\w*"
 KVT = r"(?:fp8|int8|int4|bf16|fp16|q8_0|q4_0|8[\s\-_]*bit|4[\s\-_]*bit)"
 GC = (r"(?:grad(?:ient)?s?[\s_\-]*(?:ckpt|checkpoint(?:ing|s)?)|activation[\s_\-]*(?:ckpt|checkpoint(?:ing)?|"
@@ -289,8 +289,18 @@ def _gpu_pattern() -> str:
             if toks:
                 names.add(SEP.join(re.escape(t) for t in toks))
     alts = "|".join(sorted(names, key=len, reverse=True))
-    return (rf"(?:(?:nvidia|geforce|tesla|amd|instinct|quadro)[\s_\-]*)*(?:{alts})"
-            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{1,3}}[\s_\-]*(?:gb|гб|g)))*(?:['\u2019]?s(?!\w))?")
+    # a card's memory said bare after its name ("A100 80"): only the sizes cards come in, and never a number that
+    # has its own unit ("A100 80 users", "H100 24 часа")
+    sizes = "|".join(sorted({f"{g.memory_gb:g}" for g in GPUS}, key=len, reverse=True))
+    bare = (rf"\s+(?:{sizes})(?![0-9.,])(?!\s*(?:[xх×*]|gpus?|cards?|карт|гпу|users?|пользоват|concurren|"
+            r"одновремен|parallel|параллел|час|hours?|h(?!\w)|ч(?!\w)|min|мин|rps|rpm|req|запрос|k(?!\w)|к(?!\w)|"
+            r"b(?!\w)|б(?!\w)|tok|ток|ms|мс|s(?!\w)|с(?!\w)|sec|сек|%|epoch|эпох|ep(?!\w)|эп(?!\w)|example|пример|"
+            r"sample|шт|штук|x(?!\w)|раз))")
+    # a Russian ending on the card's number: "на 4090-ой", "две 3090-ые", "на 3090-х"
+    ending = r"(?:-(?:ая|ой|ую|ий|ый|ые|ых|ыми|ом|х|й|ка|ки|ке|ку))?"
+    return (rf"(?:(?:nvidia|geforce|tesla|тесла|amd|instinct|quadro)[\s_\-]*)*(?:{alts})"
+            rf"(?:[\s_\-]*(?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]{{1,3}}[\s_\-]*(?:gb|гб|g))|{bare})*{ending}"
+            rf"(?:['\u2019]?s(?!\w))?")
 
 
 GPU = _gpu_pattern()
@@ -365,11 +375,14 @@ _gpus_named_as = lru_cache(maxsize=1024)(resolve_gpus)
 _model_named_as = find_model  # memoised by `core.models` itself
 
 
+_CARD_ENDING = re.compile(r"-[а-яё]{1,3}$")  # "4090-ой": the card's number with a Russian ending (`_gpu_pattern`)
+
+
 def _gpu_named(name_group: str, count_group: str | None) -> Handler:
     count = _field("gpus", count_group) if count_group else None
 
     def handle(m: re.Match[str]) -> dict[str, Any]:
-        name = m.group(name_group)
+        name = _CARD_ENDING.sub("", m.group(name_group))
         gpu = _gpu_named_as(name)
         if gpu is None and (one := singular(name)) is not None:  # a plural: "8 H100s", "two A100's"
             name = one
@@ -389,8 +402,8 @@ def _gpu_named(name_group: str, count_group: str | None) -> Handler:
 # Russian spellings in any case ("ламы", "квена") -> the Latin family name
 _FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("мистрал", "mistral"), ("микстрал", "mixtral"),
              ("гемм", "gemma"), ("дипсик", "deepseek"), ("фи", "phi"), ("гигачат", "gigachat"),
-             ("яндекс", "yandexgpt"))
-_CYRILLIC_FAMILY = r"лл?ам\w*|квен\w*|мистрал\w*|микстрал\w*|гемм\w*|дипсик\w*|гигачат\w*"
+             ("яндекс", "yandexgpt"), ("сайг", "saiga"), ("вихр", "vikhr"))
+_CYRILLIC_FAMILY = r"лл?ам\w*|квен\w*|мистрал\w*|микстрал\w*|гемм\w*|дипсик\w*|гигачат\w*|сайг\w*|вихр\w*"
 
 # Words that cannot begin a model name even though a catalog name begins with them (they are ordinary words).
 _NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", "model"})
@@ -434,6 +447,9 @@ def _model_vocabulary() -> tuple[str, str]:
 _FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
 _MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?[bб](?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
 _MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
+# a context length that is part of a name ("phi3 mini 128k"); `_model` leaves it to the context rule when the name
+# with it is no catalog model ("llama 3 8b 128k")
+_MSIZE += r"|[0-9]{1,3}k(?!\w)"
 _MVER = r"v?[0-9]{1,2}(?:\.[0-9]{1,2})?"
 _MJOINED = r"(?:[\-_.:][a-z0-9]+)*"  # ":" joins an Ollama tag ("qwen3:30b-a3b", "llama3.1:70b-instruct-q4_K_M")
 # a spaced part: a size, a name word, a version followed by more name, or a version right after a bare family
@@ -446,7 +462,8 @@ _MUNIT = (r"(?![0-9.])(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|�
 # a size may carry its experts or active parameters joined on: "17b-16e", "30b-a3b"
 _MSIZE_MOE = r"(?:[\s\-_/](?:[0-9]{1,3}e|a[0-9]{1,3}(?:\.[0-9])?b)(?!\w))?"
 # Russian words inside a name, read as the catalog's Latin ones by `_latin_family`
-_RU_NAME_WORDS = ((re.compile(r"дистил\w*"), "distill"),)
+_RU_NAME_WORDS = ((re.compile(r"дистил\w*"), "distill"), (re.compile(r"немо"), "nemo"),
+                  (re.compile(r"лардж"), "large"), (re.compile(r"смолл?"), "small"), (re.compile(r"кодер\w*"), "coder"))
 _RU_NAME_RX = "|".join(word.pattern for word, _ in _RU_NAME_WORDS)
 _MPART = (rf"(?:(?:{_MSIZE}){_MSIZE_MOE}|{_RU_NAME_RX}|{_MDATE}|(?:{_NAME_WORDS})(?!\w){_MJOINED}|"
           rf"{_MVER}{_MUNIT}{_MJOINED})")
@@ -798,7 +815,7 @@ _RULES: list[tuple[str, str, Handler]] = [
      lambda m: _per_token_ms(m.group("tp_ms"))),
     # the first token's deadline: "TTFT < 1s", "time to first token 500 ms", "первый токен за 2 с"
     ("ttft", rf"(?:ttft|time[\s_\-]+to[\s_\-]+first[\s_\-]+token|перв\w+\s+токен\w*)\s*(?:<=?|≤|under|below|within|"
-             rf"of|=|:|до|за|через|не\s+(?:больше|более|дольше))?\s*(?P<tf_n>{N})\s*(?P<tf_u>ms|мс|s|secs?|seconds?|"
+             rf"of|=|:|до|за|через|меньше|менее|не\s+(?:больше|более|дольше))?\s*(?P<tf_n>{N})\s*(?P<tf_u>ms|мс|s|secs?|seconds?|"
              r"с|сек\w*|секунд\w*)", _ttft),
     ("tpot2", rf"(?P<tq_ms>{N})\s*(?:ms|мс)\s*(?:/|per|a|на|за)\s*(?:output\s+)?(?:tokens?|токен\w*|tok|ток)",
      lambda m: _per_token_ms(m.group("tq_ms"))),
@@ -806,7 +823,8 @@ _RULES: list[tuple[str, str, Handler]] = [
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
     ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
     # billions of tokens are a dataset (pretraining scale), never a context or a model size: "10B tokens", "2 млрд"
-    ("ds_billions", rf"(?P<db_n>{N})\s*(?:b|bn|billion|млрд\.?|миллиард\w*)\s*{TOKW}", _billions),
+    ("ds_billions", rf"(?:(?:{DATAW})\s*(?:of\s+|with\s+|из\s+|на\s+|в\s+|size\s+|размером\s+)?[=:]?\s*)?"
+                    rf"(?P<db_n>{N})\s*(?:b|bn|billion|млрд\.?|миллиард\w*)\s*{TOKW}", _billions),
     # the data's size in tokens, said as such: "dataset 20M tokens", "1 млн токенов данных" (not a context length)
     ("ds_tokens", rf"(?:{DATAW})\s*(?:of\s+|with\s+|из\s+|на\s+|в\s+|size\s+|размером\s+)?[=:]?\s*"
                   rf"(?P<dt_a>{THOUSANDS}|{AMT})\s*{TOKW}", _field("dataset_tokens", "dt_a")),
@@ -824,7 +842,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("tpe4", rf"(?:tokens?[\s_]*per[\s_]*(?:example|sample)|tokens_per_example|tpe|длин\w*\s+пример\w*)"
              rf"\s*[=:]?\s*(?P<tp_d>{AMT})(?:\s*{TOKW})?", _field("tokens_per_example", "tp_d")),
     ("tpe5", rf"(?:avg|average|mean|в\s+среднем|средн\w*)(?:\s+(?:length|len|длин\w*))?\s*(?:of\s+|по\s+)?[=:]?\s*"
-             rf"(?P<tp_e>{AMT})(?:\s*{TOKW})?", _field("tokens_per_example", "tp_e")),
+             rf"(?P<tp_e>{AMT})(?!\s*(?:{TOKW}\s*)?in\s*[,;/]?\s*(?:and\s+|и\s+)?{AMT})(?:\s*{TOKW})?",
+     _field("tokens_per_example", "tp_e")),  # not "avg 500 in / 200 out": a prompt and an answer (`in_out`)
     ("epochs", rf"(?P<ep_n>{N})\s*{EPW}", _field("epochs", "ep_n")),
     ("epochs2", rf"(?:epochs?|эпох\w*|num[\s_]*train[\s_]*epochs)\s*[=:]?\s*(?P<ep_n2>{N})",
      _field("epochs", "ep_n2")),
@@ -937,7 +956,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("single", r"single", _const(strategy=Strategy.SINGLE)),
     ("prompt", rf"{PROMPTW}\s*(?:of\s+|=|:)?\s*(?P<pr_a>{AMT})(?:\s*{TOKW})?", _field("prompt_len", "pr_a", kilo=1024)),
     # "1k in, 2k out" only as a pair: a lone "8k in bf16" stays a context length
-    ("in_out", rf"(?P<io_p>{AMT})\s*(?:{TOKW}\s*)?in\s*[,;/]?\s*(?:and\s+|и\s+)?(?P<io_o>{AMT})\s*(?:{TOKW}\s*)?out",
+    ("in_out", rf"(?P<io_p>{AMT})\s*(?:{TOKW}\s*)?in\s*[,;/]?\s*(?:and\s+|и\s+)?(?P<io_o>{AMT})\s*(?:{TOKW}\s*)?out"
+               rf"(?:\s*{TOKW})?",
      lambda m: {**_PROMPT_IN(m), **_OUTPUT_OUT(m)}),
     ("prompt2", rf"(?P<pr_b>{AMT})\s*(?:{TOKW}\s*)?(?:(?:of\s+)?(?:prompts?|inputs?)|на\s+входе|входн\w*|"
                 r"(?:в\s+)?промпт\w*)", _field("prompt_len", "pr_b", kilo=1024)),
@@ -951,12 +971,12 @@ _RULES: list[tuple[str, str, Handler]] = [
             r"context(?:[\s_\-]*(?:length|len|window|size))?|контекст\w*|окн\w*(?:\s+контекста)?|"
             r"seq(?:uence)?(?:[\s_\-]*len(?:gth)?)?|max[\s_\-]*(?:seq(?:uence)?[\s_\-]*)?len(?:gth)?|"
             r"max[\s_\-]*model[\s_\-]*len|cutoff[\s_\-]*len|max[\s_\-]*tokens|длин\w*(?:\s+(?:контекста|"
-            rf"последовательност\w*))?|последовательност\w*)\s*(?:of\s+|в\s+|до\s+)?[=:]?\s*(?P<sq_a>{AMT})"
+            rf"последовательност\w*))?|последовательност\w*)\s*(?:of\s+|в\s+|до\s+)?[=:]?\s*(?P<sq_a>{THOUSANDS}|{AMT})"
             rf"(?:\s*{TOKW})?", _field("seq_len", "sq_a", kilo=1024)),
-    ("seq2", rf"(?P<sq_b>{AMT})\s*(?:{TOKW}\s*)?(?:of\s+)?(?:ctx|context(?:[\s_\-]*(?:window|length|len|size))?|"
-             r"контекст\w*(?:\s+окн\w*)?|seq(?:uence)?"
+    ("seq2", rf"(?P<sq_b>{THOUSANDS}|{AMT})\s*(?:{TOKW}\s*)?(?:of\s+)?"
+             r"(?:ctx|context(?:[\s_\-]*(?:window|length|len|size))?|контекст\w*(?:\s+окн\w*)?|seq(?:uence)?"
              r"(?:[\s_\-]*len(?:gth)?)?|окн\w*)", _field("seq_len", "sq_b", kilo=1024)),
-    ("seq3", rf"(?P<sq_c>{AMT})\s*{TOKW}", _bare_tokens),
+    ("seq3", rf"(?P<sq_c>{THOUSANDS}|{AMT})\s*{TOKW}", _bare_tokens),
     ("seq_k", r"(?P<sq_k>[0-9]{1,4}(?:[.,][0-9])?\s?(?:k|к))", _field("seq_len", "sq_k", kilo=1024)),
     ("batch", r"(?:bs|mbs|batch(?:[\s_\-]*size)?|micro[\s_\-]*batch(?:[\s_\-]*size)?|per[\s_\-]*device[\s_\-]*"
               r"(?:train[\s_\-]*)?batch[\s_\-]*size|батч\w*|размер\w*\s+батча|пакет\w*)\s*(?:of\s+|=|:)?\s*"
@@ -1139,7 +1159,9 @@ dtype torch_dtype auto quantization m own home
 свои своих своими данных данные needed required way s team команда команды из сервер сервера серверы server
 avg average mean typical среднем средний средняя средней было была были быть
 что чего what's whats ноутбук ноутбуке ноутбука ноутбуком laptop notebook
-взять брать выбрать купить арендовать арендовать арендую снять
+взять брать выбрать купить арендовать арендую снять аренду аренда аренде rent renting подешевле
+потянет потянут пойдет пойдут штук штуки гпу card cards hardware requirement requirements врам запуск скорость
+throughput часов видюхой ноут ноуте колаб колабе colab p99 about should lol free tier nvlink kv cache кэш кеш кэша
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
@@ -1173,9 +1195,29 @@ def _negative(low: str, start: int) -> bool:
         (start == 1 or not low[start - 2].isalnum())
 
 
+# A card typed in the Russian layout: "т4", "а100", "н100", "л40с", "ртх 4090" are T4, A100, H100, L40S, RTX 4090.
+# Letter for letter, so every position still points at the user's spelling; a letter only when a card's digits
+# follow it at once (the preposition "в 4 битах" is left alone).
+_CYRILLIC_CARD = re.compile(r"(?<![\w])(?:(ртх|гтх)(\s?[0-9]{3,4})|([антлвн])([0-9]{1,3})(с?))(?![\w])")
+_CARD_LETTERS = str.maketrans({"р": "r", "т": "t", "х": "x", "г": "g", "а": "a", "н": "h", "л": "l", "в": "b",
+                               "с": "s"})
+
+
+def _latin_card(m: re.Match[str]) -> str:
+    return m.group(0).translate(_CARD_LETTERS)
+
+
+def latin_cards(text: str) -> str:
+    """`text` with the cards typed in the Russian layout ("а100", "т4", "ртх 4090") in Latin letters, as a phrase
+    reads them; lower-cased, every position kept."""
+    low = text.lower()
+    return _CYRILLIC_CARD.sub(_latin_card, low) if _CYRILLIC_CARD.search(low) else low
+
+
 def _normalise(text: str) -> str:
-    return (text.lower().replace("ё", "е").replace("\u00a0", " ").replace("\u202f", " ")
-            .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
+    low = (text.lower().replace("ё", "е").replace("\u00a0", " ").replace("\u202f", " ")
+           .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
+    return _CYRILLIC_CARD.sub(_latin_card, low) if _CYRILLIC_CARD.search(low) else low
 
 
 # `WorkloadSpec(**fields)` without the keyword round trip: pydantic's public TypeAdapter, the same checks.
@@ -1287,6 +1329,24 @@ class _Reading:
         if method == Method.LORA and fields.get("quant") in (Quant.NF4, Quant.NF4_DQ):
             fields["method"] = Method.QLORA
 
+    def settle_family_size(self) -> None:
+        """A family said without its size and the size said apart ("qlora 34b yi", "7b qwen"): the model "yi 34b"
+        or "qwen 7b" would be read as."""
+        size = self.fields["params_b"]
+        for fragment in self.bad:
+            if fragment not in self.choices:  # only a family asked "which one?"
+                continue
+            arch = _model_named_as(f"{_latin_family(_normalise(fragment))} {size:g}b")
+            if arch is not None and abs(arch.params_b - size) <= 0.15 * size:
+                self.bad.remove(fragment)
+                self.reasons.pop(fragment, None)
+                del self.choices[fragment]
+                self.fields["model"] = arch.id
+                self.origin["model"] = fragment
+                self.understood.append(fragment)
+                self.readings.append({"model": arch.id})
+                return
+
     def settle_tokens(self, raw: str) -> None:
         """A bare "N tokens" in millions (`_bare_tokens`): the data's size when training, else a context length;
         range-checked and held against the same field said elsewhere, as any fragment is."""
@@ -1320,6 +1380,8 @@ class _Reading:
         fields.pop("_note", None)
         if fields.pop("_run", False) and "method" not in fields:
             fields["method"] = Method.INFERENCE
+        if "params_b" in fields and "model" not in fields:
+            self.settle_family_size()
         if self.bad:
             # readings to offer only when one fragment is all that stands in the way
             choices = self.choices.get(self.bad[0], []) if len(self.bad) == 1 else []

@@ -300,6 +300,24 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     ("qwen2.5 7b lora на rtx 4060 ti 16 гб", "qwen2.5 7b lora на RTX 4060 Ti 16GB"),
     ("какую видеокарту взять для инференса mistral 7b", "mistral 7b инференс"),
     ("deepseek v3 fp8 инференс, сколько карт нужно", "deepseek v3 fp8 инференс"),
+    # cards as people type them: a Russian ending, the Russian layout, the memory said bare
+    ("ллама 3.1 8b инференс на 4090-ой, контекст 32 тыс", "llama 3.1 8b инференс на RTX 4090 контекст 32000"),
+    ("7b lora на двух 3090-х", "7b lora на 2x RTX 3090"),
+    ("t-pro qlora r=64 bs 4 на одной a100 80", "t-pro qlora r=64 bs 4 на 1x A100 80GB"),
+    ("70b inference on h100 80 users", "70b inference on h100, 80 users"),  # a count with its unit stays a count
+    ("тесла т4 хватит для phi-4 в 4 бита?", "phi-4 4bit on T4"),
+    ("70b инференс на 2 н100", "70b инференс на 2x H100"), ("7b lora л40с", "7b lora L40S"),
+    ("13b lora на ртх 4090", "13b lora на RTX 4090"), ("gemma 3 27b инференс на двух 3090, потянет?",
+                                                      "gemma 3 27b инференс на 2x 3090"),
+    # numbers as people write them
+    ("llama 3 70b инференс при 32 768 токенах", "llama 3 70b инференс контекст 32768"),
+    ("7b lora датасет 2 млрд токенов", "7b lora dataset 2000M tokens"),
+    ("8b 1000 requests per minute, avg 500 in / 200 out tokens", "8b 1000 requests per minute prompt 500 output 200"),
+    ("full ft qwen3-4b на 8 x h100 sxm, 1M токенов, 3 эп", "qwen3-4b full 8x h100 sxm dataset 1M tokens 3 epochs"),
+    ("GigaChat 20B-A3B инференс в sglang, ttft меньше 300 мс", "GigaChat 20B-A3B inference sglang ttft 300 ms"),
+    # names: a context size that is part of the name, Russian words of a name
+    ("phi3 mini 128k inference on t4", "phi-3-mini-128k inference on t4"),
+    ("мистраль немо 12b qlora", "mistral nemo 12b qlora"), ("мистраль лардж 2 инференс", "mistral large 2 inference"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     assert said(written) == said(plain)
@@ -640,3 +658,12 @@ def test_range_errors_show_plain_numbers_in_each_language() -> None:
     assert "4,194,304" in render("en", info.value.explain())
     assert "4\u00a0194\u00a0304" in render("ru", info.value.explain()).replace(" ", "\u00a0")
     assert "e+" not in render("en", info.value.explain())
+
+
+@pytest.mark.parametrize(("written", "model"), [
+    ("qlora 34b yi on a 3090 ti, r=64, seq len 2048", "yi-34b"), ("7b qwen inference", "qwen2.5-7b"),
+    ("70b llama lora", "llama-3.1-70b"),
+])
+def test_a_family_with_its_size_said_apart_is_that_model(written: str, model: str) -> None:
+    # "34b yi" is what "yi 34b" is: the family's model of that size, not "which Yi?"
+    assert parse_workload(written).model == model
