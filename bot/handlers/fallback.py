@@ -7,9 +7,12 @@ from __future__ import annotations
 from aiogram import F, Router
 from aiogram.types import CallbackQuery, Message
 
+from bot.availability_marks import StayMarks
 from bot.estimates import Estimator, Failure, reading_choices
 from bot.handlers.common import argument
 from bot.handlers.estimate import answer_failure, reply_estimate
+from bot.handlers.offers import cards_asked, send_offers
+from bot.listed_prices import ListedPrices
 from bot.offer_cache import OfferCache
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
@@ -25,11 +28,17 @@ async def unknown_command(message: Message, lang: str) -> None:
 
 @router.message(F.text, F.chat.type == "private", flags={"rate": "estimate"})
 async def free_text(message: Message, lang: str, currency: str, estimator: Estimator, offers: OfferCache,
-                    tokens: QueryTokens, webapp_url: str | None = None) -> None:
+                    tokens: QueryTokens, stay_marks: StayMarks, webapp_url: str | None = None,
+                    listed_prices: ListedPrices | None = None) -> None:
     """A plain message in a private chat is read as /estimate: the estimate, the method question, or — when part
-    of it was understood, or it names a model family — what was and was not; only text with nothing of a workload
-    gets the examples."""
+    of it was understood, or it names a model family — what was and was not; a card and nothing else ("h100",
+    "цена a100 в час") is a price question, answered with that card's offers as /offers is; only text with nothing
+    of a workload gets the examples."""
     text = await argument(message, None, lang)
+    if text and (cards := cards_asked(text)) is not None:
+        await send_offers(message, cards, lang=lang, currency=currency, offers=offers, estimator=estimator,
+                          tokens=tokens, stay_marks=stay_marks, webapp_url=webapp_url, listed_prices=listed_prices)
+        return
     if text and await reply_estimate(message, text, lang=lang, currency=currency, estimator=estimator,
                                      offers=offers, tokens=tokens, webapp_url=webapp_url):
         return

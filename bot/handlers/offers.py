@@ -28,6 +28,8 @@ from bot.subscribe_query import gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import rank_for, ranked_line, vat_note
+from core.gpus import get_gpu
+from core.parser import ParseError, parse_workload
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
@@ -41,6 +43,8 @@ def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str
     if not text:
         return rank_groups(offers.groups(currency), currency)
     ids = gpu_list(text)
+    if ids is None and (cards := cards_asked(text)) is not None:  # "h100 price per hour"
+        ids = gpu_list(cards)
     if ids is not None:
         return rank_groups(offers.groups(currency, gpu_ids=ids), currency)
     result = estimator.get(text)
@@ -80,11 +84,25 @@ def render_page(items: Sequence[Ranked], text: str, page: int, token: str, lang:
     return "\n".join(lines), keyboards.offers_page_keyboard(lang, token, page, pages, skip)
 
 
-@router.message(Command("offers"), flags={"rate": "estimate"})
-async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
-                         estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
-                         webapp_url: str | None = None, listed_prices: ListedPrices | None = None) -> None:
-    text = await argument(message, command, lang)
+def cards_asked(text: str) -> str | None:
+    """The card(s) a phrase asks about when it names nothing else ("h100", "сколько стоит A100 80GB в час",
+    "h100 price per hour"): their name as /offers reads it, else None. Such a phrase is a price question, answered
+    with the offers; as a workload it would only lead to "which method?" and then "which model?"."""
+    try:
+        spec = parse_workload(text)
+    except ParseError:
+        return None
+    said = spec.model_dump(exclude_none=True, exclude_defaults=True)
+    if spec.gpu is None or set(said) - {"gpu", "gpu_family"}:
+        return None
+    card = get_gpu(spec.gpu)
+    return card.family if spec.gpu_family and card.family else card.name
+
+
+async def send_offers(message: Message, text: str, *, lang: str, currency: str, offers: OfferCache,
+                      estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
+                      webapp_url: str | None = None, listed_prices: ListedPrices | None = None) -> None:
+    """The first page of the offers `text` asks for (all, cards, or those fitting a workload)."""
     if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
         await estimator.get_resolved(text, message.from_user.id if message.from_user else None)
     items = select_offers(text, offers, estimator, lang, currency)
@@ -97,6 +115,15 @@ async def offers_command(message: Message, command: CommandObject, lang: str, cu
     workload = text if text and gpu_list(text) is None else ""  # the page starts from a workload, not a card name
     await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, workload),
                          disable_web_page_preview=True)
+
+
+@router.message(Command("offers"), flags={"rate": "estimate"})
+async def offers_command(message: Message, command: CommandObject, lang: str, currency: str, offers: OfferCache,
+                         estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
+                         webapp_url: str | None = None, listed_prices: ListedPrices | None = None) -> None:
+    text = await argument(message, command, lang)
+    await send_offers(message, text, lang=lang, currency=currency, offers=offers, estimator=estimator, tokens=tokens,
+                      stay_marks=stay_marks, webapp_url=webapp_url, listed_prices=listed_prices)
 
 
 @router.callback_query(OffersCb.filter())

@@ -249,3 +249,22 @@ def test_display_names_for_models_regions_and_alerts():
     assert region_name("en", "ap_northeast_kr_se_1") == "Seoul, KR"
     assert region_name("ru", "ap_northeast_kr_se_1") == "Сеул"
     assert region_name("ru", "FI") == "Финляндия"
+
+
+async def test_a_card_and_nothing_else_is_a_price_question_answered_with_its_offers(tg, app):
+    """"h100 price per hour" / "сколько стоит арендовать RTX 3090 в час": the card's offers as /offers lists them,
+    not "which method?" (whose buttons would lead on to "which model?")."""
+    offers_page = await say(tg, "/offers RTX 3090", user_id=41)
+    asked = await say(tg, "how much is an rtx 3090 per hour", user_id=41)
+    assert asked == offers_page and "page 1/" in asked and "Vast.ai" in asked
+    ru = await say(tg, "сколько стоит арендовать 3090 в час?", user_id=42, lang="ru")
+    assert "1/" in ru.splitlines()[0]
+    assert "Vast.ai" in ru and "Какой метод" not in ru and "Что посчитать" not in ru
+    # the paging buttons of that answer turn its pages as /offers' own do
+    call = tg.calls_of("sendMessage")[-1]
+    tg.press(call, next(b["text"] for b in call.buttons() if "›" in b["text"] or "Дальше" in b["text"]
+                        or "Next" in b["text"]), user_id=42, lang="ru")
+    page2 = await tg.wait_for("editMessageText", chat_id=42)
+    assert "2/" in page2.text.splitlines()[0]
+    # a card with anything of a workload is still an estimate
+    assert "Llama 3.1 70B · QLoRA" in await say(tg, "70B QLoRA on RTX 3090", user_id=41)
