@@ -11,28 +11,53 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.gpus import resolve_gpus
+from core.gpus import GPUS, resolve_gpus
 from core.limits import gpu_count_ok, price_ok
-from core.parser import COUNT_WORD_RX, COUNT_WORDS
+from core.offers import HOURS_PER_MONTH
+from core.parser import COUNT_WORD_RX, COUNT_WORDS, latin_cards
 from core.providers import ProviderCatalog, catalog
 
-_NUMBER = r"(\d+(?:[.,]\d+)?)"
+_NUMBER = r"\d+(?:[.,]\d+)?"
+# "150 тыс руб", "400к руб": thousands (monthly prices are quoted so)
+_THOUSANDS = r"(?P<mult>\s?(?:k|к|тыс\w*\.?)(?![a-zа-я]))?"
 _RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
-_USD = r"(?:\$|usd\b|долл\w*|dollars?\b)"
+_USD = r"(?:\$|usd\b|долл\w*|dollars?\b|бакс\w*|bucks?\b)"
+_CENTS = r"(?:cents?\b|¢|c(?=/|\b))"
 # What follows the amount says what it is for: per hour ("/ч", "/h", "в час", "per hour") and, only when the user
 # says so, per GPU ("/GPU-ч", "per GPU-hour", "за карту", "per card", "/gpu/h"). Any sequence of those words.
-_GPU_WORD = r"(?:gpu|гпу|карт[уаы]|видеокарт[уаы]|cards?|devices?)"
+_GPU_WORD = r"(?:gpu|гпу|карт[уаы]|видеокарт[уаы]|cards?|devices?|штук[уи]?)"
 _HOUR_WORD = r"(?:ч(?:ас\w*)?|h(?:rs?|ours?)?|hourly)\b"
+_MONTH_WORD = r"(?:мес(?:яц\w*)?|mo(?:nth)?s?|monthly)\b"
+# the whole configuration, said so: "total", "за всю конфигурацию", "whole node", "в сумме"
+_TOTAL_WORD = (r"(?:(?:in\s+)?total|(?:for\s+)?(?:the\s+)?whole\s+(?:node|config\w*|server|machine)|"
+               r"(?:за\s+)?вс[юеё]\s+конфигурац\w*|за\s+вс[её]|в\s+сумме|суммарно)\b")
 _UNIT_JOIN = r"(?:/|-|\bper\b|\bв\b|\bза\b|\bна\b|\ban?\b|\beach\b|\bкажд\w*)"
-_UNIT = rf"(?:{_GPU_WORD}(?:[- ]?{_HOUR_WORD})?|{_HOUR_WORD})"
-_PER_UNIT = rf"(?P<unit>(?:\s*{_UNIT_JOIN}\s*{_UNIT}\.?)*)"
+_UNIT = rf"(?:{_GPU_WORD}(?:[- ]?{_HOUR_WORD})?|{_HOUR_WORD}|{_MONTH_WORD})"
+_PER_UNIT = rf"(?P<unit>(?:\s*(?:{_UNIT_JOIN}\s*{_UNIT}\.?|,?\s*{_TOTAL_WORD}))*)"
+_AMOUNT = (rf"(?P<pre>{_USD}|{_RUB})?\s*(?P<num>{_NUMBER}){_THOUSANDS}\s*(?P<post>{_USD}|{_RUB}|{_CENTS})?"
+           rf"{_PER_UNIT}")
 PRICE_RE = re.compile(
-    r"(?:до|не\s+дороже|дешевле(?:\s*,?\s*чем)?|ниже|меньше(?:\s*,?\s*чем)?|не\s+выше|не\s+больше|под|under|below|"
-    r"(?:for\s+)?(?:less|lower|cheaper)\s+than|up\s+to|max|at\s+most|<=?|≤)\s*"
-    rf"(?P<pre>{_USD}|{_RUB})?\s*{_NUMBER}\s*(?P<post>{_USD}|{_RUB})?{_PER_UNIT}",
+    r"(?:до|не\s+дороже|дешевл\w*(?:\s*,?\s*чем)?|ниже|меньше(?:\s*,?\s*чем)?|не\s+выше|не\s+больше|под|under|"
+    r"below|(?:for\s+)?(?:less|lower|cheaper)\s+than|up\s+to|max(?:imum)?|at\s+most|budget(?:\s+of)?|бюджет\w*|"
+    rf"<=?|≤)\s*{_AMOUNT}",
+    re.IGNORECASE,
+)
+# A price with its currency and its unit needs no "under": "2,5 $ per hour for a H100" is a cap too.
+BARE_PRICE_RE = re.compile(
+    rf"(?<![\w.,])(?:(?P<pre>{_USD})\s*(?P<num>{_NUMBER})|(?P<num2>{_NUMBER})\s*(?P<post>{_USD}|{_RUB}|{_CENTS}))"
+    rf"(?P<unit>(?:\s*{_UNIT_JOIN}\s*{_UNIT}\.?)+)",
     re.IGNORECASE,
 )
 _SAYS_PER_GPU = re.compile(_GPU_WORD, re.IGNORECASE)
+_SAYS_PER_HOUR = re.compile(_HOUR_WORD, re.IGNORECASE)
+_SAYS_PER_MONTH = re.compile(_MONTH_WORD, re.IGNORECASE)
+# "not spot", "не спот", "on-demand": every offer but spot ones, i.e. the hourly on-demand price
+ON_DEMAND_RE = re.compile(r"(?:\b(?:not|no|non|без|не)[\s-]+(?:spot|спот\w*)|\bon[\s-]?demand\b|"
+                          r"по\s+требованию)", re.IGNORECASE)
+# "cheaper than now", "дешевле чем сейчас": what any subscription watches for (an offer appearing or its price
+# falling), so no cap
+_THAN_NOW = re.compile(r"(?:cheaper|lower)\s+than\s+(?:now|(?:the\s+)?current(?:\s+price)?)|"
+                       r"дешевле,?\s+чем\s+сейчас|дешевле\s+текущей(?:\s+цены)?", re.IGNORECASE)
 COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
 BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
 REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w-]{2,40})", re.IGNORECASE)
@@ -40,15 +65,28 @@ _SPLIT_GPUS = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b|\bили\b|\bи\b)\s*", re
 # A subscription asked as a request ("notify me when an H100 is under $2/h", "сообщи, когда H100 будет дешевле 200 ₽"):
 # the asking is no part of what to watch (a subscription is about offers in stock anyway). Only a text that asks
 # loses those words: elsewhere "a" may be a name's ("Command A").
-_ASKS = (r"notify|tell|alert|ping|let|know|when|once|as\s+soon\s+as|сообщи(?:те)?|напиши(?:те)?|уведоми(?:те)?|"
+_ASKS = (r"notify|tell|alert|ping|let|know|when|once|as\s+soon\s+as|сообщи(?:те)?|(?:на)?пиши(?:те)?|уведоми(?:те)?|"
          r"скажи(?:те)?|дай(?:те)?\s+знать|когда|как\s+только")
 _REQUEST = re.compile(rf"(?<!\w)(?:{_ASKS})(?!\w)", re.IGNORECASE)
 _ASKING = re.compile(
     rf"(?<!\w)(?:{_ASKS}|please|pls|me|if|an?|the|is|are|will|be|becomes?|gets?|goes|appears?|available|"
     r"in\s+stock|пожалуйста|мне|меня|если|будет|будут|станет|станут|появится|появятся|в\s+наличии|в\s+продаже)(?!\w)",
     re.IGNORECASE)
+# Words of a request that are never part of a card's or a model's name (asked or not): "any", "only", "cheapest",
+# "for a", "любой провайдер", "где-нибудь", "сразу пиши"
+_TARGET_FILLER = re.compile(
+    r"(?<!\w)(?:any(?:where|\s+provider)?|only|cheap(?:est)?|rental|billing|has|drops?|i\s+need|need|want|"
+    r"(?:for|за|для)(?:\s+(?:an?|the)(?!\w))?|любо\w*(?:\s+провайдер\w*)?|люб(?:ая|ые|ых|ую)|дешев\w*|"
+    r"дешёв\w*|хочу|нужн[аоы]|нужен|сразу|пиши(?:те)?|уведомля\w*|где[\s-]?(?:нибудь|угодно)|подешевеет|о|об|"
+    r"budget|бюджет\w*|в\s+сумме|суммарно|(?:in\s+)?total)"
+    r"(?!\w)", re.IGNORECASE)
+# A memory instead of a card: "any GPU with 80GB", "любая видеокарта с 80 ГБ", "4 карты по 24гб", "48GB card"
+_MEMORY_CLASS = re.compile(
+    rf"^(?:(?P<n>\d{{1,4}}|{COUNT_WORD_RX})\s+)?(?:(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу)\s+)?"
+    r"(?:(?:with|с|по|of)\s+)?(?P<gb>\d{1,3})\s*(?:gb|гб|гиг\w*|g)(?:\s+(?:of\s+)?(?:vram|memory|памяти|"
+    r"видеопамяти))?(?:\s+(?:gpus?|cards?|карт\w*|видеокарт\w*))?$", re.IGNORECASE)
 # A count before a list of cards: "2 H100", "two H100s", "две A100" (COUNT_RE reads "H100 x2")
-_LEADING_COUNT = re.compile(rf"^(\d{{1,9}}|{COUNT_WORD_RX})\s*[x×*]?\s+(.+)$", re.IGNORECASE)
+_LEADING_COUNT = re.compile(rf"^(\d{{1,9}}|{COUNT_WORD_RX})\s*(?:[x×*х]\s*|\s+)(.+)$", re.IGNORECASE)
 
 
 @dataclass
@@ -65,6 +103,7 @@ class SubscribeRequest:
     billing: str | None = None
     region: str | None = None
     problem: str | None = None  # "price" | "count": a filter outside core.limits (the reply says which bounds)
+    price_monthly: bool = False  # the cap was said per month ("до 150 тыс руб в месяц"): held as its hourly equal
 
     @property
     def price_per_gpu(self) -> bool:
@@ -100,17 +139,11 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     rest = text
     req = SubscribeRequest(target="")
 
-    m = PRICE_RE.search(rest)
+    rest = _THAN_NOW.sub(" ", rest)
+    m = PRICE_RE.search(rest) or BARE_PRICE_RE.search(rest)
+    unit = ""
     if m:
-        sign = (m.group("pre") or m.group("post") or "").lower()
-        price = float(m.group(2).replace(",", "."))
-        if price_ok(price):
-            req.max_price = price
-            req.price_basis = "gpu" if _SAYS_PER_GPU.search(m.group("unit") or "") else "total"
-        else:  # "under $0/h", "до 1e400 ₽": refused here with a clear message, not by the database later
-            req.problem = "price"
-        if sign:
-            req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
+        unit = _take_price(req, m)
         rest = rest[:m.start()] + " " + rest[m.end():]
 
     providers: list[str] = []
@@ -131,10 +164,15 @@ def parse_subscribe(text: str) -> SubscribeRequest:
             req.problem = req.problem or "count"
         rest = rest[:m.start()] + " " + rest[m.end():]
 
-    m = BILLING_RE.search(rest)
+    m = ON_DEMAND_RE.search(rest) or BILLING_RE.search(rest)
     if m:
-        req.billing = _billing(m.group(1))
+        req.billing = "hourly" if m.re is ON_DEMAND_RE else _billing(m.group(1))
         rest = rest[:m.start()] + " " + rest[m.end():]
+    if req.billing is None and req.max_price is not None and req.price_monthly:
+        req.billing = "monthly"  # "до 150 тыс руб в месяц": a monthly offer's price
+    elif req.billing == "monthly" and req.max_price is not None and not req.price_monthly \
+            and not _SAYS_PER_HOUR.search(unit):  # "помесячно до 150 тыс руб": the cap is a month's price
+        req.max_price, req.price_monthly = round(req.max_price / HOURS_PER_MONTH, 4), True
 
     m = REGION_RE.search(rest)
     if m:
@@ -143,8 +181,18 @@ def parse_subscribe(text: str) -> SubscribeRequest:
 
     if _REQUEST.search(rest):
         rest = _ASKING.sub(" ", rest)
-    req.target = " ".join(rest.replace(",", " , ").split()).strip(" ,;").replace(" , ", ", ")
+    rest = _TARGET_FILLER.sub(" ", rest)
+    req.target = " ".join(rest.replace(",", " , ").split()).strip(" ,;:-?!").replace(" , ", ", ")
     req.gpu_ids = gpu_list(req.target)
+    if req.gpu_ids is None and (by_memory := _MEMORY_CLASS.match(req.target)) is not None:
+        req.gpu_ids = memory_class(float(by_memory.group("gb")))
+        said = by_memory.group("n")
+        if req.gpu_ids is not None and said and req.gpu_count is None:
+            count = int(said) if said.isdigit() else COUNT_WORDS.get(said.lower().replace("ё", "е"), 0)
+            if gpu_count_ok(count):
+                req.gpu_count = count
+            else:
+                req.problem = req.problem or "count"
     # the count words are spelt with е (core.parser reads ё as е); a card's name has no ё
     counted = _LEADING_COUNT.match(req.target.replace("ё", "е").replace("Ё", "Е")) \
         if req.gpu_ids is None and req.gpu_count is None else None
@@ -159,11 +207,44 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     return req
 
 
+def _take_price(req: SubscribeRequest, m: re.Match[str]) -> None:
+    """The cap a price match says: its amount (thousands and cents read), currency, and what it bounds (per GPU or
+    the whole configuration; per month as the hourly equivalent, 730 hours a month, the way offers compare)."""
+    groups = m.groupdict()
+    sign = (groups.get("pre") or groups.get("post") or "").strip().lower()
+    price = float((groups.get("num") or groups.get("num2") or "0").replace(",", "."))
+    if groups.get("mult"):
+        price *= 1000
+    unit: str = groups.get("unit") or ""
+    if sign and re.fullmatch(_CENTS, sign, re.IGNORECASE):
+        price, sign = price / 100, "$"
+    req.price_monthly = bool(_SAYS_PER_MONTH.search(unit))
+    if req.price_monthly:
+        price = round(price / HOURS_PER_MONTH, 4)
+    if price_ok(price):
+        req.max_price = price
+        req.price_basis = "gpu" if _SAYS_PER_GPU.search(unit) else "total"
+    else:  # "under $0/h", "до 1e400 ₽": refused here with a clear message, not by the database later
+        req.problem = "price"
+    if sign:
+        req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
+    return unit
+
+
+def memory_class(gb: float) -> list[str] | None:
+    """"any GPU with 80GB", "карта с 48 гигами": every catalog card of that memory, as a workload's "on a 48GB
+    card" is (core.defaults); None when no card has it."""
+    ids = [g.id for g in GPUS if abs(g.memory_gb - gb) <= 0.5]
+    return ids or None
+
+
 def gpu_list(text: str) -> list[str] | None:
     """Catalog ids when every comma/or-separated part of `text` names a known GPU, else None. A family name
-    covers its variants ('H100' is SXM, PCIe and NVL; 'A100' 40 and 80 GB) unless one is named."""
+    covers its variants ('H100' is SXM, PCIe and NVL; 'A100' 40 and 80 GB) unless one is named. A card typed in the
+    Russian layout ('а100', 'т4') is read as the parser reads it."""
     if not text:
         return None
+    text = latin_cards(text)
     parts = [p for p in _SPLIT_GPUS.split(text) if p.strip()]
     ids: list[str] = []
     for part in parts:

@@ -1198,7 +1198,7 @@ def _negative(low: str, start: int) -> bool:
 # A card typed in the Russian layout: "т4", "а100", "н100", "л40с", "ртх 4090" are T4, A100, H100, L40S, RTX 4090.
 # Letter for letter, so every position still points at the user's spelling; a letter only when a card's digits
 # follow it at once (the preposition "в 4 битах" is left alone).
-_CYRILLIC_CARD = re.compile(r"(?<![\w])(?:(ртх|гтх)(\s?[0-9]{3,4})|([антлвн])([0-9]{1,3})(с?))(?![\w])")
+_CYRILLIC_CARD = re.compile(r"(?<![\w])(?:(ртх|гтх)(\s?[0-9]{3,4})|([антлвн])([0-9]{1,4})(с?))(?![\w])")
 _CARD_LETTERS = str.maketrans({"р": "r", "т": "t", "х": "x", "г": "g", "а": "a", "н": "h", "л": "l", "в": "b",
                                "с": "s"})
 

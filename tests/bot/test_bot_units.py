@@ -39,6 +39,30 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("четырёх H100 до 900 ₽/ч", "H100", {"gpu_count": 4, "max_price": 900.0}),  # ё as е, as the parser reads it
     ("сообщите, когда H100 появится в наличии", "H100", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"]}),
     ("уведомите, H200 в наличии", "H200", {"gpu_ids": ["h200", "h200-nvl"]}),
+    # "not spot" is the opposite of spot: the on-demand (hourly) price
+    ("A6000 до 60 р/ч, не спот", "A6000", {"billing": "hourly", "max_price": 60.0}),
+    ("4x 4090 under $1.6 total per hour, not spot", "4090", {"billing": "hourly", "gpu_count": 4,
+                                                              "price_basis": "total"}),
+    ("8x H100 SXM on-demand under $20/hr", "H100 SXM", {"billing": "hourly", "gpu_count": 8}),
+    # amounts as people write them: thousands, cents, bucks, a month's price held per hour (730 h)
+    ("H100 помесячно до 150 тыс руб", "H100", {"billing": "monthly", "max_price": round(150_000 / 730, 4),
+                                               "price_currency": "RUB", "price_monthly": True}),
+    ("monthly H100 under $1500/mo", "H100", {"billing": "monthly", "max_price": round(1500 / 730, 4)}),
+    ("5090 under 50c/hr", "5090", {"max_price": 0.5, "price_currency": "USD"}),
+    ("4х A100 спот до 6 баксов в час", "A100", {"gpu_count": 4, "max_price": 6.0, "price_currency": "USD",
+                                               "billing": "spot"}),
+    ("2,5 $ per hour for a H100", "H100", {"max_price": 2.5, "price_currency": "USD"}),  # a price needs no "under"
+    ("две а6000 до 90 р за штуку в час", "а6000", {"gpu_ids": ["rtx-a6000"], "gpu_count": 2,
+                                                   "price_basis": "gpu"}),
+    ("8 H100 на selectel не дороже 2000 руб в час за всю конфигурацию", "H100",
+     {"gpu_count": 8, "price_basis": "total", "providers": ["selectel"]}),
+    # a memory instead of a card: every card of that memory
+    ("any GPU with 80GB under $2", "GPU with 80GB", {"gpu_ids": ["a100-80gb", "h100-pcie", "h100-sxm"]}),
+    ("нужно 4 карты по 24гб, в сумме не больше 300р/ч", "4 карты по 24гб",
+     {"gpu_count": 4, "gpu_ids": ["l4", "a10", "a30", "rtx-3090", "rtx-4090", "rtx-a5000", "rtx-4500-ada",
+                                  "titan-rtx", "quadro-rtx-6000"]}),
+    ("дешевле чем сейчас на runpod для 4090", "4090", {"max_price": None, "providers": ["runpod"]}),
+    ("B200 где нибудь появится - сразу пиши", "B200", {"gpu_ids": ["b200"]}),
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)
