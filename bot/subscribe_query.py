@@ -15,6 +15,7 @@ from core.gpus import GPUS, resolve_gpus
 from core.limits import gpu_count_ok, price_ok
 from core.offers import HOURS_PER_MONTH
 from core.parser import COUNT_WORD_RX, COUNT_WORDS, latin_cards
+from core.places import AREA_PREFIX, COUNTRY_CODES, COUNTRY_NAMES
 from core.providers import ProviderCatalog, catalog
 
 _NUMBER = r"\d+(?:[.,]\d+)?"
@@ -60,7 +61,38 @@ _THAN_NOW = re.compile(r"(?:cheaper|lower)\s+than\s+(?:now|(?:the\s+)?current(?:
                        r"дешевле,?\s+чем\s+сейчас|дешевле\s+текущей(?:\s+цены)?", re.IGNORECASE)
 COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
 BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
-REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w-]{2,40})", re.IGNORECASE)
+REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w@,-]{2,40})", re.IGNORECASE)
+_AREA_LEAD = r"(?:(?:only\s+)?(?:in|within|inside)|только(?:\s+во?)?|во?|из|по)\s+"
+_AREA_SEP = r"\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*(?:the\s+)?"
+
+
+@lru_cache(maxsize=1)
+def _areas() -> re.Pattern[str]:
+    """Countries and areas a request names (core.places): a name in either language anywhere, a code ("US",
+    "EU", "РФ") in capitals or after "in" / "only", a list of them; "only" / "только" around them."""
+    names = "|".join(f"(?:{p})" for p in COUNTRY_NAMES.values())
+    codes = "|".join(sorted(COUNTRY_CODES, key=len, reverse=True))
+    one = rf"(?:(?:{names})|(?-i:{codes}))(?!\w)"
+    led = rf"(?:{names}|{codes})(?!\w)"  # after "in" / "only" a code may be lower-case
+    return re.compile(rf"(?<!\w)(?:{_AREA_LEAD}(?P<led>{led}(?:{_AREA_SEP}{led})*)|"
+                      rf"(?P<bare>{one}(?:{_AREA_SEP}{one})*))(?:\s+only|\s+только)?(?!\w)", re.IGNORECASE)
+
+
+def _area_codes(said: str | None) -> list[str]:
+    """The ISO codes (and areas) of a list of countries as the request wrote it, sorted; [] if any is unknown."""
+    if not said:
+        return []
+    out: set[str] = set()
+    for item in re.split(_AREA_SEP, said, flags=re.IGNORECASE):
+        item = item.strip()
+        if not item:
+            continue
+        code = COUNTRY_CODES.get(item.upper()) or next(
+            (c for c, p in COUNTRY_NAMES.items() if re.fullmatch(p, item, re.IGNORECASE)), None)
+        if code is None:
+            return []
+        out.add(code)
+    return sorted(out)
 _SPLIT_GPUS = re.compile(r"\s*(?:,|;|/|\bor\b|\band\b|\bили\b|\bи\b)\s*", re.IGNORECASE)
 # A subscription asked as a request ("notify me when an H100 is under $2/h", "сообщи, когда H100 будет дешевле 200 ₽"):
 # the asking is no part of what to watch (a subscription is about offers in stock anyway). Only a text that asks
@@ -69,7 +101,7 @@ _ASKS = (r"notify|tell|alert|ping|let|know|when|once|as\s+soon\s+as|сообщи
          r"скажи(?:те)?|дай(?:те)?\s+знать|когда|как\s+только")
 _REQUEST = re.compile(rf"(?<!\w)(?:{_ASKS})(?!\w)", re.IGNORECASE)
 _ASKING = re.compile(
-    rf"(?<!\w)(?:{_ASKS}|please|pls|me|if|an?|the|is|are|will|be|becomes?|gets?|goes|appears?|available|"
+    rf"(?<!\w)(?:{_ASKS}|please|pls|me|us|if|an?|the|is|are|will|be|becomes?|gets?|goes|appears?|available|"
     r"in\s+stock|пожалуйста|мне|меня|если|будет|будут|станет|станут|появится|появятся|в\s+наличии|в\s+продаже)(?!\w)",
     re.IGNORECASE)
 # Words of a request that are never part of a card's or a model's name (asked or not): "any", "only", "cheapest",
@@ -178,6 +210,9 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     if m:
         req.region = m.group(1)
         rest = rest[:m.start()] + " " + rest[m.end():]
+    elif (m := _areas().search(rest)) is not None and (codes := _area_codes(m.group("led") or m.group("bare"))):
+        req.region = AREA_PREFIX + ",".join(codes)  # "в России", "US only", "in Germany or the Netherlands"
+        rest = rest[:m.start()] + " " + rest[m.end():]
 
     if _REQUEST.search(rest):
         rest = _ASKING.sub(" ", rest)
@@ -207,9 +242,10 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     return req
 
 
-def _take_price(req: SubscribeRequest, m: re.Match[str]) -> None:
-    """The cap a price match says: its amount (thousands and cents read), currency, and what it bounds (per GPU or
-    the whole configuration; per month as the hourly equivalent, 730 hours a month, the way offers compare)."""
+def _take_price(req: SubscribeRequest, m: re.Match[str]) -> str:
+    """The cap a price match says (the amount with thousands and cents read, its currency, what it bounds: per GPU
+    or the whole configuration; a month's price as its hourly equal, 730 hours, the way offers compare); returns the
+    words of its unit."""
     groups = m.groupdict()
     sign = (groups.get("pre") or groups.get("post") or "").strip().lower()
     price = float((groups.get("num") or groups.get("num2") or "0").replace(",", "."))

@@ -25,6 +25,7 @@ from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
 from core.workload import Method, Quant, Workload
 from storage.user_tables import Subscription
 from texts.i18n import number, render
+from texts.regions import filter_region_name
 
 FITS_SHOWN = 6
 KEEPING_NAMED = 8  # cards named in a subscription with a serving target; the rest counted
@@ -300,7 +301,7 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
     if billing:
         out += t(lang, "f_billing", billing=t(lang, f"billing_{billing}"))
     if region:
-        out += t(lang, "f_region", region=esc(region))
+        out += t(lang, "f_region", region=esc(filter_region_name(lang, region)))
     return out
 
 

@@ -27,12 +27,14 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from core.changes import EventKind, OfferEvent
 from core.gpus import GPUS, get_gpu
 from core.offers import Offer, PricedOffer
+from core.places import AREA_PREFIX, area_countries, country_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,7 +63,12 @@ def usable_gib(gpu_id: str | None) -> float | None:
 
 
 def region_matches(region: str, location: str) -> bool:
-    """'us' matches 'us-east-1' and 'US'; 'ru' does not match 'europe' (whole tokens, not substrings)."""
+    """A filter of countries or areas ("@RU", "@US,CA", "@EU") holds the offers whose location is in one of them
+    (`core.places.country_of`: Selectel's 'msk-1', Lambda's 'us-east-1', Vast's 'US' alike; a location that names
+    no country is not in any). Any other filter is a code: 'us' matches 'us-east-1' and 'US'; 'ru' does not match
+    'europe' (whole tokens, not substrings)."""
+    if region.startswith(AREA_PREFIX):
+        return country_of(location) in _countries(region)
     want = region.strip().lower()
     have = location.strip().lower()
     if not want:
@@ -69,6 +76,11 @@ def region_matches(region: str, location: str) -> bool:
     if want == have:
         return True
     return want in {t for t in _TOKEN.split(have) if t}
+
+
+@lru_cache(maxsize=256)
+def _countries(region: str) -> frozenset[str]:
+    return frozenset().union(*(area_countries(code) for code in region[len(AREA_PREFIX):].split(",") if code))
 
 
 @dataclass(frozen=True, slots=True)

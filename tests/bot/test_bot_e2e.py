@@ -168,6 +168,22 @@ async def test_cap_per_hour_is_the_whole_configuration_unless_per_gpu_is_said(tg
     assert "до 250 ₽/ч за всю конфигурацию" in listing and "до 250 ₽/GPU-ч" in listing
 
 
+async def test_a_subscription_in_a_country_holds_only_offers_there(tg, app):
+    """"в России" / "US only" are countries: Selectel's A100 ('ru-1', a Saint Petersburg pool) is in Russia,
+    RunPod's ('us') in the United States; the filter is said back by name in the user's language."""
+    text = await say(tg, "/subscribe A100 80GB в России", user_id=43, lang="ru")
+    matching = text.split("Уже подходит сейчас")[1]
+    assert "Selectel" in matching and "RunPod" not in matching and "регион Россия" in text
+    text = await say(tg, "/subscribe A100 80GB, US only", user_id=44)
+    matching = text.split("Already matching now")[1]
+    assert "$1.64" in matching and "Selectel" not in matching and "region United States" in text
+    async with app.sessionmaker() as session:
+        (ru,) = await list_subscriptions(session, 43)
+        (us,) = await list_subscriptions(session, 44)
+    assert (ru.region, us.region) == ("@RU", "@US")
+    assert "регион Россия" in await say(tg, "/subs", user_id=43, lang="ru")
+
+
 async def test_subscribe_unknown_gpu(tg, app):
     assert "do not know a GPU" in await say(tg, "/subscribe Z9000")
 

@@ -63,6 +63,15 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
                                   "titan-rtx", "quadro-rtx-6000"]}),
     ("дешевле чем сейчас на runpod для 4090", "4090", {"max_price": None, "providers": ["runpod"]}),
     ("B200 где нибудь появится - сразу пиши", "B200", {"gpu_ids": ["b200"]}),
+    # countries and areas as people name them: a filter of countries ("@" + ISO codes, core.matching)
+    ("A100 80гб в россии до 250 р/ч за карту", "A100 80гб", {"region": "@RU", "price_basis": "gpu"}),
+    ("ллама 3 70b инференс в 4 бита, до 200 ₽/ч, только РФ", "ллама 3 70b инференс в 4 бита", {"region": "@RU"}),
+    ("h100 nvl < $2.8/hr in canada or us", "h100 nvl", {"region": "@CA,US", "gpu_ids": ["h100-nvl"]}),
+    ("2,5 $ per hour for a H100 in germany or the netherlands", "H100", {"region": "@DE,NL"}),
+    ("H200 in Europe under $3.50 per gpu-hour", "H200", {"region": "@EU", "price_basis": "gpu"}),
+    ("US only: 8xA100 under 10usd/hr whole node", "A100", {"region": "@US", "gpu_count": 8}),
+    ("let us know when H100 is under $2", "H100", {"region": None}),  # "us" is a pronoun here
+    ("H100 x8 region msk", "H100", {"region": "msk"}),  # a provider's code, as before
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)

@@ -26,7 +26,9 @@ from core.offers import Offer
 GPU_IDS = [g.id for g in GPUS]
 PROVIDERS = ["selectel", "hostkey", "vastai", "runpod"]
 BILLINGS = ["hourly", "monthly", "spot"]
-LOCATIONS = ["ru-1", "us-east-1", "eu-west", "MSK", ""]
+LOCATIONS = ["ru-1", "us-east-1", "eu-west", "MSK", "", "msk-1", "FIN-01", "CANADA-1", "secure"]
+# codes (whole tokens of a location) and countries or areas by name (`bot.subscribe_query`: "в России", "EU only")
+REGION_FILTERS = ["ru", "us", "msk", "eu-west", "@RU", "@US,CA", "@EU"]
 COUNTS = [1, 2, 3, 4, 8, 16]
 
 
@@ -92,7 +94,7 @@ def watches(draw: st.DrawFn, wid: int) -> Watch:
         providers=draw(st.one_of(st.none(), st.frozensets(st.sampled_from(PROVIDERS), min_size=1, max_size=2))),
         gpu_count=draw(st.one_of(st.none(), st.sampled_from(COUNTS))),
         billing=draw(st.one_of(st.none(), st.sampled_from(BILLINGS))),
-        region=draw(st.one_of(st.none(), st.none(), st.sampled_from(["ru", "us", "msk", "eu-west"]))),
+        region=draw(st.one_of(st.none(), st.none(), st.sampled_from(REGION_FILTERS))),
     )
 
 
@@ -163,7 +165,7 @@ def _random_watch(rng: random.Random, wid: int) -> Watch:
         providers=maybe(frozenset(rng.sample(PROVIDERS, rng.randint(1, 2)))),
         gpu_count=maybe(rng.choice(COUNTS)),
         billing=maybe(rng.choice(BILLINGS)),
-        region=maybe(rng.choice(["ru", "us", "msk", "eu-west"]), 0.33),
+        region=maybe(rng.choice(REGION_FILTERS), 0.33),
     )
 
 
@@ -354,6 +356,18 @@ def test_region_matches_whole_tokens() -> None:
     assert region_matches("MSK", "msk")
     assert not region_matches("ru", "europe")
     assert not region_matches("us", "")
+
+
+@pytest.mark.parametrize(("region", "location", "held"), [
+    # a country holds every provider's codes of its places: Selectel's Moscow, its cloud's Saint Petersburg pool,
+    # a marketplace's country code
+    ("@RU", "msk-1", True), ("@RU", "ru-1", True), ("@RU", "RU", True), ("@RU", "us-east-1", False),
+    ("@US,CA", "us-east-1", True), ("@US,CA", "CANADA-1", True), ("@US,CA", "ewr", True), ("@US,CA", "FIN-01", False),
+    ("@EU", "FIN-01", True), ("@EU", "fra", True), ("@EU", "ams", True), ("@EU", "RU", False),  # Russia is asked apart
+    ("@US", "secure", False), ("@RU", "", False),  # a location that says no country is in none
+])
+def test_a_country_or_area_filter_holds_the_places_in_it(region: str, location: str, held: bool) -> None:
+    assert region_matches(region, location) is held
 
 
 def _event(kind: EventKind, old: float | None, new: float | None) -> OfferEvent:

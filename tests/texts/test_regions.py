@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gpuradar  # noqa: F401  (installs the provider catalog)
+from core.places import country_of
 from core.providers import provider_names
 from scrapers.http import PoliteClient, RetryPolicy
 from scrapers.poller import attempt
@@ -66,3 +67,13 @@ def test_any_code_is_shown_without_raising(code: str, provider: str | None) -> N
 def test_an_unknown_code_is_cleaned_up() -> None:
     assert region_name("en", "zz_weird_9", "nobody") == "zz-weird-9"
     assert region_name("ru", "somecloud/zz_weird_9") == "zz-weird-9"
+
+
+async def test_every_region_code_of_the_sample_payloads_is_in_a_country() -> None:
+    # a region filter ("в России", "US only") compares countries: every place a provider sells in has one, and the
+    # lookup without the provider (what the matcher has) agrees with the provider's own table
+    codes = await sample_locations()
+    for provider, code in codes - UNPLACED - {("runpod", "secure"), ("runpod", "community")}:
+        country = country_of(code, provider)
+        assert country is not None and len(country) == 2 and country == country_of(code), (provider, code)
+    assert country_of("secure", "runpod") is None  # RunPod's cloud kinds are no place

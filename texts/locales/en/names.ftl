@@ -84,3 +84,7 @@ reason_unexpected = unexpected answer
 city_moscow = Moscow
 city_saint_petersburg = Saint Petersburg
 city_novosibirsk = Novosibirsk
+# areas a subscription's region filter names (core.places.AREAS)
+area_eu = Europe
+area_na = North America
+area_asia = Asia

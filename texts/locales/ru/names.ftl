@@ -84,3 +84,7 @@ reason_unexpected = неожиданный ответ
 city_moscow = Москва
 city_saint_petersburg = Санкт-Петербург
 city_novosibirsk = Новосибирск
+# areas a subscription's region filter names (core.places.AREAS)
+area_eu = Европа
+area_na = Северная Америка
+area_asia = Азия
