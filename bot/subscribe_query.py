@@ -38,6 +38,9 @@ _PER_UNIT = rf"(?P<unit>(?:\s*(?:{_UNIT_JOIN}\s*{_UNIT}\.?|,?\s*{_TOTAL_WORD}))*
 _AMOUNT = (rf"(?P<pre>{_USD}|{_RUB})?\s*(?P<num>{_NUMBER}){_THOUSANDS}\s*(?P<post>{_USD}|{_RUB}|{_CENTS})?"
            rf"{_PER_UNIT}")
 PRICE_RE = re.compile(
+    # "…, в сумме не больше 300 р/ч": the whole configuration said before the cap (after a comma: "2000 tok/s in
+    # total" is a speed)
+    rf"(?:(?:(?<=,)|(?<=^))\s*{_TOTAL_WORD},?\s*)?"
     r"(?:до|не\s+дороже|дешевл\w*(?:\s*,?\s*чем)?|ниже|меньше(?:\s*,?\s*чем)?|не\s+выше|не\s+больше|под|under|"
     r"below|(?:for\s+)?(?:less|lower|cheaper)\s+than|up\s+to|max(?:imum)?|at\s+most|budget(?:\s+of)?|бюджет\w*|"
     rf"<=?|≤)\s*{_AMOUNT}",
@@ -110,8 +113,7 @@ _TARGET_FILLER = re.compile(
     r"(?<!\w)(?:any(?:where|\s+provider)?|only|cheap(?:est)?|rental|billing|has|drops?|i\s+need|need|want|"
     r"(?:for|за|для)(?:\s+(?:an?|the)(?!\w))?|любо\w*(?:\s+провайдер\w*)?|люб(?:ая|ые|ых|ую)|дешев\w*|"
     r"дешёв\w*|хочу|нужн[аоы]|нужен|сразу|пиши(?:те)?|уведомля\w*|где[\s-]?(?:нибудь|угодно)|подешевеет|о|об|"
-    r"budget|бюджет\w*|в\s+сумме|суммарно|(?:in\s+)?total)"
-    r"(?!\w)", re.IGNORECASE)
+    r"budget|бюджет\w*)(?!\w)", re.IGNORECASE)
 # A memory instead of a card: "any GPU with 80GB", "любая видеокарта с 80 ГБ", "4 карты по 24гб", "48GB card"
 _MEMORY_CLASS = re.compile(
     rf"^(?:(?P<n>\d{{1,4}}|{COUNT_WORD_RX})\s+)?(?:(?:gpus?|cards?|карт\w*|видеокарт\w*|гпу)\s+)?"

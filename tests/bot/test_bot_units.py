@@ -72,6 +72,8 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("US only: 8xA100 under 10usd/hr whole node", "A100", {"region": "@US", "gpu_count": 8}),
     ("let us know when H100 is under $2", "H100", {"region": None}),  # "us" is a pronoun here
     ("H100 x8 region msk", "H100", {"region": "msk"}),  # a provider's code, as before
+    # "in total" of a speed stays the workload's; said of the cap it is the whole configuration
+    ("8b 2000 tok/s in total до 300 ₽/ч", "8b 2000 tok/s in total", {"max_price": 300.0, "price_basis": "total"}),
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)
