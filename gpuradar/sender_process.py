@@ -68,6 +68,12 @@ STOP_TIMEOUT = 30.0  # seconds the child gets to finish its messages in flight a
 # replicas' lease and rate-share renewals wait behind it (a loaded host lost its leader that way). The bot's loop
 # does not share its GIL, which is what held replies.
 SENDER_NICENESS = 0
+# Prepared statements each of the sender's SQLite connections keeps (sqlite3's default: 128). Its reads name users,
+# events and offer groups in IN lists (`storage.availability_cache.CHUNK` keys at most), and each length is another
+# statement: a prepared 450-key IN list holds ~84 KB of SQLite's memory (measured with sqlite3_memory_used, 7 Dec
+# 2026), so 128 of them per pooled connection grew the child by 2 to 16 MB over 10 minutes of bench/soak.py, one
+# IN-list length at a time. Its few fixed statements (claims, cursors, deliveries) fit in far fewer.
+SENDER_SQLITE_STATEMENTS = 24
 
 
 # ------------------------------------------------------------------------------------------------ what runs
@@ -163,7 +169,7 @@ class SenderService:
 
         if self.sender is not None:
             return
-        self._engine = make_engine(self.spec.database_url)
+        self._engine = make_engine(self.spec.database_url, sqlite_statements=SENDER_SQLITE_STATEMENTS)
         self._bot = self.spec.make_bot(self.pacer, self.metrics)
         self.sender = AlertSender(self._bot, make_sessionmaker(self._engine), pacer=self.pacer, metrics=self.metrics,
                                   **self.spec.options)

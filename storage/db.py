@@ -26,12 +26,17 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-def make_engine(url: str = DEFAULT_DATABASE_URL, *, sqlite_cache_mb: int | None = None, **kwargs: Any) -> AsyncEngine:
+def make_engine(url: str = DEFAULT_DATABASE_URL, *, sqlite_cache_mb: int | None = None,
+                sqlite_statements: int | None = None, **kwargs: Any) -> AsyncEngine:
     """`sqlite_cache_mb`: each SQLite connection's page cache (SQLite's default is 2 MB), for a writer whose
-    transactions touch more pages than that (storage.ingest.WRITER_CACHE_MB); PostgreSQL ignores it."""
+    transactions touch more pages than that (storage.ingest.WRITER_CACHE_MB); `sqlite_statements`: the prepared
+    statements each SQLite connection keeps (Python's sqlite3 default: 128, `cached_statements`), for a process
+    whose statements are mostly one-off IN lists. PostgreSQL ignores both."""
     # hide_parameters: a failed statement's error (and so its logged traceback) shows the SQL without the values,
     # which are user data (texts, chat ids inside wizard-state keys) the log redactor cannot recognise by shape.
     kwargs.setdefault("hide_parameters", True)
+    if sqlite_statements is not None and url.startswith("sqlite"):
+        kwargs.setdefault("connect_args", {})["cached_statements"] = sqlite_statements
     engine = create_async_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _sqlite_pragmas(engine, sqlite_cache_mb)

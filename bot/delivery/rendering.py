@@ -32,13 +32,15 @@ log = logging.getLogger(__name__)
 SHARED_PARTS = 8192  # offers' rendered parts kept (per event, language, currency): a poll's worth of events
 # Offers' whole blocks kept (per event, language, currency, reasons' wording). A block is ~1.1 KB; at 32,768 they were
 # 36 MB of the sender child's memory for no gain: most blocks are one reader's (their query and caps are in it), and
-# rendering 12,000 users of a 50,000-user poll took 0.20 ms a user with 8,192 against 0.22 ms with 32,768.
-SHARED_BLOCKS = 8_192
+# rendering 12,000 users of a 50,000-user poll took 0.20 ms a user with 8,192 against 0.22 ms with 32,768. A reader's
+# digest renders its blocks one after another and readers of the same query come in the same plan, so what is shared
+# is recent: 2,048 hold a plan's worth (PLAN_USERS readers).
+SHARED_BLOCKS = 2_048
 SHARED_LABELS = 8192  # stop buttons' labels kept (per language, query text)
 # Reasons' lines kept (per language, wording and card). A line is ~0.5 KB with its key; most are one reader's (their
 # query and cap), reused across the offers of their digest, which follow one another: 32,768 filled ~16 MB of the
-# sender child over a 20-minute soak.
-SHARED_LINES = 8_192
+# sender child over a 20-minute soak, 8,192 still 12 MB (tracemalloc, 7 Dec 2026).
+SHARED_LINES = 2_048
 
 
 def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any, cap: int) -> Any:
