@@ -71,8 +71,10 @@ SENDER_NICENESS = 0
 # Prepared statements each of the sender's SQLite connections keeps (sqlite3's default: 128). Its reads name users,
 # events and offer groups in IN lists (`storage.availability_cache.CHUNK` keys at most), and each length is another
 # statement: a prepared 450-key IN list holds ~84 KB of SQLite's memory (measured with sqlite3_memory_used, 7 Dec
-# 2026), so 128 of them per pooled connection grew the child by 2 to 16 MB over 10 minutes of bench/soak.py, one
-# IN-list length at a time. Its few fixed statements (claims, cursors, deliveries) fit in far fewer.
+# 2026), so 128 of them per pooled connection took SQLite's memory in the child from 2 to 16 MB over 10 minutes of
+# bench/soak.py, one IN-list length at a time; with 24, 1 to 5 MB over 20 minutes, and the sender's CPU for a 44,847-
+# user delivery the same (65-70 s both ways, bench/sender_loop.py --deliver). Its fixed statements (claims, cursors,
+# deliveries) are a few.
 SENDER_SQLITE_STATEMENTS = 24
 
 
