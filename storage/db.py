@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import MetaData, event
+from sqlalchemy import MetaData, event, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 
@@ -35,10 +35,11 @@ def make_engine(url: str = DEFAULT_DATABASE_URL, *, sqlite_cache_mb: int | None 
     # hide_parameters: a failed statement's error (and so its logged traceback) shows the SQL without the values,
     # which are user data (texts, chat ids inside wizard-state keys) the log redactor cannot recognise by shape.
     kwargs.setdefault("hide_parameters", True)
-    if sqlite_statements is not None and url.startswith("sqlite"):
-        kwargs.setdefault("connect_args", {})["cached_statements"] = sqlite_statements
+    sqlite = make_url(url).get_backend_name() == "sqlite"
+    if sqlite and sqlite_statements is not None:  # a copy: the caller's connect_args stay as given
+        kwargs["connect_args"] = {**kwargs.get("connect_args", {}), "cached_statements": sqlite_statements}
     engine = create_async_engine(url, **kwargs)
-    if engine.dialect.name == "sqlite":
+    if sqlite:
         _sqlite_pragmas(engine, sqlite_cache_mb)
     return engine
 
