@@ -141,6 +141,20 @@ _TURING_WS = ("NVIDIA Turing: Quadro RTX 6000 / 8000 datasheets (130.5 TFLOPS FP
 # 4096), so BF16 dense is a quarter of it, FP8 dense half; 24 GB GDDR6 ECC at 432 GB/s, PCIe Gen4 x16, no NVLink.
 _ADA_WS_4500 = ("NVIDIA RTX 4500 Ada Generation datasheet (Tensor Performance 634.0 TFLOPS = FP8 sparse: BF16 dense "
                 "158.5, FP8 dense 317; 24 GB GDDR6 ECC 432 GB/s; boost 2580 MHz)")
+# The smaller RTX PRO Blackwell workstation cards (GB203 / GB202, sm_120, PCIe Gen5 x16, GDDR7 ECC, no NVLink), rented
+# by the GPU (Lium's "RTX PRO 4500 Blackwell", RunPod's and AWS G7's "RTX PRO 4500 Blackwell Server Edition").
+# Workstation Blackwell runs FP16 tensor math with FP32 accumulate at the full rate, 1024 FLOP per SM per clock: the
+# RTX PRO 6000's datasheet 4,000 AI TOPS (FP4 sparse = 8 x BF16 dense) is its 188 SMs x 2617 MHz x 8192. The RTX PRO
+# 5000 has NVIDIA's own figure, 2,064 AI TOPS (48 and 72 GB alike): BF16 dense 258, FP8 516 (a 2.29 GHz rating
+# clock, so no base / boost pair is taken for it). The 4000 and 4500 are SMs x boost x 1024, as the catalog derives
+# GeForce rates. Usable memory: the label times the RTX 5090's CUDA-visible share (31.36 of 32 GB), the lower of the
+# two GDDR7 Blackwell cards with public dumps (the RTX PRO 6000 gives 94.97 of 96), none being public for these.
+_BLACKWELL_WS_MID = ("NVIDIA RTX PRO Blackwell family (RTX PRO 4000: 70 SMs, 24 GB 192-bit 672 GB/s, 140 W; RTX PRO "
+                     "4500: 82 SMs, 32 GB 256-bit 896 GB/s, 200 W; base 1590 / boost 2617 MHz; TechPowerUp GPU "
+                     "Database entries of the SKUs); BF16 dense = SMs x boost MHz x 1024 FLOP/clock (the RTX PRO "
+                     "6000's 4,000 AI TOPS = 188 x 2617 x 8192), FP8 twice that")
+_BLACKWELL_WS_5000 = ("NVIDIA RTX PRO 5000 Blackwell (48 GB, and 72 GB since Oct 2025: GDDR7 ECC 1,344 GB/s, 110 SMs, "
+                      "2,064 AI TOPS = FP4 sparse: BF16 dense 258, FP8 dense 516; 300 W; PCIe Gen5 x16)")
 
 # GPU-to-GPU bandwidth per direction: NVLink 2 (V100 SXM2) 150 GB/s, NVLink 3 (A100) 300, NVLink 4 (H100/H200)
 # 450, NVLink 5 (B200/B300) 900; NVLink bridge of H100 NVL 300 (600 GB/s both ways), H200 NVL 450; PCIe x16
@@ -172,7 +186,8 @@ _CAPABILITY: dict[str, tuple[float, str]] = {
     "rtx-3080-12gb": (8.6, _AM), "rtx-3080-ti": (8.6, _AM), "rtx-4060": (8.9, _AD), "rtx-4060-ti": (8.9, _AD),
     "rtx-4060-ti-16gb": (8.9, _AD), "rtx-4070": (8.9, _AD), "rtx-4070-super": (8.9, _AD), "rtx-4070-ti": (8.9, _AD),
     "rtx-4070-ti-super": (8.9, _AD), "rtx-4500-ada": (8.9, _AD), "rtx-5060-ti": (12.0, _B), "rtx-5070": (12.0, _B),
-    "rtx-5070-ti": (12.0, _B), "rtx-5080": (12.0, _B), "titan-rtx": (7.5, _T), "quadro-rtx-6000": (7.5, _T),
+    "rtx-5070-ti": (12.0, _B), "rtx-5080": (12.0, _B), "rtx-pro-4000": (12.0, _B), "rtx-pro-4500": (12.0, _B),
+    "rtx-pro-5000": (12.0, _B), "rtx-pro-5000-72gb": (12.0, _B), "titan-rtx": (7.5, _T), "quadro-rtx-6000": (7.5, _T),
     "quadro-rtx-8000": (7.5, _T),
 }
 
@@ -278,6 +293,9 @@ GPUS: tuple[GPU, ...] = (
     _g("rtx-4500-ada", "RTX 4500 Ada", 24, 23.99, 158.5, 432, W,
        ("rtx 4500 ada", "rtx 4500 ada generation", "rtx 4500ada", "4500 ada", "rtx4500 ada"), family="RTX 4500 Ada",
        link=_P, fp8=317, source=_ADA_WS_4500),
+    _g("rtx-pro-4000", "RTX PRO 4000", 24, 23.52, 187.6, 672, W,
+       ("rtx pro 4000", "rtx pro 4000 blackwell", "rtx pro 4000 blackwell server edition", "rtx pro 4000 se"),
+       family="RTX PRO 4000", link=_P, pcie=5, fp8=375.2, source=_BLACKWELL_WS_MID, clocks=(1590, 2617)),
     _g("titan-rtx", "TITAN RTX", 24, 23.23, 130.5, 672, W, ("titan rtx", "nvidia titan rtx"), family="TITAN RTX",
        link=_NP, pcie=3, bf16=False, source=_TURING_WS, clocks=(1350, 1770)),
     _g("quadro-rtx-6000", "Quadro RTX 6000", 24, 23.99, 130.5, 672, W,
@@ -285,6 +303,9 @@ GPUS: tuple[GPU, ...] = (
        source=_TURING_WS, clocks=(1455, 1770)),
     _g("rtx-5090", "RTX 5090", 32, 31.36, 209.5, 1792, C, ("rtx 5090", "5090"), family="RTX 5090", link=_NP,
        pcie=5, fp8=419, source=_BLACKWELL, clocks=(2017, 2407)),
+    _g("rtx-pro-4500", "RTX PRO 4500", 32, 31.36, 219.7, 896, W,
+       ("rtx pro 4500", "rtx pro 4500 blackwell", "rtx pro 4500 blackwell server edition", "rtx pro 4500 se"),
+       family="RTX PRO 4500", link=_P, pcie=5, fp8=439.5, source=_BLACKWELL_WS_MID, clocks=(1590, 2617)),
     _g("v100-32gb", "V100 32GB", 32, 31.75, 125, 900, D,
        ("v100", "v100 32gb", "v100-sxm2-32gb", "v100s", "v100 pcie 32gb"), family="V100", link=_S, link_gbs=150,
        pcie=3, bf16=False, source=_OLD_DC, clocks=(1312, 1530)),
@@ -310,6 +331,12 @@ GPUS: tuple[GPU, ...] = (
     _g("quadro-rtx-8000", "Quadro RTX 8000", 48, 47.46, 130.5, 672, W,
        ("quadro rtx 8000", "q rtx 8000", "rtx 8000", "rtx 8000 quadro"), family="Quadro RTX 8000", link=_P, pcie=3,
        bf16=False, source=_TURING_WS, clocks=(1455, 1770)),
+    _g("rtx-pro-5000", "RTX PRO 5000", 48, 47.04, 258, 1344, W,
+       ("rtx pro 5000", "rtx pro 5000 blackwell", "rtx pro 5000 48gb", "rtx pro 5000 blackwell 48gb"),
+       family="RTX PRO 5000", link=_P, pcie=5, fp8=516, source=_BLACKWELL_WS_5000),
+    _g("rtx-pro-5000-72gb", "RTX PRO 5000 72GB", 72, 70.56, 258, 1344, W,
+       ("rtx pro 5000", "rtx pro 5000 blackwell", "rtx pro 5000 72gb", "rtx pro 5000 blackwell 72gb"),
+       family="RTX PRO 5000", link=_P, pcie=5, fp8=516, source=_BLACKWELL_WS_5000),
     _g("a100-80gb", "A100 80GB", 80, 79.15, 312, 2039, D,
        ("a100", "a100 80gb", "a100-sxm4-80gb", "a100 80gb pcie", "a100 pcie 80gb", "a100 sxm4", "a100 sxm",
         "a100 pcie", "a100 sxm4 80gb", "a100x"), family="A100", link=_S, link_gbs=300, source=_AMPERE_DC,
@@ -411,9 +438,10 @@ def _index() -> tuple[dict[str, list[GPU]], dict[str, list[GPU]], dict[str, GPU]
 
 
 # When a spelling without memory fits several cards, the one people mean today.
-# The RTX 3080 sold mostly as the 10 GB card (the 12 GB came a year later, in fewer numbers).
+# The RTX 3080 sold mostly as the 10 GB card (the 12 GB came a year later, in fewer numbers); so did the 48 GB RTX PRO
+# 5000 (the 72 GB came seven months later).
 _DEFAULT_FOR_AMBIGUOUS = {"a100": "a100-80gb", "v100": "v100-32gb", "rtx3080": "rtx-3080",
-                          "3080": "rtx-3080"}
+                          "3080": "rtx-3080", "rtxpro5000": "rtx-pro-5000", "rtxpro5000blackwell": "rtx-pro-5000"}
 
 
 def _pick(candidates: list[GPU], key: str, memory_gb: float | None) -> GPU | None:

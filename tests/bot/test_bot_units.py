@@ -60,7 +60,7 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("any GPU with 80GB under $2", "GPU with 80GB", {"gpu_ids": ["a100-80gb", "h100-pcie", "h100-sxm"]}),
     ("нужно 4 карты по 24гб, в сумме не больше 300р/ч", "4 карты по 24гб",
      {"gpu_count": 4, "gpu_ids": ["l4", "a10", "a30", "rtx-3090", "rtx-4090", "rtx-a5000", "rtx-4500-ada",
-                                  "titan-rtx", "quadro-rtx-6000"]}),
+                                  "rtx-pro-4000", "titan-rtx", "quadro-rtx-6000"]}),
     ("дешевле чем сейчас на runpod для 4090", "4090", {"max_price": None, "providers": ["runpod"]}),
     ("B200 где нибудь появится - сразу пиши", "B200", {"gpu_ids": ["b200"]}),
     # countries and areas as people name them: a filter of countries ("@" + ISO codes, core.matching)

@@ -13,8 +13,9 @@ import pytest
 from sqlalchemy import func, select
 
 from storage.offer_tables import CurrentOffer, ScrapeRun
-from testkit.provider_server import ProviderServer
+from testkit.provider_server import LIUM_PATH, ProviderServer
 from tests.gpuradar.test_cli_scrape import env_for, in_thread
+from tests.scrapers.test_new_providers import lium_with_a_card_the_catalog_lacks
 
 PAGE = """<html><body><table class="prices"><thead><tr><th>Flavor</th><th>GPU</th><th>Price</th></tr></thead>
 <tbody>
@@ -134,8 +135,10 @@ async def test_providers_lists_setup_and_health_in_both_languages(env: dict[str,
 
 
 async def test_providers_shows_vat_terms_with_their_source_and_unknown_gpu_names(
-        env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    env = env | {"PROVIDERS__LIUM__ENABLED": "true"}  # its sample lists a card the catalog does not know
+        env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        provider_server: ProviderServer) -> None:
+    env = env | {"PROVIDERS__LIUM__ENABLED": "true"}
+    provider_server.serve(LIUM_PATH, lium_with_a_card_the_catalog_lacks())  # one node's card is not in the catalog
     cli = _cli(env, monkeypatch, capsys)
     rc, _, err = await cli("scrape", "--once")
     assert rc == 0, err
@@ -146,12 +149,12 @@ async def test_providers_shows_vat_terms_with_their_source_and_unknown_gpu_names
     assert "no VAT" in lines["RunPod (runpod)"]
     assert "listed price, availability unknown" in lines["Microsoft Azure (azure)"]  # a price-only source
     assert "VAT terms and where they are stated:" in out and "Selectel: VAT 22 % included (unconfirmed); source:" in out
-    assert "Lium: 1 offer with unknown GPU `RTX PRO 4500 Blackwell`" in out
+    assert "Lium: 1 offer with unknown GPU `Tesla K80`" in out
     rc, out, _ = await cli("providers", "--lang", "ru")
     assert "НДС 22 % включён (не подтверждено)" in out
-    assert "Lium: 1 предложение с неизвестной GPU `RTX PRO 4500 Blackwell`" in out
+    assert "Lium: 1 предложение с неизвестной GPU `Tesla K80`" in out
     rc, out, _ = await cli("providers", "--json")
     data = {p["name"]: p for p in json.loads(out)["providers"]}
     assert data["selectel"]["vat"]["confirmed"] is False and data["selectel"]["vat"]["source"]
     assert data["runpod"]["vat"] is None
-    assert data["lium"]["unknown_gpus"] == {"RTX PRO 4500 Blackwell": 1}
+    assert data["lium"]["unknown_gpus"] == {"Tesla K80": 1}
