@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from bot.availability_view import alert_line
-from bot.formatting import esc, href, money
+from bot.formatting import cap_amount, esc, href, money
 from bot.names import provider_name, query_words, region_name
 from core.alerts import AlertEvent, Reason
 from core.availability import WindowStats
@@ -59,9 +59,11 @@ def _reason(reason: Reason, offer: Offer, lang: str) -> str:
     else:
         line = at(lang, "fits_gpu", query=query)
     if reason.max_price is not None:
-        key = "under_cap_total" if reason.price_basis == "total" else "under_cap"
-        line += at(lang, key, cap=money(reason.max_price, reason.max_price_currency or "USD", lang,
-                                          exact=True))
+        # a monthly offer's prices are read per month: the cap beside them too
+        monthly = offer.billing.value == "monthly"
+        key = ("under_cap_total" if reason.price_basis == "total" else "under_cap") + ("_month" if monthly else "")
+        line += at(lang, key, cap=money(cap_amount(reason.max_price, monthly), reason.max_price_currency or "USD",
+                                        lang, exact=True))
     return line
 
 

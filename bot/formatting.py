@@ -6,6 +6,7 @@ import html
 import re
 
 from core.limits import MAX_INPUT_CHARS
+from core.offers import HOURS_PER_MONTH
 from texts.i18n import number
 
 TELEGRAM_LIMIT = 4096  # characters per message
@@ -38,6 +39,13 @@ def money(amount: float | None, currency: str, lang: str = "en", *, exact: bool 
     whole = amount >= 100 and (not exact or round(amount, 2) == round(amount))
     text = number(amount, 0 if whole else 2, lang)
     return f"${text}" if currency == "USD" else f"{text} {sign}"
+
+
+def cap_amount(max_price: float, monthly: bool) -> float:
+    """A price cap in the unit it is said back in: its hourly figure (how it is stored and compared), or, where the
+    subscription watches monthly offers (or the offer is one), its month (730 hours), the figure such prices are
+    quoted in and the one the user typed ("до 150 000 ₽ в месяц" is held as 205.479452 ₽/h)."""
+    return round(max_price * HOURS_PER_MONTH, 2) if monthly else max_price
 
 
 def gib(value: float, lang: str = "en") -> str:

@@ -14,11 +14,17 @@ from functools import lru_cache
 from core.gpus import GPUS, resolve_gpus
 from core.limits import gpu_count_ok, price_ok
 from core.offers import HOURS_PER_MONTH
-from core.parser import COUNT_WORD_RX, COUNT_WORDS, latin_cards
+from core.parser import COUNT_WORD_RX, COUNT_WORDS, ParseError, latin_cards, parse_workload
 from core.places import AREA_PREFIX, COUNTRY_CODES, COUNTRY_NAMES
 from core.providers import ProviderCatalog, catalog
 
-_NUMBER = r"\d+(?:[.,]\d+)?"
+# An amount as people write it: "2.5", "2,5", and thousands grouped by spaces ("150 000", the Russian way, also with
+# a no-break or narrow no-break space) or by commas before a point ("$1,500", "$1,500.50"). A comma with three
+# digits after it is a thousands separator: no price is quoted to a thousandth ("0,350" keeps its leading zero
+# and stays 0.35).
+_GROUPED = r"[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d.,])|[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
+_NUMBER = rf"(?:{_GROUPED}|\d+(?:[.,]\d+)?)"
+_COMMA_GROUPS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # "150 тыс руб", "400к руб": thousands (monthly prices are quoted so)
 _THOUSANDS = r"(?P<mult>\s?(?:k|к|тыс\w*\.?)(?![a-zа-я]))?"
 _RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
@@ -206,7 +212,7 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         req.billing = "monthly"  # "до 150 тыс руб в месяц": a monthly offer's price
     elif req.billing == "monthly" and req.max_price is not None and not req.price_monthly \
             and not _SAYS_PER_HOUR.search(unit):  # "помесячно до 150 тыс руб": the cap is a month's price
-        req.max_price, req.price_monthly = round(req.max_price / HOURS_PER_MONTH, 4), True
+        req.max_price, req.price_monthly = hourly_equal(req.max_price), True
 
     m = REGION_RE.search(rest)
     if m:
@@ -241,7 +247,28 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         else:
             req.problem = req.problem or "count"
         req.target, req.gpu_ids = counted.group(2), ids
+    if req.gpu_ids is None and req.target and (said := _cards_and_count(req.target)) is not None:
+        # "4090 2 карты", "H100 (4 GPUs)": a card and how many, in any order, as the workload parser reads them
+        req.gpu_ids, said_count = said
+        if said_count is not None and req.gpu_count is None:
+            if gpu_count_ok(said_count):
+                req.gpu_count = said_count
+            else:
+                req.problem = req.problem or "count"
     return req
+
+
+def _cards_and_count(text: str) -> tuple[list[str], int | None] | None:
+    """The cards a phrase names and the count it gives them when it says nothing else (what `core.parser` reads of
+    it), else None: a phrase with anything of a workload in it is a workload."""
+    try:
+        spec = parse_workload(text)
+    except ParseError:
+        return None
+    said = spec.model_dump(exclude_none=True, exclude_defaults=True)
+    if spec.gpu is None or set(said) - {"gpu", "gpu_family", "gpus"}:
+        return None
+    return list(spec.gpu_family or (spec.gpu,)), spec.gpus
 
 
 def _take_price(req: SubscribeRequest, m: re.Match[str]) -> str:
@@ -250,7 +277,7 @@ def _take_price(req: SubscribeRequest, m: re.Match[str]) -> str:
     words of its unit."""
     groups = m.groupdict()
     sign = (groups.get("pre") or groups.get("post") or "").strip().lower()
-    price = float((groups.get("num") or groups.get("num2") or "0").replace(",", "."))
+    price = amount(groups.get("num") or groups.get("num2") or "0")
     if groups.get("mult"):
         price *= 1000
     unit: str = groups.get("unit") or ""
@@ -258,7 +285,7 @@ def _take_price(req: SubscribeRequest, m: re.Match[str]) -> str:
         price, sign = price / 100, "$"
     req.price_monthly = bool(_SAYS_PER_MONTH.search(unit))
     if req.price_monthly:
-        price = round(price / HOURS_PER_MONTH, 4)
+        price = hourly_equal(price)
     if price_ok(price):
         req.max_price = price
         req.price_basis = "gpu" if _SAYS_PER_GPU.search(unit) else "total"
@@ -267,6 +294,20 @@ def _take_price(req: SubscribeRequest, m: re.Match[str]) -> str:
     if sign:
         req.price_currency = "USD" if re.fullmatch(_USD, sign, re.IGNORECASE) else "RUB"
     return unit
+
+
+def hourly_equal(per_month: float) -> float:
+    """A month's price as the hourly one offers are compared by (730 hours), kept to 6 decimals so that the month's
+    figure said back (`bot.formatting.cap_amount`) is the one the user typed, to the cent."""
+    return round(per_month / HOURS_PER_MONTH, 6)
+
+
+def amount(text: str) -> float:
+    """The number `_NUMBER` matched: "150 000" -> 150000, "$1,500.50" -> 1500.5, "2,5" -> 2.5."""
+    text = re.sub(r"[ \u00a0\u202f]", "", text)
+    if _COMMA_GROUPS.fullmatch(text) and text[0] != "0":
+        return float(text.replace(",", ""))
+    return float(text.replace(",", "."))
 
 
 def memory_class(gb: float) -> list[str] | None:

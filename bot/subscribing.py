@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
-from bot.formatting import esc, money
+from bot.formatting import cap_amount, esc, money
 from bot.names import query_words
 from bot.offer_cache import OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
@@ -104,13 +104,16 @@ def cap_reading(sub: Subscription, lang: str) -> str:
     """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
     if sub.max_price is None:
         return ""
-    price = money(sub.max_price, sub.price_currency, lang, exact=True)
+    monthly = sub.billing == "monthly"  # said back per month, as monthly offers are priced
+    cap = cap_amount(sub.max_price, monthly)
+    month = "_month" if monthly else ""
+    price = money(cap, sub.price_currency, lang, exact=True)
     query = esc(" ".join((query_words(lang, sub.query_text)[:160], *filter_words(sub, lang))))
     if sub.price_basis == "total":
-        return t(lang, "sub_cap_total", price=price, query=query)
+        return t(lang, "sub_cap_total" + month, price=price, query=query)
     n = sub.gpu_count if sub.gpu_count and sub.gpu_count > 1 else 8
-    return t(lang, "sub_cap_gpu", price=price, query=query, n=n,
-             total=money(sub.max_price * n, sub.price_currency, lang))
+    return t(lang, "sub_cap_gpu" + month, price=price, query=query, n=n,
+             total=money(cap * n, sub.price_currency, lang))
 
 
 def matching_now(sub: Subscription, cache: OfferCache, currency: str = "RUB") -> list[Ranked]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.estimates import Estimate
-from bot.formatting import esc, gib, href, money
+from bot.formatting import cap_amount, esc, gib, href, money
 from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, query_words, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
@@ -292,8 +292,9 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
                    gpu_count: int | None, billing: str | None, region: str | None, price_basis: str = "total") -> str:
     out = ""
     if max_price is not None:
-        key = "f_price" if price_basis == "total" else "f_price_gpu"
-        out += t(lang, key, price=money(max_price, price_currency, lang, exact=True))
+        monthly = billing == "monthly"
+        key = ("f_price" if price_basis == "total" else "f_price_gpu") + ("_month" if monthly else "")
+        out += t(lang, key, price=money(cap_amount(max_price, monthly), price_currency, lang, exact=True))
     if providers:
         out += t(lang, "f_providers", providers=esc(", ".join(provider_name(p) for p in providers)))
     if gpu_count:

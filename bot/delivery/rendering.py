@@ -126,15 +126,15 @@ class DigestRenderer:
 
     def _block(self, item: AlertItem, lang: str, parts: tuple[str, str]) -> str:
         """`render_block(item.event, item.reasons, lang, currency, parts)`, its reason lines shared: a line says the
-        reader's query and cap, and of the offer only its card, so a user's lines repeat over every offer of their
-        digest and readers with the same query share them."""
+        reader's query and cap, and of the offer only its card and billing, so a user's lines repeat over every offer
+        of their digest and readers with the same query share them."""
         offer = item.event.offer
         head, order = parts
         lines = [head]
         for r in item.reasons:
             key = (lang, r.kind, r.query_text, r.max_price, r.max_price_currency, r.need_gib, r.usable_gib,
                    r.gpu_name, r.price_basis, r.tight, r.keeps_up, offer.gpu, offer.gpu_name, offer.fraction,
-                   offer.gpu_memory_gb)
+                   offer.gpu_memory_gb, offer.billing)
             line = self._lines.get(key)
             if line is None:
                 line = _remember(self._lines, key, reason_line(r, offer, lang), SHARED_LINES)

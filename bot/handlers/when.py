@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.availability_view import when_answer
 from bot.estimates import Estimate, Estimator
-from bot.formatting import esc, money
+from bot.formatting import cap_amount, esc, money
 from bot.handlers.common import argument
 from bot.subscribe_query import parse_subscribe
 from bot.subscribing import limits_problem
@@ -82,8 +82,9 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
         stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
                                  cap_per_gpu=req.price_per_gpu, currency=cur, days=WINDOW_DAYS, billings=billings,
                                  cache=cache)
-    cap = money(req.max_price, cur, lang) if req.max_price is not None else None
-    return when_answer(lang, stats, what, cap)
+    monthly = req.price_monthly  # said back in the unit it was said in
+    cap = money(cap_amount(req.max_price, monthly), cur, lang, exact=True) if req.max_price is not None else None
+    return when_answer(lang, stats, what, cap, monthly=monthly)
 
 
 @router.message(Command("when"), flags={"rate": "estimate"})

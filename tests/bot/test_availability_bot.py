@@ -97,6 +97,11 @@ async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
     assert "в час за всю конфигурацию" in await say(tg, "когда 7B LoRA до 300 ₽", 11, "ru")
     assert "× 2 дешевле $3,00 за GPU-час" in await say(tg, "когда H100 x2 до $3 за GPU-час", 12, "ru")
     assert "Не знаю GPU или задачу «абракадабра»" in await say(tg, "/when абракадабра", 7, "ru")
+    # A month's cap is said back per month, as typed (it is compared as its hourly equal)
+    assert "H100 × 1 under $1,500 per GPU per month" in await say(tg, "/when H100 under $1,500 per GPU per month", 13,
+                                                                     "en")
+    assert "дешевле 150\u00a0000 ₽ в месяц за всю конфигурацию" in await say(tg, "когда H100 до 150 000 ₽ в месяц", 14,
+                                                                              "ru")
 
 
 @pytest.mark.parametrize(("lang", "seconds", "text"), [

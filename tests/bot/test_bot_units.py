@@ -45,9 +45,9 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
                                                               "price_basis": "total"}),
     ("8x H100 SXM on-demand under $20/hr", "H100 SXM", {"billing": "hourly", "gpu_count": 8}),
     # amounts as people write them: thousands, cents, bucks, a month's price held per hour (730 h)
-    ("H100 помесячно до 150 тыс руб", "H100", {"billing": "monthly", "max_price": round(150_000 / 730, 4),
+    ("H100 помесячно до 150 тыс руб", "H100", {"billing": "monthly", "max_price": round(150_000 / 730, 6),
                                                "price_currency": "RUB", "price_monthly": True}),
-    ("monthly H100 under $1500/mo", "H100", {"billing": "monthly", "max_price": round(1500 / 730, 4)}),
+    ("monthly H100 under $1500/mo", "H100", {"billing": "monthly", "max_price": round(1500 / 730, 6)}),
     ("5090 under 50c/hr", "5090", {"max_price": 0.5, "price_currency": "USD"}),
     ("4х A100 спот до 6 баксов в час", "A100", {"gpu_count": 4, "max_price": 6.0, "price_currency": "USD",
                                                "billing": "spot"}),
@@ -74,6 +74,20 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("H100 x8 region msk", "H100", {"region": "msk"}),  # a provider's code, as before
     # "in total" of a speed stays the workload's; said of the cap it is the whole configuration
     ("8b 2000 tok/s in total до 300 ₽/ч", "8b 2000 tok/s in total", {"max_price": 300.0, "price_basis": "total"}),
+    # thousands grouped as people (and the bot's own suggested commands) write them
+    ("H100 x8 до 2 100 ₽/ч", "H100", {"max_price": 2100.0, "gpu_count": 8}),
+    ("H100 x8 до 2\u00a0100,50 ₽/ч", "H100", {"max_price": 2100.5}),
+    ("H100 x8 under $1,818/h", "H100", {"max_price": 1818.0, "price_basis": "total"}),
+    ("A100 under $1,500.50 per GPU per month", "A100", {"max_price": 2.055479, "price_basis": "gpu",
+                                                      "billing": "monthly"}),
+    ("A100 до 150 000 ₽/мес за GPU", "A100", {"max_price": 205.479452, "price_basis": "gpu", "billing": "monthly"}),
+    ("4090 до 0,350 $/ч", "4090", {"max_price": 0.35}),  # a leading zero: a decimal comma, not thousands
+    ("4090 до 1,5 $/ч", "4090", {"max_price": 1.5}),
+    # a card and its count in any order, the price between them or not: a card subscription for that many
+    ("4090 до 300р/ч 2 карты", "4090 2 карты", {"gpu_ids": ["rtx-4090"], "gpu_count": 2, "max_price": 300.0}),
+    ("H100 (4 GPUs) under $10/h", "H100 (4 GPUs)", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"],
+                                                    "gpu_count": 4}),
+    ("13B LoRA on 2 GPUs", "13B LoRA on 2 GPUs", {"gpu_ids": None, "gpu_count": None}),  # a workload stays one
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)
@@ -198,3 +212,13 @@ async def test_offer_cache_given_only_the_changes_agrees_with_a_full_reload():
         changed = [o(key) for key in rng.sample(list(current), 20)] + [o(f"n{_round}-{i}") for i in range(5)]
         current.update({c.key: c for c in changed})
         answers.append(OfferChanges(changed, gone))
+
+
+@pytest.mark.parametrize("typed", [0.01, 0.99, 1.0, 99.99, 1500.5, 12_345.67, 150_000.0, 199_999.99, 1_200_000.0,
+                                   9_999_999.99])
+def test_a_monthly_cap_comes_back_as_typed(typed: float) -> None:
+    """Held as its hourly equal, a month's cap said back per month is the figure typed, to the cent."""
+    from bot.formatting import cap_amount
+    from bot.subscribe_query import hourly_equal
+
+    assert cap_amount(hourly_equal(typed), monthly=True) == typed

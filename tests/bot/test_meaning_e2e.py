@@ -4,6 +4,7 @@ stand-in Bot API server), the app's own ingest and a migrated database, in both 
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 import re
 from datetime import timedelta
@@ -13,6 +14,7 @@ import pytest
 
 from core.offers import Billing, Offer, Period
 from gpuradar.app import App
+from storage.subscriptions import list_subscriptions
 from testkit.fake_telegram import FakeTelegram
 from testkit.market import NOW, RATES, offer, poll
 
@@ -364,3 +366,47 @@ async def test_cli_estimate_lists_the_cheapest_offers_in_stock_like_the_bot(
     rows = capsys.readouterr().out.split("Дешевле всего в наличии")[1].strip().splitlines()[1:]
     assert "1/20 A100 80GB · 4 ГБ" in rows[-1] or all("1/20" not in r for r in rows)  # a slice never first
     assert "1/" not in rows[0]
+
+
+async def test_a_monthly_cap_is_said_back_per_month_as_typed(tg: FakeTelegram, app: App) -> None:
+    """"до 200 000 ₽ в месяц" is held as its hourly equal (offers compare per hour) and said back per month, to the
+    rouble, in the reply, in /subs and beside a monthly offer in its alert; the other reading's command, sent back,
+    is read as that reading."""
+    from bot.subscribe_query import hourly_equal
+
+    nbsp = "\u00a0"
+    ru = await say(tg, "/subscribe A100 до 200 000 ₽ в месяц", 80, "ru")
+    assert f"Порог понят как 200{nbsp}000 ₽/мес за всю конфигурацию" in ru and "205" not in ru
+    listing = await say(tg, "/subs", 80, "ru")
+    assert f"до 200{nbsp}000 ₽/мес за всю конфигурацию" in listing and "помесячно" in listing
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 80)
+    assert sub.max_price == hourly_equal(200_000) and sub.billing == "monthly" and sub.price_basis == "total"
+
+    en = await say(tg, "/subscribe A100 under $1,500.50 per GPU per month", 81)
+    assert "Cap read as $1,500.50 per GPU per month" in en
+    other = html.unescape(re.search(r"<code>(/subscribe [^<]*)</code>", en).group(1))  # type: ignore[union-attr]
+    assert "$1,500.50/month" in other
+    again = await say(tg, other, 81)
+    assert "Cap read as $1,500.50/month for the whole configuration" in again
+    async with app.sessionmaker() as session:
+        caps = [(s.max_price, s.price_basis, s.billing) for s in await list_subscriptions(session, 81)]
+    assert caps == [(hourly_equal(1500.5), "gpu", "monthly"), (hourly_equal(1500.5), "total", "monthly")]
+
+    srv = Offer(provider="selectel", sku="a100-month", gpu="a100-80gb", gpu_name="A100 80GB", gpu_count=1,
+                location="ru-1", billing=Billing.MONTHLY, price=150_000, currency="RUB", period=Period.MONTH,
+                in_stock=True, url="https://selectel.example/a100-month")
+    baseline = srv.model_copy(update={"sku": "4090-month", "gpu": "rtx-4090", "gpu_name": "RTX 4090"})
+    await app.ingest(poll("selectel", [baseline], NOW - timedelta(minutes=3)), RATES)
+    await app.ingest(poll("selectel", [baseline, srv], NOW - timedelta(minutes=2)), RATES)
+    alert = await tg.wait_for("sendMessage", chat_id=80, predicate=lambda c: "Заказать" in c.text)
+    assert f"(дешевле вашего порога 200{nbsp}000 ₽/мес за всю конфигурацию)" in alert.text
+
+
+async def test_a_card_and_its_count_in_any_order_is_a_card_subscription(tg: FakeTelegram, app: App) -> None:
+    """"4090 до 300 ₽/ч 2 карты": the count after the price still belongs to the card; watched as RTX 4090 × 2."""
+    ru = await say(tg, "/subscribe 4090 до 300 ₽/ч 2 карты", 82, "ru")
+    assert "RTX 4090" in ru and "× 2 GPU" in ru
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 82)
+    assert (sub.kind, sub.gpu_ids, sub.gpu_count, sub.max_price) == ("gpu", ["rtx-4090"], 2, 300)

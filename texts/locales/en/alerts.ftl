@@ -15,6 +15,8 @@ alert_keeps_up = {" "}and keeps up with the target
 alert_fits_gpu = ✅ You watch: { $query }
 alert_under_cap = {" "}(under your { $cap }/GPU-hour)
 alert_under_cap_total = {" "}(under your { $cap }/h for the whole configuration)
+alert_under_cap_month = {" "}(under your { $cap } per GPU per month)
+alert_under_cap_total_month = {" "}(under your { $cap }/month for the whole configuration)
 alert_order = 🔗 <a href="{ $url }">Order at { $provider }</a>
 alert_group_header = 🔔 <b>{ $n } { $n ->
         [one] offer matches

@@ -15,6 +15,8 @@ alert_keeps_up = {" "}и успевает за целью
 alert_fits_gpu = ✅ Вы следите: { $query }
 alert_under_cap = {" "}(дешевле вашего порога { $cap } за GPU-час)
 alert_under_cap_total = {" "}(дешевле вашего порога { $cap }/ч за всю конфигурацию)
+alert_under_cap_month = {" "}(дешевле вашего порога { $cap } за GPU в месяц)
+alert_under_cap_total_month = {" "}(дешевле вашего порога { $cap }/мес за всю конфигурацию)
 alert_order = 🔗 <a href="{ $url }">Заказать у { $provider }</a>
 alert_group_header = 🔔 <b>{ $n ->
         [one] { $n } подходящее предложение

@@ -40,6 +40,8 @@ when_what_gpu = { $gpu } × { $count }
 when_what_workload = конфигурация под { $workload }
 when_under = {" "}дешевле { $cap } за GPU-час
 when_under_whole = {" "}дешевле { $cap } в час за всю конфигурацию
+when_under_month = {" "}дешевле { $cap } за GPU в месяц
+when_under_whole_month = {" "}дешевле { $cap } в месяц за всю конфигурацию
 when_share = За { $days ->
     [one] последний { $days } день
     [few] последние { $days } дня

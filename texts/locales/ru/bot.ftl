@@ -140,11 +140,15 @@ sub_need_gib_on = нужно { $gib } ГиБ на GPU при { $count } GPU
 sub_need_none = не помещается в одну GPU; слежу за конфигурациями из нескольких GPU
 f_price = {" "}· до { $price }/ч за всю конфигурацию
 f_price_gpu = {" "}· до { $price }/GPU-ч
+f_price_month = {" "}· до { $price }/мес за всю конфигурацию
+f_price_gpu_month = {" "}· до { $price } за GPU в месяц
 # слова предложенной команды /subscribe (bot/subscribe_query.py читает их на любом из языков)
 sub_cmd_providers = на { $providers }
 sub_cmd_region = регион { $region }
 sub_cap_total = 💰 Порог понят как { $price }/ч за всю конфигурацию, сколько бы в ней ни было GPU. Имели в виду { $price } за GPU-час? Пришлите <code>/subscribe { $query } до { $price }/GPU-ч</code>.
 sub_cap_gpu = 💰 Порог понят как { $price } за GPU-час: конфигурация × { $n } GPU может стоить до { $total }/ч. Имели в виду { $price }/ч за всю конфигурацию? Пришлите <code>/subscribe { $query } до { $price }/ч</code>.
+sub_cap_total_month = 💰 Порог понят как { $price }/мес за всю конфигурацию, сколько бы в ней ни было GPU. Имели в виду { $price } за GPU в месяц? Пришлите <code>/subscribe { $query } до { $price }/мес за GPU</code>.
+sub_cap_gpu_month = 💰 Порог понят как { $price } за GPU в месяц: конфигурация × { $n } GPU может стоить до { $total }/мес. Имели в виду { $price }/мес за всю конфигурацию? Пришлите <code>/subscribe { $query } до { $price }/мес</code>.
 f_providers = {" "}· у { $providers }
 f_count = {" "}· × { $count } GPU
 f_billing = {" "}· { $billing }
