@@ -821,7 +821,7 @@ _RULES: list[tuple[str, str, Handler]] = [
      lambda m: _per_token_ms(m.group("tq_ms"))),
     ("ds_x_ep", rf"(?P<dx_n>{AMT})\s*(?:{EXW}\s*)?{MUL}\s*(?P<dx_e>{N})\s*{EPW}",
      lambda m: {**_DX_EXAMPLES(m), **_DX_EPOCHS(m)}),
-    ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*{EXW}", _field("examples", "ex_n")),
+    ("examples", rf"(?P<ex_n>{THOUSANDS}|{AMT})\s*(?:(?:штук\w*|шт\.?)\s+)?{EXW}", _field("examples", "ex_n")),
     # billions of tokens are a dataset (pretraining scale), never a context or a model size: "10B tokens", "2 млрд"
     ("ds_billions", rf"(?:(?:{DATAW})\s*(?:of\s+|with\s+|из\s+|на\s+|в\s+|size\s+|размером\s+)?[=:]?\s*)?"
                     rf"(?P<db_n>{N})\s*(?:b|bn|billion|млрд\.?|миллиард\w*)\s*{TOKW}", _billions),
@@ -849,6 +849,10 @@ _RULES: list[tuple[str, str, Handler]] = [
      _field("epochs", "ep_n2")),
     ("moe", rf"(?P<moe_e>[0-9]{{1,3}})\s*{MUL}\s*(?P<moe_p>{N})\s*(?:b|bn|б|млрд\.?)"
             r"(?:\s*(?:params?|parameters?|параметр\w*))?", _moe),
+    # "8 шт H100", "4 штуки A100", "на 2 штуках 4090", "H100 8 шт.", "8 pcs H100": pieces of a named card
+    ("gpu_pieces", rf"(?P<gp_n>{INT})\s*(?:штук\w*|шт\.?|pcs\.?)\s+(?:(?:по|of)\s+)?(?P<gp_g>{GPU})",
+     _gpu_named("gp_g", "gp_n")),
+    ("pieces_after", rf"(?P<pa_g>{GPU})\s+(?P<pa_n>{INT})\s*(?:штук\w*|шт|pcs)(?!\w)\.?", _gpu_named("pa_g", "pa_n")),
     ("gpu_count", rf"(?P<gc_n>{INT})(?:\s*{MUL}\s*|\s+)(?P<gc_g>{GPU})", _gpu_named("gc_g", "gc_n")),
     ("gpu_times", rf"(?P<gx_g>{GPU})\s*{MUL}\s*(?P<gx_n>{INT})", _gpu_named("gx_g", "gx_n")),
     ("times_gpu", rf"{MUL}\s*(?P<xg_n>{INT})\s+(?P<xg_g>{GPU})", _gpu_named("xg_g", "xg_n")),  # "x2 A100"

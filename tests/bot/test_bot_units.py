@@ -88,6 +88,7 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("H100 (4 GPUs) under $10/h", "H100 (4 GPUs)", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"],
                                                     "gpu_count": 4}),
     ("13B LoRA on 2 GPUs", "13B LoRA on 2 GPUs", {"gpu_ids": None, "gpu_count": None}),  # a workload stays one
+    ("H100 SXM 8 шт до 2 000 ₽/ч", "H100 SXM 8 шт", {"gpu_ids": ["h100-sxm"], "gpu_count": 8, "max_price": 2000.0}),
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)

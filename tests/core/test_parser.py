@@ -63,6 +63,12 @@ def test_issue_phrases_mean_what_a_person_means(text: str, expected: dict) -> No
     ("7B qlora single gpu", {"gpus": 1}),
     ("7B full 4 карты", {"gpus": 4}),
     ("70B QLoRA на одной A100 80GB", {"gpus": 1, "gpu": "a100-80gb"}),
+    # pieces of a card, as a Russian order says it ("8 шт H100"), before or after the card
+    ("70B QLoRA на 2 штуках 4090", {"gpus": 2, "gpu": "rtx-4090"}),
+    ("70B inference 8 шт. H100 SXM", {"gpus": 8, "gpu": "h100-sxm"}),
+    ("70B inference H100 SXM 8шт", {"gpus": 8, "gpu": "h100-sxm"}),
+    ("70B inference 4 pcs A100 80GB", {"gpus": 4, "gpu": "a100-80gb"}),
+    ("7B lora 5000 штук примеров", {"examples": 5000}),  # pieces of data stay examples
     # quantisation words
     ("7B lora nf4", {"quant": Quant.NF4}),
     ("7B lora nf4 double quant", {"quant": Quant.NF4_DQ}),
