@@ -42,9 +42,9 @@ def money(amount: float | None, currency: str, lang: str = "en", *, exact: bool 
 
 
 def cap_amount(max_price: float, monthly: bool) -> float:
-    """A price cap in the unit it is said back in: its hourly figure (how it is stored and compared), or, where the
-    subscription watches monthly offers (or the offer is one), its month (730 hours), the figure such prices are
-    quoted in and the one the user typed ("до 150 000 ₽ в месяц" is held as 205.479452 ₽/h)."""
+    """A price cap in the unit it is said back in: its hourly figure (how it is stored and compared), or, where it
+    was said per month (or stands beside a monthly offer's prices), its month of 730 hours: the figure the user
+    typed ("до 150 000 ₽ в месяц" is held as 205.479452 ₽/h and said back as 150 000 ₽)."""
     return round(max_price * HOURS_PER_MONTH, 2) if monthly else max_price
 
 

@@ -49,6 +49,7 @@ class Reply:
 def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user_currency: str) -> SubscriptionDraft:
     common = dict(query_text=query_text[:500], max_price=req.max_price,
                   price_currency=req.price_currency or user_currency, price_basis=req.price_basis or "total",
+                  price_period="month" if req.price_monthly and req.max_price is not None else "hour",
                   providers=req.providers,
                   gpu_count=req.gpu_count, billing=req.billing, region=req.region)
     if est is None:
@@ -104,7 +105,7 @@ def cap_reading(sub: Subscription, lang: str) -> str:
     """Which reading of the price cap was taken, with the other one beside it and how to ask for it instead."""
     if sub.max_price is None:
         return ""
-    monthly = sub.billing == "monthly"  # said back per month, as monthly offers are priced
+    monthly = sub.price_period == "month"  # said back in the unit it was said in
     cap = cap_amount(sub.max_price, monthly)
     month = "_month" if monthly else ""
     price = money(cap, sub.price_currency, lang, exact=True)

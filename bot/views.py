@@ -289,10 +289,11 @@ def render_speed(est: Estimate, lang: str, rows: int = FITS_SHOWN) -> list[str]:
 
 
 def render_filters(lang: str, *, max_price: float | None, price_currency: str, providers: list[str] | None,
-                   gpu_count: int | None, billing: str | None, region: str | None, price_basis: str = "total") -> str:
+                   gpu_count: int | None, billing: str | None, region: str | None, price_basis: str = "total",
+                   price_period: str = "hour") -> str:
     out = ""
     if max_price is not None:
-        monthly = billing == "monthly"
+        monthly = price_period == "month"  # the cap in the unit it was said in (stored per hour)
         key = ("f_price" if price_basis == "total" else "f_price_gpu") + ("_month" if monthly else "")
         out += t(lang, key, price=money(cap_amount(max_price, monthly), price_currency, lang, exact=True))
     if providers:
@@ -339,5 +340,5 @@ def need_at(needs: dict[str, float], count: int) -> float | None:
 
 def subscription_filters(sub: Subscription, lang: str) -> str:
     return render_filters(lang, max_price=sub.max_price, price_currency=sub.price_currency,
-                          price_basis=sub.price_basis, providers=sub.providers,
+                          price_basis=sub.price_basis, price_period=sub.price_period, providers=sub.providers,
                           gpu_count=sub.gpu_count, billing=sub.billing, region=sub.region)

@@ -50,6 +50,8 @@ class SubscriptionDraft(BaseModel):
     price_currency: Literal["RUB", "USD"] = "USD"
     # What max_price bounds (core.matching.PRICE_BASES): the whole configuration per hour, or per GPU-hour.
     price_basis: Literal["total", "gpu"] = "total"
+    # The unit the cap was said in and is said back in; max_price is per hour either way (730 hours a month).
+    price_period: Literal["hour", "month"] = "hour"
     providers: list[str] | None = None
     gpu_count: int | None = Field(default=None, ge=MIN_GPUS, le=MAX_GPUS)
     billing: Literal["hourly", "monthly", "spot"] | None = None
@@ -178,7 +180,7 @@ async def set_subscription_chat(session: AsyncSession, user_id: int, sub_id: int
 def _same(sub: Subscription, draft: SubscriptionDraft) -> bool:
     return all(getattr(sub, name) == value for name, value in draft.model_dump().items()
                if name not in ("workload_json", "min_gib_by_count", "answer_gib", "rec_gib_by_count",
-                               "min_count_by_gpu"))
+                               "min_count_by_gpu", "price_period"))  # the same cap said per month is the same watch
 
 
 async def list_subscriptions(session: AsyncSession, user_id: int) -> list[Subscription]:

@@ -66,6 +66,9 @@ class Subscription(Base):
     # What max_price bounds: "total" = the whole configuration per hour (what "80 ₽/ч" means), "gpu" = per GPU-hour
     # (said so: "80 ₽/GPU-ч"). Rows from before 0012 were stored per GPU-hour and keep it (server default).
     price_basis: Mapped[str] = mapped_column(String(8), default="total", server_default="gpu")
+    # The unit the cap was said in, and is said back in: "hour", or "month" ("до 150 000 ₽ в месяц"). max_price is
+    # per hour either way (a month is 730 hours), as offers are compared; rows before 0022 were said per hour.
+    price_period: Mapped[str] = mapped_column(String(8), default="hour", server_default="hour")
     providers: Mapped[list[str] | None] = mapped_column(JSON)  # provider names, None = any
     gpu_count: Mapped[int | None] = mapped_column(Integer)
     billing: Mapped[str | None] = mapped_column(String(NAME_LEN))  # "hourly" | "monthly" | "spot"

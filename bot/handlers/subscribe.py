@@ -266,7 +266,7 @@ async def chose_provider(query: CallbackQuery, callback_data: WizardProviderCb, 
     req = parse_subscribe(str(data.get("target", "")))
     price = data.get("price")
     if isinstance(price, int | float) and price_ok(float(price)):
-        req.max_price, req.price_currency = float(price), user.currency
+        req.max_price, req.price_currency, req.price_monthly = float(price), user.currency, False  # a button: per hour
         req.price_basis = "gpu" if data.get("basis") == "gpu" else "total"
     if callback_data.provider is not None:
         req.providers = [callback_data.provider]

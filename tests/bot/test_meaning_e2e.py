@@ -382,6 +382,11 @@ async def test_a_monthly_cap_is_said_back_per_month_as_typed(tg: FakeTelegram, a
     async with app.sessionmaker() as session:
         (sub,) = await list_subscriptions(session, 80)
     assert sub.max_price == hourly_equal(200_000) and sub.billing == "monthly" and sub.price_basis == "total"
+    assert sub.price_period == "month"
+    # monthly offers with a cap said per hour: said back per hour, as typed
+    hourly = await say(tg, "/subscribe H100 помесячно до 300 ₽/ч", 83, "ru")
+    assert "Порог понят как 300 ₽/ч за всю конфигурацию" in hourly and "/мес" not in hourly
+    assert "до 300 ₽/ч за всю конфигурацию · помесячно" in await say(tg, "/subs", 83, "ru")
 
     en = await say(tg, "/subscribe A100 under $1,500.50 per GPU per month", 81)
     assert "Cap read as $1,500.50 per GPU per month" in en
@@ -390,8 +395,9 @@ async def test_a_monthly_cap_is_said_back_per_month_as_typed(tg: FakeTelegram, a
     again = await say(tg, other, 81)
     assert "Cap read as $1,500.50/month for the whole configuration" in again
     async with app.sessionmaker() as session:
-        caps = [(s.max_price, s.price_basis, s.billing) for s in await list_subscriptions(session, 81)]
-    assert caps == [(hourly_equal(1500.5), "gpu", "monthly"), (hourly_equal(1500.5), "total", "monthly")]
+        caps = [(s.max_price, s.price_basis, s.billing, s.price_period) for s in await list_subscriptions(session, 81)]
+    cap = hourly_equal(1500.5)
+    assert caps == [(cap, "gpu", "monthly", "month"), (cap, "total", "monthly", "month")]
 
     srv = Offer(provider="selectel", sku="a100-month", gpu="a100-80gb", gpu_name="A100 80GB", gpu_count=1,
                 location="ru-1", billing=Billing.MONTHLY, price=150_000, currency="RUB", period=Period.MONTH,
