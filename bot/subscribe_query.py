@@ -17,6 +17,7 @@ from core.offers import HOURS_PER_MONTH
 from core.parser import COUNT_WORD_RX, COUNT_WORDS, ParseError, latin_cards, parse_workload
 from core.places import AREA_PREFIX, COUNTRY_CODES, COUNTRY_NAMES
 from core.providers import ProviderCatalog, catalog
+from core.workload import WorkloadSpec
 
 # An amount as people write it: "2.5", "2,5", and thousands grouped by spaces ("150 000", the Russian way, also with
 # a no-break or narrow no-break space) or by commas before a point ("$1,500", "$1,500.50"). A comma with three
@@ -24,7 +25,7 @@ from core.providers import ProviderCatalog, catalog
 # and stays 0.35).
 _GROUPED = r"[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?![\d.,])|[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
 _NUMBER = rf"(?:{_GROUPED}|\d+(?:[.,]\d+)?)"
-_COMMA_GROUPS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_COMMA_GROUPS = re.compile(r"[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?")
 # "150 тыс руб", "400к руб": thousands (monthly prices are quoted so)
 _THOUSANDS = r"(?P<mult>\s?(?:k|к|тыс\w*\.?)(?![a-zа-я]))?"
 _RUB = r"(?:₽|руб\w*|р\b\.?|rub\b|rur\b)"
@@ -247,9 +248,10 @@ def parse_subscribe(text: str) -> SubscribeRequest:
         else:
             req.problem = req.problem or "count"
         req.target, req.gpu_ids = counted.group(2), ids
-    if req.gpu_ids is None and req.target and (said := _cards_and_count(req.target)) is not None:
+    spec = card_spec(req.target, also=_COUNT_FIELD) if req.gpu_ids is None and req.target else None
+    if spec is not None and spec.gpu is not None:
         # "4090 2 карты", "H100 (4 GPUs)": a card and how many, in any order, as the workload parser reads them
-        req.gpu_ids, said_count = said
+        req.gpu_ids, said_count = list(spec.gpu_family or (spec.gpu,)), spec.gpus
         if said_count is not None and req.gpu_count is None:
             if gpu_count_ok(said_count):
                 req.gpu_count = said_count
@@ -258,17 +260,22 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     return req
 
 
-def _cards_and_count(text: str) -> tuple[list[str], int | None] | None:
-    """The cards a phrase names and the count it gives them when it says nothing else (what `core.parser` reads of
-    it), else None: a phrase with anything of a workload in it is a workload."""
+_CARD_FIELDS = frozenset({"gpu", "gpu_family"})
+_COUNT_FIELD = frozenset({"gpus"})
+
+
+def card_spec(text: str, *, also: frozenset[str] = frozenset()) -> WorkloadSpec | None:
+    """What `core.parser` reads of a phrase that names a card and nothing else (but the fields in `also`), else
+    None: a phrase with anything of a workload in it is a workload. Its `gpu` is the card, `gpu_family` every
+    variant a family name covers."""
     try:
         spec = parse_workload(text)
     except ParseError:
         return None
     said = spec.model_dump(exclude_none=True, exclude_defaults=True)
-    if spec.gpu is None or set(said) - {"gpu", "gpu_family", "gpus"}:
+    if spec.gpu is None or set(said) - _CARD_FIELDS - also:
         return None
-    return list(spec.gpu_family or (spec.gpu,)), spec.gpus
+    return spec
 
 
 def _take_price(req: SubscribeRequest, m: re.Match[str]) -> str:
@@ -305,7 +312,7 @@ def hourly_equal(per_month: float) -> float:
 def amount(text: str) -> float:
     """The number `_NUMBER` matched: "150 000" -> 150000, "$1,500.50" -> 1500.5, "2,5" -> 2.5."""
     text = re.sub(r"[ \u00a0\u202f]", "", text)
-    if _COMMA_GROUPS.fullmatch(text) and text[0] != "0":
+    if _COMMA_GROUPS.fullmatch(text):
         return float(text.replace(",", ""))
     return float(text.replace(",", "."))
 

@@ -24,12 +24,11 @@ from bot.handlers.estimate import estimate_view
 from bot.listed_prices import ListedPrices, with_listed
 from bot.market_button import with_market
 from bot.offer_cache import CachedOffer, OfferCache
-from bot.subscribe_query import gpu_list
+from bot.subscribe_query import card_spec, gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import rank_for, ranked_line, vat_note
 from core.gpus import get_gpu
-from core.parser import ParseError, parse_workload
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
@@ -88,12 +87,8 @@ def cards_asked(text: str) -> str | None:
     """The card(s) a phrase asks about when it names nothing else ("h100", "сколько стоит A100 80GB в час",
     "h100 price per hour"): their name as /offers reads it, else None. Such a phrase is a price question, answered
     with the offers; as a workload it would only lead to "which method?" and then "which model?"."""
-    try:
-        spec = parse_workload(text)
-    except ParseError:
-        return None
-    said = spec.model_dump(exclude_none=True, exclude_defaults=True)
-    if spec.gpu is None or set(said) - {"gpu", "gpu_family"}:
+    spec = card_spec(text)
+    if spec is None or spec.gpu is None:
         return None
     card = get_gpu(spec.gpu)
     return card.family if spec.gpu_family and card.family else card.name
