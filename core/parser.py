@@ -471,7 +471,9 @@ _MPART = (rf"(?:(?:{_MSIZE}){_MSIZE_MOE}|{_RU_NAME_RX}|{_MDATE}|(?:{_NAME_WORDS}
 _R1 = r"r1[\s\-_]distill|r1(?=[\s\-_:]+[0-9]{1,3}(?:\.[0-9])?\s?[bб](?!\w))"
 _MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:{_R1}|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
              rf"gpt[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
-_HUB_RX = r"[a-z0-9][\w.\-]*/[a-z0-9][\w.\-]*"
+# "org/name"; not a pair of words the grammar reads itself ("lora/qlora", "fp8/int4": either, a contradiction)
+_GRAMMAR_WORD = "|".join(sorted(_NOT_NAME_WORDS | {"ft", "finetune", "fine-tune"}, key=len, reverse=True))
+_HUB_RX = rf"(?!(?:{_GRAMMAR_WORD})/)[a-z0-9][\w.\-]*/(?!(?:{_GRAMMAR_WORD})(?![\w.\-]))[a-z0-9][\w.\-]*"
 
 
 def _latin_family(text: str) -> str:
@@ -1170,6 +1172,8 @@ throughput часов видюхой ноут ноуте колаб колабе
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
+_CARD_FIELDS = frozenset({"gpu", "gpu_family", "gpus"})  # what a card fragment sets ("2x 4090")
+_CARD_PREPOSITIONS = frozenset({"on", "на", "a", "an", "the"})  # "on 4090 or on 5090"
 _FILLER = frozenset(_FILLER_WORDS.split()) | _ALTERNATIVE
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
 _SEPARATORS = re.compile(r"[\s,;:()\[\]{}!?\"'«»|.+&/-]*")
@@ -1192,7 +1196,8 @@ def _meaning(found: dict[str, Any]) -> Joined:
 
 def _one_reading(phrase: str) -> str:
     """One side of "A or B" once the other is dropped: without the "or" and the separators left between."""
-    return " ".join(w for w in phrase.split() if w.lower() not in _ALTERNATIVE and _HAS_ALNUM.search(w))
+    words = (w.strip("/") if _HAS_ALNUM.search(w) else w for w in phrase.split())  # "lora/" of "lora/qlora"
+    return " ".join(w for w in words if w.lower() not in _ALTERNATIVE and _HAS_ALNUM.search(w))
 
 
 def _negative(low: str, start: int) -> bool:
@@ -1232,7 +1237,8 @@ _new_spec: Callable[[dict[str, Any]], WorkloadSpec] = TypeAdapter(WorkloadSpec).
 class _Reading:
     """One phrase being read: the fields understood so far, where each came from, and what could not be read."""
 
-    __slots__ = ("bad", "choices", "fields", "origin", "readings", "reasons", "shown", "spans", "understood")
+    __slots__ = ("bad", "card_end", "choices", "fields", "origin", "readings", "reasons", "shown", "spans",
+                 "understood")
 
     def __init__(self, shown: str) -> None:
         self.shown = shown  # the user's spelling, at the positions of the normalised text
@@ -1246,6 +1252,7 @@ class _Reading:
         # rejected fragment -> (label, phrase) for each reading it could have had: a family's models put in its place,
         # or either of two contradicting fragments dropped ("70B LoRA or QLoRA")
         self.choices: dict[str, list[tuple[str, str]]] = {}
+        self.card_end: int | None = None  # where the last card said ends: the next may be its alternative
 
     def reject(self, fragment: str, reason: Msg | None) -> None:
         if fragment not in self.bad:
@@ -1287,6 +1294,9 @@ class _Reading:
             self.reject(fragment, None)
             return pos
         fields = self.fields
+        if "gpu" in fields and self._card_alternative(found, m.start()):
+            self.take_alternative(found, fragment, m.start(), pos)
+            return pos
         clash = None
         for f, v in found.items():
             if f in fields and fields[f] != v and (f[0] != "_" or f == "_tokens"):  # two sizes of tokens clash too
@@ -1310,7 +1320,38 @@ class _Reading:
         self.understood.append(fragment)
         self.readings.append(found)
         self.spans.setdefault(fragment, (m.start(), pos))
+        if "gpu" in found:
+            self.card_end = pos
         return pos
+
+    def _card_alternative(self, found: dict[str, Any], start: int) -> bool:
+        """Whether this card is said as an alternative to the card before it ("4090 or 5090", "A100/H100",
+        "3090, 4090 или 5090"): only separators, "or" words and prepositions between them, and the same count with
+        both, or none. The user asks about either card, as about a family's variants; "4090 or 2x 5090" (two
+        counts) stays a contradiction, and so does "4090 and 5090" (one of each is a configuration of its own)."""
+        if self.card_end is None or "gpu" not in found or set(found) - _CARD_FIELDS:
+            return False
+        words = _GAP_SPLIT.split(self.shown[self.card_end:start].lower().replace("/", " / "))
+        words = [w for w in words if w]
+        gap = self.shown[self.card_end:start]
+        if not all(w in _ALTERNATIVE or w in _CARD_PREPOSITIONS or w == "/" for w in words):
+            return False
+        if not ("," in gap or any(w in _ALTERNATIVE or w == "/" for w in words)):
+            return False
+        first = self.origin["gpu"]
+        said = self.fields["gpus"] if self.origin.get("gpus") == first else None  # the count said with the cards
+        return found.get("gpus") == said
+
+    def take_alternative(self, found: dict[str, Any], fragment: str, start: int, end: int) -> None:
+        """One more card to consider: its variants join the cards already named, the first card still leads."""
+        fields = self.fields
+        named = fields.get("gpu_family") or (fields["gpu"],)
+        more = found.get("gpu_family") or (found["gpu"],)
+        fields["gpu_family"] = tuple(dict.fromkeys((*named, *more)))
+        self.understood.append(fragment)
+        self.readings.append({"gpu": found["gpu"]})
+        self.spans.setdefault(fragment, (start, end))
+        self.card_end = end
 
     def _phrase(self, start: int, end: int, instead: str) -> str:
         """The phrase with [start, end) replaced, spaces collapsed."""

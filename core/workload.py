@@ -157,7 +157,8 @@ class WorkloadSpec(BaseModel):
     strategy: Strategy | None = None
     offload: Offload | None = None
     gpu: str | None = None  # catalog GPU id when the user named one
-    # every variant a family name covers ("H100" = SXM, PCIe, NVL); None for one named card (issue 10)
+    # every variant a family name covers ("H100" = SXM, PCIe, NVL), and every card said as an alternative ("5090 or
+    # 4090": core.parser); None for one named card (issue 10)
     gpu_family: tuple[str, ...] | None = None
     # a card named by its memory ("on a 24GB GPU", "2 × 80 ГБ"): every catalog card of that size (core.defaults)
     gpu_memory_gb: float | None = Field(default=None, gt=0)
@@ -229,7 +230,9 @@ class Workload(BaseModel):
     # inference: the prompt's tokens within seq_len (prefilled at once; the rest is generated). None: the whole
     # context is counted as prompt, the worst case for the prefill working set.
     prompt_len: int | None = None
-    gpu_family: tuple[str, ...] = ()  # every variant a family name covers ("H100"); empty for one named card
+    # every variant a family name covers ("H100") and every card said as an alternative ("5090 or 4090"); empty for
+    # one named card
+    gpu_family: tuple[str, ...] = ()
     gpu_memory_gb: float | None = None  # the cards were named by their memory ("24 GB"): the family is that class
     # the user said how many GPUs ("--gpus 1", "on one A100"): the answer is about that count only, not 1/2/4/8
     gpus_stated: bool = False
@@ -250,7 +253,8 @@ class Workload(BaseModel):
 
     @property
     def gpu_ids(self) -> tuple[str, ...]:
-        """The cards the workload was named on: a family's variants, the one card, or none (any card)."""
+        """The cards the workload was named on: a family's variants, the alternatives said, the one card, or none
+        (any card)."""
         if not self.gpu:
             return ()
         return (self.gpu, *(g for g in self.gpu_family if g != self.gpu))  # the representative first

@@ -268,3 +268,23 @@ async def test_a_card_and_nothing_else_is_a_price_question_answered_with_its_off
     assert "2/" in page2.text.splitlines()[0]
     # a card with anything of a workload is still an estimate
     assert "Llama 3.1 70B · QLoRA" in await say(tg, "70B QLoRA on RTX 3090", user_id=41)
+
+
+async def test_cards_said_as_alternatives_are_each_answered_and_watched(tg, app):
+    """"7B LoRA on 5090 or 4090" asks about either card: the fits of both, no "which did you mean?", and the 🔔
+    under it watches both; "3090 или 4090" alone is the price question of both cards, as /offers lists them."""
+    answer = await say(tg, "/estimate 7B LoRA on 5090 or 4090", user_id=51)
+    assert "contradicts" not in answer
+    fits = answer.split("Fits")[1]
+    assert "RTX 5090 × 1" in fits and "RTX 4090 × 1" in fits
+    assert not any(card in fits for card in ("RTX 3090", "A100", "H100"))
+    tg.press(tg.calls_of("sendMessage")[-1], "🔔", user_id=51)
+    watching = await tg.wait_for("sendMessage", chat_id=51, predicate=lambda c: "Now watching" in c.text)
+    assert "5090" in watching.text and "4090" in watching.text
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 51)
+    assert sub.gpu_ids is not None and set(sub.gpu_ids) == {"rtx-5090", "rtx-4090"}
+    both = await say(tg, "/offers RTX 3090, RTX 4090", user_id=52, lang="ru")
+    assert "Vast.ai" in both and "RTX 3090" in both
+    assert await say(tg, "3090 или 4090", user_id=52, lang="ru") == both
+

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.gpus import GPUS, find_gpu
+from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.models import MODELS, find_model
 from core.parser import MAX_CHARS, ParseError, normalise_targets, parse_size, parse_workload
 from core.workload import Attention, Engine, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
@@ -495,6 +495,42 @@ def test_two_fragments_that_contradict_offer_either_reading(phrase: str, reading
     # said in the text as well, for where no button offers them (the CLI)
     assert f"Did you mean «{readings[0]}» or «{readings[1]}»?" in render("en", info.value.explain())
     assert f"Вы имели в виду «{readings[0]}» или «{readings[1]}»?" in render("ru", info.value.explain())
+
+
+@pytest.mark.parametrize(("phrase", "cards", "count"), [
+    ("7B LoRA on 5090 or 4090", ["RTX 5090", "RTX 4090"], None),
+    ("7B LoRA на 3090, 4090 или 5090", ["RTX 3090", "RTX 4090", "RTX 5090"], None),
+    ("70B QLoRA on A100/H100", ["A100", "H100"], None),
+    ("13B lora 4090 vs. 5090", ["RTX 4090", "RTX 5090"], None),
+    ("70B full ft 8x A100 or 8x H100", ["A100", "H100"], 8),
+    ("2 gpus: 4090 либо на 5090, 7B lora", ["RTX 4090", "RTX 5090"], 2),
+    ("инференс 8B на 4090 или 4090", ["RTX 4090"], None),
+])
+def test_cards_said_as_alternatives_are_each_considered(phrase: str, cards: list[str], count: int | None) -> None:
+    """"5090 or 4090" asks about either card, as "H100" asks about each of its variants: every card (or family)
+    named joins the cards the answer is about, the first one leading; never a contradiction to pick a side of."""
+    spec = parse_workload(phrase)
+    named = [g.id for name in cards for g in resolve_gpus(name)]
+    assert spec.gpu == (find_gpu(cards[0]) or GPUS[0]).id
+    assert set(spec.gpu_family or (spec.gpu,)) == set(named) and len(spec.gpu_family or (spec.gpu,)) == len(set(named))
+    assert spec.gpus == count
+
+
+@pytest.mark.parametrize("phrase", ["7B LoRA 4090 or 2x 5090", "7B LoRA 8x A100 or 4x H100", "7B LoRA 4090 and 5090",
+                                    "7B LoRA на 4090 и 5090", "7B LoRA 4090 frobnicate 5090"])
+def test_cards_with_different_counts_or_joined_by_and_still_contradict(phrase: str) -> None:
+    """Either card only with the same count (or none): "4090 or 2x 5090" is two configurations, and "4090 and 5090"
+    one of each, which the estimate cannot hold as one; the user picks."""
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    second = phrase.split()[-1]  # the later card is the one set against the first
+    assert info.value.not_understood[-1].endswith(second) and second not in " ".join(info.value.understood)
+
+
+def test_the_readings_of_a_slash_contradiction_leave_no_stray_slash() -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload("7B lora/qlora on 4090")
+    assert [p for _, p in info.value.choices] == ["7B lora on 4090", "7B qlora on 4090"]
 
 
 def test_readings_are_offered_only_when_one_fragment_stands_in_the_way() -> None:
