@@ -17,7 +17,7 @@ from core.answer import target_said
 from core.engines import engine_notes, strategy_said
 from core.estimator import Breakdown
 from core.gpus import get_gpu
-from core.matching import LEVELS
+from core.matching import LEVELS, usable_gib
 from core.msg import Msg, msg
 from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
@@ -313,7 +313,12 @@ def subscription_what(sub: Subscription, lang: str) -> str:
         return esc(", ".join(gpu_label(g, g) for g in (sub.gpu_ids or [])) or sub.query_text)
     count = sub.gpu_count or 1
     figure = sub.answer_gib if sub.answer_gib is not None else need_at(sub.min_gib_by_count or {}, count)
-    if figure is None or (sub.gpu_count is None and figure > max(LEVELS)):  # no single card holds it
+    pinned = max((usable_gib(g) or 0.0 for g in sub.gpu_ids or ()), default=0.0)  # the cards it is named on
+    fewest = _fewest_holding(sub.min_gib_by_count or {}, pinned) if figure is not None and 0 < pinned < figure \
+        and sub.gpu_count is None else None
+    if fewest is not None:  # "13B LoRA on 4090": no one 4090 holds it, two do; the 28 GiB of one card misleads
+        need = t(lang, "sub_need_gib_from", gib=gib(fewest[1], lang), count=fewest[0])
+    elif figure is None or (sub.gpu_count is None and figure > max(LEVELS)):  # no single card holds it
         need = t(lang, "sub_need_none")
     elif count > 1:
         need = t(lang, "sub_need_gib_on", gib=gib(float(figure), lang), count=count)
@@ -329,6 +334,14 @@ def subscription_what(sub: Subscription, lang: str) -> str:
             cards += t(lang, "sub_keeping_more", n=len(named) - KEEPING_NAMED)
         need += t(lang, "sub_keeping_cards", cards=cards)
     return f"{esc(query_words(lang, sub.query_text))} ({need})"
+
+
+def _fewest_holding(needs: dict[str, float], usable: float) -> tuple[int, float] | None:
+    """The fewest GPUs whose per-GPU need (stored, as matching reads it) fits `usable` GiB, with that need."""
+    for count in sorted(int(k) for k in needs):
+        if needs[str(count)] <= usable:
+            return count, float(needs[str(count)])
+    return None
 
 
 def need_at(needs: dict[str, float], count: int) -> float | None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from bot.chart import is_drawable, render_history_png
 from bot.names import model_name, region_name
 from bot.sender import quiet_until
+from core.gpus import get_gpu
 from core.polls import PollResult, PollStatus
 from storage.queries import HistoryPoint, HistorySeries
 from storage.subscriptions import get_user, list_subscriptions
@@ -288,3 +289,23 @@ async def test_cards_said_as_alternatives_are_each_answered_and_watched(tg, app)
     assert "Vast.ai" in both and "RTX 3090" in both
     assert await say(tg, "3090 или 4090", user_id=52, lang="ru") == both
 
+
+async def test_a_workload_watched_on_cards_too_small_for_one_says_how_many_hold_it(tg, app):
+    """"13B LoRA on 4090": no one 4090 holds it, so the subscription watches two or more; it says so, with the need
+    per GPU at the fewest count that fits the card (as matching reads it), not the one-card figure over 24 GB."""
+    usable = get_gpu("rtx-4090").usable_gib
+    for uid, lang, text, said in ((61, "en", "/subscribe 13B LoRA on 4090", "one such card cannot hold it"),
+                                  (62, "ru", "/subscribe 13B LoRA на 4090", "на одной такой карте не помещается")):
+        reply = await say(tg, text, user_id=uid, lang=lang)
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        needs = {int(k): v for k, v in (sub.min_gib_by_count or {}).items()}
+        assert needs[1] > usable  # the premise: one card is too small
+        fewest = min(c for c, v in needs.items() if v <= usable)
+        figure = f"{needs[fewest]:.1f}".replace(".", "," if lang == "ru" else ".")
+        assert said in reply and f"{figure} " in reply, reply
+        assert (f"on {fewest} GPUs or more" if lang == "en" else f"при {fewest} GPU и больше") in reply
+        assert said in await say(tg, "/subs", user_id=uid, lang=lang)
+    # a card that holds it alone keeps the plain figure
+    reply = await say(tg, "/subscribe 13B LoRA on A100 80GB", user_id=63)
+    assert "cannot hold" not in reply and "GiB per GPU" in reply

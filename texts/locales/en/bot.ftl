@@ -130,6 +130,10 @@ sub_limit = You already have { $limit } { $limit ->
 sub_need_gib = needs { $gib } GiB per GPU
 sub_need_gib_on = needs { $gib } GiB per GPU on { $count } GPUs
 sub_need_none = fits no single GPU; watching multi-GPU configurations
+sub_need_gib_from = one such card cannot hold it: needs { $gib } GiB per GPU on { $count } { $count ->
+        [one] GPU
+       *[other] GPUs
+    } or more
 f_price = {" "}· up to { $price }/h for the whole configuration
 f_price_gpu = {" "}· up to { $price }/GPU-h
 f_price_month = {" "}· up to { $price }/month for the whole configuration

@@ -138,6 +138,7 @@ sub_limit = У вас уже { $limit } { $limit ->
 sub_need_gib = нужно { $gib } ГиБ на GPU
 sub_need_gib_on = нужно { $gib } ГиБ на GPU при { $count } GPU
 sub_need_none = не помещается в одну GPU; слежу за конфигурациями из нескольких GPU
+sub_need_gib_from = на одной такой карте не помещается: нужно { $gib } ГиБ на GPU при { $count } GPU и больше
 f_price = {" "}· до { $price }/ч за всю конфигурацию
 f_price_gpu = {" "}· до { $price }/GPU-ч
 f_price_month = {" "}· до { $price }/мес за всю конфигурацию
