@@ -17,7 +17,7 @@ from core.estimator import MemoryEstimate
 from core.fit import DEFAULT_COUNTS, Fit, FitReport, Requirement, fit_configs, requirement
 from core.gpus import GPUS, get_gpu
 from core.msg import Msg, msg
-from core.parser import render_value
+from core.parser import rate_said, render_value
 from core.remedies import Remedy, remedies
 from core.speed import ConfigSpeed, SpeedEstimate, inference_speed, keeps_up, smallest_group
 from core.timecost import (
@@ -232,7 +232,8 @@ class Answer:
         w = self.workload
         return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len,
                              per_config=rows, answer_tps=w.answer_tps,
-                             demand_tps=w.demand_tps, request_rate=w.request_rate, ttft_s=w.ttft_s)
+                             demand_tps=w.demand_tps, request_rate=w.request_rate,
+                             request_rate_unit=w.request_rate_unit, ttft_s=w.ttft_s)
 
     def _limited(self, limit: int | None) -> list[tuple[str, int, bool]]:
         """The first `limit` fits, then the configuration asked for by name when it is not among them."""
@@ -252,7 +253,7 @@ def target_said(sp: SpeedEstimate | Workload) -> Msg | None:
     speed = render_value("answer_tps", answer_tps or 0.0)
     if demand_tps is not None:
         demand = render_value("total_tps", demand_tps)
-        parts.append(msg("speed_target_rate", rate=render_value("request_rate", rate), demand=demand, speed=speed)
+        parts.append(msg("speed_target_rate", rate=rate_said(rate, sp.request_rate_unit), demand=demand, speed=speed)
                      if rate is not None else msg("speed_target_total", demand=demand, speed=speed))
     elif answer_tps is not None:
         parts.append(msg("speed_target_each", speed=speed))

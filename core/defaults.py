@@ -28,6 +28,7 @@ from core.parser import (
     family_choice,
     field_label,
     normalise_targets,
+    rate_said,
     render_value,
 )
 from core.workload import (
@@ -107,9 +108,10 @@ _INFERENCE_QUANTS = frozenset({Quant.GPTQ_INT4, Quant.GPTQ_INT8, Quant.AWQ, Quan
 def _error(spec: WorkloadSpec, problem: Msg) -> ParseError:
     """A ParseError about the combination: what was said is listed as understood."""
     said = {k: v for k, v in spec.model_dump(exclude_none=True).items()
-            if k not in ("arch", "model_source", "gpu_family")}
+            if k not in ("arch", "model_source", "gpu_family", "request_rate_unit")}
     items = [f"{k}={getattr(v, 'value', v)}" for k, v in said.items()]
-    return ParseError(items, problem=problem, meanings=[describe(k, v) for k, v in said.items()], from_fields=True)
+    meanings = [describe(k, v, spec.request_rate_unit) for k, v in said.items()]
+    return ParseError(items, problem=problem, meanings=meanings, from_fields=True)
 
 
 @lru_cache(maxsize=1024, typed=True)
@@ -317,7 +319,8 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
     said = [k for k, v in stray.items() if v is not None]
     if said:
         raise _error(spec, msg("wl_not_for_method", method=msg(f"val_method_{method.value}"),
-                               labels=Joined(tuple(describe(k, getattr(spec, k)) for k in said))))
+                               labels=Joined(tuple(describe(k, getattr(spec, k), spec.request_rate_unit)
+                                                   for k in said))))
 
 
 def _memory_class(spec: WorkloadSpec, f: _Filler) -> WorkloadSpec:
@@ -531,14 +534,14 @@ def _take_targets(spec: WorkloadSpec, concurrency: int | None, f: _Filler) -> in
     # the answer's length: said (or assumed) as such, else what the context leaves after the prompt
     output = spec.output_len or max(1, f.values["seq_len"] - f.values["prompt_len"])
     demand = rate * output if rate is not None else float(total or 0.0)
-    f.values |= {"demand_tps": demand, "request_rate": rate}
+    f.values |= {"demand_tps": demand, "request_rate": rate, "request_rate_unit": spec.request_rate_unit}
     if concurrency is not None:  # said: the answer says whether that many at once keep up
         return concurrency
     n = max(1, math.ceil(demand / speed - 1e-9))
     demand_said, speed_said = render_value("total_tps", demand), render_value("answer_tps", speed)
     if n > MAX_CONCURRENCY:
         raise _error(spec, msg("wl_rate_too_many", n=n, max=MAX_CONCURRENCY, demand=demand_said, speed=speed_said))
-    why = (msg("why_concurrency_rate", rate=render_value("request_rate", rate),
+    why = (msg("why_concurrency_rate", rate=rate_said(rate, spec.request_rate_unit),
                output=render_value("output_len", output), demand=demand_said, speed=speed_said) if rate is not None
            else msg("why_concurrency_total", demand=demand_said, speed=speed_said))
     return int(f.assume("concurrency", n, why))

@@ -168,9 +168,15 @@ def render_value(field: str, value: Any) -> Msg | str:
     return str(value)
 
 
-def rate_said(per_second: float) -> Msg:
-    """Requests a second in the unit that reads as a whole number where one does ("1,000 a minute", not
-    "16.7 a second"): a second, a minute, an hour or a day."""
+_RATE_UNITS = {1.0: "val_rate_s", 60.0: "val_rate_m", 3600.0: "val_rate_h", 86400.0: "val_rate_d"}
+
+
+def rate_said(per_second: float, unit: float | None = None) -> Msg:
+    """Requests a second in the unit they were said in ("120 a minute" stays that, not "2 a second"); with none,
+    in the unit that reads as a whole number where one does ("1,000 a minute", not "16.7 a second"): a second, a
+    minute, an hour or a day."""
+    if unit in _RATE_UNITS:
+        return msg(_RATE_UNITS[unit], n=_plain(round(per_second * unit, 2)))
     for key, seconds in (("val_rate_s", 1.0), ("val_rate_m", 60.0), ("val_rate_h", 3600.0)):
         n = per_second * seconds
         if n >= 1 and (n >= 100 or abs(n - round(n)) < 1e-6 * max(1.0, n)):
@@ -180,10 +186,13 @@ def rate_said(per_second: float) -> Msg:
 
 
 @lru_cache(maxsize=2048, typed=True)
-def describe(field: str, value: Any) -> Msg:
-    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токена'."""
+def describe(field: str, value: Any, rate_unit: float | None = None) -> Msg:
+    """'sequence length: 8192 tokens' / 'длина последовательности: 8192 токена'; a request rate in `rate_unit`,
+    the unit it was said in."""
     if field == "training":  # not a setting but what the phrase is about
         return msg("parse_training")
+    if field == "request_rate":
+        return msg("field_is", label=field_label(field), value=rate_said(float(value), rate_unit))
     return msg("field_is", label=field_label(field), value=render_value(field, value))
 
 
@@ -776,7 +785,7 @@ def _checked(field: str, value: float) -> dict[str, Any]:
 
 
 def _per_second(value: float, seconds: float) -> dict[str, Any]:
-    return _checked("request_rate", value / seconds)
+    return _checked("request_rate", value / seconds) | {"request_rate_unit": seconds}
 
 
 def _per_token_ms(raw: str) -> dict[str, Any]:
@@ -1173,6 +1182,7 @@ throughput часов видюхой ноут ноуте колаб колабе
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
 _CARD_FIELDS = frozenset({"gpu", "gpu_family", "gpus"})  # what a card fragment sets ("2x 4090")
+_UNSAID = frozenset({"gpu_family", "request_rate_unit"})  # said with another field (the card, the rate), not alone
 _CARD_PREPOSITIONS = frozenset({"on", "на", "a", "an", "the"})  # "on 4090 or on 5090"
 _FILLER = frozenset(_FILLER_WORDS.split()) | _ALTERNATIVE
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
@@ -1190,8 +1200,9 @@ _FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quan
 
 def _meaning(found: dict[str, Any]) -> Joined:
     """What one understood fragment set, in words (only needed for an error message)."""
-    return Joined(tuple(value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value)
-                        for field, value in found.items() if field != "gpu_family"))
+    unit = found.get("request_rate_unit")
+    return Joined(tuple(value if field == "_note" else _PSEUDO_MEANING.get(field) or describe(field, value, unit)
+                        for field, value in found.items() if field not in _UNSAID))
 
 
 def _one_reading(phrase: str) -> str:

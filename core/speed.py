@@ -737,6 +737,7 @@ class SpeedEstimate(BaseModel):
     answer_tps: float | None = None
     demand_tps: float | None = None
     request_rate: float | None = None
+    request_rate_unit: float | None = None  # the unit the rate was said in, in seconds
     ttft_s: float | None = None
 
     def for_config(self, gpu: str, count: int) -> ConfigSpeed | None:
@@ -760,4 +761,5 @@ def estimate_speed(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int
                                aggregate_decode_tokens_per_s=s.aggregate_decode_tokens_per_s, bound=s.bound,
                                meets=keeps_up(w, s)))
     return SpeedEstimate(concurrency=w.concurrency, context=w.seq_len, per_config=out, answer_tps=w.answer_tps,
-                         demand_tps=w.demand_tps, request_rate=w.request_rate, ttft_s=w.ttft_s)
+                         demand_tps=w.demand_tps, request_rate=w.request_rate,
+                         request_rate_unit=w.request_rate_unit, ttft_s=w.ttft_s)

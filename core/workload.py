@@ -168,6 +168,7 @@ class WorkloadSpec(BaseModel):
     # answer tokens a second each user sees, answer tokens a second in all (`core.defaults` turns a rate or a total
     # into the concurrent sequences it takes; `core.answer` says which configurations keep up)
     request_rate: float | None = Field(default=None, gt=0)
+    request_rate_unit: float | None = Field(default=None, gt=0)  # the seconds of the unit it was said in (60: a minute)
     answer_tps: float | None = Field(default=None, gt=0)
     total_tps: float | None = Field(default=None, gt=0)
     ttft_s: float | None = Field(default=None, gt=0)  # "TTFT < 1 s": the prompt's prefill within that time
@@ -222,6 +223,7 @@ class Workload(BaseModel):
     answer_tps: float | None = None
     demand_tps: float | None = None
     request_rate: float | None = None  # requests a second, as said (the demand's source, said back)
+    request_rate_unit: float | None = None  # the unit it was said in, in seconds: said back in it
     ttft_s: float | None = None  # the first token within this many seconds: the prompt's prefill at most that
     examples: int | None
     tokens_per_example: int | None

@@ -35,6 +35,26 @@ def test_a_rate_is_requests_a_second_in_any_unit(phrase: str, per_second: float)
     assert spec.concurrency is None  # not "1000 at once", the reading this replaced
 
 
+@pytest.mark.parametrize(("phrase", "en", "ru"), [
+    ("llama 3.1 8b 120 requests per minute", "120 requests a minute", "120 запросов в минуту"),
+    ("8b 3 rps", "3 requests a second", "3 запроса в секунду"),
+    ("8b 7200 запросов в час", "7,200 requests an hour", "7 200 запросов в час"),
+    ("8b 86400 requests a day", "86,400 requests a day", "86 400 запросов в сутки"),
+    ("8b 90 rpm", "90 requests a minute", "90 запросов в минуту"),
+    ("8b 1 запрос в минуту", "1 request a minute", "1 запрос в минуту"),
+])
+def test_a_rate_is_said_back_in_the_unit_it_was_said_in(phrase: str, en: str, ru: str) -> None:
+    """"120 a minute" is 2 a second, but the user said a minute: the target and the assumption behind the
+    concurrency say it so, in both languages (with the number's plural)."""
+    w, notes = _complete(phrase)
+    target = target_said(w)
+    assert target is not None
+    why = next(n.msg for n in notes if n.key == "concurrency")
+    for lang, rate in (("en", en), ("ru", ru)):
+        assert rate in render(lang, target).replace("\u00a0", " ").replace("\u202f", " ")
+        assert rate in render(lang, why).replace("\u00a0", " ").replace("\u202f", " ")
+
+
 def test_a_count_of_requests_without_a_time_is_still_how_many_at_once() -> None:
     spec = parse_workload("8b inference 64 requests")
     assert spec.concurrency == 64 and spec.request_rate is None
