@@ -77,6 +77,7 @@ class ParseError(ValueError):
         # (label, phrase): what the phrase could have meant, when one fragment was all that stood in the way ("qwen3
         # lora" -> "Qwen3-8B lora"...; "70B LoRA or QLoRA" -> "70B LoRA", "70B QLoRA"), for front ends to offer
         self.choices: tuple[tuple[str, str], ...] = tuple(choices)
+        self.respelled: str | None = None  # the phrase with its misspellings put right, when that reads whole
         super().__init__(problem.key if problem else f"not understood: {self.not_understood}")
 
     def explain(self) -> Joined:
@@ -110,7 +111,9 @@ class ParseError(ValueError):
             lines.append(msg("parse_not_understood", items=Joined(tuple(items), "; ")))
         chosen = self._reasons.get(self.not_understood[0]) if self.choices else None  # one fragment in the way
         why = chosen.key if chosen else ""
-        if why == "parse_contradicts" and len(self.choices) == 2:
+        if self.respelled is not None:
+            lines.append(msg("parse_did_you_mean", phrase=self.respelled))
+        elif why == "parse_contradicts" and len(self.choices) == 2:
             # either side of a contradiction, said where no button can offer it (the CLI, a plain reply)
             lines.append(msg("parse_either", a=self.choices[0][1], b=self.choices[1][1]))
         elif why != "parse_model_family":  # a family's answer already lists its models and an example
@@ -422,8 +425,8 @@ _NOT_NAME_WORDS = frozenset({"lora", "qlora", "inference", "full", "gptq", "awq"
                              "sft"})
 
 
-def _model_vocabulary() -> tuple[str, str]:
-    """(family words, name words) of the catalog, as regex alternations.
+def _model_vocabulary() -> tuple[set[str], set[str]]:
+    """(family words, name words) of the catalog.
 
     A model name starts with a family word ("qwen", "deepseek", "gigachat", "saiga"...): the alphabetic head of the
     first word of any catalog name or alias, or the whole word ("c4ai"). Joined by - _ . it runs on freely
@@ -447,13 +450,15 @@ def _model_vocabulary() -> tuple[str, str]:
             for t in toks[1:]:
                 if re.fullmatch(r"[a-z][a-z0-9.]*", t) and len(t) >= 2:
                     words.add(t.rstrip("."))
-    heads -= _NOT_FAMILIES | _NOT_NAME_WORDS
-    words -= _NOT_NAME_WORDS
-    alt = lambda xs: "|".join(re.escape(x) for x in sorted(xs, key=len, reverse=True))  # noqa: E731
-    return alt(heads), alt(words)
+    return heads - _NOT_FAMILIES - _NOT_NAME_WORDS, words - _NOT_NAME_WORDS
 
 
-_FAMILY_WORDS, _NAME_WORDS = _model_vocabulary()
+def _alternation(words: set[str]) -> str:
+    return "|".join(re.escape(x) for x in sorted(words, key=len, reverse=True))
+
+
+_CATALOG_HEADS, _CATALOG_WORDS = _model_vocabulary()
+_FAMILY_WORDS, _NAME_WORDS = _alternation(_CATALOG_HEADS), _alternation(_CATALOG_WORDS)
 _MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?[bб](?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
 _MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
 # a context length that is part of a name ("phi3 mini 128k"); `_model` leaves it to the context rule when the name
@@ -1454,7 +1459,20 @@ class _Reading:
 
 
 def parse_workload(text: str) -> WorkloadSpec:
-    """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read."""
+    """Read a workload phrase. Raises `ParseError` (and nothing else) when any part of it cannot be read; one whose
+    words are only misspelt ("lamma 3 8b lroa") offers the phrase put right as its one reading."""
+    try:
+        return _read(text)
+    except ParseError as err:
+        # something of a workload read already: a lone unknown word ("null", "page") is no misspelling to guess at
+        if err.understood and err.not_understood and not err.choices and err.problem is None:
+            fixed = _respelled(text, err.not_understood)
+            if fixed is not None:
+                err.respelled, err.choices = fixed, ((fixed[:60], fixed),)
+        raise
+
+
+def _read(text: str) -> WorkloadSpec:
     if not isinstance(text, str):
         raise ParseError(problem=msg("parse_not_text"))
     if len(text) > MAX_CHARS:
@@ -1474,6 +1492,105 @@ def parse_workload(text: str) -> WorkloadSpec:
         pos = reading.take(m, low)
     reading.leftovers(pos, len(low))
     return reading.spec()
+
+
+# --- misspellings: a word one letter off a word the phrases use ("lamma", "lroa", "инференц") ------------------
+
+_SPELT = re.compile(r"[a-zа-я]{4,}")  # shorter words are too close to too many others to guess at
+_STEM_MIN = 6  # a stem shorter ("полн") is the start of too many words to put right the rest by
+
+
+@lru_cache(maxsize=1)
+def _spellings() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(words, stems) the grammar and the catalogs read (model names, filler, the rules' own words; a stem is a
+    rule's word that any ending may follow, "пользовател\\w*"), each keyed by itself and by each of its one-letter
+    deletions: a misspelling one edit away shares a key with its word. Built on the first misspelling, not at import."""
+    words = _CATALOG_HEADS | _CATALOG_WORDS | _FILLER
+    stems: set[str] = set()
+    for _, pattern, _ in _RULES:
+        for m in re.finditer(r"([a-zа-я]{4,})(\\w|\?)?", pattern):
+            (stems if m.group(2) == "\\w" else words).add(m.group(1))
+            if m.group(2) == "?":  # "minutes?": "minute" too
+                words.add(m.group(1)[:-1])
+    return _deletion_index(words), _deletion_index(stems)
+
+
+def _deletion_index(words: set[str]) -> dict[str, tuple[str, ...]]:
+    index: dict[str, set[str]] = {}
+    for word in words:
+        if _SPELT.fullmatch(word):
+            for key in (word, *_deletions(word)):
+                index.setdefault(key, set()).add(word)
+    return {key: tuple(sorted(found)) for key, found in index.items()}
+
+
+def _deletions(word: str) -> set[str]:
+    return {word[:i] + word[i + 1:] for i in range(len(word))}
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """One letter added, dropped, changed, or two neighbours swapped ("lroa" / "lora")."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def respelling(word: str) -> str | None:
+    """The word the phrases use that `word` is one edit from ("lroa", "plese"), or for a word of five letters or
+    more one letter changed in place or moved ("lamma" / "llama": the same word with one letter each left out); a
+    stem's word keeps the user's ending ("пользоватлей" -> "пользователей"). The nearest, with the same first letter,
+    preferred; then a letter left out before one changed, before one too many. None for a word that is known, too
+    short or near nothing."""
+    low = word.lower().replace("ё", "е")
+    if not _SPELT.fullmatch(low):
+        return None
+    words, stems = _spellings()
+    if low in words.get(low, ()):
+        return None
+    found = _near(words, low)
+    for cut in range(_STEM_MIN - 1, len(low) + 1):  # the stem, misspelt, then the user's own ending
+        found |= {stem + low[cut:] for stem in _near(stems, low[:cut]) if len(stem) >= _STEM_MIN}
+    found.discard(low)
+    # the nearest first; then a letter left out ("plese"), one changed or moved, one too many
+    return min(found, key=lambda w: (not _one_edit(low, w), w[0] != low[0], {1: 0, 0: 1}.get(len(w) - len(low), 2),
+                                     w)) if found else None
+
+
+def _near(index: dict[str, tuple[str, ...]], low: str) -> set[str]:
+    """The indexed words `low` is one edit from (or, for five letters or more, one letter changed or moved)."""
+    near = {w for key in (low, *_deletions(low)) for w in index.get(key, ())}
+    return {w for w in near if _one_edit(low, w) or (len(low) >= 5 and len(w) == len(low) and w != low)}
+
+
+def _known(word: str) -> bool:
+    """A word the phrases use, or one a stem of theirs begins ("пользовател" + any ending)."""
+    low = word.lower().replace("ё", "е")
+    words, stems = _spellings()
+    return low in words.get(low, ()) or any(low[:n] in stems.get(low[:n], ()) for n in range(4, len(low) + 1))
+
+
+def _respelled(text: str, bad: Sequence[str]) -> str | None:
+    """`text` with its misspelt words of `bad` put right, when the phrase then reads whole; else None. The words
+    nothing knows first: a known word may stand unread only because a misspelling broke the rule it is part of
+    ("requsts per minute"); those too only when that alone is not enough ("20 пользоватлей")."""
+    fixes = [(fragment, right) for fragment in bad if (right := respelling(fragment)) is not None]
+    for chosen in ([f for f in fixes if not _known(f[0])], fixes):
+        fixed = text
+        for fragment, right in chosen:
+            fixed = re.sub(rf"(?<!\w){re.escape(fragment)}(?!\w)", right, fixed, count=1)
+        if fixed == text:
+            continue
+        try:
+            _read(fixed)
+        except ParseError:
+            continue
+        return fixed
+    return None
 
 
 # --- helpers for command-line options (the same vocabulary as the phrases) --------------------------------------

@@ -96,6 +96,23 @@ async def test_a_contradiction_offers_either_reading_as_buttons(tg, app):
         assert said in est.text and ("VRAM per GPU" in est.text or "Видеопамять на GPU" in est.text), est.text[:200]
 
 
+async def test_a_misspelt_phrase_offers_itself_put_right(tg, app):
+    """"lamma 3 8b lroa": the answer says what was not understood and asks "Did you mean «llama 3 8b lora»?" with
+    that phrase as a button answering with its estimate; inline mode answers with that estimate at once."""
+    for uid, lang, phrase, meant in ((45, "en", "lamma 3 8b lroa", "llama 3 8b lora"),
+                                     (46, "ru", "лама 3 8b инференс 20 пользоватлей",
+                                      "лама 3 8b инференс 20 пользователей")):
+        tg.message(phrase, user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        assert f"«{meant}»?" in ask.text and [b["text"] for b in ask.buttons()] == [meant], ask.text
+        tg.press(ask, meant, user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        assert "Llama 3 8B" in est.text and ("VRAM per GPU" in est.text or "Видеопамять на GPU" in est.text)
+        qid = tg.inline_query(phrase, user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        assert any("Llama 3 8B" in r.get("title", "") for r in inline.params["results"]), inline.params["results"]
+
+
 async def test_partly_understood_text_says_what_was_understood(tg, app):
     text = await say(tg, "13B LoRA frobnicate", user_id=35)
     assert "Understood" in text and "frobnicate" in text

@@ -534,6 +534,39 @@ def test_the_readings_of_a_slash_contradiction_leave_no_stray_slash() -> None:
     assert [p for _, p in info.value.choices] == ["7B lora on 4090", "7B qlora on 4090"]
 
 
+@pytest.mark.parametrize(("phrase", "meant"), [
+    ("lamma 3 8b lroa", "llama 3 8b lora"),  # letters doubled and swapped
+    ("mistrall 7b inference", "mistral 7b inference"),  # one too many
+    ("qwen 2.5 72b infrence 8 users", "qwen 2.5 72b inference 8 users"),  # one left out
+    ("70b qlora ctx 8k on h100 plese", "70b qlora ctx 8k on h100 please"),
+    ("llama 3 8b инферес", "llama 3 8b инференс"),  # a word, not the stem "инферен" the rule also reads
+    ("лама 3 8b инференс 20 пользоватлей", "лама 3 8b инференс 20 пользователей"),  # a stem keeps the user's ending
+    # "minute" went unread only because "requsts" broke the rate it belongs to: it stays as typed
+    ("llama 3 8b inference 100 requsts per minute", "llama 3 8b inference 100 requests per minute"),
+])
+def test_misspelt_words_are_offered_put_right(phrase: str, meant: str) -> None:
+    """A phrase that reads whole once its misspelt words (one edit from a word the phrases use) are put right offers
+    that phrase as its one reading: a button in the bot, the estimate in inline mode, said in both languages."""
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert info.value.respelled == meant and info.value.choices == ((meant, meant),)
+    parse_workload(meant)  # reads whole
+    assert f"Did you mean «{meant}»?" in render("en", info.value.explain())
+    assert f"Вы имели в виду «{meant}»?" in render("ru", info.value.explain())
+
+
+@pytest.mark.parametrize("phrase", [
+    "null", "inner", "turing", "page",  # a lone unknown word: nothing of a workload read to guess a misspelling by
+    "hello there", "13B lora frobnicate",  # near no word the phrases use
+    "7b qlora инферес",  # put right it still contradicts (QLoRA or inference): no reading to offer
+    "7b lora on rtx 4900",  # a misspelt number is not guessed at
+])
+def test_no_reading_is_guessed_where_nothing_reads_whole(phrase: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert info.value.respelled is None and info.value.choices == ()
+
+
 def test_readings_are_offered_only_when_one_fragment_stands_in_the_way() -> None:
     for phrase in ("13B 70B lora frobnicate", "qwen3 lora frobnicate", "zzzz lora"):
         with pytest.raises(ParseError) as info:
