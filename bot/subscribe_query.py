@@ -145,6 +145,7 @@ class SubscribeRequest:
     region: str | None = None
     problem: str | None = None  # "price" | "count": a filter outside core.limits (the reply says which bounds)
     price_monthly: bool = False  # the cap was said per month ("до 150 тыс руб в месяц"): held as its hourly equal
+    text: str = ""  # the request as typed, filters and all
 
     @property
     def price_per_gpu(self) -> bool:
@@ -178,7 +179,7 @@ def _billing(word: str) -> str:
 def parse_subscribe(text: str) -> SubscribeRequest:
     """Split the filters from the target. Never raises; the target may be empty."""
     rest = text
-    req = SubscribeRequest(target="")
+    req = SubscribeRequest(target="", text=text)
 
     rest = _THAN_NOW.sub(" ", rest)
     m = PRICE_RE.search(rest) or BARE_PRICE_RE.search(rest)

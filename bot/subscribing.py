@@ -21,6 +21,7 @@ from bot.texts import examples, t
 from bot.views import ranked_line, subscription_filters, subscription_what
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import tight_at, usable_gib, watch_from_row
+from core.parser import ParseError
 from core.providers import provider_title
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
@@ -81,11 +82,26 @@ def target_problem(est: Estimate | None, lang: str) -> str | None:
 
 
 def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
-    """A parse error's own explanation, or "unknown GPU" when the text looked like a card name rather than a job."""
+    """A parse error's own explanation, or "unknown GPU" when the text looked like a card name rather than a job; a
+    misspelt workload gets the whole command put right, filters and all, to send back."""
     message = failure.message(lang)
     if len(req.target.split()) <= 2 and not _SIZE.search(req.target):
         return t(lang, "unknown_gpu", name=esc(req.target))
-    return esc(message) if message else t(lang, "unknown", examples=", ".join(examples(lang, "examples_short")))
+    if not message:
+        return t(lang, "unknown", examples=", ".join(examples(lang, "examples_short")))
+    err = failure.error
+    if isinstance(err, ParseError) and err.respelled is not None:
+        command = respelled_command(req.text or req.target, req.target, err.respelled)
+        return esc(message) + "\n" + t(lang, "sub_respelled", command=esc(command))
+    return esc(message)
+
+
+def respelled_command(text: str, target: str, respelled: str) -> str:
+    """`text` with the words the target's respelling changed changed in it too (the filters kept as typed)."""
+    for typed, right in zip(target.split(), respelled.split(), strict=False):
+        if typed != right:
+            text = re.sub(rf"(?<!\w){re.escape(typed)}(?!\w)", right, text, count=1)
+    return text
 
 
 def filter_words(sub: Subscription, lang: str) -> list[str]:

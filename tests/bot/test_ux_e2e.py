@@ -113,6 +113,24 @@ async def test_a_misspelt_phrase_offers_itself_put_right(tg, app):
         assert any("Llama 3 8B" in r.get("title", "") for r in inline.params["results"]), inline.params["results"]
 
 
+async def test_a_misspelt_subscription_gives_the_command_put_right_with_its_filters(tg, app):
+    """"/subscribe lamma 3 8b lroa до 100 ₽/ч у runpod": nothing is stored; the answer gives the whole command back
+    put right, its cap and provider as typed, and that command, sent, is watched."""
+    for uid, lang, typed, meant in (
+            (47, "ru", "/subscribe lamma 3 8b lroa до 100 ₽/ч у runpod",
+             "/subscribe llama 3 8b lora до 100 ₽/ч у runpod"),
+            (48, "en", "/subscribe mistrall 7b infrence under $1/h", "/subscribe mistral 7b inference under $1/h")):
+        reply = await say(tg, typed, user_id=uid, lang=lang)
+        assert meant in reply, reply
+        async with app.sessionmaker() as session:
+            assert await list_subscriptions(session, uid) == []
+        stored = await say(tg, meant, user_id=uid, lang=lang)
+        assert "Now watching" in stored or "Слежу" in stored, stored
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        assert sub.max_price is not None and sub.kind == "workload"
+
+
 async def test_partly_understood_text_says_what_was_understood(tg, app):
     text = await say(tg, "13B LoRA frobnicate", user_id=35)
     assert "Understood" in text and "frobnicate" in text

@@ -141,6 +141,7 @@ f_price_gpu_month = {" "}· up to { $price } per GPU per month
 # the words of a suggested /subscribe command (bot/subscribe_query.py reads them back in either language)
 sub_cmd_providers = on { $providers }
 sub_cmd_region = region { $region }
+sub_respelled = To watch it, send <code>/subscribe { $command }</code>.
 sub_cap_total = 💰 Cap read as { $price }/h for the whole configuration, whatever the number of GPUs. Meant { $price } per GPU-hour? Send <code>/subscribe { $query } under { $price }/GPU-h</code>.
 sub_cap_gpu = 💰 Cap read as { $price } per GPU-hour: a configuration × { $n } GPU may cost up to { $total }/h. Meant { $price }/h for the whole configuration? Send <code>/subscribe { $query } under { $price }/h</code>.
 sub_cap_total_month = 💰 Cap read as { $price }/month for the whole configuration, whatever the number of GPUs. Meant { $price } per GPU per month? Send <code>/subscribe { $query } under { $price }/month per GPU</code>.

@@ -146,6 +146,7 @@ f_price_gpu_month = {" "}· до { $price } за GPU в месяц
 # слова предложенной команды /subscribe (bot/subscribe_query.py читает их на любом из языков)
 sub_cmd_providers = на { $providers }
 sub_cmd_region = регион { $region }
+sub_respelled = Чтобы следить за этим, пришлите <code>/subscribe { $command }</code>.
 sub_cap_total = 💰 Порог понят как { $price }/ч за всю конфигурацию, сколько бы в ней ни было GPU. Имели в виду { $price } за GPU-час? Пришлите <code>/subscribe { $query } до { $price }/GPU-ч</code>.
 sub_cap_gpu = 💰 Порог понят как { $price } за GPU-час: конфигурация × { $n } GPU может стоить до { $total }/ч. Имели в виду { $price }/ч за всю конфигурацию? Пришлите <code>/subscribe { $query } до { $price }/ч</code>.
 sub_cap_total_month = 💰 Порог понят как { $price }/мес за всю конфигурацию, сколько бы в ней ни было GPU. Имели в виду { $price } за GPU в месяц? Пришлите <code>/subscribe { $query } до { $price }/мес за GPU</code>.
