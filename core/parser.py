@@ -718,7 +718,8 @@ _ENGINE_WORDS: tuple[tuple[str, Engine], ...] = (
     (r"axolotl|аксолотл\w*", Engine.AXOLOTL),
     (r"torch[\s_\-]?tune|торчтюн\w*", Engine.TORCHTUNE),
     (r"liger(?:[\s_\-]*kernels?)?|лайгер\w*|лигер\w*", Engine.LIGER),
-    (r"deep[\s_\-]?speed(?![\s_\-]*(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?[0-9])|дипспид\w*", Engine.DEEPSPEED),
+    (r"deep[\s_\-]?speed(?![\s_\-]*(?:(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?|stage[\s_\-]*)[0-9])|дипспид\w*",
+     Engine.DEEPSPEED),
     (r"(?:hf|hugging[\s_\-]?face)[\s_\-]*(?:trainer|peft|trl)(?:[\s_\-/+]*(?:peft|trainer|trl))?|peft|trl|"
      r"sft[\s_\-]?trainer", Engine.HF_PEFT),
 )
@@ -815,6 +816,10 @@ def _compact_rate(m: re.Match[str]) -> dict[str, Any]:
     return _per_second(_amount(m.group("rq_m")), _COMPACT_RATE[m.group("rq_v")])
 
 
+# ZeRO's stage before its number: "zero-3", "deepspeed zero stage 3", "DeepSpeed stage 3" (its stages are DeepSpeed's)
+_ZERO_STAGE = (r"(?:(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?|"
+               r"(?:deepspeed|ds)[\s_\-]*stage[\s_\-]*)")
+
 _RULES: list[tuple[str, str, Handler]] = [
     ("not_llm", _NOT_LLM, _not_llm),
     ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
@@ -898,6 +903,10 @@ _RULES: list[tuple[str, str, Handler]] = [
               r"пользовател\w*|сесси\w*|диалог\w*|чат\w*))?|параллельн\w*(?:\s+(?:запрос\w*|сесси\w*|поток\w*))?|"
               r"запрос\w*|сесси\w*|поток\w*|чат\w*|people|persons|developers?|engineers?|employees?|разработчик\w*|"
               r"человек|сотрудник\w*|программист\w*)", _field("concurrency", "cc_n")),
+    # "a team of 20", "команда из 20 человек": that many people, each a user
+    ("users_team", rf"(?:team|команд\w*)\s+(?:of|из)\s+(?P<ct_n>{INT})(?:\s+(?:people|persons|users?|человек|"
+                   r"пользовател\w*|разработчик\w*|сотрудник\w*|инженер\w*|engineers?|developers?))?",
+     _field("concurrency", "ct_n")),
     ("images", rf"(?P<im_n>{INT})\s*(?:images?|pictures?|photos?|screenshots?|изображени\w*|картин\w*|фото\w*|"
                r"скриншот\w*)(?:\s+(?:per|each|на|в)\s+(?:request|prompt|sequence|example|запрос\w*|пример\w*))?",
      _field("images", "im_n")),
@@ -943,8 +952,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("off_opt", rf"(?:cpu[\s_\-]*)?{OFF}(?:\s+(?:of\s+)?(?:the\s+)?(?:optimizer|optim|оптимизатор\w*))?"
                 r"(?:\s+(?:to|на|в)\s+(?:cpu|ram|озу|цпу))?|(?:optimizer|optim)[\s_\-]+" + OFF,
      _const(offload=Offload.OPTIMIZER)),
-    ("zero3", r"(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?3", _const(strategy=Strategy.ZERO3)),
-    ("zero2", r"(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\-]*)?2", _const(strategy=Strategy.ZERO2)),
+    ("zero3", rf"{_ZERO_STAGE}3", _const(strategy=Strategy.ZERO3)),
+    ("zero2", rf"{_ZERO_STAGE}2", _const(strategy=Strategy.ZERO2)),
     ("fsdp", r"fsdp[0-9]?(?:[\s_\-]*full[\s_\-]*shard\w*)?", _const(strategy=Strategy.FSDP)),
     ("ddp", r"ddp|(?:distributed[\s_\-]*)?data[\s_\-]*parallel\w*", _const(strategy=Strategy.DDP)),
     ("tp", r"(?:tp|tensor[\s_\-]*parallel\w*(?:[\s_\-]*size)?|тензорн\w*\s+параллел\w*)(?:\s*[=:]?\s*"

@@ -147,6 +147,10 @@ def test_issue_phrases_mean_what_a_person_means(text: str, expected: dict) -> No
     ("7B засервить", {"method": Method.INFERENCE}),
     ("Qwen2.5-Coder-32B инференс для команды из 10 разработчиков", {"concurrency": 10}),
     ("serve 8B for a team of 25 developers", {"concurrency": 25}),
+    ("llama 3 70b inference for a team of 20", {"concurrency": 20}),  # the people said by the team alone
+    ("инференс 70b, команда из 15", {"concurrency": 15}),
+    ("70B full ft DeepSpeed stage 3", {"strategy": Strategy.ZERO3, "engine": None}),  # ZeRO's stage, DeepSpeed's name
+    ("70B full ft ds stage-2", {"strategy": Strategy.ZERO2}),
     ("хочу запустить llama 3.1 8b у себя", {"method": Method.INFERENCE}),
     ("deepseek r1 distill 32b on 2x 3090", {"model": "deepseek-r1-distill-qwen-32b"}),
     ("qwen3 coder 30b inference", {"model": "qwen3-coder-30b-a3b"}),
