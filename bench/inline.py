@@ -15,7 +15,10 @@ and its request handling ran on the bot's loop. The latency is still measured by
 queued for getUpdates to `answerInlineQuery` arriving, so both stamps come from one clock in one process. The
 Vast-sized polls are made in the bot's loop, as the scrapers parse theirs there.
 
-    python3 bench/inline.py [--queries 400] [--ingest] [--db sqlite|postgres|both] [--stand-in-here]
+`--typing` times instead every keystroke of a dozen phrases, half of them misspelt, each prefix a query seen for the
+first time: the parser's failures, and a misspelling's put-right phrase and its estimate, are on that path.
+
+    python3 bench/inline.py [--queries 400] [--ingest] [--typing] [--db sqlite|postgres|both] [--stand-in-here]
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ from testkit.fake_telegram import FakeTelegram
 PHRASES = ["13B LoRA", "70B QLoRA ctx 8k", "7B full fine-tune", "Qwen2.5-72B inference 32k", "mixtral qlora",
            "llama-3.1-8b lora r16 seq 4096", "инференс 70B int4, контекст 32k, 8 пользователей", "405B QLoRA на 8 GPU",
            "70", "70B", "70B Q", "70B QLo", "", "gibberish words"]
+# `--typing`: phrases typed keystroke by keystroke (every prefix a query seen for the first time), half of them
+# misspelt, so the parser's failures (and the misspelling's put-right phrase, core.parser.respelling) are timed
+TYPED = ["lamma 3 8b lroa", "llama 3 8b lora", "mistrall 7b infrence", "mistral 7b inference",
+         "qwen 2.5 72b infrence 8 users", "qwen 2.5 72b inference 8 users", "лама 3 8b инференс 20 пользоватлей",
+         "llama 3 8b инференс 20 пользователей", "70b qlora ctx 8k on h100 plese", "70b qlora ctx 8k on h100",
+         "gemma 3 27b infernce on 5090 or 4090", "deepsek r1 distill 32b qlroa"]
 
 
 def offers(n_per_provider: int) -> dict[str, list[Offer]]:
@@ -204,11 +213,12 @@ def database(kind: str) -> Iterator[str]:
         yield url
 
 
-async def main(n_queries: int, with_ingest: bool = False, stand_in_here: bool = False, url: str = "") -> None:
+async def main(n_queries: int, with_ingest: bool = False, stand_in_here: bool = False, url: str = "",
+               typing: bool = False) -> None:
     """One run on the database at `url` (default: a fresh SQLite file)."""
     if not url:
         with database("sqlite") as fresh:
-            await main(n_queries, with_ingest, stand_in_here, fresh)
+            await main(n_queries, with_ingest, stand_in_here, fresh, typing)
         return
     async with stand_in(stand_in_here) as tg:
         settings = Settings(database_url=url, bot_token=tg.token, telegram_api_url=tg.base_url)
@@ -224,6 +234,9 @@ async def main(n_queries: int, with_ingest: bool = False, stand_in_here: bool = 
         latencies: list[float] = []
         cold: list[float] = []
         try:
+            if typing:
+                await measure_typing(tg)
+                return
             for i in range(n_queries):
                 ms = await tg.query(PHRASES[i % len(PHRASES)], 1000 + i % 50)
                 (cold if i < len(PHRASES) else latencies).append(ms)
@@ -262,6 +275,20 @@ async def main(n_queries: int, with_ingest: bool = False, stand_in_here: bool = 
           f"(target p99 < 50 ms)")
 
 
+async def measure_typing(tg: StandIn) -> None:
+    """Every keystroke of `TYPED`, each prefix answered for the first time (what a user typing waits on)."""
+    times: list[float] = []
+    whole: list[float] = []  # the last keystroke of each phrase: the estimate, or its misspelling put right
+    for phrase in TYPED:
+        for end in range(1, len(phrase) + 1):
+            times.append(await tg.query(phrase[:end], 2000 + len(times)))  # one each: no flood limit
+        whole.append(times[-1])
+    q = statistics.quantiles(times, n=100)
+    print(f"typing: {len(times)} keystrokes of {len(TYPED)} phrases ({len(TYPED) // 2} misspelt), each a first-time "
+          f"query: p50 {statistics.median(times):.1f} ms, p99 {q[98]:.1f} ms, max {max(times):.1f} ms")
+    print("  the whole phrases, as typed: " + ", ".join(f"{ms:.1f}" for ms in whole) + " ms")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--queries", type=int, default=400)
@@ -270,6 +297,8 @@ if __name__ == "__main__":
                         help="run the stand-in Telegram server in the bot's process and loop (the old arrangement)")
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="sqlite",
                         help="postgres: a fresh database on the server of $TEST_DATABASE_URL (else .ci/postgres.sh)")
+    parser.add_argument("--typing", action="store_true",
+                        help="every keystroke of misspelt and right phrases, each a first-time query")
     parser.add_argument("--serve-stand-in", action="store_true", help=argparse.SUPPRESS)  # the stand-in's process
     options = parser.parse_args()
     if options.serve_stand_in:
@@ -281,5 +310,6 @@ if __name__ == "__main__":
         print(f"== {'SQLite' if kind == 'sqlite' else 'PostgreSQL'}; stand-in Telegram server {where}; "
               f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         with database(kind) as url:
-            asyncio.run(main(options.queries, options.ingest, stand_in_here=options.stand_in_here, url=url))
+            asyncio.run(main(options.queries, options.ingest, stand_in_here=options.stand_in_here, url=url,
+                             typing=options.typing))
     print(f"bench wall time {time.perf_counter() - started:.1f} s")
