@@ -1192,12 +1192,16 @@ avg average mean typical среднем средний средняя средн
 потянет потянут пойдет пойдут штук штуки гпу card cards hardware requirement requirements врам запуск скорость
 throughput часов видюхой ноут ноуте колаб колабе colab p99 about should lol free tier nvlink kv cache кэш кеш кэша
 карты карт something that can could которая который которые может
+better faster cheapest выгоднее выгодней быстрее compare сравни сравнить сравнение comparison или-или
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
 _CARD_FIELDS = frozenset({"gpu", "gpu_family", "gpus"})  # what a card fragment sets ("2x 4090")
 _UNSAID = frozenset({"gpu_family", "request_rate_unit"})  # said with another field (the card, the rate), not alone
 _CARD_PREPOSITIONS = frozenset({"on", "на", "a", "an", "the"})  # "on 4090 or on 5090"
+_AND = frozenset({"and", "и", "&"})
+# a phrase that compares ("compare H100 and A100", "сравни 3090 и 4090"): its "and" between cards is an "or"
+_COMPARES = re.compile(r"(?<!\w)(?:compar\w*|сравн\w*|versus|vs\.?|против)(?!\w)")
 _FILLER = frozenset(_FILLER_WORDS.split()) | _ALTERNATIVE
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
 _SEPARATORS = re.compile(r"[\s,;:()\[\]{}!?\"'«»|.+&/-]*")
@@ -1351,25 +1355,30 @@ class _Reading:
 
     def _card_alternative(self, found: dict[str, Any], start: int) -> bool:
         """Whether this card is said as an alternative to the card before it ("4090 or 5090", "A100/H100",
-        "3090, 4090 или 5090"): only separators, "or" words and prepositions between them, and the same count with
-        both, or none. The user asks about either card, as about a family's variants; "4090 or 2x 5090" (two
-        counts) stays a contradiction, and so does "4090 and 5090" (one of each is a configuration of its own)."""
+        "3090, 4090 или 5090", "3090 or do I need a 4090", "compare H100 and A100"): between them only separators,
+        filler and an "or" word (an "and" when the phrase compares). The user asks about either card, as about a
+        family's variants; "4090 and 5090" alone stays a contradiction (one of each is a configuration of its own)."""
         if self.card_end is None or "gpu" not in found or set(found) - _CARD_FIELDS:
             return False
-        words = _GAP_SPLIT.split(self.shown[self.card_end:start].lower().replace("/", " / "))
-        words = [w for w in words if w]
-        gap = self.shown[self.card_end:start]
-        if not all(w in _ALTERNATIVE or w in _CARD_PREPOSITIONS or w == "/" for w in words):
+        gap = self.shown[self.card_end:start].lower().replace("ё", "е")
+        words = [w for w in _GAP_SPLIT.split(gap.replace("/", " / ")) if w]
+        if not all(w in _ALTERNATIVE or w in _FILLER or w in _AND or w == "/" for w in words):
             return False
-        if not ("," in gap or any(w in _ALTERNATIVE or w == "/" for w in words)):
-            return False
-        first = self.origin["gpu"]
-        said = self.fields["gpus"] if self.origin.get("gpus") == first else None  # the count said with the cards
-        return found.get("gpus") == said
+        said_apart = "gpus" in self.fields and self.origin.get("gpus") != self.origin["gpu"]  # "2 GPUs: …"
+        if said_apart and found.get("gpus", self.fields["gpus"]) != self.fields["gpus"]:
+            return False  # "2 GPUs: 4090 or 4x 5090": which count?
+        either = any(w in _ALTERNATIVE or w == "/" for w in words) or ("," in gap and not words)
+        return either or (any(w in _AND for w in words) and _COMPARES.search(self.shown.lower()) is not None)
 
     def take_alternative(self, found: dict[str, Any], fragment: str, start: int, end: int) -> None:
-        """One more card to consider: its variants join the cards already named, the first card still leads."""
+        """One more card to consider: its variants join the cards already named, the first card still leads. Counts
+        said with the cards that differ ("two 4090 or one A100") are each among the counts every card is fitted at
+        (1, 2, 4, 8), so the stated count goes: the answer lists both configurations, and the rest."""
         fields = self.fields
+        with_cards = self.origin.get("gpus") == self.origin["gpu"]  # the count said with the first card, if any
+        if fields.get("gpus") != found.get("gpus") and (with_cards or "gpus" not in fields):
+            fields.pop("gpus", None)
+            self.origin.pop("gpus", None)
         named = fields.get("gpu_family") or (fields["gpu"],)
         more = found.get("gpu_family") or (found["gpu"],)
         fields["gpu_family"] = tuple(dict.fromkeys((*named, *more)))
