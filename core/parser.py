@@ -1192,7 +1192,7 @@ avg average mean typical среднем средний средняя средн
 потянет потянут пойдет пойдут штук штуки гпу card cards hardware requirement requirements врам запуск скорость
 throughput часов видюхой ноут ноуте колаб колабе colab p99 about should lol free tier nvlink kv cache кэш кеш кэша
 карты карт something that can could которая который которые может
-better faster cheapest выгоднее выгодней быстрее compare сравни сравнить сравнение comparison или-или
+better faster выгоднее выгодней быстрее compare сравни сравнить сравнение comparison
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
