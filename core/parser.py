@@ -258,7 +258,8 @@ INT = r"[0-9]{1,9}+"
 AMT = (r"[0-9]{1,9}+(?:[.,][0-9]{1,4}+)?+(?:\s?(?:k|к|m|тыс(?:яч(?:а|и|ах|ами)?)?\.?|млн\.?|миллион(?:а|ов|ах|ами)?|"
        r"thousands?|"
        r"millions?)(?!\w))?")
-THOUSANDS = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"  # "50 000" as Russians write it (dataset sizes)
+# "50 000" as Russians write it (dataset sizes); never a leading 0 ("0 512" is two numbers)
+THOUSANDS = r"[1-9][0-9]{0,2}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"
 SEP = r"[\s_\-]*"
 MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
 TOKW = r"(?:tokens?|tok|токен\w*)"
