@@ -1199,7 +1199,6 @@ better faster выгоднее выгодней быстрее compare срав�
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
 _CARD_FIELDS = frozenset({"gpu", "gpu_family", "gpus"})  # what a card fragment sets ("2x 4090")
 _UNSAID = frozenset({"gpu_family", "request_rate_unit"})  # said with another field (the card, the rate), not alone
-_CARD_PREPOSITIONS = frozenset({"on", "на", "a", "an", "the"})  # "on 4090 or on 5090"
 _AND = frozenset({"and", "и", "&"})
 # a phrase that compares ("compare H100 and A100", "сравни 3090 и 4090"): its "and" between cards is an "or"
 _COMPARES = re.compile(r"(?<!\w)(?:compar\w*|сравн\w*|versus|vs\.?|против)(?!\w)")
@@ -1254,8 +1253,13 @@ def latin_cards(text: str) -> str:
     return _CYRILLIC_CARD.sub(_latin_card, low) if _CYRILLIC_CARD.search(low) else low
 
 
+def _fold(word: str) -> str:
+    """A word as the vocabulary spells it: lower case, "ё" as "е"."""
+    return word.lower().replace("ё", "е")
+
+
 def _normalise(text: str) -> str:
-    low = (text.lower().replace("ё", "е").replace("\u00a0", " ").replace("\u202f", " ")
+    low = (_fold(text).replace("\u00a0", " ").replace("\u202f", " ")
            .replace("\u2013", "-").replace("\u2014", "-").replace("\u2011", "-"))
     return _CYRILLIC_CARD.sub(_latin_card, low) if _CYRILLIC_CARD.search(low) else low
 
@@ -1296,7 +1300,7 @@ class _Reading:
         if start >= end or _SEPARATORS.fullmatch(shown, start, end):
             return
         for word in _GAP_SPLIT.split(shown[start:end]):
-            key = word.lower().replace("ё", "е").strip(".-")
+            key = _fold(word).strip(".-")
             if not key or not _HAS_ALNUM.search(key) or key in _FILLER:
                 continue
             self.reject(word, _NUMBER_REASON if _NUMBER_ONLY.fullmatch(key) else None)
@@ -1361,7 +1365,7 @@ class _Reading:
         family's variants; "4090 and 5090" alone stays a contradiction (one of each is a configuration of its own)."""
         if self.card_end is None or "gpu" not in found or set(found) - _CARD_FIELDS:
             return False
-        gap = self.shown[self.card_end:start].lower().replace("ё", "е")
+        gap = _fold(self.shown[self.card_end:start])
         words = [w for w in _GAP_SPLIT.split(gap.replace("/", " / ")) if w]
         if not all(w in _ALTERNATIVE or w in _FILLER or w in _AND or w == "/" for w in words):
             return False
@@ -1565,7 +1569,7 @@ def respelling(word: str) -> str | None:
     stem's word keeps the user's ending ("пользоватлей" -> "пользователей"). The nearest, with the same first letter,
     preferred; then a letter left out before one changed, before one too many. None for a word that is known, too
     short or near nothing."""
-    low = word.lower().replace("ё", "е")
+    low = _fold(word)
     if not _SPELT.fullmatch(low):
         return None
     words, stems = _spellings()
@@ -1588,7 +1592,7 @@ def _near(index: dict[str, tuple[str, ...]], low: str) -> set[str]:
 
 def _known(word: str) -> bool:
     """A word the phrases use, or one a stem of theirs begins ("пользовател" + any ending)."""
-    low = word.lower().replace("ё", "е")
+    low = _fold(word)
     words, stems = _spellings()
     return low in words.get(low, ()) or any(low[:n] in stems.get(low[:n], ()) for n in range(4, len(low) + 1))
 
