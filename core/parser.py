@@ -1203,6 +1203,7 @@ _AND = frozenset({"and", "и", "&"})
 # a phrase that compares ("compare H100 and A100", "сравни 3090 и 4090"): its "and" between cards is an "or"
 _COMPARES = re.compile(r"(?<!\w)(?:compar\w*|сравн\w*|versus|vs\.?|против)(?!\w)")
 _FILLER = frozenset(_FILLER_WORDS.split()) | _ALTERNATIVE
+_ARTICLE_BEFORE = re.compile(r"(?<!\w)(?:an?)\s+$", re.IGNORECASE)  # "or a 5090": one card, said by its article
 _GAP_SPLIT = re.compile(r"[\s,;:()\[\]{}!?\"'«»|]+")
 _SEPARATORS = re.compile(r"[\s,;:()\[\]{}!?\"'«»|.+&/-]*")
 _HAS_ALNUM = re.compile(r"\w")
@@ -1376,12 +1377,15 @@ class _Reading:
         return either or (any(w in _AND for w in words) and _COMPARES.search(self.shown.lower()) is not None)
 
     def take_alternative(self, found: dict[str, Any], fragment: str, start: int, end: int) -> None:
-        """One more card to consider: its variants join the cards already named, the first card still leads. Counts
-        said with the cards that differ ("two 4090 or one A100") are each among the counts every card is fitted at
-        (1, 2, 4, 8), so the stated count goes: the answer lists both configurations, and the rest."""
+        """One more card to consider: its variants join the cards already named, the first card still leads. A count
+        said once, before the first card, covers the cards listed after it bare ("8x A100 or H100", "8xA100/H100": 8 of
+        either). Counts said with the cards that differ ("two 4090 or one A100", "two 4090s or a 5090", where the
+        article is the count) are each among the counts every card is fitted at (1, 2, 4, 8), so the stated count
+        goes: the answer lists both configurations, and the rest."""
         fields = self.fields
         with_cards = self.origin.get("gpus") == self.origin["gpu"]  # the count said with the first card, if any
-        if fields.get("gpus") != found.get("gpus") and (with_cards or "gpus" not in fields):
+        covers = with_cards and "gpus" not in found and not _ARTICLE_BEFORE.search(self.shown, 0, start)
+        if fields.get("gpus") != found.get("gpus") and (with_cards or "gpus" not in fields) and not covers:
             fields.pop("gpus", None)
             self.origin.pop("gpus", None)
         named = fields.get("gpu_family") or (fields["gpu"],)

@@ -518,6 +518,12 @@ def test_two_fragments_that_contradict_offer_either_reading(phrase: str, reading
     # different counts with the cards: both configurations are among the counts every card is fitted at
     ("7B LoRA 4090 or 2x 5090", ["RTX 4090", "RTX 5090"], None),
     ("что лучше для инференса 70b: две 4090 или одна a100", ["RTX 4090", "A100"], None),
+    ("7B LoRA on two 4090s or a 5090", ["RTX 4090", "RTX 5090"], None),  # the article is a count of its own
+    # a count said once before the first card covers the cards listed after it bare: 8 of either
+    ("70B full ft on 8x A100 or H100", ["A100", "H100"], 8),
+    ("70B full ft 8xA100/H100", ["A100", "H100"], 8),
+    ("70b qlora на 2 a100 или h100", ["A100", "H100"], 2),
+    ("7B LoRA on 4x 3090, 4090 or 2x 5090", ["RTX 3090", "RTX 4090", "RTX 5090"], None),
 ])
 def test_cards_said_as_alternatives_are_each_considered(phrase: str, cards: list[str], count: int | None) -> None:
     """"5090 or 4090" asks about either card, as "H100" asks about each of its variants: every card (or family)
