@@ -58,9 +58,11 @@ class Estimate:
         return self.answer.requirement
 
     def fits(self, gpu: str, count: int, fraction: float | None = None) -> bool:
-        """Whether `count` x `gpu` (or a slice of one) is one for this workload: it holds it and keeps up with a
-        serving target said (`core.answer.Answer.suits`; memoised: offers repeat the pairs)."""
-        return self.answer.suits(gpu, count, fraction)
+        """Whether `count` x `gpu` (or a slice of one) is one for this workload: of the count asked for, if one was
+        (the count the fit table, 🔔 and /subscribe are about: "on 2x A100" lists no single A100), holding it and
+        keeping up with a serving target said (`core.answer.Answer.suits`; memoised: offers repeat the pairs)."""
+        asked = self.workload.count_asked
+        return (asked is None or count == asked) and self.answer.suits(gpu, count, fraction)
 
     def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
         """Whether that configuration holds this workload only without the safety margin."""

@@ -61,7 +61,7 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
         least = est.answer.keeping_counts()
         pinned = list(least)
     w = est.workload
-    count = req.gpu_count or (w.gpus if w.gpus > 1 or w.gpus_stated else None)
+    count = req.gpu_count or w.count_asked
     common["gpu_count"] = count
     # The figure the answer said is kept only where it is the need on the watched count (a filter "x8" on a
     # one-GPU estimate watches another configuration: the need shown is then that count's).

@@ -143,7 +143,7 @@ class Answer:
         """Whether `memory` is the whole workload on one device that no single card holds: its figure is then a
         total ("in all"), not a per-GPU need, and the per-GPU figure to give is the first fitting configuration's."""
         w = self.workload
-        if w.gpus > 1 or w.gpus_stated:
+        if w.count_asked is not None:
             return False
         first = self.report.fits[0] if self.report.fits else None
         return first is None or first.count > 1

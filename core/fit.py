@@ -537,8 +537,8 @@ def fit_configs(w: Workload, counts: tuple[int, ...] = DEFAULT_COUNTS) -> FitRep
     """
     req = requirement(w)
     named = _named_gpus(w)
-    if w.gpus > 1 or w.gpus_stated:
-        counts = (w.gpus,)
+    if w.count_asked is not None:
+        counts = (w.count_asked,)
     fits = _fits_at(req, named or GPUS, tuple(counts))  # sorted by `_fit_key`
     # advice for a family is about its roomiest variant: the one most likely to hold the workload with more cards
     advise = None if fits else partial(_advice, w, req, max(named, key=lambda g: g.usable_gib) if named else None)

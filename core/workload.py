@@ -262,6 +262,12 @@ class Workload(BaseModel):
         return (self.gpu, *(g for g in self.gpu_family if g != self.gpu))  # the representative first
 
     @property
+    def count_asked(self) -> int | None:
+        """The GPU count the answer is about: the one said ("on one A100", "2x 4090") or estimated at (> 1), or None
+        when none was, and every count that holds the workload is one for it."""
+        return self.gpus if self.gpus > 1 or self.gpus_stated else None
+
+    @property
     def active_params_b(self) -> float:
         """Parameters touched per token (the active experts of a MoE model; `params_b` for a dense one)."""
         if self.arch.experts <= 1:

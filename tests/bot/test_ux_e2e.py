@@ -344,3 +344,23 @@ async def test_a_workload_watched_on_cards_too_small_for_one_says_how_many_hold_
     # a card that holds it alone keeps the plain figure
     reply = await say(tg, "/subscribe 13B LoRA on A100 80GB", user_id=63)
     assert "cannot hold" not in reply and "GiB per GPU" in reply
+
+
+async def test_an_estimate_at_a_count_lists_offers_of_that_count_as_its_watch_does(tg, app):
+    """"7B LoRA on 2x 4090" is about two 4090s: the fit table, the 🔔 and /subscribe are, and so is the list of offers
+    in stock under it (and /offers of that workload): RunPod's single 4090 holds 7B LoRA too, but is not what was
+    asked. Without a count every count that holds it is listed."""
+    for uid, lang, text in ((71, "en", "/estimate 7B LoRA on 2x 4090"), (72, "ru", "/estimate 7B LoRA на двух 4090")):
+        answer = await say(tg, text, user_id=uid, lang=lang)
+        offers = answer.split("Cheapest in stock now" if lang == "en" else "Дешевле всего в наличии")[1]
+        assert "Selectel" in offers and "RTX 4090 × 2" in offers, answer
+        assert "RunPod" not in offers and "RTX 4090 × 1" not in offers, answer
+        listed = await say(tg, text.replace("/estimate", "/offers"), user_id=uid, lang=lang)
+        assert "Selectel" in listed and "RunPod" not in listed, listed
+    anycount = await say(tg, "/estimate 7B LoRA on 4090", user_id=73)
+    assert "RunPod" in anycount and "Selectel" in anycount, anycount
+    # the watch under it is about the same count, and says nothing is missed that the list showed
+    reply = await say(tg, "/subscribe 7B LoRA on 2x 4090", user_id=74)
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 74)
+    assert sub.gpu_count == 2, reply
