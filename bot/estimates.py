@@ -17,6 +17,7 @@ from core.answer import Answer, answer
 from core.defaults import Assumption, complete
 from core.estimator import MemoryEstimate
 from core.fit import FitReport, Requirement
+from core.gpus import GPUS
 from core.hub import ArchLookup, HubError, hub_error_msg, hub_name_to_resolve, with_hub_arch
 from core.msg import Msg, msg
 from core.parser import ParseError, parse_workload
@@ -63,6 +64,14 @@ class Estimate:
         keeping up with a serving target said (`core.answer.Answer.suits`; memoised: offers repeat the pairs)."""
         asked = self.workload.count_asked
         return (asked is None or count == asked) and self.answer.suits(gpu, count, fraction)
+
+    def holds_at(self, count: int | None = None) -> bool:
+        """Whether some card the answer is about (the cards named, else any) holds the workload at `count`, or, with
+        None, at the count asked for (any count up to 8 when none was). False: no offer could ever be one for it."""
+        if count is None or count == self.workload.count_asked:
+            return bool(self.answer.report.fits)
+        cards = self.workload.gpu_ids or tuple(g.id for g in GPUS)
+        return any(self.answer.fits(gpu, count) for gpu in cards)
 
     def tight(self, gpu: str, count: int, fraction: float | None = None) -> bool:
         """Whether that configuration holds this workload only without the safety margin."""

@@ -18,7 +18,8 @@ from bot.names import query_words
 from bot.offer_cache import OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
-from bot.views import ranked_line, subscription_filters, subscription_what
+from bot.views import cards_label, ranked_line, subscription_filters, subscription_what
+from core.fit import DEFAULT_COUNTS
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import tight_at, usable_gib, watch_from_row
 from core.parser import ParseError
@@ -61,7 +62,7 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
         least = est.answer.keeping_counts()
         pinned = list(least)
     w = est.workload
-    count = req.gpu_count or w.count_asked
+    count = watched_count(req, est)
     common["gpu_count"] = count
     # The figure the answer said is kept only where it is the need on the watched count (a filter "x8" on a
     # one-GPU estimate watches another configuration: the need shown is then that count's).
@@ -71,6 +72,25 @@ def draft_for(req: SubscribeRequest, est: Estimate | None, query_text: str, user
     return SubscriptionDraft(kind="workload", gpu_ids=pinned, workload_json=est.workload.model_dump(mode="json"),
                              min_gib_by_count=est.min_gib_by_count(), min_count_by_gpu=least, answer_gib=answer_gib,
                              rec_gib_by_count=est.rec_gib_by_count(), **common)
+
+
+def watched_count(req: SubscribeRequest, est: Estimate) -> int | None:
+    """The GPU count a workload's watch is about: the filter said ("x2"), else the count the workload asked for."""
+    return req.gpu_count or est.workload.count_asked
+
+
+def fit_problem(est: Estimate | None, count: int | None, lang: str) -> str | None:
+    """A workload that no card the watch covers holds at the count watched (at any count up to 8 when none is):
+    nothing could ever be alerted ("13B LoRA on one 4090"), so it is said instead of stored, with how many of those
+    cards would hold it."""
+    if est is None or est.holds_at(count):
+        return None
+    cards = esc(cards_label(est.workload, lang) or t(lang, "sub_fit_any_card"))
+    if count is None:
+        return t(lang, "sub_fit_none_any", cards=cards)
+    fewest = next((n for n in DEFAULT_COUNTS if n != count and est.holds_at(n)), None)
+    hint = t(lang, "sub_fit_from", count=fewest) if fewest is not None else t(lang, "sub_fit_never")
+    return t(lang, "sub_fit_none", cards=cards, count=count) + "\n" + hint
 
 
 def target_problem(est: Estimate | None, lang: str) -> str | None:
@@ -184,7 +204,7 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
         if isinstance(result, Failure):
             return Reply(explain_failure(req, result, lang))
         est = result
-    problem = target_problem(est, lang)
+    problem = target_problem(est, lang) or (fit_problem(est, watched_count(req, est), lang) if est else None)
     if problem is not None:
         return Reply(problem)
     draft = draft_for(req, est, req.target, user.currency)
@@ -204,7 +224,7 @@ async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang
     if isinstance(result, Failure):
         return Reply(explain_failure(req, result, lang))
     req.gpu_count = req.gpu_count if req.gpu_count == result.workload.gpus else None
-    problem = target_problem(result, lang)
+    problem = target_problem(result, lang) or fit_problem(result, watched_count(req, result), lang)
     if problem is not None:
         return Reply(problem)
     draft = draft_for(req, result, text, user.currency)

@@ -16,7 +16,7 @@ from bot.texts import t
 from core.answer import target_said
 from core.engines import engine_notes, strategy_said
 from core.estimator import Breakdown
-from core.gpus import get_gpu
+from core.gpus import get_gpu, resolve_gpus
 from core.matching import LEVELS, usable_gib
 from core.msg import Msg, msg
 from core.offers import HOURS_PER_MONTH, slice_label
@@ -43,12 +43,27 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
         return fallback or gpu_id
 
 
+def cards_named(gpu_ids: Sequence[str], sep: str = ", ") -> str:
+    """Cards as they were asked about: each one, or its family's name where every variant of the family is among
+    them ("A100, H100" for "A100/H100", "RTX 4090", "A100 80GB"), joined by `sep`."""
+    named = set(gpu_ids)
+    labels: dict[str, None] = {}
+    for gpu_id in gpu_ids:
+        card = get_gpu(gpu_id)
+        whole = card.family is not None and {g.id for g in resolve_gpus(card.family)} <= named
+        labels[card.family if whole and card.family else card.name] = None
+    return sep.join(labels)
+
+
 def cards_label(w: Workload, lang: str) -> str:
     """The cards a workload was named on: "24 GB card" for a class of that memory (its cards are many models), else
-    the named card (a family's representative variant, as the fit lines name it)."""
+    the cards and families named, said as either ("H100" covers each of its variants; "A100 / H100")."""
     if w.memory_class_gb is not None:
         return t(lang, "cards_of_memory", gb=f"{w.memory_class_gb:g}")
-    return gpu_label(w.gpu, w.gpu or "")
+    try:
+        return cards_named(w.gpu_ids, " / ")
+    except KeyError:  # a card outside the catalog: its id, as given
+        return w.gpu or ""
 
 
 def workload_label(est: Estimate, lang: str = "en") -> str:
@@ -225,8 +240,11 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
     else:
         report = est.report
         if report.gpu is not None:  # nothing of the card asked for; other cards may still fit (said below)
-            where = f"{esc(cards_label(est.workload, lang) or report.gpu)} × {max(1, est.workload.gpus)}"
-            lines.append(t(lang, "est_no_fit_named", where=where))
+            cards, count = esc(cards_label(est.workload, lang) or report.gpu), est.workload.count_asked
+            if count is None:  # every count up to 8 was tried, not one card
+                lines.append(t(lang, "est_no_fit_named_any", cards=cards))
+            else:
+                lines.append(t(lang, "est_no_fit_named", where=f"{cards} × {count}"))
         else:
             lines.append(t(lang, "est_no_fit"))
         covered = {"offload", "qlora", "more_nodes"} if est.remedies() else set()  # said as remedies, re-estimated
@@ -240,6 +258,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
             lines.append(note)
     elif est.answer.has_target and not est.answer.keeping_counts():  # nothing to wait for
         lines.append(t(lang, "est_no_keeping"))
+    elif not est.holds_at():  # nothing fits as asked (said above, with what would): no offer to wait for either
+        pass
     else:
         lines.append(t(lang, "est_no_offers"))
     for block in (render_time(est, ranked, lang, currency, rows), render_speed(est, lang, rows)):

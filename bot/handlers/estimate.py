@@ -41,7 +41,8 @@ async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, 
     toggle = assumptions if has_assumptions(est) else None
     return (render_estimate(est, ranked, lang, currency, assumptions=assumptions),
             keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle,
-                                        notify=not est.answer.has_target or bool(est.answer.keeping_counts())))
+                                        notify=est.holds_at() and (not est.answer.has_target
+                                                                   or bool(est.answer.keeping_counts()))))
 
 
 # core's "which method?" questions -> the question the bot asks instead, and its buttons

@@ -27,8 +27,7 @@ from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import card_spec, gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import rank_for, ranked_line, vat_note
-from core.gpus import get_gpu, resolve_gpus
+from bot.views import cards_named, rank_for, ranked_line, vat_note
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
@@ -90,13 +89,7 @@ def cards_asked(text: str) -> str | None:
     spec = card_spec(text)
     if spec is None or spec.gpu is None:
         return None
-    named = set(spec.gpu_family or (spec.gpu,))
-    labels: dict[str, None] = {}
-    for gpu_id in spec.gpu_family or (spec.gpu,):  # "4090 or 3090", "A100/H100": each card, or its family's name
-        card = get_gpu(gpu_id)
-        whole = card.family is not None and {g.id for g in resolve_gpus(card.family)} <= named
-        labels[card.family if whole and card.family else card.name] = None
-    return ", ".join(labels)
+    return cards_named(spec.gpu_family or (spec.gpu,))  # "4090 or 3090", "A100/H100": each card, or its family
 
 
 async def send_offers(message: Message, text: str, *, lang: str, currency: str, offers: OfferCache,

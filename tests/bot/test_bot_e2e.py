@@ -277,8 +277,8 @@ async def test_notify_button_under_estimate_subscribes(tg, app):
 
 async def test_notify_keeps_the_answers_workload_need_and_count(tg, app):
     """The 🔔 button stores what the answer said: its per-GPU figure on its GPU count, and that count."""
-    for uid, lang, text, need in ((40, "en", "/estimate 70B full fine-tune on 8 H100", "GiB per GPU on 8 GPUs"),
-                                  (41, "ru", "/estimate 70B полный файнтюн на 8 H100", "ГиБ на GPU при 8 GPU"),
+    for uid, lang, text, need in ((40, "en", "/estimate 70B LoRA on 8 H100", "GiB per GPU on 8 GPUs"),
+                                  (41, "ru", "/estimate 70B LoRA на 8 H100", "ГиБ на GPU при 8 GPU"),
                                   (42, "en", "/estimate 70B QLoRA on 2 A100", "GiB per GPU on 2 GPUs")):
         tg.message(text, user_id=uid, lang=lang)
         est = await tg.wait_for("sendMessage", chat_id=uid)

@@ -364,3 +364,31 @@ async def test_an_estimate_at_a_count_lists_offers_of_that_count_as_its_watch_do
     async with app.sessionmaker() as session:
         (sub,) = await list_subscriptions(session, 74)
     assert sub.gpu_count == 2, reply
+
+
+async def test_a_workload_no_watched_configuration_holds_is_said_not_stored(tg, app):
+    """"13B LoRA on one 4090": no offer could ever be one for it. The estimate says what would hold it and offers no
+    🔔 and no "I will write when one appears"; /subscribe (the count in the phrase or as a filter) stores nothing and
+    says how many of those cards would hold it; nothing fitting at up to 8 GPUs is said as that."""
+    for uid, lang, said in ((81, "en", "Nothing fits on RTX 4090 × 1"),
+                            (82, "ru", "RTX 4090 × 1 ничего не помещается")):
+        tg.message("/estimate 13B LoRA on one 4090", user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        assert said in est.text, est.text
+        assert est.buttons() and not any("🔔" in b["text"] for b in est.buttons()) and "Notify me" not in est.text \
+            and "Сообщить" not in est.text, est.text
+        for text in ("/subscribe 13B LoRA on one 4090", "/subscribe 13B LoRA on 4090 x1"):
+            reply = await say(tg, text, user_id=uid, lang=lang)
+            assert ("No RTX 4090 × 1 holds" if lang == "en" else "конфигурация RTX 4090 × 1 не вмещает") in reply, reply
+            assert ("fits on 2 such GPUs" if lang == "en" else "помещается на 2 таких GPU") in reply, reply
+        async with app.sessionmaker() as session:
+            assert await list_subscriptions(session, uid) == []
+    # the same workload on two of them is watched, and so is one card that holds it
+    for text in ("/subscribe 13B LoRA on 2x 4090", "/subscribe 13B LoRA on one A100 80GB"):
+        assert "Now watching" in await say(tg, text, user_id=83), text
+    nowhere = await say(tg, "/subscribe 405B full fine-tune on H100", user_id=84)
+    assert "No H100 holds this workload, even 8 to a server" in nowhere, nowhere
+    assert "Nothing fits on H100, even 8 to a server" in await say(tg, "/estimate 405B full fine-tune on H100",
+                                                                   user_id=84)
+    async with app.sessionmaker() as session:
+        assert await list_subscriptions(session, 84) == []

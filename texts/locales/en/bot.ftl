@@ -48,6 +48,7 @@ est_fits_more = …and { $n } more { $n ->
     }
 est_no_fit = Nothing fits in one node of up to 8 GPUs.
 est_no_fit_named = Nothing fits on { $where }, the configuration asked for.
+est_no_fit_named_any = Nothing fits on { $cards }, even 8 to a server.
 est_remedies_title = <b>Try:</b>
 est_remedy_line = • { $change }: { $per_gpu } GiB per GPU, fits on { $gpu } × { $count }
 est_remedy_line_nofit = • { $change }: { $per_gpu } GiB per GPU, still more than any card holds
@@ -118,6 +119,14 @@ sub_saved =
     Subscriptions: { $n } of { $limit }. Manage them with /subs.
 sub_keeping_cards = ; on the cards that keep up with the target: { $cards }
 sub_target_none = No card keeps up with that target on any GPU count that holds the workload, so no offer could ever be alerted. Ask for fewer requests, a slower answer or a shorter prompt, or estimate one replica with «N users».
+sub_fit_none = No { $cards } × { $count } holds this workload, so no offer could ever be alerted; nothing was stored.
+sub_fit_none_any = No { $cards } holds this workload, even 8 to a server, so no offer could ever be alerted; nothing was stored.
+sub_fit_any_card = GPU
+sub_fit_from = It fits on { $count } { $count ->
+        [one] such GPU
+       *[other] such GPUs
+    }: ask for that many, or leave the count out.
+sub_fit_never = Up to 8 of them do not hold it either: /estimate shows changes that would fit (QLoRA, offloading to CPU).
 sub_keeping_more = {" "}and { $n } more
 sub_exists = ℹ️ You already watch this: { $what }{ $filters }.
 sub_matches_now = <b>Already matching now:</b>
