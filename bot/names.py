@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
+from core.gpus import get_gpu, resolve_gpus
 from core.models import MODELS, find_model
 from core.msg import msg
 from core.providers import provider_title
@@ -88,3 +90,26 @@ def ctx_label(w: Workload, lang: str = "en") -> str:
         return t(lang, "label_ctx_io", ctx=number(w.seq_len, 0, lang), prompt=number(w.prompt_len, 0, lang),
                  output=number(w.seq_len - w.prompt_len, 0, lang))
     return t(lang, "label_ctx", ctx=number(w.seq_len, 0, lang))
+
+
+def cards_named(gpu_ids: Sequence[str], sep: str = ", ") -> str:
+    """Cards as they were asked about: each one, or its family's name where every variant of the family is among
+    them ("A100, H100" for "A100/H100", "RTX 4090", "A100 80GB"), joined by `sep`."""
+    named = set(gpu_ids)
+    labels: dict[str, None] = {}
+    for gpu_id in gpu_ids:
+        card = get_gpu(gpu_id)
+        whole = card.family is not None and {g.id for g in resolve_gpus(card.family)} <= named
+        labels[card.family if whole and card.family else card.name] = None
+    return sep.join(labels)
+
+
+def cards_label(w: Workload, lang: str) -> str:
+    """The cards a workload was named on: "24 GB card" for a class of that memory (its cards are many models), else
+    the cards and families named, said as either ("H100" covers each of its variants; "A100 / H100")."""
+    if w.memory_class_gb is not None:
+        return t(lang, "cards_of_memory", gb=f"{w.memory_class_gb:g}")
+    try:
+        return cards_named(w.gpu_ids, " / ")
+    except KeyError:  # a card outside the catalog: its id, as given
+        return w.gpu or ""

@@ -14,11 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.callbacks import SubCb
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import cap_amount, esc, money
-from bot.names import query_words
+from bot.names import cards_label, query_words
 from bot.offer_cache import OfferCache
 from bot.subscribe_query import SubscribeRequest, parse_subscribe
 from bot.texts import examples, t
-from bot.views import cards_label, ranked_line, subscription_filters, subscription_what
+from bot.views import ranked_line, subscription_filters, subscription_what
 from core.fit import DEFAULT_COUNTS
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import tight_at, usable_gib, watch_from_row

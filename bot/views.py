@@ -10,19 +10,28 @@ from collections.abc import Sequence
 
 from bot.estimates import Estimate
 from bot.formatting import cap_amount, esc, gib, href, money
-from bot.names import ctx_label, method_name, model_name, provider_name, quant_name, query_words, region_name
+from bot.names import (
+    cards_label,
+    ctx_label,
+    method_name,
+    model_name,
+    provider_name,
+    quant_name,
+    query_words,
+    region_name,
+)
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import t
 from core.answer import target_said
 from core.engines import engine_notes, strategy_said
 from core.estimator import Breakdown
-from core.gpus import get_gpu, resolve_gpus
+from core.gpus import get_gpu
 from core.matching import LEVELS, usable_gib
 from core.msg import Msg, msg
 from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
-from core.workload import Method, Quant, Workload
+from core.workload import Method, Quant
 from storage.user_tables import Subscription
 from texts.i18n import number, render
 from texts.regions import filter_region_name
@@ -41,29 +50,6 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
         return get_gpu(gpu_id).name
     except KeyError:
         return fallback or gpu_id
-
-
-def cards_named(gpu_ids: Sequence[str], sep: str = ", ") -> str:
-    """Cards as they were asked about: each one, or its family's name where every variant of the family is among
-    them ("A100, H100" for "A100/H100", "RTX 4090", "A100 80GB"), joined by `sep`."""
-    named = set(gpu_ids)
-    labels: dict[str, None] = {}
-    for gpu_id in gpu_ids:
-        card = get_gpu(gpu_id)
-        whole = card.family is not None and {g.id for g in resolve_gpus(card.family)} <= named
-        labels[card.family if whole and card.family else card.name] = None
-    return sep.join(labels)
-
-
-def cards_label(w: Workload, lang: str) -> str:
-    """The cards a workload was named on: "24 GB card" for a class of that memory (its cards are many models), else
-    the cards and families named, said as either ("H100" covers each of its variants; "A100 / H100")."""
-    if w.memory_class_gb is not None:
-        return t(lang, "cards_of_memory", gb=f"{w.memory_class_gb:g}")
-    try:
-        return cards_named(w.gpu_ids, " / ")
-    except KeyError:  # a card outside the catalog: its id, as given
-        return w.gpu or ""
 
 
 def workload_label(est: Estimate, lang: str = "en") -> str:
@@ -175,8 +161,9 @@ def vram_lines(est: Estimate, lang: str) -> list[str]:
     if not est.answer.single_device_total:
         return [t(lang, "est_vram", per_gpu=gib(mem.per_gpu_gib, lang),
                   recommended=gib(mem.recommended_per_gpu_gib, lang))]
-    lines = [t(lang, "est_vram_total", total=gib(mem.per_gpu_gib, lang),
-               recommended=gib(mem.recommended_per_gpu_gib, lang))]
+    cards = cards_label(est.workload, lang)  # the total is too much for the cards named, not for every card
+    lines = [t(lang, "est_vram_total_named" if cards else "est_vram_total", total=gib(mem.per_gpu_gib, lang),
+               recommended=gib(mem.recommended_per_gpu_gib, lang), cards=esc(cards))]
     first = est.answer.first_fit
     if first is not None:
         lines.append(t(lang, "est_vram_first_fit", gpu=esc(first.gpu_name), count=first.count,

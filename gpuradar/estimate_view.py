@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.names import ctx_label, method_name
+from bot.names import cards_label, ctx_label, method_name
 from core.answer import Answer, answer, target_said
 from core.engines import engine_notes, profile, strategy_said
 from core.gpus import get_gpu
@@ -270,7 +270,10 @@ def render_text(a: EstimateAnswer, lang: str, offers: Sequence[OfferRow] = ()) -
     lines.append("")
     strategy = render(lang, strategy_said(m.strategy, a.workload.engine))
     where = f" ({_t('on', lang)} {m.gpus} GPU, {strategy})" if m.gpus > 1 else ""
-    lines.append(f"{_t('memory_total' if a.single_device_total else 'memory', lang)}{where}:")
+    named = cards_label(a.workload, lang)  # a total too big for the cards named, not for every card
+    title = (_t("memory_total_named", lang, cards=named) if named else _t("memory_total", lang)) \
+        if a.single_device_total else _t("memory", lang)
+    lines.append(f"{title}{where}:")
     rows = [[_t(k, lang), f"{number(getattr(b, k), 2, lang)} {gib}"]
             for k in ("weights", "trainable_states", "activations", "logits", "kv_cache", "overhead")
             if getattr(b, k) > 0.005]

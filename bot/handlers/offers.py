@@ -23,11 +23,12 @@ from bot.handlers.common import argument
 from bot.handlers.estimate import estimate_view
 from bot.listed_prices import ListedPrices, with_listed
 from bot.market_button import with_market
+from bot.names import cards_named
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.subscribe_query import card_spec, gpu_list
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
-from bot.views import cards_named, rank_for, ranked_line, vat_note
+from bot.views import rank_for, ranked_line, vat_note
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")

@@ -392,3 +392,19 @@ async def test_a_workload_no_watched_configuration_holds_is_said_not_stored(tg, 
                                                                    user_id=84)
     async with app.sessionmaker() as session:
         assert await list_subscriptions(session, 84) == []
+
+
+async def test_a_total_too_big_for_the_cards_named_names_them(tg, app):
+    """"8B inference for 50 users on 4090": 42 GiB on one device is too much for one 4090, not for every GPU (an
+    A100 80GB holds it); the answer says whose memory it exceeds. /when's "no history yet" reads in Russian whatever
+    it is about (a card or a configuration)."""
+    for uid, lang, text, said in (
+            (91, "en", "/estimate llama 3 8b inference 50 users on 4090", "no single RTX 4090 holds it"),
+            (92, "ru", "/estimate llama 3 8b инференс 50 пользователей на 4090", "ни одна RTX 4090 столько не вмещает")):
+        answer = await say(tg, text, user_id=uid, lang=lang)
+        assert said in answer and "RTX 4090 × 4" in answer, answer
+        assert "no single GPU" not in answer and "ни одна GPU" not in answer
+    whole = await say(tg, "/estimate 405B full fine-tune", user_id=93)
+    assert "no single GPU holds it" in whole, whole
+    none = await say(tg, "/when 13B LoRA на двух 4090", user_id=94, lang="ru")
+    assert none.startswith("Истории наличия пока нет (конфигурация под 13B LoRA на двух 4090)"), none

@@ -30,6 +30,7 @@ estimate_usage = Tell me the workload after the command (<code>/estimate 13B LoR
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = VRAM per GPU: <b>{ $per_gpu } GiB</b> (recommended { $recommended } GiB, with a safety margin)
 est_vram_total = VRAM in all: <b>{ $total } GiB</b> on one device (recommended { $recommended } GiB, with a safety margin); no single GPU holds it
+est_vram_total_named = VRAM in all: <b>{ $total } GiB</b> on one device (recommended { $recommended } GiB, with a safety margin); no single { $cards } holds it
 est_vram_first_fit = Per GPU on the first configuration that fits, { $gpu } × { $count }: <b>{ $per_gpu } GiB</b>
 est_cpu_ram = CPU RAM for offload: { $gib } GiB
 est_breakdown = Breakdown: { $items }

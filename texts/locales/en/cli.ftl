@@ -87,6 +87,7 @@ cli_est_workload = Workload
 cli_est_assumed = Assumed
 cli_est_memory = Memory per GPU
 cli_est_memory_total = Memory in all, on one device (no single GPU holds it)
+cli_est_memory_total_named = Memory in all, on one device (no single { $cards } holds it)
 cli_est_first_fit = per GPU on the first configuration that fits, { $gpu } × { $count }: { $per_gpu }
 cli_est_on = on
 cli_est_weights = weights

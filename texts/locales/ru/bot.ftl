@@ -32,6 +32,7 @@ estimate_usage = Напишите задачу после команды (<code>
 est_header = 🧮 <b>{ $workload }</b>
 est_vram = Видеопамять на GPU: <b>{ $per_gpu } ГиБ</b> (рекомендуется { $recommended } ГиБ, с запасом)
 est_vram_total = Видеопамять всего: <b>{ $total } ГиБ</b> на одном устройстве (рекомендуется { $recommended } ГиБ, с запасом); ни одна GPU столько не вмещает
+est_vram_total_named = Видеопамять всего: <b>{ $total } ГиБ</b> на одном устройстве (рекомендуется { $recommended } ГиБ, с запасом); ни одна { $cards } столько не вмещает
 est_vram_first_fit = На GPU в первой подходящей конфигурации, { $gpu } × { $count }: <b>{ $per_gpu } ГиБ</b>
 est_cpu_ram = Оперативная память для offload: { $gib } ГиБ
 est_breakdown = Из чего: { $items }

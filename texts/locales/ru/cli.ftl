@@ -91,6 +91,7 @@ cli_est_workload = Задача
 cli_est_assumed = Предположения
 cli_est_memory = Память на один GPU
 cli_est_memory_total = Память всего, на одном устройстве (ни одна GPU столько не вмещает)
+cli_est_memory_total_named = Память всего, на одном устройстве (ни одна { $cards } столько не вмещает)
 cli_est_first_fit = на GPU в первой подходящей конфигурации, { $gpu } × { $count }: { $per_gpu }
 cli_est_on = на
 cli_est_weights = веса
