@@ -488,7 +488,10 @@ _MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:{_R1}|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\
              rf"gpt[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
 # "org/name"; not a pair of words the grammar reads itself ("lora/qlora", "fp8/int4": either, a contradiction)
 _GRAMMAR_WORD = "|".join(sorted(_NOT_NAME_WORDS | {"ft", "finetune", "fine-tune"}, key=len, reverse=True))
-_HUB_RX = rf"(?!(?:{_GRAMMAR_WORD})/)[a-z0-9][\w.\-]*/(?!(?:{_GRAMMAR_WORD})(?![\w.\-]))[a-z0-9][\w.\-]*"
+# nor an amount per unit of time or card ("$1/h", "0.5/gpu-hour"): a price, not a repository
+_PER_UNIT = r"[0-9]+(?:[.,][0-9]+)?/(?:h|hrs?|hours?|mo|months?|d|days?|gpu(?:-?h|-?hours?)?)(?![\w.\-])"
+_HUB_RX = (rf"(?!(?:{_GRAMMAR_WORD})/)(?!{_PER_UNIT})[a-z0-9][\w.\-]*/(?!(?:{_GRAMMAR_WORD})(?![\w.\-]))"
+           rf"[a-z0-9][\w.\-]*")
 
 
 def _latin_family(text: str) -> str:
@@ -878,6 +881,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("gpu_count", rf"(?P<gc_n>{INT})(?:\s*{MUL}\s*|\s+)(?P<gc_g>{GPU})", _gpu_named("gc_g", "gc_n")),
     ("gpu_times", rf"(?P<gx_g>{GPU})\s*{MUL}\s*(?P<gx_n>{INT})", _gpu_named("gx_g", "gx_n")),
     ("times_gpu", rf"{MUL}\s*(?P<xg_n>{INT})\s+(?P<xg_g>{GPU})", _gpu_named("xg_g", "xg_n")),  # "x2 A100"
+    # "H100 8x", "A100 80GB 4×", as listings and chats write it; "8x7b" after a card is a model, not a count
+    ("gpu_n_times", rf"(?P<gt_g>{GPU})\s+(?P<gt_n>{INT})\s*{MUL}(?![\w.])", _gpu_named("gt_g", "gt_n")),
     ("gpus", rf"(?P<gn_n>{INT})\s*(?:{MUL}\s*)?(?:gpus?|gpu's|гпу|карт(?!ин)\w*|видеокарт\w*|cards?|ускорител\w*|"
              r"devices?)", _field("gpus", "gn_n")),
     ("gpu", rf"(?P<gg>{GPU})", _gpu_named("gg", None)),

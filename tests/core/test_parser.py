@@ -762,3 +762,25 @@ def test_range_errors_show_plain_numbers_in_each_language() -> None:
 def test_a_family_with_its_size_said_apart_is_that_model(written: str, model: str) -> None:
     # "34b yi" is what "yi 34b" is: the family's model of that size, not "which Yi?"
     assert parse_workload(written).model == model
+
+
+@pytest.mark.parametrize(("phrase", "gpu", "count"), [
+    ("70B QLoRA on H100 8x", "h100-sxm", 8),
+    ("70b lora a100 80gb 4×", "a100-80gb", 4),
+    ("инференс 8B на 4090 2х", "rtx-4090", 2),
+])
+def test_a_count_written_after_the_card_is_its_count(phrase: str, gpu: str, count: int) -> None:
+    """"H100 8x", as listings and chats write it; "8x7b" after a card stays a model."""
+    spec = parse_workload(phrase)
+    assert (spec.gpu, spec.gpus) == (gpu, count)
+    mixtral = parse_workload("mixtral 8x7b inference on h100")
+    assert mixtral.gpus is None and mixtral.model == "mixtral-8x7b"
+
+
+@pytest.mark.parametrize("phrase", ["13B LoRA under $1/h", "13b lora 0.5/gpu-hour", "7B inference 2/hr"])
+def test_an_amount_per_unit_is_never_a_hub_repository(phrase: str) -> None:
+    """"$1/h" is a price (a filter of /offers and /subscribe), not the repository "1/h"; "01-ai/Yi-34B" still is one."""
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert not any("/" in u for u in info.value.understood), info.value.understood
+    assert parse_workload("01-ai/Yi-34B inference").model == "yi-34b"
