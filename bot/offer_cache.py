@@ -193,9 +193,12 @@ class OfferCache:
         return keep
 
     def groups(self, currency: str, *, gpu_ids: Iterable[str] | None = None,
-               fits: Callable[[str, int, float | None], bool] | None = None) -> list[tuple[CachedOffer, ...]]:
+               fits: Callable[[str, int, float | None], bool] | None = None,
+               keep: Callable[[CachedOffer], bool] | None = None) -> list[tuple[CachedOffer, ...]]:
         """Like `filter`, as groups of one (card, count, slice, spot) each, every group by whole-configuration price
-        in `currency`: what `core.ranking.rank_groups` merges without sorting thousands of offers per answer."""
+        in `currency`: what `core.ranking.rank_groups` merges without sorting thousands of offers per answer.
+        `keep`: the offers of a group to keep (filters said with /offers: a price cap, providers, a region), in
+        the group's order."""
         wanted = set(gpu_ids) if gpu_ids else None
         out: list[tuple[CachedOffer, ...]] = []
         for (gpu, count, fraction, _spot), offers in self._groups.get(currency, self._groups["RUB"]).items():
@@ -204,6 +207,8 @@ class OfferCache:
             if wanted is not None and gpu not in wanted:
                 continue
             if fits is not None and not fits(gpu, count, fraction):
+                continue
+            if keep is not None and not (offers := tuple(o for o in offers if keep(o))):
                 continue
             out.append(offers)
         return out

@@ -148,6 +148,13 @@ class SubscribeRequest:
     text: str = ""  # the request as typed, filters and all
 
     @property
+    def has_filters(self) -> bool:
+        """Whether anything but the target was said: a count, a price cap, providers, billing, a region (or one of
+        them out of bounds)."""
+        return any(f is not None for f in (self.gpu_count, self.max_price, self.providers, self.billing, self.region,
+                                           self.problem))
+
+    @property
     def price_per_gpu(self) -> bool:
         """The cap named its unit as per GPU ("per GPU-hour", "за GPU-час", "/h/GPU")."""
         return self.price_basis == "gpu"

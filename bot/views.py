@@ -6,7 +6,7 @@ wherever it is shown.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.estimates import Estimate
 from bot.formatting import cap_amount, esc, gib, href, money
@@ -114,10 +114,11 @@ def ranked_line(r: Ranked, lang: str, currency: str, short: frozenset[str] = fro
     return offer_line(offer, lang, currency, job_cost=r.job_cost, short=offer.key in short, tight=r.tight)
 
 
-def rank_for(est: Estimate, offers: OfferCache, currency: str) -> RankedGroups:
-    """The offers in stock that run a workload, best first: what the configuration costs per hour, or the job when
-    the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
-    groups = offers.groups(currency, gpu_ids=list(est.workload.gpu_ids) or None, fits=est.fits)
+def rank_for(est: Estimate, offers: OfferCache, currency: str,
+             keep: Callable[[CachedOffer], bool] | None = None) -> RankedGroups:
+    """The offers in stock that run a workload (of those `keep` keeps), best first: what the configuration costs per
+    hour, or the job when the dataset is known; on-demand before spot. Lazy: a page ranks only what it shows."""
+    groups = offers.groups(currency, gpu_ids=list(est.workload.gpu_ids) or None, fits=est.fits, keep=keep)
     return rank_groups(groups, currency, est.hours, est.tight)
 
 

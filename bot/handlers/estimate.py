@@ -23,6 +23,7 @@ from bot.handlers.common import answer_long, argument
 from bot.handlers.start import start_keyboard
 from bot.market_button import with_market
 from bot.offer_cache import OfferCache
+from bot.subscribe_query import parse_subscribe
 from bot.subscribing import subscribe_answer
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
@@ -55,10 +56,21 @@ def needs_method(result: Failure) -> bool:
     return isinstance(err, ParseError) and err.problem is not None and err.problem.key in _METHOD_QUESTIONS
 
 
-async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens) -> None:
+def filters_hint(text: str, estimator: Estimator, lang: str) -> str | None:
+    """A workload said with the filters of /offers and /subscribe ("13B LoRA under $1/h on runpod"): an estimate
+    reads no filter, so the answer says where they apply, with the commands to send; None for anything else."""
+    req = parse_subscribe(text)
+    if not req.has_filters or not req.target or not isinstance(estimator.get(req.target), Estimate):
+        return None
+    return t(lang, "est_filters_hint", text=esc(text))
+
+
+async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens,
+                         hint: str | None = None) -> None:
     """A phrase that is not (yet) a workload: ask for the method with buttons when only that is missing (the ways
     to train when a training word was said); a family named without its size gets its models as buttons, and two
-    fragments that contradict each other either reading; else say what was and was not understood."""
+    fragments that contradict each other either reading; else say what was and was not understood (and `hint`:
+    where the filters said with a workload apply)."""
     if needs_method(result):
         assert isinstance(result.error, ParseError) and result.error.problem is not None  # needs_method says so
         question, choices = _METHOD_QUESTIONS[result.error.problem.key]
@@ -66,6 +78,8 @@ async def answer_failure(message: Message, text: str, result: Failure, *, lang: 
                              reply_markup=keyboards.method_keyboard(lang, await tokens.stored(text), choices))
         return
     said = esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
+    if hint is not None:
+        said += "\n\n" + hint
     readings = reading_choices(result)
     if readings:
         buttons = [(label, await tokens.stored(phrase)) for label, phrase in readings]
@@ -115,7 +129,8 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
             await looking.edit_text(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
             return
     if isinstance(result, Failure):
-        await answer_failure(message, text, result, lang=lang, tokens=tokens)
+        await answer_failure(message, text, result, lang=lang, tokens=tokens,
+                             hint=filters_hint(text, estimator, lang))
         return
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens,
                         webapp_url=webapp_url)

@@ -10,10 +10,11 @@ from aiogram.types import CallbackQuery, Message
 from bot.availability_marks import StayMarks
 from bot.estimates import Estimator, Failure, reading_choices
 from bot.handlers.common import argument
-from bot.handlers.estimate import answer_failure, reply_estimate
+from bot.handlers.estimate import answer_failure, filters_hint, reply_estimate
 from bot.handlers.offers import cards_asked, send_offers
 from bot.listed_prices import ListedPrices
 from bot.offer_cache import OfferCache
+from bot.subscribe_query import parse_subscribe
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from core.parser import ParseError
@@ -39,13 +40,18 @@ async def free_text(message: Message, lang: str, currency: str, estimator: Estim
         await send_offers(message, cards, lang=lang, currency=currency, offers=offers, estimator=estimator,
                           tokens=tokens, stay_marks=stay_marks, webapp_url=webapp_url, listed_prices=listed_prices)
         return
+    if text and parse_subscribe(text).gpu_ids is not None:  # cards and filters: "h100 x8", "a100 в россии до 200 ₽"
+        await send_offers(message, text, lang=lang, currency=currency, offers=offers, estimator=estimator,
+                          tokens=tokens, stay_marks=stay_marks, webapp_url=webapp_url, listed_prices=listed_prices)
+        return
     if text and await reply_estimate(message, text, lang=lang, currency=currency, estimator=estimator,
                                      offers=offers, tokens=tokens, webapp_url=webapp_url):
         return
     result = estimator.get(text) if text else None
     if isinstance(result, Failure) and isinstance(result.error, ParseError) and (
             result.error.understood or reading_choices(result)):  # "qwen3" alone: which Qwen3?
-        await answer_failure(message, text, result, lang=lang, tokens=tokens)
+        await answer_failure(message, text, result, lang=lang, tokens=tokens,
+                             hint=filters_hint(text, estimator, lang))
         return
     await message.answer(t(lang, "unknown", examples=examples_block(lang)))
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
@@ -25,10 +26,12 @@ from bot.listed_prices import ListedPrices, with_listed
 from bot.market_button import with_market
 from bot.names import cards_named
 from bot.offer_cache import CachedOffer, OfferCache
-from bot.subscribe_query import card_spec, gpu_list
+from bot.subscribe_query import SubscribeRequest, card_spec, gpu_list, parse_subscribe
+from bot.subscribing import limits_problem
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import rank_for, ranked_line, vat_note
+from core.matching import watch_from_row
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
@@ -36,20 +39,61 @@ router = Router(name="offers")
 PAGE_SIZE = 8
 
 
+Keep = Callable[[CachedOffer], bool]
+
+
+@dataclass(frozen=True)
+class OffersAsked:
+    """What an /offers text asks for: the cards or workload (the whole text when it says no filter, as before
+    filters were read), and the filters /subscribe and /when read in it ("x8", "under $2/h", "on runpod", "spot",
+    "in Russia"), as the offers to keep; `req` holds what was read, a filter out of bounds included."""
+
+    target: str
+    keep: Keep | None
+    req: SubscribeRequest
+
+
+def offers_asked(text: str, currency: str) -> OffersAsked:
+    req = parse_subscribe(text)
+    if not req.has_filters:
+        return OffersAsked(text, None, req)
+    watch = watch_from_row(id=0, gpu_ids=None, min_gib_by_count=None, max_price=req.max_price,
+                           price_currency=req.price_currency or currency, price_basis=req.price_basis or "total",
+                           providers=req.providers, gpu_count=req.gpu_count, billing=req.billing, region=req.region)
+    return OffersAsked(req.target, lambda o: watch.matches(o.target()), req)
+
+
 def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
                   currency: str = "RUB") -> Sequence[Ranked] | str:
-    """The offers `text` asks for (all, a GPU list, or those fitting a workload), ranked, or the error to show."""
+    """The offers `text` asks for (all, a GPU list, or those fitting a workload; with the filters said), ranked, or
+    the error to show."""
     if not text:
         return rank_groups(offers.groups(currency), currency)
-    ids = gpu_list(text)
-    if ids is None and (cards := cards_asked(text)) is not None:  # "h100 price per hour"
+    asked = offers_asked(text, currency)
+    problem = limits_problem(asked.req, lang)
+    if problem is not None:
+        return problem
+    target, keep = asked.target, asked.keep
+    if not target:  # filters alone: "/offers under $2/h on runpod"
+        return rank_groups(offers.groups(currency, keep=keep), currency)
+    ids = asked.req.gpu_ids or gpu_list(target)  # "H100 8x": the cards, their count read as a filter
+    if ids is None and (cards := cards_asked(target)) is not None:  # "h100 price per hour"
         ids = gpu_list(cards)
     if ids is not None:
-        return rank_groups(offers.groups(currency, gpu_ids=ids), currency)
-    result = estimator.get(text)
+        return rank_groups(offers.groups(currency, gpu_ids=ids, keep=keep), currency)
+    result = estimator.get(target)
     if isinstance(result, Failure):
         return esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
-    return rank_for(result, offers, currency)
+    return rank_for(result, offers, currency, keep)
+
+
+def shown_with(text: str, currency: str) -> tuple[str, str]:
+    """What an /offers page adds below and beside its offers: the text whose listed prices it shows (none when
+    filters were said: the price lists know no count, cap or provider) and the workload its market button opens."""
+    asked = offers_asked(text, currency) if text else None
+    target = asked.target if asked is not None else ""
+    listed = text if asked is not None and asked.keep is None else ""
+    return listed, (target if target and gpu_list(target) is None else "")
 
 
 def page_items(items: Sequence[Ranked], page: int, skip: int = 0) -> tuple[Sequence[Ranked], int, int]:
@@ -105,8 +149,8 @@ async def send_offers(message: Message, text: str, *, lang: str, currency: str, 
         return
     body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
                            short=await short_marks(stay_marks, items, 1))
-    body = await with_listed(body, text, listed_prices, offers, estimator, lang, currency)  # price lists (issue 20)
-    workload = text if text and gpu_list(text) is None else ""  # the page starts from a workload, not a card name
+    listed, workload = shown_with(text, currency)  # the market page starts from a workload, not a card name
+    body = await with_listed(body, listed, listed_prices, offers, estimator, lang, currency)  # price lists (issue 20)
     await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, workload),
                          disable_web_page_preview=True)
 
@@ -144,8 +188,9 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         page = max(callback_data.page, 1)
         body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
                                short=await short_marks(stay_marks, items, page, callback_data.skip))
-        body = await with_listed(body, text, listed_prices, offers, estimator, lang, currency)
-    workload = text if text and gpu_list(text) is None else ""
+        body = await with_listed(body, shown_with(text, currency)[0], listed_prices, offers, estimator, lang,
+                                 currency)
+    workload = shown_with(text, currency)[1]
     kb = with_market(kb, webapp_url, lang, query.message.chat, workload)  # the edit keeps the market button
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'

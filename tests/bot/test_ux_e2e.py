@@ -5,6 +5,7 @@ names instead of ids, localised provider reasons, /history that says when one po
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from bot.chart import is_drawable, render_history_png
@@ -400,7 +401,8 @@ async def test_a_total_too_big_for_the_cards_named_names_them(tg, app):
     it is about (a card or a configuration)."""
     for uid, lang, text, said in (
             (91, "en", "/estimate llama 3 8b inference 50 users on 4090", "no single RTX 4090 holds it"),
-            (92, "ru", "/estimate llama 3 8b инференс 50 пользователей на 4090", "ни одна RTX 4090 столько не вмещает")):
+            (92, "ru", "/estimate llama 3 8b инференс 50 пользователей на 4090",
+             "ни одна RTX 4090 столько не вмещает")):
         answer = await say(tg, text, user_id=uid, lang=lang)
         assert said in answer and "RTX 4090 × 4" in answer, answer
         assert "no single GPU" not in answer and "ни одна GPU" not in answer
@@ -408,3 +410,43 @@ async def test_a_total_too_big_for_the_cards_named_names_them(tg, app):
     assert "no single GPU holds it" in whole, whole
     none = await say(tg, "/when 13B LoRA на двух 4090", user_id=94, lang="ru")
     assert none.startswith("Истории наличия пока нет (конфигурация под 13B LoRA на двух 4090)"), none
+
+
+async def test_offers_reads_the_filters_subscribe_reads(tg, app):
+    """/offers takes the filters /subscribe and /when take: a count ("x8", "8x", "2 карты"), a price cap, providers,
+    a region; the list holds only what they let through, on every page, and a count out of bounds is said."""
+    eight = await say(tg, "/offers H100 x8", user_id=101)
+    assert "RunPod: H100 SXM × 8" in eight and "× 1" not in eight, eight
+    assert await say(tg, "/offers H100 8x", user_id=101) == eight.replace("H100 x8", "H100 8x")
+    two = await say(tg, "/offers 4090 2 карты", user_id=102, lang="ru")
+    assert "Selectel: RTX 4090 × 2" in two and "RunPod" not in two, two
+    capped = await say(tg, "/offers RTX 3090 under $0.20/h", user_id=103)
+    prices = [float(p) for p in re.findall(r"\$(\d+\.\d+)/h", capped)]
+    assert prices and max(prices) <= 0.20 and "page 1/1" in capped, capped
+    on_runpod = await say(tg, "/offers 7B LoRA on runpod", user_id=104)
+    assert "RunPod" in on_runpod and "Vast.ai" not in on_runpod and "Selectel" not in on_runpod, on_runpod
+    # filters alone, over two pages: the next page keeps them
+    tg.message("/offers under $0.25/h", user_id=105)
+    page1 = await tg.wait_for("sendMessage", chat_id=105)
+    assert "page 1/2" in page1.text, page1.text
+    tg.press(page1, "Next", user_id=105)
+    page2 = await tg.wait_for("editMessageText", chat_id=105)
+    later = [float(p) for p in re.findall(r"\$(\d+\.\d+)/h", page2.text)]
+    assert "page 2/2" in page2.text and later and max(later) <= 0.25 and "RunPod" not in page2.text, page2.text
+    assert "must be between 1 and" in await say(tg, "/offers H100 x0", user_id=106)
+
+
+async def test_filters_said_with_a_workload_or_cards_are_read_where_they_apply(tg, app):
+    """A plain "H100 x8" is the price question of eight H100s (the offers, as /offers reads it); an estimate reads no
+    price cap or provider, so a workload said with them says where they apply, with the commands to send, in the
+    user's language. "$1/h" is a price, never read as the Hugging Face repository "1/h"."""
+    plain = await say(tg, "H100 x8", user_id=111)
+    assert "RunPod: H100 SXM × 8" in plain and "× 1" not in plain, plain
+    for uid, lang, text, said in (
+            (112, "en", "/estimate 13B LoRA under $1/h on runpod",
+             "<code>/offers 13B LoRA under $1/h on runpod</code>"),
+            (113, "ru", "13B LoRA до 100 ₽/ч", "<code>/subscribe 13B LoRA до 100 ₽/ч</code> будет следить")):
+        reply = await say(tg, text, user_id=uid, lang=lang)
+        assert said in reply and "model: 1/h" not in reply and "модель: 1/h" not in reply, reply
+    # a phrase without filters gets no such line
+    assert "<code>/offers" not in await say(tg, "/estimate 13B LoRA frobnicate", user_id=114)
