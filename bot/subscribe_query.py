@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from bot.names import cards_named
 from core.gpus import GPUS, resolve_gpus
 from core.limits import gpu_count_ok, price_ok
 from core.offers import HOURS_PER_MONTH
@@ -265,6 +266,9 @@ def parse_subscribe(text: str) -> SubscribeRequest:
                 req.gpu_count = said_count
             else:
                 req.problem = req.problem or "count"
+            # the target is the cards alone, as with a leading count: a command put together from it and the
+            # filters ("/subscribe H100 x8 …") says the count once
+            req.target = cards_named(req.gpu_ids)
     return req
 
 

@@ -83,12 +83,12 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("A100 до 150 000 ₽/мес за GPU", "A100", {"max_price": 205.479452, "price_basis": "gpu", "billing": "monthly"}),
     ("4090 до 0,350 $/ч", "4090", {"max_price": 0.35}),  # a leading zero: a decimal comma, not thousands
     ("4090 до 1,5 $/ч", "4090", {"max_price": 1.5}),
-    # a card and its count in any order, the price between them or not: a card subscription for that many
-    ("4090 до 300р/ч 2 карты", "4090 2 карты", {"gpu_ids": ["rtx-4090"], "gpu_count": 2, "max_price": 300.0}),
-    ("H100 (4 GPUs) under $10/h", "H100 (4 GPUs)", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"],
-                                                    "gpu_count": 4}),
+    # a card and its count in any order, the price between them or not: a card subscription for that many, its
+    # target the cards alone (a command put together from it and the filters says the count once)
+    ("4090 до 300р/ч 2 карты", "RTX 4090", {"gpu_ids": ["rtx-4090"], "gpu_count": 2, "max_price": 300.0}),
+    ("H100 (4 GPUs) under $10/h", "H100", {"gpu_ids": ["h100-pcie", "h100-sxm", "h100-nvl"], "gpu_count": 4}),
     ("13B LoRA on 2 GPUs", "13B LoRA on 2 GPUs", {"gpu_ids": None, "gpu_count": None}),  # a workload stays one
-    ("H100 SXM 8 шт до 2 000 ₽/ч", "H100 SXM 8 шт", {"gpu_ids": ["h100-sxm"], "gpu_count": 8, "max_price": 2000.0}),
+    ("H100 SXM 8 шт до 2 000 ₽/ч", "H100 SXM", {"gpu_ids": ["h100-sxm"], "gpu_count": 8, "max_price": 2000.0}),
 ])
 def test_subscribe_text_filters(text, target, fields):
     req = parse_subscribe(text)

@@ -450,3 +450,14 @@ async def test_filters_said_with_a_workload_or_cards_are_read_where_they_apply(t
         assert said in reply and "model: 1/h" not in reply and "модель: 1/h" not in reply, reply
     # a phrase without filters gets no such line
     assert "<code>/offers" not in await say(tg, "/estimate 13B LoRA frobnicate", user_id=114)
+
+
+async def test_a_card_watch_with_its_count_after_it_says_the_count_once(tg, app):
+    """"/subscribe H100 8x до $20/ч": the cap's check suggests a command with the count said once ("H100 x8", not
+    "H100 8x x8"), and the watch is listed by the family asked for, not its three variants."""
+    reply = await say(tg, "/subscribe H100 8x до 20 $/ч", user_id=121, lang="ru")
+    assert "/subscribe H100 x8 до $20,00/GPU-ч" in reply and "8x x8" not in reply, reply
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 121)
+    assert sub.gpu_count == 8 and set(sub.gpu_ids or ()) == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    assert "1. H100 · до $20,00/ч" in await say(tg, "/subs", user_id=121, lang="ru")
