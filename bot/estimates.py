@@ -10,7 +10,7 @@ import asyncio
 import logging
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.ratelimit import RateLimiter
 from core.answer import Answer, answer
@@ -37,6 +37,11 @@ class Estimate:
     answer: Answer
     # a remedy's re-estimate: what its changes did to the phrase's settings (field, "offload: … (was: …)")
     changed: tuple[tuple[str, Msg], ...] = ()
+    # `Workload.count_asked`, read once: `fits` runs for every group of offers a ranking looks at
+    _asked: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_asked", self.answer.workload.count_asked)
 
     @property
     def workload(self) -> Workload:
@@ -62,13 +67,13 @@ class Estimate:
         """Whether `count` x `gpu` (or a slice of one) is one for this workload: of the count asked for, if one was
         (the count the fit table, 🔔 and /subscribe are about: "on 2x A100" lists no single A100), holding it and
         keeping up with a serving target said (`core.answer.Answer.suits`; memoised: offers repeat the pairs)."""
-        asked = self.workload.count_asked
+        asked = self._asked
         return (asked is None or count == asked) and self.answer.suits(gpu, count, fraction)
 
     def holds_at(self, count: int | None = None) -> bool:
         """Whether some card the answer is about (the cards named, else any) holds the workload at `count`, or, with
         None, at the count asked for (any count up to 8 when none was). False: no offer could ever be one for it."""
-        if count is None or count == self.workload.count_asked:
+        if count is None or count == self._asked:
             return bool(self.answer.report.fits)
         cards = self.workload.gpu_ids or tuple(g.id for g in GPUS)
         return any(self.answer.fits(gpu, count) for gpu in cards)
