@@ -94,11 +94,16 @@ def ctx_label(w: Workload, lang: str = "en") -> str:
 
 def cards_named(gpu_ids: Sequence[str], sep: str = ", ") -> str:
     """Cards as they were asked about: each one, or its family's name where every variant of the family is among
-    them ("A100, H100" for "A100/H100", "RTX 4090", "A100 80GB"), joined by `sep`."""
+    them ("A100, H100" for "A100/H100", "RTX 4090", "A100 80GB"), joined by `sep`; an id the catalog no longer
+    has, as it is."""
     named = set(gpu_ids)
     labels: dict[str, None] = {}
     for gpu_id in gpu_ids:
-        card = get_gpu(gpu_id)
+        try:
+            card = get_gpu(gpu_id)
+        except KeyError:
+            labels[gpu_id] = None
+            continue
         whole = card.family is not None and {g.id for g in resolve_gpus(card.family)} <= named
         labels[card.family if whole and card.family else card.name] = None
     return sep.join(labels)
@@ -109,7 +114,4 @@ def cards_label(w: Workload, lang: str) -> str:
     the cards and families named, said as either ("H100" covers each of its variants; "A100 / H100")."""
     if w.memory_class_gb is not None:
         return t(lang, "cards_of_memory", gb=f"{w.memory_class_gb:g}")
-    try:
-        return cards_named(w.gpu_ids, " / ")
-    except KeyError:  # a card outside the catalog: its id, as given
-        return w.gpu or ""
+    return cards_named(w.gpu_ids, " / ")

@@ -319,10 +319,7 @@ def render_filters(lang: str, *, max_price: float | None, price_currency: str, p
 def subscription_what(sub: Subscription, lang: str) -> str:
     """'13B LoRA (needs 38.2 GiB per GPU)' or 'H100 SXM, A100 80GB'."""
     if sub.kind == "gpu":
-        try:  # "H100" for every variant of it, as it was asked
-            return esc(cards_named(sub.gpu_ids or []) or sub.query_text)
-        except KeyError:  # a card the catalog no longer has: its id
-            return esc(", ".join(gpu_label(g, g) for g in (sub.gpu_ids or [])) or sub.query_text)
+        return esc(cards_named(sub.gpu_ids or []) or sub.query_text)  # "H100" for every variant, as asked
     count = sub.gpu_count or 1
     figure = sub.answer_gib if sub.answer_gib is not None else need_at(sub.min_gib_by_count or {}, count)
     pinned = max((usable_gib(g) or 0.0 for g in sub.gpu_ids or ()), default=0.0)  # the cards it is named on

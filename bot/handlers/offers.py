@@ -52,6 +52,17 @@ class OffersAsked:
     keep: Keep | None
     req: SubscribeRequest
 
+    @property
+    def listed(self) -> str:
+        """The text whose listed prices the page shows below its offers: none when filters were said (the price
+        lists know no count, cap or provider)."""
+        return self.req.text if self.keep is None else ""
+
+    @property
+    def workload(self) -> str:
+        """The workload the page's market button opens: none for a card name."""
+        return self.target if self.target and gpu_list(self.target) is None else ""
+
 
 def offers_asked(text: str, currency: str) -> OffersAsked:
     req = parse_subscribe(text)
@@ -64,12 +75,12 @@ def offers_asked(text: str, currency: str) -> OffersAsked:
 
 
 def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
-                  currency: str = "RUB") -> Sequence[Ranked] | str:
+                  currency: str = "RUB", asked: OffersAsked | None = None) -> Sequence[Ranked] | str:
     """The offers `text` asks for (all, a GPU list, or those fitting a workload; with the filters said), ranked, or
-    the error to show."""
+    the error to show. `asked`: `offers_asked(text, currency)`, when the caller has read it already."""
     if not text:
         return rank_groups(offers.groups(currency), currency)
-    asked = offers_asked(text, currency)
+    asked = asked or offers_asked(text, currency)
     problem = limits_problem(asked.req, lang)
     if problem is not None:
         return problem
@@ -85,15 +96,6 @@ def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str
     if isinstance(result, Failure):
         return esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang))
     return rank_for(result, offers, currency, keep)
-
-
-def shown_with(text: str, currency: str) -> tuple[str, str]:
-    """What an /offers page adds below and beside its offers: the text whose listed prices it shows (none when
-    filters were said: the price lists know no count, cap or provider) and the workload its market button opens."""
-    asked = offers_asked(text, currency) if text else None
-    target = asked.target if asked is not None else ""
-    listed = text if asked is not None and asked.keep is None else ""
-    return listed, (target if target and gpu_list(target) is None else "")
 
 
 def page_items(items: Sequence[Ranked], page: int, skip: int = 0) -> tuple[Sequence[Ranked], int, int]:
@@ -143,14 +145,15 @@ async def send_offers(message: Message, text: str, *, lang: str, currency: str, 
     """The first page of the offers `text` asks for (all, cards, or those fitting a workload)."""
     if "/" in text:  # a workload naming a Hugging Face repository: look it up first (cached afterwards)
         await estimator.get_resolved(text, message.from_user.id if message.from_user else None)
-    items = select_offers(text, offers, estimator, lang, currency)
+    asked = offers_asked(text, currency)
+    items = select_offers(text, offers, estimator, lang, currency, asked)
     if isinstance(items, str):
         await message.answer(items)
         return
     body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
                            short=await short_marks(stay_marks, items, 1))
-    listed, workload = shown_with(text, currency)  # the market page starts from a workload, not a card name
-    body = await with_listed(body, listed, listed_prices, offers, estimator, lang, currency)  # price lists (issue 20)
+    body = await with_listed(body, asked.listed, listed_prices, offers, estimator, lang, currency)  # issue 20
+    workload = asked.workload  # the market page starts from a workload, not a card name
     await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, workload),
                          disable_web_page_preview=True)
 
@@ -173,6 +176,7 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return
     await query.answer()
+    asked = offers_asked(text, currency)
     kb: InlineKeyboardMarkup | None
     if callback_data.page < 1 and callback_data.skip:  # ‹ Back from the list to the estimate it came from
         result = estimator.get(text)
@@ -181,16 +185,15 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         body, kb = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
                                        tokens=tokens)
     else:
-        items = select_offers(text, offers, estimator, lang, currency)
+        items = select_offers(text, offers, estimator, lang, currency, asked)
         if isinstance(items, str):
             await query.message.answer(items)
             return
         page = max(callback_data.page, 1)
         body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
                                short=await short_marks(stay_marks, items, page, callback_data.skip))
-        body = await with_listed(body, shown_with(text, currency)[0], listed_prices, offers, estimator, lang,
-                                 currency)
-    workload = shown_with(text, currency)[1]
+        body = await with_listed(body, asked.listed, listed_prices, offers, estimator, lang, currency)
+    workload = asked.workload
     kb = with_market(kb, webapp_url, lang, query.message.chat, workload)  # the edit keeps the market button
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.
     with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
