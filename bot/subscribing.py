@@ -22,7 +22,7 @@ from bot.views import ranked_line, subscription_filters, subscription_what
 from core.fit import DEFAULT_COUNTS
 from core.limits import MAX_GPUS, MAX_PRICE, MIN_GPUS
 from core.matching import tight_at, usable_gib, watch_from_row
-from core.parser import ParseError
+from core.parser import ParseError, left_out
 from core.providers import provider_title
 from core.ranking import Ranked, rank
 from storage.subscriptions import (
@@ -113,6 +113,8 @@ def explain_failure(req: SubscribeRequest, failure: Failure, lang: str) -> str:
     if isinstance(err, ParseError) and err.respelled is not None:
         command = respelled_command(req.text or req.target, req.target, err.respelled)
         return esc(message) + "\n" + t(lang, "sub_respelled", command=esc(command))
+    if isinstance(err, ParseError) and err.left_out and (shorter := left_out(req.text or req.target, err.left_out)):
+        return esc(message) + "\n" + t(lang, "sub_respelled", command=esc(shorter))
     return esc(message)
 
 

@@ -16,6 +16,7 @@ Only what was said is set; the defaults a phrase leaves open are `core.defaults.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from functools import lru_cache
@@ -78,6 +79,8 @@ class ParseError(ValueError):
         # lora" -> "Qwen3-8B lora"...; "70B LoRA or QLoRA" -> "70B LoRA", "70B QLoRA"), for front ends to offer
         self.choices: tuple[tuple[str, str], ...] = tuple(choices)
         self.respelled: str | None = None  # the phrase with its misspellings put right, when that reads whole
+        # the words of prose nothing reads ("7b lora for a chatbot"), when the phrase reads whole without them
+        self.left_out: tuple[str, ...] = ()
         super().__init__(problem.key if problem else f"not understood: {self.not_understood}")
 
     def explain(self) -> Joined:
@@ -113,6 +116,12 @@ class ParseError(ValueError):
         why = chosen.key if chosen else ""
         if self.respelled is not None:
             lines.append(msg("parse_did_you_mean", phrase=self.respelled))
+        elif self.left_out and self.choices:
+            # said, not done: a word nothing reads may have mattered, so leaving it out is the user's choice
+            lines.append(msg("parse_without", words=Joined(tuple(msg("parse_item", fragment=w)
+                                                                 for w in self.left_out), ", "),
+                             phrase=self.choices[0][1]))
+            lines.append(msg("parse_try"))
         elif why == "parse_contradicts" and len(self.choices) == 2:
             # either side of a contradiction, said where no button can offer it (the CLI, a plain reply)
             lines.append(msg("parse_either", a=self.choices[0][1], b=self.choices[1][1]))
@@ -1501,6 +1510,8 @@ def parse_workload(text: str) -> WorkloadSpec:
             fixed = _respelled(text, err.not_understood)
             if fixed is not None:
                 err.respelled, err.choices = fixed, ((fixed[:60], fixed),)
+            elif (shorter := _without_prose(text, err)) is not None:
+                err.left_out, err.choices = tuple(err.not_understood), ((shorter[:60], shorter),)
         raise
 
 
@@ -1544,6 +1555,9 @@ def _spellings() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]
             (stems if m.group(2) == "\\w" else words).add(m.group(1))
             if m.group(2) == "?":  # "minutes?": "minute" too
                 words.add(m.group(1)[:-1])
+        # a word whose last letter is a class, "лор[аоуеыи]\w*": each letter of it ends a word ("лора", "лору")
+        for m in re.finditer(r"(?<![a-zа-я\\?])([a-zа-я]{3,})\[([a-zа-я]+)\]", pattern):
+            words.update(m.group(1) + letter for letter in m.group(2))
     return _deletion_index(words), _deletion_index(stems)
 
 
@@ -1625,6 +1639,85 @@ def _respelled(text: str, bad: Sequence[str]) -> str | None:
     return None
 
 
+# --- words of prose the grammar does not know ("for a chatbot", "для бота техподдержки") ---------------------
+
+_PROSE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")  # letters only: a fragment with a digit is a value misread
+_MAX_LEFT_OUT = 4  # past a few words the sentence is about something else, and what reads of it is a guess
+# Words that turn the meaning of what follows: left out, the phrase would read as the opposite of what was asked
+_NEGATION_WORDS = """
+no not non nor never without except excluding don't dont isn't cannot can't
+не нет ни без кроме исключая нельзя
+"""
+_NEGATIONS = frozenset(_NEGATION_WORDS.split())
+# the small words that lead into what was cut ("for a chatbot", "для моего бота") go with it
+_LEADS = r"(?:for|a|an|the|my|our|your|of|для|моего|моей|моих|нашего|нашей|наших|своего|своей|своих)"
+_EDGE_FILLER = re.compile(r"^(?:[\s,;:.!?-]+)|(?:[\s,;:.!?-]+)$")
+
+
+def _without_prose(text: str, err: ParseError) -> str | None:
+    """`text` without the words of prose it could not read, when what is left reads whole and names its model; else
+    None. Only plain words go ("7b lora for a chatbot" -> "7b lora"): none that negates, none a term misspelt or cut
+    short, not a value that failed to read (a digit in it), not a word with a reason of its own, not more than a few
+    words of it."""
+    bad = err.not_understood
+    words = [w for fragment in bad for w in fragment.split()]
+    if (not bad or len(words) > _MAX_LEFT_OUT or err._reasons
+            or not all(_PROSE.fullmatch(w) and _fold(w) not in _NEGATIONS and not _cut_short(_fold(w))
+                       and respelling(w) is None for w in words)):  # a misspelt term ("инферес") is no prose
+        return None
+    shorter = left_out(text, bad)
+    if not shorter:
+        return None
+    try:
+        spec = _read(shorter)
+    except ParseError:
+        return None
+    # what is left must name the model ("zzzz lora" leaves "lora": the unread word was the model, not prose)
+    return shorter if spec.model is not None or spec.params_b is not None or spec.arch is not None else None
+
+
+def left_out(text: str, fragments: Sequence[str]) -> str | None:
+    """`text` with each of `fragments` cut out once and what is left tidied; None when one is not in it. Also for a
+    command that carries the phrase ("/subscribe 7b lora for a chatbot x2" -> "7b lora x2")."""
+    for fragment in fragments:
+        text, n = re.subn(rf"(?<!\w)(?:{_LEADS}\s+)*{re.escape(fragment)}(?!\w)", " ", text, count=1,
+                          flags=re.IGNORECASE)
+        if not n:
+            return None
+    return _tidy(text)
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> tuple[str, ...]:
+    """The words and stems the phrases use, short ones ("ctx", "bs") too, sorted: the words beginning with a given
+    word follow it at once."""
+    found = set(_CATALOG_HEADS | _CATALOG_WORDS | _FILLER)
+    for _, pattern, _ in _RULES:
+        found.update(re.findall(r"[a-zа-я]{2,}", pattern))
+    return tuple(sorted(found))
+
+
+def _cut_short(word: str) -> bool:
+    """`word` is the beginning of a longer word the phrases use: "lo", "ct", "контек" are a word cut short (an
+    inline query as it is typed), which leaving out would lose."""
+    vocabulary = _vocabulary()
+    i = bisect_right(vocabulary, word)
+    return i < len(vocabulary) and vocabulary[i].startswith(word)
+
+
+def _tidy(text: str) -> str:
+    """The phrase after words were cut from it: one space between words, no separator doubled or left at either
+    end, and no filler word left dangling there ("7b lora for" -> "7b lora")."""
+    text = re.sub(r"\s*([,;])(?:\s*[,;])+", r"\1", re.sub(r"\s+", " ", text))
+    text = re.sub(r"\s+([,;.!?])", r"\1", text)
+    words = _EDGE_FILLER.sub("", text).split(" ")
+    while len(words) > 1 and _fold(words[-1].strip(",;:.!?")) in _FILLER:
+        words.pop()
+    while len(words) > 1 and _fold(words[0].strip(",;:.!?")) in _FILLER:
+        words.pop(0)
+    return _EDGE_FILLER.sub("", " ".join(words))
+
+
 # --- helpers for command-line options (the same vocabulary as the phrases) --------------------------------------
 
 _TARGET_ORDER = ("q", "k", "v", "o", "gate", "up", "down")
@@ -1672,5 +1765,5 @@ def parse_size(text: str) -> tuple[float, int | None]:
     return params, experts
 
 
-__all__ = ["FIELDS", "LIMITS", "MAX_CHARS", "ParseError", "check_range", "describe", "field_label",
+__all__ = ["FIELDS", "LIMITS", "MAX_CHARS", "ParseError", "check_range", "describe", "field_label", "left_out",
            "normalise_targets", "parse_size", "parse_workload", "render_value"]

@@ -132,6 +132,33 @@ async def test_a_misspelt_subscription_gives_the_command_put_right_with_its_filt
         assert sub.max_price is not None and sub.kind == "workload"
 
 
+async def test_a_phrase_with_words_of_prose_offers_itself_without_them(tg, app):
+    """"7b lora for a chatbot": the answer says what was not understood and which words leaving out gives a
+    workload, with that phrase as a button answering its estimate; inline mode answers that estimate; /subscribe
+    stores nothing and gives the command without those words, its filters kept, which then is watched."""
+    for uid, lang, phrase, shorter, command in (
+            (49, "en", "7b lora for a chatbot", "7b lora", "/subscribe 7b lora x2"),
+            (50, "ru", "13B LoRA для бота техподдержки", "13B LoRA", "/subscribe 13B LoRA x2")):
+        tg.message(phrase, user_id=uid, lang=lang)
+        ask = await tg.wait_for("sendMessage", chat_id=uid)
+        assert f"«{shorter}»." in ask.text and [b["text"] for b in ask.buttons()] == [shorter], ask.text
+        tg.press(ask, shorter, user_id=uid, lang=lang)
+        est = await tg.wait_for("sendMessage", chat_id=uid)
+        assert "VRAM per GPU" in est.text or "Видеопамять на GPU" in est.text, est.text[:200]
+        qid = tg.inline_query(phrase, user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        assert any("LoRA" in r.get("title", "") for r in inline.params["results"]), inline.params["results"]
+        reply = await say(tg, f"/subscribe {phrase} x2", user_id=uid, lang=lang)
+        assert command in reply, reply
+        async with app.sessionmaker() as session:
+            assert await list_subscriptions(session, uid) == []
+        stored = await say(tg, command, user_id=uid, lang=lang)
+        assert "Now watching" in stored or "Слежу" in stored, stored
+        async with app.sessionmaker() as session:
+            (sub,) = await list_subscriptions(session, uid)
+        assert sub.gpu_count == 2 and sub.kind == "workload"
+
+
 async def test_partly_understood_text_says_what_was_understood(tg, app):
     text = await say(tg, "13B LoRA frobnicate", user_id=35)
     assert "Understood" in text and "frobnicate" in text

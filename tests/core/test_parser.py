@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.models import MODELS, find_model
-from core.parser import MAX_CHARS, ParseError, normalise_targets, parse_size, parse_workload
+from core.parser import MAX_CHARS, ParseError, left_out, normalise_targets, parse_size, parse_workload
 from core.workload import Attention, Engine, Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 from texts.i18n import render
 
@@ -558,6 +558,7 @@ def test_the_readings_of_a_slash_contradiction_leave_no_stray_slash() -> None:
     ("qwen 2.5 72b infrence 8 users", "qwen 2.5 72b inference 8 users"),  # one left out
     ("70b qlora ctx 8k on h100 plese", "70b qlora ctx 8k on h100 please"),
     ("llama 3 8b инферес", "llama 3 8b инференс"),  # a word, not the stem "инферен" the rule also reads
+    ("13B лорра", "13B лора"), ("70b qlorra", "70b qlora"),  # a rule's word ending in a class, "лор[аоуеыи]"
     ("лама 3 8b инференс 20 пользоватлей", "лама 3 8b инференс 20 пользователей"),  # a stem keeps the user's ending
     # "minute" went unread only because "requsts" broke the rate it belongs to: it stays as typed
     ("llama 3 8b inference 100 requsts per minute", "llama 3 8b inference 100 requests per minute"),
@@ -575,7 +576,7 @@ def test_misspelt_words_are_offered_put_right(phrase: str, meant: str) -> None:
 
 @pytest.mark.parametrize("phrase", [
     "null", "inner", "turing", "page",  # a lone unknown word: nothing of a workload read to guess a misspelling by
-    "hello there", "13B lora frobnicate",  # near no word the phrases use
+    "hello there",  # near no word the phrases use, and nothing of a workload read
     "7b qlora инферес",  # put right it still contradicts (QLoRA or inference): no reading to offer
     "7b lora on rtx 4900",  # a misspelt number is not guessed at
 ])
@@ -583,6 +584,48 @@ def test_no_reading_is_guessed_where_nothing_reads_whole(phrase: str) -> None:
     with pytest.raises(ParseError) as info:
         parse_workload(phrase)
     assert info.value.respelled is None and info.value.choices == ()
+
+
+@pytest.mark.parametrize(("phrase", "shorter", "left"), [
+    ("13B lora frobnicate", "13B lora", ["frobnicate"]),
+    ("7b lora for a chatbot", "7b lora", ["chatbot"]),  # the small words leading into it go too
+    ("fine-tune llama 3 8b for my customer support bot", "fine-tune llama 3 8b", ["customer", "support", "bot"]),
+    ("13B LoRA для бота техподдержки", "13B LoRA", ["бота", "техподдержки"]),
+    ("mymodel 7b lora, ctx 8k", "7b lora, ctx 8k", ["mymodel"]),
+    ("13B LoRA, chatbot, ctx 8k", "13B LoRA, ctx 8k", ["chatbot"]),  # no separator left doubled
+])
+def test_words_of_prose_nothing_reads_are_offered_left_out(phrase: str, shorter: str, left: list[str]) -> None:
+    """A phrase that reads whole once its unread plain words are left out offers that shorter phrase as its one
+    reading, saying in both languages which words it leaves out: the user chooses, nothing is dropped silently."""
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    err = info.value
+    assert err.respelled is None and err.choices == ((shorter, shorter),) and list(err.left_out) == left
+    parse_workload(shorter)  # reads whole
+    quoted = ", ".join(f"«{w}»" for w in left)
+    assert f"Leaving out {quoted}, it reads «{shorter}»." in render("en", err.explain())
+    assert f"Если пропустить {quoted}, получится «{shorter}»." in render("ru", err.explain())
+    assert "Not understood" in render("en", err.explain())  # still said, before the offer
+
+
+@pytest.mark.parametrize("phrase", [
+    "7b lora for chatbot v2",  # a digit: a value that failed to read, not prose
+    "13b lora ct", "70b qlora конте",  # a word cut short (typed so far): leaving it out would lose it
+    "13B lora не frobnicate", "13b lora except frobnicate",  # a negation turns what follows
+    "7b lora for my big enterprise customer support chatbot",  # past a few words: a sentence about something else
+    "zzzz lora",  # what is left names no model: the unread word was the model
+    "qwen3 lora frobnicate",  # a fragment with its own reason (which Qwen3?) is answered by that
+])
+def test_no_shorter_reading_where_leaving_words_out_could_change_the_meaning(phrase: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert info.value.left_out == () and info.value.choices == (), info.value.choices
+
+
+def test_left_out_cuts_each_fragment_once_and_keeps_the_rest_as_typed() -> None:
+    assert left_out("7b lora for a chatbot x2 на runpod", ["chatbot"]) == "7b lora x2 на runpod"
+    assert left_out("13B LoRA, chatbot, ctx 8k", ["chatbot"]) == "13B LoRA, ctx 8k"
+    assert left_out("7b lora", ["chatbot"]) is None  # not in it: nothing to offer
 
 
 def test_readings_are_offered_only_when_one_fragment_stands_in_the_way() -> None:

@@ -30,6 +30,7 @@ parse_training = training (the method is still to choose)
 parse_contradicts = contradicts «{ $fragment }»
 parse_either = Did you mean «{ $a }» or «{ $b }»?
 parse_did_you_mean = Did you mean «{ $phrase }»?
+parse_without = Leaving out { $words }, it reads «{ $phrase }».
 parse_not_text = A workload must be text.
 parse_too_long = That is too long for a workload ({ $n } { $n ->
         [one] character

@@ -31,6 +31,7 @@ parse_training = обучение (метод ещё не выбран)
 parse_contradicts = противоречит «{ $fragment }»
 parse_either = Вы имели в виду «{ $a }» или «{ $b }»?
 parse_did_you_mean = Вы имели в виду «{ $phrase }»?
+parse_without = Если пропустить { $words }, получится «{ $phrase }».
 parse_not_text = Задача должна быть текстом.
 parse_too_long = Слишком длинно для описания задачи ({ $n } { $n ->
         [one] символ
