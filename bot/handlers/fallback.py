@@ -11,10 +11,9 @@ from bot.availability_marks import StayMarks
 from bot.estimates import Estimator, Failure, reading_choices
 from bot.handlers.common import argument
 from bot.handlers.estimate import answer_failure, filters_hint, reply_estimate
-from bot.handlers.offers import cards_asked, send_offers
+from bot.handlers.offers import card_query, send_offers
 from bot.listed_prices import ListedPrices
 from bot.offer_cache import OfferCache
-from bot.subscribe_query import parse_subscribe
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from core.parser import ParseError
@@ -36,12 +35,8 @@ async def free_text(message: Message, lang: str, currency: str, estimator: Estim
     "цена a100 в час") is a price question, answered with that card's offers as /offers is; only text with nothing
     of a workload gets the examples."""
     text = await argument(message, None, lang)
-    if text and (cards := cards_asked(text)) is not None:
+    if text and (cards := card_query(text)) is not None:  # "h100", "h100 x8", "a100 в россии до 200 ₽"
         await send_offers(message, cards, lang=lang, currency=currency, offers=offers, estimator=estimator,
-                          tokens=tokens, stay_marks=stay_marks, webapp_url=webapp_url, listed_prices=listed_prices)
-        return
-    if text and parse_subscribe(text).gpu_ids is not None:  # cards and filters: "h100 x8", "a100 в россии до 200 ₽"
-        await send_offers(message, text, lang=lang, currency=currency, offers=offers, estimator=estimator,
                           tokens=tokens, stay_marks=stay_marks, webapp_url=webapp_url, listed_prices=listed_prices)
         return
     if text and await reply_estimate(message, text, lang=lang, currency=currency, estimator=estimator,

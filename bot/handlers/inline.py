@@ -1,4 +1,5 @@
-"""Inline mode: `@bot 70B QLoRA` -> the estimate and the best fitting offers as results.
+"""Inline mode: `@bot 70B QLoRA` -> the estimate and the best fitting offers as results; `@bot h100 x8` -> that
+card's offers in stock, as /offers lists them.
 
 Served from memory only (the estimate LRU, the offer cache, the prefs cache): no database round trip per
 keystroke. At most 50 results per answer with unique ids; `next_offset` pages through the rest. Every result
@@ -25,6 +26,7 @@ from bot import keyboards
 from bot.availability_marks import StayMarks
 from bot.estimates import Estimate, Estimator, Failure, HubPending, reading_choices
 from bot.formatting import cut_input, esc, gib, money
+from bot.handlers.offers import card_query, select_offers
 from bot.handlers.start import DEEP_LINK_PREFIX
 from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
@@ -119,23 +121,48 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
     articles: list[Article] = []
     if offset == 0:
         articles.append(estimate_article("e", est, ranked, lang, currency))
-    for i, r in enumerate(ranked[offset:offset + PAGE], start=offset):
-        offer = r.offer
-        assert isinstance(offer, CachedOffer)
-        per_hour = r.price_per_hour
-        location = f" · {region_name(lang, offer.location, offer.provider)}" if offer.location else ""
-        title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency, lang),
-                  provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
-        if r.tight:
-            title += t(lang, "inline_tight")
-        if offer.key in short:
-            title += " " + t(lang, "avail_mark_short")
-        desc = t(lang, "inline_offer_desc", location=location, workload=est.query,
-                 per_month=money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency, lang))
-        text = f"{t(lang, 'est_header', workload=esc(label))}\n{ranked_line(r, lang, currency, short)}"
-        articles.append(Article.cut(f"o{i}", title, desc, text))
+    header = t(lang, "est_header", workload=esc(label))
+    articles.extend(_offer_article(i, r, header, lang, currency, short, workload=est.query)
+                    for i, r in enumerate(ranked[offset:offset + PAGE], start=offset))
     next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""
     return Page(tuple(articles), _subscribe_url(bot_username, tokens.encode(est.query)), next_offset)
+
+
+def cards_page(what: str, ranked: Sequence[Ranked], offset: int, lang: str, currency: str, bot_username: str,
+               tokens: QueryTokens, short: frozenset[str] = frozenset()) -> Page:
+    """Cards asked for with nothing of a workload ("@bot h100 x8", "@bot a100 в россии до 200 ₽"): their offers in
+    stock, cheapest configuration first, as /offers lists them, one article each; none in stock is said as one
+    article whose button watches them."""
+    if not ranked:
+        none = t(lang, "offers_none", filter=t(lang, "offers_filter", what=esc(what)))
+        article = Article.cut("n", t(lang, "inline_cards_none_title", what=what), t(lang, "inline_cards_none_desc"),
+                              none)
+        return Page((article,) if offset == 0 else (), _subscribe_url(bot_username, tokens.encode(what)), "")
+    header = t(lang, "inline_cards_header", what=esc(what))
+    articles = tuple(_offer_article(i, r, header, lang, currency, short)
+                     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset))
+    next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""
+    return Page(articles, _subscribe_url(bot_username, tokens.encode(what)), next_offset)
+
+
+def _offer_article(i: int, r: Ranked, header: str, lang: str, currency: str, short: frozenset[str],
+                   workload: str | None = None) -> Article:
+    """One offer as a result: what, price and provider in the title, the month's price and place (and the workload
+    it fits) below, `header` and its line as the message."""
+    offer = r.offer
+    assert isinstance(offer, CachedOffer)
+    per_hour = r.price_per_hour
+    location = f" · {region_name(lang, offer.location, offer.provider)}" if offer.location else ""
+    title = t(lang, "inline_offer_title", what=offer_what(offer, lang), per_hour=money(per_hour, currency, lang),
+              provider=provider_name(offer.provider), spot=t(lang, "inline_spot") if r.spot else "")
+    if r.tight:
+        title += t(lang, "inline_tight")
+    if offer.key in short:
+        title += " " + t(lang, "avail_mark_short")
+    per_month = money(None if per_hour is None else per_hour * HOURS_PER_MONTH, currency, lang)
+    desc = (t(lang, "inline_offer_desc", location=location, workload=workload, per_month=per_month)
+            if workload is not None else t(lang, "inline_card_offer_desc", location=location, per_month=per_month))
+    return Article.cut(f"o{i}", title, desc, f"{header}\n{ranked_line(r, lang, currency, short)}")
 
 
 def estimate_results(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
@@ -157,6 +184,30 @@ def _reading_results(failure: Failure, estimator: Estimator, offers: OfferCache,
             kb = keyboards.subscribe_link_keyboard(lang, _subscribe_url(bot_username, tokens.encode(est.query)))
             out.append(_article(a.id, a.title, a.description, a.text, kb))
     return out
+
+
+async def _answer_cards(query: InlineQuery, cards: str, estimator: Estimator, offers: OfferCache, lang: str,
+                        currency: str, bot_username: str, tokens: QueryTokens, stay_marks: StayMarks) -> None:
+    offset = parse_offset(query.offset)
+    key = ("cards", id(offers), offers.version, cards.lower(), offset, lang, currency, bot_username)
+    page = _PAGES.get(key)
+    if page is None:
+        ranked = select_offers(cards, offers, estimator, lang, currency)
+        if isinstance(ranked, str):  # a filter out of bounds ("x100"): said as it is in a chat
+            said = _article("syntax", t(lang, "inline_syntax_title", query=cards[:60]), t(lang, "inline_syntax_desc"),
+                            ranked, None)
+            await query.answer([said], cache_time=CACHE_TIME, is_personal=True)
+            return
+        shown = ranked[offset:offset + PAGE]
+        marks = await stay_marks.short((r.offer for r in shown if isinstance(r.offer, CachedOffer)), MARKS_WAIT)
+        page = cards_page(cards, ranked, offset, lang, currency, bot_username, tokens, marks.keys)
+        if marks.complete:
+            _PAGES[key] = page
+            while len(_PAGES) > PAGES_KEPT:
+                _PAGES.popitem(last=False)
+    else:
+        _PAGES.move_to_end(key)
+    await query.answer(page.results(lang), cache_time=CACHE_TIME, is_personal=True, next_offset=page.next_offset)
 
 
 def parse_offset(raw: str) -> int:
@@ -184,6 +235,10 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         readings = _reading_results(result, estimator, offers, p.lang, p.currency, bot_username, tokens)
         if readings:  # "@bot qwen3 lora": each of the family's models, answered; "70B LoRA or QLoRA": both
             await query.answer(readings, cache_time=CACHE_TIME, is_personal=True)
+            return
+        cards = card_query(text)
+        if cards is not None:  # "@bot h100 x8": that card's offers, as a plain message or /offers answers it
+            await _answer_cards(query, cards, estimator, offers, p.lang, p.currency, bot_username, tokens, stay_marks)
             return
         syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
                           esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)

@@ -139,6 +139,15 @@ def cards_asked(text: str) -> str | None:
     return cards_named(spec.gpu_family or (spec.gpu,))  # "4090 or 3090", "A100/H100": each card, or its family
 
 
+def card_query(text: str) -> str | None:
+    """What /offers is asked for by a phrase about cards alone: their name ("h100", "цена a100 в час" -> "A100"), or
+    the whole phrase when it says filters with them ("h100 x8", "a100 в россии до 200 ₽"); None for anything else.
+    A plain message and an inline query answer such a phrase with those offers."""
+    if (cards := cards_asked(text)) is not None:
+        return cards
+    return text if parse_subscribe(text).gpu_ids is not None else None
+
+
 async def send_offers(message: Message, text: str, *, lang: str, currency: str, offers: OfferCache,
                       estimator: Estimator, tokens: QueryTokens, stay_marks: StayMarks,
                       webapp_url: str | None = None, listed_prices: ListedPrices | None = None) -> None:

@@ -488,3 +488,30 @@ async def test_a_card_watch_with_its_count_after_it_says_the_count_once(tg, app)
         (sub,) = await list_subscriptions(session, 121)
     assert sub.gpu_count == 8 and set(sub.gpu_ids or ()) == {"h100-sxm", "h100-pcie", "h100-nvl"}
     assert "1. H100 · до $20,00/ч" in await say(tg, "/subs", user_id=121, lang="ru")
+
+
+async def test_inline_cards_alone_answer_their_offers_in_stock(tg, app):
+    """"@bot h100 x8" is a price question, as in a chat: that card's offers in stock at that count, cheapest first,
+    each an article whose message is the /offers line; cards with none in stock get one article saying so, whose
+    button watches them; a filter out of bounds is said, not answered with offers."""
+    qid = tg.inline_query("h100 x8", user_id=51, lang="en")
+    results = (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"]
+    assert results and all("H100" in r["title"] and "× 8" in r["title"] for r in results), results
+    texts = [r["input_message_content"]["message_text"] for r in results]
+    assert all("h100 x8</b>, in stock now" in x for x in texts), texts
+    qid = tg.inline_query("a100", user_id=52, lang="ru")
+    results = (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"]
+    assert {r["title"].split(" у ")[-1].split()[0] for r in results} >= {"RunPod", "Selectel"}, results
+    assert all("A100" in r["title"] and "/мес" in r["description"] for r in results), results
+    prices = [float(re.sub(r"[^\d,]", "", r["title"].split(" — ")[1].split("/")[0]).replace(",", "."))
+              for r in results]
+    assert prices == sorted(prices), prices  # the whole configuration per hour, cheapest first
+    qid = tg.inline_query("b200", user_id=53, lang="en")
+    (none,) = (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"]
+    assert "No B200 in stock" in none["title"], none
+    url = none["reply_markup"]["inline_keyboard"][0][0]["url"]
+    watched = await say(tg, f"/start {url.split('start=')[1]}", user_id=53, lang="en")
+    assert "Now watching" in watched and "B200" in watched, watched
+    qid = tg.inline_query("h100 x5000", user_id=54, lang="en")
+    (said,) = (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"]
+    assert said["id"] == "syntax" and "between 1 and 4096" in said["input_message_content"]["message_text"], said

@@ -14,7 +14,7 @@ help =
     /settings — currency, quiet hours, grouping · /lang — language
 
     Examples: { $examples }
-    Inline: type <code>@{ $bot } 70B QLoRA</code> in any chat.
+    Inline: type <code>@{ $bot } 70B QLoRA</code> or <code>@{ $bot } H100 x8</code> in any chat.
 unknown =
     Sorry, I did not understand that. Send a workload or a command, for example:
     { $examples }
@@ -244,6 +244,10 @@ inline_est_title_total = { $workload }: { $per_gpu } GiB in all
 inline_est_desc = Fits: { $fits }
 inline_offer_title = { $what } — { $per_hour }/h at { $provider }{ $spot }
 inline_offer_desc = { $per_month }/mo{ $location } · fits { $workload }
+inline_card_offer_desc = { $per_month }/mo{ $location }
+inline_cards_header = <b>{ $what }</b>, in stock now:
+inline_cards_none_title = No { $what } in stock right now
+inline_cards_none_desc = The button under the message watches it for you
 btn_subscribe = 🔔 Subscribe
 cmd_start = What the bot does
 cmd_estimate = VRAM and GPUs for a workload

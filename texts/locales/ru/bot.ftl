@@ -14,7 +14,7 @@ help =
     /settings — валюта, тихие часы, группировка · /lang — язык
 
     Примеры: { $examples }
-    В любом чате: <code>@{ $bot } 70B QLoRA</code>.
+    В любом чате: <code>@{ $bot } 70B QLoRA</code> или <code>@{ $bot } H100 x8</code>.
 unknown =
     Простите, я не понял. Пришлите задачу или команду, например:
     { $examples }
@@ -252,6 +252,10 @@ inline_est_title_total = { $workload }: всего { $per_gpu } ГиБ
 inline_est_desc = Подходят: { $fits }
 inline_offer_title = { $what } — { $per_hour }/ч у { $provider }{ $spot }
 inline_offer_desc = { $per_month }/мес{ $location } · подходит для { $workload }
+inline_card_offer_desc = { $per_month }/мес{ $location }
+inline_cards_header = <b>{ $what }</b>, в наличии сейчас:
+inline_cards_none_title = Сейчас нет в наличии: { $what }
+inline_cards_none_desc = Кнопка под сообщением следит за появлением
 btn_subscribe = 🔔 Подписаться
 cmd_start = Что умеет бот
 cmd_estimate = Видеопамять и GPU под задачу
