@@ -217,19 +217,28 @@ async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang
                            cache: OfferCache, chat: Chat | None = None) -> Reply:
     """The 🔔 button under an estimate: the subscription keeps that answer's workload, per-GPU need and GPU count
     exactly, so the workload is estimated from the answer's own text (as the answer was), not from what is left of
-    it once the filters are taken out; the filters in it (a price cap, providers) still apply."""
+    it once the filters are taken out; the filters in it (a price cap, providers) still apply. An answer whose text
+    is a workload only once its filters are out was the estimate of that rest, and is watched as such."""
     req = parse_subscribe(text)
     problem = limits_problem(req, lang)
     if problem is not None:
         return Reply(problem)
     result = await estimator.get_resolved(text, user.id)
+    said = text
+    if isinstance(result, Failure) and req.has_filters and req.target and req.gpu_ids is None:
+        # an answer to a workload said with filters ("7B LoRA under $0.22/h", bot.handlers.estimate.estimate_of):
+        # its workload is what the filters leave, and every filter, the count too, is the watch's
+        shorter = await estimator.get_resolved(req.target, user.id)
+        if isinstance(shorter, Estimate):
+            result, said = shorter, req.target
     if isinstance(result, Failure):
         return Reply(explain_failure(req, result, lang))
-    req.gpu_count = req.gpu_count if req.gpu_count == result.workload.gpus else None
+    if said is text:
+        req.gpu_count = req.gpu_count if req.gpu_count == result.workload.gpus else None
     problem = target_problem(result, lang) or fit_problem(result, watched_count(req, result), lang)
     if problem is not None:
         return Reply(problem)
-    draft = draft_for(req, result, text, user.currency)
+    draft = draft_for(req, result, said, user.currency)
     return await store_and_describe(session, user, draft, lang=lang, cache=cache, chat=chat)
 
 

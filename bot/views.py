@@ -187,9 +187,10 @@ def has_assumptions(est: Estimate) -> bool:
 
 
 def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str, *,
-                    assumptions: bool = True) -> str:
+                    assumptions: bool = True, filters: str = "") -> str:
     """The whole answer; `assumptions` False leaves out what was assumed and the engine's notes (the bot keeps
-    them behind a button, so the answer fits a phone screen, with its tables cut to COMPACT_ROWS)."""
+    them behind a button, so the answer fits a phone screen, with its tables cut to COMPACT_ROWS). `filters`: the
+    filters said with the workload, as /subs says them, which `ranked` went through."""
     mem = est.memory
     rows = FITS_SHOWN if assumptions else COMPACT_ROWS
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
@@ -240,6 +241,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
         lines.extend(f"• {esc(render(lang, a.msg))}" for a in report.advice if a.code not in covered)
     lines.extend(remedy_lines(est, lang))
     lines.append("")
+    if filters and est.holds_at():
+        lines.append(t(lang, "est_filters_said", filters=filters))
     if ranked:
         lines.append(t(lang, "est_offers_title"))
         lines.extend(ranked_line(r, lang, currency) for r in ranked[:OFFERS_SHOWN])

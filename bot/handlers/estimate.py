@@ -23,8 +23,9 @@ from bot.handlers.common import answer_long, argument
 from bot.handlers.start import start_keyboard
 from bot.market_button import with_market
 from bot.offer_cache import OfferCache
+from bot.offers_asked import OffersAsked, filters_with_workload
 from bot.subscribe_query import parse_subscribe
-from bot.subscribing import subscribe_answer
+from bot.subscribing import limits_problem, subscribe_answer
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import has_assumptions, rank_for, render_estimate
@@ -35,15 +36,37 @@ router = Router(name="estimate")
 
 
 async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, offers: OfferCache,
-                        tokens: QueryTokens, assumptions: bool = False) -> tuple[str, InlineKeyboardMarkup]:
-    """The answer and its buttons; what was assumed stays behind the "Assumptions" button unless `assumptions`."""
-    ranked = rank_for(est, offers, currency)
-    remedies = [(r.code, await tokens.stored(est.query + r.query_suffix)) for r in est.remedies()]
+                        tokens: QueryTokens, assumptions: bool = False,
+                        asked: OffersAsked | None = None) -> tuple[str, InlineKeyboardMarkup]:
+    """The answer and its buttons; what was assumed stays behind the "Assumptions" button unless `assumptions`.
+    `asked`: the filters said with the workload (`estimate_of`): its offers are those they let through, said so,
+    and each remedy keeps them."""
+    ranked = rank_for(est, offers, currency, asked.keep if asked else None)
+    said = asked.req.text if asked else est.query
+    remedies = [(r.code, await tokens.stored(said + r.query_suffix)) for r in est.remedies()]
     toggle = assumptions if has_assumptions(est) else None
-    return (render_estimate(est, ranked, lang, currency, assumptions=assumptions),
+    holds = est.holds_at(asked.req.gpu_count if asked else None)
+    return (render_estimate(est, ranked, lang, currency, assumptions=assumptions,
+                            filters=asked.said(lang, currency) if asked else ""),
             keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle,
-                                        notify=est.holds_at() and (not est.answer.has_target
-                                                                   or bool(est.answer.keeping_counts()))))
+                                        notify=holds and (not est.answer.has_target
+                                                          or bool(est.answer.keeping_counts()))))
+
+
+async def estimate_of(text: str, estimator: Estimator, currency: str,
+                      user_id: int | None) -> tuple[Estimate | Failure, OffersAsked | None]:
+    """The estimate `text` asks for, and the filters its offers go through: a workload said with the filters of
+    /offers and /subscribe ("13B LoRA under $1/h on runpod", "70B QLoRA x2 spot") is the estimate of the workload,
+    whose offers are those the filters let through (or its method question, asked of the whole text); anything
+    else is the estimate of the text as it is, with none."""
+    result = await estimator.get_resolved(text, user_id)
+    if not isinstance(result, Failure):
+        return result, None
+    asked = filters_with_workload(text, currency)
+    if asked is None:
+        return result, None
+    shorter = await estimator.get_resolved(asked.target, user_id)
+    return (shorter, asked) if isinstance(shorter, Estimate) or needs_method(shorter) else (result, None)
 
 
 # core's "which method?" questions -> the question the bot asks instead, and its buttons
@@ -57,12 +80,12 @@ def needs_method(result: Failure) -> bool:
 
 
 def filters_hint(text: str, estimator: Estimator, lang: str) -> str | None:
-    """A workload said with the filters of /offers and /subscribe ("13B LoRA under $1/h on runpod"): an estimate
-    reads no filter, so the answer says where they apply, with the commands to send; None for anything else."""
+    """A workload said with a filter out of bounds ("13B LoRA under $0/h"): which bounds it must keep; None for
+    anything else (a workload said with good filters is answered, its offers filtered: `estimate_of`)."""
     req = parse_subscribe(text)
-    if not req.has_filters or not req.target or not isinstance(estimator.get(req.target), Estimate):
+    if req.problem is None or not req.target or not isinstance(estimator.get(req.target), Estimate):
         return None
-    return t(lang, "est_filters_hint", text=esc(text))
+    return limits_problem(req, lang)
 
 
 async def answer_failure(message: Message, text: str, result: Failure, *, lang: str, tokens: QueryTokens,
@@ -96,21 +119,23 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
                          offers: OfferCache, tokens: QueryTokens, webapp_url: str | None = None) -> bool:
     """Answer with the estimate of `text` (or the method question); False (nothing sent) when it is not a
     workload at all."""
-    result = await estimator.get_resolved(text, _user_id(message))
+    result, asked = await estimate_of(text, estimator, currency, _user_id(message))
     if isinstance(result, Failure):
         if needs_method(result):
             await answer_failure(message, text, result, lang=lang, tokens=tokens)
             return True
         return False
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens,
-                        webapp_url=webapp_url)
+                        webapp_url=webapp_url, asked=asked)
     return True
 
 
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
-                        tokens: QueryTokens, webapp_url: str | None = None) -> None:
-    body, keyboard = await estimate_view(est, await tokens.stored(est.query), lang=lang, currency=currency,
-                                         offers=offers, tokens=tokens)
+                        tokens: QueryTokens, webapp_url: str | None = None, asked: OffersAsked | None = None) -> None:
+    """The estimate as a new message; its buttons stand for the text as said, filters and all."""
+    token = await tokens.stored(asked.req.text if asked else est.query)
+    body, keyboard = await estimate_view(est, token, lang=lang, currency=currency, offers=offers, tokens=tokens,
+                                         asked=asked)
     await answer_long(message, body, with_market(keyboard, webapp_url, lang, message.chat, est.query))
 
 
@@ -128,12 +153,15 @@ async def estimate(message: Message, command: CommandObject, lang: str, currency
         if isinstance(result, Failure):
             await looking.edit_text(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
             return
+    asked = None
+    if isinstance(result, Failure):
+        result, asked = await estimate_of(text, estimator, currency, _user_id(message))
     if isinstance(result, Failure):
         await answer_failure(message, text, result, lang=lang, tokens=tokens,
                              hint=filters_hint(text, estimator, lang))
         return
     await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens,
-                        webapp_url=webapp_url)
+                        webapp_url=webapp_url, asked=asked)
 
 
 @router.callback_query(EstimateCb.filter(F.action.startswith("m_")), flags={"rate": "deep_link"})
@@ -148,13 +176,13 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
         return
     await query.answer()
     phrase = f"{text} {method}"
-    result = await estimator.get_resolved(phrase, query.from_user.id)
+    result, asked = await estimate_of(phrase, estimator, currency, query.from_user.id)
     if isinstance(result, Failure):
         await query.message.answer(esc(result.message(lang)) or t(lang, "unknown", examples=examples_block(lang)))
         return
     body, markup = await estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency,
-                                       offers=offers, tokens=tokens)
-    keyboard = with_market(markup, webapp_url, lang, query.message.chat, phrase)
+                                       offers=offers, tokens=tokens, asked=asked)
+    keyboard = with_market(markup, webapp_url, lang, query.message.chat, result.query)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
@@ -162,30 +190,32 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
     await answer_long(query.message, body, keyboard)
 
 
-async def _pressed_estimate(query: CallbackQuery, callback_data: EstimateCb, lang: str, estimator: Estimator,
-                            tokens: QueryTokens) -> tuple[Message, Estimate, str] | None:
-    """The estimate a button stands for, or None once the user has been told why there is none."""
+async def _pressed_estimate(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
+                            estimator: Estimator,
+                            tokens: QueryTokens) -> tuple[Message, Estimate, OffersAsked | None] | None:
+    """The estimate a button stands for (with the filters said with it), or None once the user has been told why
+    there is none."""
     text = await tokens.resolve(callback_data.q)
     if not text or not isinstance(query.message, Message):
         await query.answer(t(lang, "deep_link_bad"), show_alert=True)
         return None
     await query.answer()
-    result = await estimator.get_resolved(text, query.from_user.id)
+    result, asked = await estimate_of(text, estimator, currency, query.from_user.id)
     if isinstance(result, Failure):  # a model picked from a family may still need its method: asked with buttons
         await answer_failure(query.message, text, result, lang=lang, tokens=tokens)
         return None
-    return query.message, result, text
+    return query.message, result, asked
 
 
 @router.callback_query(EstimateCb.filter(F.action == "again"), flags={"rate": "estimate"})
 async def remedy_pressed(query: CallbackQuery, callback_data: EstimateCb, lang: str, currency: str,
                          estimator: Estimator, offers: OfferCache, tokens: QueryTokens) -> None:
     """A remedy button: the estimate re-run with that change, as a new answer (the one it came from stays)."""
-    pressed = await _pressed_estimate(query, callback_data, lang, estimator, tokens)
+    pressed = await _pressed_estimate(query, callback_data, lang, currency, estimator, tokens)
     if pressed is None:
         return
-    message, result, _ = pressed
-    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens)
+    message, result, asked = pressed
+    await send_estimate(message, result, lang=lang, currency=currency, offers=offers, tokens=tokens, asked=asked)
 
 
 @router.callback_query(EstimateCb.filter(F.action.in_({"assume", "hide"})), flags={"rate": "deep_link"})
@@ -193,13 +223,13 @@ async def toggle_assumptions(query: CallbackQuery, callback_data: EstimateCb, la
                              estimator: Estimator, offers: OfferCache, tokens: QueryTokens,
                              webapp_url: str | None = None) -> None:
     """"Assumptions" shows what the estimate assumed in the same message; "Hide assumptions" takes it away again."""
-    pressed = await _pressed_estimate(query, callback_data, lang, estimator, tokens)
+    pressed = await _pressed_estimate(query, callback_data, lang, currency, estimator, tokens)
     if pressed is None:
         return
-    message, result, text = pressed
+    message, result, asked = pressed
     body, markup = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
-                                       tokens=tokens, assumptions=callback_data.action == "assume")
-    keyboard = with_market(markup, webapp_url, lang, message.chat, text)
+                                       tokens=tokens, assumptions=callback_data.action == "assume", asked=asked)
+    keyboard = with_market(markup, webapp_url, lang, message.chat, result.query)
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
             await message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)

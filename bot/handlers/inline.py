@@ -30,6 +30,7 @@ from bot.handlers.offers import card_query, select_offers
 from bot.handlers.start import DEEP_LINK_PREFIX
 from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
+from bot.offers_asked import OffersAsked, filters_with_workload
 from bot.prefs import PrefsCache
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
@@ -104,7 +105,8 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
             for i, ex in enumerate(examples(lang))]
 
 
-def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str) -> Article:
+def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str,
+                     filters: str = "") -> Article:
     """The estimate itself as a result: its memory in the title, the configurations that fit below, the whole
     answer (with the best of `ranked`) as the message."""
     fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.answer.listed_fits()[:4]) \
@@ -112,20 +114,26 @@ def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: st
     figure, per_gpu = headline_gib(est)
     title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=workload_label(est, lang),
               per_gpu=gib(figure, lang))
-    return Article.cut(id_, title, t(lang, "inline_est_desc", fits=fits), render_estimate(est, ranked, lang, currency))
+    return Article.cut(id_, title, t(lang, "inline_est_desc", fits=fits),
+                       render_estimate(est, ranked, lang, currency, filters=filters))
 
 
 def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
-                  bot_username: str, tokens: QueryTokens, short: frozenset[str] = frozenset()) -> Page:
+                  bot_username: str, tokens: QueryTokens, short: frozenset[str] = frozenset(),
+                  asked: OffersAsked | None = None) -> Page:
+    """The estimate and its offers (`ranked`, through the filters of `asked` when some were said with the workload:
+    said in the estimate, and watched by each result's "Subscribe")."""
     label = workload_label(est, lang)
     articles: list[Article] = []
     if offset == 0:
-        articles.append(estimate_article("e", est, ranked, lang, currency))
+        articles.append(estimate_article("e", est, ranked, lang, currency,
+                                         filters=asked.said(lang, currency) if asked is not None else ""))
     header = t(lang, "est_header", workload=esc(label))
     articles.extend(_offer_article(i, r, header, lang, currency, short, workload=est.query)
                     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset))
     next_offset = str(offset + PAGE) if offset + PAGE < len(ranked) else ""
-    return Page(tuple(articles), _subscribe_url(bot_username, tokens.encode(est.query)), next_offset)
+    said = asked.req.text if asked is not None else est.query
+    return Page(tuple(articles), _subscribe_url(bot_username, tokens.encode(said)), next_offset)
 
 
 def cards_page(what: str, ranked: Sequence[Ranked], offset: int, lang: str, currency: str, bot_username: str,
@@ -210,6 +218,31 @@ async def _answer_cards(query: InlineQuery, cards: str, estimator: Estimator, of
     await query.answer(page.results(lang), cache_time=CACHE_TIME, is_personal=True, next_offset=page.next_offset)
 
 
+async def _answer_failure(query: InlineQuery, text: str, result: Failure, estimator: Estimator, offers: OfferCache,
+                          lang: str, currency: str, bot_username: str, tokens: QueryTokens,
+                          stay_marks: StayMarks) -> tuple[Estimate, OffersAsked] | None:
+    """A text that is not a workload as it is: each reading it could have had, a card's offers, or what was not
+    understood, answered here (None); or a workload said with filters, "@bot 7B LoRA under $0.30/h", whose estimate
+    the caller answers with only the offers they let through."""
+    readings = _reading_results(result, estimator, offers, lang, currency, bot_username, tokens)
+    if readings:  # "@bot qwen3 lora": each of the family's models, answered; "70B LoRA or QLoRA": both
+        await query.answer(readings, cache_time=CACHE_TIME, is_personal=True)
+        return None
+    cards = card_query(text)
+    if cards is not None:  # "@bot h100 x8": that card's offers, as a plain message or /offers answers it
+        await _answer_cards(query, cards, estimator, offers, lang, currency, bot_username, tokens, stay_marks)
+        return None
+    asked = filters_with_workload(text, currency)
+    shorter = estimator.get(asked.target) if asked is not None else None
+    if asked is not None and isinstance(shorter, Estimate):
+        return shorter, asked
+    syntax = _article("syntax", t(lang, "inline_syntax_title", query=text[:60]), t(lang, "inline_syntax_desc"),
+                      esc(result.message(lang)) or t(lang, "inline_syntax_desc"), None)
+    only: list[InlineQueryResultUnion] = [syntax]
+    await query.answer(only, cache_time=CACHE_TIME, is_personal=True)
+    return None
+
+
 def parse_offset(raw: str) -> int:
     """The `next_offset` we gave Telegram, coming back; anything else (Unicode digits such as '²', which pass
     str.isdigit() but not int(), huge numbers, text) starts from the top."""
@@ -231,28 +264,23 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
         refused = estimator.lookup_soon(result.repo, query.from_user.id)
         if refused is not None:
             result = Failure(result.query, refused)
+    asked: OffersAsked | None = None
     if isinstance(result, Failure):
-        readings = _reading_results(result, estimator, offers, p.lang, p.currency, bot_username, tokens)
-        if readings:  # "@bot qwen3 lora": each of the family's models, answered; "70B LoRA or QLoRA": both
-            await query.answer(readings, cache_time=CACHE_TIME, is_personal=True)
+        filtered = await _answer_failure(query, text, result, estimator, offers, p.lang, p.currency, bot_username,
+                                         tokens, stay_marks)
+        if filtered is None:
             return
-        cards = card_query(text)
-        if cards is not None:  # "@bot h100 x8": that card's offers, as a plain message or /offers answers it
-            await _answer_cards(query, cards, estimator, offers, p.lang, p.currency, bot_username, tokens, stay_marks)
-            return
-        syntax = _article("syntax", t(p.lang, "inline_syntax_title", query=text[:60]), t(p.lang, "inline_syntax_desc"),
-                          esc(result.message(p.lang)) or t(p.lang, "inline_syntax_desc"), None)
-        only: list[InlineQueryResultUnion] = [syntax]
-        await query.answer(only, cache_time=CACHE_TIME, is_personal=True)
-        return
+        result, asked = filtered
     offset = parse_offset(query.offset)
-    key = (id(offers), offers.version, result.query.lower(), offset, p.lang, p.currency, bot_username)
+    said = asked.req.text if asked is not None else result.query
+    key = (id(offers), offers.version, said.lower(), offset, p.lang, p.currency, bot_username)
     page = _PAGES.get(key)
     if page is None:
-        ranked = rank_for(result, offers, p.currency)
+        ranked = rank_for(result, offers, p.currency, asked.keep if asked is not None else None)
         shown = ranked[offset:offset + PAGE]
         marks = await stay_marks.short((r.offer for r in shown if isinstance(r.offer, CachedOffer)), MARKS_WAIT)
-        page = estimate_page(result, ranked, offset, p.lang, p.currency, bot_username, tokens, marks.keys)
+        page = estimate_page(result, ranked, offset, p.lang, p.currency, bot_username, tokens, marks.keys,
+                             asked=asked)
         if marks.complete:  # one that went without some marks is made again by the next asker, who has them
             _PAGES[key] = page
             while len(_PAGES) > PAGES_KEPT:

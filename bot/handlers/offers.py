@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from aiogram import Router
 from aiogram.exceptions import TelegramBadRequest
@@ -21,57 +20,22 @@ from bot.callbacks import OffersCb
 from bot.estimates import Estimator, Failure
 from bot.formatting import esc, split_message
 from bot.handlers.common import argument
-from bot.handlers.estimate import estimate_view
+from bot.handlers.estimate import estimate_of, estimate_view
 from bot.listed_prices import ListedPrices, with_listed
 from bot.market_button import with_market
 from bot.names import cards_named
 from bot.offer_cache import CachedOffer, OfferCache
-from bot.subscribe_query import SubscribeRequest, card_spec, gpu_list, parse_subscribe
+from bot.offers_asked import OffersAsked, offers_asked
+from bot.subscribe_query import card_spec, gpu_list, parse_subscribe
 from bot.subscribing import limits_problem
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
 from bot.views import rank_for, ranked_line, vat_note
-from core.matching import watch_from_row
 from core.ranking import Ranked, rank_groups
 
 router = Router(name="offers")
 
 PAGE_SIZE = 8
-
-
-Keep = Callable[[CachedOffer], bool]
-
-
-@dataclass(frozen=True)
-class OffersAsked:
-    """What an /offers text asks for: the cards or workload (the whole text when it says no filter, as before
-    filters were read), and the filters /subscribe and /when read in it ("x8", "under $2/h", "on runpod", "spot",
-    "in Russia"), as the offers to keep; `req` holds what was read, a filter out of bounds included."""
-
-    target: str
-    keep: Keep | None
-    req: SubscribeRequest
-
-    @property
-    def listed(self) -> str:
-        """The text whose listed prices the page shows below its offers: none when filters were said (the price
-        lists know no count, cap or provider)."""
-        return self.req.text if self.keep is None else ""
-
-    @property
-    def workload(self) -> str:
-        """The workload the page's market button opens: none for a card name."""
-        return self.target if self.target and gpu_list(self.target) is None else ""
-
-
-def offers_asked(text: str, currency: str) -> OffersAsked:
-    req = parse_subscribe(text)
-    if not req.has_filters:
-        return OffersAsked(text, None, req)
-    watch = watch_from_row(id=0, gpu_ids=None, min_gib_by_count=None, max_price=req.max_price,
-                           price_currency=req.price_currency or currency, price_basis=req.price_basis or "total",
-                           providers=req.providers, gpu_count=req.gpu_count, billing=req.billing, region=req.region)
-    return OffersAsked(req.target, lambda o: watch.matches(o.target()), req)
 
 
 def select_offers(text: str, offers: OfferCache, estimator: Estimator, lang: str,
@@ -188,11 +152,11 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
     asked = offers_asked(text, currency)
     kb: InlineKeyboardMarkup | None
     if callback_data.page < 1 and callback_data.skip:  # ‹ Back from the list to the estimate it came from
-        result = estimator.get(text)
+        result, said = await estimate_of(text, estimator, currency, query.from_user.id)
         if isinstance(result, Failure):
             return
         body, kb = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
-                                       tokens=tokens)
+                                       tokens=tokens, asked=said)
     else:
         items = select_offers(text, offers, estimator, lang, currency, asked)
         if isinstance(items, str):

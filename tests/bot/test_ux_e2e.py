@@ -464,19 +464,76 @@ async def test_offers_reads_the_filters_subscribe_reads(tg, app):
 
 
 async def test_filters_said_with_a_workload_or_cards_are_read_where_they_apply(tg, app):
-    """A plain "H100 x8" is the price question of eight H100s (the offers, as /offers reads it); an estimate reads no
-    price cap or provider, so a workload said with them says where they apply, with the commands to send, in the
-    user's language. "$1/h" is a price, never read as the Hugging Face repository "1/h"."""
+    """A plain "H100 x8" is the price question of eight H100s (the offers, as /offers reads it); a workload said
+    with filters is its estimate, whose offers are only those the filters let through, said so in the user's
+    language. "$1/h" is a price, never read as the Hugging Face repository "1/h"."""
     plain = await say(tg, "H100 x8", user_id=111)
     assert "RunPod: H100 SXM × 8" in plain and "× 1" not in plain, plain
     for uid, lang, text, said in (
             (112, "en", "/estimate 13B LoRA under $1/h on runpod",
-             "<code>/offers 13B LoRA under $1/h on runpod</code>"),
-            (113, "ru", "13B LoRA до 100 ₽/ч", "<code>/subscribe 13B LoRA до 100 ₽/ч</code> будет следить")):
+             "Only offers you asked for: up to $1.00/h for the whole configuration · on RunPod."),
+            (113, "ru", "13B LoRA до 100 ₽/ч",
+             "Только предложения, о которых вы просили: до 100 ₽/ч за всю конфигурацию.")):
         reply = await say(tg, text, user_id=uid, lang=lang)
         assert said in reply and "model: 1/h" not in reply and "модель: 1/h" not in reply, reply
+        assert "Not understood" not in reply and "Не понял" not in reply, reply
     # a phrase without filters gets no such line
-    assert "<code>/offers" not in await say(tg, "/estimate 13B LoRA frobnicate", user_id=114)
+    assert "Only offers" not in await say(tg, "/estimate 13B LoRA", user_id=114)
+    # a filter out of bounds is said with its bounds
+    assert "must be above 0" in await say(tg, "/estimate 13B LoRA under $0/h", user_id=114)
+
+
+async def test_an_estimate_said_with_filters_keeps_them_through_every_button(tg, app):
+    """"7B LoRA under $0.22/h": the estimate ranks only offers under the cap; "More offers", "‹ Back", "Assumptions"
+    and a remedy keep the cap, and "Notify me" watches the workload with it."""
+    uid = 115
+    tg.message("7B LoRA under $0.22/h", user_id=uid)
+    est = await tg.wait_for("sendMessage", chat_id=uid)
+    prices = [float(p) for p in re.findall(r"\$(\d+\.\d+)</b>/h", est.text)]
+    assert "up to $0.22/h" in est.text and len(prices) == 5 and max(prices) <= 0.22, est.text
+    tg.press(est, "More offers", user_id=uid)
+    more = await tg.wait_for("editMessageText", chat_id=uid)
+    later = [float(p) for p in re.findall(r"\$(\d+\.\d+)</b>/h", more.text)]
+    assert later and max(later) <= 0.22 and "page 1/1" in more.text, more.text
+    tg.press(more, "Back", user_id=uid)
+    back = await tg.wait_for("editMessageText", chat_id=uid)
+    assert "up to $0.22/h" in back.text and "VRAM per GPU" in back.text, back.text
+    tg.press(back, "Assumptions", user_id=uid)
+    shown = await tg.wait_for("editMessageText", chat_id=uid)
+    assert "up to $0.22/h" in shown.text and "Assumed" in shown.text, shown.text
+    tg.press(est, "Notify me", user_id=uid)
+    watching = await tg.wait_for("sendMessage", chat_id=uid)
+    assert "Now watching" in watching.text, watching.text
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, uid)
+    assert sub.max_price == 0.22 and sub.kind == "workload"
+    # a remedy re-estimates with the change and the cap
+    tg.message("70B LoRA on 4090 under $5/h", user_id=117)
+    nothing = await tg.wait_for("sendMessage", chat_id=117)
+    tg.press(nothing, "QLoRA", user_id=117)
+    qlora = await tg.wait_for("sendMessage", chat_id=117)
+    assert "QLoRA" in qlora.text and "up to $5.00/h" in qlora.text, qlora.text
+    # inline: the same estimate, its offers through the cap, and "Subscribe" watching with it
+    qid = tg.inline_query("7B LoRA under $0.22/h", user_id=119)
+    results = (await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"]
+    assert "GiB per GPU" in results[0]["title"], results[0]
+    assert "up to $0.22/h" in results[0]["input_message_content"]["message_text"], results[0]
+    titled = [float(m.group(1)) for r in results[1:] if (m := re.search(r"\$(\d+\.\d+)/h", r["title"]))]
+    assert len(titled) == len(results) - 1 >= 5 and max(titled) <= 0.22, [r["title"] for r in results]
+    url = results[0]["reply_markup"]["inline_keyboard"][0][0]["url"]
+    assert "Now watching" in await say(tg, f"/start {url.split('start=')[1]}", user_id=119)
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 119)
+    assert sub.max_price == 0.22 and sub.kind == "workload"
+    # a count and a billing said as filters are the watch's, not dropped as the workload's own count would be
+    tg.message("70B QLoRA x2 spot", user_id=118)
+    counted = await tg.wait_for("sendMessage", chat_id=118)
+    assert "× 2 GPUs · spot" in counted.text, counted.text
+    tg.press(counted, "Notify me", user_id=118)
+    assert "Now watching" in (await tg.wait_for("sendMessage", chat_id=118)).text
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, 118)
+    assert (sub.gpu_count, sub.billing, sub.kind) == (2, "spot", "workload")
 
 
 async def test_a_card_watch_with_its_count_after_it_says_the_count_once(tg, app):

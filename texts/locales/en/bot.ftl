@@ -6,7 +6,7 @@ start =
     More: /help
 help =
     <b>What I understand</b>
-    /estimate &lt;workload&gt; — VRAM, GPUs that fit, cheapest offers
+    /estimate &lt;workload&gt; [filters as for /subscribe] — VRAM, GPUs that fit, cheapest offers
     /offers [GPU or workload] [filters as for /subscribe] — offers in stock, cheapest first
     /subscribe &lt;workload or GPU&gt; [under 300 ₽/h] [on runpod] [x8] [hourly|monthly] [region eu]
     /subs — your subscriptions · /unsubscribe
@@ -68,7 +68,7 @@ btn_remedy_zero3_more_cards = 🛠 ZeRO-3 on more cards
 est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):
 est_no_keeping = No configuration keeps up with that target, at any number of cards. Ask for fewer requests, a slower answer or a shorter prompt.
 est_no_offers = No fitting offer is in stock right now. Tap “Notify me” and I will write when one appears.
-est_filters_hint = A price cap, providers, a count or a region filter offers, not the estimate: <code>/offers { $text }</code> lists the offers they let through, <code>/subscribe { $text }</code> watches for them.
+est_filters_said = Only offers you asked for: { $filters }.
 est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
         [one] token
        *[other] tokens
