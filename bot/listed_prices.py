@@ -49,15 +49,15 @@ class ListedPrices:
 
     async def matching(self, version: int, currency: str, *, gpu_ids: Iterable[str] | None = None,
                        fits: Callable[[str, int, float | None], bool] | None = None,
-                       limit: int = SHOWN) -> list[CachedOffer]:
-        """The listed prices of these cards and/or configurations that `fits`, cheapest whole configuration per
-        hour first (in `currency`), at most `limit`."""
+                       keep: Callable[[CachedOffer], bool] | None = None, limit: int = SHOWN) -> list[CachedOffer]:
+        """The listed prices of these cards and/or configurations that `fits` (and that `keep`, the filters said,
+        lets through), cheapest whole configuration per hour first (in `currency`), at most `limit`."""
         wanted = set(gpu_ids) if gpu_ids is not None else None
-        keep = [o for o in await self.current(version)
-                if o.gpu is not None and (wanted is None or o.gpu in wanted)
-                and (fits is None or fits(o.gpu, o.gpu_count, o.fraction))]
-        keep.sort(key=attrgetter("sort_usd" if currency == "USD" else "sort_rub", "key"))
-        return keep[:limit]
+        found = [o for o in await self.current(version)
+                 if o.gpu is not None and (wanted is None or o.gpu in wanted)
+                 and (fits is None or fits(o.gpu, o.gpu_count, o.fraction)) and (keep is None or keep(o))]
+        found.sort(key=attrgetter("sort_usd" if currency == "USD" else "sort_rub", "key"))
+        return found[:limit]
 
 
 def listed_block(offers: Sequence[CachedOffer], lang: str, currency: str, *, shown_note: str = "") -> list[str]:
@@ -74,20 +74,21 @@ def listed_block(offers: Sequence[CachedOffer], lang: str, currency: str, *, sho
 
 
 async def with_listed(body: str, text: str, listed: ListedPrices | None, offers: OfferCache, estimator: Estimator,
-                      lang: str, currency: str) -> str:
+                      lang: str, currency: str, *, keep: Callable[[CachedOffer], bool] | None = None) -> str:
     """`body` (an /offers page) with the listed prices of what `text` asks for below it: the cards named, or the
-    configurations that fit the workload. The whole list (no `text`) gets none: there is no "same card" to show."""
+    configurations that fit the workload, through the filters said with it (`keep`). The whole list (no `text`)
+    gets none: there is no "same card" to show."""
     if listed is None or not text:
         return body
     ids = gpu_list(text)
     if ids is not None:
-        found = await listed.matching(offers.version, currency, gpu_ids=ids)
+        found = await listed.matching(offers.version, currency, gpu_ids=ids, keep=keep)
     else:
         result = estimator.get(text)
         if isinstance(result, Failure):
             return body
         found = await listed.matching(offers.version, currency, gpu_ids=list(result.workload.gpu_ids) or None,
-                                      fits=result.fits)
+                                      fits=result.fits, keep=keep)
     while found:  # one message: rows the message has no room for are left off, the in-stock part never
         joined = "\n".join([body, *listed_block(found, lang, currency, shown_note=body)])
         if len(joined) <= MESSAGE_LIMIT:

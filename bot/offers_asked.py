@@ -27,9 +27,9 @@ class OffersAsked:
 
     @property
     def listed(self) -> str:
-        """The text whose listed prices the page shows below its offers: none when filters were said (the price
-        lists know no count, cap or provider)."""
-        return self.req.text if self.keep is None else ""
+        """The cards or workload whose listed prices the page shows below its offers (through the same filters:
+        a listed price has its provider, count, billing, place and price as an offer in stock has)."""
+        return self.target
 
     def said(self, lang: str, currency: str) -> str:
         """The filters as /subs says a watch's ("up to $1.00/h for the whole configuration · on RunPod")."""

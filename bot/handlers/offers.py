@@ -125,7 +125,8 @@ async def send_offers(message: Message, text: str, *, lang: str, currency: str, 
         return
     body, kb = render_page(items, text, 1, await tokens.stored(text) if text else "", lang, currency,
                            short=await short_marks(stay_marks, items, 1))
-    body = await with_listed(body, asked.listed, listed_prices, offers, estimator, lang, currency)  # issue 20
+    body = await with_listed(body, asked.listed, listed_prices, offers, estimator, lang, currency,
+                                 keep=asked.keep)  # issue 20
     workload = asked.workload  # the market page starts from a workload, not a card name
     await message.answer(body, reply_markup=with_market(kb, webapp_url, lang, message.chat, workload),
                          disable_web_page_preview=True)
@@ -165,7 +166,8 @@ async def offers_page(query: CallbackQuery, callback_data: OffersCb, lang: str, 
         page = max(callback_data.page, 1)
         body, kb = render_page(items, text, page, callback_data.q, lang, currency, skip=callback_data.skip,
                                short=await short_marks(stay_marks, items, page, callback_data.skip))
-        body = await with_listed(body, asked.listed, listed_prices, offers, estimator, lang, currency)
+        body = await with_listed(body, asked.listed, listed_prices, offers, estimator, lang, currency,
+                                 keep=asked.keep)
     workload = asked.workload
     kb = with_market(kb, webapp_url, lang, query.message.chat, workload)  # the edit keeps the market button
     # Every page turn (and "More offers" under an estimate) edits the message it was pressed on.

@@ -115,6 +115,22 @@ async def test_listed_prices_in_russian_and_for_a_workload(tg, app):
     assert LISTED_EN not in await say(tg, "/offers", user_id=15)
 
 
+async def test_listed_prices_go_through_the_filters_said(tg, app):
+    """/offers with filters shows the listed prices those filters let through, as its in-stock part: a cap leaves
+    out the dearer Azure configurations, a provider the other price lists."""
+    capped = await say(tg, "/offers A100 under $4.50/h", user_id=16)
+    in_stock, listed = sections(capped, LISTED_EN)
+    assert "RunPod" in in_stock and "region-1" in listed and "region-2" not in listed, listed
+    assert [float(p) for p in re.findall(r"\$(\d+\.\d+)</b>/h", listed)] == [2.50, 3.10, 4.10], listed
+    azure = await say(tg, "/offers A100 on azure", user_id=17)
+    _, listed = sections(azure, LISTED_EN)
+    assert "Yandex" not in listed and "Microsoft Azure" in listed, listed
+    # a workload with a filter: the listed configurations that fit it and pass it
+    fits = await say(tg, "/offers 70B QLoRA on yandex", user_id=18)
+    _, listed = sections(fits, LISTED_EN)
+    assert "Yandex Cloud" in listed and "Azure" not in listed, listed
+
+
 async def test_price_only_offers_never_in_stock_matching_estimate_or_alerts(tg, app):
     assert app.sessionmaker is not None and app.offers is not None
     async with app.sessionmaker() as s:
