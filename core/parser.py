@@ -762,6 +762,16 @@ def _not_llm(m: re.Match[str]) -> dict[str, Any]:
     raise Bad(msg("parse_not_llm"))
 
 
+# Preference and reinforcement tuning: its memory is not a LoRA's, QLoRA's or full fine-tune's (a reference model, a
+# reward or value model, two answers or a group of sampled ones per prompt), so it is named and refused with why,
+# never read as the SFT the user did not ask about (TRL's DPOTrainer, ORPOTrainer, KTOTrainer, GRPOTrainer, PPOTrainer)
+_PREFERENCE = r"(?:dpo|orpo|kto|simpo|grpo|ppo|rlhf|rlaif)(?![\w-])"
+
+
+def _preference(m: re.Match[str]) -> dict[str, Any]:
+    raise Bad(msg("parse_preference"))
+
+
 # --- serving targets: a request rate, an answer speed -------------------------------------------------------------
 
 # "1000 requests per minute", "10 rps", "500 запросов в час", "20 req/s": requests a second. The noun or the
@@ -835,6 +845,7 @@ _ZERO_STAGE = (r"(?:(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\
 
 _RULES: list[tuple[str, str, Handler]] = [
     ("not_llm", _NOT_LLM, _not_llm),
+    ("preference", _PREFERENCE, _preference),
     ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
     ("rate", rf"(?P<rq_n>{AMT})\s*{_REQW}{_PER}(?P<rq_u>{_TIME_UNIT})", _rate),
     ("rate_compact", rf"(?P<rq_m>{AMT})\s*(?P<rq_v>rps|qps|rpm|qpm|rph|rpd)", _compact_rate),
@@ -1208,6 +1219,7 @@ avg average mean typical среднем средний средняя средн
 throughput часов видюхой ноут ноуте колаб колабе colab p99 about should lol free tier nvlink kv cache кэш кеш кэша
 карты карт something that can could которая который которые может
 better faster выгоднее выгодней быстрее compare сравни сравнить сравнение comparison
+за течение
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})

@@ -135,6 +135,8 @@ def test_issue_phrases_mean_what_a_person_means(text: str, expected: dict) -> No
     ("7B lora 1.5 эпохи", {"epochs": 1.5}),
     ("7B LoRA 5k × 3 эпохи", {"examples": 5_000, "epochs": 3.0}),
     ("LoRA 7B, 2 эпохи, 50 000 примеров", {"examples": 50_000, "epochs": 2.0}),
+    ("обучить 7b лору на 100 тысяч примеров за 2 эпохи", {"examples": 100_000, "epochs": 2.0}),  # "за": in
+    ("13B LoRA 10k примеров в течение 3 эпох", {"examples": 10_000, "epochs": 3.0}),
     ("7B lora 10000 examples of 256 tokens", {"examples": 10_000, "tokens_per_example": 256}),
     ("7B lora 1.5k samples", {"examples": 1_500}),
     ("7B lora 20k samples avg 1k tokens", {"examples": 20_000, "tokens_per_example": 1_000}),
@@ -440,6 +442,21 @@ def test_a_model_that_is_not_a_language_model_is_refused_with_why(phrase: str, n
     assert info.value.not_understood == [named]
     assert "language models (LLMs) only" in render("en", info.value.explain())
     assert "только языковые модели (LLM)" in render("ru", info.value.explain())
+
+
+@pytest.mark.parametrize(("phrase", "named"), [
+    ("DPO 7B", "DPO"), ("grpo qwen2.5 7b", "grpo"), ("70B QLoRA then PPO", "PPO"), ("rlhf 13b lora", "rlhf"),
+])
+def test_preference_and_reinforcement_tuning_is_refused_with_why(phrase: str, named: str) -> None:
+    """DPO, ORPO, GRPO, PPO... are not the LoRA or full fine-tune they run on (a reference model, a reward model,
+    paired or sampled answers): said as not sized yet, never left out as a word of prose and estimated without."""
+    with pytest.raises(ParseError) as info:
+        parse_workload(phrase)
+    assert named in info.value.not_understood and info.value.choices == ()
+    assert "reinforcement tuning" in render("en", info.value.explain())
+    assert "с подкреплением" in render("ru", info.value.explain())
+    # a checkpoint named for how it was tuned is a model name, not that tuning
+    assert said("llama 3 8b dpo lora")["method"] == Method.LORA
 
 
 def test_a_server_is_not_serving() -> None:

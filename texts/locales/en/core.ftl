@@ -16,6 +16,7 @@ parse_gpu_unknown = this GPU is not in the catalog (a different memory size?)
 parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
 parse_model_unknown_close = this model is not in the catalog; did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
 parse_not_llm = an image, video or speech model: GPU Radar sizes language models (LLMs) only
+parse_preference = preference or reinforcement tuning (DPO, ORPO, KTO, GRPO, PPO) is not sized yet: its reference, reward or value models and its paired or sampled answers take memory a LoRA, QLoRA or full fine-tune estimate leaves out
 parse_model_family = several models go by this name: { $members }. Which one? Add its size or full name, e.g. «{ $example }»
 model_family_more = { $n } more { $n ->
         [one] model
