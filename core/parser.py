@@ -1219,7 +1219,7 @@ avg average mean typical среднем средний средняя средн
 throughput часов видюхой ноут ноуте колаб колабе colab p99 about should lol free tier nvlink kv cache кэш кеш кэша
 карты карт something that can could которая который которые может
 better faster выгоднее выгодней быстрее compare сравни сравнить сравнение comparison
-за течение
+за течение handle handles cope тянет тянут выдержит выдержат осилит осилят справится справятся
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})

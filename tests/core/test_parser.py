@@ -237,6 +237,8 @@ def test_longer_phrases(text: str, expected: dict) -> None:
     ("самая дешёвая видеокарта для 70B инференс", "70B инференс"),
     ("лучшая карта для llama 3 70b, инференс", "llama 3 70b инференс"),
     ("how many GPUs for 405B inference with a 32k context window", "405B inference ctx 32k"),
+    ("Can a single RTX 4090 handle QLoRA on a 70B model?", "70B QLoRA on 1x RTX 4090"),
+    ("справится ли 4090 с qlora 70b", "70b qlora 4090"), ("тянет ли 3090 инференс 13b", "13b инференс 3090"),
 ])
 def test_a_question_means_its_workload(question: str, plain: str) -> None:
     assert said(question) == said(plain)
