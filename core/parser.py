@@ -1003,6 +1003,9 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("q_4bit", r"int4|4[\s_\-]*bit|4[\s\-]*бит\w*|w4a16|load[\s_\-]*in[\s_\-]*4[\s_\-]*bit(?:\s*=\s*true)?",
      _const(_four_bit=True)),
     ("q_none", rf"{NO}(?:quant\w*|квантизац\w*|квантован\w*)|unquantized|неквантован\w*", _const(quant=Quant.NONE)),
+    # "quantized" with no bits said: 4-bit, as the GGUF, AWQ and GPTQ checkpoints people mean by it mostly are; it
+    # only fills the quantisation in (an "8-bit quantized" says its own), and the answer's header says which it took
+    ("q_some", r"quanti[sz]ed|квантован\w*|квантизованн\w*", _const(_quantized=True)),
     ("p_true", r"(?:pure|true)[\s_\-]*bf16|bf16[\s_\-]*(?:true|pure|only)|чист\w*\s+bf16",
      _const(precision=Precision.BF16_TRUE)),
     ("p_bf16", r"bf16(?:[\s_\-]*mixed)?|bfloat16|mixed[\s_\-]*precision|amp", _const(precision=Precision.BF16)),
@@ -1219,7 +1222,7 @@ avg average mean typical среднем средний средняя средн
 throughput часов видюхой ноут ноуте колаб колабе colab p99 about should lol free tier nvlink kv cache кэш кеш кэша
 карты карт something that can could которая который которые может
 better faster выгоднее выгодней быстрее compare сравни сравнить сравнение comparison
-за течение handle handles cope тянет тянут выдержит выдержат осилит осилят справится справятся
+за течение ллм handle handles cope тянет тянут выдержит выдержат осилит осилят справится справятся
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})
@@ -1236,8 +1239,8 @@ _HAS_ALNUM = re.compile(r"\w")
 _NUMBER_ONLY = re.compile(r"[0-9]+(?:[.,][0-9]+)?")
 
 _NUMBER_REASON = msg("parse_number_no_unit")
-_PSEUDO_MEANING: dict[str, Msg] = {"_four_bit": msg("parse_four_bit"), "_training": msg("parse_training"),
-                                   "_run": msg("parse_run")}
+_PSEUDO_MEANING: dict[str, Msg] = {"_four_bit": msg("parse_four_bit"), "_quantized": msg("parse_quantized"),
+                                   "_training": msg("parse_training"), "_run": msg("parse_run")}
 
 
 _FOUR_BIT = frozenset({Quant.NF4, Quant.NF4_DQ, Quant.GPTQ_INT4, Quant.AWQ, Quant.Q4_K_M})
@@ -1485,6 +1488,8 @@ class _Reading:
     def spec(self) -> WorkloadSpec:
         """The phrase's workload once every fragment was read, or the ParseError that says what was not."""
         fields = self.fields
+        if fields.pop("_quantized", False) and "quant" not in fields and "_four_bit" not in fields:
+            fields["_four_bit"], self.origin["_four_bit"] = True, self.origin["_quantized"]
         if fields.pop("_four_bit", False):
             self.settle_four_bit()
         tokens = fields.pop("_tokens", None)

@@ -461,6 +461,16 @@ def test_preference_and_reinforcement_tuning_is_refused_with_why(phrase: str, na
     assert said("llama 3 8b dpo lora")["method"] == Method.LORA
 
 
+@pytest.mark.parametrize(("phrase", "quant"), [
+    ("quantized 70b inference", Quant.GPTQ_INT4), ("квантованная лама 70б q4 на двух 3090", Quant.Q4_K_M),
+    ("70b 8-bit quantized inference", Quant.INT8), ("lora on a quantized 70b", Quant.NF4),
+    ("неквантованная лама 70б инференс", Quant.NONE),
+])
+def test_quantized_without_its_bits_is_four_bit_and_never_overrides_the_bits_said(phrase: str, quant: Quant) -> None:
+    assert parse_workload(phrase).quant == quant
+    assert parse_workload("lora on a quantized 70b").method == Method.QLORA  # LoRA on a 4-bit base
+
+
 def test_a_server_is_not_serving() -> None:
     # "серв" is serving; "сервер" (which server do I need?) only frames the question
     assert said("7B lora сервер")["method"] == Method.LORA

@@ -27,6 +27,7 @@ parse_run = run (inference unless a training method is named)
 parse_noop = does not change memory, ignored
 parse_number_no_unit = a number without a unit: write e.g. «ctx 4096», «bs 4», «8 GPU», «13B»
 parse_four_bit = 4-bit weights
+parse_quantized = quantized weights (4-bit unless the bits are said)
 parse_training = training (the method is still to choose)
 parse_contradicts = contradicts «{ $fragment }»
 parse_either = Did you mean «{ $a }» or «{ $b }»?
