@@ -40,6 +40,11 @@ class OffersAsked:
                               gpu_count=req.gpu_count, billing=req.billing, region=req.region).removeprefix(" · ")
 
     @property
+    def count(self) -> int | None:
+        """The GPU count the filters keep ("x2"), if they keep one."""
+        return self.req.gpu_count
+
+    @property
     def workload(self) -> str:
         """The workload the page's market button opens: none for a card name."""
         return self.target if self.target and gpu_list(self.target) is None else ""

@@ -187,10 +187,11 @@ def has_assumptions(est: Estimate) -> bool:
 
 
 def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str, *,
-                    assumptions: bool = True, filters: str = "") -> str:
+                    assumptions: bool = True, filters: str = "", filter_count: int | None = None) -> str:
     """The whole answer; `assumptions` False leaves out what was assumed and the engine's notes (the bot keeps
     them behind a button, so the answer fits a phone screen, with its tables cut to COMPACT_ROWS). `filters`: the
-    filters said with the workload, as /subs says them, which `ranked` went through."""
+    filters said with the workload, as /subs says them, which `ranked` went through (`filter_count`: the GPU
+    count among them)."""
     mem = est.memory
     rows = FITS_SHOWN if assumptions else COMPACT_ROWS
     lines = [t(lang, "est_header", workload=esc(workload_label(est, lang)))]
@@ -252,6 +253,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
         lines.append(t(lang, "est_no_keeping"))
     elif not est.holds_at():  # nothing fits as asked (said above, with what would): no offer to wait for either
         pass
+    elif filter_count is not None and not est.holds_at(filter_count):  # nor at the count the filters keep
+        lines.append(t(lang, "est_no_offers_count", count=filter_count))
     else:
         lines.append(t(lang, "est_no_offers"))
     for block in (render_time(est, ranked, lang, currency, rows), render_speed(est, lang, rows)):

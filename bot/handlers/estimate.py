@@ -45,9 +45,10 @@ async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, 
     said = asked.req.text if asked else est.query
     remedies = [(r.code, await tokens.stored(said + r.query_suffix)) for r in est.remedies()]
     toggle = assumptions if has_assumptions(est) else None
-    holds = est.holds_at(asked.req.gpu_count if asked else None)
+    holds = est.holds_at(asked.count if asked else None)
     return (render_estimate(est, ranked, lang, currency, assumptions=assumptions,
-                            filters=asked.said(lang, currency) if asked else ""),
+                            filters=asked.said(lang, currency) if asked else "",
+                            filter_count=asked.count if asked else None),
             keyboards.estimate_keyboard(lang, token, len(ranked), remedies, assumptions=toggle,
                                         notify=holds and (not est.answer.has_target
                                                           or bool(est.answer.keeping_counts()))))

@@ -106,7 +106,7 @@ def example_results(lang: str, bot_username: str, tokens: QueryTokens) -> list[I
 
 
 def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: str, currency: str,
-                     filters: str = "") -> Article:
+                     asked: OffersAsked | None = None) -> Article:
     """The estimate itself as a result: its memory in the title, the configurations that fit below, the whole
     answer (with the best of `ranked`) as the message."""
     fits = ", ".join(f"{f.gpu_name}×{f.count}" + ("!" if f.tight else "") for f in est.answer.listed_fits()[:4]) \
@@ -115,7 +115,9 @@ def estimate_article(id_: str, est: Estimate, ranked: Sequence[Ranked], lang: st
     title = t(lang, "inline_est_title" if per_gpu else "inline_est_title_total", workload=workload_label(est, lang),
               per_gpu=gib(figure, lang))
     return Article.cut(id_, title, t(lang, "inline_est_desc", fits=fits),
-                       render_estimate(est, ranked, lang, currency, filters=filters))
+                       render_estimate(est, ranked, lang, currency,
+                                       filters=asked.said(lang, currency) if asked is not None else "",
+                                       filter_count=asked.count if asked is not None else None))
 
 
 def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: str, currency: str,
@@ -126,8 +128,7 @@ def estimate_page(est: Estimate, ranked: Sequence[Ranked], offset: int, lang: st
     label = workload_label(est, lang)
     articles: list[Article] = []
     if offset == 0:
-        articles.append(estimate_article("e", est, ranked, lang, currency,
-                                         filters=asked.said(lang, currency) if asked is not None else ""))
+        articles.append(estimate_article("e", est, ranked, lang, currency, asked))
     header = t(lang, "est_header", workload=esc(label))
     articles.extend(_offer_article(i, r, header, lang, currency, short, workload=est.query)
                     for i, r in enumerate(ranked[offset:offset + PAGE], start=offset))

@@ -525,6 +525,11 @@ async def test_an_estimate_said_with_filters_keeps_them_through_every_button(tg,
     async with app.sessionmaker() as session:
         (sub,) = await list_subscriptions(session, 119)
     assert sub.max_price == 0.22 and sub.kind == "workload"
+    # a count no configuration holds the workload at: said, and no 🔔 that could never ring
+    tg.message("405B inference x1 spot", user_id=120)
+    never = await tg.wait_for("sendMessage", chat_id=120)
+    assert "No configuration of 1 GPU holds this workload" in never.text, never.text
+    assert "Notify me" not in never.text and not any("Notify" in b["text"] for b in never.buttons()), never.text
     # a count and a billing said as filters are the watch's, not dropped as the workload's own count would be
     tg.message("70B QLoRA x2 spot", user_id=118)
     counted = await tg.wait_for("sendMessage", chat_id=118)

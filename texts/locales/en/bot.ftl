@@ -68,6 +68,10 @@ btn_remedy_zero3_more_cards = 🛠 ZeRO-3 on more cards
 est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):
 est_no_keeping = No configuration keeps up with that target, at any number of cards. Ask for fewer requests, a slower answer or a shorter prompt.
 est_no_offers = No fitting offer is in stock right now. Tap “Notify me” and I will write when one appears.
+est_no_offers_count = No configuration of { $count } { $count ->
+        [one] GPU
+       *[other] GPUs
+    } holds this workload, so no offer can pass these filters.
 est_filters_said = Only offers you asked for: { $filters }.
 est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
         [one] token
