@@ -487,10 +487,11 @@ _MUNIT = (r"(?![0-9.])(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|�
 _MSIZE_MOE = r"(?:[\s\-_/](?:[0-9]{1,3}e|a[0-9]{1,3}(?:\.[0-9])?b)(?!\w))?"
 # Russian words inside a name, read as the catalog's Latin ones by `_latin_family`
 _RU_NAME_WORDS = ((re.compile(r"дистил\w*"), "distill"), (re.compile(r"немо"), "nemo"),
-                  (re.compile(r"лардж"), "large"), (re.compile(r"смолл?"), "small"), (re.compile(r"кодер\w*"), "coder"))
+                  (re.compile(r"лардж"), "large"), (re.compile(r"смолл?"), "small"), (re.compile(r"кодер\w*"), "coder"),
+                  (re.compile(r"р1(?![0-9])"), "r1"))  # "дипсик р1": a Cyrillic "р"
 _RU_NAME_RX = "|".join(word.pattern for word, _ in _RU_NAME_WORDS)
 _MPART = (rf"(?:(?:{_MSIZE}){_MSIZE_MOE}|{_RU_NAME_RX}|{_MDATE}|(?:{_NAME_WORDS})(?!\w){_MJOINED}|"
-          rf"{_MVER}{_MUNIT}{_MJOINED})")
+          rf"(?:{_CYRILLIC_FAMILY}){_MJOINED}|{_MVER}{_MUNIT}{_MJOINED})")
 # "r1" names DeepSeek's model before "distill" or a size ("r1 70b"); alone it is a LoRA rank
 _R1 = r"r1[\s\-_]distill|r1(?=[\s\-_:]+[0-9]{1,3}(?:\.[0-9])?\s?[bб](?!\w))"
 _MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:{_R1}|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
@@ -509,8 +510,13 @@ def _latin_family(text: str) -> str:
     text = re.sub(r"([0-9])\s?б(?![а-яё\w])", r"\1b", text)
     for word, latin in _RU_NAME_WORDS:
         text = word.sub(latin, text)
-    family = next((latin for prefix, latin in _FAMILIES if text.startswith(prefix)), None)
-    return text if family is None else family + " " + re.sub(r"^[а-яё]+", "", text).strip()
+    # each family word, the first and any later one ("сайга ллама3 8b": a fine-tune named after its base)
+    return " ".join(_latin_word(word) for word in text.split(" ")).strip()
+
+
+def _latin_word(word: str) -> str:
+    family = next((latin for prefix, latin in _FAMILIES if word.startswith(prefix)), None)
+    return word if family is None else (family + " " + re.sub(r"^[а-яё]+", "", word)).strip()
 
 
 # How many of a family's models a "which one?" names before "and N more"

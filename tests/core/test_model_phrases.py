@@ -143,6 +143,10 @@ def test_quant_named_in_a_repository_name() -> None:
     ("smollm2 135m inference", "smollm2-135m", Method.INFERENCE),  # a size in millions, spaced like "32b"
     ("SmolLM2 360M lora", "smollm2-360m", Method.LORA),
     ("gemma 3 270m inference", "gemma-3-270m", Method.INFERENCE),
+    # a fine-tune named after its base, each word in Russian ("сайга ллама3": Saiga on Llama 3); a Cyrillic "р1"
+    ("сайга ллама3 8b лора", "saiga_llama3_8b", Method.LORA), ("сайга мистраль 7b lora", "saiga_mistral_7b_lora",
+                                                               Method.LORA),
+    ("дипсик р1 инференс", "deepseek-r1", Method.INFERENCE),
 ])
 def test_more_ways_of_saying_it(phrase: str, model: str, method: Method) -> None:
     spec = parse_workload(phrase)
