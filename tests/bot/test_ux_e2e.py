@@ -121,15 +121,21 @@ async def test_a_misspelt_subscription_gives_the_command_put_right_with_its_filt
             (47, "ru", "/subscribe lamma 3 8b lroa до 100 ₽/ч у runpod",
              "/subscribe llama 3 8b lora до 100 ₽/ч у runpod"),
             (48, "en", "/subscribe mistrall 7b infrence under $1/h", "/subscribe mistral 7b inference under $1/h")):
-        reply = await say(tg, typed, user_id=uid, lang=lang)
-        assert meant in reply, reply
-        async with app.sessionmaker() as session:
-            assert await list_subscriptions(session, uid) == []
-        stored = await say(tg, meant, user_id=uid, lang=lang)
-        assert "Now watching" in stored or "Слежу" in stored, stored
-        async with app.sessionmaker() as session:
-            (sub,) = await list_subscriptions(session, uid)
+        sub = await suggested_then_watched(tg, app, uid, lang, typed, meant)
         assert sub.max_price is not None and sub.kind == "workload"
+
+
+async def suggested_then_watched(tg, app, uid: int, lang: str, typed: str, command: str):
+    """`typed` stores nothing and its answer suggests `command`; `command`, sent, is the one watch stored."""
+    reply = await say(tg, typed, user_id=uid, lang=lang)
+    assert command in reply, reply
+    async with app.sessionmaker() as session:
+        assert await list_subscriptions(session, uid) == []
+    stored = await say(tg, command, user_id=uid, lang=lang)
+    assert "Now watching" in stored or "Слежу" in stored, stored
+    async with app.sessionmaker() as session:
+        (sub,) = await list_subscriptions(session, uid)
+    return sub
 
 
 async def test_a_phrase_with_words_of_prose_offers_itself_without_them(tg, app):
@@ -148,14 +154,7 @@ async def test_a_phrase_with_words_of_prose_offers_itself_without_them(tg, app):
         qid = tg.inline_query(phrase, user_id=uid, lang=lang)
         inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
         assert any("LoRA" in r.get("title", "") for r in inline.params["results"]), inline.params["results"]
-        reply = await say(tg, f"/subscribe {phrase} x2", user_id=uid, lang=lang)
-        assert command in reply, reply
-        async with app.sessionmaker() as session:
-            assert await list_subscriptions(session, uid) == []
-        stored = await say(tg, command, user_id=uid, lang=lang)
-        assert "Now watching" in stored or "Слежу" in stored, stored
-        async with app.sessionmaker() as session:
-            (sub,) = await list_subscriptions(session, uid)
+        sub = await suggested_then_watched(tg, app, uid, lang, f"/subscribe {phrase} x2", command)
         assert sub.gpu_count == 2 and sub.kind == "workload"
 
 
