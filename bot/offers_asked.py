@@ -50,8 +50,9 @@ class OffersAsked:
         return self.target if self.target and gpu_list(self.target) is None else ""
 
 
-def offers_asked(text: str, currency: str) -> OffersAsked:
-    req = parse_subscribe(text)
+def offers_asked(text: str, currency: str, req: SubscribeRequest | None = None) -> OffersAsked:
+    """`req`: `parse_subscribe(text)`, when the caller has read it already."""
+    req = req or parse_subscribe(text)
     if not req.has_filters:
         return OffersAsked(text, None, req)
     watch = watch_from_row(id=0, gpu_ids=None, min_gib_by_count=None, max_price=req.max_price,
@@ -60,11 +61,11 @@ def offers_asked(text: str, currency: str) -> OffersAsked:
     return OffersAsked(req.target, lambda o: watch.matches(o.target()), req)
 
 
-def filters_with_workload(text: str, currency: str) -> OffersAsked | None:
+def filters_with_workload(text: str, currency: str, req: SubscribeRequest | None = None) -> OffersAsked | None:
     """The filters said with a workload ("13B LoRA under $1/h on runpod", "70B QLoRA x2 spot"), when the text says
     some, each within bounds, and what they leave is not a card name; else None. An estimate of what they leave
     ranks only the offers they let through (bot.handlers.estimate.estimate_of, inline mode)."""
-    asked = offers_asked(text, currency)
+    asked = offers_asked(text, currency, req)
     if asked.keep is None or not asked.target or asked.req.gpu_ids is not None or asked.req.problem is not None:
         return None
     return asked

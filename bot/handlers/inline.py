@@ -23,7 +23,7 @@ from aiogram.types import (
 )
 
 from bot import keyboards
-from bot.availability_marks import StayMarks
+from bot.availability_marks import Marks, StayMarks
 from bot.estimates import Estimate, Estimator, Failure, HubPending, reading_choices
 from bot.formatting import cut_input, esc, gib, money
 from bot.handlers.offers import card_query, select_offers
@@ -32,6 +32,7 @@ from bot.names import provider_name, region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.offers_asked import OffersAsked, filters_with_workload
 from bot.prefs import PrefsCache
+from bot.subscribe_query import parse_subscribe
 from bot.texts import examples, t
 from bot.tokens import QueryTokens
 from bot.views import headline_gib, offer_what, rank_for, ranked_line, render_estimate, workload_label
@@ -195,11 +196,31 @@ def _reading_results(failure: Failure, estimator: Estimator, offers: OfferCache,
     return out
 
 
+def _kept(key: tuple[object, ...]) -> Page | None:
+    page = _PAGES.get(key)
+    if page is not None:
+        _PAGES.move_to_end(key)
+    return page
+
+
+async def _marks(stay_marks: StayMarks, ranked: Sequence[Ranked], offset: int) -> Marks:
+    """The ⚡ marks of the offers a page shows, waiting at most MARKS_WAIT for those not read yet."""
+    shown = ranked[offset:offset + PAGE]
+    return await stay_marks.short((r.offer for r in shown if isinstance(r.offer, CachedOffer)), MARKS_WAIT)
+
+
+def _keep(key: tuple[object, ...], page: Page, marks: Marks) -> None:
+    if marks.complete:  # one that went without some marks is made again by the next asker, who has them
+        _PAGES[key] = page
+        while len(_PAGES) > PAGES_KEPT:
+            _PAGES.popitem(last=False)
+
+
 async def _answer_cards(query: InlineQuery, cards: str, estimator: Estimator, offers: OfferCache, lang: str,
                         currency: str, bot_username: str, tokens: QueryTokens, stay_marks: StayMarks) -> None:
     offset = parse_offset(query.offset)
     key = ("cards", id(offers), offers.version, cards.lower(), offset, lang, currency, bot_username)
-    page = _PAGES.get(key)
+    page = _kept(key)
     if page is None:
         ranked = select_offers(cards, offers, estimator, lang, currency)
         if isinstance(ranked, str):  # a filter out of bounds ("x100"): said as it is in a chat
@@ -207,15 +228,9 @@ async def _answer_cards(query: InlineQuery, cards: str, estimator: Estimator, of
                             ranked, None)
             await query.answer([said], cache_time=CACHE_TIME, is_personal=True)
             return
-        shown = ranked[offset:offset + PAGE]
-        marks = await stay_marks.short((r.offer for r in shown if isinstance(r.offer, CachedOffer)), MARKS_WAIT)
+        marks = await _marks(stay_marks, ranked, offset)
         page = cards_page(cards, ranked, offset, lang, currency, bot_username, tokens, marks.keys)
-        if marks.complete:
-            _PAGES[key] = page
-            while len(_PAGES) > PAGES_KEPT:
-                _PAGES.popitem(last=False)
-    else:
-        _PAGES.move_to_end(key)
+        _keep(key, page, marks)
     await query.answer(page.results(lang), cache_time=CACHE_TIME, is_personal=True, next_offset=page.next_offset)
 
 
@@ -229,11 +244,12 @@ async def _answer_failure(query: InlineQuery, text: str, result: Failure, estima
     if readings:  # "@bot qwen3 lora": each of the family's models, answered; "70B LoRA or QLoRA": both
         await query.answer(readings, cache_time=CACHE_TIME, is_personal=True)
         return None
-    cards = card_query(text)
+    req = parse_subscribe(text)  # read once for both questions below
+    cards = card_query(text, req)
     if cards is not None:  # "@bot h100 x8": that card's offers, as a plain message or /offers answers it
         await _answer_cards(query, cards, estimator, offers, lang, currency, bot_username, tokens, stay_marks)
         return None
-    asked = filters_with_workload(text, currency)
+    asked = filters_with_workload(text, currency, req)
     shorter = estimator.get(asked.target) if asked is not None else None
     if asked is not None and isinstance(shorter, Estimate):
         return shorter, asked
@@ -275,17 +291,11 @@ async def inline(query: InlineQuery, estimator: Estimator, offers: OfferCache, p
     offset = parse_offset(query.offset)
     said = asked.req.text if asked is not None else result.query
     key = (id(offers), offers.version, said.lower(), offset, p.lang, p.currency, bot_username)
-    page = _PAGES.get(key)
+    page = _kept(key)
     if page is None:
         ranked = rank_for(result, offers, p.currency, asked.keep if asked is not None else None)
-        shown = ranked[offset:offset + PAGE]
-        marks = await stay_marks.short((r.offer for r in shown if isinstance(r.offer, CachedOffer)), MARKS_WAIT)
+        marks = await _marks(stay_marks, ranked, offset)
         page = estimate_page(result, ranked, offset, p.lang, p.currency, bot_username, tokens, marks.keys,
                              asked=asked)
-        if marks.complete:  # one that went without some marks is made again by the next asker, who has them
-            _PAGES[key] = page
-            while len(_PAGES) > PAGES_KEPT:
-                _PAGES.popitem(last=False)
-    else:
-        _PAGES.move_to_end(key)
+        _keep(key, page, marks)
     await query.answer(page.results(p.lang), cache_time=CACHE_TIME, is_personal=True, next_offset=page.next_offset)

@@ -26,7 +26,7 @@ from bot.market_button import with_market
 from bot.names import cards_named
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.offers_asked import OffersAsked, offers_asked
-from bot.subscribe_query import card_spec, gpu_list, parse_subscribe
+from bot.subscribe_query import SubscribeRequest, card_spec, gpu_list, parse_subscribe
 from bot.subscribing import limits_problem
 from bot.texts import examples_block, t
 from bot.tokens import QueryTokens
@@ -103,13 +103,14 @@ def cards_asked(text: str) -> str | None:
     return cards_named(spec.gpu_family or (spec.gpu,))  # "4090 or 3090", "A100/H100": each card, or its family
 
 
-def card_query(text: str) -> str | None:
+def card_query(text: str, req: SubscribeRequest | None = None) -> str | None:
     """What /offers is asked for by a phrase about cards alone: their name ("h100", "цена a100 в час" -> "A100"), or
     the whole phrase when it says filters with them ("h100 x8", "a100 в россии до 200 ₽"); None for anything else.
-    A plain message and an inline query answer such a phrase with those offers."""
+    A plain message and an inline query answer such a phrase with those offers. `req`: `parse_subscribe(text)`,
+    when the caller has read it already."""
     if (cards := cards_asked(text)) is not None:
         return cards
-    return text if parse_subscribe(text).gpu_ids is not None else None
+    return text if (req or parse_subscribe(text)).gpu_ids is not None else None
 
 
 async def send_offers(message: Message, text: str, *, lang: str, currency: str, offers: OfferCache,
