@@ -208,25 +208,28 @@ class Estimator:
     async def _lookup_quietly(self, repo: str) -> None:
         await self.lookup(repo)
 
-    async def get_resolved(self, text: str, user_id: int | None = None) -> Estimate | Failure:
+    async def get_resolved(self, text: str, user_id: int | None = None, *,
+                           count: int | None = None) -> Estimate | Failure:
         """`get`, waiting for a Hub lookup when the text names a repository not looked up yet (`user_id`: whose
         allowance of lookups it uses)."""
-        result = self.get(text)
+        result = self.get(text, count=count)
         if isinstance(result, HubPending):
             error = await self.lookup(result.repo, user_id)
-            result = self.get(text)
+            result = self.get(text, count=count)
             if isinstance(result, HubPending) and error is not None:  # the Hub did not answer: say so
                 return Failure(result.query, error)
         return result
 
-    def get(self, text: str) -> Estimate | Failure:
+    def get(self, text: str, *, count: int | None = None) -> Estimate | Failure:
+        """The estimate of `text`; with `count`, on that many GPUs when the text says no count of its own (the
+        count filter said with a workload, "70B QLoRA x2": the answer is about 2 GPUs, as its offers are)."""
         query = normalise(text)
-        key = query.lower()
+        key = query.lower() if count is None else f"{query.lower()}\x00{count}"
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        result = self._compute(query)
+        result = self._compute(query, count)
         if isinstance(result, HubPending) or (isinstance(result, Failure) and isinstance(result.error, HubError)):
             return result  # not an answer yet, or one the resolver remembers with its own expiry: ask it again
         self._cache[key] = result
@@ -234,12 +237,14 @@ class Estimator:
             self._cache.popitem(last=False)
         return result
 
-    def _compute(self, query: str) -> Estimate | Failure:
+    def _compute(self, query: str, count: int | None = None) -> Estimate | Failure:
         if not query:
             return Failure(query, None)
         base, changes = split_changes(query)  # "<text> [+offload_optimizer]": a remedy button's re-estimate
         try:
             spec = parse_workload(base)
+            if count is not None and spec.gpus is None:
+                spec = spec.model_copy(update={"gpus": count})
             repo = hub_name_to_resolve(spec) if self.hub is not None else None
             if repo is not None and self.hub is not None:
                 known = self.hub.cached(repo)

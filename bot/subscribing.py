@@ -202,7 +202,7 @@ async def subscribe_request(session: AsyncSession, user: User, req: SubscribeReq
         return Reply(t(lang, "sub_ask_workload", examples=", ".join(examples(lang, "examples_short"))))
     est: Estimate | None = None
     if req.gpu_ids is None:
-        result = await estimator.get_resolved(req.target, user.id)
+        result = await estimator.get_resolved(req.target, user.id, count=req.gpu_count)  # "x2": on 2 GPUs
         if isinstance(result, Failure):
             return Reply(explain_failure(req, result, lang))
         est = result
@@ -228,7 +228,7 @@ async def subscribe_answer(session: AsyncSession, user: User, text: str, *, lang
     if isinstance(result, Failure) and req.has_filters and req.target and req.gpu_ids is None:
         # an answer to a workload said with filters ("7B LoRA under $0.22/h", bot.handlers.estimate.estimate_of):
         # its workload is what the filters leave, and every filter, the count too, is the watch's
-        shorter = await estimator.get_resolved(req.target, user.id)
+        shorter = await estimator.get_resolved(req.target, user.id, count=req.gpu_count)
         if isinstance(shorter, Estimate):
             result, said = shorter, req.target
     if isinstance(result, Failure):

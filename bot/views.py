@@ -236,6 +236,8 @@ def render_estimate(est: Estimate, ranked: Sequence[Ranked], lang: str, currency
                 lines.append(t(lang, "est_no_fit_named_any", cards=cards))
             else:
                 lines.append(t(lang, "est_no_fit_named", where=f"{cards} × {count}"))
+        elif est.workload.count_asked is not None:  # "on 1 GPU", "x2": any card, at that count
+            lines.append(t(lang, "est_no_fit_count", count=est.workload.count_asked))
         else:
             lines.append(t(lang, "est_no_fit"))
         covered = {"offload", "qlora", "more_nodes"} if est.remedies() else set()  # said as remedies, re-estimated

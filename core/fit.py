@@ -590,6 +590,11 @@ def _advice(w: Workload, req: Requirement, named: GPU | None) -> list[Advice]:
         if other is not None:
             out.append(Advice(code="bigger_gpu", msg=msg("advice_bigger_gpu", where=_where(other))))
             return out
+    elif w.count_asked is not None:  # "on 1 GPU", "x2": no card holds it at that count; what would, at any count
+        other = _smallest_fit(w)
+        if other is not None:
+            out.append(Advice(code="bigger_gpu", msg=msg("advice_bigger_gpu", where=_where(other))))
+            return out
     if w.is_training and w.offload is not Offload.ALL:
         for offload in (Offload.OPTIMIZER, Offload.ALL):
             if offload is w.offload:

@@ -58,7 +58,8 @@ async def estimate_of(text: str, estimator: Estimator, currency: str,
                       user_id: int | None) -> tuple[Estimate | Failure, OffersAsked | None]:
     """The estimate `text` asks for, and the filters its offers go through: a workload said with the filters of
     /offers and /subscribe ("13B LoRA under $1/h on runpod", "70B QLoRA x2 spot") is the estimate of the workload,
-    whose offers are those the filters let through (or its method question, asked of the whole text); anything
+    whose offers are those the filters let through, on the GPU count they keep ("x2") when the workload says
+    none (or its method question, asked of the whole text); anything
     else is the estimate of the text as it is, with none."""
     result = await estimator.get_resolved(text, user_id)
     if not isinstance(result, Failure):
@@ -66,7 +67,7 @@ async def estimate_of(text: str, estimator: Estimator, currency: str,
     asked = filters_with_workload(text, currency)
     if asked is None:
         return result, None
-    shorter = await estimator.get_resolved(asked.target, user_id)
+    shorter = await estimator.get_resolved(asked.target, user_id, count=asked.count)
     return (shorter, asked) if isinstance(shorter, Estimate) or needs_method(shorter) else (result, None)
 
 

@@ -250,7 +250,7 @@ async def _answer_failure(query: InlineQuery, text: str, result: Failure, estima
         await _answer_cards(query, cards, estimator, offers, lang, currency, bot_username, tokens, stay_marks)
         return None
     asked = filters_with_workload(text, currency, req)
-    shorter = estimator.get(asked.target) if asked is not None else None
+    shorter = estimator.get(asked.target, count=asked.count) if asked is not None else None
     if asked is not None and isinstance(shorter, Estimate):
         return shorter, asked
     syntax = _article("syntax", t(lang, "inline_syntax_title", query=text[:60]), t(lang, "inline_syntax_desc"),

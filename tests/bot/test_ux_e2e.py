@@ -527,7 +527,8 @@ async def test_an_estimate_said_with_filters_keeps_them_through_every_button(tg,
     # a count no configuration holds the workload at: said, and no 🔔 that could never ring
     tg.message("405B inference x1 spot", user_id=120)
     never = await tg.wait_for("sendMessage", chat_id=120)
-    assert "No configuration of 1 GPU holds this workload" in never.text, never.text
+    assert "Nothing fits on 1 GPU of any card, the count asked for." in never.text, never.text
+    assert "The smallest configuration that fits:" in never.text, never.text
     assert "Notify me" not in never.text and not any("Notify" in b["text"] for b in never.buttons()), never.text
     # a count and a billing said as filters are the watch's, not dropped as the workload's own count would be
     tg.message("70B QLoRA x2 spot", user_id=118)
@@ -538,6 +539,25 @@ async def test_an_estimate_said_with_filters_keeps_them_through_every_button(tg,
     async with app.sessionmaker() as session:
         (sub,) = await list_subscriptions(session, 118)
     assert (sub.gpu_count, sub.billing, sub.kind) == (2, "spot", "workload")
+
+
+async def test_a_count_said_as_a_filter_is_the_count_the_estimate_is_about(tg, app):
+    """"70B QLoRA x2" is answered as "70B QLoRA on 2 GPUs" is: the memory per GPU of two, and a fit table of
+    two-GPU configurations only, as its offers are (in chat and inline, in both languages)."""
+    for uid, lang, filtered, said in ((131, "en", "70B QLoRA x2", "70B QLoRA on 2 GPUs"),
+                                      (132, "ru", "70B QLoRA x2", "70B QLoRA на 2 GPU")):
+        reply = await say(tg, filtered, user_id=uid, lang=lang)
+        plain = await say(tg, said, user_id=uid, lang=lang)
+        head = reply.split("\n\n")[0]
+        assert head == plain.split("\n\n")[0] and "2 GPU" in head.split("\n")[0], (reply, plain)
+        counts = re.findall(r"^• .+ × (\d+): ", reply, flags=re.M)
+        assert counts and set(counts) == {"2"}, reply
+    firsts = []
+    for query in ("70B QLoRA x2", "70B QLoRA on 2 GPUs"):
+        qid = tg.inline_query(query, user_id=133)
+        firsts.append((await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))).params["results"][0])
+    assert firsts[0]["title"] == firsts[1]["title"] and "2 GPUs" in firsts[0]["title"], firsts
+    assert "×2" in firsts[0]["description"] and "×1" not in firsts[0]["description"], firsts[0]
 
 
 async def test_a_card_watch_with_its_count_after_it_says_the_count_once(tg, app):

@@ -92,6 +92,20 @@ def test_count_alone_restricts_the_counts() -> None:
     assert report.fits and all(f.count == 8 for f in report.fits)
 
 
+def test_a_count_alone_that_nothing_holds_says_the_smallest_configuration_that_would() -> None:
+    """"70B full on 1 GPU": no card holds it at one; the advice names the configuration with the least memory in
+    all that does, at any count, and it is one that fits."""
+    w = wl(method="full", model="llama-3.1-70b", gpus=1, gpus_stated=True)
+    report = fit_configs(w)
+    assert report.counts == (1,) and not report.fits
+    first = report.advice[0]
+    assert first.code == "bigger_gpu", report.advice
+    where = render("en", first.msg).removeprefix("The smallest configuration that fits: ").rstrip(".")
+    count, name = where.split("x ", 1)
+    gpu = next(g for g in GPUS if g.name == name)
+    assert int(count) > 1 and any(f.gpu == gpu.id for f in fit_configs(w.with_(gpus=int(count))).fits), where
+
+
 def test_nothing_fits_gives_advice() -> None:
     report = fit_configs(wl(method="full", model="llama-3.1-405b"))
     assert not report.fits

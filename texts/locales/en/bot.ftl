@@ -48,6 +48,10 @@ est_fits_more = …and { $n } more { $n ->
        *[other] configurations
     }
 est_no_fit = Nothing fits in one node of up to 8 GPUs.
+est_no_fit_count = Nothing fits on { $count } { $count ->
+        [one] GPU
+       *[other] GPUs
+    } of any card, the count asked for.
 est_no_fit_named = Nothing fits on { $where }, the configuration asked for.
 est_no_fit_named_any = Nothing fits on { $cards }, even 8 to a server.
 est_remedies_title = <b>Try:</b>
