@@ -52,15 +52,19 @@ def short_lived(week: WindowStats | None) -> bool:
     return week is not None and typical_stay(week) is StayVerdict.SHORT
 
 
-def when_answer(lang: str, stats: CardStats, what: str, cap: str | None, *, monthly: bool = False) -> str:
-    """'In the last 30 days an H100 × 1 under $2.50/GPU-hour was in stock 62 % of the time; after selling out it
-    came back within a median 3 hours; right now: sold out for 1 hour 20 minutes.'"""
+def when_answer(lang: str, stats: CardStats, what: str, cap: str | None, *, monthly: bool = False,
+                filters: str = "") -> str:
+    """'In the last 30 days an H100 × 1 under $2.50/GPU-hour (on RunPod · spot) was in stock 62 % of the time;
+    after selling out it came back within a median 3 hours; right now: sold out for 1 hour 20 minutes.'
+    `filters`: the other filters the figures went through, as /subs says them."""
     w = stats.window
     if cap is not None:
         # Said back as the user meant it: per GPU-hour only when they said so (for one GPU both are the same figure)
         # (`monthly`: the cap was said per month and `cap` is that month's figure)
         key = ("when_under" if stats.cap_per_gpu else "when_under_whole") + ("_month" if monthly else "")
         what += t(lang, key, cap=cap)
+    if filters:
+        what += t(lang, "when_filters", filters=filters)
     share = w.share
     if share is None:
         return t(lang, "when_no_history", what=what)

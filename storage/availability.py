@@ -22,7 +22,7 @@ Read side — `series_stats`, `card_stats`, `provider_strips`: one indexed range
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from operator import itemgetter
@@ -48,6 +48,7 @@ from core.availability import (
     window_stats,
     windows,
 )
+from core.matching import region_matches
 from core.offers import Offer
 from core.slices import Steps, run_in_slices
 from storage.availability_cache import EXTRA_PART, read_window
@@ -602,23 +603,29 @@ DEFAULT_BILLINGS = ("hourly", "monthly")  # spot is interruptible: not what "in 
 async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_count: int | None, *,
                      fits: Callable[[str, int], bool] | None = None, cap: float | None = None,
                      cap_per_gpu: bool = True, currency: str = "USD", days: int = 30, now: datetime | None = None,
-                     billings: Sequence[str] = DEFAULT_BILLINGS, cache: ChangeCache | None = None) -> CardStats:
+                     billings: Sequence[str] = DEFAULT_BILLINGS, cache: ChangeCache | None = None,
+                     providers: Collection[str] | None = None, region: str | None = None) -> CardStats:
     """Figures for "any of `cards` × `gpu_count` at any provider (at or under `cap`)": the provider families merged,
-    each counted only where its provider was observed. `cap` is per GPU-hour, or with `cap_per_gpu=False` per hour
+    each counted only where its provider was observed; with `providers`, at those only; with `region` (a filter as
+    /subscribe reads it, `core.matching.region_matches`), the series of the places it holds instead of the families
+    (a family is in stock wherever any of its places is). `cap` is per GPU-hour, or with `cap_per_gpu=False` per hour
     for the whole configuration (a family of n GPUs then meets it at `cap / n` per GPU-hour: every member of a
     family has the same count). None for `cards` / `gpu_count`: any; `fits(card, count)` narrows further (a
     workload's fitting configurations). `cache`: a replica's held changes (storage/availability_cache.py), the
     same figures with a small read."""
     now = now or datetime.now(UTC)
-    where = [_series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings))]
+    where = [_series.c.region == WHOLE_GROUP if region is None else _series.c.region != WHOLE_GROUP,
+             _series.c.billing.in_(list(billings))]
+    if providers is not None:
+        where.append(_series.c.provider.in_(sorted(providers)))
     if cards is not None:
         where.append(_series.c.card.in_(list(cards)))
     if gpu_count is not None:
         where.append(_series.c.gpu_count == gpu_count)
     since = now - timedelta(days=days)
     if cache is None:
-        rows = [_Family(*r) for r in (await session.execute(_family_rows(where))).all()
-                if fits is None or fits(r.card, r.gpu_count)]
+        listed = map(_Family._make, (await session.execute(_family_rows(where))).all())
+        rows = [r for r in listed if r.kept(fits, region)]
         coverage = await _coverage_of(session, (r.provider for r in rows), since)
         keys = [r.key for r in rows]
         caps = [_cap_of(cap, cap_per_gpu, r.gpu_count) for r in rows]
@@ -627,8 +634,9 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
                                                       currency=currency))
         prepared = Timeline(merged, spans, currency)
     else:  # the merged timeline held, prepared: only this window's figures computed
-        asked = (None if cards is None else tuple(cards), gpu_count, tuple(billings))
-        rows, coverage, changes = await _held_question(session, cache, where, asked, fits, since, now)
+        asked = (None if cards is None else tuple(cards), gpu_count, tuple(billings),
+                 None if providers is None else tuple(sorted(providers)), region is not None)
+        rows, coverage, changes = await _held_question(session, cache, where, asked, fits, region, since, now)
         keys = [r.key for r in rows]
         caps = [_cap_of(cap, cap_per_gpu, r.gpu_count) for r in rows]
         merged, spans, prepared = await cache.merged((tuple(keys), tuple(caps), currency), keys,
@@ -646,15 +654,22 @@ def _cap_of(cap: float | None, per_gpu: bool, gpu_count: int) -> float | None:
 
 
 def _family_rows(where: Sequence[Any]) -> Any:
-    return (select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count).where(*where)
-            .order_by(_series.c.key))
+    return (select(_series.c.key, _series.c.provider, _series.c.card, _series.c.gpu_count, _series.c.region)
+            .where(*where).order_by(_series.c.key))
 
 
 class _Family(NamedTuple):
+    """A series `card_stats` reads: a provider family, or one place of it when a region was asked for."""
+
     key: str
     provider: str
     card: str
     gpu_count: int
+    region: str
+
+    def kept(self, fits: Callable[[str, int], bool] | None, region: str | None) -> bool:
+        return (fits is None or fits(self.card, self.gpu_count)) and (region is None
+                                                                       or region_matches(region, self.region))
 
 
 def _question_parts(where: Sequence[Any]) -> tuple[Select[*tuple[Any, ...]], ...]:
@@ -675,9 +690,9 @@ def _question_parts(where: Sequence[Any]) -> tuple[Select[*tuple[Any, ...]], ...
 
 
 async def _held_question(session: AsyncSession, cache: ChangeCache, where: Sequence[Any], asked: Hashable,
-                         fits: Callable[[str, int], bool] | None, since: datetime, now: datetime
-                         ) -> tuple[list[_Family], dict[str, list[Span]], dict[str, list[Change]]]:
-    """The series `where` selects (narrowed by `fits`), their providers' coverage and their changes, as
+                         fits: Callable[[str, int], bool] | None, region: str | None, since: datetime,
+                         now: datetime) -> tuple[list[_Family], dict[str, list[Span]], dict[str, list[Change]]]:
+    """The series `where` selects (narrowed by `fits` and `region`), their providers' coverage and their changes, as
     `card_stats` reads them fresh, in one statement when the series list is held: the changes' refresh carries the
     coverage rows and a count of the series `where` selects. Series are never deleted, so an equal count is the
     held list; a larger one (a new series) reads the list again and asks once more."""
@@ -686,11 +701,11 @@ async def _held_question(session: AsyncSession, cache: ChangeCache, where: Seque
         hit = cache.held_rows(held_key)
         read_now = hit is None
         if hit is None:
-            listed = tuple(_Family(*r) for r in (await session.execute(_family_rows(where))).all())
+            listed = tuple(map(_Family._make, (await session.execute(_family_rows(where))).all()))
             hit = (listed, _question_parts(where))
             cache.hold_rows(held_key, hit)
         listed, extra = hit
-        rows = [r for r in listed if fits is None or fits(r.card, r.gpu_count)]
+        rows = [r for r in listed if r.kept(fits, region)]
         providers = sorted({r.provider for r in rows})
         changes, got = await cache.changes_with(session, [r.key for r in rows], since, now, extra,
                                                 {"providers": providers, "covered": since})

@@ -25,6 +25,7 @@ from bot.handlers.common import argument
 from bot.subscribe_query import parse_subscribe
 from bot.subscribing import limits_problem
 from bot.texts import t
+from bot.views import render_filters
 from core.gpus import get_gpu
 from storage.availability import DEFAULT_BILLINGS, card_stats
 from storage.availability_cache import ChangeCache
@@ -73,18 +74,23 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
         count = req.gpu_count or 1
         what = t(lang, "when_what_gpu", gpu=esc(_gpu_label(req.gpu_ids)), count=str(count))
         stats = await card_stats(session, req.gpu_ids, count, cap=req.max_price, cap_per_gpu=req.price_per_gpu,
-                                 currency=cur, days=WINDOW_DAYS, billings=billings, cache=cache)
+                                 currency=cur, days=WINDOW_DAYS, billings=billings, cache=cache,
+                                 providers=req.providers, region=req.region)
     else:
-        result = await estimator.get_resolved(req.target, user_id)
+        result = await estimator.get_resolved(req.target, user_id, count=req.gpu_count)  # "x2": on 2 GPUs
         if not isinstance(result, Estimate):
             return t(lang, "when_unknown", text=esc(req.target))
         what = t(lang, "when_what_workload", workload=esc(req.target))
         stats = await card_stats(session, None, None, fits=_fits(result, req.gpu_count), cap=req.max_price,
                                  cap_per_gpu=req.price_per_gpu, currency=cur, days=WINDOW_DAYS, billings=billings,
-                                 cache=cache)
+                                 cache=cache, providers=req.providers, region=req.region)
     monthly = req.price_monthly  # said back in the unit it was said in
     cap = money(cap_amount(req.max_price, monthly), cur, lang, exact=True) if req.max_price is not None else None
-    return when_answer(lang, stats, what, cap, monthly=monthly)
+    # every other filter the figures went through, said after what they are about
+    said = render_filters(lang, max_price=None, price_currency=cur, providers=req.providers,
+                          gpu_count=None if req.gpu_ids else req.gpu_count, billing=req.billing,
+                          region=req.region).removeprefix(" · ")
+    return when_answer(lang, stats, what, cap, monthly=monthly, filters=said)
 
 
 @router.message(Command("when"), flags={"rate": "estimate"})

@@ -104,6 +104,21 @@ async def test_when_in_both_languages(tg: FakeTelegram, app: App) -> None:
                                                                               "ru")
 
 
+async def test_when_reads_each_filter_and_says_it(tg: FakeTelegram, app: App) -> None:
+    """The figures go through every filter said (providers, a region, a count with a workload) and the answer says
+    them: the H100 is RunPod's, in the US; at another provider or in Germany nothing was seen."""
+    runpod = await say(tg, "/when H100 on runpod", 21, "en")
+    assert "H100 × 1 (on RunPod) was in stock 11\u00a0% of the time" in runpod, runpod
+    assert "No availability history for H100 × 1 (on Vast.ai)" in await say(tg, "/when H100 on vastai", 22, "en")
+    us = await say(tg, "когда H100 в США", 23, "ru")
+    assert "H100 × 1 (регион Соединенные Штаты) была в наличии 11\u00a0%" in us, us
+    assert "Истории наличия пока нет (H100 × 1 (регион Германия))" in await say(tg, "когда H100 в Германии", 24, "ru")
+    two = await say(tg, "/when 7B LoRA x2", 25, "en")
+    assert "No availability history for a configuration that fits 7B LoRA (× 2 GPUs)" in two, two
+    one = await say(tg, "/when 7B LoRA x1 under $3 spot", 26, "en")
+    assert "fits 7B LoRA under $3.00/hour for the whole configuration (× 1 GPU · spot)" in one, one
+
+
 @pytest.mark.parametrize(("lang", "seconds", "text"), [
     ("ru", 35 * 60, "35 минут"), ("ru", 80 * 60, "1 час 20 минут"), ("ru", 61 * 60, "1 час 1 минуту"),
     ("ru", 2 * 3600 + 22 * 60, "2 часа 22 минуты"), ("ru", 5 * 86400, "5 дней"), ("ru", 86400 + 3 * 3600,

@@ -121,6 +121,28 @@ async def cards_under_a_cap(sm: async_sessionmaker[AsyncSession]) -> None:
     assert capped.window.in_stock == (7 * 30 + 15) * M and capped.window.median_comeback == 150 * M
     assert any_price.window.in_stock == any_price.window.observed  # 'b' never left
     assert rub.window.in_stock == 0.0 and rub.window.price_now is None  # $2 = 160 RUB: over a 150 RUB cap
+    await cards_at_places_and_providers(sm)
+
+
+async def cards_at_places_and_providers(sm: async_sessionmaker[AsyncSession]) -> None:
+    """A region reads the places it holds (a family is in stock wherever any of its places is): the US's H100 is
+    'a', which comes and goes; the EU's is 'b', which never left. Providers keep theirs only."""
+    now = at(111) + timedelta(minutes=2)
+    a_stays = (7 * 30 + 15) * M
+    async with sm() as s:
+        for region in ("US", "@US", "@NA"):
+            us = await card_stats(s, ["h100-sxm"], 1, days=30, now=now, region=region)
+            assert us.window.in_stock == a_stays and us.providers == ("cloudx",), (region, us)
+        eu = await card_stats(s, ["h100-sxm"], 1, days=30, now=now, region="EU")
+        assert eu.window.in_stock == eu.window.observed > a_stays
+        both = await card_stats(s, ["h100-sxm"], 1, days=30, now=now, region="@US,DE")  # none in Germany
+        assert both.window.in_stock == a_stays
+        asia = await card_stats(s, ["h100-sxm"], 1, days=30, now=now, region="@JP")
+        assert asia.window.share is None and asia.providers == ()
+        theirs = await card_stats(s, ["h100-sxm"], 1, days=30, now=now, providers=["cloudx"])
+        assert theirs.window.in_stock == theirs.window.observed
+        others = await card_stats(s, ["h100-sxm"], 1, days=30, now=now, providers=["runpod", "vastai"])
+        assert others.window.share is None and others.providers == ()
 
 
 async def test_clock_set_back_counts_no_time_twice(sm: async_sessionmaker[AsyncSession]) -> None:
@@ -213,12 +235,16 @@ async def test_a_replicas_held_changes_give_the_same_figures(sm: async_sessionma
     await both(at(111) + timedelta(minutes=2))
     assert loads == [len(cache)] and len(cache) > 0  # the first question loads the window; later ones refresh it
     await both(at(111) + timedelta(minutes=2), cap=2.5)
+    await both(at(111) + timedelta(minutes=2), region="US")  # a place's series: loaded once, then held too
+    await both(at(111) + timedelta(minutes=2), region="EU", providers=["cloudx"])
     cache_first = StateCache()
+    loaded = len(loads)
     for k in range(112, 118):
         await poll(sm, k, cache=cache_first)
         await both(at(k) + timedelta(minutes=2))
         await both(at(k) + timedelta(minutes=2), cap=2.5)
-    assert len(loads) == 1  # the polls' new rows came by refreshes, not loads
+        await both(at(k) + timedelta(minutes=2), region="US")
+    assert len(loads) == loaded  # the polls' new rows came by refreshes, not loads
     # A row stamped 20 minutes before the latest held one, committed after it (another writer's late poll).
     async with sm() as s, s.begin():
         s.add(AvailabilityChange(series_key="cloudx|h100-sxm|1|*|hourly", at=at(117) - timedelta(minutes=20),

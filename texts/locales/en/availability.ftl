@@ -32,6 +32,7 @@ when_under = {" "}under { $cap }/GPU-hour
 when_under_whole = {" "}under { $cap }/hour for the whole configuration
 when_under_month = {" "}under { $cap } per GPU per month
 when_under_whole_month = {" "}under { $cap }/month for the whole configuration
+when_filters = {" "}({ $filters })
 when_share = In the last { $days ->
     [one] { $days } day
    *[other] { $days } days

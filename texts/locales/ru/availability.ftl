@@ -42,6 +42,7 @@ when_under = {" "}дешевле { $cap } за GPU-час
 when_under_whole = {" "}дешевле { $cap } в час за всю конфигурацию
 when_under_month = {" "}дешевле { $cap } за GPU в месяц
 when_under_whole_month = {" "}дешевле { $cap } в месяц за всю конфигурацию
+when_filters = {" "}({ $filters })
 when_share = За { $days ->
     [one] последний { $days } день
     [few] последние { $days } дня
