@@ -469,7 +469,8 @@ def _alternation(words: set[str]) -> str:
 
 _CATALOG_HEADS, _CATALOG_WORDS = _model_vocabulary()
 _FAMILY_WORDS, _NAME_WORDS = _alternation(_CATALOG_HEADS), _alternation(_CATALOG_WORDS)
-_MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?\s?[bб](?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
+# "13В": a Cyrillic capital В typed for the Latin B, glued to its number (a spaced "в" is the preposition "in")
+_MSIZE = r"(?:[0-9]{1,3}x)?[0-9]{1,4}(?:\.[0-9]{1,2})?(?:\s?[bб]|в)(?!\w)|a[0-9]{1,3}(?:\.[0-9])?b(?!\w)"
 _MSIZE += r"|[0-9]{2,3}\s?m(?!\w)"  # millions: "smollm2 135m", "gemma 3 270m"
 # a context length that is part of a name ("phi3 mini 128k"); `_model` leaves it to the context rule when the name
 # with it is no catalog model ("llama 3 8b 128k")
@@ -481,7 +482,8 @@ _MJOINED = r"(?:[\-_.:][a-z0-9]+)*"  # ":" joins an Ollama tag ("qwen3:30b-a3b",
 # name unknown, and `_model` then keeps the leading part that names a model
 _MDATE = r"[0-9]{4}(?![\w.,])"
 # what a bare number after a name must not be followed by to belong to it ("phi 4" yes, "llama 8b 4 gpus" no)
-_MUNIT = (r"(?![0-9.])(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|пользоват\w*|bit|бит\w*|b(?!\w)|б(?!\w)|млрд|"
+_MUNIT = (r"(?![0-9.])(?!в(?!\w))(?!\s*(?:[xх×*]|gpus?|cards?|карт\w*|гпу|users?|пользоват\w*|bit|бит\w*|"
+          r"b(?!\w)|б(?!\w)|bn(?!\w)|billion|миллиард|млрд|"
           r"k(?!\w)|к(?!\w)|тыс|token|токен|epoch|эпох|examples?|пример|ctx|контекст))")
 # a size may carry its experts or active parameters joined on: "17b-16e", "30b-a3b"
 _MSIZE_MOE = r"(?:[\s\-_/](?:[0-9]{1,3}e|a[0-9]{1,3}(?:\.[0-9])?b)(?!\w))?"
@@ -507,7 +509,7 @@ _HUB_RX = (rf"(?!(?:{_GRAMMAR_WORD})/)(?!{_PER_UNIT})[a-z0-9][\w.\-]*/(?!(?:{_GR
 def _latin_family(text: str) -> str:
     """'квен 32б' -> 'qwen 32b', 'дипсик' -> 'deepseek': a Russian spelling of a family and a Cyrillic size
     letter read as the catalog's Latin ones."""
-    text = re.sub(r"([0-9])\s?б(?![а-яё\w])", r"\1b", text)
+    text = re.sub(r"([0-9])(?:\s?б|в)(?![а-яё\w])", r"\1b", text)
     for word, latin in _RU_NAME_WORDS:
         text = word.sub(latin, text)
     # each family word, the first and any later one ("сайга ллама3 8b": a fine-tune named after its base)
@@ -948,7 +950,8 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("size_range", rf"(?:от\s+|from\s+)?(?P<sr_a>{N})\s*(?:b|bn|б|млрд\.?)?\s*(?:-|to|до|\.\.)\s*(?P<sr_b>{N})\s*"
                    r"(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?!\w)(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size_range),
-    ("size", rf"(?P<sz_n>{N})\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)(?:\s*(?:params?|parameters?|параметр\w*))?",
+    ("size", rf"(?P<sz_n>{N})(?:\s*(?:b|bn|б|billion|млрд\.?|миллиард\w*)|в(?!\w))"
+             r"(?:\s*(?:params?|parameters?|параметр\w*))?",
      _size),
     # a Hugging Face page's address pasted whole: its repository ("https://huggingface.co/Qwen/Qwen2.5-7B/tree/main")
     ("hub_url", rf"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?P<hu_r>{_HUB_RX})(?:/[^\s,;]*)?",

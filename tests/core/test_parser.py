@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from core.defaults import complete
 from core.gpus import GPUS, find_gpu, resolve_gpus
 from core.models import MODELS, find_model
 from core.parser import MAX_CHARS, ParseError, left_out, normalise_targets, parse_size, parse_workload
@@ -332,10 +333,23 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     # names: a context size that is part of the name, Russian words of a name
     ("phi3 mini 128k inference on t4", "phi-3-mini-128k inference on t4"),
     ("мистраль немо 12b qlora", "mistral nemo 12b qlora"), ("мистраль лардж 2 инференс", "mistral large 2 inference"),
+    # a Cyrillic capital В typed for B, glued to its number
+    ("13В лора", "13b lora"), ("лама 3 8В лора", "llama 3 8b lora"),
+    ("qwen2.5 7в инференс в fp8", "qwen2.5 7b inference fp8"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     # the same workload: a rate's unit is only how it is said back ("300 a minute" is "5 rps")
     assert said(written) | {"request_rate_unit": None} == said(plain) | {"request_rate_unit": None}
+
+
+@pytest.mark.parametrize(("written", "plain"), [
+    ("llama 70 billion inference", "llama 70b inference"), ("лама 3 70 миллиардов qlora", "llama 3 70b qlora"),
+    ("qwen 72 bn inference", "qwen 72b inference"), ("квен 2.5 72 млрд инференс", "qwen2.5 72b inference"),
+])
+def test_a_size_in_words_after_a_family_is_its_model(written: str, plain: str) -> None:
+    """"llama 70 billion": the family and a size said in words (read apart, not as the name "llama 70") complete
+    to the model "llama 70b" names."""
+    assert complete(parse_workload(written))[0] == complete(parse_workload(plain))[0]
 
 
 # Ollama's DeepSeek-R1 tags are the distilled models of that size (tools/gen_models.py EXTRA_ALIASES), not R1 at
