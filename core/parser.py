@@ -1048,7 +1048,10 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("batch", r"(?:bs|mbs|batch(?:[\s_\-]*size)?|micro[\s_\-]*batch(?:[\s_\-]*size)?|per[\s_\-]*device[\s_\-]*"
               r"(?:train[\s_\-]*)?batch[\s_\-]*size|батч\w*|размер\w*\s+батча|пакет\w*)\s*(?:of\s+|=|:)?\s*"
               rf"(?P<bs_n>{INT})", _field("batch", "bs_n")),
-    ("rank", rf"(?:r|rank|lora_r|lora_rank|ранг\w*)\s*[=:]?\s*(?P<rk_n>{INT})", _field("lora_rank", "rk_n")),
+    # "р16": a Cyrillic "р" typed for the r, at a power of two as ranks are ("р40" looks like a P40 card, and
+    # "дипсик р1" is read by the model rule, before this one)
+    ("rank", rf"(?:r|rank|lora_r|lora_rank|ранг\w*|р(?=\s*[=:]?\s*(?:4|8|16|32|64|128|256|512)(?![0-9])))\s*[=:]?\s*"
+             rf"(?P<rk_n>{INT})", _field("lora_rank", "rk_n")),
     ("targets", rf"(?:targets?|target[\s_\-]*modules|модул\w*)\s*[=:]?\s*(?P<tg_l>{TI}(?:\s*[,+/]\s*{TI})*|"
                 r"all[\s_\-]*linear|all|qkvo|qkv|qv)", _targets("tg_l")),
     ("targets2", rf"(?P<tg_l2>{TI}(?:\s*[,+/]\s*{TI})+)", _targets("tg_l2")),

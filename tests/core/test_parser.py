@@ -336,10 +336,21 @@ def test_a_question_means_its_workload(question: str, plain: str) -> None:
     # a Cyrillic capital В typed for B, glued to its number
     ("13В лора", "13b lora"), ("лама 3 8В лора", "llama 3 8b lora"),
     ("qwen2.5 7в инференс в fp8", "qwen2.5 7b inference fp8"),
+    # a LoRA rank with a Cyrillic "р" ("р40" stays unread: it looks like a P40, not a rank)
+    ("7b лора р16", "7b lora r16"), ("лора р 64 ллама 3 8б", "llama 3 8b lora rank 64"),
+    ("7b лора р=32", "7b lora r=32"),
 ])
 def test_the_same_workload_written_another_way(written: str, plain: str) -> None:
     # the same workload: a rate's unit is only how it is said back ("300 a minute" is "5 rps")
     assert said(written) | {"request_rate_unit": None} == said(plain) | {"request_rate_unit": None}
+
+
+def test_a_cyrillic_r_before_a_number_no_rank_has_is_left_unread() -> None:
+    """"на р40" looks like a P40 card: not read as a LoRA rank of 40 (and so never refused as one inference lacks)."""
+    with pytest.raises(ParseError) as e:
+        parse_workload("7b инференс на р40")
+    text = render("ru", e.value.explain())
+    assert "«р40»" in text and "ранг" not in text, text
 
 
 @pytest.mark.parametrize(("written", "plain"), [
