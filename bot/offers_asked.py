@@ -46,8 +46,9 @@ class OffersAsked:
 
     @property
     def workload(self) -> str:
-        """The workload the page's market button opens: none for a card name."""
-        return self.target if self.target and gpu_list(self.target) is None else ""
+        """The workload the page's market button opens, with the filters said with it (the page reads them as the
+        bot does): none for a card name."""
+        return self.req.text if self.target and gpu_list(self.target) is None else ""
 
 
 def offers_asked(text: str, currency: str, req: SubscribeRequest | None = None) -> OffersAsked:

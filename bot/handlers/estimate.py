@@ -42,7 +42,7 @@ async def estimate_view(est: Estimate, token: str, *, lang: str, currency: str, 
     `asked`: the filters said with the workload (`estimate_of`): its offers are those they let through, said so,
     and each remedy keeps them."""
     ranked = rank_for(est, offers, currency, asked.keep if asked else None)
-    said = asked.req.text if asked else est.query
+    said = said_text(est, asked)
     remedies = [(r.code, await tokens.stored(said + r.query_suffix)) for r in est.remedies()]
     toggle = assumptions if has_assumptions(est) else None
     holds = est.holds_at(asked.count if asked else None)
@@ -69,6 +69,12 @@ async def estimate_of(text: str, estimator: Estimator, currency: str,
         return result, None
     shorter = await estimator.get_resolved(asked.target, user_id, count=asked.count)
     return (shorter, asked) if isinstance(shorter, Estimate) or needs_method(shorter) else (result, None)
+
+
+def said_text(est: Estimate, asked: OffersAsked | None) -> str:
+    """The text an estimate answers, as said: with the filters said with its workload (`estimate_of`). What its
+    buttons and the market page stand for."""
+    return asked.req.text if asked is not None else est.query
 
 
 # core's "which method?" questions -> the question the bot asks instead, and its buttons
@@ -135,10 +141,10 @@ async def reply_estimate(message: Message, text: str, *, lang: str, currency: st
 async def send_estimate(message: Message, est: Estimate, *, lang: str, currency: str, offers: OfferCache,
                         tokens: QueryTokens, webapp_url: str | None = None, asked: OffersAsked | None = None) -> None:
     """The estimate as a new message; its buttons stand for the text as said, filters and all."""
-    token = await tokens.stored(asked.req.text if asked else est.query)
-    body, keyboard = await estimate_view(est, token, lang=lang, currency=currency, offers=offers, tokens=tokens,
-                                         asked=asked)
-    await answer_long(message, body, with_market(keyboard, webapp_url, lang, message.chat, est.query))
+    said = said_text(est, asked)
+    body, keyboard = await estimate_view(est, await tokens.stored(said), lang=lang, currency=currency, offers=offers,
+                                         tokens=tokens, asked=asked)
+    await answer_long(message, body, with_market(keyboard, webapp_url, lang, message.chat, said))
 
 
 @router.message(Command("estimate"), flags={"rate": "estimate"})
@@ -184,7 +190,7 @@ async def chose_method(query: CallbackQuery, callback_data: EstimateCb, lang: st
         return
     body, markup = await estimate_view(result, await tokens.stored(phrase), lang=lang, currency=currency,
                                        offers=offers, tokens=tokens, asked=asked)
-    keyboard = with_market(markup, webapp_url, lang, query.message.chat, result.query)
+    keyboard = with_market(markup, webapp_url, lang, query.message.chat, said_text(result, asked))
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):
             await query.message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)
@@ -231,7 +237,7 @@ async def toggle_assumptions(query: CallbackQuery, callback_data: EstimateCb, la
     message, result, asked = pressed
     body, markup = await estimate_view(result, callback_data.q, lang=lang, currency=currency, offers=offers,
                                        tokens=tokens, assumptions=callback_data.action == "assume", asked=asked)
-    keyboard = with_market(markup, webapp_url, lang, message.chat, result.query)
+    keyboard = with_market(markup, webapp_url, lang, message.chat, said_text(result, asked))
     if len(body) <= 4096:
         with contextlib.suppress(TelegramBadRequest):  # unchanged: 'message is not modified'
             await message.edit_text(body, reply_markup=keyboard, disable_web_page_preview=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.estimates import Estimate, Estimator, Failure
 from bot.formatting import money
+from bot.handlers.estimate import estimate_of, said_text
 from bot.names import region_name
 from bot.offer_cache import CachedOffer, OfferCache
 from bot.texts import examples_block, t
@@ -41,8 +42,10 @@ def _target(est: Estimate, lang: str) -> str | None:
     return render(lang, said) if said is not None else None
 
 
-def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str) -> dict[str, Any]:
-    """The answer from the estimate and its ranking (`bot.views.rank_for`, taken on the loop): CPU work only."""
+def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str, *, query: str | None = None,
+                  filters: str | None = None) -> dict[str, Any]:
+    """The answer from the estimate and its ranking (`bot.views.rank_for`, taken on the loop): CPU work only.
+    `query`: the text as said, filters and all (what "Subscribe" watches); `filters`: the line saying them."""
     mem = est.memory
     fits = {(f.gpu, f.count): f for f in est.report.fits}
     shown = ranked[:OFFERS_LISTED]
@@ -69,7 +72,8 @@ def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str)
                                         "per_hour_text": money(r.price_per_hour, currency)}
     return {
         "ok": True,
-        "query": est.query,
+        "query": query or est.query,
+        "filters": filters,
         "workload": workload_label(est, lang),
         "assumptions": [render(lang, a.msg) for a in est.assumptions],
         "memory": {"per_gpu_gib": round(mem.per_gpu_gib, 1), "recommended_gib": round(mem.recommended_per_gpu_gib, 1)},
@@ -90,18 +94,23 @@ def estimate_json(est: Estimate, ranked: RankedGroups, lang: str, currency: str)
 
 async def estimate_answer(estimator: Estimator, offers: OfferCache, text: str, *, lang: str, currency: str,
                           user_id: int | None, kept: Built[tuple[str, str, str], Body] | None = None) -> Body:
-    """The answer to a typed workload; `{"ok": false, "message": ...}` when it is not one (the bot's explanation).
-    `kept`: the answers kept (per phrase, language and currency; built once per offer-cache version)."""
-    result = await estimator.get_resolved(text, user_id)
+    """The answer to a typed workload, as the bot answers it: said with filters ("7B LoRA under $0.30/h on
+    runpod", `bot.handlers.estimate.estimate_of`), its offers are only those they let through, and it says so;
+    `{"ok": false, "message": ...}` when it is not one (the bot's explanation). `kept`: the answers kept (per phrase
+    as said, language and currency; built once per offer-cache version)."""
+    result, asked = await estimate_of(text, estimator, currency, user_id)
     if isinstance(result, Failure):
         message = plain(result.message(lang)) or plain(t(lang, "unknown", examples=examples_block(lang)))
         return body_of({"ok": False, "query": result.query, "message": message})
-    est = result
+    est, said = result, said_text(result, asked)
+    filters = plain(t(lang, "est_filters_said", filters=asked.said(lang, currency))) if asked is not None else None
 
     async def build() -> Body:
-        ranked = rank_for(est, offers, currency)  # on the loop: takes the cache's current groups
-        return await asyncio.to_thread(lambda: body_of(estimate_json(est, ranked, lang, currency)))
+        # on the loop: takes the cache's current groups
+        ranked = rank_for(est, offers, currency, asked.keep if asked is not None else None)
+        return await asyncio.to_thread(lambda: body_of(estimate_json(est, ranked, lang, currency, query=said,
+                                                                     filters=filters)))
 
     if kept is None:
         return await build()
-    return await kept.get((est.query, lang, currency), offers.version, build)
+    return await kept.get((said, lang, currency), offers.version, build)

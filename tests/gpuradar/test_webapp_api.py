@@ -276,6 +276,25 @@ async def test_estimate_narrows_to_fitting_configurations_cheapest_first(client)
     assert (await client.post("/api/estimate", content=b"not json")).status_code == 400
 
 
+async def test_an_estimate_said_with_filters_lists_only_what_they_let_through_and_says_them(client):
+    """The workload box reads what the bot reads: "70B QLoRA ctx 4k on runpod" is the estimate of the workload whose
+    offers are RunPod's alone, said so in the user's language; "x2" is the count the answer is about; the query
+    kept for "Subscribe" is the text as said, filters and all."""
+    plain = (await client.post("/api/estimate", params={"lang": "en", "currency": "USD"},
+                               json={"text": "70B QLoRA ctx 4k"})).json()
+    assert {r["provider"] for r in plain["offers"]} - {"runpod"} and plain["filters"] is None
+    body = (await client.post("/api/estimate", params={"lang": "en", "currency": "USD"},
+                              json={"text": "70B QLoRA ctx 4k on runpod"})).json()
+    assert body["ok"] and body["offers"] and {r["provider"] for r in body["offers"]} == {"runpod"}, body["offers"]
+    assert set(body["cells"]) and all(set(c) == {"runpod"} for c in body["cells"].values()), body["cells"]
+    assert body["filters"] == "Only offers you asked for: on RunPod." and body["query"] == "70B QLoRA ctx 4k on runpod"
+    assert body["memory"] == plain["memory"] and body["fits"] == plain["fits"]
+    ru = (await client.post("/api/estimate", params={"lang": "ru"}, json={"text": "70B QLoRA ctx 4k x2"})).json()
+    assert ru["filters"] == "Только предложения, о которых вы просили: × 2 GPU." and ru["fits"], ru
+    assert {f["count"] for f in ru["fits"]} == {2} and {r["count"] for r in ru["offers"]} <= {2}, ru
+    assert ru["memory"]["per_gpu_gib"] < plain["memory"]["per_gpu_gib"]  # shared by two
+
+
 async def test_history_has_spot_and_on_demand_apart_with_availability(client):
     body = (await client.get("/api/history", params={"gpu": "h100-sxm", "range": "7d", "currency": "USD"})).json()
     assert set(body["series"]) == {"on_demand", "spot"}
@@ -394,6 +413,15 @@ async def test_menu_button_and_open_the_market_under_offers_and_estimate(tg, app
             answer = await tg.wait_for("sendMessage", chat_id=601)
             button = next(b for row in answer.reply_markup["inline_keyboard"] for b in row if "web_app" in b)
             assert label in button["text"] and button["web_app"]["url"].startswith(PUBLIC)
+    # a workload said with filters opens the page with them: it answers what the bot answered
+    from urllib.parse import parse_qs, urlsplit
+
+    for text in ("/estimate 70B QLoRA ctx 4k on runpod", "/offers 70B QLoRA ctx 4k on runpod", "70B QLoRA x2"):
+        tg.message(text, user_id=603, lang="en")
+        answer = await tg.wait_for("sendMessage", chat_id=603)
+        button = next(b for row in answer.reply_markup["inline_keyboard"] for b in row if "web_app" in b)
+        asked = parse_qs(urlsplit(button["web_app"]["url"]).query)["q"]
+        assert asked == [text.removeprefix("/estimate ").removeprefix("/offers ")], (text, asked)
     # a group gets no web_app button (Telegram refuses them there)
     tg.message("/offers H100", user_id=602, chat_id=-100, lang="en", chat_type="supergroup")
     group = await tg.wait_for("sendMessage", chat_id=-100)

@@ -274,3 +274,26 @@ async def test_a_serving_target_in_a_real_browser(browser, app, tg) -> None:
         assert not any("slow" in f or "успевает" in f for f in seen["fits"])  # the first eight all keep up
         assert seen["offers"] and all("h100" in str(k) for k in seen["offers"]), seen["offers"]
         assert seen["console"] == []
+
+
+async def test_a_workload_said_with_filters_opens_the_page_on_them(browser, app, tg) -> None:
+    """Opened from an answer to a workload said with filters (the market button's `?q=`), the page answers it as
+    the bot did: its offers are only those the filters let through, and it says so in the page's language."""
+    from urllib.parse import quote
+
+    page = Page(browser, app.web.url)
+
+    def view(lang: str, text: str) -> dict[str, Any]:
+        page.open(f"/?lang={lang}&q={quote(text)}")
+        page.wait.until(lambda d: page.css("#fit-offers li") or page.css("#no-offers") or page.css("#estimate-error"))
+        return {"filters": page.text("#filters"), "box": page.until("#workload").get_attribute("value"),
+                "offers": [li.get_attribute("data-key") for li in page.css("#fit-offers li")],
+                "console": [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]}
+
+    for lang, text, said in (
+            ("en", "70B QLoRA ctx 4k on runpod", "Only offers you asked for: on RunPod."),
+            ("ru", "70B QLoRA контекст 4к у runpod", "Только предложения, о которых вы просили: у RunPod.")):
+        seen = await asyncio.to_thread(view, lang, text)
+        assert seen["filters"] == said and seen["box"] == text, seen
+        assert seen["offers"] and all(str(k).startswith("runpod|") for k in seen["offers"]), seen["offers"]
+        assert seen["console"] == []

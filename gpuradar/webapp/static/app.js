@@ -263,6 +263,7 @@
       parts.push(el("p", {}, T("web_remedies")), rem);
     }
     parts.push(el("h2", {}, T("web_fitting_offers")));
+    if (est.filters) parts.push(el("p", { class: "hint small", id: "filters" }, est.filters));  // as the bot says it
     if (est.offers.length) {
       const list = el("ul", { class: "list", id: "fit-offers" });
       for (const o of est.offers.slice(0, 20)) {
