@@ -64,7 +64,7 @@ class Offer(BaseModel):
 
     @property
     def key(self) -> str:
-        """Stable identity across polls: alerts follow configurations, not listings."""
+        """Stable identity across polls: alerts follow configurations, not listings (`key_place` reads it back)."""
         # `billing` is a StrEnum: joined as its value (without the enum's slower `.value`; computed per offer per poll).
         return "|".join((self.provider, self.sku, str(self.gpu_count), self.location, self.billing))
 
@@ -211,3 +211,9 @@ def normalise_price(offer: Offer, rates: Rates) -> PricedOffer:
         price_per_gpu_hour_rub=round(rates.convert(per_gpu_hour, offer.currency, "RUB"), 4),
         price_per_gpu_hour_usd=round(rates.convert(per_gpu_hour, offer.currency, "USD"), 4),
     )
+
+
+def key_place(key: str) -> tuple[str, str]:
+    """(location, billing) of an `Offer.key`: its last two parts (the sku before them may hold anything)."""
+    _, location, billing = key.rsplit("|", 2)
+    return location, billing

@@ -614,14 +614,7 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     workload's fitting configurations). `cache`: a replica's held changes (storage/availability_cache.py), the
     same figures with a small read."""
     now = now or datetime.now(UTC)
-    where = [_series.c.region == WHOLE_GROUP if region is None else _series.c.region != WHOLE_GROUP,
-             _series.c.billing.in_(list(billings))]
-    if providers is not None:
-        where.append(_series.c.provider.in_(sorted(providers)))
-    if cards is not None:
-        where.append(_series.c.card.in_(list(cards)))
-    if gpu_count is not None:
-        where.append(_series.c.gpu_count == gpu_count)
+    where = _series_where(cards, gpu_count, billings, providers, region)
     since = now - timedelta(days=days)
     if cache is None:
         listed = map(_Family._make, (await session.execute(_family_rows(where))).all())
@@ -647,6 +640,21 @@ async def card_stats(session: AsyncSession, cards: Sequence[str] | None, gpu_cou
     return CardStats(cards=tuple(sorted({r.card for r in rows})), gpu_count=gpu_count, cap=cap,
                      cap_per_gpu=cap_per_gpu, currency=currency,
                      providers=tuple(sorted({r.provider for r in rows})), window=window)
+
+
+def _series_where(cards: Sequence[str] | None, gpu_count: int | None, billings: Sequence[str],
+                  providers: Collection[str] | None, region: str | None) -> list[Any]:
+    """The series a question reads: the provider families, or with a region every place (`_Family.kept` then
+    keeps those it holds), of these cards, count, billings and providers (None: any)."""
+    where = [_series.c.region == WHOLE_GROUP if region is None else _series.c.region != WHOLE_GROUP,
+             _series.c.billing.in_(list(billings))]
+    if providers is not None:
+        where.append(_series.c.provider.in_(sorted(providers)))
+    if cards is not None:
+        where.append(_series.c.card.in_(list(cards)))
+    if gpu_count is not None:
+        where.append(_series.c.gpu_count == gpu_count)
+    return where
 
 
 def _cap_of(cap: float | None, per_gpu: bool, gpu_count: int) -> float | None:
@@ -735,17 +743,18 @@ class ProviderStrip(BaseModel):
 
 async def provider_strips(session: AsyncSession, cards: Sequence[str], *, days: int,
                           now: datetime | None = None, billings: Sequence[str] = DEFAULT_BILLINGS,
-                          cache: ChangeCache | None = None) -> list[ProviderStrip]:
-    """Per provider that has history for any of `cards` (any GPU count): when it had one in stock, over the
-    observed time of the last `days` (at most the kept window, 30 days: older time was not kept, so nothing is
-    claimed about it); sorted by provider. One read of the providers' families, like card_stats."""
+                          cache: ChangeCache | None = None, gpu_count: int | None = None,
+                          providers: Collection[str] | None = None, region: str | None = None) -> list[ProviderStrip]:
+    """Per provider that has history for any of `cards` (any GPU count, or `gpu_count`): when it had one in stock,
+    over the observed time of the last `days` (at most the kept window, 30 days: older time was not kept, so nothing
+    is claimed about it); sorted by provider. One read of the providers' families (or of the places `region` holds),
+    like card_stats."""
     now = now or datetime.now(UTC)
     days = max(1, min(days, KEEP_DAYS - 1))
     since = now - timedelta(days=days)
-    rows = (await session.execute(
-        select(_series.c.key, _series.c.provider).where(
-            _series.c.region == WHOLE_GROUP, _series.c.billing.in_(list(billings)), _series.c.card.in_(list(cards)))
-        .order_by(_series.c.provider, _series.c.key))).all()
+    listed = map(_Family._make, (await session.execute(
+        _family_rows(_series_where(cards, gpu_count, billings, providers, region)))).all())
+    rows = sorted((r for r in listed if r.kept(None, region)), key=lambda r: (r.provider, r.key))
     if not rows:
         return []
     coverage = await _coverage_of(session, (r.provider for r in rows), since)

@@ -6,7 +6,7 @@ Filtering that is domain logic (does a configuration fit a workload?) stays in c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from core.fit import requirement
 from core.gpus import get_gpu
-from core.offers import Offer
+from core.matching import region_matches
+from core.offers import Offer, key_place
 from core.workload import Workload
 from storage.offer_tables import CurrentOffer, PricePoint, ProviderHealth, ScrapeRun
 
@@ -160,7 +161,9 @@ async def unknown_gpu_offers(session: AsyncSession) -> dict[str, dict[str, int]]
 
 async def price_history(session: AsyncSession, gpu: str, *, since: datetime | None = None,
                         currency: str = "RUB", min_count: int | None = None,
-                        buckets: int | None = None) -> list[HistorySeries]:
+                        buckets: int | None = None, gpu_count: int | None = None,
+                        providers: Collection[str] | None = None, billing: str | None = None,
+                        region: str | None = None) -> list[HistorySeries]:
     """For a chart: per provider, the cheapest in-stock price per GPU-hour of this GPU after each change.
 
     Each configuration's history is a step function (a point whenever its price or availability changed); the
@@ -168,12 +171,18 @@ async def price_history(session: AsyncSession, gpu: str, *, since: datetime | No
     (the `(gpu, at)` index) plus each configuration's last point before it, which sets the starting state; the
     series starts with the state at `since`. `buckets` aggregates each series to at most that many points over the
     range (the cheapest price of each bucket), so a chart's cost does not grow with the number of changes.
+    `gpu_count`, `providers`, `billing` and `region` (a filter as /subscribe reads it) keep the configurations
+    they hold, as a watch with them would.
     """
     column = PricePoint.price_per_gpu_hour_usd if currency.upper() == "USD" else PricePoint.price_per_gpu_hour_rub
     cols = (PricePoint.provider, PricePoint.offer_key, PricePoint.at, PricePoint.in_stock, column)
     where = [PricePoint.gpu == gpu]
     if min_count is not None:
         where.append(PricePoint.gpu_count >= min_count)
+    if gpu_count is not None:
+        where.append(PricePoint.gpu_count == gpu_count)
+    if providers is not None:
+        where.append(PricePoint.provider.in_(sorted(providers)))
     rows: list[Any] = []
     if since is not None:
         last_before = (select(func.max(PricePoint.id)).where(*where, PricePoint.at < since)
@@ -182,6 +191,8 @@ async def price_history(session: AsyncSession, gpu: str, *, since: datetime | No
                                        .order_by(PricePoint.at, PricePoint.id))).all()
         where.append(PricePoint.at >= since)
     rows += (await session.execute(select(*cols).where(*where).order_by(PricePoint.at, PricePoint.id))).all()
+    if billing is not None or region is not None:
+        rows = [r for r in rows if _placed(r.offer_key, billing, region)]
 
     current: dict[tuple[str, bool], dict[str, float | None]] = {}
     series: dict[tuple[str, bool], list[HistoryPoint]] = {}
@@ -200,6 +211,11 @@ async def price_history(session: AsyncSession, gpu: str, *, since: datetime | No
     if buckets:
         series = {p: _bucketed(pts, buckets) for p, pts in series.items()}
     return [HistorySeries(provider=p, points=pts, spot=spot) for (p, spot), pts in sorted(series.items())]
+
+
+def _placed(key: str, billing: str | None, region: str | None) -> bool:
+    location, billed = key_place(key)
+    return (billing is None or billed == billing) and (region is None or region_matches(region, location))
 
 
 def _bucketed(points: list[HistoryPoint], buckets: int) -> list[HistoryPoint]:

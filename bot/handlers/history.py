@@ -6,13 +6,18 @@ cards, any GPU count, on-demand or monthly) over the period's observed time, the
 statistics keep), and the caption says each provider's share of that time in stock. The period is the
 last 30 days unless the user names one (`7d`, `2w`, `3m`, `1y`; `7д`, `2н`, `3м`, `1г`). The data is an indexed
 range, aggregated to a bounded number of points per series (storage.queries.price_history); the chart is drawn off
-the event loop within a time limit, and kept a few minutes per GPU, period, currency and language, so a flood of the
-same request draws it once.
+the event loop within a time limit, and kept a few minutes per GPU, period, filters, currency and language, so a
+flood of the same request draws it once.
+
+The filters /subscribe reads narrow the chart and the strip to the configurations they hold ("H100 x8 on runpod",
+"spot", "in Germany"), said after the card in the caption; a price cap is no question for a chart of every price,
+and the answer points to /when, which answers it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -28,10 +33,12 @@ from bot.chart_cache import ChartCache
 from bot.formatting import esc, money
 from bot.handlers.common import argument
 from bot.names import provider_name
+from bot.offers_asked import offers_asked
+from bot.subscribing import limits_problem
 from bot.texts import t
 from core.availability import DAY
 from core.gpus import resolve_gpus
-from storage.availability import ProviderStrip, provider_strips
+from storage.availability import DEFAULT_BILLINGS, ProviderStrip, provider_strips
 from storage.availability_cache import ChangeCache
 from storage.queries import HistorySeries, price_history
 
@@ -89,13 +96,26 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
         await message.answer(t(lang, "history_usage"))
         return
     name, days = split_period(text)
+    asked = offers_asked(name, currency)  # "H100 x8 on runpod": the card and its filters
+    if asked.keep is not None:
+        name, days = split_period(asked.target) if days == DEFAULT_DAYS else (asked.target, days)
     gpus = resolve_gpus(name)
     if not gpus:
         await message.answer(t(lang, "unknown_gpu", name=esc(name)))
         return
+    req = asked.req
+    if problem := limits_problem(req, lang):
+        await message.answer(problem)
+        return
+    if req.max_price is not None:  # every price is on the chart: a cap is a question for /when
+        await message.answer(t(lang, "history_no_cap", text=esc(req.text)))
+        return
     label = gpus[0].family if len(gpus) > 1 else gpus[0].name
+    if asked.keep is not None:  # the filters, as /subs says them (the caption is escaped as a whole)
+        label += t(lang, "when_filters", filters=html.unescape(asked.said(lang, currency)))
     caption = t(lang, "history_caption", gpu=label, currency=currency)
-    key = (tuple(g.id for g in gpus), days, currency, lang)
+    providers = tuple(req.providers) if req.providers else None
+    key = (tuple(g.id for g in gpus), days, currency, lang, req.gpu_count, providers, req.billing, req.region)
     hit = charts.get(key)
     if hit is not None:  # the chart and its caption as drawn (the cheapest provider and shares of that moment)
         await message.answer_photo(BufferedInputFile(hit[0], filename=f"{gpus[0].id}-history.png"),
@@ -104,7 +124,9 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
     since = datetime.now(UTC) - timedelta(days=days)
     series: list[HistorySeries] = []
     for gpu in gpus:
-        for s in await price_history(session, gpu.id, currency=currency, since=since, buckets=POINTS):
+        for s in await price_history(session, gpu.id, currency=currency, since=since, buckets=POINTS,
+                                     gpu_count=req.gpu_count, providers=providers, billing=req.billing,
+                                     region=req.region):
             if any(p.price is not None for p in s.points):
                 provider = f"{provider_name(s.provider)} · {gpu.name}" if len(gpus) > 1 else provider_name(s.provider)
                 if s.spot:  # its own line, labelled: a spot price is never read as the on-demand one
@@ -125,7 +147,9 @@ async def history(message: Message, command: CommandObject, session: AsyncSessio
         caption += "\n" + t(lang, "history_cheapest_now", provider=labels[cheapest.provider],
                              price=money(current_price(cheapest), currency, lang))
     now = datetime.now(UTC)
-    strips = await provider_strips(session, [g.id for g in gpus], days=days, now=now, cache=availability)
+    strips = await provider_strips(session, [g.id for g in gpus], days=days, now=now, cache=availability,
+                                   billings=(req.billing,) if req.billing else DEFAULT_BILLINGS,
+                                   gpu_count=req.gpu_count, providers=providers, region=req.region)
     rows, line = strip_rows(lang, strips)
     if line:
         caption += "\n" + line

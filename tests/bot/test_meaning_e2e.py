@@ -129,6 +129,34 @@ async def test_history_caption_prefers_on_demand_and_labels_spot(tg: FakeTelegra
         assert price in caption and spot_word in caption, caption
 
 
+async def test_history_reads_the_filters_said_with_its_card(tg: FakeTelegram, app: App) -> None:
+    """"/history H100 on vastai", "x1", "spot", "in Germany": the chart and its caption are of the configurations
+    the filters hold, said after the card; a price cap is a question for /when, and is said so."""
+    for minutes, less in ((30, 0.02), (20, 0.0)):  # each price a step lower: two points, a line to draw
+        h100s = [offer("vastai", "h100-od", "h100-sxm", "H100 SXM", 1, 0.33 + less),
+                 offer("vastai", "h100-spot", "h100-sxm", "H100 SXM", 1, 0.18 + less, billing=Billing.SPOT),
+                 offer("vastai", "h100x8-de", "h100-sxm", "H100 SXM", 8, 8 * (0.29 + less), location="DE")]
+        await app.ingest(poll("vastai", h100s, NOW - timedelta(minutes=minutes)), RATES)
+
+    async def caption(text: str, uid: int, lang: str = "en") -> list[str]:
+        tg.message(text, user_id=uid, lang=lang)
+        return (await tg.wait_for("sendPhoto", chat_id=uid)).text.splitlines()
+
+    vast = await caption("/history H100 on vastai 7d", 31)
+    assert vast[0].startswith("H100 (on Vast.ai): cheapest") and "$0.29" in vast[1] and "RunPod" not in vast[2], vast
+    one = await caption("/history H100 x1 7d", 32)  # the eight in Germany, cheaper per GPU, left out
+    assert one[0].startswith("H100 (× 1 GPU)") and "$0.33" in one[1], one
+    spot = await caption("/history H100 7d spot", 33)
+    assert "(spot)" in spot[0] and "$0.18" in spot[1], spot
+    de = await caption("/history H100 в Германии", 34, "ru")
+    assert de[0].startswith("H100 (регион Германия)") and "0,29" not in de[1] and "23" in de[1], de
+    us = await caption("/history H100 region us 7d", 35)
+    assert "$0.33" in us[1] and "$0.29" not in us[1], us
+    capped = await say(tg, "/history H100 under $2", 36)
+    assert "takes no price cap" in capped and "/when H100 under $2" in capped, capped
+    assert "must be between 1 and" in await say(tg, "/history H100 x0", 37)
+
+
 async def test_a_one_device_total_is_said_in_all_with_the_first_fits_per_gpu_figure(
         tg: FakeTelegram, app: App) -> None:
     """A workload estimated on one device that no card holds: its figure is a total, never "per GPU"; the per-GPU

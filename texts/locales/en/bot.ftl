@@ -195,7 +195,8 @@ unsub_all_done = { $n ->
         [one] Deleted { $n } subscription, none left.
        *[other] All { $n } subscriptions deleted.
     }
-history_usage = Name a GPU, for example <code>/history H100</code>.
+history_no_cap = A price chart shows every price, so it takes no price cap. For how often one under your cap was in stock, ask <code>/when { $text }</code>.
+history_usage = Name a GPU, for example <code>/history H100</code>, optionally with filters and a period: <code>/history H100 x8 on runpod 7d</code>.
 history_empty = No price history for { $gpu } yet.
 history_slow = The { $gpu } chart is taking too long to draw. Please try again in a minute, or ask for a shorter period, e.g. <code>/history { $gpu } 7d</code>.
 history_caption = { $gpu }: cheapest in-stock price per GPU-hour by provider, { $currency }

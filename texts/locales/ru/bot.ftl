@@ -193,7 +193,8 @@ unsub_all_done = { $n ->
         [many] Удалены все { $n } подписок.
        *[other] Удалены все { $n } подписки.
     }
-history_usage = Укажите GPU, например <code>/history H100</code>.
+history_no_cap = На графике цен видны все цены, поэтому ценовой порог к нему не применяется. Как часто в наличии было предложение дешевле порога, покажет <code>/when { $text }</code>.
+history_usage = Укажите GPU, например <code>/history H100</code>, можно с фильтрами и периодом: <code>/history H100 x8 у runpod 7d</code>.
 history_empty = Истории цен для { $gpu } пока нет.
 history_slow = График { $gpu } рисуется слишком долго. Попробуйте через минуту или возьмите период короче, например <code>/history { $gpu } 7d</code>.
 history_caption = { $gpu }: самая низкая цена в наличии за GPU-час по провайдерам, { $currency }
