@@ -63,15 +63,18 @@ BARE_PRICE_RE = re.compile(
 _SAYS_PER_GPU = re.compile(_GPU_WORD, re.IGNORECASE)
 _SAYS_PER_HOUR = re.compile(_HOUR_WORD, re.IGNORECASE)
 _SAYS_PER_MONTH = re.compile(_MONTH_WORD, re.IGNORECASE)
-# "not spot", "не спот", "on-demand": every offer but spot ones, i.e. the hourly on-demand price
-ON_DEMAND_RE = re.compile(r"(?:\b(?:not|no|non|без|не)[\s-]+(?:spot|спот\w*)|\bon[\s-]?demand\b|"
-                          r"по\s+требованию)", re.IGNORECASE)
+# spot under the names clouds give it: "preemptible" (Google, Yandex: «прерываемые»), "interruptible" (RunPod, Vast)
+_SPOT_WORD = r"(?:spot|спот\w*|interruptible|pre-?emptible|прерываем\w*|вытесняем\w*)"
+# "not spot", "не спот", "non-preemptible", "непрерываемые", "on-demand": every offer but spot ones, i.e. the
+# hourly on-demand price
+ON_DEMAND_RE = re.compile(rf"(?:\b(?:(?:not|no|non|без|не)[\s-]+|не(?=прерыв|вытесн)){_SPOT_WORD}|"
+                          r"\bon[\s-]?demand\b|по\s+требованию)", re.IGNORECASE)
 # "cheaper than now", "дешевле чем сейчас": what any subscription watches for (an offer appearing or its price
 # falling), so no cap
 _THAN_NOW = re.compile(r"(?:cheaper|lower)\s+than\s+(?:now|(?:the\s+)?current(?:\s+price)?)|"
                        r"дешевле,?\s+чем\s+сейчас|дешевле\s+текущей(?:\s+цены)?", re.IGNORECASE)
 COUNT_RE = re.compile(r"(?<![\w.])[x×]\s*(\d{1,9})(?!\w)", re.IGNORECASE)
-BILLING_RE = re.compile(r"\b(hourly|почасов\w*|monthly|помесячн\w*|spot|спот\w*)\b", re.IGNORECASE)
+BILLING_RE = re.compile(rf"\b(hourly|почасов\w*|monthly|помесячн\w*|{_SPOT_WORD})\b", re.IGNORECASE)
 REGION_RE = re.compile(r"\b(?:region|регион)\s+([\w@,-]{2,40})", re.IGNORECASE)
 _AREA_LEAD = r"(?:(?:only\s+)?(?:in|within|inside)|только(?:\s+во?)?|во?|из|по)\s+"
 _AREA_SEP = r"\s*(?:,|\bor\b|\band\b|\bили\b|\bи\b)\s*(?:the\s+)?"

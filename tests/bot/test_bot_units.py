@@ -44,6 +44,11 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     ("4x 4090 under $1.6 total per hour, not spot", "4090", {"billing": "hourly", "gpu_count": 4,
                                                               "price_basis": "total"}),
     ("8x H100 SXM on-demand under $20/hr", "H100 SXM", {"billing": "hourly", "gpu_count": 8}),
+    # spot under the names clouds give it, and those names negated
+    ("H100 preemptible", "H100", {"billing": "spot"}), ("H100 прерываемые до 100 р/ч", "H100", {"billing": "spot"}),
+    ("70B QLoRA interruptible x2", "70B QLoRA", {"billing": "spot", "gpu_count": 2}),
+    ("H100 non-preemptible", "H100", {"billing": "hourly"}), ("A100 непрерываемые", "A100", {"billing": "hourly"}),
+    ("A100 не вытесняемые", "A100", {"billing": "hourly"}),
     # amounts as people write them: thousands, cents, bucks, a month's price held per hour (730 h)
     ("H100 помесячно до 150 тыс руб", "H100", {"billing": "monthly", "max_price": round(150_000 / 730, 6),
                                                "price_currency": "RUB", "price_monthly": True}),
