@@ -1235,6 +1235,7 @@ throughput часов видюхой ноут ноуте колаб колабе
 карты карт something that can could которая который которые может
 better faster выгоднее выгодней быстрее compare сравни сравнить сравнение comparison
 за течение ллм handle handles cope тянет тянут выдержит выдержат осилит осилят справится справятся
+stock available availability now right any наличии есть сейчас
 """
 # "70B LoRA or QLoRA": the words between two alternatives (the contradiction is what is then reported)
 _ALTERNATIVE = frozenset({"or", "или", "либо", "vs", "vs.", "versus", "против"})

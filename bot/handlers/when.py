@@ -26,6 +26,7 @@ from bot.subscribe_query import parse_subscribe
 from bot.subscribing import limits_problem
 from bot.texts import t
 from bot.views import render_filters
+from bot.when_question import asks_how_long, what_is_asked
 from core.gpus import get_gpu
 from storage.availability import DEFAULT_BILLINGS, card_stats
 from storage.availability_cache import ChangeCache
@@ -61,8 +62,9 @@ def _fits(est: Estimate, count: int | None):  # type: ignore[no-untyped-def]
 
 async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: str, estimator: Estimator,
                       user_id: int | None, cache: ChangeCache | None = None) -> str:
-    """The answer to `/when <text>` (HTML)."""
-    req = parse_subscribe(text)
+    """The answer to `/when <text>` (HTML): `text` may be asked as a question ("how long does an H100 stay in
+    stock on runpod?"), whose asking is no part of what it is about."""
+    req = parse_subscribe(what_is_asked(text))
     problem = limits_problem(req, lang)
     if problem is not None:
         return problem
@@ -102,6 +104,16 @@ async def when_command(message: Message, command: CommandObject, session: AsyncS
         return
     user_id = message.from_user.id if message.from_user else None
     await message.answer(await answer_when(text, session=session, lang=lang, currency=currency,
+                                           estimator=estimator, user_id=user_id, cache=availability),
+                         disable_web_page_preview=True)
+
+
+@router.message(F.text.func(asks_how_long), F.chat.type == "private", flags={"rate": "estimate"})
+async def when_asked(message: Message, session: AsyncSession, lang: str, currency: str, estimator: Estimator,
+                     availability: ChangeCache) -> None:
+    """"How long does an H100 stay in stock?", "как часто бывает A100 у runpod?": the /when question, asked."""
+    user_id = message.from_user.id if message.from_user else None
+    await message.answer(await answer_when((message.text or "")[:500], session=session, lang=lang, currency=currency,
                                            estimator=estimator, user_id=user_id, cache=availability),
                          disable_web_page_preview=True)
 

@@ -119,6 +119,38 @@ async def test_when_reads_each_filter_and_says_it(tg: FakeTelegram, app: App) ->
     assert "fits 7B LoRA under $3.00/hour for the whole configuration (× 1 GPU · spot)" in one, one
 
 
+async def test_a_question_of_how_long_or_how_often_is_answered_as_when(tg: FakeTelegram, app: App) -> None:
+    """Asked in plain words, in either language, with filters or a cap: the answer /when gives to what the question
+    is about. A time question of a workload stays the estimate's, and "is it in stock?" the offers'."""
+    for uid, lang, question, same in (
+            (41, "en", "How long does an H100 usually stay in stock?", "/when H100"),
+            (42, "en", "how often is H100 available on runpod under $2.5/GPU-h",
+             "/when H100 on runpod under $2.5/GPU-h"),
+            (43, "en", "when will an H100 be back in stock?", "/when H100"),
+            (44, "ru", "как долго держится H100 в наличии у runpod?", "/when H100 у runpod"),
+            (45, "ru", "сколько обычно висит H100?", "/when H100"),
+            (46, "ru", "когда появится H100 дешевле 2,5$ за GPU-час", "/when H100 дешевле 2,5$ за GPU-час")):
+        asked = await say(tg, question, uid, lang)
+        assert asked == await say(tg, same, uid + 100, lang) and "H100 × 1" in asked, (question, asked)
+    assert "Time" in await say(tg, "how long will 7B LoRA take on 10000 examples", 47, "en")
+    assert "in stock for H100 right now" in await say(tg, "is H100 in stock?", 48, "en")  # the offers (none now)
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("how long does an H100 stay in stock", True), ("How often is A100 available?", True),
+    ("как долго держится H100", True), ("сколько обычно висит A100 у runpod", True),
+    ("как часто бывает в наличии 4090", True), ("how long will 70B QLoRA take", False),
+    ("сколько времени займёт 70B QLoRA", False), ("is H100 in stock", False), ("H100 available", False),
+    ("notify me when H100 is usually in stock", False), ("сообщи, когда H100 обычно в наличии", False),
+])
+def test_what_asks_how_long_an_offer_lasts(text: str, asks: bool) -> None:
+    from bot.when_question import asks_how_long, what_is_asked
+
+    assert asks_how_long(text) is asks
+    if asks:
+        assert what_is_asked(text).split()[0] in ("H100", "A100", "4090"), what_is_asked(text)
+
+
 @pytest.mark.parametrize(("lang", "seconds", "text"), [
     ("ru", 35 * 60, "35 минут"), ("ru", 80 * 60, "1 час 20 минут"), ("ru", 61 * 60, "1 час 1 минуту"),
     ("ru", 2 * 3600 + 22 * 60, "2 часа 22 минуты"), ("ru", 5 * 86400, "5 дней"), ("ru", 86400 + 3 * 3600,

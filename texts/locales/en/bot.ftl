@@ -10,7 +10,8 @@ help =
     /offers [GPU or workload] [filters as for /subscribe] — offers in stock, cheapest first
     /subscribe &lt;workload or GPU&gt; [under 300 ₽/h] [on runpod] [x8] [hourly|monthly] [region eu]
     /subs — your subscriptions · /unsubscribe
-    /history &lt;GPU&gt; — price chart · /providers — who is watched
+    /when &lt;GPU or workload&gt; [filters] — how often it is in stock and how long it stays; or just ask: <code>how long does an H100 stay in stock?</code>
+    /history &lt;GPU&gt; [filters] [7d] — price chart · /providers — who is watched
     /settings — currency, quiet hours, grouping · /lang — language
 
     Examples: { $examples }
