@@ -21,6 +21,9 @@ _IN_STOCK = (r"in\s+stock|available|availability|stay(?:s|ed)?|lasts?|remains?|s
 _STOCK = re.compile(rf"(?<!\w)(?:{_IN_STOCK})(?!\w)", re.IGNORECASE)
 _TELL_ME = re.compile(r"(?<!\w)(?:notify|tell|alert|ping|let\s+me\s+know|сообщи(?:те)?|уведоми(?:те)?|"
                       r"(?:на)?пиши(?:те)?|скажи(?:те)?|дай(?:те)?\s+знать)(?!\w)", re.IGNORECASE)
+# a job's own time: "how long does 7B LoRA take on an H100 available on runpod?" is the estimate's question
+_JOB_TIME = re.compile(r"(?<!\w)(?:takes?|took|train\w*|fine[\s-]?tun\w*|finetun\w*|runs?|epochs?|examples|tokens|"
+                       r"займ\w*|уйд\w*|обуч\w*|дообуч\w*|эпох\w*|пример\w*|токен\w*)(?!\w)", re.IGNORECASE)
 # the asking, taken out of what is asked about (never a word of a card's or a model's name: "a" is Command A's)
 _ASKING = re.compile(
     rf"(?<!\w)(?:{_IN_STOCK}|how\s+(?:long|often|quickly|soon|fast)|usually|typically|normally|does|do|did|is|are|"
@@ -31,7 +34,8 @@ _ASKING = re.compile(
 
 def asks_how_long(text: str) -> bool:
     """Whether `text` asks how long, how often or when a card or workload is in stock."""
-    return bool(_ASKED.search(text) and _STOCK.search(text) and not _TELL_ME.search(text))
+    return bool(_ASKED.search(text) and _STOCK.search(text) and not _TELL_ME.search(text)
+                and not _JOB_TIME.search(text))
 
 
 def what_is_asked(text: str) -> str:

@@ -142,6 +142,8 @@ async def test_a_question_of_how_long_or_how_often_is_answered_as_when(tg: FakeT
     ("как часто бывает в наличии 4090", True), ("how long will 70B QLoRA take", False),
     ("сколько времени займёт 70B QLoRA", False), ("is H100 in stock", False), ("H100 available", False),
     ("notify me when H100 is usually in stock", False), ("сообщи, когда H100 обычно в наличии", False),
+    ("how long does 7B LoRA take on an H100 available on runpod", False),
+    ("сколько займёт дообучение 7B на H100 в наличии", False),
 ])
 def test_what_asks_how_long_an_offer_lasts(text: str, asks: bool) -> None:
     from bot.when_question import asks_how_long, what_is_asked
