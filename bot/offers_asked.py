@@ -33,11 +33,7 @@ class OffersAsked:
 
     def said(self, lang: str, currency: str) -> str:
         """The filters as /subs says a watch's ("up to $1.00/h for the whole configuration · on RunPod")."""
-        req = self.req
-        return render_filters(lang, max_price=req.max_price, price_currency=req.price_currency or currency,
-                              price_basis=req.price_basis or "total",
-                              price_period="month" if req.price_monthly else "hour", providers=req.providers,
-                              gpu_count=req.gpu_count, billing=req.billing, region=req.region).removeprefix(" · ")
+        return filters_said(self.req, lang, currency)
 
     @property
     def count(self) -> int | None:
@@ -49,6 +45,16 @@ class OffersAsked:
         """The workload the page's market button opens, with the filters said with it (the page reads them as the
         bot does): none for a card name."""
         return self.req.text if self.target and gpu_list(self.target) is None else ""
+
+
+def filters_said(req: SubscribeRequest, lang: str, currency: str, *, price: bool = True, count: bool = True) -> str:
+    """The filters `req` read, as /subs says a watch's; without the cap (`price`) or the count (`count`) where the
+    answer says those its own way (/when: "H100 × 2 under $5.00/hour")."""
+    return render_filters(lang, max_price=req.max_price if price else None,
+                          price_currency=req.price_currency or currency, price_basis=req.price_basis or "total",
+                          price_period="month" if req.price_monthly else "hour", providers=req.providers,
+                          gpu_count=req.gpu_count if count else None, billing=req.billing,
+                          region=req.region).removeprefix(" · ")
 
 
 def offers_asked(text: str, currency: str, req: SubscribeRequest | None = None) -> OffersAsked:

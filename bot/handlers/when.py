@@ -22,10 +22,10 @@ from bot.availability_view import when_answer
 from bot.estimates import Estimate, Estimator
 from bot.formatting import cap_amount, esc, money
 from bot.handlers.common import argument
+from bot.offers_asked import filters_said
 from bot.subscribe_query import parse_subscribe
 from bot.subscribing import limits_problem
 from bot.texts import t
-from bot.views import render_filters
 from bot.when_question import asks_how_long, what_is_asked
 from core.gpus import get_gpu
 from storage.availability import DEFAULT_BILLINGS, card_stats
@@ -89,9 +89,7 @@ async def answer_when(text: str, *, session: AsyncSession, lang: str, currency: 
     monthly = req.price_monthly  # said back in the unit it was said in
     cap = money(cap_amount(req.max_price, monthly), cur, lang, exact=True) if req.max_price is not None else None
     # every other filter the figures went through, said after what they are about
-    said = render_filters(lang, max_price=None, price_currency=cur, providers=req.providers,
-                          gpu_count=None if req.gpu_ids else req.gpu_count, billing=req.billing,
-                          region=req.region).removeprefix(" · ")
+    said = filters_said(req, lang, cur, price=False, count=not req.gpu_ids)
     return when_answer(lang, stats, what, cap, monthly=monthly, filters=said)
 
 

@@ -127,7 +127,20 @@ class Page:
         box.clear()
         box.send_keys(text)
         self.until("#workload-go").click()
+        self.answered()
+
+    def answered(self) -> None:
+        """Wait for the workload box's answer: its offers, none, or why it is not one."""
         self.wait.until(lambda d: self.css("#fit-offers li") or self.css("#no-offers") or self.css("#estimate-error"))
+
+    def offer_keys(self) -> list[str | None]:
+        """The keys of the fitting offers listed, in the page's order."""
+        return [li.get_attribute("data-key") for li in self.css("#fit-offers li")]
+
+    def errors(self, *, but: str | None = None) -> list[str]:
+        """What the browser's console logged as errors (`but`: leaving out those naming it)."""
+        return [e["message"] for e in self.d.get_log("browser")
+                if e["level"] == "SEVERE" and (but is None or but not in e["message"])]
 
     def fetch_status(self, path: str, init_data: str, body: str) -> int:
         """A request made by the page's own origin with the given initData: the HTTP status it got."""
@@ -162,7 +175,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
                                 "matrix": page.matrix(), "subscribe": page.css("#subscribe")}
         page.d.save_screenshot(str(shots / f"miniapp-matrix-{lang}.png"))
         page.workload(workload)
-        seen["offers"] = [li.get_attribute("data-key") for li in page.css("#fit-offers li")]
+        seen["offers"] = page.offer_keys()
         seen["narrowed"] = page.matrix()
         seen["fits"] = page.text("#fits")
         page.d.save_screenshot(str(shots / f"miniapp-workload-{lang}.png"))
@@ -187,7 +200,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         page.until("#cell-history").click()  # that cell's own history: the card at that provider
         page.wait.until(lambda d: "RunPod" in page.text("#history-title") and page.css("#chart path.series"))
         seen["body"] = page.d.find_element(page.By.TAG_NAME, "body").text
-        seen["console"] = [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]
+        seen["console"] = page.errors()
         return seen
 
     seen = await asyncio.to_thread(public_view)
@@ -231,8 +244,7 @@ async def test_market_page_in_a_real_browser(browser, app, tg, shots, lang, curr
         seen["forged_status"] = page.fetch_status("/api/subscriptions", forged, '{"text": "H100"}')
         seen["good_status"] = page.fetch_status("/api/subscriptions", good, '{"text": "H100"}')
         # the console: only the refused request above (a 403 is logged as a failed resource load)
-        seen["console"] = [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"
-                           and "403" not in e["message"]]
+        seen["console"] = page.errors(but="403")
         return seen
 
     signed = await asyncio.to_thread(signed_view)
@@ -262,8 +274,7 @@ async def test_a_serving_target_in_a_real_browser(browser, app, tg) -> None:
         page.open(f"/?lang={lang}")
         page.workload(workload)
         return {"target": page.text("#target"), "fits": [li.text for li in page.css("#fits li")],
-                "offers": [li.get_attribute("data-key") for li in page.css("#fit-offers li")],
-                "console": [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]}
+                "offers": page.offer_keys(), "console": page.errors()}
 
     for lang, workload, target in (
             ("en", "llama 3.1 8b 1000 requests per minute input 1k", "🎯 Target: 1,000 requests a minute"),
@@ -285,10 +296,9 @@ async def test_a_workload_said_with_filters_opens_the_page_on_them(browser, app,
 
     def view(lang: str, text: str) -> dict[str, Any]:
         page.open(f"/?lang={lang}&q={quote(text)}")
-        page.wait.until(lambda d: page.css("#fit-offers li") or page.css("#no-offers") or page.css("#estimate-error"))
+        page.answered()
         return {"filters": page.text("#filters"), "box": page.until("#workload").get_attribute("value"),
-                "offers": [li.get_attribute("data-key") for li in page.css("#fit-offers li")],
-                "console": [e["message"] for e in page.d.get_log("browser") if e["level"] == "SEVERE"]}
+                "offers": page.offer_keys(), "console": page.errors()}
 
     for lang, text, said in (
             ("en", "70B QLoRA ctx 4k on runpod", "Only offers you asked for: on RunPod."),
