@@ -19,12 +19,12 @@ from core.models import MODELS, find_model
 from core.msg import msg
 from core.providers import provider_title
 from core.remedies import split_changes
-from core.workload import Workload
+from core.workload import Objective, Workload
 from texts.i18n import number, render, t
 from texts.regions import region_name
 
-__all__ = ["ctx_label", "method_name", "model_name", "provider_name", "quant_name", "query_words", "region_name",
-           "warm_up"]
+__all__ = ["ctx_label", "method_name", "method_said", "model_name", "provider_name", "quant_name", "query_words",
+           "region_name", "warm_up"]
 
 
 def query_words(lang: str, text: str) -> str:
@@ -78,6 +78,14 @@ def warm_up() -> None:
 
 def method_name(lang: str, method: str) -> str:
     return t(lang, f"val_method_{method}")
+
+
+def method_said(lang: str, w: Workload) -> str:
+    """The method, with a preference objective after it: 'LoRA', 'LoRA DPO', 'full fine-tune ORPO'."""
+    method = method_name(lang, w.method.value)
+    if w.objective is Objective.SFT:
+        return method
+    return f"{method} {t(lang, f'val_objective_{w.objective.value}')}"
 
 
 def quant_name(quant: str) -> str:

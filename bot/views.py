@@ -14,7 +14,7 @@ from bot.names import (
     cards_label,
     cards_named,
     ctx_label,
-    method_name,
+    method_said,
     model_name,
     provider_name,
     quant_name,
@@ -56,7 +56,7 @@ def gpu_label(gpu_id: str | None, fallback: str = "") -> str:
 def workload_label(est: Estimate, lang: str = "en") -> str:
     """A one-line description of what was understood, in display names: 'Llama 3.1 70B · QLoRA · NF4 · ctx 8192'."""
     w = est.workload
-    parts = [model_name(w.arch.name if w.arch else w.model), method_name(lang, w.method.value)]
+    parts = [model_name(w.arch.name if w.arch else w.model), method_said(lang, w)]
     if w.quant is not Quant.NONE:
         parts.append(quant_name(w.quant.value))
     parts.append(ctx_label(w, lang))

@@ -27,6 +27,7 @@ from core.timecost import (
     TimeEstimate,
     flops_per_token,
     tokens_per_second,
+    trained_tokens,
 )
 from core.workload import Workload
 
@@ -174,9 +175,7 @@ class Answer:
         return self.workload.is_training and bool(self.workload.examples)
 
     def tokens(self) -> int:
-        w = self.workload
-        return round((w.examples or 0) * (w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE)
-                     * (w.epochs or DEFAULT_EPOCHS))
+        return trained_tokens(self.workload)
 
     def config_time(self, gpu: str, count: int, fits: bool | None = None) -> ConfigTime | None:
         """Hours of the run on `count` x `gpu` (None without a dataset size). `fits` when the caller knows it."""

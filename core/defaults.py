@@ -21,6 +21,7 @@ from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.limits import MAX_CONCURRENCY
 from core.models import Arch, did_you_mean, family_members, find_model, model_for_size
 from core.msg import Joined, Msg, msg
+from core.objectives import facts
 from core.parser import (
     ParseError,
     check_range,
@@ -38,6 +39,7 @@ from core.workload import (
     Attention,
     Engine,
     Method,
+    Objective,
     Offload,
     Optimizer,
     Precision,
@@ -206,6 +208,8 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
 # `msg(...)` ~0.35 us, and completing a phrase (once per keystroke) reads dozens of them.
 _ATT_FLASH = Attention.FLASH
 _MET_INFERENCE = Method.INFERENCE
+_OBJ_SFT = Objective.SFT
+_FULL_OR_FREEZE = frozenset({Method.FULL, Method.FREEZE})  # every weight of a layer trains: a reference is a copy
 _MET_QLORA = Method.QLORA
 _OFF_ALL = Offload.ALL
 _OFF_NONE = Offload.NONE
@@ -272,10 +276,10 @@ def _resolve_engine(spec: WorkloadSpec, training: bool, f: _Filler) -> Engine:
 
 def _trains(spec: WorkloadSpec) -> bool:
     """A phrase without a method that is about training: a training word, or what only training has (its data,
-    epochs, an adapter's rank, gradient checkpointing, an optimiser)."""
+    epochs, an adapter's rank, gradient checkpointing, an optimiser, a preference objective)."""
     return bool(spec.training) or any(v is not None for v in (
-        spec.examples, spec.dataset_tokens, spec.tokens_per_example, spec.epochs, spec.lora_rank, spec.lora_targets,
-        spec.grad_ckpt, spec.optimizer, spec.fused_ce, spec.packing))
+        spec.objective, spec.examples, spec.dataset_tokens, spec.tokens_per_example, spec.epochs, spec.lora_rank,
+        spec.lora_targets, spec.grad_ckpt, spec.optimizer, spec.fused_ce, spec.packing))
 
 
 def _resolve_method(spec: WorkloadSpec, arch: Arch, source: str, f: _Filler) -> Method:
@@ -283,7 +287,10 @@ def _resolve_method(spec: WorkloadSpec, arch: Arch, source: str, f: _Filler) -> 
         return spec.method
     if _trains(spec):  # which way to train: LoRA, QLoRA, full or freeze change the memory several times over
         name = _size_said(spec.params_b, spec.experts) if source == "size" and spec.params_b else arch.name
-        raise _error(spec, msg("wl_which_training", name=name))
+        said: str | Joined = name
+        if spec.objective is not None:  # the phrases offered keep it: «7B DPO LoRA»
+            said = Joined((name, render_value("objective", spec.objective)), " ")
+        raise _error(spec, msg("wl_which_training", name=said))
     hint: Msg | None = None
     if _demand_said(spec) or spec.answer_tps is not None or spec.ttft_s is not None:
         hint = _WHY_RATE
@@ -309,7 +316,7 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
                  "offload": spec.offload if spec.offload != _OFF_NONE else None, "lora_rank": spec.lora_rank,
                  "lora_targets": spec.lora_targets, "examples": spec.examples,
                  "tokens_per_example": spec.tokens_per_example, "dataset_tokens": spec.dataset_tokens,
-                 "epochs": spec.epochs}
+                 "epochs": spec.epochs, "objective": spec.objective}
     else:
         stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype, "prompt_len": spec.prompt_len,
                  "output_len": spec.output_len, "request_rate": spec.request_rate, "answer_tps": spec.answer_tps,
@@ -600,6 +607,20 @@ def _within(default: int, limit: int, *, floor: int = 0) -> tuple[int, Msg | Non
     return default, None
 
 
+@lru_cache(maxsize=64)
+def _objective_note(objective: Objective, method: Method) -> Assumption:
+    """What a preference objective runs beyond the fine-tune (`core.objectives`), said with the estimate: the
+    sequences of each example trained together, and the reference it forwards without gradients."""
+    o, name = facts(objective), render_value("objective", objective)
+    parts: list[Msg] = [msg("assume_objective_pairs", name=name) if o.graded > 1 else
+                        msg("assume_objective_unpaired", name=name, forwards=o.nograd_forwards)]
+    if o.reference:
+        parts.append(msg("assume_objective_copy" if method in _FULL_OR_FREEZE else "assume_objective_adapter_off"))
+    else:
+        parts.append(msg("assume_objective_no_reference"))
+    return Assumption(key="objective", msg=Joined(tuple(parts), "; "))
+
+
 def _check_context(spec: WorkloadSpec, arch: Arch, f: _Filler) -> None:
     """Past `_context_limit` a context is refused (one said, or a default that images made longer)."""
     limit = _context_limit(spec, arch)
@@ -630,6 +651,8 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     limit = _context_limit(spec, arch)
     if training:
         _fill_training(spec, method, engine, kv_default, limit, f)
+        if spec.objective is not None and spec.objective is not _OBJ_SFT:
+            f.notes.append(_objective_note(spec.objective, method))
     else:
         _fill_inference(spec, kv_default, limit, f)
     if spec.images:
@@ -639,6 +662,7 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     values = f.values  # the fields filled above; the ones decided here too
     values.update(model=spec.model if spec.arch is not None and spec.model else arch.id, arch=arch,
                   params_b=arch.params_b, model_source=source, method=method, quant=quant, precision=precision,
+                  objective=spec.objective or _OBJ_SFT,
                   attention=attention, gpus=gpus, gpus_stated=spec.gpus is not None, strategy=strategy,
                   gpu=gpu.id if gpu else None, gpu_family=tuple(spec.gpu_family or ()) if gpu else (),
                   gpu_memory_gb=spec.gpu_memory_gb if gpu else None)

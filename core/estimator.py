@@ -1,4 +1,5 @@
-"""Per-GPU peak memory of a workload: inference, full fine-tuning, freeze, LoRA and QLoRA.
+"""Per-GPU peak memory of a workload: inference, full fine-tuning, freeze, LoRA and QLoRA (supervised, or with a
+preference objective: `core.objectives`).
 
 The model follows `docs/reference/estimator.md` §2–§5 term by term ("reference §N" below), so each number in the
 breakdown can be argued about on its own:
@@ -37,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from core.engines import EngineProfile, profile
 from core.models import Arch
+from core.objectives import facts
 from core.workload import (
     ADAPTER_METHODS,
     Attention,
@@ -99,6 +101,11 @@ FREEZE_TRAINABLE_LAYERS = 2
 # Fused / chunked CE never holds more than a chunk in fp32: one eighth of the sequence with its gradient, 8 B.
 LOGIT_BYTES_PLAIN = 16.0
 LOGIT_BYTES_FUSED = 1.0
+# A reference forward without gradients (DPO, KTO: `core.objectives`) returns its logits in the model's 16-bit type
+# and reduces them to each token's log-probability row by row (TRL `selective_log_softmax`): 2 bytes per (token x
+# vocabulary entry) held at once, beside the trained forward's logits; with fused / chunked losses (Liger, TRL's
+# `use_liger_kernel`) the reference's head is chunked like the trained one.
+LOGIT_BYTES_NO_GRAD = 2.0
 
 # Prefill working set of inference, elements per prompt token, at the moment a layer's MLP runs over the whole
 # prompt: three 16-bit tensors of the MLP width (SiLU(gate), up, their product) and four of the hidden width (the
@@ -492,6 +499,11 @@ class _Training:
 
         # --- model states (whole model, before sharding) ---
         weights = _weights_bytes(w, d, quant)
+        objective = facts(w.objective)
+        if objective.reference and method in _FULL_OR_FREEZE:
+            # the frozen reference: a second copy of the weights in the dtype they were loaded in, sharded and
+            # offloaded as the trained copy is (TRL prepares it with the same DeepSpeed / FSDP configuration)
+            weights += d.params * act_b
         prof = profile(w.engine)
         self.claim = 1.0
         if prof.kbit_upcast and quant in BNB:
@@ -540,7 +552,7 @@ class _Training:
 
         # --- activations (per GPU: each data-parallel rank runs its own micro-batch) ---
         seq_len = w.seq_len
-        tokens = float(seq_len * w.batch)
+        tokens = float(seq_len * w.batch * objective.graded)  # a pair's chosen and rejected run as one batch
         layers_kept = min(FREEZE_TRAINABLE_LAYERS, layers) if method is _FREEZE else layers
         flash = _layer_act_elems(w, d, quant) * act_b * tokens
         # The a*s^2*b score matrix FlashAttention never materialises (Korthikanti et al.: 5 bytes per element).
@@ -556,6 +568,14 @@ class _Training:
         else:
             self.acts_flash, self.acts_eager = flash * layers_kept, eager * layers_kept
         self.logits = tokens * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else LOGIT_BYTES_PLAIN)
+        if objective.nograd_forwards:
+            # a forward without gradients while the trained one's activations wait: its logits, and one layer's
+            # working set (the prefill's, `PREFILL_ELEMS_*`)
+            nograd = float(seq_len * w.batch * objective.nograd_sequences)
+            self.logits += nograd * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else LOGIT_BYTES_NO_GRAD)
+            working = nograd * (PREFILL_ELEMS_I * d.active_i + PREFILL_ELEMS_H * a.hidden) * act_b
+            self.acts_flash += working
+            self.acts_eager += working
         # bitsandbytes dequantises a weight through a 16-bit copy and an fp32 intermediate.
         self.dequant = DEQUANT_BYTES_PER_PARAM * d.largest_matrix if quant in BNB else None
         self.margin_1, self.margin_n = _MARGINS[True, d.generic]

@@ -43,6 +43,7 @@ from core.workload import (
     Attention,
     Engine,
     Method,
+    Objective,
     Offload,
     Optimizer,
     Precision,
@@ -133,11 +134,12 @@ class ParseError(ValueError):
 # --- how fields read back to the user (shared with core.defaults) ------------------------------------------------
 
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
-FIELDS = ("model", "arch", "params_b", "experts", "method", "quant", "precision", "seq_len", "batch", "grad_ckpt",
-          "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload", "gpu",
-          "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len", "output_len",
-          "engine", "packing", "request_rate", "answer_tps", "total_tps", "ttft_s")
-_NAMED_VALUES = (Method, Offload, Strategy)  # enums whose members read as words; the rest read as their value
+FIELDS = ("model", "arch", "params_b", "experts", "method", "objective", "quant", "precision", "seq_len", "batch",
+          "grad_ckpt", "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload",
+          "gpu", "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len",
+          "output_len", "engine", "packing", "request_rate", "answer_tps", "total_tps", "ttft_s")
+# enums whose members read as words; the rest read as their value
+_NAMED_VALUES = (Method, Objective, Offload, Strategy)
 
 
 def field_label(field: str) -> Msg:
@@ -429,10 +431,11 @@ _CYRILLIC_FAMILY = r"лл?ам\w*|квен\w*|мистрал\w*|микстрал
 
 # Words that cannot begin a model name even though a catalog name begins with them (they are ordinary words).
 _NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", "model"})
-# Words of catalog names that the phrase grammar reads itself when they stand alone (a quantisation, a method).
+# Words of catalog names that the phrase grammar reads itself when they stand alone (a quantisation, a method, a
+# training objective: "llama 3 8b dpo lora" is DPO, the checkpoint "llama-3-8b-dpo" keeps its name).
 _NOT_NAME_WORDS = frozenset({"lora", "qlora", "inference", "full", "gptq", "awq", "int4", "int8", "fp8", "fp16",
                              "bf16", "gguf", "bnb", "4bit", "8bit", "nf4", "mlx", "exl2", "w4a16", "w8a8", "ctx",
-                             "sft"})
+                             "sft", "dpo", "ipo", "orpo", "simpo", "cpo", "kto"})
 
 
 def _model_vocabulary() -> tuple[set[str], set[str]]:
@@ -770,14 +773,27 @@ def _not_llm(m: re.Match[str]) -> dict[str, Any]:
     raise Bad(msg("parse_not_llm"))
 
 
-# Preference and reinforcement tuning: its memory is not a LoRA's, QLoRA's or full fine-tune's (a reference model, a
-# reward or value model, two answers or a group of sampled ones per prompt), so it is named and refused with why,
-# never read as the SFT the user did not ask about (TRL's DPOTrainer, ORPOTrainer, KTOTrainer, GRPOTrainer, PPOTrainer)
-_PREFERENCE = r"(?:dpo|orpo|kto|simpo|grpo|ppo|rlhf|rlaif)(?![\w-])"
+# Online reinforcement tuning samples answers while it trains: its memory holds a generation engine, groups of
+# sampled answers and reward or value models (TRL's GRPOTrainer, RLOOTrainer, the experimental PPO and online DPO),
+# so it is named and refused with why, never read as the fine-tune the user did not ask about.
+_ONLINE_RL = (r"(?:online[\s_\-]*(?:dpo|ipo)|grpo|gspo|dapo|ppo|rloo|rlhf|rlaif|reinforce\+\+|"
+              r"rl[\s_\-]*(?:with|from)[\s_\-]*(?:human|ai)[\s_\-]*feedback)(?![\w-])")
 
 
-def _preference(m: re.Match[str]) -> dict[str, Any]:
-    raise Bad(msg("parse_preference"))
+def _online_rl(m: re.Match[str]) -> dict[str, Any]:
+    raise Bad(msg("parse_online_rl"))
+
+
+# Offline preference objectives, sized (`core.objectives`): "DPO", "ORPO", "KTO", "SimPO", "IPO", "CPO"
+_OBJECTIVE = r"(?P<obj_w>dpo|ipo|orpo|simpo|cpo|kto|дпо|орпо)(?![\w-])"
+
+
+_CYRILLIC_OBJECTIVE = {"дпо": "dpo", "орпо": "orpo"}  # typed in Cyrillic by ear
+
+
+def _objective(m: re.Match[str]) -> dict[str, Any]:
+    word = m.group("obj_w")
+    return {"objective": Objective(_CYRILLIC_OBJECTIVE.get(word, word))}
 
 
 # --- serving targets: a request rate, an answer speed -------------------------------------------------------------
@@ -853,7 +869,8 @@ _ZERO_STAGE = (r"(?:(?:(?:deepspeed|ds)[\s_\-]*)?(?:zero|z)[\s_\-]*(?:stage[\s_\
 
 _RULES: list[tuple[str, str, Handler]] = [
     ("not_llm", _NOT_LLM, _not_llm),
-    ("preference", _PREFERENCE, _preference),
+    ("online_rl", _ONLINE_RL, _online_rl),
+    ("objective", _OBJECTIVE, _objective),
     ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
     ("rate", rf"(?P<rq_n>{AMT})\s*{_REQW}{_PER}(?P<rq_u>{_TIME_UNIT})", _rate),
     ("rate_compact", rf"(?P<rq_m>{AMT})\s*(?P<rq_v>rps|qps|rpm|qpm|rph|rpd)", _compact_rate),

@@ -50,6 +50,7 @@ from core.estimator import FREEZE_TRAINABLE_LAYERS, QUANT_BYTES, adapter_params,
 from core.fit import Fit, Requirement, default_strategy, requirement
 from core.gpus import GPU, PCIE_GBS, GPUClass, Interconnect, get_gpu
 from core.models import Arch
+from core.objectives import facts
 from core.workload import (
     ADAPTER_METHODS,
     Attention,
@@ -279,10 +280,23 @@ def padding_waste(w: Workload) -> float:
     return 0.0 if w.packing or w.batch <= 1 or not w.is_training else PADDING_WASTE
 
 
-def flops_per_token(w: Workload) -> float:
-    """Training FLOPs per token (docs/reference/estimator.md §6; MoE counts active parameters)."""
+def _forward_flops(w: Workload) -> float:
+    """FLOPs of one forward pass per token (docs/reference/estimator.md §6; MoE counts active parameters)."""
     a = w.arch
-    forward = 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * w.seq_len
+    return 2.0 * a.active_params_b * 1e9 + 2.0 * a.layers * a.q_dim * w.seq_len
+
+
+def _nograd_share(w: Workload) -> float:
+    """Sequences a preference objective forwards without gradients per sequence it trains (`core.objectives`)."""
+    o = facts(w.objective)
+    return o.nograd_forwards * o.nograd_sequences / o.graded
+
+
+def flops_per_token(w: Workload) -> float:
+    """Training FLOPs per trained token (docs/reference/estimator.md §6; MoE counts active parameters), with the
+    forwards without gradients a preference objective adds (a DPO reference's, `core.objectives`)."""
+    a = w.arch
+    forward = _forward_flops(w)
     if w.method is Method.FULL:
         backward = 2.0 * forward
     elif w.method in ADAPTER_METHODS:
@@ -290,6 +304,9 @@ def flops_per_token(w: Workload) -> float:
     else:  # freeze: gradients flow through the trained top layers only
         backward = 2.0 * forward * min(FREEZE_TRAINABLE_LAYERS, a.layers) / a.layers
     recompute = forward if w.grad_ckpt else 0.0
+    nograd = _nograd_share(w)
+    if nograd:
+        return forward + backward + recompute + nograd * forward
     return forward + backward + recompute
 
 
@@ -334,9 +351,13 @@ def _train_constants(w: Workload) -> _Train:
     if hit is not None and hit[0] is w:
         return hit[1]
     a = w.arch
+    objective = facts(w.objective)
     flops, trained = flops_per_token(w), _trainable_params(w)
-    tokens = w.batch * w.seq_len  # per GPU
-    passes = 3 if w.grad_ckpt else 2  # forward, backward (and the recomputed forward)
+    # trained tokens per GPU and step: a preference pair's chosen and rejected both (`core.objectives`)
+    tokens = w.batch * w.seq_len * objective.graded
+    # weight reads per step: forward, backward (and the recomputed forward), then any forwards without gradients
+    passes = (3 if w.grad_ckpt else 2) + objective.nograd_forwards
+    act_passes = (3 if w.grad_ckpt else 2) + _nograd_share(w)  # passes over each trained token's activations
     params = a.params_b * 1e9
     base = weight_bytes_per_param(w)
     per_pass = params * base
@@ -351,10 +372,10 @@ def _train_constants(w: Workload) -> _Train:
     unfused = prof.elementwise_traffic if prof.train_speed == 1.0 else HF_BASELINE.elementwise_traffic
     out = _Train(flops=flops, trained=trained, passes=passes, tokens_flops=tokens * flops, params=params, base=base,
                  per_pass=per_pass, pass_bytes=passes * per_pass,
-                 act_bytes=tokens * a.layers * act * 2.0 * passes * unfused,
-                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * passes * unfused,
+                 act_bytes=tokens * a.layers * act * 2.0 * act_passes * unfused,
+                 eager_bytes=tokens * a.layers * a.heads * w.seq_len * EAGER_SCORE_BYTES * act_passes * unfused,
                  eager=w.attention is Attention.EAGER, dequant=dequant, opt_bytes=opt_bytes,
-                 tp_bytes=4 * passes * tokens * a.hidden * 2.0 * a.layers * 2, stream=passes * params * base)
+                 tp_bytes=4 * act_passes * tokens * a.hidden * 2.0 * a.layers * 2, stream=passes * params * base)
     if len(_TRAIN_CONSTANTS) >= 256:
         _TRAIN_CONSTANTS.clear()
     _TRAIN_CONSTANTS[id(w)] = (w, out)
@@ -445,6 +466,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
     best: TrainingSpeed | None = None
     min_group = max(1, min(min_group, count))
     c = _train_constants(w)
+    graded = facts(w.objective).graded  # trained tokens: both sides of a preference pair
     framework = train_speed(w)  # the framework's published speed-up over HF Trainer + PEFT (1 for the rest)
     for group in _divisors(count):
         if group < min_group:
@@ -458,7 +480,7 @@ def training_speed(w: Workload, gpu: GPU, count: int, *, min_group: int = 1, fp8
             strategy = default_strategy(w.method) if w.strategy is Strategy.SINGLE else Strategy.DDP
         step, bound = _train_step(w, gpu, group, replicas, strategy, fp8=fp8, c=c)
         step /= framework
-        tps = count * w.batch * w.seq_len / step * (1.0 - padding_waste(w))
+        tps = count * w.batch * w.seq_len * graded / step * (1.0 - padding_waste(w))
         if best is None or tps > best.tokens_per_second:
             best = TrainingSpeed(tps, step, bound, group, replicas)
     assert best is not None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.fit import Fit, Requirement
 from core.gpus import get_gpu
+from core.objectives import facts
 from core.speed import flops_per_token, smallest_group, training_speed
 from core.workload import Strategy, Workload
 
@@ -57,6 +58,13 @@ class TimeEstimate(BaseModel):
         return configs[0].cost(hourly_price) if configs else None
 
 
+def trained_tokens(w: Workload) -> int:
+    """Tokens the run trains on: examples x tokens per example x epochs, times the sequences of each example a
+    preference objective trains (a DPO pair's chosen and rejected, `core.objectives`)."""
+    return round((w.examples or 0) * (w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE)
+                 * (w.epochs or DEFAULT_EPOCHS) * facts(w.objective).graded)
+
+
 def tokens_per_second(w: Workload, gpu_id: str, count: int, strategy: Strategy | None = None,
                       req: Requirement | None = None) -> float:
     """Training throughput of `w` on `count` x `gpu_id` (all GPUs together). `req`: `core.fit.requirement(w)`."""
@@ -78,7 +86,7 @@ def estimate_time(w: Workload, fits: Sequence[Fit], extra: tuple[tuple[str, int]
         assumed.append("epochs")
     tpe = w.tokens_per_example or DEFAULT_TOKENS_PER_EXAMPLE
     epochs = w.epochs or DEFAULT_EPOCHS
-    tokens = round(w.examples * tpe * epochs)
+    tokens = trained_tokens(w)
     per_config = []
     seen: set[tuple[str, int]] = set()
     pairs = [(f.gpu, f.gpu_name, f.count, f.strategy, True) for f in fits]

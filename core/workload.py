@@ -23,6 +23,19 @@ class Method(StrEnum):
     QLORA = "qlora"
 
 
+class Objective(StrEnum):
+    """What a training run optimises (`core.objectives` holds what each one costs, with sources): next-token
+    prediction, or a preference objective over pairs or labelled answers."""
+
+    SFT = "sft"
+    DPO = "dpo"
+    IPO = "ipo"  # DPOTrainer with `loss_type="ipo"`
+    ORPO = "orpo"
+    SIMPO = "simpo"
+    CPO = "cpo"
+    KTO = "kto"
+
+
 class Quant(StrEnum):
     NONE = "none"  # 16-bit weights (or the precision's width)
     NF4 = "nf4"  # bitsandbytes 4-bit (QLoRA)
@@ -139,6 +152,7 @@ class WorkloadSpec(BaseModel):
     # a training word without a method ("fine-tune 7B", "дообучить на 10k примерах"): the question that follows
     # offers the ways to train, not inference
     training: bool | None = None
+    objective: Objective | None = None  # a preference objective said ("DPO", "ORPO"); None: supervised (SFT)
     quant: Quant | None = None
     precision: Precision | None = None
     seq_len: int | None = Field(default=None, ge=1)
@@ -204,6 +218,8 @@ class Workload(BaseModel):
     method: Method
     quant: Quant
     precision: Precision
+    # training: what it optimises; a preference objective runs more sequences per example and may hold a reference
+    objective: Objective = Objective.SFT
     seq_len: int
     batch: int
     grad_ckpt: bool

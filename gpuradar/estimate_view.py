@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.names import cards_label, ctx_label, method_name
+from bot.names import cards_label, ctx_label, method_said
 from core.answer import Answer, answer, target_said
 from core.engines import engine_notes, profile, strategy_said
 from core.gpus import get_gpu
@@ -204,7 +204,7 @@ def _describe(w: Workload, lang: str = "en") -> str:
     name = w.arch.name
     if w.arch.experts > 1:  # a MoE model: memory follows the total, speed the active parameters
         name += " " + _t("moe", lang, total=params_text(w.params_b, lang), active=params_text(w.active_params_b, lang))
-    parts = [name, method_name(lang, w.method.value)]
+    parts = [name, method_said(lang, w)]
     if w.quant.value != "none":
         parts.append(w.quant.value)
     if w.is_training:

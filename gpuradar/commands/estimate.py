@@ -82,7 +82,7 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
     """What the command-line options say, as a WorkloadSpec (None where an option was not given)."""
     from core.gpus import find_gpu, resolve_gpus
     from core.parser import normalise_targets, parse_size
-    from core.workload import Method, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
+    from core.workload import Method, Objective, Offload, Optimizer, Precision, Quant, Strategy, WorkloadSpec
 
     for option, value in (("--seq", args.seq), ("--batch", args.batch), ("--lora-rank", args.lora_rank),
                           ("--gpus", args.gpus), ("--concurrency", args.concurrency), ("--examples", args.examples),
@@ -124,7 +124,8 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
         fields["engine"] = engine
     if args.lora_targets:
         fields["lora_targets"] = normalise_targets(args.lora_targets)
-    enums = {"method": _enum(Method, "--method", args.method), "quant": _enum(Quant, "--quant", args.quant),
+    enums = {"method": _enum(Method, "--method", args.method),
+             "objective": _enum(Objective, "--objective", args.objective), "quant": _enum(Quant, "--quant", args.quant),
              "precision": _enum(Precision, "--precision", args.precision),
              "optimizer": _enum(Optimizer, "--optimizer", args.optimizer),
              "strategy": _enum(Strategy, "--strategy", args.strategy),
@@ -244,6 +245,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="PATH", help="a Hugging Face config.json describing the model")
     p.add_argument("--params", help="bare size: 13B, 0.5B, 8x7B")
     p.add_argument("--method", help="inference|full|freeze|lora|qlora")
+    p.add_argument("--objective", help="training objective: sft|dpo|ipo|orpo|simpo|cpo|kto")
     p.add_argument("--quant", help="none|nf4|nf4-dq|int8|fp8|gptq-int4|gptq-int8|awq|q4_k_m|q5_k_m|q6_k|q8_0")
     p.add_argument("--precision", help="bf16|fp16|fp32|bf16-true")
     p.add_argument("--seq", type=int, help="sequence length (context for inference)")

@@ -471,21 +471,6 @@ def test_a_model_that_is_not_a_language_model_is_refused_with_why(phrase: str, n
     assert "только языковые модели (LLM)" in render("ru", info.value.explain())
 
 
-@pytest.mark.parametrize(("phrase", "named"), [
-    ("DPO 7B", "DPO"), ("grpo qwen2.5 7b", "grpo"), ("70B QLoRA then PPO", "PPO"), ("rlhf 13b lora", "rlhf"),
-])
-def test_preference_and_reinforcement_tuning_is_refused_with_why(phrase: str, named: str) -> None:
-    """DPO, ORPO, GRPO, PPO... are not the LoRA or full fine-tune they run on (a reference model, a reward model,
-    paired or sampled answers): said as not sized yet, never left out as a word of prose and estimated without."""
-    with pytest.raises(ParseError) as info:
-        parse_workload(phrase)
-    assert named in info.value.not_understood and info.value.choices == ()
-    assert "reinforcement tuning" in render("en", info.value.explain())
-    assert "с подкреплением" in render("ru", info.value.explain())
-    # a checkpoint named for how it was tuned is a model name, not that tuning
-    assert said("llama 3 8b dpo lora")["method"] == Method.LORA
-
-
 @pytest.mark.parametrize(("phrase", "quant"), [
     ("quantized 70b inference", Quant.GPTQ_INT4), ("квантованная лама 70б q4 на двух 3090", Quant.Q4_K_M),
     ("70b 8-bit quantized inference", Quant.INT8), ("lora on a quantized 70b", Quant.NF4),

@@ -16,7 +16,7 @@ parse_gpu_unknown = this GPU is not in the catalog (a different memory size?)
 parse_model_unknown = this model is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
 parse_model_unknown_close = this model is not in the catalog; did you mean { $close }? Or give its size (e.g. 13B), its Hugging Face name (org/name) or a config.json
 parse_not_llm = an image, video or speech model: GPU Radar sizes language models (LLMs) only
-parse_preference = preference or reinforcement tuning (DPO, ORPO, KTO, GRPO, PPO) is not sized yet: its reference, reward or value models and its paired or sampled answers take memory a LoRA, QLoRA or full fine-tune estimate leaves out
+parse_online_rl = online reinforcement tuning (GRPO, PPO, RLOO, RLHF) is not sized yet: it samples answers while it trains, and its generation engine, groups of sampled answers and reward or value models take memory an estimate cannot guess. Offline preference tuning is: «7B LoRA DPO», «8B QLoRA ORPO», KTO, SimPO
 parse_model_family = several models go by this name: { $members }. Which one? Add its size or full name, e.g. «{ $example }»
 model_family_more = { $n } more { $n ->
         [one] model
@@ -52,6 +52,7 @@ field_params_b = model size
 field_params_min_b = smallest size of the range
 field_experts = experts
 field_method = method
+field_objective = objective
 field_quant = quantization
 field_precision = precision
 field_seq_len = sequence length
@@ -85,6 +86,13 @@ val_method_full = full fine-tune
 val_method_freeze = freeze (only the last layers train)
 val_method_lora = LoRA
 val_method_qlora = QLoRA
+val_objective_sft = supervised (SFT)
+val_objective_dpo = DPO
+val_objective_ipo = IPO
+val_objective_orpo = ORPO
+val_objective_simpo = SimPO
+val_objective_cpo = CPO
+val_objective_kto = KTO
 val_quant_none = none, 16-bit weights
 val_offload_none = none
 val_offload_optimizer = optimizer states
@@ -116,6 +124,11 @@ assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $la
         [one] head
        *[other] heads
     }, vocabulary { $vocab }); name the model or give its config.json for another one
+assume_objective_pairs = { $name }: each pair's chosen and rejected answers run as one batch (two sequences an example; the batch and the examples count pairs, the training tokens both answers)
+assume_objective_unpaired = { $name }: each answer trains as one sequence, with { $forwards } forwards without gradients beside it (the policy on a mismatched answer for the KL term, the reference on both)
+assume_objective_copy = the reference model is a second, frozen copy of the weights in GPU memory (TRL without precompute_ref_log_probs)
+assume_objective_adapter_off = the reference is the base itself with the adapter switched off (TRL with PEFT): no second copy
+assume_objective_no_reference = no reference model
 assume_why = { $what } ({ $why })
 assume_size_range = sizes { $lo }–{ $hi }: sized for the largest, { $hi } (what fits it fits every size below)
 wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.

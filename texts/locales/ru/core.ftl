@@ -15,7 +15,7 @@ parse_gpu_unknown = такой GPU нет в каталоге (другой об
 parse_model_unknown = этой модели нет в каталоге: укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
 parse_model_unknown_close = этой модели нет в каталоге; может быть, { $close }? Или укажите размер (например, 13B), имя на Hugging Face (org/name) или config.json
 parse_not_llm = это модель для изображений, видео или речи: GPU Radar считает только языковые модели (LLM)
-parse_preference = обучение на предпочтениях и с подкреплением (DPO, ORPO, KTO, GRPO, PPO) пока не оценивается: опорная модель, модель награды или ценности и пары либо выборки ответов занимают память, которой нет в оценке LoRA, QLoRA или полного дообучения
+parse_online_rl = онлайн-обучение с подкреплением (GRPO, PPO, RLOO, RLHF) пока не оценивается: оно генерирует ответы во время обучения, и движок генерации, группы сгенерированных ответов и модели награды или ценности занимают память, которую оценка не может угадать. Офлайн-обучение на предпочтениях оценивается: «7B LoRA DPO», «8B QLoRA ORPO», KTO, SimPO
 parse_model_family = так называется несколько моделей: { $members }. Какая из них? Добавьте размер или полное имя, например «{ $example }»
 model_family_more = ещё { $n } { $n ->
         [one] модель
@@ -55,6 +55,7 @@ field_params_b = размер модели
 field_params_min_b = наименьший размер диапазона
 field_experts = эксперты
 field_method = метод
+field_objective = цель обучения
 field_quant = квантизация
 field_precision = точность
 field_seq_len = длина последовательности
@@ -88,6 +89,13 @@ val_method_full = полное дообучение
 val_method_freeze = заморозка (обучаются только последние слои)
 val_method_lora = LoRA
 val_method_qlora = QLoRA
+val_objective_sft = обычное дообучение (SFT)
+val_objective_dpo = DPO
+val_objective_ipo = IPO
+val_objective_orpo = ORPO
+val_objective_simpo = SimPO
+val_objective_cpo = CPO
+val_objective_kto = KTO
 val_quant_none = нет, 16-битные веса
 val_offload_none = нет
 val_offload_optimizer = состояния оптимизатора
@@ -127,6 +135,15 @@ assume_typical_arch = архитектура: { $size } — типичная { $
         [other] KV-головы
        *[many] KV-голов
     }, словарь { $vocab }); для другой модели укажите её название или config.json
+assume_objective_pairs = { $name }: выбранный и отвергнутый ответы каждой пары идут одним батчем (две последовательности на пример; батч и примеры считаются парами, токены обучения — оба ответа)
+assume_objective_unpaired = { $name }: каждый ответ обучается как одна последовательность, рядом { $forwards } { $forwards ->
+        [one] прямой проход
+        [few] прямых прохода
+       *[many] прямых проходов
+    } без градиентов (модель на несовпадающем ответе для KL-члена, опорная модель на обоих)
+assume_objective_copy = опорная модель — вторая, замороженная копия весов в памяти GPU (TRL без precompute_ref_log_probs)
+assume_objective_adapter_off = опорная модель — сама база с выключенным адаптером (TRL с PEFT): второй копии нет
+assume_objective_no_reference = без опорной модели
 assume_why = { $what } ({ $why })
 assume_size_range = размеры { $lo }–{ $hi }: посчитано для самого большого, { $hi } (что вмещает его, вмещает и меньшие)
 wl_model_unknown = Модели «{ $model }» нет в каталоге: укажите её размер (например, 13B), имя на Hugging Face (org/name) или config.json.
