@@ -60,6 +60,16 @@ BARE_PRICE_RE = re.compile(
     rf"(?P<unit>(?:\s*{_UNIT_JOIN}\s*{_UNIT}\.?)+)",
     re.IGNORECASE,
 )
+# "H100 за 150к в месяц", "A100 за $2": «за» ("for") leads a cap only when the amount says what it is, a currency or a
+# unit; "за 3 эпохи" and "за 2 часа" (a job's epochs, its time) are no prices
+_FOR_PRICE_RE = re.compile(rf"(?<!\w)за\s*{_AMOUNT}", re.IGNORECASE)
+
+
+def _for_price(text: str) -> re.Match[str] | None:
+    return next((m for m in _FOR_PRICE_RE.finditer(text) if m.group("pre") or m.group("post") or m.group("unit")),
+                None)
+
+
 _SAYS_PER_GPU = re.compile(_GPU_WORD, re.IGNORECASE)
 _SAYS_PER_HOUR = re.compile(_HOUR_WORD, re.IGNORECASE)
 _SAYS_PER_MONTH = re.compile(_MONTH_WORD, re.IGNORECASE)
@@ -193,7 +203,7 @@ def parse_subscribe(text: str) -> SubscribeRequest:
     req = SubscribeRequest(target="", text=text)
 
     rest = _THAN_NOW.sub(" ", rest)
-    m = PRICE_RE.search(rest) or BARE_PRICE_RE.search(rest)
+    m = PRICE_RE.search(rest) or BARE_PRICE_RE.search(rest) or _for_price(rest)
     unit = ""
     if m:
         unit = _take_price(req, m)

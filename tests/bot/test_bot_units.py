@@ -52,6 +52,13 @@ from bot.tokens import TOKENS_KEPT, QueryTokens
     # amounts as people write them: thousands, cents, bucks, a month's price held per hour (730 h)
     ("H100 помесячно до 150 тыс руб", "H100", {"billing": "monthly", "max_price": round(150_000 / 730, 6),
                                                "price_currency": "RUB", "price_monthly": True}),
+    # «за» ("for") leads a cap when the amount says what it is; a job's epochs or time stay the workload's
+    ("H100 за 150к в месяц", "H100", {"billing": "monthly", "max_price": round(150_000 / 730, 6),
+                                      "price_monthly": True}),
+    ("A100 за $2", "A100", {"max_price": 2.0, "price_currency": "USD"}),
+    ("4090 за 40 р/ч на vastai", "4090", {"max_price": 40.0, "price_currency": "RUB", "providers": ["vastai"]}),
+    ("7B LoRA за 3 эпохи", "7B LoRA 3 эпохи", {"max_price": None}),
+    ("13B lora за 2 часа", "13B lora 2 часа", {"max_price": None}),
     ("monthly H100 under $1500/mo", "H100", {"billing": "monthly", "max_price": round(1500 / 730, 6)}),
     ("5090 under 50c/hr", "5090", {"max_price": 0.5, "price_currency": "USD"}),
     ("4х A100 спот до 6 баксов в час", "A100", {"gpu_count": 4, "max_price": 6.0, "price_currency": "USD",
