@@ -430,7 +430,8 @@ _FAMILIES = (("лл", "llama"), ("лам", "llama"), ("квен", "qwen"), ("м�
 _CYRILLIC_FAMILY = r"лл?ам\w*|квен\w*|мистрал\w*|микстрал\w*|гемм\w*|дипсик\w*|гигачат\w*|сайг\w*|вихр\w*"
 
 # Words that cannot begin a model name even though a catalog name begins with them (they are ordinary words).
-_NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", "model"})
+# "seed" is a training seed ("seed 42") unless "oss" follows it (`_MODEL_RX`: Seed-OSS)
+_NOT_FAMILIES = frozenset({"open", "micro", "meta", "nous", "r", "t", "c", "a", "model", "seed"})
 # Words of catalog names that the phrase grammar reads itself when they stand alone (a quantisation, a method, a
 # training objective: "llama 3 8b dpo lora" is DPO, the checkpoint "llama-3-8b-dpo" keeps its name).
 _NOT_NAME_WORDS = frozenset({"lora", "qlora", "inference", "full", "gptq", "awq", "int4", "int8", "fp8", "fp16",
@@ -500,7 +501,7 @@ _MPART = (rf"(?:(?:{_MSIZE}){_MSIZE_MOE}|{_RU_NAME_RX}|{_MDATE}|(?:{_NAME_WORDS}
 # "r1" names DeepSeek's model before "distill" or a size ("r1 70b"); alone it is a LoRA rank
 _R1 = r"r1[\s\-_]distill|r1(?=[\s\-_:]+[0-9]{1,3}(?:\.[0-9])?\s?[bб](?!\w))"
 _MODEL_RX = (rf"(?:meta[\s_\-]?)?(?:{_R1}|command[\s_\-]*(?:r\+?|a)(?![\w+])|t[\-_\s]?(?:pro|lite)|"
-             rf"gpt[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
+             rf"gpt[\s_\-]*oss|seed[\s_\-]*oss|(?:{_FAMILY_WORDS})[0-9.]*|{_CYRILLIC_FAMILY}){_MJOINED}\+?(?:\s+{_MPART})*")
 # "org/name"; not a pair of words the grammar reads itself ("lora/qlora", "fp8/int4": either, a contradiction)
 _GRAMMAR_WORD = "|".join(sorted(_NOT_NAME_WORDS | {"ft", "finetune", "fine-tune"}, key=len, reverse=True))
 # nor an amount per unit of time or card ("$1/h", "0.5/gpu-hour"): a price, not a repository

@@ -417,6 +417,20 @@ FACTS: list[dict[str, Any]] = [
                 "num_key_value_heads": 4, "intermediate_size": 24576, "vocab_size": 49152,
                 "hidden_act": "gelu_pytorch_tanh", "sliding_window": 4096, "max_position_embeddings": 16384,
                 "tie_word_embeddings": False}},
+    # --- ByteDance Seed-OSS 36B (model_type seed_oss: a Llama-style dense stack with GQA; 80 query heads of 128,
+    # so the attention is 10240 wide over a 5120 hidden size; bias on q/k/v only). Layers, heads, head size, hidden
+    # size, the ~155K vocabulary and the 512K context: the model card's "Model Summary" (the README of
+    # github.com/ByteDance-Seed/seed-oss); the exact vocabulary (155136), MLP width (27648) and untied head: the
+    # 36B configuration as ported in public inference code (a `SeedOssConfig` with those values); the count from
+    # that shape is the card's 36B ---
+    {"repo": "ByteDance-Seed/Seed-OSS-36B-Instruct", "params_b": 36.15,
+     "source": "https://huggingface.co/ByteDance-Seed/Seed-OSS-36B-Instruct (model card = github.com/ByteDance-Seed/"
+               "seed-oss README, 'Model Summary'); vocab 155136, intermediate 27648, tie_word_embeddings false as the "
+               "public SeedOssConfig ports of the 36B checkpoint",
+     "aliases": ["seed-oss", "seed oss", "seed-oss-36b", "seed oss 36b", "seed-oss 36b", "seed-oss-36b-instruct",
+                 "ByteDance-Seed/Seed-OSS-36B-Base", "seed-oss-36b-base"],
+     "config": llama(5120, 64, 80, 8, 27648, 155136, model_type="seed_oss", head_dim=128,
+                     tie_word_embeddings=False, max_position_embeddings=524288)},
     # --- NVIDIA Nemotron Nano 8B: the model card's "Network Architecture: Llama 3.1 8B Instruct" ---
     {"repo": "nvidia/Llama-3.1-Nemotron-Nano-8B-v1", "same_as": "llama-3.1-8b",
      "source": "https://huggingface.co/nvidia/Llama-3.1-Nemotron-Nano-8B-v1 (model card, 'Network Architecture')",

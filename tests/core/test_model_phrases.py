@@ -31,6 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
     ("Mistral-Small-24B lora", "mistral-small-24b-2501", Method.LORA, 23.6, None),
     ("DeepSeek-R1-Distill-Qwen-32B QLoRA", "deepseek-r1-distill-qwen-32b", Method.QLORA, 32.8, None),
     ("запустить 32B модель, 16к контекст", "qwen2.5-32b", Method.INFERENCE, 32.8, None),
+    ("seed oss 36b qlora", "seed-oss-36b", Method.QLORA, 36.15, None),
+    ("ByteDance-Seed/Seed-OSS-36B-Instruct inference 32k", "seed-oss-36b", Method.INFERENCE, 36.15, None),
 ])
 def test_issue_phrases(phrase: str, model: str, method: Method, params: float, active: float | None) -> None:
     w, _ = complete(parse_workload(phrase))
@@ -151,3 +153,9 @@ def test_quant_named_in_a_repository_name() -> None:
 def test_more_ways_of_saying_it(phrase: str, model: str, method: Method) -> None:
     spec = parse_workload(phrase)
     assert (spec.model, spec.method) == (model, method)
+
+
+def test_a_training_seed_is_no_model() -> None:
+    """"seed 42" is the run's seed, a word that changes nothing, not the start of Seed-OSS's name."""
+    said = parse_workload("7b lora seed 42").model_dump(exclude_none=True)
+    assert said == {"params_b": 7.0, "method": Method.LORA}
