@@ -316,7 +316,7 @@ def _check_method_fields(spec: WorkloadSpec, method: Method) -> None:
                  "offload": spec.offload if spec.offload != _OFF_NONE else None, "lora_rank": spec.lora_rank,
                  "lora_targets": spec.lora_targets, "examples": spec.examples,
                  "tokens_per_example": spec.tokens_per_example, "dataset_tokens": spec.dataset_tokens,
-                 "epochs": spec.epochs, "objective": spec.objective}
+                 "epochs": spec.epochs, "objective": spec.objective, "ref_precomputed": spec.ref_precomputed}
     else:
         stray = {"concurrency": spec.concurrency, "kv_dtype": spec.kv_dtype, "prompt_len": spec.prompt_len,
                  "output_len": spec.output_len, "request_rate": spec.request_rate, "answer_tps": spec.answer_tps,
@@ -608,13 +608,15 @@ def _within(default: int, limit: int, *, floor: int = 0) -> tuple[int, Msg | Non
 
 
 @lru_cache(maxsize=64)
-def _objective_note(objective: Objective, method: Method) -> Assumption:
+def _objective_note(objective: Objective, method: Method, precomputed: bool) -> Assumption:
     """What a preference objective runs beyond the fine-tune (`core.objectives`), said with the estimate: the
     sequences of each example trained together, and the reference it forwards without gradients."""
     o, name = facts(objective), render_value("objective", objective)
     parts: list[Msg] = [msg("assume_objective_pairs", name=name) if o.graded > 1 else
                         msg("assume_objective_unpaired", name=name, forwards=o.nograd_forwards)]
-    if o.reference:
+    if o.reference and precomputed:
+        parts.append(msg("assume_objective_precomputed"))
+    elif o.reference:
         parts.append(msg("assume_objective_copy" if method in _FULL_OR_FREEZE else "assume_objective_adapter_off"))
     else:
         parts.append(msg("assume_objective_no_reference"))
@@ -651,8 +653,12 @@ def _complete(spec: WorkloadSpec) -> tuple[Workload, list[Assumption]]:
     limit = _context_limit(spec, arch)
     if training:
         _fill_training(spec, method, engine, kv_default, limit, f)
-        if spec.objective is not None and spec.objective is not _OBJ_SFT:
-            f.notes.append(_objective_note(spec.objective, method))
+        objective = spec.objective or _OBJ_SFT
+        if spec.ref_precomputed and not facts(objective).reference:
+            raise _error(spec, msg("wl_no_reference"))
+        f.values["ref_precomputed"] = bool(spec.ref_precomputed)
+        if objective is not _OBJ_SFT:
+            f.notes.append(_objective_note(objective, method, bool(spec.ref_precomputed)))
     else:
         _fill_inference(spec, kv_default, limit, f)
     if spec.images:

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from core.engines import EngineProfile, profile
 from core.models import Arch
-from core.objectives import facts
+from core.objectives import facts, training_nograd_forwards
 from core.workload import (
     ADAPTER_METHODS,
     Attention,
@@ -500,7 +500,7 @@ class _Training:
         # --- model states (whole model, before sharding) ---
         weights = _weights_bytes(w, d, quant)
         objective = facts(w.objective)
-        if objective.reference and method in _FULL_OR_FREEZE:
+        if objective.reference and method in _FULL_OR_FREEZE and not w.ref_precomputed:
             # the frozen reference: a second copy of the weights in the dtype they were loaded in, sharded and
             # offloaded as the trained copy is (TRL prepares it with the same DeepSpeed / FSDP configuration)
             weights += d.params * act_b
@@ -568,7 +568,7 @@ class _Training:
         else:
             self.acts_flash, self.acts_eager = flash * layers_kept, eager * layers_kept
         self.logits = tokens * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else LOGIT_BYTES_PLAIN)
-        if objective.nograd_forwards:
+        if training_nograd_forwards(w.objective, w.ref_precomputed):
             # a forward without gradients while the trained one's activations wait: its logits, and one layer's
             # working set (the prefill's, `PREFILL_ELEMS_*`)
             nograd = float(seq_len * w.batch * objective.nograd_sequences)

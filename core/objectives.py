@@ -31,6 +31,9 @@ class ObjectiveFacts:
     # a frozen reference model: a second copy of the weights when the method trains them all (full, freeze)
     reference: bool
     source: str
+    # of the forwards without gradients, the reference's: computed before training instead when its log-probs are
+    # precomputed (TRL `precompute_ref_log_probs=True`: no reference in memory while training)
+    reference_forwards: int = 0
 
 
 OBJECTIVES: dict[Objective, ObjectiveFacts] = {
@@ -40,10 +43,10 @@ OBJECTIVES: dict[Objective, ObjectiveFacts] = {
     # same batch before the backward; with `ref_model=None` a PEFT model is its own reference with the adapter
     # disabled, else `create_model_from_path` loads a second copy with the same init kwargs (dtype, quantisation)
     Objective.DPO: ObjectiveFacts(2, 1, 2, True, _TRL + "trl/trainer/dpo_trainer.py (collator, _compute_loss, "
-                                                       "ref_model)"),
+                                                       "ref_model, _precompute_ref_logps)", reference_forwards=1),
     # IPO (Azar et al. 2023) is DPOTrainer's `loss_type="ipo"`: the same batches and reference
     Objective.IPO: ObjectiveFacts(2, 1, 2, True, _TRL + "trl/trainer/dpo_config.py (loss_type 'ipo'); "
-                                                       "arXiv:2310.12036"),
+                                                       "arXiv:2310.12036", reference_forwards=1),
     # ORPO ("Monolithic Preference Optimization without Reference Model", Hong et al. 2024): concatenated chosen
     # and rejected, no reference (trl/experimental/orpo/orpo_trainer.py, `concatenated_inputs`)
     Objective.ORPO: ObjectiveFacts(2, 0, 0, False, _TRL + "trl/experimental/orpo/orpo_trainer.py; arXiv:2403.07691"),
@@ -55,9 +58,15 @@ OBJECTIVES: dict[Objective, ObjectiveFacts] = {
     # KTOTrainer: unpaired answers labelled good or bad, one sequence each with gradients; without gradients the
     # policy on the mismatched KL completions (`_compute_kl_logps`), the reference on the answers and on those
     Objective.KTO: ObjectiveFacts(1, 3, 1, True, _TRL + "trl/trainer/kto_trainer.py (_compute_loss, "
-                                                       "_compute_kl_logps)"),
+                                                       "_compute_kl_logps)", reference_forwards=2),
 }
 
 
 def facts(objective: Objective) -> ObjectiveFacts:
     return OBJECTIVES[objective]
+
+
+def training_nograd_forwards(objective: Objective, precomputed: bool) -> int:
+    """Forwards without gradients per step while training: the reference's move before training when precomputed."""
+    o = OBJECTIVES[objective]
+    return o.nograd_forwards - o.reference_forwards if precomputed else o.nograd_forwards

@@ -134,10 +134,10 @@ class ParseError(ValueError):
 # --- how fields read back to the user (shared with core.defaults) ------------------------------------------------
 
 # How a field and its value read back to the user: catalog keys `field_<name>` and `val_<enum>_<member>`.
-FIELDS = ("model", "arch", "params_b", "experts", "method", "objective", "quant", "precision", "seq_len", "batch",
-          "grad_ckpt", "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus", "strategy", "offload",
-          "gpu", "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images", "prompt_len",
-          "output_len", "engine", "packing", "request_rate", "answer_tps", "total_tps", "ttft_s")
+FIELDS = ("model", "arch", "params_b", "experts", "method", "objective", "ref_precomputed", "quant", "precision",
+          "seq_len", "batch", "grad_ckpt", "attention", "lora_rank", "lora_targets", "optimizer", "fused_ce", "gpus",
+          "strategy", "offload", "gpu", "kv_dtype", "concurrency", "examples", "tokens_per_example", "epochs", "images",
+          "prompt_len", "output_len", "engine", "packing", "request_rate", "answer_tps", "total_tps", "ttft_s")
 # enums whose members read as words; the rest read as their value
 _NAMED_VALUES = (Method, Objective, Offload, Strategy)
 
@@ -791,6 +791,12 @@ _OBJECTIVE = r"(?P<obj_w>dpo|ipo|orpo|simpo|cpo|kto|дпо|орпо)(?![\w-])"
 
 _CYRILLIC_OBJECTIVE = {"дпо": "dpo", "орпо": "orpo"}  # typed in Cyrillic by ear
 
+# TRL's `precompute_ref_log_probs=True` as its flag or in words: the reference's log-probs computed before training
+_REF_PRECOMPUTED = (r"precompute[\s_\-]*ref(?:erence)?[\s_\-]*log[\s_\-]*probs?(?:\s*[=:]\s*true)?|"
+                    r"precomputed[\s_\-]*ref(?:erence)?(?:[\s_\-]*(?:log[\s_\-]*probs?|logps))?|"
+                    r"(?:пред(?:варительно[\s_\-]*)?(?:вычисл|посчита|рассчита)\w*)\s+(?:опорн\w*|референс\w*)"
+                    r"(?:\s+(?:лог[\s_\-]*вероятност\w*|logprobs?|модел\w*))?")
+
 
 def _objective(m: re.Match[str]) -> dict[str, Any]:
     word = m.group("obj_w")
@@ -872,6 +878,7 @@ _RULES: list[tuple[str, str, Handler]] = [
     ("not_llm", _NOT_LLM, _not_llm),
     ("online_rl", _ONLINE_RL, _online_rl),
     ("objective", _OBJECTIVE, _objective),
+    ("ref_precomputed", _REF_PRECOMPUTED, _const(ref_precomputed=True)),
     ("engine", rf"(?:(?:on|via|with|using|in|под|на|через|в)\s+)?(?:{_ENGINE_RX})", _engine),
     ("rate", rf"(?P<rq_n>{AMT})\s*{_REQW}{_PER}(?P<rq_u>{_TIME_UNIT})", _rate),
     ("rate_compact", rf"(?P<rq_m>{AMT})\s*(?P<rq_v>rps|qps|rpm|qpm|rph|rpd)", _compact_rate),

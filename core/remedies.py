@@ -5,6 +5,7 @@ The changes are the usual levers, each only where it applies and changes somethi
 - offload the optimizer states (then also the parameters) to CPU, DeepSpeed ZeRO-3 offload (training);
 - a fused / chunked cross-entropy, so the logits are never materialised whole (Liger, Unsloth, torchtune);
 - micro-batch 1 with gradient accumulation (the same effective batch, a fraction of the activations);
+- a preference objective's reference log-probs computed before training (no reference copy while training);
 - QLoRA instead of LoRA / full fine-tuning (a 4-bit base);
 - a shorter context (half, down to 1,024 tokens);
 - FP8, then INT4 weights for inference;
@@ -23,6 +24,7 @@ from typing import NamedTuple
 
 from core.fit import NODE_SIZE, Fit, fit_configs, requirement
 from core.msg import Msg, msg
+from core.objectives import facts
 from core.parser import field_label, render_value
 from core.workload import Method, Offload, Optimizer, Quant, Strategy, Workload
 
@@ -55,6 +57,10 @@ def _qlora(w: Workload) -> Workload | None:
     return w.with_(method=Method.QLORA, quant=Quant.NF4, lora_rank=w.lora_rank or 16,
                    lora_targets=w.lora_targets or "all-linear", optimizer=w.optimizer or Optimizer.ADAMW,
                    offload=Offload.NONE)
+
+
+def _precompute_ref(w: Workload) -> Workload | None:
+    return w.with_(ref_precomputed=True) if facts(w.objective).reference and not w.ref_precomputed else None
 
 
 def _shorter_context(w: Workload) -> Workload | None:
@@ -99,6 +105,7 @@ CHANGES: dict[str, tuple[Callable[[Workload], Workload | None], str]] = {
     "offload_all": (_offload(Offload.ALL), "--offload all"),
     "fused_ce": (_fused_ce, "--fused-ce"),
     "micro_batch_1": (_micro_batch_1, "--batch 1"),
+    "precompute_ref": (_precompute_ref, "--precompute-ref"),
     "qlora": (_qlora, "--method qlora"),
     "shorter_context": (_shorter_context, "--seq {seq}"),
     "fp8": (_weights(Quant.FP8), "--quant fp8"),
@@ -142,8 +149,8 @@ def apply(w: Workload, codes: tuple[str, ...]) -> Workload:
 
 
 # The settings a change may touch, in the order an answer lists what it changed.
-CHANGED_FIELDS = ("method", "quant", "offload", "strategy", "gpus", "fused_ce", "batch", "seq_len", "prompt_len",
-                  "lora_rank", "lora_targets", "optimizer")
+CHANGED_FIELDS = ("method", "ref_precomputed", "quant", "offload", "strategy", "gpus", "fused_ce", "batch", "seq_len",
+                  "prompt_len", "lora_rank", "lora_targets", "optimizer")
 
 
 def differences(before: Workload, after: Workload) -> tuple[tuple[str, Msg], ...]:

@@ -287,7 +287,8 @@ def _forward_flops(w: Workload) -> float:
 
 
 def _nograd_share(w: Workload) -> float:
-    """Sequences a preference objective forwards without gradients per sequence it trains (`core.objectives`)."""
+    """Sequences a preference objective forwards without gradients per sequence it trains (`core.objectives`); a
+    reference whose log-probs are precomputed still runs its forward, before training: the same compute."""
     o = facts(w.objective)
     return o.nograd_forwards * o.nograd_sequences / o.graded
 

@@ -153,6 +153,7 @@ class WorkloadSpec(BaseModel):
     # offers the ways to train, not inference
     training: bool | None = None
     objective: Objective | None = None  # a preference objective said ("DPO", "ORPO"); None: supervised (SFT)
+    ref_precomputed: bool | None = None  # the reference's log-probs computed before training (TRL's option)
     quant: Quant | None = None
     precision: Precision | None = None
     seq_len: int | None = Field(default=None, ge=1)
@@ -220,6 +221,9 @@ class Workload(BaseModel):
     precision: Precision
     # training: what it optimises; a preference objective runs more sequences per example and may hold a reference
     objective: Objective = Objective.SFT
+    # the reference's log-probs computed before training (TRL `precompute_ref_log_probs=True`): no reference model in
+    # memory and no reference forward while training; the same compute in all
+    ref_precomputed: bool = False
     seq_len: int
     batch: int
     grad_ckpt: bool

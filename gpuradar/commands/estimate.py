@@ -131,7 +131,8 @@ def options_spec(args: argparse.Namespace) -> WorkloadSpec:
              "strategy": _enum(Strategy, "--strategy", args.strategy),
              "offload": _enum(Offload, "--offload", args.offload)}
     plain = {"seq_len": args.seq, "batch": args.batch, "grad_ckpt": args.grad_ckpt, "lora_rank": args.lora_rank,
-             "fused_ce": args.fused_ce, "gpus": args.gpus, "concurrency": args.concurrency,
+             "fused_ce": args.fused_ce, "ref_precomputed": args.ref_precomputed, "gpus": args.gpus,
+             "concurrency": args.concurrency,
              "examples": args.examples, "tokens_per_example": args.tokens_per_example,
              "dataset_tokens": args.dataset_tokens, "epochs": args.epochs,
              "prompt_len": args.prompt_len, "output_len": args.output_len}
@@ -246,6 +247,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--params", help="bare size: 13B, 0.5B, 8x7B")
     p.add_argument("--method", help="inference|full|freeze|lora|qlora")
     p.add_argument("--objective", help="training objective: sft|dpo|ipo|orpo|simpo|cpo|kto")
+    p.add_argument("--precompute-ref", dest="ref_precomputed", action="store_const", const=True,
+                   help="DPO / IPO / KTO: the reference's log-probs computed before training (no reference in memory)")
     p.add_argument("--quant", help="none|nf4|nf4-dq|int8|fp8|gptq-int4|gptq-int8|awq|q4_k_m|q5_k_m|q6_k|q8_0")
     p.add_argument("--precision", help="bf16|fp16|fp32|bf16-true")
     p.add_argument("--seq", type=int, help="sequence length (context for inference)")

@@ -147,3 +147,40 @@ def test_online_reinforcement_tuning_is_refused_with_why(phrase: str, named: str
     assert named in info.value.not_understood and info.value.choices == ()
     assert "reinforcement tuning" in render("en", info.value.explain())
     assert "с подкреплением" in render("ru", info.value.explain())
+
+
+# --- the reference's log-probs computed before training ------------------------------------------------------------
+
+def test_a_precomputed_reference_leaves_memory_while_training() -> None:
+    """TRL's `precompute_ref_log_probs`: no reference copy and no reference forward while training, the same
+    compute in all; KTO keeps the policy's own forward on its KL answers."""
+    full = breakdown(method="full", objective=Objective.DPO, ref_precomputed=True)
+    assert full.weights == breakdown(method="full").weights
+    assert breakdown(objective=Objective.DPO, ref_precomputed=True) == breakdown(batch=2)
+    # KTO's own forward on the KL answers stays: one forward without gradients at a time, as before
+    assert breakdown(objective=Objective.KTO, ref_precomputed=True) == breakdown(objective=Objective.KTO)
+    kto_full = breakdown(method="full", objective=Objective.KTO, ref_precomputed=True)
+    assert kto_full.weights == breakdown(method="full").weights
+    dpo = wl(objective=Objective.DPO)
+    assert flops_per_token(dpo.with_(ref_precomputed=True)) == flops_per_token(dpo)
+
+
+def test_precomputing_is_read_said_and_offered_as_a_remedy() -> None:
+    from core.defaults import complete
+    from core.remedies import CHANGES, apply, split_changes
+
+    for phrase in ("8b full dpo precompute_ref_log_probs=True", "8b full dpo, precomputed reference log probs",
+                   "8b полное дообучение dpo, предвычисленные опорные логвероятности"):
+        w, notes = complete(parse_workload(phrase))
+        assert w.ref_precomputed and w.objective is Objective.DPO
+        said = render("en", next(n.msg for n in notes if n.key == "objective"))
+        assert "computed before training" in said
+    with pytest.raises(ParseError) as info:
+        complete(parse_workload("8b lora precomputed reference"))
+    assert "DPO, IPO, KTO" in render("en", info.value.explain())
+    w = wl(method="full", objective=Objective.DPO)
+    change = CHANGES["precompute_ref"][0]
+    assert change(w) == w.with_(ref_precomputed=True) and change(w.with_(ref_precomputed=True)) is None
+    assert change(wl(method="full", objective=Objective.ORPO)) is None and change(wl(method="full")) is None
+    text, codes = split_changes("8b full dpo [+precompute_ref]")
+    assert apply(complete(parse_workload(text))[0], codes).ref_precomputed

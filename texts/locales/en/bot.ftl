@@ -68,6 +68,7 @@ btn_remedy_micro_batch_1 = 🛠 Micro-batch 1
 btn_remedy_qlora = 🛠 QLoRA
 btn_remedy_shorter_context = 🛠 Half the context
 btn_remedy_fp8 = 🛠 FP8 weights
+btn_remedy_precompute_ref = 🛠 Precompute reference
 btn_remedy_int4 = 🛠 INT4 weights
 btn_remedy_zero3_more_cards = 🛠 ZeRO-3 on more cards
 est_offers_title = <b>Cheapest in stock now</b> (whole configuration, per hour · per month):

@@ -53,6 +53,7 @@ field_params_min_b = smallest size of the range
 field_experts = experts
 field_method = method
 field_objective = objective
+field_ref_precomputed = reference log-probs precomputed
 field_quant = quantization
 field_precision = precision
 field_seq_len = sequence length
@@ -129,6 +130,8 @@ assume_objective_unpaired = { $name }: each answer trains as one sequence, with 
 assume_objective_copy = the reference model is a second, frozen copy of the weights in GPU memory (TRL without precompute_ref_log_probs)
 assume_objective_adapter_off = the reference is the base itself with the adapter switched off (TRL with PEFT): no second copy
 assume_objective_no_reference = no reference model
+assume_objective_precomputed = the reference's log-probs are computed before training (precompute_ref_log_probs): no reference in memory while training, the same compute
+wl_no_reference = Only an objective with a reference model (DPO, IPO, KTO) has reference log-probs to precompute.
 assume_why = { $what } ({ $why })
 assume_size_range = sizes { $lo }–{ $hi }: sized for the largest, { $hi } (what fits it fits every size below)
 wl_model_unknown = The model «{ $model }» is not in the catalog: give its size (e.g. 13B), its Hugging Face name (org/name) or its config.json.
@@ -284,6 +287,7 @@ remedy_qlora = QLoRA (4-bit base) instead
 remedy_shorter_context = half the context
 remedy_fp8 = FP8 weights
 remedy_int4 = INT4 weights (GPTQ)
+remedy_precompute_ref = the reference's log-probs computed before training (TRL precompute_ref_log_probs): no reference copy while training
 remedy_zero3_more_cards = ZeRO-3 across more cards (several nodes)
 
 # serving targets: a request rate and an answer speed (core.parser rules rate / speed, core.defaults)

@@ -69,6 +69,7 @@ btn_remedy_micro_batch_1 = 🛠 Микробатч 1
 btn_remedy_qlora = 🛠 QLoRA
 btn_remedy_shorter_context = 🛠 Контекст вдвое короче
 btn_remedy_fp8 = 🛠 Веса FP8
+btn_remedy_precompute_ref = 🛠 Опорная модель заранее
 btn_remedy_int4 = 🛠 Веса INT4
 btn_remedy_zero3_more_cards = 🛠 ZeRO-3 на большем числе карт
 est_offers_title = <b>Дешевле всего в наличии</b> (вся конфигурация, в час · в месяц):
