@@ -274,7 +274,9 @@ THOUSANDS = r"[1-9][0-9]{0,2}(?:[ \u00a0\u202f][0-9]{3})+(?![0-9])"
 SEP = r"[\s_\-]*"
 MUL = r"[x×х*]"  # Latin x, the multiplication sign, Cyrillic х
 TOKW = r"(?:tokens?|tok|токен\w*)"
-EXW = (r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs|"
+# a dataset's kind before its noun: "5k preference pairs", "10k comparison pairs", "20k chosen/rejected pairs"
+EXW = (r"(?:(?:(?:preference|comparison|chosen[\s/\-]*rejected|training|labell?ed)\s+)?"
+       r"(?:examples?|samples?|rows|records|dialog(?:ue)?s?|conversations?|instructions?|pairs)|"
        r"пример\w*|сэмпл\w*|диалог\w*|строк\w*|запис\w*|инструкц\w*|пар\b)")
 EPW = r"(?:epochs?|эпох\w*|ep|эп)"
 DATAW = r"dataset|датасет\w*|набор\w*\s+данных|corpus|корпус\w*"

@@ -184,3 +184,11 @@ def test_precomputing_is_read_said_and_offered_as_a_remedy() -> None:
     assert change(wl(method="full", objective=Objective.ORPO)) is None and change(wl(method="full")) is None
     text, codes = split_changes("8b full dpo [+precompute_ref]")
     assert apply(complete(parse_workload(text))[0], codes).ref_precomputed
+
+
+@pytest.mark.parametrize(("phrase", "examples"), [
+    ("8b lora dpo 5k preference pairs", 5000), ("8b lora orpo 20k chosen/rejected pairs", 20000),
+    ("8b lora dpo 10к пар", 10000), ("8b lora kto 10k labeled samples", 10000),
+])
+def test_a_preference_dataset_is_counted_in_its_pairs(phrase: str, examples: int) -> None:
+    assert parse_workload(phrase).examples == examples
