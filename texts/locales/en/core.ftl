@@ -126,7 +126,10 @@ assume_typical_arch = architecture: { $size } read as a typical { $name } ({ $la
        *[other] heads
     }, vocabulary { $vocab }); name the model or give its config.json for another one
 assume_objective_pairs = { $name }: each pair's chosen and rejected answers run as one batch (two sequences an example; the batch and the examples count pairs, the training tokens both answers)
-assume_objective_unpaired = { $name }: each answer trains as one sequence, with { $forwards } forwards without gradients beside it (the policy on a mismatched answer for the KL term, the reference on both)
+assume_objective_unpaired = { $name }: each answer trains as one sequence, with { $forwards } { $forwards ->
+        [one] forward
+       *[other] forwards
+    } without gradients beside it (the policy on a mismatched answer for the KL term, the reference on both)
 assume_objective_copy = the reference model is a second, frozen copy of the weights in GPU memory (TRL without precompute_ref_log_probs)
 assume_objective_adapter_off = the reference is the base itself with the adapter switched off (TRL with PEFT): no second copy
 assume_objective_no_reference = no reference model
