@@ -58,3 +58,13 @@ async def test_a_dpo_watch_hears_only_of_cards_that_hold_the_pair(tg: FakeTelegr
     dpo = await tg.wait_for("sendMessage", chat_id=12, predicate=lambda c: "Заказать" in c.text)
     assert "RTX 4090" in sft.text and "$0.29" in sft.text
     assert "A100 80GB" in dpo.text and "RTX 4090" not in dpo.text and f"{DPO}: нужно 28 ГиБ" in dpo.text
+
+
+async def test_an_inline_dpo_answer_is_the_pair_and_its_reference(tg: FakeTelegram, app: App) -> None:
+    for uid, lang in ((21, "en"), (22, "ru")):
+        qid = tg.inline_query(DPO, user_id=uid, lang=lang)
+        inline = await tg.wait_for("answerInlineQuery", inline_query_id=str(qid))
+        results = inline.params["results"]
+        shown = " ".join(f"{r.get('title', '')} {r.get('description', '')}" for r in results)
+        assert "LoRA DPO" in shown
+        assert "RTX 4090" not in shown and "A100" in shown  # only cards that hold the pair and its reference
