@@ -21,7 +21,7 @@ from core.gpus import GPU, GPUS, find_gpu, get_gpu
 from core.limits import MAX_CONCURRENCY
 from core.models import Arch, did_you_mean, family_members, find_model, model_for_size
 from core.msg import Joined, Msg, msg
-from core.objectives import facts
+from core.objectives import facts, holds_reference_copy
 from core.parser import (
     ParseError,
     check_range,
@@ -209,7 +209,6 @@ def _resolve_arch(spec: WorkloadSpec, f: _Filler) -> tuple[Arch, str]:
 _ATT_FLASH = Attention.FLASH
 _MET_INFERENCE = Method.INFERENCE
 _OBJ_SFT = Objective.SFT
-_FULL_OR_FREEZE = frozenset({Method.FULL, Method.FREEZE})  # every weight of a layer trains: a reference is a copy
 _MET_QLORA = Method.QLORA
 _OFF_ALL = Offload.ALL
 _OFF_NONE = Offload.NONE
@@ -617,7 +616,8 @@ def _objective_note(objective: Objective, method: Method, precomputed: bool) -> 
     if o.reference and precomputed:
         parts.append(msg("assume_objective_precomputed"))
     elif o.reference:
-        parts.append(msg("assume_objective_copy" if method in _FULL_OR_FREEZE else "assume_objective_adapter_off"))
+        copy = holds_reference_copy(objective, method, precomputed)
+        parts.append(msg("assume_objective_copy" if copy else "assume_objective_adapter_off"))
     else:
         parts.append(msg("assume_objective_no_reference"))
     return Assumption(key="objective", msg=Joined(tuple(parts), "; "))

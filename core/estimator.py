@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from core.engines import EngineProfile, profile
 from core.models import Arch
-from core.objectives import facts, training_nograd_forwards
+from core.objectives import facts, holds_reference_copy, training_nograd_forwards
 from core.workload import (
     ADAPTER_METHODS,
     Attention,
@@ -500,7 +500,7 @@ class _Training:
         # --- model states (whole model, before sharding) ---
         weights = _weights_bytes(w, d, quant)
         objective = facts(w.objective)
-        if objective.reference and method in _FULL_OR_FREEZE and not w.ref_precomputed:
+        if holds_reference_copy(w.objective, method, w.ref_precomputed):
             # the frozen reference: a second copy of the weights in the dtype they were loaded in, sharded and
             # offloaded as the trained copy is (TRL prepares it with the same DeepSpeed / FSDP configuration)
             weights += d.params * act_b

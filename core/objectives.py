@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.workload import Objective
+from core.workload import ADAPTER_METHODS, Method, Objective
 
-_TRL = "huggingface/trl main (2026-07), "
+_TRL = "huggingface/trl @ f2cd577 (main, 2026-07-24), "
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,29 +36,36 @@ class ObjectiveFacts:
     reference_forwards: int = 0
 
 
+def _pair(source: str, *, reference: bool) -> ObjectiveFacts:
+    """Chosen and rejected as one batch; with a reference, forwarded on the pair without gradients before the
+    backward."""
+    return ObjectiveFacts(graded=2, nograd_forwards=int(reference), nograd_sequences=2 if reference else 0,
+                          reference=reference, source=source, reference_forwards=int(reference))
+
+
 OBJECTIVES: dict[Objective, ObjectiveFacts] = {
-    Objective.SFT: ObjectiveFacts(1, 0, 0, False, "next-token cross-entropy on each example"),
+    Objective.SFT: ObjectiveFacts(graded=1, nograd_forwards=0, nograd_sequences=0, reference=False,
+                                  source="next-token cross-entropy on each example"),
     # DPOTrainer: the collator concatenates chosen and rejected on the batch axis (`torch.cat(pad([chosen_ids,
     # rejected_ids]))`); `_compute_loss` runs the model on them, then the reference under `torch.no_grad()` on the
     # same batch before the backward; with `ref_model=None` a PEFT model is its own reference with the adapter
     # disabled, else `create_model_from_path` loads a second copy with the same init kwargs (dtype, quantisation)
-    Objective.DPO: ObjectiveFacts(2, 1, 2, True, _TRL + "trl/trainer/dpo_trainer.py (collator, _compute_loss, "
-                                                       "ref_model, _precompute_ref_logps)", reference_forwards=1),
+    Objective.DPO: _pair(_TRL + "trl/trainer/dpo_trainer.py (collator, _compute_loss, ref_model, "
+                         "_precompute_ref_logps)", reference=True),
     # IPO (Azar et al. 2023) is DPOTrainer's `loss_type="ipo"`: the same batches and reference
-    Objective.IPO: ObjectiveFacts(2, 1, 2, True, _TRL + "trl/trainer/dpo_config.py (loss_type 'ipo'); "
-                                                       "arXiv:2310.12036", reference_forwards=1),
+    Objective.IPO: _pair(_TRL + "trl/trainer/dpo_config.py (loss_type 'ipo'); arXiv:2310.12036", reference=True),
     # ORPO ("Monolithic Preference Optimization without Reference Model", Hong et al. 2024): concatenated chosen
-    # and rejected, no reference (trl/experimental/orpo/orpo_trainer.py, `concatenated_inputs`)
-    Objective.ORPO: ObjectiveFacts(2, 0, 0, False, _TRL + "trl/experimental/orpo/orpo_trainer.py; arXiv:2403.07691"),
+    # and rejected, no reference (`concatenated_inputs`)
+    Objective.ORPO: _pair(_TRL + "trl/experimental/orpo/orpo_trainer.py; arXiv:2403.07691", reference=False),
     # SimPO (Meng et al. 2024) is reference-free: CPOTrainer with `loss_type="simpo"`, concatenated pairs
-    Objective.SIMPO: ObjectiveFacts(2, 0, 0, False, _TRL + "trl/experimental/cpo (loss_type='simpo'); "
-                                                         "arXiv:2405.14734"),
+    Objective.SIMPO: _pair(_TRL + "trl/experimental/cpo (loss_type='simpo'); arXiv:2405.14734", reference=False),
     # CPO (Xu et al. 2024): CPOTrainer, the reference-free trainer SimPO runs in
-    Objective.CPO: ObjectiveFacts(2, 0, 0, False, _TRL + "trl/experimental/cpo/cpo_trainer.py; arXiv:2401.08417"),
+    Objective.CPO: _pair(_TRL + "trl/experimental/cpo/cpo_trainer.py; arXiv:2401.08417", reference=False),
     # KTOTrainer: unpaired answers labelled good or bad, one sequence each with gradients; without gradients the
-    # policy on the mismatched KL completions (`_compute_kl_logps`), the reference on the answers and on those
-    Objective.KTO: ObjectiveFacts(1, 3, 1, True, _TRL + "trl/trainer/kto_trainer.py (_compute_loss, "
-                                                       "_compute_kl_logps)", reference_forwards=2),
+    # policy on the mismatched KL completions (`_compute_kl_logps`), then the reference on the answers and on those
+    Objective.KTO: ObjectiveFacts(graded=1, nograd_forwards=3, nograd_sequences=1, reference=True,
+                                  reference_forwards=2, source=_TRL + "trl/trainer/kto_trainer.py (_compute_loss, "
+                                  "_compute_kl_logps)"),
 }
 
 
@@ -70,3 +77,10 @@ def training_nograd_forwards(objective: Objective, precomputed: bool) -> int:
     """Forwards without gradients per step while training: the reference's move before training when precomputed."""
     o = OBJECTIVES[objective]
     return o.nograd_forwards - o.reference_forwards if precomputed else o.nograd_forwards
+
+
+def holds_reference_copy(objective: Objective, method: Method, precomputed: bool) -> bool:
+    """A frozen second copy of the weights in GPU memory while training: an objective with a reference whose method
+    trains the weights themselves (full, freeze; an adapter's base with the adapter off is its own reference),
+    unless the reference's log-probs were computed before training."""
+    return OBJECTIVES[objective].reference and method not in ADAPTER_METHODS and not precomputed

@@ -789,20 +789,19 @@ def _online_rl(m: re.Match[str]) -> dict[str, Any]:
 
 # Offline preference objectives, sized (`core.objectives`): "DPO", "ORPO", "KTO", "SimPO", "IPO", "CPO"
 _OBJECTIVE = r"(?P<obj_w>dpo|ipo|orpo|simpo|cpo|kto|дпо|орпо)(?![\w-])"
-
-
 _CYRILLIC_OBJECTIVE = {"дпо": "dpo", "орпо": "orpo"}  # typed in Cyrillic by ear
+
+
+def _objective(m: re.Match[str]) -> dict[str, Any]:
+    word = m.group("obj_w")
+    return {"objective": Objective(_CYRILLIC_OBJECTIVE.get(word, word))}
+
 
 # TRL's `precompute_ref_log_probs=True` as its flag or in words: the reference's log-probs computed before training
 _REF_PRECOMPUTED = (r"precompute[\s_\-]*ref(?:erence)?[\s_\-]*log[\s_\-]*probs?(?:\s*[=:]\s*true)?|"
                     r"precomputed[\s_\-]*ref(?:erence)?(?:[\s_\-]*(?:log[\s_\-]*probs?|logps))?|"
                     r"(?:пред(?:варительно[\s_\-]*)?(?:вычисл|посчита|рассчита)\w*)\s+(?:опорн\w*|референс\w*)"
                     r"(?:\s+(?:лог[\s_\-]*вероятност\w*|logprobs?|модел\w*))?")
-
-
-def _objective(m: re.Match[str]) -> dict[str, Any]:
-    word = m.group("obj_w")
-    return {"objective": Objective(_CYRILLIC_OBJECTIVE.get(word, word))}
 
 
 # --- serving targets: a request rate, an answer speed -------------------------------------------------------------
