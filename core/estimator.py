@@ -567,7 +567,8 @@ class _Training:
             self.acts_flash, self.acts_eager = kept + flash, kept + eager
         else:
             self.acts_flash, self.acts_eager = flash * layers_kept, eager * layers_kept
-        self.logits = tokens * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else LOGIT_BYTES_PLAIN)
+        self.logits = tokens * a.vocab * (LOGIT_BYTES_FUSED if w.fused_ce else
+                                          objective.logit_bytes or LOGIT_BYTES_PLAIN)
         if training_nograd_forwards(w.objective, w.ref_precomputed):
             # a forward without gradients while the trained one's activations wait: its logits, and one layer's
             # working set (the prefill's, `PREFILL_ELEMS_*`)

@@ -34,13 +34,26 @@ class ObjectiveFacts:
     # of the forwards without gradients, the reference's: computed before training instead when its log-probs are
     # precomputed (TRL `precompute_ref_log_probs=True`: no reference in memory while training)
     reference_forwards: int = 0
+    # bytes per (trained token x vocabulary entry) its loss holds at the peak, unfused; 0: the fine-tune's
+    # cross-entropy (`core.estimator.LOGIT_BYTES_PLAIN`). TRL's preference losses take the model's 16-bit logits as
+    # they come (no labels passed, so no fp32 upcast) through `selective_log_softmax`, row by row: the logits (2)
+    # and each row's saved log-softmax (2) are held when the backward starts, the gradient replaces them as it runs
+    logit_bytes: float = 0.0
+
+
+# `selective_log_softmax` over the 16-bit logits: logits 2 + saved log-softmax 2 (DPO, IPO, KTO)
+_LOGPS_BYTES = 4.0
+# ORPO and CPOTrainer (SimPO, CPO) add an NLL term on the chosen half: `nn.CrossEntropyLoss` on the same 16-bit
+# logits saves its own log-softmax of that half, +2 bytes on half the trained tokens
+_LOGPS_NLL_BYTES = _LOGPS_BYTES + 1.0
 
 
 def _pair(source: str, *, reference: bool) -> ObjectiveFacts:
     """Chosen and rejected as one batch; with a reference, forwarded on the pair without gradients before the
-    backward."""
+    backward (and no NLL term), without one an NLL term on the chosen half."""
     return ObjectiveFacts(graded=2, nograd_forwards=int(reference), nograd_sequences=2 if reference else 0,
-                          reference=reference, source=source, reference_forwards=int(reference))
+                          reference=reference, source=source, reference_forwards=int(reference),
+                          logit_bytes=_LOGPS_BYTES if reference else _LOGPS_NLL_BYTES)
 
 
 OBJECTIVES: dict[Objective, ObjectiveFacts] = {
@@ -64,8 +77,8 @@ OBJECTIVES: dict[Objective, ObjectiveFacts] = {
     # KTOTrainer: unpaired answers labelled good or bad, one sequence each with gradients; without gradients the
     # policy on the mismatched KL completions (`_compute_kl_logps`), then the reference on the answers and on those
     Objective.KTO: ObjectiveFacts(graded=1, nograd_forwards=3, nograd_sequences=1, reference=True,
-                                  reference_forwards=2, source=_TRL + "trl/trainer/kto_trainer.py (_compute_loss, "
-                                  "_compute_kl_logps)"),
+                                  reference_forwards=2, logit_bytes=_LOGPS_BYTES,
+                                  source=_TRL + "trl/trainer/kto_trainer.py (_compute_loss, _compute_kl_logps)"),
 }
 
 

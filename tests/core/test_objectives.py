@@ -30,12 +30,23 @@ def forward(w: Any) -> float:
 
 # --- memory ---------------------------------------------------------------------------------------------------------
 
+def logits_bytes(b: Breakdown) -> float:
+    return b.logits * 2**30
+
+
 @pytest.mark.parametrize("method", ["full", "lora", "qlora"])
 @pytest.mark.parametrize("objective", [Objective.ORPO, Objective.SIMPO, Objective.CPO])
-def test_a_reference_free_pair_is_the_memory_of_twice_the_batch(method: str, objective: Objective) -> None:
-    """Chosen and rejected run as one batch and nothing else runs: exactly the fine-tune at twice the batch."""
-    assert breakdown(method=method, objective=objective, batch=2) == breakdown(method=method, batch=4)
-    assert breakdown(method=method, objective=objective).total > breakdown(method=method).total
+def test_a_reference_free_pair_is_twice_the_batch_with_its_own_loss(method: str, objective: Objective) -> None:
+    """Chosen and rejected run as one batch and nothing else runs: the fine-tune's weights, states and activations
+    at twice the batch; the loss holds the 16-bit logits, their log-softmax and the chosen half's NLL (5 bytes)."""
+    pair, sft = breakdown(method=method, objective=objective, batch=2), breakdown(method=method, batch=4)
+    assert (pair.weights, pair.trainable_states, pair.activations) == (sft.weights, sft.trainable_states,
+                                                                       sft.activations)
+    w = wl(batch=2)
+    assert logits_bytes(pair) == pytest.approx(2 * 2 * w.seq_len * w.arch.vocab * 5.0)
+    # a fused loss chunks them as the fine-tune's: then it is exactly the fine-tune at twice the batch
+    assert breakdown(method=method, objective=objective, batch=2, fused_ce=True) == breakdown(
+        method=method, batch=4, fused_ce=True)
 
 
 @pytest.mark.parametrize("objective", [Objective.DPO, Objective.IPO, Objective.KTO])
@@ -50,20 +61,21 @@ def test_a_reference_is_a_second_copy_only_when_every_weight_trains(objective: O
 
 
 def test_dpo_holds_the_reference_forward_beside_the_pair() -> None:
-    """DPO = the pair's batch plus the reference's logits and one layer's working set; fused losses chunk them."""
+    """The pair's activations, its loss over the 16-bit logits (logits and log-softmax, 4 bytes), and the reference's
+    16-bit logits (2 bytes) and one layer's working set while they wait for the backward; fused losses chunk both."""
     dpo, pair = breakdown(objective=Objective.DPO), breakdown(batch=2)
-    assert dpo.logits > pair.logits and dpo.activations > pair.activations
+    assert dpo.activations > pair.activations and dpo.weights == pair.weights
     w = wl(objective=Objective.DPO)
-    extra_logits = (dpo.logits - pair.logits) * 2**30
-    assert extra_logits == pytest.approx(2 * w.seq_len * w.arch.vocab * 2.0)  # 2 sequences, bf16 logits
-    fused_dpo, fused_pair = breakdown(objective=Objective.DPO, fused_ce=True), breakdown(batch=2, fused_ce=True)
-    assert fused_dpo.logits - fused_pair.logits < (dpo.logits - pair.logits) / 1.9
+    assert logits_bytes(dpo) == pytest.approx(2 * w.seq_len * w.arch.vocab * (4.0 + 2.0))
+    fused = breakdown(objective=Objective.DPO, fused_ce=True)
+    assert logits_bytes(fused) == pytest.approx(2 * w.seq_len * w.arch.vocab * (1.0 + 1.0))
 
 
 def test_kto_trains_one_sequence_and_forwards_the_rest_without_gradients() -> None:
     kto, sft = breakdown(objective=Objective.KTO), breakdown()
     assert sft.activations < kto.activations < breakdown(batch=2).activations
-    assert kto.logits > sft.logits
+    w = wl(objective=Objective.KTO)
+    assert logits_bytes(kto) == pytest.approx(w.seq_len * w.arch.vocab * (4.0 + 2.0))
 
 
 # --- compute and time -------------------------------------------------------------------------------------------
@@ -156,7 +168,10 @@ def test_a_precomputed_reference_leaves_memory_while_training() -> None:
     compute in all; KTO keeps the policy's own forward on its KL answers."""
     full = breakdown(method="full", objective=Objective.DPO, ref_precomputed=True)
     assert full.weights == breakdown(method="full").weights
-    assert breakdown(objective=Objective.DPO, ref_precomputed=True) == breakdown(batch=2)
+    lora = breakdown(objective=Objective.DPO, ref_precomputed=True)
+    assert lora.activations == breakdown(batch=2).activations  # no reference forward's working set
+    w = wl(objective=Objective.DPO)
+    assert logits_bytes(lora) == pytest.approx(2 * w.seq_len * w.arch.vocab * 4.0)  # nor its logits
     # KTO's own forward on the KL answers stays: one forward without gradients at a time, as before
     assert breakdown(objective=Objective.KTO, ref_precomputed=True) == breakdown(objective=Objective.KTO)
     kto_full = breakdown(method="full", objective=Objective.KTO, ref_precomputed=True)
