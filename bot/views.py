@@ -29,6 +29,7 @@ from core.estimator import Breakdown
 from core.gpus import get_gpu
 from core.matching import LEVELS, usable_gib
 from core.msg import Msg, msg
+from core.objectives import facts
 from core.offers import HOURS_PER_MONTH, slice_label
 from core.providers import provider_info
 from core.ranking import Ranked, RankedGroups, cheapest_per_config, rank_groups
@@ -274,7 +275,10 @@ def render_time(est: Estimate, ranked: Sequence[Ranked], lang: str, currency: st
     if te is None or not te.per_config:
         return []
     best = cheapest_per_config(ranked)
-    lines = [t(lang, "est_time_title", tokens=te.tokens)]  # a number: Fluent picks the plural and the style
+    # a number: Fluent picks the plural and the style; a pair trains both its answers, said so
+    paired = facts(est.workload.objective).graded > 1
+    lines = [t(lang, "est_time_title_pairs", tokens=te.tokens, pairs=te.examples) if paired
+             else t(lang, "est_time_title", tokens=te.tokens)]
     for row in te.per_config:
         r = best.get((row.gpu, row.count))
         cost = ""

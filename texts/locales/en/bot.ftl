@@ -15,6 +15,7 @@ help =
     /settings — currency, quiet hours, grouping · /lang — language
 
     Examples: { $examples }
+    Preference tuning too: <code>8B LoRA DPO</code>, ORPO, KTO, SimPO.
     Inline: type <code>@{ $bot } 70B QLoRA</code> or <code>@{ $bot } H100 x8</code> in any chat.
 unknown =
     Sorry, I did not understand that. Send a workload or a command, for example:
@@ -82,6 +83,13 @@ est_filters_said = Only offers you asked for: { $filters }.
 est_time_title = <b>Time</b> for { $tokens } training { $tokens ->
         [one] token
        *[other] tokens
+    }:
+est_time_title_pairs = <b>Time</b> for { $tokens } training { $tokens ->
+        [one] token
+       *[other] tokens
+    }, both answers of { $pairs } { $pairs ->
+        [one] pair
+       *[other] pairs
     }:
 est_time_line = • { $gpu } × { $count }: ~{ $hours } h{ $cost }
 est_time_cost = , ~{ $cost } at the cheapest offer

@@ -15,6 +15,7 @@ help =
     /settings — валюта, тихие часы, группировка · /lang — язык
 
     Примеры: { $examples }
+    И обучение на предпочтениях: <code>8B LoRA DPO</code>, ORPO, KTO, SimPO.
     В любом чате: <code>@{ $bot } 70B QLoRA</code> или <code>@{ $bot } H100 x8</code>.
 unknown =
     Простите, я не понял. Пришлите задачу или команду, например:
@@ -83,6 +84,15 @@ est_time_title = <b>Время</b> на { $tokens } { $tokens ->
         [many] токенов
        *[other] токена
     } обучения:
+est_time_title_pairs = <b>Время</b> на { $tokens } { $tokens ->
+        [one] токен
+        [few] токена
+        [many] токенов
+       *[other] токена
+    } обучения, оба ответа в { $pairs } { $pairs ->
+        [one] паре
+       *[other] парах
+    }:
 est_time_line = • { $gpu } × { $count }: ~{ $hours } ч{ $cost }
 est_time_cost = , ~{ $cost } по самому дешёвому предложению
 offer_line = • { $provider }: { $what }{ $location } — <b>{ $per_hour }</b>/ч · { $per_month }/мес{ $extra } · { $link }
