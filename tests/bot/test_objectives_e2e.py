@@ -36,7 +36,8 @@ def need(text: str) -> float:
 async def test_a_dpo_estimate_is_sized_and_said_in_both_languages(tg: FakeTelegram, app: App) -> None:
     assert need(SFT) < 139.8 < need(DPO) < 178 and need(PRECOMPUTED) < 139.8  # what the test's market stands on
     en = await reply(tg, f"{DPO} 10k pairs", 1)
-    assert "Llama 3 8B · full fine-tune DPO ·" in en and "Time for 10,240,000 training tokens, both answers of 10,000 pairs:" in en
+    assert "Llama 3 8B · full fine-tune DPO ·" in en
+    assert "Time for 10,240,000 training tokens, both answers of 10,000 pairs:" in en
     assert "H200" not in en.split("Cheapest")[1] and "B200" in en.split("Cheapest")[1]
     ru = await reply(tg, "лама 3 8b полное дообучение дпо, 10к пар", 2, "ru")
     assert "полное дообучение DPO" in ru and "H200" not in ru.split("Дешевле")[1]
